@@ -1,0 +1,140 @@
+public import Foundation
+
+/// Receipt date strings: `YYYY-MM-DDThh:mm:ssZ` and the variants seen in the wild.
+///
+/// Real receipts also carry fractional seconds (App Store, from 2020), numeric offsets without a
+/// colon (`+0100`, Xcode 2020–2021), the `4001-01-01` "never expires" sentinel and the empty string
+/// meaning "absent". Parsing and formatting are done by hand, without a formatter or the wall
+/// clock, so the forge writes the same bytes on every machine.
+public enum ReceiptDate {
+    /// How a date is written.
+    public enum Style: Sendable, Hashable, Codable {
+        /// `2024-02-23T17:27:16Z`
+        case zulu
+        /// `2020-09-21T05:35:19.686Z`
+        case fractionalZulu
+        /// Local time with a numeric offset and no colon: `2020-07-22T18:33:15+0100`.
+        case offset(minutes: Int)
+    }
+
+    /// Foundation's `distantFuture` as receipts write it: the Xcode expiration sentinel.
+    public static let sentinel = Date(timeIntervalSince1970: 64_092_211_200)  // 4001-01-01T00:00:00Z
+
+    /// Parses every known variant; nil for the empty string and for anything malformed.
+    public static func parse(_ text: String) -> Date? {
+        let b = Array(text.utf8)
+        guard b.count >= 20, b[4] == 0x2D, b[7] == 0x2D, b[10] == 0x54, b[13] == 0x3A, b[16] == 0x3A,
+              let year = number(b, 0, 4), let month = number(b, 5, 2), let day = number(b, 8, 2),
+              let hour = number(b, 11, 2), let minute = number(b, 14, 2), let second = number(b, 17, 2),
+              (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
+              hour < 24, minute < 60, second < 61 else { return nil }
+        var cursor = 19
+        var fraction = 0.0
+        if b[cursor] == 0x2E {
+            var scale = 0.1
+            cursor += 1
+            let start = cursor
+            while cursor < b.count, (0x30...0x39).contains(b[cursor]) {
+                fraction += Double(b[cursor] - 0x30) * scale
+                scale /= 10
+                cursor += 1
+            }
+            guard cursor > start else { return nil }
+        }
+        guard cursor < b.count else { return nil }
+        var offsetSeconds = 0
+        switch b[cursor] {
+        case 0x5A:  // Z
+            guard cursor + 1 == b.count else { return nil }
+        case 0x2B, 0x2D:  // + or -
+            let sign = b[cursor] == 0x2B ? 1 : -1
+            let rest = Array(b[(cursor + 1)...])
+            let digits: [UInt8]
+            if rest.count == 4 { digits = rest } else if rest.count == 5, rest[2] == 0x3A { digits = Array(rest[0..<2] + rest[3..<5]) } else { return nil }
+            guard let hours = number(digits, 0, 2), let minutes = number(digits, 2, 2), hours < 24, minutes < 60 else { return nil }
+            offsetSeconds = sign * (hours * 3600 + minutes * 60)
+        default:
+            return nil
+        }
+        let days = daysFromCivil(year: year, month: month, day: day)
+        let seconds = Double(days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds) + fraction
+        return Date(timeIntervalSince1970: seconds)
+    }
+
+    /// Writes a date in the given style (whole seconds; milliseconds for `.fractionalZulu`).
+    public static func format(_ date: Date, style: Style = .zulu) -> String {
+        var shift = 0
+        if case .offset(let minutes) = style { shift = minutes * 60 }
+        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        let totalSeconds = Int(floorDiv(milliseconds, 1000)) + shift
+        let (year, month, day) = civil(fromDays: floorDiv(Int64(totalSeconds), 86_400))
+        let secondOfDay = Int(Int64(totalSeconds) - floorDiv(Int64(totalSeconds), 86_400) * 86_400)
+        var text = "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))"
+        switch style {
+        case .zulu:
+            text += "Z"
+        case .fractionalZulu:
+            text += ".\(pad(Int(milliseconds - floorDiv(milliseconds, 1000) * 1000), 3))Z"
+        case .offset(let minutes):
+            let magnitude = abs(minutes)
+            text += (minutes < 0 ? "-" : "+") + pad(magnitude / 60, 2) + pad(magnitude % 60, 2)
+        }
+        return text
+    }
+
+    /// Calendar fields of a UTC instant, for JSON renderings that need them.
+    public static func civil(_ date: Date) -> (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) {
+        let seconds = Int64((date.timeIntervalSince1970).rounded(.down))
+        let days = floorDiv(seconds, 86_400)
+        let (year, month, day) = civil(fromDays: days)
+        let rest = Int(seconds - days * 86_400)
+        return (year, month, day, rest / 3600, rest / 60 % 60, rest % 60)
+    }
+
+    private static func number(_ b: [UInt8], _ start: Int, _ count: Int) -> Int? {
+        guard start + count <= b.count else { return nil }
+        var value = 0
+        for byte in b[start..<(start + count)] {
+            guard (0x30...0x39).contains(byte) else { return nil }
+            value = value * 10 + Int(byte - 0x30)
+        }
+        return value
+    }
+
+    private static func pad(_ value: Int, _ width: Int) -> String {
+        let digits = String(value)
+        return String(repeating: "0", count: max(0, width - digits.count)) + digits
+    }
+
+    private static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
+    }
+
+    private static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : -((-a + b - 1) / b) }
+
+    // Howard Hinnant's days_from_civil / civil_from_days: proleptic Gregorian, no calendar object.
+    private static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
+        let y = month <= 2 ? year - 1 : year
+        let era = (y >= 0 ? y : y - 399) / 400
+        let yoe = y - era * 400
+        let doy = (153 * (month + (month > 2 ? -3 : 9)) + 2) / 5 + day - 1
+        let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy
+        return era * 146_097 + doe - 719_468
+    }
+
+    private static func civil(fromDays days: Int64) -> (Int, Int, Int) {
+        let z = Int(days) + 719_468
+        let era = (z >= 0 ? z : z - 146_096) / 146_097
+        let doe = z - era * 146_097
+        let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365
+        let doy = doe - (365 * yoe + yoe / 4 - yoe / 100)
+        let mp = (5 * doy + 2) / 153
+        let day = doy - (153 * mp + 2) / 5 + 1
+        let month = mp < 10 ? mp + 3 : mp - 9
+        return (yoe + era * 400 + (month <= 2 ? 1 : 0), month, day)
+    }
+}
