@@ -7,11 +7,41 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),  // SE-0409
 ]
 
+// Dependencies point down: forge → ReceiptValidation / ReceiptForge → ReceiptModel + ForgeCrypto → COpenSSL.
 let package = Package(
     name: "receipt-forge",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "forge", targets: ["forge"]),
+        .library(name: "ReceiptModel", targets: ["ReceiptModel"]),
+        .library(name: "ReceiptForge", targets: ["ReceiptForge"]),
+        .library(name: "ReceiptValidation", targets: ["ReceiptValidation"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+    ],
     targets: [
+        // libcrypto from the system (apt libssl-dev); imported only by ForgeCrypto.
+        .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
+        // Keys, X.509 issuance, raw RSA PKCS#1 v1.5, digests, chain verification over OpenSSL.
+        .target(name: "ForgeCrypto", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
         // The receipt as bytes: BER in, DER or chosen BER out. No crypto, no dependencies.
         .target(name: "ReceiptModel", swiftSettings: swiftSettings),
+        // Presets, scenarios and signing: valid receipts from the bundled TEST PKI.
+        .target(name: "ReceiptForge", dependencies: ["ReceiptModel", "ForgeCrypto"], swiftSettings: swiftSettings),
+        // The reference validator and the inspector.
+        .target(name: "ReceiptValidation", dependencies: ["ReceiptModel", "ForgeCrypto"], swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "forge",
+            dependencies: ["ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto",
+                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            swiftSettings: swiftSettings),
+
+        .testTarget(name: "ForgeCryptoTests", dependencies: ["ForgeCrypto"], swiftSettings: swiftSettings),
         .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel"], swiftSettings: swiftSettings),
+        .testTarget(name: "ReceiptForgeTests", dependencies: ["ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto"],
+                    swiftSettings: swiftSettings),
+        // Runs the built `forge` binary, real files, and openssl as an independent oracle; reads ../shared/interop when present.
+        .testTarget(name: "ForgeCLITests", dependencies: ["forge", "ReceiptModel"], swiftSettings: swiftSettings),
     ]
 )

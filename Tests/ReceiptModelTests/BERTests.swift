@@ -39,7 +39,7 @@ struct BERTests {
     }
 
     @Test("Bad headers are reported at their byte with what was expected", arguments: [
-        ([UInt8](), DecodingError.Code.truncated, 0),
+        ([UInt8](), ReceiptDecodingError.Code.truncated, 0),
         ([0x30], .truncated, 1),
         ([0x30, 0x05, 0x02], .truncated, 2),
         ([0x04, 0x80, 0x00, 0x00], .invalidLength, 1),
@@ -48,7 +48,7 @@ struct BERTests {
         ([0x30, 0x80, 0x02, 0x01, 0x00], .truncated, 5),
         ([0x1F, 0x01, 0x00], .unsupportedTag, 0),
     ])
-    func badHeaders(bytes: [UInt8], code: DecodingError.Code, offset: Int) {
+    func badHeaders(bytes: [UInt8], code: ReceiptDecodingError.Code, offset: Int) {
         do {
             _ = try BERReader(bytes).node(at: 0)
             Issue.record("expected \(code)")
@@ -62,6 +62,6 @@ struct BERTests {
     func depthBound() {
         let depth = 100_000
         let bytes = [UInt8](repeating: 0x30, count: 1).flatMap { _ in [UInt8]() } + Array([[UInt8]](repeating: [0x30, 0x80], count: depth).joined())
-        #expect(throws: DecodingError(.tooDeep, at: 0, "")) { try BERReader(bytes).node(at: 0) }
+        #expect(throws: ReceiptDecodingError(.tooDeep, at: 0, "")) { try BERReader(bytes).node(at: 0) }
     }
 }

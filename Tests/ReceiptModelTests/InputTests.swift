@@ -23,13 +23,29 @@ struct InputTests {
     @Test("A JWS, garbage and empty input get one clear error")
     func refusals() {
         let jws = Array("eyJhbGciOiJFUzI1NiJ9.eyJ0cmFuc2FjdGlvbklkIjoiMSJ9.c2ln".utf8)
-        #expect(throws: DecodingError.self) { try ReceiptInput.decode(jws) }
+        #expect(throws: ReceiptDecodingError.self) { try ReceiptInput.decode(jws) }
         do { _ = try ReceiptInput.decode(jws) } catch { #expect(error.message.contains("JWS")) }
         do { _ = try ReceiptInput.decode(Array("MIIB%".utf8)) } catch {
             #expect(error.offset == 4)
             #expect(error.message.contains("0x25"))
         }
-        #expect(throws: DecodingError(.empty, at: 0, "")) { try ReceiptInput.decode([]) }
-        #expect(throws: DecodingError(.tooLarge, at: 0, "")) { try ReceiptInput.decode([UInt8](repeating: 0x30, count: ReceiptInput.maximumSize + 1)) }
+        #expect(throws: ReceiptDecodingError(.empty, at: 0, "")) { try ReceiptInput.decode([]) }
+        #expect(throws: ReceiptDecodingError(.tooLarge, at: 0, "")) { try ReceiptInput.decode([UInt8](repeating: 0x30, count: ReceiptInput.maximumSize + 1)) }
+    }
+}
+
+@Suite("PEM armour")
+struct PEMTests {
+    @Test("A PEM PKCS7 receipt decodes; other PEM labels are named in the error")
+    func pem() throws {
+        let der: [UInt8] = [0x30, 0x03, 0x02, 0x01, 0x01]
+        let pem = "-----BEGIN PKCS7-----\n\(Data(der).base64EncodedString())\n-----END PKCS7-----\n"
+        #expect(try ReceiptInput.decode(Array(pem.utf8)) == (der, .pem))
+        do {
+            _ = try ReceiptInput.decode(Array("-----BEGIN CERTIFICATE-----\nMIIB\n-----END CERTIFICATE-----\n".utf8))
+            Issue.record("a certificate is not a receipt")
+        } catch {
+            #expect(error.message == "expected a receipt, found a PEM CERTIFICATE (a receipt is PKCS7 SignedData)")
+        }
     }
 }

@@ -77,7 +77,7 @@ struct PayloadTests {
     @Test("Malformed payloads fail with the offset of the problem")
     func malformedPayloads() {
         // A SET whose single element is an INTEGER instead of a SEQUENCE.
-        #expect(throws: DecodingError.self) { try DecodedPayload(berEncoded: [0x31, 0x03, 0x02, 0x01, 0x00]) }
+        #expect(throws: ReceiptDecodingError.self) { try DecodedPayload(berEncoded: [0x31, 0x03, 0x02, 0x01, 0x00]) }
         do {
             _ = try DecodedPayload(berEncoded: [0x31, 0x03, 0x02, 0x01, 0x00])
         } catch {
@@ -85,8 +85,8 @@ struct PayloadTests {
             #expect(error.description == "at payload byte 2: expected ReceiptAttribute (SEQUENCE), found INTEGER")
         }
         // Attribute with two fields only.
-        #expect(throws: DecodingError.self) { try DecodedPayload(berEncoded: [0x31, 0x08, 0x30, 0x06, 0x02, 0x01, 0x02, 0x02, 0x01, 0x01]) }
+        #expect(throws: ReceiptDecodingError.self) { try DecodedPayload(berEncoded: [0x31, 0x08, 0x30, 0x06, 0x02, 0x01, 0x02, 0x02, 0x01, 0x01]) }
         // Trailing byte after the SET.
-        #expect(throws: DecodingError(.trailingBytes, at: 2, "")) { try DecodedPayload(berEncoded: [0x31, 0x00, 0x00]) }
+        #expect(throws: ReceiptDecodingError(.trailingBytes, at: 2, "")) { try DecodedPayload(berEncoded: [0x31, 0x00, 0x00]) }
     }
 }

@@ -57,12 +57,12 @@ public struct ASN1Writer: Sendable {
         appendPrimitive(ASN1Tag.integer, ASN1Value.integerContent(value), length: length)
     }
 
-    public mutating func appendObjectIdentifier(_ dotted: String) throws(DecodingError) {
+    public mutating func appendObjectIdentifier(_ dotted: String) throws(ReceiptDecodingError) {
         appendPrimitive(ASN1Tag.objectIdentifier, try OID.encodeContent(dotted))
     }
 
     /// `AlgorithmIdentifier ::= SEQUENCE { algorithm OID, parameters NULL }`, NULL written as receipts do.
-    public mutating func appendAlgorithmIdentifier(_ dotted: String, withNullParameters: Bool = true) throws(DecodingError) {
+    public mutating func appendAlgorithmIdentifier(_ dotted: String, withNullParameters: Bool = true) throws(ReceiptDecodingError) {
         let content = try OID.encodeContent(dotted)
         appendConstructed(ASN1Tag.sequence) { writer in
             writer.appendPrimitive(ASN1Tag.objectIdentifier, content)
@@ -130,11 +130,11 @@ public enum ASN1Value {
 
 /// Dotted object identifiers to and from their DER content.
 public enum OID {
-    public static func encodeContent(_ dotted: String) throws(DecodingError) -> [UInt8] {
+    public static func encodeContent(_ dotted: String) throws(ReceiptDecodingError) -> [UInt8] {
         let arcs = dotted.split(separator: ".").map { UInt64($0) }
         guard arcs.count >= 2, arcs.allSatisfy({ $0 != nil }), let first = arcs[0], let second = arcs[1],
               first <= 2, first == 2 || second < 40 else {
-            throw DecodingError(.invalidValue, at: 0, "'\(dotted)' is not a dotted object identifier")
+            throw ReceiptDecodingError(.invalidValue, at: 0, "'\(dotted)' is not a dotted object identifier")
         }
         var out: [UInt8] = []
         for arc in [first * 40 + second] + arcs.dropFirst(2).map({ $0! }) {

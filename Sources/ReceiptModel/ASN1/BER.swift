@@ -88,31 +88,31 @@ public struct BERReader: Sendable {
     }
 
     /// Reads the node starting at `offset`, which must end by `limit`.
-    public func node(at offset: Int, limit: Int? = nil, depth: Int = 0) throws(DecodingError) -> BERNode {
+    public func node(at offset: Int, limit: Int? = nil, depth: Int = 0) throws(ReceiptDecodingError) -> BERNode {
         let limit = limit ?? bytes.count
         guard depth <= maximumDepth else {
-            throw DecodingError(.tooDeep, at: offset, "nesting deeper than \(maximumDepth) levels")
+            throw ReceiptDecodingError(.tooDeep, at: offset, "expected at most \(maximumDepth) levels of nesting, found deeper")
         }
         guard offset < limit else {
-            throw DecodingError(.truncated, at: offset, "expected an ASN.1 header, found the end of the input")
+            throw ReceiptDecodingError(.truncated, at: offset, "expected an ASN.1 header, found the end of the input")
         }
         let identifier = bytes[offset]
         guard identifier & 0x1F != 0x1F else {
-            throw DecodingError(.unsupportedTag, at: offset, "high-tag-number identifier 0x\(hex(identifier)) is not used by receipts")
+            throw ReceiptDecodingError(.unsupportedTag, at: offset, "high-tag-number identifier 0x\(hex(identifier)) is not used by receipts")
         }
         guard offset + 1 < limit else {
-            throw DecodingError(.truncated, at: offset + 1, "expected a length octet after \(ASN1Tag.name(identifier)), found the end of the input")
+            throw ReceiptDecodingError(.truncated, at: offset + 1, "expected a length octet after \(ASN1Tag.name(identifier)), found the end of the input")
         }
         let first = bytes[offset + 1]
         if first == 0x80 {
             guard identifier & 0x20 != 0 else {
-                throw DecodingError(.invalidLength, at: offset + 1, "indefinite length on primitive \(ASN1Tag.name(identifier))")
+                throw ReceiptDecodingError(.invalidLength, at: offset + 1, "indefinite length on primitive \(ASN1Tag.name(identifier))")
             }
             let contentStart = offset + 2
             var cursor = contentStart
             while true {
                 guard cursor + 1 < limit else {
-                    throw DecodingError(.truncated, at: limit, "expected end-of-contents (00 00) closing the indefinite \(ASN1Tag.name(identifier)) at byte \(offset)")
+                    throw ReceiptDecodingError(.truncated, at: limit, "expected end-of-contents (00 00) closing the indefinite \(ASN1Tag.name(identifier)) at byte \(offset)")
                 }
                 if bytes[cursor] == 0, bytes[cursor + 1] == 0 {
                     return BERNode(identifier: identifier, offset: offset, contentRange: contentStart..<cursor,
@@ -129,13 +129,13 @@ public struct BERReader: Sendable {
         } else {
             let count = Int(first & 0x7F)
             guard count != 0x7F else {
-                throw DecodingError(.invalidLength, at: offset + 1, "reserved length octet 0xFF")
+                throw ReceiptDecodingError(.invalidLength, at: offset + 1, "reserved length octet 0xFF")
             }
             guard count <= 4 else {
-                throw DecodingError(.invalidLength, at: offset + 1, "length of \(count) octets; receipts never exceed 4")
+                throw ReceiptDecodingError(.invalidLength, at: offset + 1, "length of \(count) octets; receipts never exceed 4")
             }
             guard offset + 2 + count <= limit else {
-                throw DecodingError(.truncated, at: offset + 2, "expected \(count) length octets, found the end of the input")
+                throw ReceiptDecodingError(.truncated, at: offset + 2, "expected \(count) length octets, found the end of the input")
             }
             for index in 0..<count { length = length << 8 | Int(bytes[offset + 2 + index]) }
             lengthOctets = 1 + count
@@ -143,27 +143,27 @@ public struct BERReader: Sendable {
         }
         let contentStart = offset + 1 + lengthOctets
         guard length <= limit - contentStart else {
-            throw DecodingError(.truncated, at: contentStart,
-                                "\(ASN1Tag.name(identifier)) declares \(length) content bytes but only \(max(0, limit - contentStart)) remain")
+            throw ReceiptDecodingError(.truncated, at: contentStart,
+                                "expected \(length) content bytes for the \(ASN1Tag.name(identifier)) at byte \(offset), found only \(max(0, limit - contentStart)) (truncated?)")
         }
         return BERNode(identifier: identifier, offset: offset, contentRange: contentStart..<(contentStart + length),
                        endOffset: contentStart + length, lengthForm: .definite(octets: lengthOctets, isMinimal: isMinimal))
     }
 
     /// Reads a node and checks its identifier.
-    public func node(at offset: Int, limit: Int? = nil, expecting identifier: UInt8, _ what: String) throws(DecodingError) -> BERNode {
+    public func node(at offset: Int, limit: Int? = nil, expecting identifier: UInt8, _ what: String) throws(ReceiptDecodingError) -> BERNode {
         guard offset < (limit ?? bytes.count) else {
-            throw DecodingError(.truncated, at: offset, "expected \(what) (\(ASN1Tag.name(identifier))), found the end of its parent")
+            throw ReceiptDecodingError(.truncated, at: offset, "expected \(what) (\(ASN1Tag.name(identifier))), found the end of its parent")
         }
         guard bytes[offset] == identifier else {
-            throw DecodingError(.unexpectedTag, at: offset,
+            throw ReceiptDecodingError(.unexpectedTag, at: offset,
                                 "expected \(what) (\(ASN1Tag.name(identifier)), 0x\(hex(identifier))), found \(ASN1Tag.name(bytes[offset])) (0x\(hex(bytes[offset])))")
         }
         return try node(at: offset, limit: limit)
     }
 
     /// The direct children of a constructed node, in order.
-    public func children(of parent: BERNode, depth: Int = 0) throws(DecodingError) -> [BERNode] {
+    public func children(of parent: BERNode, depth: Int = 0) throws(ReceiptDecodingError) -> [BERNode] {
         var result: [BERNode] = []
         var cursor = parent.contentRange.lowerBound
         while cursor < parent.contentRange.upperBound {
@@ -176,15 +176,15 @@ public struct BERReader: Sendable {
 
     /// The content of an OCTET STRING, joining the segments of a constructed one.
     /// Also returns how many primitive segments were joined (0 for a primitive string).
-    public func octetStringContent(_ node: BERNode, depth: Int = 0) throws(DecodingError) -> (bytes: [UInt8], segments: Int) {
+    public func octetStringContent(_ node: BERNode, depth: Int = 0) throws(ReceiptDecodingError) -> (bytes: [UInt8], segments: Int) {
         if node.identifier == ASN1Tag.octetString {
             return (Array(bytes[node.contentRange]), 0)
         }
         guard node.identifier == ASN1Tag.constructedOctetString else {
-            throw DecodingError(.unexpectedTag, at: node.offset, "expected OCTET STRING, found \(ASN1Tag.name(node.identifier))")
+            throw ReceiptDecodingError(.unexpectedTag, at: node.offset, "expected OCTET STRING, found \(ASN1Tag.name(node.identifier))")
         }
         guard depth < maximumDepth else {
-            throw DecodingError(.tooDeep, at: node.offset, "constructed OCTET STRING nested deeper than \(maximumDepth) levels")
+            throw ReceiptDecodingError(.tooDeep, at: node.offset, "expected constructed OCTET STRINGs nested at most \(maximumDepth) levels, found deeper")
         }
         var joined: [UInt8] = []
         var segments = 0

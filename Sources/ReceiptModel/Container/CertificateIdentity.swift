@@ -11,7 +11,7 @@ public struct CertificateIdentity: Sendable, Hashable {
     public let serialNumber: [UInt8]
 
     /// Reads `Certificate ::= SEQUENCE { tbsCertificate SEQUENCE { [0] version?, serialNumber, signature, issuer, validity, subject, … } … }`.
-    public init(derEncoded bytes: [UInt8]) throws(DecodingError) {
+    public init(derEncoded bytes: [UInt8]) throws(ReceiptDecodingError) {
         let reader = BERReader(bytes)
         let certificate = try reader.node(at: 0, expecting: ASN1Tag.sequence, "Certificate")
         let tbs = try reader.node(at: certificate.contentRange.lowerBound, limit: certificate.contentRange.upperBound,
@@ -20,7 +20,7 @@ public struct CertificateIdentity: Sendable, Hashable {
         if fields.first?.identifier == ASN1Tag.contextConstructed(0) { fields.removeFirst() }
         guard fields.count >= 5, fields[0].identifier == ASN1Tag.integer, fields[2].identifier == ASN1Tag.sequence,
               fields[4].identifier == ASN1Tag.sequence else {
-            throw DecodingError(.unexpectedTag, at: tbs.offset, "expected tbsCertificate { serialNumber, signature, issuer, validity, subject, … }")
+            throw ReceiptDecodingError(.unexpectedTag, at: tbs.offset, "expected tbsCertificate { serialNumber, signature, issuer, validity, subject, … }")
         }
         serialNumber = Array(reader.content(of: fields[0]))
         issuer = Array(reader.encoding(of: fields[2]))

@@ -38,8 +38,8 @@ public struct ReceiptContainer: Sendable, Hashable {
     public let payloadOffset: Int?
 
     /// Decodes a DER or BER receipt.
-    public init(berEncoded bytes: [UInt8]) throws(DecodingError) {
-        guard !bytes.isEmpty else { throw DecodingError(.empty, at: 0, "expected a PKCS#7 receipt, found no bytes") }
+    public init(berEncoded bytes: [UInt8]) throws(ReceiptDecodingError) {
+        guard !bytes.isEmpty else { throw ReceiptDecodingError(.empty, at: 0, "expected a PKCS#7 receipt, found no bytes") }
         let reader = BERReader(bytes)
         var forms = LengthFormTally()
 
@@ -47,15 +47,15 @@ public struct ReceiptContainer: Sendable, Hashable {
         forms.add(contentInfo)
         let infoParts = try reader.children(of: contentInfo)
         guard infoParts.count >= 2 else {
-            throw DecodingError(.truncated, at: contentInfo.contentRange.upperBound, "expected ContentInfo { contentType, [0] content }, found \(infoParts.count) field(s)")
+            throw ReceiptDecodingError(.truncated, at: contentInfo.contentRange.upperBound, "expected ContentInfo { contentType, [0] content }, found \(infoParts.count) field(s)")
         }
         contentTypeOID = try Self.oid(infoParts[0], reader, "ContentInfo.contentType")
         guard contentTypeOID == KnownOID.signedData else {
-            throw DecodingError(.unexpectedTag, at: infoParts[0].offset, "expected contentType signedData (1.2.840.113549.1.7.2), found \(contentTypeOID)")
+            throw ReceiptDecodingError(.unexpectedTag, at: infoParts[0].offset, "expected contentType signedData (1.2.840.113549.1.7.2), found \(contentTypeOID)")
         }
         let explicit = infoParts[1]
         guard explicit.identifier == ASN1Tag.contextConstructed(0) else {
-            throw DecodingError(.unexpectedTag, at: explicit.offset, "expected [0] content, found \(ASN1Tag.name(explicit.identifier))")
+            throw ReceiptDecodingError(.unexpectedTag, at: explicit.offset, "expected [0] content, found \(ASN1Tag.name(explicit.identifier))")
         }
         forms.add(explicit)
         let signedData = try reader.node(at: explicit.contentRange.lowerBound, limit: explicit.contentRange.upperBound,
@@ -63,12 +63,12 @@ public struct ReceiptContainer: Sendable, Hashable {
         forms.add(signedData)
         let parts = try reader.children(of: signedData)
         guard parts.count >= 4 else {
-            throw DecodingError(.truncated, at: signedData.contentRange.upperBound, "expected SignedData with version, digestAlgorithms, encapContentInfo, signerInfos; found \(parts.count) field(s)")
+            throw ReceiptDecodingError(.truncated, at: signedData.contentRange.upperBound, "expected SignedData with version, digestAlgorithms, encapContentInfo, signerInfos; found \(parts.count) field(s)")
         }
         signedDataVersion = try Self.integer(parts[0], reader, "SignedData.version")
         let digestSet = try Self.expect(parts[1], ASN1Tag.set, "SignedData.digestAlgorithms")
         forms.add(digestSet, wrapper: false)
-        digestAlgorithmOIDs = try reader.children(of: digestSet).map { node throws(DecodingError) in
+        digestAlgorithmOIDs = try reader.children(of: digestSet).map { node throws(ReceiptDecodingError) in
             try Self.algorithm(node, reader, "digestAlgorithm")
         }
 
@@ -77,7 +77,7 @@ public struct ReceiptContainer: Sendable, Hashable {
         forms.add(encap)
         let encapParts = try reader.children(of: encap)
         guard let typeNode = encapParts.first else {
-            throw DecodingError(.truncated, at: encap.contentRange.lowerBound, "expected eContentType in EncapsulatedContentInfo")
+            throw ReceiptDecodingError(.truncated, at: encap.contentRange.lowerBound, "expected eContentType in EncapsulatedContentInfo")
         }
         encapsulatedContentTypeOID = try Self.oid(typeNode, reader, "eContentType")
         var eContentForm = ContainerShape.EContentForm.absent
@@ -86,7 +86,7 @@ public struct ReceiptContainer: Sendable, Hashable {
             forms.add(wrapper)
             let octets = try reader.node(at: wrapper.contentRange.lowerBound, limit: wrapper.contentRange.upperBound)
             guard octets.identifier == ASN1Tag.octetString || octets.identifier == ASN1Tag.constructedOctetString else {
-                throw DecodingError(.unexpectedTag, at: octets.offset, "expected eContent OCTET STRING, found \(ASN1Tag.name(octets.identifier))")
+                throw ReceiptDecodingError(.unexpectedTag, at: octets.offset, "expected eContent OCTET STRING, found \(ASN1Tag.name(octets.identifier))")
             }
             forms.add(octets)
             let content = try reader.octetStringContent(octets)
@@ -109,11 +109,11 @@ public struct ReceiptContainer: Sendable, Hashable {
         hasCRLs = index < parts.count && parts[index].identifier == ASN1Tag.contextConstructed(1)
         if hasCRLs { index += 1 }
         guard index < parts.count else {
-            throw DecodingError(.truncated, at: signedData.contentRange.upperBound, "expected SignerInfos (SET) at the end of SignedData")
+            throw ReceiptDecodingError(.truncated, at: signedData.contentRange.upperBound, "expected SignerInfos (SET) at the end of SignedData")
         }
         let signerSet = try Self.expect(parts[index], ASN1Tag.set, "SignedData.signerInfos")
         forms.add(signerSet, wrapper: false)
-        signers = try reader.children(of: signerSet).map { node throws(DecodingError) in try Self.signer(node, reader) }
+        signers = try reader.children(of: signerSet).map { node throws(ReceiptDecodingError) in try Self.signer(node, reader) }
 
         shape = ContainerShape(
             lengths: forms.summary,
@@ -132,49 +132,49 @@ public struct ReceiptContainer: Sendable, Hashable {
 
     // MARK: - Pieces
 
-    private static func expect(_ node: BERNode, _ identifier: UInt8, _ what: String) throws(DecodingError) -> BERNode {
+    private static func expect(_ node: BERNode, _ identifier: UInt8, _ what: String) throws(ReceiptDecodingError) -> BERNode {
         guard node.identifier == identifier else {
-            throw DecodingError(.unexpectedTag, at: node.offset,
+            throw ReceiptDecodingError(.unexpectedTag, at: node.offset,
                                 "expected \(what) (\(ASN1Tag.name(identifier))), found \(ASN1Tag.name(node.identifier))")
         }
         return node
     }
 
-    static func oid(_ node: BERNode, _ reader: BERReader, _ what: String) throws(DecodingError) -> String {
+    static func oid(_ node: BERNode, _ reader: BERReader, _ what: String) throws(ReceiptDecodingError) -> String {
         _ = try expect(node, ASN1Tag.objectIdentifier, what)
         guard let dotted = OID.dotted(reader.content(of: node)) else {
-            throw DecodingError(.invalidValue, at: node.offset, "\(what) is not a well-formed OBJECT IDENTIFIER")
+            throw ReceiptDecodingError(.invalidValue, at: node.offset, "\(what) is not a well-formed OBJECT IDENTIFIER")
         }
         return dotted
     }
 
-    static func integer(_ node: BERNode, _ reader: BERReader, _ what: String) throws(DecodingError) -> Int64 {
+    static func integer(_ node: BERNode, _ reader: BERReader, _ what: String) throws(ReceiptDecodingError) -> Int64 {
         _ = try expect(node, ASN1Tag.integer, what)
         guard let value = ASN1Value.integerValue(reader.content(of: node)) else {
-            throw DecodingError(.invalidValue, at: node.offset, "\(what) is not an INTEGER of at most 8 bytes")
+            throw ReceiptDecodingError(.invalidValue, at: node.offset, "\(what) is not an INTEGER of at most 8 bytes")
         }
         return value
     }
 
-    private static func algorithm(_ node: BERNode, _ reader: BERReader, _ what: String) throws(DecodingError) -> String {
+    private static func algorithm(_ node: BERNode, _ reader: BERReader, _ what: String) throws(ReceiptDecodingError) -> String {
         let sequence = try expect(node, ASN1Tag.sequence, "\(what) AlgorithmIdentifier")
         guard let first = try reader.children(of: sequence).first else {
-            throw DecodingError(.truncated, at: sequence.contentRange.lowerBound, "expected the \(what) OBJECT IDENTIFIER")
+            throw ReceiptDecodingError(.truncated, at: sequence.contentRange.lowerBound, "expected the \(what) OBJECT IDENTIFIER")
         }
         return try oid(first, reader, what)
     }
 
-    private static func signer(_ node: BERNode, _ reader: BERReader) throws(DecodingError) -> Signer {
+    private static func signer(_ node: BERNode, _ reader: BERReader) throws(ReceiptDecodingError) -> Signer {
         let info = try expect(node, ASN1Tag.sequence, "SignerInfo")
         let fields = try reader.children(of: info)
         guard fields.count >= 5 else {
-            throw DecodingError(.truncated, at: info.contentRange.upperBound, "expected SignerInfo with at least 5 fields, found \(fields.count)")
+            throw ReceiptDecodingError(.truncated, at: info.contentRange.upperBound, "expected SignerInfo with at least 5 fields, found \(fields.count)")
         }
         let version = try integer(fields[0], reader, "SignerInfo.version")
         let sid = try expect(fields[1], ASN1Tag.sequence, "SignerInfo.issuerAndSerialNumber")
         let sidParts = try reader.children(of: sid)
         guard sidParts.count == 2, sidParts[0].identifier == ASN1Tag.sequence, sidParts[1].identifier == ASN1Tag.integer else {
-            throw DecodingError(.unexpectedTag, at: sid.offset, "expected issuerAndSerialNumber { issuer Name, serialNumber INTEGER }")
+            throw ReceiptDecodingError(.unexpectedTag, at: sid.offset, "expected issuerAndSerialNumber { issuer Name, serialNumber INTEGER }")
         }
         let digest = try algorithm(fields[2], reader, "SignerInfo.digestAlgorithm")
         var index = 3
@@ -196,7 +196,7 @@ public struct ReceiptContainer: Sendable, Hashable {
             index += 1
         }
         guard index + 1 < fields.count else {
-            throw DecodingError(.truncated, at: info.contentRange.upperBound, "expected signatureAlgorithm and signature in SignerInfo")
+            throw ReceiptDecodingError(.truncated, at: info.contentRange.upperBound, "expected signatureAlgorithm and signature in SignerInfo")
         }
         let signatureAlgorithm = try algorithm(fields[index], reader, "SignerInfo.signatureAlgorithm")
         let signature = try expect(fields[index + 1], ASN1Tag.octetString, "SignerInfo.signature")

@@ -69,16 +69,16 @@ public struct SignedDataDraft: Sendable, Hashable {
     }
 
     /// Writes the container.
-    public func encoded() throws(DecodingError) -> [UInt8] {
+    public func encoded() throws(ReceiptDecodingError) -> [UInt8] {
         let wrapper = layout.wrapperLength
         let certificateBytes = certificates.reduce(0) { $0 + $1.count }
         var writer = ASN1Writer(reservingCapacity: payload.count + certificateBytes + 512 * max(1, signers.count))
-        try writer.appendConstructed(ASN1Tag.sequence, length: wrapper) { (writer) throws(DecodingError) in
+        try writer.appendConstructed(ASN1Tag.sequence, length: wrapper) { (writer) throws(ReceiptDecodingError) in
             try writer.appendObjectIdentifier(KnownOID.signedData)
-            try writer.appendConstructed(ASN1Tag.contextConstructed(0), length: wrapper) { (writer) throws(DecodingError) in
-                try writer.appendConstructed(ASN1Tag.sequence, length: wrapper) { (writer) throws(DecodingError) in
+            try writer.appendConstructed(ASN1Tag.contextConstructed(0), length: wrapper) { (writer) throws(ReceiptDecodingError) in
+                try writer.appendConstructed(ASN1Tag.sequence, length: wrapper) { (writer) throws(ReceiptDecodingError) in
                     writer.appendInteger(version)
-                    try writer.appendConstructed(ASN1Tag.set) { (writer) throws(DecodingError) in
+                    try writer.appendConstructed(ASN1Tag.set) { (writer) throws(ReceiptDecodingError) in
                         for oid in digestAlgorithmOIDs { try writer.appendAlgorithmIdentifier(oid) }
                     }
                     try appendEncapsulatedContent(into: &writer)
@@ -87,7 +87,7 @@ public struct SignedDataDraft: Sendable, Hashable {
                             for certificate in certificates { writer.appendEncoded(certificate) }
                         }
                     }
-                    try writer.appendConstructed(ASN1Tag.set) { (writer) throws(DecodingError) in
+                    try writer.appendConstructed(ASN1Tag.set) { (writer) throws(ReceiptDecodingError) in
                         for signer in signers { try Self.append(signer, into: &writer) }
                     }
                 }
@@ -96,9 +96,9 @@ public struct SignedDataDraft: Sendable, Hashable {
         return writer.bytes
     }
 
-    private func appendEncapsulatedContent(into writer: inout ASN1Writer) throws(DecodingError) {
+    private func appendEncapsulatedContent(into writer: inout ASN1Writer) throws(ReceiptDecodingError) {
         let wrapper = layout.wrapperLength
-        try writer.appendConstructed(ASN1Tag.sequence, length: wrapper) { (writer) throws(DecodingError) in
+        try writer.appendConstructed(ASN1Tag.sequence, length: wrapper) { (writer) throws(ReceiptDecodingError) in
             try writer.appendObjectIdentifier(encapsulatedContentTypeOID)
             switch layout.eContent {
             case .detached:
@@ -127,8 +127,8 @@ public struct SignedDataDraft: Sendable, Hashable {
         }
     }
 
-    private static func append(_ signer: SignerInfoDraft, into writer: inout ASN1Writer) throws(DecodingError) {
-        try writer.appendConstructed(ASN1Tag.sequence) { (writer) throws(DecodingError) in
+    private static func append(_ signer: SignerInfoDraft, into writer: inout ASN1Writer) throws(ReceiptDecodingError) {
+        try writer.appendConstructed(ASN1Tag.sequence) { (writer) throws(ReceiptDecodingError) in
             writer.appendInteger(signer.version)
             writer.appendConstructed(ASN1Tag.sequence) { writer in
                 writer.appendEncoded(signer.issuer)
@@ -149,24 +149,24 @@ public struct SignedDataDraft: Sendable, Hashable {
 public enum SignedAttributes {
     /// DER `SET OF Attribute` with contentType, signingTime and messageDigest, as `openssl cms -sign` writes them.
     /// `signingTime` is a UTCTime string such as `"250101000000Z"`.
-    public static func encode(contentTypeOID: String = KnownOID.data, messageDigest: [UInt8], signingTime: String?) throws(DecodingError) -> [UInt8] {
+    public static func encode(contentTypeOID: String = KnownOID.data, messageDigest: [UInt8], signingTime: String?) throws(ReceiptDecodingError) -> [UInt8] {
         var elements: [[UInt8]] = []
         var contentType = ASN1Writer()
-        try contentType.appendConstructed(ASN1Tag.sequence) { (writer) throws(DecodingError) in
+        try contentType.appendConstructed(ASN1Tag.sequence) { (writer) throws(ReceiptDecodingError) in
             try writer.appendObjectIdentifier(KnownOID.contentTypeAttribute)
-            try writer.appendConstructed(ASN1Tag.set) { (writer) throws(DecodingError) in try writer.appendObjectIdentifier(contentTypeOID) }
+            try writer.appendConstructed(ASN1Tag.set) { (writer) throws(ReceiptDecodingError) in try writer.appendObjectIdentifier(contentTypeOID) }
         }
         elements.append(contentType.bytes)
         if let signingTime {
             var time = ASN1Writer()
-            try time.appendConstructed(ASN1Tag.sequence) { (writer) throws(DecodingError) in
+            try time.appendConstructed(ASN1Tag.sequence) { (writer) throws(ReceiptDecodingError) in
                 try writer.appendObjectIdentifier(KnownOID.signingTimeAttribute)
                 writer.appendConstructed(ASN1Tag.set) { writer in writer.appendPrimitive(ASN1Tag.utcTime, Array(signingTime.utf8)) }
             }
             elements.append(time.bytes)
         }
         var digest = ASN1Writer()
-        try digest.appendConstructed(ASN1Tag.sequence) { (writer) throws(DecodingError) in
+        try digest.appendConstructed(ASN1Tag.sequence) { (writer) throws(ReceiptDecodingError) in
             try writer.appendObjectIdentifier(KnownOID.messageDigestAttribute)
             writer.appendConstructed(ASN1Tag.set) { writer in writer.appendPrimitive(ASN1Tag.octetString, messageDigest) }
         }

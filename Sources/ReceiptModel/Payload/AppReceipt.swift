@@ -7,20 +7,20 @@ public struct AppReceipt: Sendable, Hashable {
     public let payload: DecodedPayload
     public let inAppPurchases: [InAppPurchase]
 
-    public init(payload: DecodedPayload) throws(DecodingError) {
+    public init(payload: DecodedPayload) throws(ReceiptDecodingError) {
         self.payload = payload
         var purchases: [InAppPurchase] = []
         for entry in payload.entries where entry.attribute.type == AttributeType.inAppPurchase {
-            do throws(DecodingError) {
+            do throws(ReceiptDecodingError) {
                 purchases.append(InAppPurchase(payload: try DecodedPayload(berEncoded: entry.attribute.value, region: "in-app purchase byte")))
             } catch {
-                throw DecodingError(error.code, at: entry.offset, "in-app purchase attribute: \(error)", region: "payload byte")
+                throw ReceiptDecodingError(error.code, at: entry.offset, "in-app purchase attribute: \(error)", region: "payload byte")
             }
         }
         inAppPurchases = purchases
     }
 
-    public init(payloadBytes: [UInt8]) throws(DecodingError) {
+    public init(payloadBytes: [UInt8]) throws(ReceiptDecodingError) {
         try self.init(payload: DecodedPayload(berEncoded: payloadBytes))
     }
 

@@ -117,23 +117,23 @@ public struct DecodedPayload: Sendable, Hashable {
 
     /// Reads `SET OF ReceiptAttribute`; offsets in errors count from the first payload byte.
     /// `region` names those offsets in messages ("payload byte", "in-app purchase byte").
-    public init(berEncoded bytes: [UInt8], region: String = "payload byte") throws(DecodingError) {
-        do throws(DecodingError) {
+    public init(berEncoded bytes: [UInt8], region: String = "payload byte") throws(ReceiptDecodingError) {
+        do throws(ReceiptDecodingError) {
             let reader = BERReader(bytes)
             let set = try reader.node(at: 0, expecting: ASN1Tag.set, "the payload SET OF ReceiptAttribute")
             guard set.endOffset == bytes.count else {
-                throw DecodingError(.trailingBytes, at: set.endOffset, "\(bytes.count - set.endOffset) bytes after the payload SET")
+                throw ReceiptDecodingError(.trailingBytes, at: set.endOffset, "\(bytes.count - set.endOffset) bytes after the payload SET")
             }
             var minimal = Self.isMinimal(set)
             var entries: [Entry] = []
             for node in try reader.children(of: set) {
                 guard node.identifier == ASN1Tag.sequence else {
-                    throw DecodingError(.unexpectedTag, at: node.offset,
+                    throw ReceiptDecodingError(.unexpectedTag, at: node.offset,
                                         "expected ReceiptAttribute (SEQUENCE), found \(ASN1Tag.name(node.identifier))")
                 }
                 let fields = try reader.children(of: node)
                 guard fields.count == 3 else {
-                    throw DecodingError(.invalidValue, at: node.offset,
+                    throw ReceiptDecodingError(.invalidValue, at: node.offset,
                                         "expected ReceiptAttribute with 3 fields (type, version, value), found \(fields.count)")
                 }
                 let type = try Self.integer(fields[0], reader, "attribute type")
@@ -148,7 +148,7 @@ public struct DecodedPayload: Sendable, Hashable {
             self.usesMinimalLengths = minimal
             self.isDERSorted = zip(entries, entries.dropFirst()).allSatisfy { !ReceiptPayload.derSetOrder($1.encoding, $0.encoding) }
         } catch {
-            throw DecodingError(error.code, at: error.offset, error.message, region: region)
+            throw ReceiptDecodingError(error.code, at: error.offset, error.message, region: region)
         }
     }
 
@@ -157,12 +157,12 @@ public struct DecodedPayload: Sendable, Hashable {
         return false
     }
 
-    private static func integer(_ node: BERNode, _ reader: BERReader, _ what: String) throws(DecodingError) -> Int {
+    private static func integer(_ node: BERNode, _ reader: BERReader, _ what: String) throws(ReceiptDecodingError) -> Int {
         guard node.identifier == ASN1Tag.integer else {
-            throw DecodingError(.unexpectedTag, at: node.offset, "expected \(what) (INTEGER), found \(ASN1Tag.name(node.identifier))")
+            throw ReceiptDecodingError(.unexpectedTag, at: node.offset, "expected \(what) (INTEGER), found \(ASN1Tag.name(node.identifier))")
         }
         guard let value = ASN1Value.integerValue(reader.content(of: node)), let small = Int(exactly: value) else {
-            throw DecodingError(.invalidValue, at: node.offset, "\(what) is not an INTEGER of at most 8 bytes")
+            throw ReceiptDecodingError(.invalidValue, at: node.offset, "\(what) is not an INTEGER of at most 8 bytes")
         }
         return small
     }

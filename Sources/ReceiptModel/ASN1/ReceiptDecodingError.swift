@@ -2,7 +2,7 @@
 ///
 /// Every decoding failure names the byte offset and what was expected there, so that `forge inspect`
 /// can print one line a person can act on. Compared by code only, like swift-asn1's `ASN1Error`.
-public struct DecodingError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct ReceiptDecodingError: Error, Hashable, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Storage: String, Hashable, Sendable {
             case truncated, invalidLength, unexpectedTag, tooDeep, trailingBytes, invalidValue, tooLarge, empty
@@ -46,8 +46,8 @@ public struct DecodingError: Error, Hashable, Sendable, CustomStringConvertible 
     }
 
     /// The same error re-anchored in another region (e.g. payload offsets reported as payload bytes).
-    public func relocated(by delta: Int, region: String) -> DecodingError {
-        DecodingError(code, at: offset + delta, message, region: region)
+    public func relocated(by delta: Int, region: String) -> ReceiptDecodingError {
+        ReceiptDecodingError(code, at: offset + delta, message, region: region)
     }
 
     public var description: String { "at \(region) \(offset): \(message)" }

@@ -1,0 +1,81 @@
+internal import COpenSSL
+internal import Foundation
+
+extension X509Certificate {
+    /// Issues an X.509 v3 certificate certifying `subjectKey`, signed by `issuerKey` with PKCS#1 v1.5 over `template.signatureDigest`.
+    ///
+    /// `issuer == nil` makes it self-signed (issuer name = subject name). Writes version, serial, names, validity and
+    /// SubjectPublicKeyInfo, then the extensions in template order. `issuerKey` is not checked against `issuer`, so
+    /// deliberately mis-signed certificates can be forged. Deterministic: same inputs ⇒ same DER.
+    public static func issue(
+        _ template: CertificateTemplate,
+        subjectKey: RSAPublicKey,
+        issuer: X509Certificate?,
+        issuerKey: RSAPrivateKey
+    ) throws -> X509Certificate {
+        OpenSSLErrorQueue.clear()
+        guard let certificate = X509_new() else {
+            throw ForgeCryptoError(.certificateIssuanceFailed, "X509_new")
+        }
+        defer { X509_free(certificate) }
+        guard X509_set_version(certificate, Int(X509_VERSION_3)) == 1 else {
+            throw ForgeCryptoError(.certificateIssuanceFailed, "X509_set_version")
+        }
+        try setSerialNumber(template.serialNumber, on: certificate)
+        try template.subject.withX509Name { subjectName in
+            guard X509_set_subject_name(certificate, subjectName) == 1 else {
+                throw ForgeCryptoError(.certificateIssuanceFailed, "X509_set_subject_name")
+            }
+            let issuerName = issuer.map { X509_get_subject_name($0.backing.pointer) } ?? subjectName
+            guard X509_set_issuer_name(certificate, issuerName) == 1 else {
+                throw ForgeCryptoError(.certificateIssuanceFailed, "X509_set_issuer_name")
+            }
+        }
+        guard ASN1_TIME_set(X509_getm_notBefore(certificate), timeT(template.notBefore)) != nil else {
+            throw ForgeCryptoError(.certificateIssuanceFailed, "ASN1_TIME_set(notBefore)")
+        }
+        guard ASN1_TIME_set(X509_getm_notAfter(certificate), timeT(template.notAfter)) != nil else {
+            throw ForgeCryptoError(.certificateIssuanceFailed, "ASN1_TIME_set(notAfter)")
+        }
+        guard X509_set_pubkey(certificate, subjectKey.backing.pointer) == 1 else {
+            throw ForgeCryptoError(.certificateIssuanceFailed, "X509_set_pubkey")
+        }
+
+        var context = X509V3_CTX()
+        X509V3_set_ctx(&context, issuer?.backing.pointer ?? certificate, certificate, nil, nil, 0)
+        guard X509V3_set_issuer_pkey(&context, issuerKey.backing.pointer) == 1 else {
+            throw ForgeCryptoError(.certificateIssuanceFailed, "X509V3_set_issuer_pkey")
+        }
+        for `extension` in template.extensions {
+            try `extension`.append(to: certificate, context: &context)
+        }
+
+        guard X509_sign(certificate, issuerKey.backing.pointer, try template.signatureDigest.fetchedMethod) > 0 else {
+            throw ForgeCryptoError(.certificateIssuanceFailed, "X509_sign(\(template.signatureDigest))")
+        }
+        let der = try encodedDER(failure: .certificateIssuanceFailed, context: "i2d_X509") { i2d_X509(certificate, $0) }
+        return try X509Certificate(derEncoded: der)
+    }
+
+    private static func setSerialNumber(_ serialNumber: [UInt8], on certificate: OpaquePointer) throws {
+        guard !serialNumber.isEmpty, let length = Int32(exactly: serialNumber.count) else {
+            throw ForgeCryptoError(.invalidInput, "the serial number must not be empty")
+        }
+        guard let number = BN_bin2bn(serialNumber, length, nil) else {
+            throw ForgeCryptoError(.certificateIssuanceFailed, "BN_bin2bn(serialNumber)")
+        }
+        defer { BN_free(number) }
+        guard let integer = BN_to_ASN1_INTEGER(number, nil) else {
+            throw ForgeCryptoError(.certificateIssuanceFailed, "BN_to_ASN1_INTEGER(serialNumber)")
+        }
+        defer { ASN1_INTEGER_free(integer) }
+        guard X509_set_serialNumber(certificate, integer) == 1 else {
+            throw ForgeCryptoError(.certificateIssuanceFailed, "X509_set_serialNumber")
+        }
+    }
+
+    /// Whole seconds since 1970, rounded down (OpenSSL's `time_t`).
+    private static func timeT(_ date: Date) -> time_t {
+        time_t(date.timeIntervalSince1970.rounded(.down))
+    }
+}

@@ -1,0 +1,90 @@
+internal import COpenSSL
+public import Foundation
+
+/// The outcome of ``ChainVerifier/verify(leaf:intermediates:trustedRoots:at:)``.
+public enum ChainVerificationResult: Sendable, Hashable {
+    /// A path was found and checked; the chain runs leaf first, trusted root last.
+    case trusted(chain: [X509Certificate])
+    /// No acceptable path: OpenSSL's verify error text (e.g. "certificate has expired"), its `X509_V_ERR_*` code,
+    /// and the depth of the offending certificate (0 = leaf).
+    case untrusted(reason: String, code: Int, depth: Int)
+}
+
+/// Path building and validation with OpenSSL's verifier, configured the way receipt validators are tested.
+public enum ChainVerifier {
+    /// Builds and checks a path from `leaf` through `intermediates` to one of `trustedRoots`.
+    ///
+    /// Validity is checked at `time`, or not at all when `time` is `nil` (the wall clock is never used).
+    /// No purpose check, no CRLs, SHA-1 signatures allowed, no partial chains (the path must end at a
+    /// supplied root), and unknown critical extensions do not fail the chain.
+    public static func verify(
+        leaf: X509Certificate,
+        intermediates: [X509Certificate],
+        trustedRoots: [X509Certificate],
+        at time: Date?
+    ) -> ChainVerificationResult {
+        OpenSSLErrorQueue.clear()
+        defer { OpenSSLErrorQueue.clear() }
+        guard let store = X509_STORE_new() else { return internalFailure("X509_STORE_new") }
+        defer { X509_STORE_free(store) }
+        for root in trustedRoots where X509_STORE_add_cert(store, root.backing.pointer) != 1 {
+            return internalFailure("X509_STORE_add_cert")
+        }
+        guard let untrusted = COpenSSL_sk_X509_new_null() else { return internalFailure("sk_X509_new_null") }
+        defer { COpenSSL_sk_X509_free(untrusted) }
+        for intermediate in intermediates where COpenSSL_sk_X509_push(untrusted, intermediate.backing.pointer) <= 0 {
+            return internalFailure("sk_X509_push")
+        }
+        guard let context = X509_STORE_CTX_new() else { return internalFailure("X509_STORE_CTX_new") }
+        defer { X509_STORE_CTX_free(context) }
+        guard X509_STORE_CTX_init(context, store, leaf.backing.pointer, untrusted) == 1 else {
+            return internalFailure("X509_STORE_CTX_init")
+        }
+        guard let parameters = X509_STORE_CTX_get0_param(context) else { return internalFailure("X509_STORE_CTX_get0_param") }
+        var flags = UInt(X509_V_FLAG_IGNORE_CRITICAL)
+        if let time {
+            X509_VERIFY_PARAM_set_time(parameters, time_t(time.timeIntervalSince1970.rounded(.down)))
+        } else {
+            flags |= UInt(X509_V_FLAG_NO_CHECK_TIME)
+        }
+        guard X509_VERIFY_PARAM_set_flags(parameters, flags) == 1 else {
+            return internalFailure("X509_VERIFY_PARAM_set_flags")
+        }
+        X509_VERIFY_PARAM_set_auth_level(parameters, 0)
+
+        let rc = X509_verify_cert(context)
+        let error = X509_STORE_CTX_get_error(context)
+        guard rc == 1 else {
+            guard error != X509_V_OK else { return internalFailure("X509_verify_cert") }
+            return .untrusted(
+                reason: String(cString: X509_verify_cert_error_string(Int(error))),
+                code: Int(error),
+                depth: Int(X509_STORE_CTX_get_error_depth(context))
+            )
+        }
+        return trustedChain(of: context, suppliedCertificates: [leaf] + intermediates + trustedRoots)
+    }
+
+    /// Maps the verified chain back to the caller's certificates (OpenSSL builds it from the very `X509` objects it was given).
+    private static func trustedChain(of context: OpaquePointer, suppliedCertificates: [X509Certificate]) -> ChainVerificationResult {
+        guard let chain = X509_STORE_CTX_get0_chain(context) else { return internalFailure("X509_STORE_CTX_get0_chain") }
+        var certificates: [X509Certificate] = []
+        for index in 0..<COpenSSL_sk_X509_num(chain) {
+            let element = COpenSSL_sk_X509_value(chain, index)
+            guard let certificate = suppliedCertificates.first(where: { $0.backing.pointer == element }) else {
+                return internalFailure("X509_verify_cert returned a certificate that was not supplied")
+            }
+            certificates.append(certificate)
+        }
+        return .trusted(chain: certificates)
+    }
+
+    /// An OpenSSL failure unrelated to the certificates themselves (allocation, internal error), reported as unspecified.
+    private static func internalFailure(_ context: String) -> ChainVerificationResult {
+        .untrusted(
+            reason: ForgeCryptoError(.certificateParsingFailed, context).description,
+            code: Int(X509_V_ERR_UNSPECIFIED),
+            depth: 0
+        )
+    }
+}

@@ -1,0 +1,105 @@
+internal import COpenSSL
+
+/// An RSA private key used to sign forged receipts and to issue test certificates.
+public struct RSAPrivateKey: Sendable {
+    let backing: EVPKeyBacking
+
+    /// The matching public key, derived once when the private key is created.
+    public let publicKey: RSAPublicKey
+
+    private init(backing: EVPKeyBacking) throws {
+        guard backing.isRSA else {
+            throw ForgeCryptoError(.keyParsingFailed, "not an RSA key")
+        }
+        self.backing = backing
+        self.publicKey = try RSAPublicKey(derRepresentation: backing.subjectPublicKeyInfo(failure: .keyParsingFailed))
+    }
+
+    /// Generates a fresh key with public exponent 65537. This is the only randomised operation in ForgeCrypto.
+    public static func generate(bits: Int = 2048) throws -> RSAPrivateKey {
+        OpenSSLErrorQueue.clear()
+        guard let bitCount = Int32(exactly: bits) else {
+            throw ForgeCryptoError(.invalidInput, "RSA key size \(bits) is out of range")
+        }
+        guard let context = EVP_PKEY_CTX_new_from_name(nil, "RSA", nil) else {
+            throw ForgeCryptoError(.keyGenerationFailed, "EVP_PKEY_CTX_new_from_name(RSA)")
+        }
+        defer { EVP_PKEY_CTX_free(context) }
+        guard EVP_PKEY_keygen_init(context) == 1 else {
+            throw ForgeCryptoError(.keyGenerationFailed, "EVP_PKEY_keygen_init")
+        }
+        guard EVP_PKEY_CTX_set_rsa_keygen_bits(context, bitCount) > 0 else {
+            throw ForgeCryptoError(.keyGenerationFailed, "EVP_PKEY_CTX_set_rsa_keygen_bits(\(bits))")
+        }
+        var key: OpaquePointer?
+        guard EVP_PKEY_generate(context, &key) == 1, let key else {
+            throw ForgeCryptoError(.keyGenerationFailed, "EVP_PKEY_generate(RSA \(bits))")
+        }
+        return try RSAPrivateKey(backing: EVPKeyBacking(takingOwnershipOf: key))
+    }
+
+    /// Parses an unencrypted PEM key: PKCS#8 (`PRIVATE KEY`) or PKCS#1 (`RSA PRIVATE KEY`). Encrypted keys are rejected, never prompted for.
+    public init(pemRepresentation: String) throws {
+        OpenSSLErrorQueue.clear()
+        let key = try withMemoryBIO(reading: pemRepresentation, failure: .keyParsingFailed) { bio in
+            PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in 0 }, nil)
+        }
+        guard let key else {
+            throw ForgeCryptoError(.keyParsingFailed, "PEM_read_bio_PrivateKey")
+        }
+        try self.init(backing: EVPKeyBacking(takingOwnershipOf: key))
+    }
+
+    /// The key as unencrypted PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`).
+    public var pemRepresentation: String {
+        get throws {
+            OpenSSLErrorQueue.clear()
+            let bytes = try bytesWritten(failure: .keyEncodingFailed, context: "PEM_write_bio_PrivateKey") { bio in
+                PEM_write_bio_PrivateKey(bio, backing.pointer, nil, nil, 0, nil, nil) == 1
+            }
+            return String(decoding: bytes, as: UTF8.self)
+        }
+    }
+
+    /// Modulus size in bits.
+    public var bitCount: Int {
+        Int(EVP_PKEY_get_bits(backing.pointer))
+    }
+
+    /// PKCS#1 v1.5 signature over an already computed digest; OpenSSL wraps it in the DigestInfo for `algorithm`.
+    /// Deterministic: the same key, digest and algorithm always give the same bytes.
+    public func signature(forDigest digest: [UInt8], algorithm: DigestAlgorithm) throws -> [UInt8] {
+        OpenSSLErrorQueue.clear()
+        guard digest.count == algorithm.digestLength else {
+            throw ForgeCryptoError(.invalidInput, "a \(algorithm) digest is \(algorithm.digestLength) bytes, got \(digest.count)")
+        }
+        let method = try algorithm.fetchedMethod
+        return try backing.withOperationContext(failure: .signingFailed) { context in
+            guard EVP_PKEY_sign_init(context) == 1 else {
+                throw ForgeCryptoError(.signingFailed, "EVP_PKEY_sign_init")
+            }
+            guard EVP_PKEY_CTX_set_rsa_padding(context, RSA_PKCS1_PADDING) > 0 else {
+                throw ForgeCryptoError(.signingFailed, "EVP_PKEY_CTX_set_rsa_padding")
+            }
+            guard EVP_PKEY_CTX_set_signature_md(context, method) > 0 else {
+                throw ForgeCryptoError(.signingFailed, "EVP_PKEY_CTX_set_signature_md(\(algorithm))")
+            }
+            var signature = [UInt8](repeating: 0, count: Int(EVP_PKEY_get_size(backing.pointer)))
+            var signatureLength = signature.count
+            let rc = signature.withUnsafeMutableBufferPointer { output in
+                EVP_PKEY_sign(context, output.baseAddress, &signatureLength, digest, digest.count)
+            }
+            guard rc == 1 else {
+                throw ForgeCryptoError(.signingFailed, "EVP_PKEY_sign")
+            }
+            signature.removeSubrange(signatureLength...)
+            return signature
+        }
+    }
+
+    /// Digests `message` with `algorithm`, then signs the digest (see ``signature(forDigest:algorithm:)``).
+    public func signature<Bytes: Collection>(for message: Bytes, algorithm: DigestAlgorithm) throws -> [UInt8]
+    where Bytes.Element == UInt8 {
+        try signature(forDigest: algorithm.digest(message), algorithm: algorithm)
+    }
+}

@@ -1,0 +1,247 @@
+internal import COpenSSL
+public import Foundation
+
+/// Owns one `X509` and is the only place that frees it.
+///
+/// `@unchecked Sendable` invariant: the certificate is never modified after init; it is only passed
+/// to reading OpenSSL calls. The one piece of lazily cached state inside `X509` (decoded extension
+/// flags) is filled in during `X509Certificate.init` and is guarded by OpenSSL's own lock anyway.
+final class X509Backing: @unchecked Sendable {
+    let pointer: OpaquePointer
+
+    init(takingOwnershipOf pointer: OpaquePointer) {
+        self.pointer = pointer
+    }
+
+    deinit {
+        X509_free(pointer)
+    }
+}
+
+/// A parsed X.509 certificate, keeping the exact DER it was read from.
+///
+/// All accessors are decoded once at init, so reading them never fails. Only RSA certificates are
+/// accepted, since ``publicKey`` is an ``RSAPublicKey``. Equality and hashing use ``derRepresentation``.
+public struct X509Certificate: Sendable, Hashable {
+    let backing: X509Backing
+
+    /// The certificate's DER, byte for byte as given (never re-encoded).
+    public let derRepresentation: [UInt8]
+    /// Subject name on one line, RFC 2253 order (last RDN first, e.g. `"CN=…,O=…,C=US"`), UTF-8 left readable.
+    public let subject: String
+    /// Issuer name, formatted like ``subject``.
+    public let issuer: String
+    /// The first commonName in the subject, if any.
+    public let commonName: String?
+    /// The serial number's big-endian magnitude bytes, without leading zero padding.
+    public let serialNumber: [UInt8]
+    /// Start of the validity period.
+    public let notBefore: Date
+    /// End of the validity period.
+    public let notAfter: Date
+    /// The certified RSA public key.
+    public let publicKey: RSAPublicKey
+    /// The outer `signatureAlgorithm` OID, e.g. `"1.2.840.113549.1.1.11"` for sha256WithRSAEncryption.
+    public let signatureAlgorithmOID: String
+    /// Whether subject and issuer are the same name (the certificate claims to issue itself).
+    public let isSelfIssued: Bool
+    /// Whether basicConstraints is present with `cA` true.
+    public let isCA: Bool
+    /// SHA-256 of ``derRepresentation``.
+    public let sha256Fingerprint: [UInt8]
+    private let extensions: [DecodedExtension]
+
+    private struct DecodedExtension: Sendable {
+        let oid: String
+        let isCritical: Bool
+        let value: [UInt8]
+    }
+
+    /// Parses one DER certificate; the bytes must be exactly one certificate, with nothing trailing.
+    public init(derEncoded: [UInt8]) throws {
+        OpenSSLErrorQueue.clear()
+        let backing = try decodedExactly(
+            derEncoded,
+            failure: .certificateParsingFailed,
+            function: "d2i_X509",
+            decode: { d2i_X509(nil, $0, $1) },
+            takeOwnership: X509Backing.init(takingOwnershipOf:)
+        )
+        try self.init(backing: backing, derEncoded: derEncoded)
+    }
+
+    /// Parses the first `CERTIFICATE` block in `pemEncoded`; other blocks (keys, CRLs) before it are skipped.
+    public init(pemEncoded: String) throws {
+        let blocks = try Self.certificateBlocks(in: pemEncoded, stoppingAfterFirst: true)
+        try self.init(derEncoded: blocks[0])
+    }
+
+    /// Parses every `CERTIFICATE` block in `pem`, in order; throws if there is none or any is malformed.
+    public static func all(fromPEM pem: String) throws -> [X509Certificate] {
+        try certificateBlocks(in: pem, stoppingAfterFirst: false).map(X509Certificate.init(derEncoded:))
+    }
+
+    /// The certificate as a `-----BEGIN CERTIFICATE-----` PEM block.
+    public var pemRepresentation: String {
+        PEM.encode(derRepresentation, label: "CERTIFICATE")
+    }
+
+    /// Whether an extension with this dotted OID is present, including ones OpenSSL does not know.
+    public func hasExtension(oid: String) -> Bool {
+        extensions.contains { $0.oid == oid }
+    }
+
+    /// The extnValue OCTET STRING contents (the DER of the inner value) of the first extension with this OID.
+    public func extensionValue(oid: String) -> [UInt8]? {
+        extensions.first { $0.oid == oid }?.value
+    }
+
+    /// Whether the first extension with this OID is marked critical; `nil` if there is no such extension.
+    public func isCritical(oid: String) -> Bool? {
+        extensions.first { $0.oid == oid }?.isCritical
+    }
+
+    /// Whether `issuer` issued this certificate: names, key identifiers and key usage line up
+    /// (`X509_check_issued`), and the signature verifies with the issuer's key.
+    public func isIssued(by issuer: X509Certificate) -> Bool {
+        OpenSSLErrorQueue.clear()
+        defer { OpenSSLErrorQueue.clear() }
+        guard X509_check_issued(issuer.backing.pointer, backing.pointer) == X509_V_OK else { return false }
+        return X509_verify(backing.pointer, issuer.publicKey.backing.pointer) == 1
+    }
+
+    /// Certificates are equal when their DER is.
+    public static func == (lhs: Self, rhs: Self) -> Bool {
+        lhs.derRepresentation == rhs.derRepresentation
+    }
+
+    /// Hashes the DER, consistent with `==`.
+    public func hash(into hasher: inout Hasher) {
+        hasher.combine(derRepresentation)
+    }
+}
+
+extension X509Certificate {
+    private init(backing: X509Backing, derEncoded: [UInt8]) throws {
+        let certificate = backing.pointer
+        guard let subjectName = X509_get_subject_name(certificate), let issuerName = X509_get_issuer_name(certificate) else {
+            throw ForgeCryptoError(.certificateParsingFailed, "X509_get_subject_name")
+        }
+        guard let keyInfo = X509_get_X509_PUBKEY(certificate) else {
+            throw ForgeCryptoError(.certificateParsingFailed, "X509_get_X509_PUBKEY")
+        }
+        let keyDER = try encodedDER(failure: .certificateParsingFailed, context: "i2d_X509_PUBKEY") { i2d_X509_PUBKEY(keyInfo, $0) }
+        do {
+            self.publicKey = try RSAPublicKey(derRepresentation: keyDER)
+        } catch {
+            throw ForgeCryptoError(.certificateParsingFailed, "the certificate's public key is not RSA: \(error)")
+        }
+        self.backing = backing
+        self.derRepresentation = derEncoded
+        self.subject = try Self.formatted(subjectName)
+        self.issuer = try Self.formatted(issuerName)
+        self.commonName = try Self.firstCommonName(in: subjectName)
+        guard let serial = X509_get0_serialNumber(certificate) else {
+            throw ForgeCryptoError(.certificateParsingFailed, "X509_get0_serialNumber")
+        }
+        self.serialNumber = contents(of: serial)
+        self.notBefore = try Self.date(from: X509_get0_notBefore(certificate), field: "notBefore")
+        self.notAfter = try Self.date(from: X509_get0_notAfter(certificate), field: "notAfter")
+        self.signatureAlgorithmOID = try Self.signatureAlgorithmOID(of: certificate)
+        self.isSelfIssued = X509_NAME_cmp(subjectName, issuerName) == 0
+        let flags = X509_get_extension_flags(certificate)
+        self.isCA = flags & UInt32(EXFLAG_CA) != 0
+        self.extensions = try Self.decodedExtensions(of: certificate)
+        self.sha256Fingerprint = try DigestAlgorithm.sha256.digest(derEncoded)
+    }
+
+    private static func formatted(_ name: OpaquePointer) throws -> String {
+        let bytes = try bytesWritten(failure: .certificateParsingFailed, context: "X509_NAME_print_ex") { bio in
+            X509_NAME_print_ex(bio, name, 0, COpenSSL_XN_FLAG_RFC2253_UTF8()) >= 0
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    private static func firstCommonName(in name: OpaquePointer) throws -> String? {
+        let index = X509_NAME_get_index_by_NID(name, NID_commonName, -1)
+        guard index >= 0 else { return nil }
+        guard let entry = X509_NAME_get_entry(name, index), let value = X509_NAME_ENTRY_get_data(entry) else {
+            throw ForgeCryptoError(.certificateParsingFailed, "X509_NAME_get_entry")
+        }
+        var utf8: UnsafeMutablePointer<UInt8>?
+        let length = ASN1_STRING_to_UTF8(&utf8, value)
+        defer { COpenSSL_free(utf8) }
+        guard length >= 0, let utf8 else {
+            throw ForgeCryptoError(.certificateParsingFailed, "ASN1_STRING_to_UTF8(commonName)")
+        }
+        return String(decoding: UnsafeBufferPointer(start: utf8, count: Int(length)), as: UTF8.self)
+    }
+
+    private static func date(from time: UnsafePointer<ASN1_TIME>?, field: String) throws -> Date {
+        var components = tm()
+        guard let time, ASN1_TIME_to_tm(time, &components) == 1 else {
+            throw ForgeCryptoError(.certificateParsingFailed, "ASN1_TIME_to_tm(\(field))")
+        }
+        return Date(timeIntervalSince1970: TimeInterval(timegm(&components)))
+    }
+
+    private static func signatureAlgorithmOID(of certificate: OpaquePointer) throws -> String {
+        var algorithm: UnsafePointer<X509_ALGOR>?
+        X509_get0_signature(nil, &algorithm, certificate)
+        var object: OpaquePointer?
+        X509_ALGOR_get0(&object, nil, nil, algorithm)
+        guard let object else {
+            throw ForgeCryptoError(.certificateParsingFailed, "X509_get0_signature")
+        }
+        return try dottedOID(of: object, failure: .certificateParsingFailed)
+    }
+
+    private static func decodedExtensions(of certificate: OpaquePointer) throws -> [DecodedExtension] {
+        try (0..<X509_get_ext_count(certificate)).map { index in
+            guard let `extension` = X509_get_ext(certificate, index),
+                let object = X509_EXTENSION_get_object(`extension`),
+                let value = X509_EXTENSION_get_data(`extension`)
+            else {
+                throw ForgeCryptoError(.certificateParsingFailed, "X509_get_ext(\(index))")
+            }
+            return DecodedExtension(
+                oid: try dottedOID(of: object, failure: .certificateParsingFailed),
+                isCritical: X509_EXTENSION_get_critical(`extension`) != 0,
+                value: contents(of: value)
+            )
+        }
+    }
+
+    /// The DER payloads of the `CERTIFICATE` PEM blocks in `pem`, in order.
+    private static func certificateBlocks(in pem: String, stoppingAfterFirst: Bool) throws -> [[UInt8]] {
+        OpenSSLErrorQueue.clear()
+        let blocks = try withMemoryBIO(reading: pem, failure: .certificateParsingFailed) { bio in
+            var blocks: [[UInt8]] = []
+            while !(stoppingAfterFirst && !blocks.isEmpty) {
+                var label: UnsafeMutablePointer<CChar>?
+                var header: UnsafeMutablePointer<CChar>?
+                var data: UnsafeMutablePointer<UInt8>?
+                var length = 0
+                let rc = PEM_read_bio(bio, &label, &header, &data, &length)
+                defer {
+                    COpenSSL_free(label)
+                    COpenSSL_free(header)
+                    COpenSSL_free(data)
+                }
+                guard rc == 1 else {
+                    guard OpenSSLErrorQueue.lastErrorIsPEMNoStartLine else {
+                        throw ForgeCryptoError(.certificateParsingFailed, "PEM_read_bio")
+                    }
+                    break
+                }
+                guard let label, let data, ["CERTIFICATE", "X509 CERTIFICATE"].contains(String(cString: label)) else { continue }
+                blocks.append(Array(UnsafeBufferPointer(start: data, count: length)))
+            }
+            return blocks
+        }
+        guard !blocks.isEmpty else {
+            throw ForgeCryptoError(.certificateParsingFailed, "PEM_read_bio")
+        }
+        return blocks
+    }
+}

@@ -1,0 +1,202 @@
+public import Foundation
+public import ForgeCrypto
+import ReceiptModel
+
+/// A receipt the forge made, with everything needed to check or reproduce it.
+public struct ForgedReceipt: Sendable {
+    /// The PKCS#7 bytes.
+    public let bytes: [UInt8]
+    /// The signed payload (the eContent).
+    public let payload: [UInt8]
+    public let preset: Preset
+    public let now: Date
+    public let seed: UInt64
+    public let deviceID: DeviceID
+    public let bundleID: String
+    public let appVersion: String
+    public let environment: String
+    public let transactions: [Transaction]
+    /// The certificate a validator must trust to accept this receipt.
+    public let trustAnchor: X509Certificate
+}
+
+/// Makes receipts: valid by default, in the shape of a preset, signed by the test PKI.
+///
+/// The forge builds the payload and the SignedData itself and asks OpenSSL only for the raw RSA
+/// signature, because `openssl cms -sign` adds signed attributes and re-sorts certificates, which
+/// real receipts never show (receipt-facts §b.1). Nothing here reads the clock or an unseeded
+/// random source: `now` and the seed are inputs.
+public struct Forge: Sendable {
+    public let pki: TestPKI
+    private let identities: [CertificateRole: CertificateIdentity]
+
+    public init(pki: TestPKI) throws(ForgeError) {
+        self.pki = pki
+        var identities: [CertificateRole: CertificateIdentity] = [:]
+        for role in CertificateRole.allCases {
+            identities[role] = try ForgeError.encoding("reading the \(role.fileStem) certificate") { () throws(ReceiptDecodingError) in
+                try CertificateIdentity(derEncoded: pki[role].certificate.derRepresentation)
+            }
+        }
+        self.identities = identities
+    }
+
+    /// Makes one receipt.
+    /// - Parameters:
+    ///   - scenario: what the receipt says; validated first.
+    ///   - now: the creation time; relative options (`expired`…) follow it.
+    ///   - naming: how problems name fields (flags for the CLI, keys for spec files).
+    public func make(_ scenario: Scenario, now: Date, naming: FieldNaming = .specKeys) throws(ForgeError) -> ForgedReceipt {
+        var plan = try ReceiptPlan(scenario, now: now, naming: naming)
+        let payload = try plan.payload()
+        return try sign(payload: payload, plan: plan)
+    }
+
+    private func sign(payload: [UInt8], plan: ReceiptPlan) throws(ForgeError) -> ForgedReceipt {
+        let preset = plan.preset
+        let signerRole = preset.chain[0]
+        let signer = pki[signerRole]
+        let signature = try ForgeError.wrapping("signing the payload") {
+            try signer.privateKey.signature(forDigest: try preset.digest.digest(payload), algorithm: preset.digest)
+        }
+        let draft = SignedDataDraft(
+            digestAlgorithmOIDs: [preset.digest.dottedOID], payload: payload,
+            certificates: preset.chain.map { pki[$0].certificate.derRepresentation },
+            signers: [SignerInfoDraft(identity: identities[signerRole]!, digestAlgorithmOID: preset.digest.dottedOID,
+                                      signatureAlgorithmOID: preset.signatureAlgorithmOID, signature: signature)],
+            layout: preset.layout)
+        let bytes = try ForgeError.encoding("encoding the container") { () throws(ReceiptDecodingError) in try draft.encoded() }
+        return ForgedReceipt(bytes: bytes, payload: payload, preset: preset, now: plan.now, seed: plan.seed, deviceID: plan.deviceID,
+                             bundleID: plan.bundleID, appVersion: plan.appVersion, environment: plan.environment,
+                             transactions: plan.transactions, trustAnchor: pki[preset.trustAnchor].certificate)
+    }
+}
+
+/// A scenario with every default filled in and every id drawn: what the payload will say.
+struct ReceiptPlan {
+    let preset: Preset
+    let now: Date
+    let seed: UInt64
+    let bundleID: String
+    let appVersion: String
+    let originalAppVersion: String?
+    let environment: String
+    let deviceID: DeviceID
+    let transactions: [Transaction]
+    let scenario: Scenario
+    var random: SeededGenerator
+
+    init(_ scenario: Scenario, now: Date, naming: FieldNaming) throws(ForgeError) {
+        for (index, purchase) in scenario.purchases.enumerated() {
+            try purchase.validate(naming: naming, place: "purchases[\(index)].")
+        }
+        let preset = scenario.preset ?? .appstore
+        if let bundle = scenario.bundleID, bundle.isEmpty {
+            throw ForgeError(.invalidScenario, "\(naming.name("bundleId")) must not be empty")
+        }
+        self.preset = preset
+        self.now = now
+        self.scenario = scenario
+        seed = scenario.seed ?? Self.derivedSeed(scenario, now: now)
+        random = SeededGenerator(seed: seed)
+        bundleID = scenario.bundleID ?? "com.example.app"
+        appVersion = scenario.appVersion ?? "1"
+        originalAppVersion = preset.isXcode ? scenario.originalAppVersion : (scenario.originalAppVersion ?? "1.0")
+        environment = scenario.environment ?? preset.environment
+        if let text = scenario.deviceID {
+            guard let parsed = DeviceID(text) else {
+                throw ForgeError(.invalidScenario, "\(naming.name("deviceId")) '\(text)' is neither a UUID (8-4-4-4-12 hex) nor a MAC address (aa:bb:cc:dd:ee:ff)")
+            }
+            deviceID = parsed
+        } else {
+            var uuid = random.bytes(16)
+            uuid[6] = uuid[6] & 0x0F | 0x40  // version 4
+            uuid[8] = uuid[8] & 0x3F | 0x80  // RFC 4122 variant
+            deviceID = DeviceID(uuidBytes: uuid)
+        }
+        var ids = IDSource(random: random, isXcode: preset.isXcode)
+        transactions = scenario.purchases.flatMap { $0.transactions(now: now, ids: &ids) }
+        random = ids.random
+    }
+
+    /// With no explicit seed, the seed is a hash of the scenario and the time: the same inputs give
+    /// the same ids, different inputs different ones, and no hidden randomness is involved.
+    static func derivedSeed(_ scenario: Scenario, now: Date) -> UInt64 {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let canonical = ((try? encoder.encode(scenario)) ?? Data()) + Data(ReceiptDate.format(now, style: .fractionalZulu).utf8)
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in canonical {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01B3
+        }
+        return hash
+    }
+
+    private func date(_ date: Date) -> String { ReceiptDate.format(date, style: preset.dateStyle) }
+
+    /// The payload bytes, attributes laid out as the preset's real receipts lay them out.
+    mutating func payload() throws(ForgeError) -> [UInt8] {
+        let opaque = random.bytes(preset.opaqueValue.length)
+        let bundleAttribute = ReceiptAttribute.utf8(AttributeType.bundleID, bundleID)
+        let hashInput = deviceID.bytes + opaque + bundleAttribute.value
+        let hash = try ForgeError.wrapping("computing the device hash") { try DigestAlgorithm.sha1.digest(hashInput) }
+        let purchases = transactions.map { ReceiptAttribute(type: AttributeType.inAppPurchase, value: inAppPayload($0)) }
+        var attributes: [ReceiptAttribute]
+        if preset.isXcode {
+            // Ascending type order, only the fields Xcode writes (no 18, no 19).
+            attributes = [.utf8(0, environment), .integer(1, 0), bundleAttribute, .utf8(3, appVersion),
+                          .raw(4, opaque, version: preset.opaqueValue.version), .raw(5, hash), .ia5(8, ""), .ia5(12, date(now))]
+            if let originalAppVersion { attributes.append(.utf8(19, originalAppVersion)) }
+            attributes += purchases
+            attributes.append(.ia5(21, date(ReceiptDate.sentinel)))
+        } else {
+            let sandbox = preset.isSandbox
+            let firstPurchase = transactions.map(\.originalPurchaseDate).min() ?? now
+            let originalPurchase = sandbox ? Preset.sandboxOriginalPurchaseDate : date(min(firstPurchase, now).addingTimeInterval(-30 * 86_400))
+            let appItemID = scenario.appItemID ?? (sandbox ? 0 : Int64(random.below(1_900_000_000) + 100_000_000))
+            let developerID: Int64 = sandbox ? 0 : Int64(random.below(0x7FFF_FFFF))
+            let downloadID: Int64 = sandbox ? 0 : Int64(random.below(0x7FFF_FFFF_FFFF))
+            let versionID: Int64 = sandbox ? 0 : Int64(random.below(0x7FFF_FFFF))
+            attributes = [
+                .utf8(0, environment), .integer(1, appItemID), bundleAttribute, .utf8(3, appVersion),
+                .raw(4, opaque, version: preset.opaqueValue.version), .raw(5, hash),
+                .raw(6, random.bytes(57 + Int(random.below(23)))), .raw(7, random.bytes(60 + Int(random.below(25)))),
+                .ia5(8, sandbox ? "" : date(now)), ReceiptAttribute(type: 9, value: ASN1Value.integer(content: Array("P305".utf8))),
+                .ia5(10, scenario.ageRating ?? "4+"), .integer(11, developerID), .ia5(12, date(now)), .integer(13, 180_602),
+                .integer(14, 229), .integer(15, downloadID), .integer(16, versionID), .ia5(18, originalPurchase),
+                .utf8(20, ""), .integer(25, 3),
+            ]
+            if let originalAppVersion { attributes.append(.utf8(19, originalAppVersion)) }
+            attributes += purchases
+        }
+        return ReceiptPayload(attributes).encoded(ordering: preset.setOrdering)
+    }
+
+    private mutating func inAppPayload(_ transaction: Transaction) -> [UInt8] {
+        let isSubscription = transaction.type == .autoRenewable
+        var fields: [ReceiptAttribute]
+        if preset.isXcode {
+            fields = [.integer(1701, Int64(transaction.quantity)), .utf8(1702, transaction.productID), .utf8(1703, transaction.transactionID),
+                      .ia5(1704, date(transaction.purchaseDate)), .ia5(1708, transaction.expiresDate.map(date) ?? ""),
+                      .integer(1719, transaction.isInIntroOfferPeriod ? 1 : 0)]
+            if let promo = transaction.promotionalOfferID { fields.append(.utf8(1721, promo)) }
+        } else {
+            fields = [
+                .integer(1701, Int64(transaction.quantity)), .utf8(1702, transaction.productID), .utf8(1703, transaction.transactionID),
+                .ia5(1704, date(transaction.purchaseDate)), .utf8(1705, transaction.originalTransactionID),
+                .ia5(1706, date(transaction.originalPurchaseDate)), .integer(1707, transaction.type.code),
+                .ia5(1708, transaction.expiresDate.map(date) ?? ""), .utf8(1709, ""),
+                .integer(1710, preset.isSandbox ? 0 : Int64(random.below(0x7FFF_FFFF))),
+                .integer(1711, transaction.webOrderLineItemID), .ia5(1712, transaction.cancellationDate.map(date) ?? ""),
+                .integer(1713, transaction.isTrialPeriod ? 1 : 0),
+                .utf8(1714, ""), .utf8(1715, ""), .utf8(1716, ""), .utf8(1717, ""), .utf8(1718, ""),
+            ]
+            // 1719 appears on subscriptions only; 1722 from 2023 on (so not in SHA-1-era receipts).
+            if isSubscription { fields.append(.integer(1719, transaction.isInIntroOfferPeriod ? 1 : 0)) }
+            if let promo = transaction.promotionalOfferID { fields.append(.utf8(1721, promo)) }
+            if preset != .appstoreSHA1 { fields.append(.integer(1722, 0)) }
+        }
+        return ReceiptPayload(fields).encoded(ordering: preset.setOrdering)
+    }
+}

@@ -1,0 +1,50 @@
+import ReceiptModel
+
+/// Why the forge could not make what was asked. Compared by code only.
+public struct ForgeError: Error, Hashable, Sendable, CustomStringConvertible {
+    public struct Code: Hashable, Sendable, CustomStringConvertible {
+        private enum Storage: String, Hashable, Sendable {
+            case invalidScenario, conflictingOptions, certificateSetInvalid, wouldOverwrite, ioFailed, cryptoFailed, encodingFailed
+        }
+        private let storage: Storage
+        /// The scenario (spec file or flags) asks for something impossible or malformed.
+        public static var invalidScenario: Code { .init(storage: .invalidScenario) }
+        /// Two options contradict each other.
+        public static var conflictingOptions: Code { .init(storage: .conflictingOptions) }
+        /// A certificate set is incomplete, unreadable, or a key does not match its certificate.
+        public static var certificateSetInvalid: Code { .init(storage: .certificateSetInvalid) }
+        /// Writing would replace existing files without permission.
+        public static var wouldOverwrite: Code { .init(storage: .wouldOverwrite) }
+        public static var ioFailed: Code { .init(storage: .ioFailed) }
+        /// OpenSSL refused an operation; the message carries its reason.
+        public static var cryptoFailed: Code { .init(storage: .cryptoFailed) }
+        /// The receipt structure could not be encoded (e.g. a malformed OID in a scenario).
+        public static var encodingFailed: Code { .init(storage: .encodingFailed) }
+        public var description: String { storage.rawValue }
+    }
+
+    public let code: Code
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+
+    /// Runs an OpenSSL-backed step, turning its error into a `cryptoFailed` that says what was being done.
+    static func wrapping<T>(_ what: String, _ body: () throws -> T) throws(ForgeError) -> T {
+        do { return try body() } catch let error as ForgeError { throw error } catch {
+            throw ForgeError(.cryptoFailed, "\(what): \(error)")
+        }
+    }
+
+    /// Runs an encoding step, turning a model error into `encodingFailed`.
+    static func encoding<T>(_ what: String, _ body: () throws(ReceiptDecodingError) -> T) throws(ForgeError) -> T {
+        do { return try body() } catch { throw ForgeError(.encodingFailed, "\(what): \(error.message)") }
+    }
+}

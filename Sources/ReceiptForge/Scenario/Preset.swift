@@ -1,0 +1,65 @@
+public import ForgeCrypto
+public import ReceiptModel
+
+/// A real receipt shape to reproduce (receipt-facts §b.1, §b.4, §d.1; interop/README.md).
+///
+/// Each preset fixes everything observed to be constant in its kind of real receipt: container
+/// layout, digest and signer algorithm, certificate chain and order, SET ordering, opaque-value
+/// length and attribute version, date style, the fields present and the sandbox constants.
+public enum Preset: String, Sendable, Hashable, CaseIterable, Codable {
+    /// Current App Store (WWDR G5, from Aug 2023): SHA-256, DER, three certificates leaf first.
+    case appstore
+    /// App Store before the SHA-256 switch: SHA-1 digest, SHA-1-era chain, no type 1722.
+    case appstoreSHA1 = "appstore-sha1"
+    /// Sandbox/TestFlight (G5): as `appstore` with `ProductionSandbox` and the sandbox constants.
+    case sandbox
+    /// Xcode StoreKit testing, 2020–2021: BER indefinite, rsaEncryption, `+hhmm` dates.
+    case xcode2020 = "xcode-2020"
+    /// Xcode StoreKit testing, 2023: BER indefinite, sha256WithRSAEncryption, `Z` dates.
+    case xcode2023 = "xcode-2023"
+
+    public var isXcode: Bool { self == .xcode2020 || self == .xcode2023 }
+
+    public var layout: ContainerLayout { isXcode ? .xcode : .appStore }
+
+    /// The SignerInfo digest (and the digestAlgorithms entry).
+    public var digest: DigestAlgorithm { self == .appstoreSHA1 ? .sha1 : .sha256 }
+
+    /// The SignerInfo signature algorithm: plain rsaEncryption everywhere except Xcode from late 2020.
+    public var signatureAlgorithmOID: String { self == .xcode2023 ? KnownOID.sha256WithRSAEncryption : KnownOID.rsaEncryption }
+
+    /// Embedded certificates, in embedding order; the first signs.
+    public var chain: [CertificateRole] {
+        switch self {
+        case .appstore, .sandbox: [.leaf, .intermediate, .root]
+        case .appstoreSHA1: [.leafSHA1, .intermediateSHA1, .root]
+        case .xcode2020, .xcode2023: [.storeKit]
+        }
+    }
+
+    /// The certificate a validator must trust for receipts of this preset.
+    public var trustAnchor: CertificateRole { isXcode ? .storeKit : .root }
+
+    public var setOrdering: SetOrdering { isXcode ? .asGiven : .derSorted }
+
+    public var environment: String {
+        switch self {
+        case .appstore, .appstoreSHA1: "Production"
+        case .sandbox: "ProductionSandbox"
+        case .xcode2020, .xcode2023: "Xcode"
+        }
+    }
+
+    /// Opaque value (type 4): 16 bytes at version 2 from the App Store, 8 bytes at version 1 from Xcode.
+    public var opaqueValue: (length: Int, version: Int) { isXcode ? (8, 1) : (16, 2) }
+
+    /// How dates are written. Xcode 2020 wrote local time with a `+hhmm` offset (here +01:00, as in
+    /// the 2020 sample); everything else writes `Z`.
+    public var dateStyle: ReceiptDate.Style { self == .xcode2020 ? .offset(minutes: 60) : .zulu }
+
+    /// Sandbox receipts carry fixed values where production ones carry real ids.
+    public var isSandbox: Bool { self == .sandbox }
+
+    /// The original purchase date (type 18) every sandbox receipt carries.
+    public static let sandboxOriginalPurchaseDate = "2013-08-01T07:00:00Z"
+}

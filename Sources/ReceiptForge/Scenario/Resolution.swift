@@ -1,0 +1,215 @@
+public import Foundation
+import ReceiptModel
+
+/// The identifier the device hash binds a receipt to.
+public struct DeviceID: Sendable, Hashable, CustomStringConvertible {
+    public enum Kind: String, Sendable, Hashable, Codable { case uuid, mac }
+    public let bytes: [UInt8]
+    public let kind: Kind
+
+    /// Parses a UUID (16 bytes, iOS `identifierForVendor`) or a MAC address (6 bytes, macOS).
+    public init?(_ text: String) {
+        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        if let uuid = UUID(uuidString: trimmed) {
+            bytes = withUnsafeBytes(of: uuid.uuid) { Array($0) }
+            kind = .uuid
+            return
+        }
+        let parts = trimmed.split(whereSeparator: { $0 == ":" || $0 == "-" })
+        guard parts.count == 6, parts.allSatisfy({ $0.count == 2 }) else { return nil }
+        let octets = parts.compactMap { UInt8($0, radix: 16) }
+        guard octets.count == 6 else { return nil }
+        bytes = octets
+        kind = .mac
+    }
+
+    public init(uuidBytes: [UInt8]) {
+        precondition(uuidBytes.count == 16)
+        bytes = uuidBytes
+        kind = .uuid
+    }
+
+    public var description: String {
+        switch kind {
+        case .mac:
+            return bytes.map { hexString([$0]) }.joined(separator: ":")
+        case .uuid:
+            let hex = hexString(bytes).uppercased()
+            let cuts = [8, 12, 16, 20]
+            var out = ""
+            for (index, character) in hex.enumerated() {
+                if cuts.contains(index) { out += "-" }
+                out.append(character)
+            }
+            return out
+        }
+    }
+}
+
+/// An ISO 8601 subscription period: days, weeks, months or years.
+public struct SubscriptionPeriod: Sendable, Hashable, CustomStringConvertible {
+    public enum Unit: Character, Sendable { case day = "D", week = "W", month = "M", year = "Y" }
+    public let count: Int
+    public let unit: Unit
+
+    public init?(_ text: String) {
+        guard text.count >= 3, text.first == "P", let unit = text.last.flatMap(Unit.init(rawValue:)),
+              let count = Int(text.dropFirst().dropLast()), count > 0, count <= 1000 else { return nil }
+        self.count = count
+        self.unit = unit
+    }
+
+    public static let month = SubscriptionPeriod("P1M")!
+    public var description: String { "P\(count)\(unit.rawValue)" }
+
+    /// `date` moved by `times` periods (negative goes back), in UTC calendar terms: months clamp the day.
+    public func advance(_ date: Date, by times: Int) -> Date {
+        switch unit {
+        case .day: return date.addingTimeInterval(Double(86_400 * count * times))
+        case .week: return date.addingTimeInterval(Double(7 * 86_400 * count * times))
+        case .month, .year:
+            let months = (unit == .year ? 12 : 1) * count * times
+            let parts = ReceiptDate.civil(date)
+            let total = parts.year * 12 + (parts.month - 1) + months
+            let year = total >= 0 ? total / 12 : (total - 11) / 12
+            let month = total - year * 12 + 1
+            let lastDay = [31, (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
+            func pad(_ v: Int, _ w: Int) -> String { String(repeating: "0", count: max(0, w - String(v).count)) + String(v) }
+            let text = "\(pad(year, 4))-\(pad(month, 2))-\(pad(min(parts.day, lastDay), 2))T\(pad(parts.hour, 2)):\(pad(parts.minute, 2)):\(pad(parts.second, 2))Z"
+            return ReceiptDate.parse(text)!
+        }
+    }
+}
+
+/// One in-app transaction as it will appear in the receipt (one type-17 attribute).
+public struct Transaction: Sendable, Hashable {
+    public var productID: String
+    public var type: ProductType
+    public var quantity: Int
+    public var transactionID: String
+    public var originalTransactionID: String
+    public var purchaseDate: Date
+    public var originalPurchaseDate: Date
+    public var expiresDate: Date?
+    public var webOrderLineItemID: Int64
+    public var cancellationDate: Date?
+    public var cancellationReason: CancellationReason?
+    public var isTrialPeriod: Bool
+    public var isInIntroOfferPeriod: Bool
+    public var promotionalOfferID: String?
+}
+
+/// How scenario problems name the fields involved: as `forge make` flags, or as spec keys.
+public enum FieldNaming: Sendable {
+    case flags
+    case specKeys
+
+    func name(_ field: String) -> String {
+        switch self {
+        case .flags:
+            let flags = ["expiresDate": "--expires", "purchaseDate": "--purchase-date", "productId": "--product",
+                         "cancelled": "--cancelled", "type": "--type", "deviceId": "--device-id", "now": "--now"]
+            return flags[field] ?? "--" + field.replacingOccurrences(of: "([a-z])([A-Z])", with: "$1-$2", options: .regularExpression).lowercased()
+        case .specKeys:
+            return "'\(field)'"
+        }
+    }
+}
+
+extension Purchase {
+    /// Checks the purchase on its own; `place` prefixes spec-key messages (e.g. `purchases[1].`).
+    func validate(naming: FieldNaming, place: String) throws(ForgeError) {
+        func name(_ field: String) -> String { naming == .specKeys ? "'\(place)\(field)'" : naming.name(field) }
+        let type = resolvedType
+        if expired == true, expiresDate != nil {
+            throw ForgeError(.conflictingOptions, "\(name("expired")) conflicts with \(name("expiresDate")): give one or the other")
+        }
+        if trial == true, intro == true {
+            throw ForgeError(.conflictingOptions, "\(name("trial")) conflicts with \(name("intro")): a period is a free trial or an introductory offer, not both")
+        }
+        if type != .autoRenewable, hasSubscriptionFields {
+            let used = ["expired", "expiresDate", "renewals", "trial", "intro", "promo", "period"].filter { field in
+                switch field {
+                case "expired": expired == true
+                case "expiresDate": expiresDate != nil
+                case "renewals": renewals != nil
+                case "trial": trial == true
+                case "intro": intro == true
+                case "promo": promo != nil
+                default: period != nil
+                }
+            }
+            throw ForgeError(.conflictingOptions,
+                             "\(used.map(name).joined(separator: ", ")) conflicts with \(name("type")) \(type.rawValue): only auto-renewable subscriptions expire, renew or have offers")
+        }
+        if let renewals, renewals < 0 || renewals > 10_000 {
+            throw ForgeError(.invalidScenario, "\(name("renewals")) must be between 0 and 10000, not \(renewals)")
+        }
+        if let quantity, quantity < 1 || quantity > 1_000_000 {
+            throw ForgeError(.invalidScenario, "\(name("quantity")) must be between 1 and 1000000, not \(quantity)")
+        }
+        if let period, SubscriptionPeriod(period) == nil {
+            throw ForgeError(.invalidScenario, "\(name("period")) '\(period)' is not an ISO 8601 period such as P1W, P1M, P3M or P1Y")
+        }
+        for (field, value) in [("purchaseDate", purchaseDate), ("expiresDate", expiresDate)] {
+            if let value, ReceiptDate.parse(value) == nil {
+                throw ForgeError(.invalidScenario, "\(name(field)) '\(value)' is not a date like 2025-01-31T12:00:00Z")
+            }
+        }
+        if productID.isEmpty { throw ForgeError(.invalidScenario, "\(name("productId")) must not be empty") }
+    }
+
+    /// The transactions this purchase makes, on a timeline anchored at `now`.
+    ///
+    /// Subscriptions: the latest period ends at `expiresDate`, or ended one day before `now` when
+    /// `expired`, or starts at `purchaseDate` and runs forward, or else started an hour before `now`.
+    /// Earlier periods chain backwards, back to back. Other products were bought an hour before `now`.
+    func transactions(now: Date, ids: inout IDSource) -> [Transaction] {
+        let type = resolvedType
+        let quantity = self.quantity ?? 1
+        guard type == .autoRenewable else {
+            let bought = purchaseDate.flatMap(ReceiptDate.parse) ?? now.addingTimeInterval(-3600)
+            let id = ids.transactionID()
+            return [Transaction(productID: productID, type: type, quantity: quantity, transactionID: id, originalTransactionID: id,
+                                purchaseDate: bought, originalPurchaseDate: bought, expiresDate: nil, webOrderLineItemID: 0,
+                                cancellationDate: cancelled == nil ? nil : min(now, bought.addingTimeInterval(3600)),
+                                cancellationReason: cancelled, isTrialPeriod: false, isInIntroOfferPeriod: false, promotionalOfferID: nil)]
+        }
+        let period = self.period.flatMap(SubscriptionPeriod.init) ?? .month
+        let count = (renewals ?? 0) + 1
+        // Period boundaries are computed from one anchor, so month lengths never drift (Jan 31 → Feb 28 → Mar 31).
+        let boundaries: [Date]
+        if let end = expiresDate.flatMap(ReceiptDate.parse) ?? (expired == true ? now.addingTimeInterval(-86_400) : nil) {
+            boundaries = (0...count).map { period.advance(end, by: $0 - count) }
+        } else if let first = purchaseDate.flatMap(ReceiptDate.parse) {
+            boundaries = (0...count).map { period.advance(first, by: $0) }
+        } else {
+            let latestStart = now.addingTimeInterval(-3600)
+            boundaries = (0...count).map { period.advance(latestStart, by: $0 - count + 1) }
+        }
+        let starts = Array(boundaries.dropLast())
+        let originalID = ids.transactionID()
+        var result: [Transaction] = []
+        for (index, start) in starts.enumerated() {
+            let end = boundaries[index + 1]
+            let isLast = index == starts.count - 1
+            let cancelledAt = isLast && cancelled != nil ? min(now, start.addingTimeInterval(end.timeIntervalSince(start) / 2)) : nil
+            result.append(Transaction(
+                productID: productID, type: type, quantity: quantity, transactionID: index == 0 ? originalID : ids.transactionID(),
+                originalTransactionID: originalID, purchaseDate: start, originalPurchaseDate: starts[0], expiresDate: end,
+                webOrderLineItemID: ids.webOrderLineItemID(), cancellationDate: cancelledAt, cancellationReason: isLast ? cancelled : nil,
+                isTrialPeriod: index == 0 && trial == true, isInIntroOfferPeriod: index == 0 && intro == true,
+                promotionalOfferID: isLast ? promo : nil))
+        }
+        return result
+    }
+}
+
+/// Ids drawn from the seeded generator; Xcode receipts write every transaction id as "0".
+struct IDSource {
+    var random: SeededGenerator
+    let isXcode: Bool
+
+    mutating func transactionID() -> String { isXcode ? "0" : random.decimalString(digits: 15) }
+    mutating func webOrderLineItemID() -> Int64 { isXcode ? 0 : Int64(random.decimalString(digits: 15))! }
+}

@@ -1,0 +1,179 @@
+public import Foundation
+import ReceiptModel
+
+/// A receipt described declaratively: the app, the device, the purchases, the preset.
+///
+/// This is the `--spec FILE.json` format; `forge make`'s flags are a shorthand for it. Everything is
+/// optional: a missing value takes the preset's default, and the time (`now`) and the seed are the
+/// only inputs besides this spec, so the same spec, `now` and seed always give the same bytes.
+public struct Scenario: Codable, Sendable, Hashable {
+    public var preset: Preset?
+    public var bundleID: String?
+    public var appVersion: String?
+    public var originalAppVersion: String?
+    /// Attribute 0 (receipt type): `Production`, `ProductionSandbox`, `Xcode`, … Defaults to the preset's.
+    public var environment: String?
+    /// `XXXXXXXX-XXXX-XXXX-XXXX-XXXXXXXXXXXX` (iOS identifierForVendor) or `aa:bb:cc:dd:ee:ff` (macOS MAC).
+    public var deviceID: String?
+    /// The receipt creation time, `YYYY-MM-DDThh:mm:ssZ`; the CLI's `--now` overrides it.
+    public var now: String?
+    public var seed: UInt64?
+    public var appItemID: Int64?
+    public var ageRating: String?
+    public var purchases: [Purchase]
+
+    public init(preset: Preset? = nil, bundleID: String? = nil, appVersion: String? = nil, originalAppVersion: String? = nil,
+                environment: String? = nil, deviceID: String? = nil, now: String? = nil, seed: UInt64? = nil,
+                appItemID: Int64? = nil, ageRating: String? = nil, purchases: [Purchase] = []) {
+        self.preset = preset
+        self.bundleID = bundleID
+        self.appVersion = appVersion
+        self.originalAppVersion = originalAppVersion
+        self.environment = environment
+        self.deviceID = deviceID
+        self.now = now
+        self.seed = seed
+        self.appItemID = appItemID
+        self.ageRating = ageRating
+        self.purchases = purchases
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case preset, bundleID = "bundleId", appVersion, originalAppVersion, environment, deviceID = "deviceId", now, seed
+        case appItemID = "appItemId", ageRating, purchases
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        preset = try container.decodeIfPresent(Preset.self, forKey: .preset)
+        bundleID = try container.decodeIfPresent(String.self, forKey: .bundleID)
+        appVersion = try container.decodeIfPresent(String.self, forKey: .appVersion)
+        originalAppVersion = try container.decodeIfPresent(String.self, forKey: .originalAppVersion)
+        environment = try container.decodeIfPresent(String.self, forKey: .environment)
+        deviceID = try container.decodeIfPresent(String.self, forKey: .deviceID)
+        now = try container.decodeIfPresent(String.self, forKey: .now)
+        seed = try container.decodeIfPresent(UInt64.self, forKey: .seed)
+        appItemID = try container.decodeIfPresent(Int64.self, forKey: .appItemID)
+        ageRating = try container.decodeIfPresent(String.self, forKey: .ageRating)
+        purchases = try container.decodeIfPresent([Purchase].self, forKey: .purchases) ?? []
+    }
+
+    /// Decodes a spec file, refusing unknown keys so a typo is an error rather than a silent default.
+    public static func decode(json data: Data) throws(ForgeError) -> Scenario {
+        let object: Any
+        do { object = try JSONSerialization.jsonObject(with: data) } catch {
+            throw ForgeError(.invalidScenario, "the scenario is not valid JSON: \(error.localizedDescription)")
+        }
+        guard let top = object as? [String: Any] else { throw ForgeError(.invalidScenario, "the scenario must be a JSON object") }
+        try rejectUnknownKeys(top, known: CodingKeys.allCases.map(\.rawValue), at: "scenario")
+        for (index, purchase) in (top["purchases"] as? [Any] ?? []).enumerated() {
+            guard let fields = purchase as? [String: Any] else { throw ForgeError(.invalidScenario, "purchases[\(index)] must be a JSON object") }
+            try rejectUnknownKeys(fields, known: Purchase.CodingKeys.allCases.map(\.rawValue), at: "purchases[\(index)]")
+        }
+        do { return try JSONDecoder().decode(Scenario.self, from: data) } catch let Swift.DecodingError.typeMismatch(type, context),
+            let Swift.DecodingError.valueNotFound(type, context) {
+            throw ForgeError(.invalidScenario, "scenario key \(path(context.codingPath)) must be \(type)")
+        } catch let Swift.DecodingError.dataCorrupted(context) {
+            throw ForgeError(.invalidScenario, "scenario key \(path(context.codingPath)): \(context.debugDescription)")
+        } catch {
+            throw ForgeError(.invalidScenario, "the scenario cannot be read: \(error)")
+        }
+    }
+
+    private static func rejectUnknownKeys(_ object: [String: Any], known: [String], at place: String) throws(ForgeError) {
+        if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
+            throw ForgeError(.invalidScenario, "unknown key '\(unknown)' in \(place); known keys: \(known.joined(separator: ", "))")
+        }
+    }
+
+    private static func path(_ keys: [any CodingKey]) -> String {
+        keys.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined().trimmingCharacters(in: CharacterSet(charactersIn: "."))
+    }
+}
+
+/// One product bought, and for subscriptions its history.
+public struct Purchase: Codable, Sendable, Hashable {
+    public var productID: String
+    public var type: ProductType?
+    public var quantity: Int?
+    /// When the (first) purchase happened; subscriptions chain their periods forward from it.
+    public var purchaseDate: String?
+    /// When the latest subscription period ends.
+    public var expiresDate: String?
+    /// The latest period ended one day before `now`.
+    public var expired: Bool?
+    /// Renewals after the first period: N renewals make N + 1 transactions.
+    public var renewals: Int?
+    /// Refunded or cancelled; the value is the verifyReceipt `cancellation_reason`.
+    public var cancelled: CancellationReason?
+    /// The first period is a free trial (1713).
+    public var trial: Bool?
+    /// The first period is an introductory offer (1719).
+    public var intro: Bool?
+    /// Promotional offer id on the latest period (1721).
+    public var promo: String?
+    /// Subscription period as ISO 8601 (`P1W`, `P1M`, `P1Y`, …); default `P1M`.
+    public var period: String?
+
+    public init(productID: String, type: ProductType? = nil, quantity: Int? = nil, purchaseDate: String? = nil,
+                expiresDate: String? = nil, expired: Bool? = nil, renewals: Int? = nil, cancelled: CancellationReason? = nil,
+                trial: Bool? = nil, intro: Bool? = nil, promo: String? = nil, period: String? = nil) {
+        self.productID = productID
+        self.type = type
+        self.quantity = quantity
+        self.purchaseDate = purchaseDate
+        self.expiresDate = expiresDate
+        self.expired = expired
+        self.renewals = renewals
+        self.cancelled = cancelled
+        self.trial = trial
+        self.intro = intro
+        self.promo = promo
+        self.period = period
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case productID = "productId", type, quantity, purchaseDate, expiresDate, expired, renewals, cancelled, trial, intro, promo, period
+    }
+
+    /// Whether any field only makes sense for an auto-renewable subscription.
+    var hasSubscriptionFields: Bool {
+        expired == true || expiresDate != nil || renewals != nil || trial == true || intro == true || promo != nil || period != nil
+    }
+
+    /// The type asked for, or auto-renewable when subscription fields are used, else non-consumable.
+    public var resolvedType: ProductType { type ?? (hasSubscriptionFields ? .autoRenewable : .nonConsumable) }
+}
+
+/// Attribute 1707: 0 non-consumable, 1 consumable, 2 non-renewing, 3 auto-renewable.
+public enum ProductType: String, Sendable, Hashable, Codable, CaseIterable {
+    case nonConsumable = "non-consumable"
+    case consumable
+    case nonRenewing = "non-renewing"
+    case autoRenewable = "auto-renewable"
+
+    public var code: Int64 {
+        switch self {
+        case .nonConsumable: 0
+        case .consumable: 1
+        case .nonRenewing: 2
+        case .autoRenewable: 3
+        }
+    }
+}
+
+/// verifyReceipt's `cancellation_reason`: 1 the customer cancelled for an issue in the app, 0 anything else.
+public enum CancellationReason: String, Sendable, Hashable, Codable, CaseIterable {
+    case other
+    case appIssue = "app-issue"
+
+    public var code: Int { self == .appIssue ? 1 : 0 }
+
+    public init?(argument: String) {
+        switch argument {
+        case "0", "other": self = .other
+        case "1", "app-issue": self = .appIssue
+        default: return nil
+        }
+    }
+}

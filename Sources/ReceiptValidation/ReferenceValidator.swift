@@ -1,0 +1,286 @@
+public import Foundation
+public import ForgeCrypto
+public import ReceiptModel
+
+/// What a validator is told besides the receipt bytes.
+public struct ValidationContext: Sendable {
+    /// Certificates trusted as chain anchors (Apple Root CA in production; the test root here).
+    public var trustedRoots: [X509Certificate]
+    public var bundleID: String?
+    public var appVersion: String?
+    /// Raw device identifier bytes (16 for a UUID, 6 for a MAC); nil skips the device-hash check.
+    public var deviceID: [UInt8]?
+    /// The receipt type (attribute 0) the app expects, e.g. `Production`; nil skips the check.
+    public var environment: String?
+    /// When the chain is evaluated; nil means at the receipt's creation date (Apple's current practice).
+    public var chainTime: Date?
+    /// The present, for the receipt expiration check (type 21).
+    public var now: Date
+
+    public init(trustedRoots: [X509Certificate], bundleID: String? = nil, appVersion: String? = nil, deviceID: [UInt8]? = nil,
+                environment: String? = nil, chainTime: Date? = nil, now: Date) {
+        self.trustedRoots = trustedRoots
+        self.bundleID = bundleID
+        self.appVersion = appVersion
+        self.deviceID = deviceID
+        self.environment = environment
+        self.chainTime = chainTime
+        self.now = now
+    }
+}
+
+/// One step of the validation and how it went.
+public struct Check: Sendable, Hashable {
+    public enum Status: String, Sendable, Hashable, Codable { case passed, failed, skipped }
+    public let name: String
+    public let status: Status
+    public let detail: String
+    public let errorClass: ErrorClass?
+
+    static func passed(_ name: String, _ detail: String) -> Check { Check(name: name, status: .passed, detail: detail, errorClass: nil) }
+    static func skipped(_ name: String, _ detail: String) -> Check { Check(name: name, status: .skipped, detail: detail, errorClass: nil) }
+    static func failed(_ name: String, _ errorClass: ErrorClass, _ detail: String) -> Check {
+        Check(name: name, status: .failed, detail: detail, errorClass: errorClass)
+    }
+}
+
+/// The outcome of validating one receipt: a value, never a thrown error.
+public struct ValidationReport: Sendable {
+    public enum Verdict: String, Sendable, Hashable, Codable { case valid, invalid }
+    /// Every step, in Apple's documented order; steps after a failure still run where they can.
+    public let checks: [Check]
+    public let transport: ReceiptInput.Transport?
+    public let container: ReceiptContainer?
+    public let receipt: AppReceipt?
+    /// Certificates embedded in the receipt, parsed (those OpenSSL could read).
+    public let certificates: [X509Certificate]
+
+    public var verdict: Verdict { firstFailure == nil ? .valid : .invalid }
+    /// The failure that decides the verdict: the first in order.
+    public var firstFailure: Check? { checks.first { $0.status == .failed } }
+    public var errorClass: ErrorClass? { firstFailure?.errorClass }
+    public var message: String { firstFailure.map { "\($0.name): \($0.detail)" } ?? "receipt is valid" }
+    /// Whether the input could not be read as a receipt at all (exit code 65 territory).
+    public var isUnreadable: Bool {
+        guard let family = errorClass?.family else { return false }
+        return family == "input" || errorClass == .containerMalformed || errorClass == .payloadMalformed
+    }
+}
+
+/// The reference validator: Apple's documented on-device steps, in order.
+///
+/// 1. parse the PKCS#7 container and the payload;
+/// 2. check the signature with the embedded certificate the SignerInfo names, using the digest the
+///    SignerInfo names (not the certificate's own algorithm, the mistake behind AppReceiptValidator #94);
+/// 3. chain that certificate to a trusted root, at the receipt creation date unless pinned, and require
+///    the marker OIDs (leaf 6.11.1, intermediate 6.2.1) and a chain of exactly three — except when the
+///    signer is itself a trusted self-signed certificate (the Xcode StoreKit shape);
+/// 4. bundle id; 5. app version; 6. device hash; 7. environment; 8. receipt expiration (type 21).
+public struct ReferenceValidator: Sendable {
+    public init() {}
+
+    public func validate(_ input: [UInt8], context: ValidationContext) -> ValidationReport {
+        var checks: [Check] = []
+        // 1. Parse.
+        let der: [UInt8]
+        let transport: ReceiptInput.Transport
+        do throws(ReceiptDecodingError) {
+            (der, transport) = try ReceiptInput.decode(input)
+        } catch {
+            let errorClass: ErrorClass = switch error.code {
+            case .empty: .inputEmpty
+            case .tooLarge: .inputTooLarge
+            default: .inputEncoding
+            }
+            return ValidationReport(checks: [.failed("parse", errorClass, error.description)], transport: nil, container: nil,
+                                    receipt: nil, certificates: [])
+        }
+        let container: ReceiptContainer
+        do throws(ReceiptDecodingError) {
+            container = try ReceiptContainer(berEncoded: der)
+        } catch {
+            return ValidationReport(checks: [.failed("parse", .containerMalformed, error.description)], transport: transport,
+                                    container: nil, receipt: nil, certificates: [])
+        }
+        guard let payload = container.payload else {
+            return ValidationReport(checks: [.failed("parse", .containerNoContent, "the SignedData has no eContent (detached signature)")],
+                                    transport: transport, container: container, receipt: nil, certificates: [])
+        }
+        var receipt: AppReceipt?
+        do throws(ReceiptDecodingError) {
+            receipt = try AppReceipt(payloadBytes: payload)
+        } catch {
+            var located = error
+            if let base = container.payloadOffset, error.region == "payload byte" { located = error.relocated(by: base, region: "byte") }
+            checks.append(.failed("parse", .payloadMalformed, located.description))
+        }
+        let certificates = container.certificates.compactMap { try? X509Certificate(derEncoded: $0) }
+        if receipt != nil { checks.append(structureCheck(container)) }
+
+        // 2–3. Signature and chain.
+        let signer = signatureCheck(container, payload: payload, certificates: certificates, into: &checks)
+        checks.append(chainCheck(signer: signer, certificates: certificates, receipt: receipt, context: context))
+
+        // 4–8. Payload bindings.
+        if let receipt {
+            checks += bindingChecks(receipt, context: context)
+        }
+        return ValidationReport(checks: checks, transport: transport, container: container, receipt: receipt, certificates: certificates)
+    }
+
+    private func structureCheck(_ container: ReceiptContainer) -> Check {
+        if container.encapsulatedContentTypeOID != KnownOID.data {
+            return .failed("structure", .containerContentType, "eContentType is \(container.encapsulatedContentTypeOID), expected id-data (\(KnownOID.data))")
+        }
+        if container.signers.count != 1 {
+            return .failed("structure", .containerSignerCount, "\(container.signers.count) SignerInfos; a receipt has exactly one")
+        }
+        if container.shape.trailingByteCount > 0 {
+            return .failed("structure", .containerTrailingBytes, "\(container.shape.trailingByteCount) bytes follow the ContentInfo")
+        }
+        return .passed("structure", "one signer, id-data content, \(container.shape.lengths)")
+    }
+
+    /// Returns the signer's certificate when the signature verifies.
+    private func signatureCheck(_ container: ReceiptContainer, payload: [UInt8], certificates: [X509Certificate],
+                                into checks: inout [Check]) -> X509Certificate? {
+        guard container.signers.count == 1, let signer = container.signers.first else {
+            checks.append(.failed("signature", .containerSignerCount, "cannot check a signature with \(container.signers.count) SignerInfos"))
+            return nil
+        }
+        guard let certificate = certificates.first(where: { certificate in
+            (try? CertificateIdentity(derEncoded: certificate.derRepresentation)).map { $0.matches(signer) } ?? false
+        }) else {
+            checks.append(.failed("signature", .signatureSignerNotFound,
+                                  "no embedded certificate matches the SignerInfo's issuer and serial number"))
+            return nil
+        }
+        guard let digest = DigestAlgorithm(dottedOID: signer.digestAlgorithmOID), digest != .md5 else {
+            checks.append(.failed("signature", .signatureUnsupportedAlgorithm,
+                                  "digest algorithm \(signer.digestAlgorithmOID) is not one receipts use (SHA-1 or SHA-256 and up)"))
+            return nil
+        }
+        if !container.digestAlgorithmOIDs.contains(signer.digestAlgorithmOID) {
+            checks.append(.failed("signature", .signatureAlgorithmMismatch,
+                                  "SignerInfo digest \(name(signer.digestAlgorithmOID)) is not among SignedData.digestAlgorithms \(container.digestAlgorithmOIDs.map(name))"))
+            return nil
+        }
+        let withRSA = [KnownOID.sha1WithRSAEncryption: DigestAlgorithm.sha1, KnownOID.sha256WithRSAEncryption: .sha256,
+                       KnownOID.sha384WithRSAEncryption: .sha384, KnownOID.sha512WithRSAEncryption: .sha512]
+        if signer.signatureAlgorithmOID != KnownOID.rsaEncryption {
+            guard let implied = withRSA[signer.signatureAlgorithmOID] else {
+                checks.append(.failed("signature", .signatureUnsupportedAlgorithm, "signature algorithm \(signer.signatureAlgorithmOID) is not RSA PKCS#1 v1.5"))
+                return nil
+            }
+            guard implied == digest else {
+                checks.append(.failed("signature", .signatureAlgorithmMismatch,
+                                      "signature algorithm \(name(signer.signatureAlgorithmOID)) contradicts digest algorithm \(name(signer.digestAlgorithmOID))"))
+                return nil
+            }
+        }
+        var signedBytes = payload
+        if let attributes = signer.signedAttributes {
+            guard let messageDigest = signer.messageDigest, (try? digest.digest(payload)) == messageDigest else {
+                checks.append(.failed("signature", .signatureMessageDigest, "the messageDigest signed attribute does not match the content's \(digest.rawValue)"))
+                return nil
+            }
+            signedBytes = attributes
+        }
+        guard certificate.publicKey.isValidSignature(signer.signature, for: signedBytes, algorithm: digest) else {
+            var detail = "RSA \(digest.rawValue) signature does not verify with \(certificate.commonName ?? certificate.subject)"
+            if let recovered = certificate.publicKey.recoveredDigestInfo(from: signer.signature), let used = Self.digestName(inDigestInfo: recovered),
+               used != digest.rawValue {
+                detail += " (the signature holds a \(used) digest)"
+            }
+            checks.append(.failed("signature", .signatureInvalid, detail))
+            return nil
+        }
+        checks.append(.passed("signature", "\(digest.rawValue) over the \(signer.signedAttributes == nil ? "payload" : "signed attributes") verifies with \(certificate.commonName ?? certificate.subject)"))
+        return certificate
+    }
+
+    private func chainCheck(signer: X509Certificate?, certificates: [X509Certificate], receipt: AppReceipt?,
+                            context: ValidationContext) -> Check {
+        guard let signer else { return .skipped("chain", "no verified signer to chain") }
+        guard let time = context.chainTime ?? receipt?.creationDate else {
+            return .failed("chain", .payloadMissingField, "no receipt creation date (type 12) to evaluate the chain at; pin a time")
+        }
+        guard !context.trustedRoots.isEmpty else { return .failed("chain", .chainUntrusted, "no trusted root configured") }
+        let intermediates = certificates.filter { $0 != signer }
+        switch ChainVerifier.verify(leaf: signer, intermediates: intermediates, trustedRoots: context.trustedRoots, at: time) {
+        case .untrusted(let reason, let code, let depth):
+            let errorClass: ErrorClass = switch code {
+            case 10: .chainExpired  // X509_V_ERR_CERT_HAS_EXPIRED
+            case 9: .chainNotYetValid  // X509_V_ERR_CERT_NOT_YET_VALID
+            case 2, 18, 19, 20, 21: .chainUntrusted  // issuer unknown, self-signed, untrusted root, cannot verify leaf
+            default: .chainInvalid
+            }
+            var detail = "\(reason) (at depth \(depth), evaluated at \(ReceiptDate.format(time)))"
+            if errorClass == .chainUntrusted, signer.isSelfIssued {
+                detail += "; the signer is self-signed (Xcode StoreKit shape): trust its certificate to accept such receipts"
+            }
+            return .failed("chain", errorClass, detail)
+        case .trusted(let chain):
+            if chain.count == 1 {
+                return .passed("chain", "signer is a trusted self-signed certificate (Xcode StoreKit shape), at \(ReceiptDate.format(time))")
+            }
+            guard chain.count == 3 else {
+                return .failed("chain", .chainLength, "chain has \(chain.count) certificates; Apple's receipt chain has exactly 3 (leaf, WWDR, root)")
+            }
+            guard chain[0].hasExtension(oid: KnownOID.appleReceiptSigningMarker) else {
+                return .failed("chain", .chainLeafMarker, "signing certificate lacks the receipt-signing marker \(KnownOID.appleReceiptSigningMarker)")
+            }
+            guard chain[1].hasExtension(oid: KnownOID.appleWWDRIntermediateMarker) else {
+                return .failed("chain", .chainIntermediateMarker, "intermediate lacks the WWDR marker \(KnownOID.appleWWDRIntermediateMarker)")
+            }
+            return .passed("chain", "\(chain.map { $0.commonName ?? $0.subject }.joined(separator: " → ")), at \(ReceiptDate.format(time)), marker OIDs present")
+        }
+    }
+
+    private func bindingChecks(_ receipt: AppReceipt, context: ValidationContext) -> [Check] {
+        var checks: [Check] = []
+        func compare(_ name: String, _ expected: String?, _ actual: String?, _ type: Int, _ errorClass: ErrorClass) {
+            guard let expected else { checks.append(.skipped(name, "no expected value given")); return }
+            guard let actual else { checks.append(.failed(name, .payloadMissingField, "the receipt has no attribute \(type)")); return }
+            checks.append(actual == expected ? .passed(name, "'\(actual)'") : .failed(name, errorClass, "receipt says '\(actual)', expected '\(expected)'"))
+        }
+        compare("bundle id", context.bundleID, receipt.bundleID, AttributeType.bundleID, .bindingBundleID)
+        compare("app version", context.appVersion, receipt.appVersion, AttributeType.appVersion, .bindingAppVersion)
+        if let deviceID = context.deviceID {
+            if let input = receipt.deviceHashInput(deviceID: deviceID), let stored = receipt.sha1Hash {
+                let computed = (try? DigestAlgorithm.sha1.digest(input)) ?? []
+                checks.append(computed == stored
+                    ? .passed("device hash", "SHA-1(device id ‖ opaque value ‖ bundle id TLV) matches")
+                    : .failed("device hash", .bindingDeviceHash, "SHA-1(device id ‖ opaque value ‖ bundle id TLV) is \(hexString(computed)), the receipt says \(hexString(stored))"))
+            } else {
+                checks.append(.failed("device hash", .payloadMissingField, "the receipt lacks the opaque value (4), bundle id (2) or hash (5)"))
+            }
+        } else {
+            checks.append(.skipped("device hash", "no device id given"))
+        }
+        compare("environment", context.environment, receipt.receiptType, AttributeType.receiptType, .bindingEnvironment)
+        if let text = receipt.expirationDateText, !text.isEmpty {
+            if let expiry = ReceiptDate.parse(text) {
+                checks.append(expiry > context.now
+                    ? .passed("expiration", "expires \(text)")
+                    : .failed("expiration", .policyExpired, "the receipt expired at \(text) (now \(ReceiptDate.format(context.now)))"))
+            } else {
+                checks.append(.failed("expiration", .payloadInvalidField, "expiration date '\(text)' is not a date"))
+            }
+        } else {
+            checks.append(.skipped("expiration", "no expiration date (type 21)"))
+        }
+        return checks
+    }
+
+    private func name(_ oid: String) -> String { KnownOID.name(oid) ?? oid }
+
+    /// The digest named by a DigestInfo's AlgorithmIdentifier.
+    static func digestName(inDigestInfo bytes: [UInt8]) -> String? {
+        let reader = BERReader(bytes)
+        guard let info = try? reader.node(at: 0), let algorithm = try? reader.children(of: info).first,
+              let oidNode = try? reader.children(of: algorithm).first, oidNode.identifier == ASN1Tag.objectIdentifier,
+              let dotted = OID.dotted(reader.content(of: oidNode)) else { return nil }
+        return DigestAlgorithm(dottedOID: dotted)?.rawValue ?? dotted
+    }
+}

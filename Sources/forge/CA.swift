@@ -1,0 +1,38 @@
+import ArgumentParser
+import Foundation
+import ForgeCrypto
+import ReceiptForge
+
+struct CA: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "ca",
+        abstract: "Manage TEST certificate sets.",
+        subcommands: [Init.self])
+
+    struct Init: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Create a fresh Apple-shaped TEST PKI (new RSA-2048 keys) in a directory.",
+            discussion: """
+            Writes root, WWDR-like intermediates (G5 and SHA-1 era), receipt-signing leaves, an Xcode-like
+            StoreKit certificate and a foreign root, each as <name>.pem and <name>.key.pem, plus a README
+            with fingerprints. Use it with `forge make --certificates DIR`. Refuses to replace existing
+            files unless --force. These are TEST credentials: the keys are not protected.
+            """)
+
+        @Option(help: ArgumentHelp("Directory to create the set in.", valueName: "dir"))
+        var out: String
+        @Flag(help: "Replace existing files.")
+        var force = false
+
+        func run() throws {
+            let directory = URL(fileURLWithPath: out)
+            do {
+                let pki = try TestPKI.generate()
+                try pki.write(to: directory, overwrite: force)
+                for role in CertificateRole.allCases { print("\(out)/\(role.fileStem).pem  \(pki[role].certificate.subject)") }
+            } catch {
+                throw fail(error.message, error.code == .wouldOverwrite ? Exit.cannotCreate : Exit.software)
+            }
+        }
+    }
+}

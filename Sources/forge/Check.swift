@@ -1,0 +1,114 @@
+import ArgumentParser
+import Foundation
+import ForgeCrypto
+import ReceiptForge
+import ReceiptModel
+import ReceiptValidation
+
+/// The expectations a receipt is checked against; shared by `validate` and `inspect`.
+struct CheckOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("Trusted root certificate, PEM or DER (repeatable). Default: the bundled TEST root.", valueName: "file"))
+    var root: [String] = []
+    @Option(help: "Expected bundle identifier.")
+    var bundleId: String?
+    @Option(help: "Expected app version (attribute 3).")
+    var appVersion: String?
+    @Option(help: ArgumentHelp("Device id for the hash check: UUID or MAC address.", valueName: "id"))
+    var deviceId: String?
+    @Option(help: "Expected receipt type (attribute 0), e.g. Production.")
+    var environment: String?
+    @Option(help: ArgumentHelp("Evaluate the chain and the expiration at this time instead of the receipt creation date and now.", valueName: "date"))
+    var at: String?
+
+    /// Whether any expectation was given (inspect shows checks only then).
+    var isEmpty: Bool { root.isEmpty && bundleId == nil && appVersion == nil && deviceId == nil && environment == nil && at == nil }
+
+    func context() throws -> ValidationContext {
+        var roots: [X509Certificate] = []
+        for path in root {
+            let (bytes, _) = try readInput(path)
+            do {
+                if bytes.first == 0x30 {
+                    roots.append(try X509Certificate(derEncoded: bytes))
+                } else {
+                    roots += try X509Certificate.all(fromPEM: String(decoding: bytes, as: UTF8.self))
+                }
+            } catch {
+                throw fail("\(path) is not a PEM or DER certificate: \(error)", Exit.dataError)
+            }
+        }
+        if root.isEmpty { roots = [try loadPKI(nil)[.root].certificate] }
+        var device: [UInt8]?
+        if let deviceId {
+            guard let parsed = DeviceID(deviceId) else {
+                throw fail("--device-id '\(deviceId)' is neither a UUID nor a MAC address (aa:bb:cc:dd:ee:ff)", Exit.usage)
+            }
+            device = parsed.bytes
+        }
+        let pinned = try at.map { try parseDate($0, option: "--at") }
+        return ValidationContext(trustedRoots: roots, bundleID: bundleId, appVersion: appVersion, deviceID: device,
+                                 environment: environment, chainTime: pinned, now: pinned ?? wallClock())
+    }
+}
+
+struct Validate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Validate a receipt with the reference validator (Apple's documented steps, in order).",
+        discussion: """
+        Steps: parse; signature by the embedded certificate the SignerInfo names, with the SignerInfo's
+        digest; chain to --root at the receipt creation date (or --at), requiring the marker OIDs and a
+        3-certificate chain unless the signer is itself a trusted self-signed certificate (Xcode);
+        bundle id; app version; device hash; environment; receipt expiration (type 21).
+        Input: DER, base64 (line breaks allowed) or base64 of base64, from a file or - for stdin.
+        Exit codes: 0 valid, 1 invalid, 65 unreadable input, 66 missing file, 64 usage.
+        """)
+
+    @Argument(help: ArgumentHelp("Receipt file, or - for standard input.", valueName: "file"))
+    var file: String
+    @OptionGroup var checks: CheckOptions
+    @Flag(help: "Print the verdict, error class, checks and decoded fields as JSON.")
+    var json = false
+
+    func run() throws {
+        let (bytes, source) = try readInput(file)
+        let report = ReferenceValidator().validate(bytes, context: try checks.context())
+        let inspection = Inspection(report: report, source: source, inputSize: bytes.count, includeChecks: true)
+        if json {
+            print(inspection.json().serialized())
+        } else {
+            for check in report.checks where check.status == .failed { print("FAIL \(check.name): \(check.detail) [\(check.errorClass?.rawValue ?? "")]") }
+            print("\(report.verdict.rawValue)\(report.errorClass.map { " (\($0))" } ?? "")")
+        }
+        if report.isUnreadable {
+            if !json { FileHandle.standardError.write(Data("forge: error: \(report.message)\n".utf8)) }
+            throw Exit.dataError
+        }
+        if report.verdict == .invalid { throw Exit.invalid }
+    }
+}
+
+struct Inspect: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Decode any receipt: container shape, certificates, every attribute, and the checks if asked.",
+        discussion: """
+        Accepts DER, base64 (with or without line breaks) and base64 of base64, from a file or - (stdin).
+        Unknown attribute types are shown in hex. Give --root, --bundle-id, --device-id, … to also run the
+        validator's checks. On unreadable input: one line naming the byte offset and what was expected, exit 65.
+        """)
+
+    @Argument(help: ArgumentHelp("Receipt file, or - for standard input.", valueName: "file"))
+    var file: String
+    @OptionGroup var checks: CheckOptions
+    @Flag(help: "Print as JSON.")
+    var json = false
+
+    func run() throws {
+        let (bytes, source) = try readInput(file)
+        let report = ReferenceValidator().validate(bytes, context: try checks.context())
+        if report.isUnreadable {
+            throw fail(report.message.replacingOccurrences(of: "parse: ", with: ""), Exit.dataError)
+        }
+        let inspection = Inspection(report: report, source: source, inputSize: bytes.count, includeChecks: !checks.isEmpty)
+        print(json ? inspection.json().serialized() : inspection.text())
+    }
+}

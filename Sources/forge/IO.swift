@@ -1,0 +1,77 @@
+public import ArgumentParser
+import Foundation
+import ReceiptForge
+import ReceiptModel
+
+/// sysexits(3) codes, documented in `forge --help`.
+enum Exit {
+    static let invalid = ExitCode(1)
+    static let usage = ExitCode(64)
+    static let dataError = ExitCode(65)
+    static let noInput = ExitCode(66)
+    static let software = ExitCode(70)
+    static let cannotCreate = ExitCode(73)
+}
+
+/// Prints one error line to stderr and exits with `code`.
+func fail(_ message: String, _ code: ExitCode) -> ExitCode {
+    FileHandle.standardError.write(Data("forge: error: \(message)\n".utf8))
+    return code
+}
+
+func note(_ message: String) {
+    FileHandle.standardError.write(Data("forge: \(message)\n".utf8))
+}
+
+/// Reads a file or standard input (`-`), refusing anything larger than a receipt can be before reading it all.
+func readInput(_ path: String) throws -> (bytes: [UInt8], source: String) {
+    let limit = ReceiptInput.maximumSize
+    if path == "-" {
+        var data = Data()
+        while let chunk = try FileHandle.standardInput.read(upToCount: 1 << 16), !chunk.isEmpty {
+            data.append(chunk)
+            if data.count > limit {
+                throw fail("standard input is larger than \(limit) bytes; receipts are smaller (at byte \(limit))", Exit.dataError)
+            }
+        }
+        return ([UInt8](data), "stdin")
+    }
+    var isDirectory: ObjCBool = false
+    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+        throw fail("no such file: \(path)", Exit.noInput)
+    }
+    guard !isDirectory.boolValue else { throw fail("\(path) is a directory, not a receipt file", Exit.noInput) }
+    let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+    guard size <= limit else {
+        throw fail("\(path) is \(size) bytes; receipts are at most \(limit) bytes (at byte \(limit))", Exit.dataError)
+    }
+    guard let data = FileManager.default.contents(atPath: path) else { throw fail("cannot read \(path)", Exit.noInput) }
+    return ([UInt8](data), path)
+}
+
+/// Writes to a file atomically, or to standard output for `-`/nil.
+func writeOutput(_ data: Data, to path: String?) throws {
+    guard let path, path != "-" else {
+        FileHandle.standardOutput.write(data)
+        return
+    }
+    do {
+        try AtomicFile.write(data, to: URL(fileURLWithPath: path))
+    } catch {
+        throw fail("cannot write \(path): \(error.localizedDescription)", Exit.cannotCreate)
+    }
+}
+
+/// Parses a `YYYY-MM-DDThh:mm:ssZ` option value.
+func parseDate(_ text: String, option: String) throws -> Date {
+    guard let date = ReceiptDate.parse(text) else {
+        throw fail("\(option) '\(text)' is not a date like 2025-01-31T12:00:00Z", Exit.usage)
+    }
+    return date
+}
+
+/// The seconds of the wall clock, for commands whose user did not pin a time.
+func wallClock() -> Date { Date(timeIntervalSince1970: Date().timeIntervalSince1970.rounded(.down)) }
+
+extension Preset: ExpressibleByArgument {}
+extension ProductType: ExpressibleByArgument {}

@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+
+/// The repository root, found from this file.
+let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+
+/// `../shared/interop`, the real receipts; tests that need it are disabled when it is absent.
+let interopDirectory = repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/interop")
+let hasInterop = FileManager.default.fileExists(atPath: interopDirectory.appendingPathComponent("receipts").path)
+
+/// The built `forge`, next to the test bundle (SwiftPM builds it because this target depends on it).
+let forgeBinary: URL = {
+    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
+    for _ in 0..<4 {
+        let candidate = directory.appendingPathComponent("forge")
+        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
+        directory = directory.deletingLastPathComponent()
+    }
+    return repositoryRoot.appendingPathComponent(".build/debug/forge")
+}()
+
+struct RunResult {
+    let status: Int32
+    let stdout: Data
+    let stderr: String
+    var text: String { String(decoding: stdout, as: UTF8.self) }
+}
+
+/// Runs a program to completion with the given stdin, in `directory`.
+@discardableResult
+func run(_ executable: URL, _ arguments: [String], stdin: Data? = nil, in directory: URL? = nil) throws -> RunResult {
+    let process = Process()
+    process.executableURL = executable
+    process.arguments = arguments
+    if let directory { process.currentDirectoryURL = directory }
+    let output = Pipe(), error = Pipe(), input = Pipe()
+    process.standardOutput = output
+    process.standardError = error
+    process.standardInput = input
+    try process.run()
+    // Drain both pipes concurrently so a chatty child never blocks on a full pipe.
+    let group = DispatchGroup()
+    nonisolated(unsafe) var out = Data(), err = Data()
+    group.enter(); DispatchQueue.global().async { out = output.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+    group.enter(); DispatchQueue.global().async { err = error.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+    if let stdin { try? input.fileHandleForWriting.write(contentsOf: stdin) }
+    try? input.fileHandleForWriting.close()
+    process.waitUntilExit()
+    group.wait()
+    return RunResult(status: process.terminationStatus, stdout: out, stderr: String(decoding: err, as: UTF8.self))
+}
+
+func forge(_ arguments: String..., stdin: Data? = nil, in directory: URL? = nil) throws -> RunResult {
+    try run(forgeBinary, arguments, stdin: stdin, in: directory)
+}
+
+func forge(arguments: [String], stdin: Data? = nil, in directory: URL? = nil) throws -> RunResult {
+    try run(forgeBinary, arguments, stdin: stdin, in: directory)
+}
+
+let opensslBinary = URL(fileURLWithPath: "/usr/bin/openssl")
+
+func openssl(_ arguments: [String]) throws -> RunResult { try run(opensslBinary, arguments) }
+
+/// A fresh temporary directory, removed by the caller's `defer`.
+func temporaryDirectory() throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("forge-test-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+func certificate(_ name: String) -> String { repositoryRoot.appendingPathComponent("Certificates/\(name)").path }
+
+/// Parses JSON output of the CLI.
+func json(_ result: RunResult) throws -> [String: Any] {
+    try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any], "stdout is a JSON object: \(result.text)")
+}
