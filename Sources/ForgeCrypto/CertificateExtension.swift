@@ -2,11 +2,13 @@ internal import COpenSSL
 
 /// A bit of the keyUsage extension (RFC 5280 §4.2.1.3); raw values are OpenSSL's names.
 public enum KeyUsage: String, Sendable, Hashable, CaseIterable {
+    /// The RFC 5280 key usage bits, in bit order.
     case digitalSignature, nonRepudiation, keyEncipherment, dataEncipherment, keyAgreement, keyCertSign, cRLSign
 }
 
 /// A purpose in the extendedKeyUsage extension (RFC 5280 §4.2.1.12).
 public enum ExtendedKeyUsage: Sendable, Hashable {
+    /// The id-kp purposes of RFC 5280 §4.2.1.12.
     case serverAuth, clientAuth, codeSigning, emailProtection, timeStamping
     /// Any other purpose, by dotted-decimal OID.
     case oid(String)

@@ -27,13 +27,13 @@ public enum ChainVerifier {
         defer { OpenSSLErrorQueue.clear() }
         guard let store = X509_STORE_new() else { return internalFailure("X509_STORE_new") }
         defer { X509_STORE_free(store) }
-        for root in trustedRoots where X509_STORE_add_cert(store, root.backing.pointer) != 1 {
-            return internalFailure("X509_STORE_add_cert")
+        for root in trustedRoots {
+            guard X509_STORE_add_cert(store, root.backing.pointer) == 1 else { return internalFailure("X509_STORE_add_cert") }
         }
         guard let untrusted = COpenSSL_sk_X509_new_null() else { return internalFailure("sk_X509_new_null") }
         defer { COpenSSL_sk_X509_free(untrusted) }
-        for intermediate in intermediates where COpenSSL_sk_X509_push(untrusted, intermediate.backing.pointer) <= 0 {
-            return internalFailure("sk_X509_push")
+        for intermediate in intermediates {
+            guard COpenSSL_sk_X509_push(untrusted, intermediate.backing.pointer) > 0 else { return internalFailure("sk_X509_push") }
         }
         guard let context = X509_STORE_CTX_new() else { return internalFailure("X509_STORE_CTX_new") }
         defer { X509_STORE_CTX_free(context) }
@@ -79,10 +79,12 @@ public enum ChainVerifier {
         return .trusted(chain: certificates)
     }
 
-    /// An OpenSSL failure unrelated to the certificates themselves (allocation, internal error), reported as unspecified.
+    /// An OpenSSL failure unrelated to the certificates themselves (allocation, internal error), reported as
+    /// unspecified with the failing step and OpenSSL's reasons as the text.
     private static func internalFailure(_ context: String) -> ChainVerificationResult {
-        .untrusted(
-            reason: ForgeCryptoError(.certificateParsingFailed, context).description,
+        let reasons = OpenSSLErrorQueue.drain()
+        return .untrusted(
+            reason: reasons.isEmpty ? context : "\(context): \(reasons.joined(separator: "; "))",
             code: Int(X509_V_ERR_UNSPECIFIED),
             depth: 0
         )

@@ -2,7 +2,10 @@ internal import COpenSSL
 
 /// The message digests found in App Store receipts (PKCS#7 SignerInfo) and their certificate chains.
 public enum DigestAlgorithm: String, Sendable, Hashable, CaseIterable {
-    case md5, sha1, sha256, sha384, sha512
+    /// MD5 and SHA-1 are broken, but old receipts and Apple's older chains use them, so they can be forged too.
+    case md5, sha1
+    /// The SHA-2 family.
+    case sha256, sha384, sha512
 
     /// The OID used in `DigestAlgorithmIdentifier`s and DigestInfo structures.
     public var dottedOID: String {

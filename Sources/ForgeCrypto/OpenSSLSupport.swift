@@ -141,6 +141,59 @@ func contents(of string: UnsafePointer<ASN1_STRING>) -> [UInt8] {
     return Array(UnsafeBufferPointer(start: data, count: length))
 }
 
+/// The DER payloads of the PEM blocks in `pem` whose label is in `labels`, in order; other blocks are skipped.
+/// Throws if no such block exists or a block is malformed (bad base64, missing end line).
+func pemBlocks(
+    in pem: String,
+    labeled labels: Set<String>,
+    failure code: ForgeCryptoError.Code,
+    stoppingAfterFirst: Bool
+) throws -> [[UInt8]] {
+    OpenSSLErrorQueue.clear()
+    var skippedLabels: [String] = []
+    let blocks = try withMemoryBIO(reading: pem, failure: code) { bio in
+        var blocks: [[UInt8]] = []
+        while !(stoppingAfterFirst && !blocks.isEmpty) {
+            var label: UnsafeMutablePointer<CChar>?
+            var header: UnsafeMutablePointer<CChar>?
+            var data: UnsafeMutablePointer<UInt8>?
+            var length = 0
+            let rc = PEM_read_bio(bio, &label, &header, &data, &length)
+            defer {
+                COpenSSL_free(label)
+                COpenSSL_free(header)
+                COpenSSL_free(data)
+            }
+            guard rc == 1 else {
+                guard OpenSSLErrorQueue.lastErrorIsPEMNoStartLine else {
+                    throw ForgeCryptoError(code, "PEM_read_bio")
+                }
+                break
+            }
+            guard let label, let data else {
+                throw ForgeCryptoError(code, "PEM_read_bio")
+            }
+            if let header, header.pointee != 0 {
+                throw ForgeCryptoError(code, "PEM_read_bio: PEM headers (e.g. a Proc-Type: 4,ENCRYPTED key) are not supported")
+            }
+            let labelText = String(cString: label)
+            guard labels.contains(labelText) else {
+                skippedLabels.append(labelText)
+                continue
+            }
+            blocks.append(Array(UnsafeBufferPointer(start: data, count: length)))
+        }
+        return blocks
+    }
+    guard !blocks.isEmpty else {
+        let expected = labels.sorted().joined(separator: " or ")
+        throw ForgeCryptoError(
+            code, skippedLabels.isEmpty ? "PEM_read_bio" : "PEM_read_bio: no \(expected) block, only \(skippedLabels.joined(separator: ", "))")
+    }
+    OpenSSLErrorQueue.clear()
+    return blocks
+}
+
 /// PEM armour with 64-character lines and LF line endings, as OpenSSL writes it.
 enum PEM {
     /// Wraps `der` between `-----BEGIN <label>-----` and `-----END <label>-----`.

@@ -38,16 +38,19 @@ public struct RSAPrivateKey: Sendable {
         return try RSAPrivateKey(backing: EVPKeyBacking(takingOwnershipOf: key))
     }
 
-    /// Parses an unencrypted PEM key: PKCS#8 (`PRIVATE KEY`) or PKCS#1 (`RSA PRIVATE KEY`). Encrypted keys are rejected, never prompted for.
+    /// Parses the first unencrypted PEM key: PKCS#8 (`PRIVATE KEY`) or PKCS#1 (`RSA PRIVATE KEY`).
+    /// Encrypted keys (`ENCRYPTED PRIVATE KEY`, or PKCS#1 with `Proc-Type` headers) are rejected, never prompted for.
     public init(pemRepresentation: String) throws {
-        OpenSSLErrorQueue.clear()
-        let key = try withMemoryBIO(reading: pemRepresentation, failure: .keyParsingFailed) { bio in
-            PEM_read_bio_PrivateKey(bio, nil, { _, _, _, _ in 0 }, nil)
-        }
-        guard let key else {
-            throw ForgeCryptoError(.keyParsingFailed, "PEM_read_bio_PrivateKey")
-        }
-        try self.init(backing: EVPKeyBacking(takingOwnershipOf: key))
+        let blocks = try pemBlocks(
+            in: pemRepresentation, labeled: ["PRIVATE KEY", "RSA PRIVATE KEY"], failure: .keyParsingFailed, stoppingAfterFirst: true)
+        let backing = try decodedExactly(
+            blocks[0],
+            failure: .keyParsingFailed,
+            function: "d2i_AutoPrivateKey",
+            decode: { d2i_AutoPrivateKey(nil, $0, $1) },
+            takeOwnership: EVPKeyBacking.init(takingOwnershipOf:)
+        )
+        try self.init(backing: backing)
     }
 
     /// The key as unencrypted PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`).

@@ -28,16 +28,10 @@ public struct RSAPublicKey: Sendable, Hashable {
         try self.init(backing: backing)
     }
 
-    /// Parses a `-----BEGIN PUBLIC KEY-----` (SubjectPublicKeyInfo) PEM block.
+    /// Parses the first `-----BEGIN PUBLIC KEY-----` (SubjectPublicKeyInfo) PEM block.
     public init(pemRepresentation: String) throws {
-        OpenSSLErrorQueue.clear()
-        let key = try withMemoryBIO(reading: pemRepresentation, failure: .keyParsingFailed) { bio in
-            PEM_read_bio_PUBKEY(bio, nil, nil, nil)
-        }
-        guard let key else {
-            throw ForgeCryptoError(.keyParsingFailed, "PEM_read_bio_PUBKEY")
-        }
-        try self.init(backing: EVPKeyBacking(takingOwnershipOf: key))
+        let blocks = try pemBlocks(in: pemRepresentation, labeled: ["PUBLIC KEY"], failure: .keyParsingFailed, stoppingAfterFirst: true)
+        try self.init(derRepresentation: blocks[0])
     }
 
     /// The key as a `-----BEGIN PUBLIC KEY-----` PEM block.

@@ -72,14 +72,18 @@ public struct X509Certificate: Sendable, Hashable {
 
     /// Parses the first `CERTIFICATE` block in `pemEncoded`; other blocks (keys, CRLs) before it are skipped.
     public init(pemEncoded: String) throws {
-        let blocks = try Self.certificateBlocks(in: pemEncoded, stoppingAfterFirst: true)
+        let blocks = try pemBlocks(in: pemEncoded, labeled: Self.pemLabels, failure: .certificateParsingFailed, stoppingAfterFirst: true)
         try self.init(derEncoded: blocks[0])
     }
 
     /// Parses every `CERTIFICATE` block in `pem`, in order; throws if there is none or any is malformed.
     public static func all(fromPEM pem: String) throws -> [X509Certificate] {
-        try certificateBlocks(in: pem, stoppingAfterFirst: false).map(X509Certificate.init(derEncoded:))
+        try pemBlocks(in: pem, labeled: pemLabels, failure: .certificateParsingFailed, stoppingAfterFirst: false)
+            .map(X509Certificate.init(derEncoded:))
     }
+
+    /// PEM labels that hold a plain DER certificate (`X509 CERTIFICATE` is the historic spelling).
+    private static let pemLabels: Set<String> = ["CERTIFICATE", "X509 CERTIFICATE"]
 
     /// The certificate as a `-----BEGIN CERTIFICATE-----` PEM block.
     public var pemRepresentation: String {
@@ -134,7 +138,7 @@ extension X509Certificate {
         do {
             self.publicKey = try RSAPublicKey(derRepresentation: keyDER)
         } catch {
-            throw ForgeCryptoError(.certificateParsingFailed, "the certificate's public key is not RSA: \(error)")
+            throw ForgeCryptoError(.certificateParsingFailed, "subjectPublicKeyInfo rejected (\(error))")
         }
         self.backing = backing
         self.derRepresentation = derEncoded
@@ -210,38 +214,5 @@ extension X509Certificate {
                 value: contents(of: value)
             )
         }
-    }
-
-    /// The DER payloads of the `CERTIFICATE` PEM blocks in `pem`, in order.
-    private static func certificateBlocks(in pem: String, stoppingAfterFirst: Bool) throws -> [[UInt8]] {
-        OpenSSLErrorQueue.clear()
-        let blocks = try withMemoryBIO(reading: pem, failure: .certificateParsingFailed) { bio in
-            var blocks: [[UInt8]] = []
-            while !(stoppingAfterFirst && !blocks.isEmpty) {
-                var label: UnsafeMutablePointer<CChar>?
-                var header: UnsafeMutablePointer<CChar>?
-                var data: UnsafeMutablePointer<UInt8>?
-                var length = 0
-                let rc = PEM_read_bio(bio, &label, &header, &data, &length)
-                defer {
-                    COpenSSL_free(label)
-                    COpenSSL_free(header)
-                    COpenSSL_free(data)
-                }
-                guard rc == 1 else {
-                    guard OpenSSLErrorQueue.lastErrorIsPEMNoStartLine else {
-                        throw ForgeCryptoError(.certificateParsingFailed, "PEM_read_bio")
-                    }
-                    break
-                }
-                guard let label, let data, ["CERTIFICATE", "X509 CERTIFICATE"].contains(String(cString: label)) else { continue }
-                blocks.append(Array(UnsafeBufferPointer(start: data, count: length)))
-            }
-            return blocks
-        }
-        guard !blocks.isEmpty else {
-            throw ForgeCryptoError(.certificateParsingFailed, "PEM_read_bio")
-        }
-        return blocks
     }
 }
