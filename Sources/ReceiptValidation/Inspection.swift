@@ -32,7 +32,7 @@ public struct Inspection: Sendable {
             for entry in receipt.payload.entries {
                 if entry.attribute.type == AttributeType.inAppPurchase,
                    let purchase = try? DecodedPayload(berEncoded: entry.attribute.value, region: "in-app purchase byte") {
-                    lines.append("  \(pad("17", 5)) in_app                      v\(entry.attribute.version)  \(purchase.entries.count) attributes, \(purchase.isDERSorted ? "DER-sorted" : "not DER-sorted")")
+                    lines.append("  \(pad("17", 5)) in_app                         v\(entry.attribute.version)  \(purchase.entries.count) attributes, \(purchase.isDERSorted ? "DER-sorted" : "not DER-sorted")")
                     for inner in purchase.entries { lines.append("    " + Self.attributeLine(inner.attribute)) }
                 } else {
                     lines.append("  " + Self.attributeLine(entry.attribute))
@@ -92,7 +92,7 @@ public struct Inspection: Sendable {
         let name = AttributeType.named(attribute.type)?.name ?? "unknown"
         let described = describe(attribute)
         let number = String(attribute.type)
-        return String(repeating: " ", count: max(0, 5 - number.count)) + number + " " + name.padding(toLength: 27, withPad: " ", startingAt: 0)
+        return String(repeating: " ", count: max(0, 5 - number.count)) + number + " " + name.padding(toLength: 30, withPad: " ", startingAt: 0)
             + " v\(attribute.version)  \(described.tag) \(described.text)"
     }
 

@@ -10,15 +10,15 @@ struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Measure receipts/s for `make` against the raw RSA-2048 sign rate of the same OpenSSL.",
         discussion: """
-        Signing is the physical limit of making receipts: the ratio make/sign shows what the forge adds
-        on top of OpenSSL (target ≥ 0.9). Both are measured in this run, single-threaded and with --jobs
-        threads, each for --seconds. Use a release build: swift run -c release forge bench.
+        Signing is the physical limit of making receipts: the ratio make/sign shows what the forge adds on top of OpenSSL (target ≥ 0.9). Both are measured in this run, single-threaded and with --jobs threads, alternating in --rounds short rounds so that a machine whose speed drifts affects both alike; medians are reported. Use a release build: swift run -c release forge bench.
         """)
 
     @Option(help: "Threads for the parallel measurement. Default: the number of cores.")
     var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
-    @Option(help: "Seconds per measurement.")
-    var seconds: Double = 2
+    @Option(help: "Seconds per configuration (1 thread, then --jobs), shared by sign and make.")
+    var seconds: Double = 6
+    @Option(help: "Alternating sign/make rounds per configuration; the median is reported.")
+    var rounds: Int = 9
     @Option(help: "Preset of the receipts made.")
     var preset: Preset = .appstore
     @Flag(help: "Print the figures as JSON.")
@@ -27,42 +27,51 @@ struct Bench: ParsableCommand {
     func validate() throws {
         guard (1...256).contains(jobs) else { throw ValidationError("--jobs must be between 1 and 256") }
         guard seconds > 0, seconds <= 600 else { throw ValidationError("--seconds must be in (0, 600]") }
+        guard (1...1000).contains(rounds) else { throw ValidationError("--rounds must be between 1 and 1000") }
     }
 
     func run() throws {
-        let pki = try loadPKI(nil)
-        let forge: Forge
-        do { forge = try Forge(pki: pki) } catch { throw fail(error.message, Exit.software) }
-        let key = pki[preset.chain[0]].privateKey
+        // One forge (and one key) per thread, loaded separately, as a parallel user would: shared
+        // objects would make the threads fight over reference counts instead of measuring the work.
+        var forges: [Forge] = []
+        for _ in 0..<jobs {
+            let pki = try loadPKI(nil)
+            do { forges.append(try Forge(pki: pki)) } catch { throw fail(error.message, Exit.software) }
+        }
+        let keys = forges.map { $0.pki[preset.chain[0]].privateKey }
         let digest = [UInt8](repeating: 0xA5, count: preset.digest.digestLength)
         let algorithm = preset.digest
         let now = ReceiptDate.parse("2025-01-01T00:00:00Z")!
         let scenario = Scenario(preset: preset, purchases: [Purchase(productID: "com.example.pro", renewals: 2)])
 
-        let sign: @Sendable (Int) -> Void = { _ in _ = try? key.signature(forDigest: digest, algorithm: algorithm) }
-        let make: @Sendable (Int) -> Void = { index in
+        let sign: @Sendable (Int, Int) -> Void = { thread, _ in _ = try? keys[thread].signature(forDigest: digest, algorithm: algorithm) }
+        let make: @Sendable (Int, Int) -> Void = { [forges] thread, index in
             var seeded = scenario
             seeded.seed = UInt64(index)
-            _ = try? forge.make(seeded, now: now)
+            _ = try? forges[thread].make(seeded, now: now)
         }
+        // Sign and make alternate in short rounds and the median of the per-round figures is kept,
+        // so drift in the machine's speed (a shared VM) hits both sides of the ratio alike.
+        let single = interleaved(sign, make, threads: 1)
+        let parallel = interleaved(sign, make, threads: jobs)
+        let signRates = (single.sign, parallel.sign)
+        let makeRates = (single.make, parallel.make)
         var rows: [(label: String, single: Double, parallel: Double)] = []
-        let signRates = (measure(sign, threads: 1), measure(sign, threads: jobs))
-        let makeRates = (measure(make, threads: 1), measure(make, threads: jobs))
         rows.append(("raw RSA-2048 sign/s (\(algorithm.rawValue))", signRates.0, signRates.1))
         rows.append(("forge make receipts/s", makeRates.0, makeRates.1))
-        rows.append(("ratio make / sign", makeRates.0 / signRates.0, makeRates.1 / signRates.1))
+        rows.append(("ratio make / sign", single.ratio, parallel.ratio))
         rows.append(("scaling vs 1 thread (make)", 1, makeRates.1 / makeRates.0))
         if json {
             print(JSONValue.object([
-                ("preset", .string(preset.rawValue)), ("jobs", .integer(Int64(jobs))), ("seconds", .string(String(seconds))),
+                ("preset", .string(preset.rawValue)), ("jobs", .integer(Int64(jobs))), ("seconds", .string(String(seconds))), ("rounds", .integer(Int64(rounds))),
                 ("signPerSecond", .array([.integer(Int64(signRates.0)), .integer(Int64(signRates.1))])),
                 ("makePerSecond", .array([.integer(Int64(makeRates.0)), .integer(Int64(makeRates.1))])),
-                ("ratio", .array([.string(format(makeRates.0 / signRates.0)), .string(format(makeRates.1 / signRates.1))])),
+                ("ratio", .array([.string(format(single.ratio)), .string(format(parallel.ratio))])),
                 ("scaling", .string(format(makeRates.1 / makeRates.0))),
             ]).serialized())
             return
         }
-        print("forge bench — preset \(preset.rawValue), 1 product with 2 renewals, \(seconds)s per figure")
+        print("forge bench — preset \(preset.rawValue), 1 product with 2 renewals; median of \(rounds) alternating rounds in \(seconds)s per column")
         print("".padding(toLength: 34, withPad: " ", startingAt: 0) + "1 thread".leftPad(12) + "\(jobs) jobs".leftPad(12))
         for row in rows {
             let isRatio = row.label.hasPrefix("ratio") || row.label.hasPrefix("scaling")
@@ -71,8 +80,24 @@ struct Bench: ParsableCommand {
         }
     }
 
+    /// Median sign rate, make rate and make/sign ratio over `rounds` alternating rounds.
+    private func interleaved(_ sign: @escaping @Sendable (Int, Int) -> Void, _ make: @escaping @Sendable (Int, Int) -> Void,
+                             threads: Int) -> (sign: Double, make: Double, ratio: Double) {
+        var signs: [Double] = [], makes: [Double] = [], ratios: [Double] = []
+        let slice = seconds / Double(rounds) / 2
+        for _ in 0..<rounds {
+            let signRate = measure(sign, threads: threads, seconds: slice)
+            let makeRate = measure(make, threads: threads, seconds: slice)
+            signs.append(signRate)
+            makes.append(makeRate)
+            ratios.append(makeRate / signRate)
+        }
+        func median(_ values: [Double]) -> Double { values.sorted()[values.count / 2] }
+        return (median(signs), median(makes), median(ratios))
+    }
+
     /// Operations per second of `body` run by `threads` threads for `seconds`.
-    private func measure(_ body: @escaping @Sendable (Int) -> Void, threads: Int) -> Double {
+    private func measure(_ body: @escaping @Sendable (_ thread: Int, _ iteration: Int) -> Void, threads: Int, seconds: Double) -> Double {
         let total = Mutex(0)
         let clock = ContinuousClock()
         let start = clock.now
@@ -80,7 +105,7 @@ struct Bench: ParsableCommand {
         DispatchQueue.concurrentPerform(iterations: threads) { thread in
             var count = 0
             while clock.now < deadline {
-                body(thread * 1_000_000_000 + count)
+                body(thread, thread * 1_000_000_000 + count)
                 count += 1
             }
             total.withLock { $0 += count }

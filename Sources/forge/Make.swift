@@ -10,15 +10,10 @@ struct Make: ParsableCommand {
         discussion: """
         Examples:
           forge make --product com.example.pro --expired -o expired.der
-          forge make --preset xcode-2023 --product com.example.coins --type consumable --format base64
-          forge make --spec scenario.json --now 2025-01-01T00:00:00Z --seed 7 --format json
+          forge make --preset xcode-2023 --product com.example.coins --format base64
+          forge make --spec scenario.json --now 2025-01-01T00:00:00Z --format json
 
-        Purchase options (--type, --expired, --renewals, …) apply to every --product. Subscription options
-        imply --type auto-renewable. With --spec, flags override the spec's fields; --product replaces its
-        purchases, and purchase options without --product apply to each of the spec's purchases.
-        The time is the wall clock unless --now pins it, and the seed is derived from the inputs unless
-        --seed pins it: the same arguments with --now give the same bytes. Both are reported on stderr.
-        Trust the reported trust anchor (Certificates/root.pem, or storekit.pem for xcode-*) to accept it.
+        Purchase options (--type, --expired, --renewals, …) apply to every --product. Subscription options imply --type auto-renewable. With --spec, flags override the spec's fields; --product replaces its purchases, and purchase options without --product apply to each of the spec's purchases. The time is the wall clock unless --now pins it, and the seed is derived from the inputs unless --seed pins it: the same arguments with --now give the same bytes. Both are reported on stderr. Trust the reported trust anchor (Certificates/root.pem, or storekit.pem for xcode-*) to accept it.
         """)
 
     @Option(name: .customLong("product"), help: ArgumentHelp("A product bought (repeatable).", valueName: "id"))

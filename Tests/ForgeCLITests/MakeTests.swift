@@ -109,6 +109,18 @@ struct MakeTests {
         #expect(conflict.stderr.contains("'purchases[0].expired' conflicts with 'purchases[0].type' consumable"))
     }
 
+    @Test("examples/scenario.json makes a receipt valid for its bundle id, version and device")
+    func exampleScenario() throws {
+        let response = try json(try forge("make", "--spec", repositoryRoot.appendingPathComponent("examples/scenario.json").path,
+                                          "--format", "json", "-q"))
+        let inApp = try #require((response["receipt"] as? [String: Any])?["in_app"] as? [[String: Any]])
+        #expect(inApp.count == 5)
+        let made = try forge("make", "--spec", repositoryRoot.appendingPathComponent("examples/scenario.json").path, "--format", "base64", "-q")
+        let validated = try forge("validate", "-", "--bundle-id", "com.example.app", "--app-version", "2.4",
+                                  "--device-id", "956328D9-CC6A-47F4-BE40-6953FB0AB6C7", stdin: made.stdout)
+        #expect(validated.status == 0, "\(validated.text)")
+    }
+
     @Test("Contradictory flags exit 64 naming both flags, and leave no output file",
           arguments: [
             (["--expired", "--expires", "2025-01-01T00:00:00Z"], "--expired conflicts with --expires"),

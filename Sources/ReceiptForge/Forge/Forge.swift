@@ -28,17 +28,28 @@ public struct ForgedReceipt: Sendable {
 /// random source: `now` and the seed are inputs.
 public struct Forge: Sendable {
     public let pki: TestPKI
-    private let identities: [CertificateRole: CertificateIdentity]
+    /// What signing in each preset's shape needs, worked out once: the key, the embedded certificates, the SignerInfo id.
+    private let signing: [Preset: Signing]
+
+    private struct Signing: Sendable {
+        let key: RSAPrivateKey
+        let certificates: [[UInt8]]
+        let identity: CertificateIdentity
+        let trustAnchor: X509Certificate
+    }
 
     public init(pki: TestPKI) throws(ForgeError) {
         self.pki = pki
-        var identities: [CertificateRole: CertificateIdentity] = [:]
-        for role in CertificateRole.allCases {
-            identities[role] = try ForgeError.encoding("reading the \(role.fileStem) certificate") { () throws(ReceiptDecodingError) in
-                try CertificateIdentity(derEncoded: pki[role].certificate.derRepresentation)
+        var signing: [Preset: Signing] = [:]
+        for preset in Preset.allCases {
+            let signer = pki[preset.chain[0]]
+            let identity = try ForgeError.encoding("reading the \(preset.chain[0].fileStem) certificate") { () throws(ReceiptDecodingError) in
+                try CertificateIdentity(derEncoded: signer.certificate.derRepresentation)
             }
+            signing[preset] = Signing(key: signer.privateKey, certificates: preset.chain.map { pki[$0].certificate.derRepresentation },
+                                      identity: identity, trustAnchor: pki[preset.trustAnchor].certificate)
         }
-        self.identities = identities
+        self.signing = signing
     }
 
     /// Makes one receipt.
@@ -54,21 +65,19 @@ public struct Forge: Sendable {
 
     private func sign(payload: [UInt8], plan: ReceiptPlan) throws(ForgeError) -> ForgedReceipt {
         let preset = plan.preset
-        let signerRole = preset.chain[0]
-        let signer = pki[signerRole]
+        let setup = signing[preset]!
         let signature = try ForgeError.wrapping("signing the payload") {
-            try signer.privateKey.signature(forDigest: try preset.digest.digest(payload), algorithm: preset.digest)
+            try setup.key.signature(forDigest: try preset.digest.digest(payload), algorithm: preset.digest)
         }
         let draft = SignedDataDraft(
-            digestAlgorithmOIDs: [preset.digest.dottedOID], payload: payload,
-            certificates: preset.chain.map { pki[$0].certificate.derRepresentation },
-            signers: [SignerInfoDraft(identity: identities[signerRole]!, digestAlgorithmOID: preset.digest.dottedOID,
+            digestAlgorithmOIDs: [preset.digest.dottedOID], payload: payload, certificates: setup.certificates,
+            signers: [SignerInfoDraft(identity: setup.identity, digestAlgorithmOID: preset.digest.dottedOID,
                                       signatureAlgorithmOID: preset.signatureAlgorithmOID, signature: signature)],
             layout: preset.layout)
         let bytes = try ForgeError.encoding("encoding the container") { () throws(ReceiptDecodingError) in try draft.encoded() }
         return ForgedReceipt(bytes: bytes, payload: payload, preset: preset, now: plan.now, seed: plan.seed, deviceID: plan.deviceID,
                              bundleID: plan.bundleID, appVersion: plan.appVersion, environment: plan.environment,
-                             transactions: plan.transactions, trustAnchor: pki[preset.trustAnchor].certificate)
+                             transactions: plan.transactions, trustAnchor: setup.trustAnchor)
     }
 }
 

@@ -134,7 +134,6 @@ public enum TestPKIProfile {
     }
 
     static func date(_ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0, _ minute: Int = 0, _ second: Int = 0) -> Date {
-        func pad(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
-        return ReceiptDate.parse("\(year)-\(pad(month))-\(pad(day))T\(pad(hour)):\(pad(minute)):\(pad(second))Z")!
+        ReceiptDate.instant(year: year, month: month, day: day, hour: hour, minute: minute, second: second)
     }
 }

@@ -73,10 +73,8 @@ public struct SubscriptionPeriod: Sendable, Hashable, CustomStringConvertible {
             let total = parts.year * 12 + (parts.month - 1) + months
             let year = total >= 0 ? total / 12 : (total - 11) / 12
             let month = total - year * 12 + 1
-            let lastDay = [31, (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31][month - 1]
-            func pad(_ v: Int, _ w: Int) -> String { String(repeating: "0", count: max(0, w - String(v).count)) + String(v) }
-            let text = "\(pad(year, 4))-\(pad(month, 2))-\(pad(min(parts.day, lastDay), 2))T\(pad(parts.hour, 2)):\(pad(parts.minute, 2)):\(pad(parts.second, 2))Z"
-            return ReceiptDate.parse(text)!
+            return ReceiptDate.instant(year: year, month: month, day: min(parts.day, ReceiptDate.daysIn(month: month, year: year)),
+                                       hour: parts.hour, minute: parts.minute, second: parts.second)
         }
     }
 }

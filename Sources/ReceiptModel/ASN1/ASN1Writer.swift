@@ -95,12 +95,37 @@ public enum ASN1Value {
     /// Minimal two's-complement content of an INTEGER.
     public static func integerContent(_ value: Int64) -> [UInt8] {
         var out: [UInt8] = []
-        var rest = value
-        repeat {
-            out.insert(UInt8(truncatingIfNeeded: rest), at: 0)
-            rest >>= 8
-        } while !(rest == 0 && out[0] & 0x80 == 0) && !(rest == -1 && out[0] & 0x80 != 0)
+        appendIntegerContent(value, to: &out)
         return out
+    }
+
+    /// How many content octets the minimal encoding of `value` takes.
+    static func integerByteCount(_ value: Int64) -> Int {
+        var count = 1
+        var rest = value
+        while rest < -128 || rest > 127 {
+            rest >>= 8
+            count += 1
+        }
+        return count
+    }
+
+    static func appendIntegerContent(_ value: Int64, to out: inout [UInt8]) {
+        for index in stride(from: integerByteCount(value) - 1, through: 0, by: -1) {
+            out.append(UInt8(truncatingIfNeeded: value >> (8 * index)))
+        }
+    }
+
+    /// Octets a minimal definite length field takes.
+    static func lengthFieldSize(_ length: Int) -> Int {
+        guard length >= 0x80 else { return 1 }
+        var count = 1
+        var rest = length
+        while rest > 0 {
+            rest >>= 8
+            count += 1
+        }
+        return count
     }
 
     /// A complete INTEGER TLV.
@@ -130,7 +155,22 @@ public enum ASN1Value {
 
 /// Dotted object identifiers to and from their DER content.
 public enum OID {
+    /// The OIDs every receipt writes, encoded once.
+    private static let common: [String: [UInt8]] = {
+        var table: [String: [UInt8]] = [:]
+        for dotted in [KnownOID.data, KnownOID.signedData, KnownOID.rsaEncryption, KnownOID.sha1WithRSAEncryption,
+                       KnownOID.sha256WithRSAEncryption, KnownOID.sha1, KnownOID.sha256] {
+            table[dotted] = try? slowEncodeContent(dotted)
+        }
+        return table
+    }()
+
     public static func encodeContent(_ dotted: String) throws(ReceiptDecodingError) -> [UInt8] {
+        if let known = common[dotted] { return known }
+        return try slowEncodeContent(dotted)
+    }
+
+    private static func slowEncodeContent(_ dotted: String) throws(ReceiptDecodingError) -> [UInt8] {
         let arcs = dotted.split(separator: ".").map { UInt64($0) }
         guard arcs.count >= 2, arcs.allSatisfy({ $0 != nil }), let first = arcs[0], let second = arcs[1],
               first <= 2, first == 2 || second < 40 else {

@@ -62,24 +62,57 @@ public enum ReceiptDate {
     }
 
     /// Writes a date in the given style (whole seconds; milliseconds for `.fractionalZulu`).
+    /// Built byte by byte: the forge writes dozens of dates per receipt.
     public static func format(_ date: Date, style: Style = .zulu) -> String {
-        var shift = 0
-        if case .offset(let minutes) = style { shift = minutes * 60 }
+        var shift: Int64 = 0
+        if case .offset(let minutes) = style { shift = Int64(minutes) * 60 }
         let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-        let totalSeconds = Int(floorDiv(milliseconds, 1000)) + shift
-        let (year, month, day) = civil(fromDays: floorDiv(Int64(totalSeconds), 86_400))
-        let secondOfDay = Int(Int64(totalSeconds) - floorDiv(Int64(totalSeconds), 86_400) * 86_400)
-        var text = "\(pad(year, 4))-\(pad(month, 2))-\(pad(day, 2))T\(pad(secondOfDay / 3600, 2)):\(pad(secondOfDay / 60 % 60, 2)):\(pad(secondOfDay % 60, 2))"
+        let totalSeconds = floorDiv(milliseconds, 1000) + shift
+        let days = floorDiv(totalSeconds, 86_400)
+        let (year, month, day) = civil(fromDays: days)
+        let secondOfDay = Int(totalSeconds - days * 86_400)
+        var out: [UInt8] = []
+        out.reserveCapacity(29)
+        func digits(_ value: Int, _ width: Int) {
+            var divisor = 1
+            for _ in 1..<width { divisor *= 10 }
+            var rest = value
+            if rest >= divisor * 10 {  // wider than asked (years past 9999): write every digit
+                out.append(contentsOf: String(rest).utf8)
+                return
+            }
+            while divisor > 0 {
+                out.append(UInt8(0x30 + rest / divisor))
+                rest %= divisor
+                divisor /= 10
+            }
+        }
+        digits(year, 4); out.append(0x2D); digits(month, 2); out.append(0x2D); digits(day, 2)
+        out.append(0x54); digits(secondOfDay / 3600, 2); out.append(0x3A); digits(secondOfDay / 60 % 60, 2)
+        out.append(0x3A); digits(secondOfDay % 60, 2)
         switch style {
         case .zulu:
-            text += "Z"
+            out.append(0x5A)
         case .fractionalZulu:
-            text += ".\(pad(Int(milliseconds - floorDiv(milliseconds, 1000) * 1000), 3))Z"
+            out.append(0x2E); digits(Int(milliseconds - floorDiv(milliseconds, 1000) * 1000), 3); out.append(0x5A)
         case .offset(let minutes):
-            let magnitude = abs(minutes)
-            text += (minutes < 0 ? "-" : "+") + pad(magnitude / 60, 2) + pad(magnitude % 60, 2)
+            out.append(minutes < 0 ? 0x2D : 0x2B); digits(abs(minutes) / 60, 2); digits(abs(minutes) % 60, 2)
         }
-        return text
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The instant of a UTC calendar date and time (proleptic Gregorian).
+    public static func instant(year: Int, month: Int, day: Int, hour: Int = 0, minute: Int = 0, second: Int = 0) -> Date {
+        Date(timeIntervalSince1970: Double(daysFromCivil(year: year, month: month, day: day) * 86_400 + hour * 3600 + minute * 60 + second))
+    }
+
+    /// Days in a month of the proleptic Gregorian calendar.
+    public static func daysIn(month: Int, year: Int) -> Int {
+        switch month {
+        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
+        case 4, 6, 9, 11: 30
+        default: 31
+        }
     }
 
     /// Calendar fields of a UTC instant, for JSON renderings that need them.
@@ -99,19 +132,6 @@ public enum ReceiptDate {
             value = value * 10 + Int(byte - 0x30)
         }
         return value
-    }
-
-    private static func pad(_ value: Int, _ width: Int) -> String {
-        let digits = String(value)
-        return String(repeating: "0", count: max(0, width - digits.count)) + digits
-    }
-
-    private static func daysIn(month: Int, year: Int) -> Int {
-        switch month {
-        case 2: (year % 4 == 0 && year % 100 != 0) || year % 400 == 0 ? 29 : 28
-        case 4, 6, 9, 11: 30
-        default: 31
-        }
     }
 
     private static func floorDiv(_ a: Int64, _ b: Int64) -> Int64 { a >= 0 ? a / b : -((-a + b - 1) / b) }

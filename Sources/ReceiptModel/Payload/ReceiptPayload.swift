@@ -45,6 +45,27 @@ public struct ReceiptAttribute: Sendable, Hashable {
 
     /// DER encoding of the attribute SEQUENCE.
     public func encoded(length: ASN1Writer.Length = .minimal) -> [UInt8] {
+        if length == .minimal {
+            // The hot path of making receipts: sizes are computed, the bytes written once.
+            let typeCount = ASN1Value.integerByteCount(Int64(type))
+            let versionCount = ASN1Value.integerByteCount(Int64(version))
+            let valueField = 1 + ASN1Value.lengthFieldSize(value.count) + value.count
+            let content = 2 + typeCount + 2 + versionCount + valueField
+            var out: [UInt8] = []
+            out.reserveCapacity(1 + ASN1Value.lengthFieldSize(content) + content)
+            out.append(ASN1Tag.sequence)
+            ASN1Writer.appendLength(content, form: .minimal, to: &out)
+            out.append(ASN1Tag.integer)
+            out.append(UInt8(typeCount))
+            ASN1Value.appendIntegerContent(Int64(type), to: &out)
+            out.append(ASN1Tag.integer)
+            out.append(UInt8(versionCount))
+            ASN1Value.appendIntegerContent(Int64(version), to: &out)
+            out.append(ASN1Tag.octetString)
+            ASN1Writer.appendLength(value.count, form: .minimal, to: &out)
+            out.append(contentsOf: value)
+            return out
+        }
         var writer = ASN1Writer(reservingCapacity: value.count + 16)
         writer.appendConstructed(ASN1Tag.sequence, length: length) { writer in
             writer.appendInteger(Int64(type))
