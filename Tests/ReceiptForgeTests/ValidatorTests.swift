@@ -70,6 +70,46 @@ struct ValidatorTests {
         #expect(validator.validate(bytes, context: early).verdict == .valid)
     }
 
+    /// Signs `payload` as `openssl cms -sign` would: with contentType, signingTime and messageDigest attributes.
+    func signedWithAttributes(_ payload: [UInt8], messageDigest: [UInt8]? = nil) throws -> [UInt8] {
+        let leaf = pki[.leaf]
+        let attributes = try SignedAttributes.encode(messageDigest: messageDigest ?? DigestAlgorithm.sha256.digest(payload),
+                                                     signingTime: "250101000000Z")
+        let draft = SignedDataDraft(
+            digestAlgorithmOIDs: [KnownOID.sha256], payload: payload,
+            certificates: [leaf.certificate, pki[.intermediate].certificate, pki[.root].certificate].map(\.derRepresentation),
+            signers: [SignerInfoDraft(identity: try CertificateIdentity(derEncoded: leaf.certificate.derRepresentation),
+                                      digestAlgorithmOID: KnownOID.sha256, signatureAlgorithmOID: KnownOID.rsaEncryption,
+                                      signedAttributes: attributes, signature: try leaf.privateKey.signature(for: attributes, algorithm: .sha256))],
+            layout: .appStore)
+        return try draft.encoded()
+    }
+
+    @Test("Signed attributes: the signature covers them and messageDigest must match the content; openssl agrees")
+    func signedAttributes() throws {
+        let payload = try sharedForge.make(Scenario(), now: pinnedNow).payload
+        let good = try signedWithAttributes(payload)
+        #expect(validator.validate(good, context: context()).verdict == .valid)
+        let bad = try signedWithAttributes(payload, messageDigest: [UInt8](repeating: 0, count: 32))
+        #expect(validator.validate(bad, context: context()).errorClass == .signatureMessageDigest)
+
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("attrs-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for (name, bytes, expected) in [("good", good, Int32(0)), ("bad", bad, Int32(4))] {
+            let file = directory.appendingPathComponent("\(name).der")
+            try Data(bytes).write(to: file)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+            process.arguments = ["cms", "-verify", "-binary", "-inform", "DER", "-in", file.path, "-CAfile",
+                                 repositoryRoot.appendingPathComponent("Certificates/root.pem").path, "-purpose", "any", "-out", "/dev/null"]
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            #expect(process.terminationStatus == expected, "openssl on the \(name) signed-attributes receipt")
+        }
+    }
+
     @Test("The chain is judged at the creation date unless a time is pinned")
     func chainTime() throws {
         let forged = try sharedForge.make(Scenario(), now: pinnedNow)
