@@ -58,8 +58,8 @@ struct Make: ParsableCommand {
     var preset: Preset?
     @Option(help: ArgumentHelp("A scenario JSON file (see README); flags override it.", valueName: "file"))
     var spec: String?
-    @Option(help: "Output: der, base64, json (the verifyReceipt decoded form).")
-    var format: OutputFormat = .der
+    @Option(help: "Output: der, base64, json (the verifyReceipt decoded form). Default der; base64 when stdout is a terminal.")
+    var format: OutputFormat?
     @Option(name: [.customShort("o"), .long], help: ArgumentHelp("Output file (written atomically). Default: stdout.", valueName: "file"))
     var output: String?
     @Option(help: ArgumentHelp("A certificate set made by `forge ca init` instead of the bundled one.", valueName: "dir"))
@@ -72,9 +72,6 @@ struct Make: ParsableCommand {
     func validate() throws {
         if let cancelled, CancellationReason(argument: cancelled) == nil {
             throw ValidationError("--cancelled takes other (0) or app-issue (1), not '\(cancelled)'")
-        }
-        if format == .der, output == nil || output == "-", isatty(STDOUT_FILENO) == 1 {
-            throw ValidationError("refusing to write binary DER to a terminal: add -o FILE or --format base64")
         }
     }
 
@@ -94,7 +91,9 @@ struct Make: ParsableCommand {
         } catch {
             throw fail(error.message, error.code == .conflictingOptions || error.code == .invalidScenario ? Exit.usage : Exit.software)
         }
-        try writeOutput(try render(receipt), to: output)
+        let toTerminal = (output == nil || output == "-") && isatty(STDOUT_FILENO) == 1
+        if format == nil, toTerminal, !quiet { note("stdout is a terminal: writing base64 (use -o FILE for DER)") }
+        try writeOutput(try render(receipt, as: format ?? (toTerminal ? .base64 : .der)), to: output)
         if !quiet {
             note("made \(receipt.preset.rawValue) receipt, \(receipt.bytes.count) bytes, \(receipt.transactions.count) transaction(s)\(output.map { " → \($0)" } ?? "")")
             note("now \(ReceiptDate.format(receipt.now)), seed \(receipt.seed), device id \(receipt.deviceID), bundle id \(receipt.bundleID)")
@@ -128,7 +127,7 @@ struct Make: ParsableCommand {
         }
     }
 
-    private func render(_ receipt: ForgedReceipt) throws -> Data {
+    private func render(_ receipt: ForgedReceipt, as format: OutputFormat) throws -> Data {
         switch format {
         case .der:
             return Data(receipt.bytes)

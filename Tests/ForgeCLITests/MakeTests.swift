@@ -149,6 +149,17 @@ struct MakeTests {
         }
     }
 
+    @Test("At a terminal, make writes base64 instead of binary, and says so", .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script")))
+    func terminal() throws {
+        // script(1) gives the command a pseudo-terminal as stdout.
+        let result = try run(URL(fileURLWithPath: "/usr/bin/script"),
+                             ["-qec", "\(forgeBinary.path) make --product com.example.pro --expired", "/dev/null"])
+        #expect(result.status == 0, "\(result.text)")
+        #expect(result.text.contains("writing base64"))
+        let base64 = try #require(result.text.split(whereSeparator: \.isNewline).map(String.init).first { $0.hasPrefix("MII") })
+        #expect(Data(base64Encoded: base64.trimmingCharacters(in: .whitespacesAndNewlines))?.first == 0x30)
+    }
+
     @Test("An unwritable output path exits 73 and leaves nothing behind")
     func unwritable() throws {
         let result = try forge("make", "--product", "p", "-o", "/nonexistent-dir/receipt.der")
