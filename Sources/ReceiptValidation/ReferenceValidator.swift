@@ -60,10 +60,11 @@ public struct ValidationReport: Sendable {
     public var firstFailure: Check? { checks.first { $0.status == .failed } }
     public var errorClass: ErrorClass? { firstFailure?.errorClass }
     public var message: String { firstFailure.map { "\($0.name): \($0.detail)" } ?? "receipt is valid" }
-    /// Whether the input could not be read as a receipt at all (exit code 65 territory).
+    /// Whether the input could not be read as a receipt at all (exit code 65 territory). A malformed
+    /// payload under a valid signature is readable data that is wrong, not unreadable input.
     public var isUnreadable: Bool {
         guard let family = errorClass?.family else { return false }
-        return family == "input" || errorClass == .containerMalformed || errorClass == .payloadMalformed
+        return family == "input" || errorClass == .containerMalformed
     }
 }
 
@@ -106,20 +107,24 @@ public struct ReferenceValidator: Sendable {
             return ValidationReport(checks: [.failed("parse", .containerNoContent, "the SignedData has no eContent (detached signature)")],
                                     transport: transport, container: container, receipt: nil, certificates: [])
         }
+        let certificates = container.certificates.compactMap { try? X509Certificate(derEncoded: $0) }
+        checks.append(structureCheck(container))
+        // The payload is read now (the chain is judged at its creation date) but judged after the
+        // signature: Apple's order is signature, chain, then payload.
         var receipt: AppReceipt?
+        var payloadFailure: Check?
         do throws(ReceiptDecodingError) {
             receipt = try AppReceipt(payloadBytes: payload)
         } catch {
             var located = error
             if let base = container.payloadOffset, error.region == "payload byte" { located = error.relocated(by: base, region: "byte") }
-            checks.append(.failed("parse", .payloadMalformed, located.description))
+            payloadFailure = .failed("payload", .payloadMalformed, located.description)
         }
-        let certificates = container.certificates.compactMap { try? X509Certificate(derEncoded: $0) }
-        if receipt != nil { checks.append(structureCheck(container)) }
 
         // 2–3. Signature and chain.
         let signer = signatureCheck(container, payload: payload, certificates: certificates, into: &checks)
         checks.append(chainCheck(signer: signer, certificates: certificates, receipt: receipt, context: context))
+        if let payloadFailure { checks.append(payloadFailure) }
 
         // 4–8. Payload bindings.
         if let receipt {
@@ -202,6 +207,9 @@ public struct ReferenceValidator: Sendable {
     private func chainCheck(signer: X509Certificate?, certificates: [X509Certificate], receipt: AppReceipt?,
                             context: ValidationContext) -> Check {
         guard let signer else { return .skipped("chain", "no verified signer to chain") }
+        if receipt == nil, context.chainTime == nil {
+            return .skipped("chain", "the payload is unreadable, so there is no creation date to evaluate the chain at")
+        }
         guard let time = context.chainTime ?? receipt?.creationDate else {
             return .failed("chain", .payloadMissingField, "no receipt creation date (type 12) to evaluate the chain at; pin a time")
         }
@@ -243,6 +251,13 @@ public struct ReferenceValidator: Sendable {
             guard let expected else { checks.append(.skipped(name, "no expected value given")); return }
             guard let actual else { checks.append(.failed(name, .payloadMissingField, "the receipt has no attribute \(type)")); return }
             checks.append(actual == expected ? .passed(name, "'\(actual)'") : .failed(name, errorClass, "receipt says '\(actual)', expected '\(expected)'"))
+        }
+        // Apple documents both as UTF8String; an IA5String here is not the field a genuine receipt carries.
+        for (name, type) in [("bundle id", AttributeType.bundleID), ("app version", AttributeType.appVersion)] {
+            if let value = receipt.payload.payload.first(type)?.value, value.first != ASN1Tag.utf8String {
+                checks.append(.failed(name, .payloadInvalidField, "attribute \(type) holds \(value.first.map { ASN1Tag.name($0) } ?? "nothing"), expected UTF8String"))
+                return checks
+            }
         }
         compare("bundle id", context.bundleID, receipt.bundleID, AttributeType.bundleID, .bindingBundleID)
         compare("app version", context.appVersion, receipt.appVersion, AttributeType.appVersion, .bindingAppVersion)

@@ -1,6 +1,6 @@
 public import Foundation
 public import ForgeCrypto
-import ReceiptModel
+public import ReceiptModel
 
 /// A receipt the forge made, with everything needed to check or reproduce it.
 public struct ForgedReceipt: Sendable {
@@ -57,27 +57,89 @@ public struct Forge: Sendable {
     ///   - scenario: what the receipt says; validated first.
     ///   - now: the creation time; relative options (`expired`…) follow it.
     ///   - naming: how problems name fields (flags for the CLI, keys for spec files).
-    public func make(_ scenario: Scenario, now: Date, naming: FieldNaming = .specKeys) throws(ForgeError) -> ForgedReceipt {
+    ///   - mutations: named defects applied on top of the valid receipt, in order (see ``Mutation``).
+    public func make(_ scenario: Scenario, now: Date, naming: FieldNaming = .specKeys,
+                     mutations: [MutationStep] = []) throws(ForgeError) -> ForgedReceipt {
+        let steps = try mutations.map { (step) throws(ForgeError) in (try Mutation.named(step.mutation), step.parameters) }
         var plan = try ReceiptPlan(scenario, now: now, naming: naming)
-        let payload = try plan.payload()
-        return try sign(payload: payload, plan: plan)
-    }
-
-    private func sign(payload: [UInt8], plan: ReceiptPlan) throws(ForgeError) -> ForgedReceipt {
         let preset = plan.preset
         let setup = signing[preset]!
-        let signature = try ForgeError.wrapping("signing the payload") {
-            try setup.key.signature(forDigest: try preset.digest.digest(payload), algorithm: preset.digest)
+        var stages = ForgeStages(
+            pki: pki, preset: preset, attributes: try plan.attributes(), ordering: preset.setOrdering, payload: [],
+            signerKey: setup.key, signerIdentity: setup.identity, hashAlgorithm: preset.digest,
+            signerDigestOID: preset.digest.dottedOID, digestAlgorithmOIDs: [preset.digest.dottedOID],
+            signatureAlgorithmOID: preset.signatureAlgorithmOID, signedAttributes: nil, certificates: setup.certificates,
+            layout: preset.layout, signers: [], bytes: [])
+        func run(_ stage: Mutation.Stage) throws(ForgeError) {
+            for (mutation, parameters) in steps where mutation.stage == stage { try mutation.apply(to: &stages, parameters) }
         }
-        let draft = SignedDataDraft(
-            digestAlgorithmOIDs: [preset.digest.dottedOID], payload: payload, certificates: setup.certificates,
-            signers: [SignerInfoDraft(identity: setup.identity, digestAlgorithmOID: preset.digest.dottedOID,
-                                      signatureAlgorithmOID: preset.signatureAlgorithmOID, signature: signature)],
-            layout: preset.layout)
-        let bytes = try ForgeError.encoding("encoding the container") { () throws(ReceiptDecodingError) in try draft.encoded() }
-        return ForgedReceipt(bytes: bytes, payload: payload, preset: preset, now: plan.now, seed: plan.seed, deviceID: plan.deviceID,
-                             bundleID: plan.bundleID, appVersion: plan.appVersion, environment: plan.environment,
-                             transactions: plan.transactions, trustAnchor: setup.trustAnchor)
+        try run(.attributes)
+        stages.payload = ReceiptPayload(stages.attributes).encoded(ordering: stages.ordering)
+        try run(.payload)
+        try run(.signing)
+        try stages.sign()
+        try run(.signed)
+        let draft = SignedDataDraft(digestAlgorithmOIDs: stages.digestAlgorithmOIDs, payload: stages.payload,
+                                    certificates: stages.certificates, signers: stages.signers, layout: stages.layout)
+        stages.bytes = try ForgeError.encoding("encoding the container") { () throws(ReceiptDecodingError) in try draft.encoded() }
+        try run(.encoded)
+        return ForgedReceipt(bytes: stages.bytes, payload: stages.payload, preset: preset, now: plan.now, seed: plan.seed,
+                             deviceID: plan.deviceID, bundleID: plan.bundleID, appVersion: plan.appVersion,
+                             environment: plan.environment, transactions: plan.transactions, trustAnchor: setup.trustAnchor)
+    }
+}
+
+/// Everything between a scenario and the receipt's bytes, in the order the forge builds it. Each
+/// field is what one kind of defect edits: mutations receive it at their stage (see ``Mutation``).
+public struct ForgeStages: Sendable {
+    /// The PKI the receipt is signed from, for mutations that issue variant certificates.
+    public let pki: TestPKI
+    public let preset: Preset
+    /// Payload attributes, before encoding (stage `.attributes`).
+    public var attributes: [ReceiptAttribute]
+    public var ordering: SetOrdering
+    /// The encoded payload, the eContent (stage `.payload`).
+    public var payload: [UInt8]
+    /// Signing setup (stage `.signing`): the key that signs, the SignerInfo's certificate id, the digest
+    /// actually computed, the OIDs written, signed attributes, embedded certificates, layout.
+    public var signerKey: RSAPrivateKey
+    public var signerIdentity: CertificateIdentity
+    public var hashAlgorithm: DigestAlgorithm
+    public var signerDigestOID: String
+    public var digestAlgorithmOIDs: [String]
+    public var signatureAlgorithmOID: String
+    /// nil: none (as Apple). Otherwise signed attributes are written, with this messageDigest (nil: the correct one).
+    public var signedAttributes: SignedAttributesChoice?
+    public var certificates: [[UInt8]]
+    public var layout: ContainerLayout
+    /// The SignerInfos (stage `.signed`).
+    public var signers: [SignerInfoDraft]
+    /// The final bytes (stage `.encoded`).
+    public var bytes: [UInt8]
+
+    public struct SignedAttributesChoice: Sendable {
+        /// Replaces the correct messageDigest, to test that validators compare it with the content.
+        public var messageDigest: [UInt8]?
+        public init(messageDigest: [UInt8]? = nil) { self.messageDigest = messageDigest }
+    }
+
+    mutating func sign() throws(ForgeError) {
+        var signedBytes = payload
+        var attributes: [UInt8]?
+        if let choice = signedAttributes {
+            let payloadDigest = try ForgeError.wrapping("hashing the payload") { [payload, hashAlgorithm] in try hashAlgorithm.digest(payload) }
+            let encoded = try ForgeError.encoding("encoding signed attributes") { () throws(ReceiptDecodingError) in
+                try SignedAttributes.encode(messageDigest: choice.messageDigest ?? payloadDigest, signingTime: nil)
+            }
+            attributes = encoded
+            signedBytes = encoded
+        }
+        let key = signerKey, algorithm = hashAlgorithm
+        let signature = try ForgeError.wrapping("signing the payload") {
+            try key.signature(forDigest: try algorithm.digest(signedBytes), algorithm: algorithm)
+        }
+        signers = [SignerInfoDraft(identity: signerIdentity, digestAlgorithmOID: signerDigestOID, signatureAlgorithmOID: signatureAlgorithmOID,
+                                   signedAttributes: attributes, signature: signature)]
     }
 }
 
@@ -144,8 +206,8 @@ struct ReceiptPlan {
 
     private func date(_ date: Date) -> String { ReceiptDate.format(date, style: preset.dateStyle) }
 
-    /// The payload bytes, attributes laid out as the preset's real receipts lay them out.
-    mutating func payload() throws(ForgeError) -> [UInt8] {
+    /// The payload attributes, laid out as the preset's real receipts lay them out.
+    mutating func attributes() throws(ForgeError) -> [ReceiptAttribute] {
         let opaque = random.bytes(preset.opaqueValue.length)
         let bundleAttribute = ReceiptAttribute.utf8(AttributeType.bundleID, bundleID)
         let hashInput = deviceID.bytes + opaque + bundleAttribute.value
@@ -179,7 +241,7 @@ struct ReceiptPlan {
             if let originalAppVersion { attributes.append(.utf8(19, originalAppVersion)) }
             attributes += purchases
         }
-        return ReceiptPayload(attributes).encoded(ordering: preset.setOrdering)
+        return attributes
     }
 
     private mutating func inAppPayload(_ transaction: Transaction) -> [UInt8] {

@@ -1,0 +1,112 @@
+import Foundation
+import ForgeCrypto
+import ReceiptModel
+
+/// One step of a recipe: a mutation by id, with its parameters. Recipes replay byte for byte.
+public struct MutationStep: Codable, Sendable, Hashable {
+    public var mutation: String
+    public var parameters: [String: String]
+
+    public init(_ mutation: String, _ parameters: [String: String] = [:]) {
+        self.mutation = mutation
+        self.parameters = parameters
+    }
+}
+
+/// A named, documented defect applied on top of a valid receipt.
+///
+/// Valid by default, invalid on purpose: the forge never takes a flag that breaks a receipt in its
+/// happy path; every defect is one of these, with an id, a one-line summary and the bug class it
+/// targets. Each edits one stage of ``ForgeStages`` and composes with the others.
+public struct Mutation: Sendable {
+    /// When in the build a mutation runs.
+    public enum Stage: String, Sendable, Hashable, CaseIterable {
+        /// Payload attributes, before encoding.
+        case attributes
+        /// The encoded payload, before signing.
+        case payload
+        /// Keys, algorithms, certificates, layout, before the signature is computed.
+        case signing
+        /// SignerInfos, after signing.
+        case signed
+        /// The final bytes (transport encodings, truncation, trailing data).
+        case encoded
+    }
+
+    public let id: String
+    public let summary: String
+    /// The validator bug this defect exposes when accepted (or, for tolerance mutations, when rejected).
+    public let bugClass: String
+    public let stage: Stage
+    /// Parameter names and what they mean; the first listed are required.
+    public let parameters: [(name: String, meaning: String)]
+    let body: @Sendable (inout ForgeStages, Parameters) throws(ForgeError) -> Void
+
+    init(_ id: String, _ stage: Stage, _ summary: String, bugClass: String, parameters: [(String, String)] = [],
+         _ body: @escaping @Sendable (inout ForgeStages, Parameters) throws(ForgeError) -> Void) {
+        self.id = id
+        self.stage = stage
+        self.summary = summary
+        self.bugClass = bugClass
+        self.parameters = parameters.map { (name: $0.0, meaning: $0.1) }
+        self.body = body
+    }
+
+    func apply(to stages: inout ForgeStages, _ parameters: [String: String]) throws(ForgeError) {
+        try body(&stages, Parameters(mutation: id, values: parameters))
+    }
+
+    /// Looks a mutation up by id.
+    public static func named(_ id: String) throws(ForgeError) -> Mutation {
+        guard let mutation = catalogue.first(where: { $0.id == id }) else {
+            throw ForgeError(.invalidScenario, "unknown mutation '\(id)'; known: \(catalogue.map(\.id).joined(separator: ", "))")
+        }
+        return mutation
+    }
+
+    /// Typed access to a step's parameters, with errors that name the mutation and the parameter.
+    struct Parameters {
+        let mutation: String
+        let values: [String: String]
+
+        func string(_ name: String, default fallback: String? = nil) throws(ForgeError) -> String {
+            guard let value = values[name] ?? fallback else {
+                throw ForgeError(.invalidScenario, "mutation \(mutation) needs parameter '\(name)'")
+            }
+            return value
+        }
+
+        func int(_ name: String, default fallback: Int? = nil) throws(ForgeError) -> Int {
+            let text = try string(name, default: fallback.map(String.init))
+            guard let value = Int(text) else { throw ForgeError(.invalidScenario, "mutation \(mutation): '\(name)' must be an integer, not '\(text)'") }
+            return value
+        }
+
+        func bytes(_ name: String, default fallback: String? = nil) throws(ForgeError) -> [UInt8] {
+            let text = try string(name, default: fallback)
+            guard text.count % 2 == 0, let bytes = Optional(stride(from: 0, to: text.count, by: 2).compactMap({ offset -> UInt8? in
+                let start = text.index(text.startIndex, offsetBy: offset)
+                return UInt8(text[start..<text.index(start, offsetBy: 2)], radix: 16)
+            })), bytes.count * 2 == text.count else {
+                throw ForgeError(.invalidScenario, "mutation \(mutation): '\(name)' must be hex, not '\(text)'")
+            }
+            return bytes
+        }
+
+        func role(_ name: String) throws(ForgeError) -> CertificateRole {
+            let text = try string(name)
+            guard let role = CertificateRole(rawValue: text) else {
+                throw ForgeError(.invalidScenario, "mutation \(mutation): '\(name)' must be one of \(CertificateRole.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return role
+        }
+
+        func choice<T: RawRepresentable & CaseIterable>(_ name: String, default fallback: T? = nil) throws(ForgeError) -> T where T.RawValue == String {
+            let text = try string(name, default: fallback?.rawValue)
+            guard let value = T(rawValue: text) else {
+                throw ForgeError(.invalidScenario, "mutation \(mutation): '\(name)' must be one of \(T.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+            return value
+        }
+    }
+}

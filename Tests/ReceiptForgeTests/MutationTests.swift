@@ -1,0 +1,122 @@
+import Foundation
+import ForgeCrypto
+import ReceiptForge
+import ReceiptModel
+import ReceiptValidation
+import Testing
+
+/// Every mutation, applied to a valid receipt, gives the verdict and error class it is documented to expose.
+@Suite("Mutations")
+struct MutationTests {
+    static let pki = try! TestPKI.bundled()
+    static let scenario = Scenario(bundleID: "com.example.app", seed: 5, purchases: [Purchase(productID: "com.example.pro", renewals: 1)])
+
+    struct Case: CustomTestStringConvertible, Sendable {
+        let steps: [MutationStep]
+        let preset: Preset
+        let expected: ErrorClass?
+        var testDescription: String { steps.map { "\($0.mutation)\($0.parameters.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined())" }.joined(separator: " + ") + " (\(preset.rawValue))" }
+        init(_ steps: [MutationStep], _ expected: ErrorClass?, preset: Preset = .appstore) {
+            self.steps = steps
+            self.expected = expected
+            self.preset = preset
+        }
+    }
+
+    static let cases: [Case] = [
+        Case([MutationStep("drop-attribute", ["type": "2"])], .payloadMissingField),
+        Case([MutationStep("set-attribute", ["type": "2", "utf8": "com.example.other"])], .bindingBundleID),
+        Case([MutationStep("add-attribute", ["type": "9999", "hex": "deadbeef"])], nil),
+        Case([MutationStep("add-attribute", ["type": "1799", "utf8": "x", "version": "3"])], nil),
+        Case([MutationStep("retag-attribute", ["type": "2", "tag": "16"])], .payloadInvalidField),
+        Case([MutationStep("purchase-drop-attribute", ["type": "1702"])], nil),
+        Case([MutationStep("embed-certificate", ["hex": hexString(pki[.foreignRoot].certificate.derRepresentation), "index": "2"])], nil),
+        Case([MutationStep("reverse-order")], nil),
+        Case([MutationStep("integer-leading-zero", ["type": "1"])], nil),
+        Case([MutationStep("purchase-set-attribute", ["type": "1701", "integer": "-1"])], nil),
+        Case([MutationStep("payload-trailing-bytes")], .payloadMalformed),
+        Case([MutationStep("digest-oid", ["oid": KnownOID.sha1])], .signatureInvalid),
+        Case([MutationStep("signer-digest-oid", ["oid": KnownOID.sha1])], .signatureAlgorithmMismatch),
+        Case([MutationStep("hash-algorithm", ["algorithm": "sha1"])], .signatureInvalid),
+        Case([MutationStep("consistent-digest", ["algorithm": "sha512"])], nil),
+        Case([MutationStep("consistent-digest", ["algorithm": "md5"])], .signatureUnsupportedAlgorithm),
+        Case([MutationStep("digest-oid", ["oid": "1.2.3.4"])], .signatureUnsupportedAlgorithm),
+        Case([MutationStep("signature-algorithm-oid", ["oid": KnownOID.sha256WithRSAEncryption])], nil),
+        Case([MutationStep("signature-algorithm-oid", ["oid": KnownOID.sha1WithRSAEncryption])], .signatureAlgorithmMismatch),
+        Case([MutationStep("sign-with", ["role": "foreign-root"])], .signatureInvalid),
+        Case([MutationStep("signed-attributes")], nil),
+        Case([MutationStep("signed-attributes", ["message-digest": "wrong"])], .signatureMessageDigest),
+        Case([MutationStep("flip-signature-bit", ["byte": "100"])], .signatureInvalid),
+        Case([MutationStep("signer-count", ["count": "0"])], .containerSignerCount),
+        Case([MutationStep("signer-count", ["count": "2"])], .containerSignerCount),
+        Case([MutationStep("signer-serial")], .signatureSignerNotFound),
+        Case([MutationStep("empty-signature")], .signatureInvalid),
+        Case([MutationStep("certificate-order", ["order": "reverse"])], nil),
+        Case([MutationStep("certificate-order", ["order": "1,0,2"])], nil),
+        Case([MutationStep("drop-certificate", ["index": "2"])], nil),
+        Case([MutationStep("drop-certificate", ["index": "1"])], .chainUntrusted),
+        Case([MutationStep("add-certificate", ["role": "foreign-root"])], nil),
+        Case([MutationStep("reissue-leaf", ["variant": "expired"])], .chainExpired),
+        Case([MutationStep("reissue-leaf", ["variant": "not-yet-valid"])], .chainNotYetValid),
+        Case([MutationStep("reissue-leaf", ["variant": "no-marker"])], .chainLeafMarker),
+        Case([MutationStep("reissue-leaf", ["variant": "marker-critical"])], nil),
+        Case([MutationStep("reissue-leaf", ["variant": "no-digital-signature"])], nil),
+        Case([MutationStep("reissue-leaf", ["variant": "self-signed"])], .chainUntrusted),
+        Case([MutationStep("reissue-leaf", ["variant": "under-root"])], .chainLength),
+        Case([MutationStep("reissue-intermediate", ["variant": "no-marker"])], .chainIntermediateMarker),
+        Case([MutationStep("reissue-intermediate", ["variant": "expired"])], .chainExpired),
+        Case([MutationStep("reissue-intermediate", ["variant": "not-ca"])], .chainInvalid),
+        Case([MutationStep("reissue-intermediate", ["variant": "under-foreign-root"])], .chainUntrusted),
+        Case([MutationStep("leaf-validity", ["not-before": "2024-01-01T00:00:00Z", "not-after": "2025-01-01T00:00:00Z"])], .chainExpired),
+        Case([MutationStep("layout", ["wrapper": "indefinite", "econtent": "constructed-3"])], nil),
+        Case([MutationStep("layout", ["wrapper": "long"])], nil),
+        Case([MutationStep("layout", ["econtent": "detached"])], .containerNoContent),
+        Case([MutationStep("trailing-bytes")], .containerTrailingBytes),
+        Case([MutationStep("truncate", ["length": "-1"])], .containerMalformed),
+        Case([MutationStep("flip-payload-bit")], .signatureInvalid),
+        Case([MutationStep("transport", ["encoding": "base64-lines"])], nil),
+        Case([MutationStep("transport", ["encoding": "base64url"])], nil),
+        Case([MutationStep("transport", ["encoding": "double-base64"])], nil),
+        Case([MutationStep("transport", ["encoding": "pem"])], nil),
+        Case([MutationStep("jws-instead")], .inputEncoding),
+        Case([MutationStep("layout", ["wrapper": "minimal", "econtent": "primitive"])], nil, preset: .xcode2023),
+        Case([MutationStep("reissue-intermediate", ["variant": "no-marker"])], .chainIntermediateMarker, preset: .appstoreSHA1),
+    ]
+
+    @Test("Each mutation gives its documented verdict", arguments: cases)
+    func verdict(_ testCase: Case) throws {
+        var scenario = Self.scenario
+        scenario.preset = testCase.preset
+        let forge = try Forge(pki: Self.pki)
+        let clean = try forge.make(scenario, now: pinnedNow)
+        let mutated = try forge.make(scenario, now: pinnedNow, mutations: testCase.steps)
+        #expect(mutated.bytes != clean.bytes, "the mutation changed nothing")
+        #expect(try forge.make(scenario, now: pinnedNow, mutations: testCase.steps).bytes == mutated.bytes, "replays byte for byte")
+        let context = ValidationContext(trustedRoots: [Self.pki[testCase.preset.trustAnchor].certificate], bundleID: "com.example.app", now: pinnedNow)
+        let report = ReferenceValidator().validate(mutated.bytes, context: context)
+        #expect(report.errorClass == testCase.expected, "\(report.message)")
+    }
+
+    @Test("Every catalogued mutation is exercised by a case, and ids are unique")
+    func coverage() {
+        let used = Set(Self.cases.flatMap { $0.steps.map(\.mutation) })
+        let all = Mutation.catalogue.map(\.id)
+        #expect(Set(all).count == all.count)
+        #expect(Set(all).subtracting(used).sorted() == [])
+        #expect(Mutation.catalogue.allSatisfy { !$0.summary.isEmpty && !$0.bugClass.isEmpty })
+    }
+
+    @Test("Bad recipes are refused with a message naming the mutation and parameter")
+    func badRecipes() throws {
+        let forge = try Forge(pki: Self.pki)
+        #expect(throws: ForgeError(.invalidScenario, "")) { try forge.make(Self.scenario, now: pinnedNow, mutations: [MutationStep("no-such-thing")]) }
+        do {
+            _ = try forge.make(Self.scenario, now: pinnedNow, mutations: [MutationStep("drop-attribute", ["type": "two"])])
+        } catch {
+            #expect(error.message.contains("drop-attribute") && error.message.contains("'type'"))
+        }
+        #expect(throws: ForgeError(.invalidScenario, "")) {
+            try forge.make(Self.scenario, now: pinnedNow, mutations: [MutationStep("reissue-leaf", ["variant": "purple"])])
+        }
+    }
+}
