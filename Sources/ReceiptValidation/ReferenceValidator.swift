@@ -252,6 +252,13 @@ public struct ReferenceValidator: Sendable {
             guard let actual else { checks.append(.failed(name, .payloadMissingField, "the receipt has no attribute \(type)")); return }
             checks.append(actual == expected ? .passed(name, "'\(actual)'") : .failed(name, errorClass, "receipt says '\(actual)', expected '\(expected)'"))
         }
+        // Two values for an identity field leave "which one is checked" to each parser: reject, don't guess.
+        for type in [AttributeType.receiptType, AttributeType.bundleID, AttributeType.appVersion, AttributeType.opaqueValue,
+                     AttributeType.sha1Hash, AttributeType.receiptCreationDate, AttributeType.expirationDate]
+        where receipt.payload.payload.all(type).count > 1 {
+            checks.append(.failed("payload", .payloadInvalidField, "attribute \(type) appears \(receipt.payload.payload.all(type).count) times"))
+            return checks
+        }
         // Apple documents both as UTF8String; an IA5String here is not the field a genuine receipt carries.
         for (name, type) in [("bundle id", AttributeType.bundleID), ("app version", AttributeType.appVersion)] {
             if let value = receipt.payload.payload.first(type)?.value, value.first != ASN1Tag.utf8String {

@@ -27,6 +27,7 @@ struct MutationTests {
         Case([MutationStep("drop-attribute", ["type": "2"])], .payloadMissingField),
         Case([MutationStep("set-attribute", ["type": "2", "utf8": "com.example.other"])], .bindingBundleID),
         Case([MutationStep("add-attribute", ["type": "9999", "hex": "deadbeef"])], nil),
+        Case([MutationStep("add-attribute", ["type": "2", "utf8": "com.example.other"])], .payloadInvalidField),
         Case([MutationStep("add-attribute", ["type": "1799", "utf8": "x", "version": "3"])], nil),
         Case([MutationStep("retag-attribute", ["type": "2", "tag": "16"])], .payloadInvalidField),
         Case([MutationStep("purchase-drop-attribute", ["type": "1702"])], nil),
@@ -79,6 +80,8 @@ struct MutationTests {
         Case([MutationStep("transport", ["encoding": "double-base64"])], nil),
         Case([MutationStep("transport", ["encoding": "pem"])], nil),
         Case([MutationStep("jws-instead")], .inputEncoding),
+        Case([MutationStep("nested-sequences", ["depth": "1000"])], .containerMalformed),
+        Case([MutationStep("huge-declared-length")], .containerMalformed),
         Case([MutationStep("layout", ["wrapper": "minimal", "econtent": "primitive"])], nil, preset: .xcode2023),
         Case([MutationStep("reissue-intermediate", ["variant": "no-marker"])], .chainIntermediateMarker, preset: .appstoreSHA1),
     ]

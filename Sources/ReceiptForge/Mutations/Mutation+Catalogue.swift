@@ -225,6 +225,18 @@ extension Mutation {
             let kept = length >= 0 ? min(length, stages.bytes.count) : max(0, stages.bytes.count + length)
             stages.bytes = Array(stages.bytes.prefix(kept))
         },
+        Mutation("nested-sequences", .encoded, "Replaces the receipt with indefinite-length SEQUENCEs nested to a depth.",
+                 bugClass: "unbounded-recursion", parameters: [("depth", "nesting depth, default 100000")]) { stages, p throws(ForgeError) in
+            let depth = try p.int("depth", default: 100_000)
+            stages.bytes = Array([[UInt8]](repeating: [0x30, 0x80], count: max(1, depth)).joined())
+        },
+        Mutation("huge-declared-length", .encoded, "Rewrites the outer length to declare about 2 GiB while the bytes stay as they are.",
+                 bugClass: "length-trust") { stages, _ throws(ForgeError) in
+            guard let header = try? BERReader(stages.bytes).node(at: 0) else {
+                throw ForgeError(.invalidScenario, "mutation huge-declared-length: the receipt has no outer header to rewrite")
+            }
+            stages.bytes = [0x30, 0x84, 0x7F, 0xFF, 0xFF, 0xFF] + stages.bytes[header.contentRange.lowerBound...]
+        },
         Mutation("flip-payload-bit", .encoded, "Flips one bit inside the signed payload after signing.", bugClass: "signature-bypass",
                  parameters: [("offset", "payload byte, default the middle")]) { stages, p throws(ForgeError) in
             guard let start = firstOccurrence(of: stages.payload, in: stages.bytes) else {

@@ -1,0 +1,426 @@
+import ReceiptModel
+
+/// The conformance vectors, family by family (DESIGN §5; receipt-facts §d.3).
+///
+/// Ids are stable and never reused: rename nothing, retire by removing and noting it. Verdicts are
+/// what a correct validator answers under the `strict` profile; `acceptable` vectors carry flags that
+/// the profiles resolve. Error classes are alternatives matched by prefix.
+public enum VectorCatalogue {
+    /// Every vector is judged at this time (`context.now`).
+    public static let now = "2025-06-15T12:00:00Z"
+    static let bundleID = "com.example.app"
+    static let deviceID = "6A9C1D2E-3B4F-4A5B-8C7D-9E0F1A2B3C4D"
+    static let macAddress = "f8:ff:c2:1e:91:82"
+    static let subscription = Purchase(productID: "com.example.pro.monthly", renewals: 1)
+    static let baseScenario = Scenario(bundleID: bundleID, appVersion: "1", deviceID: deviceID, purchases: [subscription])
+
+    public static let all: [VectorSpec] = valid + xcode + encoding + signature + chain + time + payload + binding + transport + resource
+
+    static func scenario(_ preset: Preset = .appstore, _ purchases: [Purchase] = [subscription], bundleID: String = bundleID,
+                         deviceID: String = deviceID, environment: String? = nil) -> Scenario {
+        Scenario(preset: preset, bundleID: bundleID, appVersion: "1", environment: environment, deviceID: deviceID, purchases: purchases)
+    }
+
+    static func m(_ id: String, _ parameters: [String: String] = [:]) -> MutationStep { MutationStep(id, parameters) }
+
+    // MARK: valid::
+
+    static let valid: [VectorSpec] = [
+        VectorSpec("valid::appstore-no-purchases", "Current App Store receipt (SHA-256, G5-like chain) without in-app purchases.",
+                   scenario: scenario(.appstore, []), verdict: .valid, severity: .high, features: ["device-hash"], canary: true,
+                   appVersion: "1", deviceID: deviceID),
+        VectorSpec("valid::appstore-subscription", "App Store receipt with an active monthly subscription renewed once.",
+                   scenario: scenario(), verdict: .valid, severity: .high, canary: true),
+        VectorSpec("valid::appstore-non-consumable", "App Store receipt with one non-consumable purchase.",
+                   scenario: scenario(.appstore, [Purchase(productID: "com.example.lifetime", type: .nonConsumable)]), verdict: .valid),
+        VectorSpec("valid::appstore-consumable", "App Store receipt with a consumable bought five at a time.",
+                   scenario: scenario(.appstore, [Purchase(productID: "com.example.coins", type: .consumable, quantity: 5)]), verdict: .valid),
+        VectorSpec("valid::appstore-non-renewing", "App Store receipt with a non-renewing subscription (no expiry in the receipt).",
+                   scenario: scenario(.appstore, [Purchase(productID: "com.example.season", type: .nonRenewing)]), verdict: .valid),
+        VectorSpec("valid::appstore-subscription-expired", "A valid receipt whose subscription expired a day ago: the receipt stays valid, the entitlement does not.",
+                   scenario: scenario(.appstore, [Purchase(productID: "com.example.pro.monthly", expired: true, renewals: 2)]),
+                   verdict: .valid, flags: ["EXPIRED_SUBSCRIPTION_IS_VALID"], severity: .high),
+        VectorSpec("valid::appstore-subscription-cancelled", "A valid receipt whose latest subscription period was refunded (1712 set).",
+                   scenario: scenario(.appstore, [Purchase(productID: "com.example.pro.monthly", renewals: 1, cancelled: .appIssue)]), verdict: .valid),
+        VectorSpec("valid::appstore-subscription-trial", "Subscription whose first period was a free trial (1713 = 1).",
+                   scenario: scenario(.appstore, [Purchase(productID: "com.example.pro.monthly", renewals: 2, trial: true)]), verdict: .valid),
+        VectorSpec("valid::appstore-subscription-intro", "Subscription whose first period was an introductory offer (1719 = 1).",
+                   scenario: scenario(.appstore, [Purchase(productID: "com.example.pro.monthly", renewals: 2, intro: true)]), verdict: .valid),
+        VectorSpec("valid::appstore-subscription-promo", "Subscription renewed under a promotional offer (1721).",
+                   scenario: scenario(.appstore, [Purchase(productID: "com.example.pro.monthly", renewals: 1, promo: "WINBACK_50")]), verdict: .valid),
+        VectorSpec("valid::appstore-yearly-twelve-renewals", "A yearly subscription renewed twelve times.",
+                   scenario: scenario(.appstore, [Purchase(productID: "com.example.pro.yearly", renewals: 12, period: "P1Y")]), verdict: .valid),
+        VectorSpec("valid::appstore-mixed-products", "Subscription, non-consumable and consumable purchases together.",
+                   scenario: scenario(.appstore, [subscription, Purchase(productID: "com.example.lifetime", type: .nonConsumable),
+                                                  Purchase(productID: "com.example.coins", type: .consumable, quantity: 3)]), verdict: .valid),
+        VectorSpec("valid::sandbox-no-purchases", "Sandbox receipt (ProductionSandbox, sandbox constants) without purchases.",
+                   scenario: scenario(.sandbox, []), verdict: .valid, canary: true),
+        VectorSpec("valid::sandbox-subscription", "Sandbox receipt with a renewed subscription.",
+                   scenario: scenario(.sandbox), verdict: .valid, features: ["device-hash"], deviceID: deviceID),
+        VectorSpec("valid::sha1-no-purchases", "Pre-2023 App Store receipt: SHA-1 digest, SHA-1-era chain.",
+                   scenario: scenario(.appstoreSHA1, []), verdict: .valid, features: ["sha1"], canary: true),
+        VectorSpec("valid::sha1-subscription", "Pre-2023 App Store receipt with a subscription.",
+                   scenario: scenario(.appstoreSHA1), verdict: .valid, features: ["sha1"]),
+        VectorSpec("valid::mac-device-hash", "macOS receipt whose hash binds a 6-byte MAC address.",
+                   scenario: scenario(.appstore, [], deviceID: macAddress), verdict: .valid, severity: .high, features: ["device-hash"],
+                   deviceID: macAddress),
+        VectorSpec("valid::long-bundle-id", "A 200-byte non-ASCII bundle id: its UTF8String length takes the long form, which the device hash includes.",
+                   scenario: scenario(.appstore, [], bundleID: String(repeating: "é", count: 100)), verdict: .valid, severity: .high,
+                   features: ["device-hash"], bundleID: String(repeating: "é", count: 100), deviceID: deviceID),
+        VectorSpec("valid::unknown-attributes", "Unknown attribute types 9999 (top level) and 1799 (in a purchase), which must be ignored.",
+                   mutations: [m("add-attribute", ["type": "9999", "hex": "00ff00ff"]), m("purchase-set-attribute", ["type": "1799", "utf8": "future"])],
+                   verdict: .valid),
+        VectorSpec("valid::empty-optional-fields", "Empty strings for optional dates and fields, meaning absent (as Apple writes them).",
+                   mutations: [m("set-attribute", ["type": "21", "ia5": ""]), m("set-attribute", ["type": "8", "ia5": ""])], verdict: .valid),
+    ]
+
+    // MARK: xcode::
+
+    static let xcode: [VectorSpec] = [
+        VectorSpec("xcode::2020-empty", "Xcode StoreKit receipt as of 2020: BER indefinite, +hhmm dates, one self-signed certificate.",
+                   scenario: scenario(.xcode2020, []), verdict: .valid, features: ["xcode"], canary: true),
+        VectorSpec("xcode::2020-subscription", "Xcode 2020 receipt with a subscription (transaction id \"0\").",
+                   scenario: scenario(.xcode2020), verdict: .valid, features: ["xcode"]),
+        VectorSpec("xcode::2023-empty", "Xcode StoreKit receipt as of 2023: sha256WithRSAEncryption, Z dates.",
+                   scenario: scenario(.xcode2023, []), verdict: .valid, features: ["xcode"]),
+        VectorSpec("xcode::2023-subscription", "Xcode 2023 receipt with a subscription and device hash.",
+                   scenario: scenario(.xcode2023), verdict: .valid, features: ["xcode", "device-hash"], deviceID: deviceID),
+        VectorSpec("xcode::2023-consumable", "Xcode 2023 receipt with a consumable.",
+                   scenario: scenario(.xcode2023, [Purchase(productID: "com.example.coins", type: .consumable, quantity: 2)]),
+                   verdict: .valid, features: ["xcode"]),
+        VectorSpec("xcode::der-encoded", "An Xcode receipt written in DER instead of BER: the same content, another length form.",
+                   scenario: scenario(.xcode2023), mutations: [m("layout", ["wrapper": "minimal", "econtent": "primitive"])],
+                   verdict: .valid, features: ["xcode"]),
+        VectorSpec("xcode::under-app-store-root", "An Xcode receipt judged by a validator that trusts only the App Store root: the self-signed StoreKit certificate is not a trust anchor.",
+                   scenario: scenario(.xcode2023), verdict: .invalid, errorClasses: ["chain.untrusted"], severity: .critical,
+                   trustAnchor: "forge-root"),
+        VectorSpec("xcode::environment-in-production", "An Xcode receipt (type 0 = Xcode) checked by an app expecting Production.",
+                   scenario: scenario(.xcode2023), verdict: .invalid, errorClasses: ["binding.environment"], severity: .high,
+                   features: ["xcode"], environment: "Production"),
+        VectorSpec("xcode::environment-claim-on-app-store-chain", "Type 0 says Xcode but the receipt is signed by the App Store chain; the environment claim must not pick the trust root.",
+                   scenario: scenario(.appstore, environment: "Xcode"), verdict: .invalid, errorClasses: ["binding.environment"],
+                   severity: .high, environment: "Production"),
+    ]
+
+    // MARK: encoding::
+
+    static let encoding: [VectorSpec] = {
+        var vectors: [VectorSpec] = [
+            VectorSpec("encoding::indefinite-lengths", "An App Store receipt written with BER indefinite lengths (as Xcode writes them).",
+                       mutations: [m("layout", ["wrapper": "indefinite", "econtent": "constructed-1"])], verdict: .valid, flags: ["BER"]),
+            VectorSpec("encoding::constructed-econtent-1", "eContent as a constructed OCTET STRING with one segment, definite lengths.",
+                       mutations: [m("layout", ["econtent": "constructed-1"])], verdict: .valid, flags: ["BER"]),
+            VectorSpec("encoding::constructed-econtent-2", "eContent split into two segments.",
+                       mutations: [m("layout", ["econtent": "constructed-2"])], verdict: .valid, flags: ["BER"]),
+            VectorSpec("encoding::constructed-econtent-7", "eContent split into seven segments, indefinite lengths.",
+                       mutations: [m("layout", ["wrapper": "indefinite", "econtent": "constructed-7"])], verdict: .valid, flags: ["BER"]),
+            VectorSpec("encoding::long-form-lengths", "Definite lengths written with 4 length octets where fewer suffice (BER, not DER).",
+                       mutations: [m("layout", ["wrapper": "long"])], verdict: .acceptable, flags: ["NON_MINIMAL_LENGTH"]),
+            VectorSpec("encoding::detached-content", "SignedData without eContent (a detached signature): nothing to read.",
+                       mutations: [m("layout", ["econtent": "detached"])], verdict: .invalid, errorClasses: ["container.no-content"], severity: .high),
+            VectorSpec("encoding::trailing-bytes", "Four zero bytes after the ContentInfo.",
+                       mutations: [m("trailing-bytes")], verdict: .invalid, errorClasses: ["container.trailing-bytes", "container.malformed"]),
+            VectorSpec("encoding::trailing-byte-ff", "One 0xFF byte after the ContentInfo.",
+                       mutations: [m("trailing-bytes", ["count": "1", "byte": "ff"])], verdict: .invalid,
+                       errorClasses: ["container.trailing-bytes", "container.malformed"]),
+            VectorSpec("encoding::payload-trailing-bytes", "Signed content with bytes after the payload SET.",
+                       mutations: [m("payload-trailing-bytes")], verdict: .invalid, errorClasses: ["payload.malformed"]),
+            VectorSpec("encoding::unsorted-payload-set", "Payload SET OF written in reverse DER order (signed as such).",
+                       mutations: [m("reverse-order")], verdict: .acceptable, flags: ["UNSORTED_SET"]),
+            VectorSpec("encoding::integer-leading-zero", "Attribute 1 written as an INTEGER with a redundant leading zero.",
+                       mutations: [m("integer-leading-zero", ["type": "1"])], verdict: .acceptable, flags: ["NON_MINIMAL_INTEGER"]),
+            VectorSpec("encoding::fractional-seconds", "Creation date with fractional seconds (seen from 2020).",
+                       mutations: [m("set-attribute", ["type": "12", "ia5": "2025-06-15T12:00:00.123Z"])], verdict: .valid, severity: .high),
+            VectorSpec("encoding::offset-date", "Creation date with a +hhmm offset (as Xcode 2020 writes it).",
+                       mutations: [m("set-attribute", ["type": "12", "ia5": "2025-06-15T13:00:00+0100"])], verdict: .valid),
+            VectorSpec("encoding::expiry-sentinel", "Expiration date 4001-01-01, Foundation's distantFuture, on an App Store receipt.",
+                       mutations: [m("set-attribute", ["type": "21", "ia5": "4001-01-01T00:00:00Z"])], verdict: .valid),
+            VectorSpec("encoding::creation-date-utf8", "Creation date written as a UTF8String instead of an IA5String.",
+                       mutations: [m("retag-attribute", ["type": "12", "tag": "0c"])], verdict: .acceptable, flags: ["WRONG_INNER_TAG"]),
+            VectorSpec("encoding::bundle-id-ia5", "Bundle id written as an IA5String instead of a UTF8String.",
+                       mutations: [m("retag-attribute", ["type": "2", "tag": "16"])], verdict: .invalid, errorClasses: ["payload.invalid-field"],
+                       flags: ["WRONG_INNER_TAG"]),
+            VectorSpec("encoding::app-version-ia5", "App version written as an IA5String.",
+                       mutations: [m("retag-attribute", ["type": "3", "tag": "16"])], verdict: .invalid, errorClasses: ["payload.invalid-field"],
+                       flags: ["WRONG_INNER_TAG"]),
+            VectorSpec("encoding::negative-quantity", "In-app quantity -1.",
+                       mutations: [m("purchase-set-attribute", ["type": "1701", "integer": "-1"])], verdict: .acceptable, flags: ["NEGATIVE_QUANTITY"]),
+            VectorSpec("encoding::purchase-missing-product-id", "In-app purchases without a product id (1702).",
+                       mutations: [m("purchase-drop-attribute", ["type": "1702"])], verdict: .acceptable, flags: ["INCOMPLETE_PURCHASE"]),
+        ]
+        // Truncation at TLV boundaries and inside: every one must be refused, none may crash.
+        for (name, length) in [("1", 1), ("header", 4), ("after-oid", 15), ("signed-data-header", 19), ("digest-set", 43),
+                               ("in-payload", 200), ("in-certificates", 3000), ("last-byte", -1), ("last-16", -16)] {
+            vectors.append(VectorSpec("encoding::truncated-\(name)", "The receipt cut \(length > 0 ? "after \(length) bytes" : "by \(-length) bytes at the end").",
+                                      mutations: [m("truncate", ["length": String(length)])], verdict: .invalid,
+                                      errorClasses: ["container.malformed"], severity: .high, features: ["robustness"]))
+        }
+        return vectors
+    }()
+
+    // MARK: signature::
+
+    static let signature: [VectorSpec] = {
+        var vectors: [VectorSpec] = []
+        for (preset, label) in [(Preset.appstore, "appstore"), (.appstoreSHA1, "sha1"), (.xcode2023, "xcode")] {
+            let features = preset.isXcode ? ["xcode"] : preset == .appstoreSHA1 ? ["sha1"] : []
+            for (name, offset) in [("start", "8"), ("middle", ""), ("end", "-")] {
+                var mutation = m("flip-payload-bit")
+                if offset == "8" { mutation.parameters["offset"] = "8" }
+                if offset == "-" { mutation.parameters["offset"] = "100" }
+                if offset == "" { mutation.parameters = [:] }
+                vectors.append(VectorSpec("signature::\(label)-payload-bit-flip-\(name)", "One payload bit flipped after signing (\(preset.rawValue)).",
+                                          scenario: scenario(preset), mutations: [mutation], verdict: .invalid, errorClasses: ["signature.invalid"],
+                                          severity: .critical, features: features))
+            }
+            vectors.append(VectorSpec("signature::\(label)-signature-bit-flip", "One bit of the RSA signature flipped (\(preset.rawValue)).",
+                                      scenario: scenario(preset), mutations: [m("flip-signature-bit", ["byte": "128"])], verdict: .invalid,
+                                      errorClasses: ["signature.invalid"], severity: .critical, features: features))
+            vectors.append(VectorSpec("signature::\(label)-signed-by-other-key", "Signed by the foreign root's key; the embedded certificates are genuine (\(preset.rawValue)).",
+                                      scenario: scenario(preset), mutations: [m("sign-with", ["role": "foreign-root"])], verdict: .invalid,
+                                      errorClasses: ["signature.invalid"], severity: .critical, features: features))
+        }
+        vectors += [
+            VectorSpec("signature::signed-by-intermediate-key", "Signed by the intermediate's key while the SignerInfo names the leaf.",
+                       mutations: [m("sign-with", ["role": "intermediate"])], verdict: .invalid, errorClasses: ["signature.invalid"], severity: .critical),
+            VectorSpec("signature::digest-oid-sha1-signature-sha256", "SignerInfo and digestAlgorithms say SHA-1; the signature holds a SHA-256 digest.",
+                       mutations: [m("digest-oid", ["oid": KnownOID.sha1])], verdict: .invalid,
+                       errorClasses: ["signature.invalid", "signature.algorithm-mismatch"], severity: .high),
+            VectorSpec("signature::digest-oid-sha256-signature-sha1", "OIDs say SHA-256; the signature holds a SHA-1 digest.",
+                       mutations: [m("hash-algorithm", ["algorithm": "sha1"])], verdict: .invalid,
+                       errorClasses: ["signature.invalid", "signature.algorithm-mismatch"], severity: .high),
+            VectorSpec("signature::signer-digest-not-in-digest-algorithms", "SignerInfo digest SHA-1 is absent from SignedData.digestAlgorithms (SHA-256).",
+                       mutations: [m("signer-digest-oid", ["oid": KnownOID.sha1])], verdict: .invalid,
+                       errorClasses: ["signature.algorithm-mismatch", "signature.invalid"]),
+            VectorSpec("signature::unknown-digest-oid", "Digest OID 1.2.3.4, which names no algorithm.",
+                       mutations: [m("digest-oid", ["oid": "1.2.3.4"])], verdict: .invalid,
+                       errorClasses: ["signature.unsupported-algorithm", "signature.invalid"], severity: .high),
+            VectorSpec("signature::md5", "Consistently MD5: digest computed, named and signed with MD5.",
+                       mutations: [m("consistent-digest", ["algorithm": "md5"])], verdict: .invalid,
+                       errorClasses: ["signature.unsupported-algorithm"], severity: .high),
+            VectorSpec("signature::sha512", "Consistently SHA-512, which Apple never used for receipts.",
+                       mutations: [m("consistent-digest", ["algorithm": "sha512"])], verdict: .acceptable, flags: ["UNCOMMON_DIGEST"]),
+            VectorSpec("signature::sha384", "Consistently SHA-384.",
+                       mutations: [m("consistent-digest", ["algorithm": "sha384"])], verdict: .acceptable, flags: ["UNCOMMON_DIGEST"]),
+            VectorSpec("signature::sha1-digest-on-sha256-chain", "SHA-1 digest signed by the SHA-256-era leaf (consistent OIDs).",
+                       mutations: [m("consistent-digest", ["algorithm": "sha1"])], verdict: .valid, flags: ["LEGACY_SHA1"], features: ["sha1"]),
+            VectorSpec("signature::sha256-with-rsa-signer-oid", "Signature algorithm sha256WithRSAEncryption instead of rsaEncryption (as Xcode since late 2020).",
+                       mutations: [m("signature-algorithm-oid", ["oid": KnownOID.sha256WithRSAEncryption])], verdict: .valid),
+            VectorSpec("signature::sha1-with-rsa-signer-oid-sha256-digest", "Signature algorithm sha1WithRSAEncryption contradicts the SHA-256 digest.",
+                       mutations: [m("signature-algorithm-oid", ["oid": KnownOID.sha1WithRSAEncryption])], verdict: .invalid,
+                       errorClasses: ["signature.algorithm-mismatch", "signature.invalid"]),
+            VectorSpec("signature::ecdsa-signer-oid", "Signature algorithm ecdsa-with-SHA256 on an RSA signature.",
+                       mutations: [m("signature-algorithm-oid", ["oid": "1.2.840.10045.4.3.2"])], verdict: .invalid,
+                       errorClasses: ["signature.unsupported-algorithm", "signature.invalid"]),
+            VectorSpec("signature::no-signer-infos", "SignedData with zero SignerInfos: nothing vouches for the content.",
+                       mutations: [m("signer-count", ["count": "0"])], verdict: .invalid,
+                       errorClasses: ["container.signer-count", "signature"], severity: .critical),
+            VectorSpec("signature::two-signer-infos", "The SignerInfo written twice.",
+                       mutations: [m("signer-count", ["count": "2"])], verdict: .invalid, errorClasses: ["container.signer-count", "signature"]),
+            VectorSpec("signature::empty-signature", "An empty signature OCTET STRING.",
+                       mutations: [m("empty-signature")], verdict: .invalid, errorClasses: ["signature.invalid"], severity: .critical),
+            VectorSpec("signature::signer-not-embedded", "The SignerInfo names a serial number no embedded certificate has.",
+                       mutations: [m("signer-serial")], verdict: .invalid, errorClasses: ["signature.signer-not-found", "signature"], severity: .high),
+            VectorSpec("signature::signed-attributes", "CMS signed attributes present and correct, as openssl cms -sign writes (Apple never does).",
+                       mutations: [m("signed-attributes")], verdict: .acceptable, flags: ["SIGNED_ATTRIBUTES"]),
+            VectorSpec("signature::signed-attributes-wrong-digest", "Signed attributes whose messageDigest does not match the content.",
+                       mutations: [m("signed-attributes", ["message-digest": "wrong"])], verdict: .invalid,
+                       errorClasses: ["signature.message-digest", "signature.invalid"], severity: .critical),
+        ]
+        return vectors
+    }()
+
+    // MARK: chain::
+
+    static let chain: [VectorSpec] = [
+        VectorSpec("chain::foreign-root", "Leaf and intermediate chain to another root than the trusted one.",
+                   mutations: [m("reissue-intermediate", ["variant": "under-foreign-root"])], verdict: .invalid,
+                   errorClasses: ["chain.untrusted"], severity: .critical),
+        VectorSpec("chain::trusted-root-embedded-foreign-signer", "The trusted root is embedded as the last certificate, but the chain above the leaf leads to a foreign root: comparing the last embedded certificate with the anchor is not validation.",
+                   mutations: [m("reissue-intermediate", ["variant": "under-foreign-root"]), m("add-certificate", ["role": "root"])],
+                   verdict: .invalid, errorClasses: ["chain.untrusted"], severity: .critical),
+        VectorSpec("chain::self-signed-leaf", "The signing certificate is self-signed (a forgery anyone can make).",
+                   mutations: [m("reissue-leaf", ["variant": "self-signed"])], verdict: .invalid, errorClasses: ["chain.untrusted"], severity: .critical),
+        VectorSpec("chain::leaf-missing-marker", "Leaf without the receipt-signing marker 1.2.840.113635.100.6.11.1.",
+                   mutations: [m("reissue-leaf", ["variant": "no-marker"])], verdict: .invalid,
+                   errorClasses: ["chain.leaf-marker-missing"], severity: .critical),
+        VectorSpec("chain::intermediate-missing-marker", "Intermediate without the WWDR marker 1.2.840.113635.100.6.2.1.",
+                   mutations: [m("reissue-intermediate", ["variant": "no-marker"])], verdict: .invalid,
+                   errorClasses: ["chain.intermediate-marker-missing"], severity: .critical),
+        VectorSpec("chain::both-markers-missing", "Neither marker present.",
+                   mutations: [m("reissue-leaf", ["variant": "no-marker"]), m("reissue-intermediate", ["variant": "no-marker"])],
+                   verdict: .invalid, errorClasses: ["chain.leaf-marker-missing", "chain.intermediate-marker-missing"], severity: .critical),
+        VectorSpec("chain::sha1-intermediate-missing-marker", "SHA-1-era intermediate without its marker.",
+                   scenario: scenario(.appstoreSHA1), mutations: [m("reissue-intermediate", ["variant": "no-marker"])], verdict: .invalid,
+                   errorClasses: ["chain.intermediate-marker-missing"], severity: .critical, features: ["sha1"]),
+        VectorSpec("chain::two-certificates", "Leaf issued directly by the root: a 2-certificate chain where Apple's has 3.",
+                   mutations: [m("reissue-leaf", ["variant": "under-root"]), m("drop-certificate", ["index": "1"])], verdict: .invalid,
+                   errorClasses: ["chain.length", "chain.intermediate-marker-missing"], severity: .high),
+        VectorSpec("chain::four-certificates", "An extra unrelated root embedded after the chain.",
+                   mutations: [m("add-certificate", ["role": "foreign-root"])], verdict: .acceptable, flags: ["EXTRA_CERTIFICATE"]),
+        VectorSpec("chain::duplicate-intermediate", "The intermediate embedded twice.",
+                   mutations: [m("add-certificate", ["role": "intermediate"])], verdict: .acceptable, flags: ["EXTRA_CERTIFICATE"]),
+        VectorSpec("chain::root-not-embedded", "Only leaf and intermediate embedded; the root comes from the trust store.",
+                   mutations: [m("drop-certificate", ["index": "2"])], verdict: .acceptable, flags: ["ROOT_NOT_EMBEDDED"]),
+        VectorSpec("chain::intermediate-not-embedded", "Leaf and root embedded, the intermediate missing: no path.",
+                   mutations: [m("drop-certificate", ["index": "1"])], verdict: .invalid, errorClasses: ["chain.untrusted", "chain.invalid"], severity: .high),
+        VectorSpec("chain::only-leaf", "Only the leaf embedded.",
+                   mutations: [m("drop-certificate", ["index": "2"]), m("drop-certificate", ["index": "1"])], verdict: .invalid,
+                   errorClasses: ["chain.untrusted", "chain.invalid"], severity: .high),
+        VectorSpec("chain::no-certificates", "No certificates embedded at all.",
+                   mutations: [m("drop-certificate", ["index": "2"]), m("drop-certificate", ["index": "1"]), m("drop-certificate", ["index": "0"])],
+                   verdict: .invalid, errorClasses: ["signature.signer-not-found", "chain"], severity: .high),
+        VectorSpec("chain::reversed-order", "Certificates embedded root first: the signer is not certificates[0].",
+                   mutations: [m("certificate-order", ["order": "reverse"])], verdict: .valid, flags: ["CERTIFICATE_ORDER"], severity: .high),
+        VectorSpec("chain::intermediate-first", "Certificates embedded intermediate, leaf, root.",
+                   mutations: [m("certificate-order", ["order": "1,0,2"])], verdict: .valid, flags: ["CERTIFICATE_ORDER"], severity: .high),
+        VectorSpec("chain::der-sorted-order", "Certificates in DER SET order, as openssl cms -sign writes them.",
+                   mutations: [m("certificate-order", ["order": "2,1,0"])], verdict: .valid, flags: ["CERTIFICATE_ORDER"], severity: .high),
+        VectorSpec("chain::intermediate-expired", "The intermediate expired long before the receipt was made.",
+                   mutations: [m("reissue-intermediate", ["variant": "expired"])], verdict: .invalid, errorClasses: ["chain.expired"], severity: .high),
+        VectorSpec("chain::intermediate-not-ca", "The intermediate is not a CA (basicConstraints cA false).",
+                   mutations: [m("reissue-intermediate", ["variant": "not-ca"])], verdict: .invalid, errorClasses: ["chain.invalid"], severity: .critical),
+        VectorSpec("chain::leaf-without-digital-signature", "Leaf key usage keyEncipherment instead of digitalSignature.",
+                   mutations: [m("reissue-leaf", ["variant": "no-digital-signature"])], verdict: .acceptable, flags: ["KEY_USAGE"]),
+        VectorSpec("chain::leaf-marker-critical", "Leaf marker extension marked critical.",
+                   mutations: [m("reissue-leaf", ["variant": "marker-critical"])], verdict: .acceptable, flags: ["CRITICAL_MARKER"]),
+    ]
+
+    // MARK: time::
+
+    static let time: [VectorSpec] = [
+        VectorSpec("time::leaf-expired-now-valid-at-creation", "Made in 2024 when the leaf was valid; judged in 2025 after it expired. Apple's practice: evaluate at the creation date.",
+                   mutations: [m("leaf-validity", ["not-before": "2024-01-01T00:00:00Z", "not-after": "2025-01-01T00:00:00Z"])], verdict: .valid,
+                   flags: ["HISTORICAL_VALIDATION"], severity: .high, made: "2024-06-01T00:00:00Z"),
+        VectorSpec("time::leaf-expired-at-creation", "The leaf had expired when the receipt was made.",
+                   mutations: [m("reissue-leaf", ["variant": "expired"])], verdict: .invalid, errorClasses: ["chain.expired"], severity: .high),
+        VectorSpec("time::leaf-not-yet-valid-at-creation", "The leaf was not yet valid when the receipt was made.",
+                   mutations: [m("reissue-leaf", ["variant": "not-yet-valid"])], verdict: .invalid, errorClasses: ["chain.not-yet-valid"], severity: .high),
+        VectorSpec("time::creation-after-leaf-expiry", "Made in 2025 after a leaf valid only in 2024.",
+                   mutations: [m("leaf-validity", ["not-before": "2024-01-01T00:00:00Z", "not-after": "2025-01-01T00:00:00Z"])],
+                   verdict: .invalid, errorClasses: ["chain.expired"], severity: .high),
+        VectorSpec("time::creation-in-the-future", "Creation date a year after the time the receipt is judged at.",
+                   verdict: .acceptable, flags: ["FUTURE_CREATION"], made: "2026-06-15T12:00:00Z"),
+        VectorSpec("time::receipt-expired", "Receipt expiration (type 21) a month before now.",
+                   mutations: [m("set-attribute", ["type": "21", "ia5": "2025-05-15T12:00:00Z"])], verdict: .invalid,
+                   errorClasses: ["policy.expired"], severity: .medium),
+        VectorSpec("time::receipt-expires-later", "Receipt expiration (type 21) a month after now.",
+                   mutations: [m("set-attribute", ["type": "21", "ia5": "2025-07-15T12:00:00Z"])], verdict: .valid),
+        VectorSpec("time::receipt-expiration-garbage", "Receipt expiration (type 21) is not a date.",
+                   mutations: [m("set-attribute", ["type": "21", "ia5": "next tuesday"])], verdict: .invalid,
+                   errorClasses: ["payload.invalid-field"]),
+    ]
+
+    // MARK: payload::
+
+    static let payload: [VectorSpec] = {
+        var vectors: [VectorSpec] = []
+        for (type, name, errorClass) in [(2, "bundle-id", "payload.missing-field"), (3, "app-version", "payload.missing-field"),
+                                         (12, "creation-date", "payload.missing-field")] {
+            vectors.append(VectorSpec("payload::missing-\(name)", "Attribute \(type) (\(name)) absent.",
+                                      mutations: [m("drop-attribute", ["type": String(type)])], verdict: .invalid, errorClasses: [errorClass],
+                                      severity: .high, appVersion: "1"))
+        }
+        for (type, name) in [(4, "opaque-value"), (5, "sha1-hash")] {
+            vectors.append(VectorSpec("payload::missing-\(name)", "Attribute \(type) (\(name)) absent: no device hash can be checked.",
+                                      mutations: [m("drop-attribute", ["type": String(type)])], verdict: .invalid,
+                                      errorClasses: ["payload.missing-field", "binding.device-hash"], severity: .high,
+                                      features: ["device-hash"], deviceID: deviceID))
+        }
+        for (type, name, value) in [(2, "bundle-id", "com.example.other"), (3, "app-version", "2"), (12, "creation-date", "2025-06-15T12:00:01Z"),
+                                    (0, "receipt-type", "ProductionSandbox")] {
+            vectors.append(VectorSpec("payload::duplicate-\(name)", "Attribute \(type) (\(name)) appears twice with different values.",
+                                      mutations: [m("add-attribute", ["type": String(type), type == 12 ? "ia5" : "utf8": value])],
+                                      verdict: .invalid, errorClasses: ["payload.invalid-field"], flags: ["DUPLICATE_ATTRIBUTE"], severity: .high))
+        }
+        vectors += [
+            VectorSpec("payload::creation-date-garbage", "Creation date (12) is not a date: no time to judge the chain at.",
+                       mutations: [m("set-attribute", ["type": "12", "ia5": "yesterday"])], verdict: .invalid,
+                       errorClasses: ["payload.missing-field", "payload.invalid-field"]),
+            VectorSpec("payload::attribute-version-7", "Every-day attributes at an unknown attribute version.",
+                       mutations: [m("add-attribute", ["type": "9998", "utf8": "x", "version": "7"])], verdict: .valid),
+            VectorSpec("payload::empty-bundle-id", "Bundle id is the empty string.",
+                       mutations: [m("set-attribute", ["type": "2", "utf8": ""])], verdict: .invalid, errorClasses: ["binding.bundle-id"], severity: .high),
+            VectorSpec("payload::many-unknown-attributes", "Fifty unknown attribute types (1000–1049).",
+                       mutations: (1000..<1050).map { m("add-attribute", ["type": String($0), "integer": String($0)]) }, verdict: .valid),
+        ]
+        for (type, name) in [("ProductionVPP", "production-vpp"), ("ProductionVPPSandbox", "production-vpp-sandbox"), ("LocalTesting", "local-testing"),
+                             ("Staging", "unknown")] {
+            vectors.append(VectorSpec("payload::receipt-type-\(name)", "Receipt type (0) \(type), with no environment expectation.",
+                                      scenario: scenario(.appstore, environment: type), verdict: .valid))
+        }
+        vectors.append(VectorSpec("payload::receipt-type-missing", "No receipt type (0) at all.",
+                                  mutations: [m("drop-attribute", ["type": "0"])], verdict: .valid))
+        return vectors
+    }()
+
+    // MARK: binding::
+
+    static let binding: [VectorSpec] = [
+        VectorSpec("binding::wrong-bundle-id", "Made for com.example.other, checked by com.example.app.",
+                   scenario: scenario(.appstore, bundleID: "com.example.other"), verdict: .invalid, errorClasses: ["binding.bundle-id"], severity: .critical),
+        VectorSpec("binding::bundle-id-case", "Bundle id differs only in case.",
+                   scenario: scenario(.appstore, bundleID: "com.example.App"), verdict: .invalid, errorClasses: ["binding.bundle-id"], severity: .high),
+        VectorSpec("binding::bundle-id-prefix", "Bundle id is a prefix-extension of the expected one.",
+                   scenario: scenario(.appstore, bundleID: "com.example.app.evil"), verdict: .invalid, errorClasses: ["binding.bundle-id"], severity: .high),
+        VectorSpec("binding::wrong-app-version", "App version 1 where 2 is expected.",
+                   verdict: .invalid, errorClasses: ["binding.app-version"], appVersion: "2"),
+        VectorSpec("binding::device-hash-other-device", "Hash made for another device id.",
+                   scenario: scenario(.appstore, deviceID: "00000000-0000-4000-8000-000000000000"), verdict: .invalid,
+                   errorClasses: ["binding.device-hash"], severity: .critical, features: ["device-hash"], deviceID: deviceID),
+        VectorSpec("binding::device-hash-mac-vs-uuid", "Hash made for a MAC address, checked with a UUID.",
+                   scenario: scenario(.appstore, deviceID: macAddress), verdict: .invalid, errorClasses: ["binding.device-hash"],
+                   severity: .high, features: ["device-hash"], deviceID: deviceID),
+        VectorSpec("binding::device-hash-zeroed", "Hash attribute replaced by 20 zero bytes.",
+                   mutations: [m("set-attribute", ["type": "5", "hex": String(repeating: "00", count: 20)])], verdict: .invalid,
+                   errorClasses: ["binding.device-hash"], severity: .critical, features: ["device-hash"], deviceID: deviceID),
+        VectorSpec("binding::device-hash-short", "Hash attribute of 19 bytes.",
+                   mutations: [m("set-attribute", ["type": "5", "hex": String(repeating: "ab", count: 19)])], verdict: .invalid,
+                   errorClasses: ["binding.device-hash"], features: ["device-hash"], deviceID: deviceID),
+        VectorSpec("binding::sandbox-in-production", "A sandbox receipt checked by an app expecting Production (App Review does this).",
+                   scenario: scenario(.sandbox), verdict: .invalid, errorClasses: ["binding.environment"], environment: "Production"),
+        VectorSpec("binding::production-in-sandbox", "A production receipt checked by an app expecting ProductionSandbox.",
+                   verdict: .invalid, errorClasses: ["binding.environment"], environment: "ProductionSandbox"),
+        VectorSpec("binding::production-matches", "A production receipt checked with the environment expectation Production.",
+                   verdict: .valid, environment: "Production"),
+    ]
+
+    // MARK: transport::
+
+    static let transport: [VectorSpec] = [
+        VectorSpec("transport::base64", "The receipt as one line of standard base64.", mutations: [m("transport", ["encoding": "base64"])],
+                   verdict: .acceptable, flags: ["TRANSPORT_ENCODING"], fileExtension: "b64"),
+        VectorSpec("transport::base64-lines", "Base64 wrapped at 76 columns with line feeds.", mutations: [m("transport", ["encoding": "base64-lines"])],
+                   verdict: .acceptable, flags: ["TRANSPORT_ENCODING"], fileExtension: "b64"),
+        VectorSpec("transport::base64url", "URL-safe base64 without padding.", mutations: [m("transport", ["encoding": "base64url"])],
+                   verdict: .acceptable, flags: ["TRANSPORT_ENCODING"], fileExtension: "b64"),
+        VectorSpec("transport::base64-unpadded", "Standard base64 without padding.", mutations: [m("transport", ["encoding": "base64-unpadded"])],
+                   verdict: .acceptable, flags: ["TRANSPORT_ENCODING"], fileExtension: "b64"),
+        VectorSpec("transport::double-base64", "Base64 of base64 (starts TU…), as clients send when they encode twice.",
+                   mutations: [m("transport", ["encoding": "double-base64"])], verdict: .acceptable, flags: ["TRANSPORT_ENCODING"], fileExtension: "b64"),
+        VectorSpec("transport::pem", "PEM armour (BEGIN PKCS7).", mutations: [m("transport", ["encoding": "pem"])],
+                   verdict: .acceptable, flags: ["TRANSPORT_ENCODING"], fileExtension: "pem"),
+        VectorSpec("transport::jws-instead-of-receipt", "A StoreKit 2 JWS sent where a receipt belongs.", mutations: [m("jws-instead")],
+                   verdict: .invalid, errorClasses: ["input.encoding", "input"], severity: .medium, fileExtension: "txt"),
+        VectorSpec("transport::base64-of-garbage", "Base64 text that decodes to something other than a receipt.",
+                   mutations: [m("truncate", ["length": "40"]), m("transport", ["encoding": "base64"])],
+                   verdict: .invalid, errorClasses: ["input", "container.malformed"], fileExtension: "b64"),
+    ]
+
+    // MARK: resource::
+
+    static let resource: [VectorSpec] = [
+        VectorSpec("resource::three-hundred-purchases", "300 in-app purchases (a receipt over 100 KiB, 3-byte lengths).",
+                   scenario: scenario(.appstore, [Purchase(productID: "com.example.weekly", renewals: 299, period: "P1W")]),
+                   verdict: .valid, severity: .high, features: ["large"]),
+        VectorSpec("resource::xcode-two-hundred-purchases", "An Xcode receipt with 200 purchases.",
+                   scenario: scenario(.xcode2023, [Purchase(productID: "com.example.daily", renewals: 199, period: "P1D")]),
+                   verdict: .valid, features: ["xcode", "large"]),
+        VectorSpec("resource::deep-nesting", "100,000 nested indefinite-length SEQUENCEs: a recursive parser overflows its stack.",
+                   mutations: [m("nested-sequences")], verdict: .invalid, errorClasses: ["container.malformed", "input", "resource"],
+                   severity: .high, features: ["robustness"]),
+        VectorSpec("resource::huge-declared-length", "The outer SEQUENCE declares 2 GiB: a parser that allocates what it is told runs out of memory.",
+                   mutations: [m("huge-declared-length")], verdict: .invalid, errorClasses: ["container.malformed", "input", "resource"],
+                   severity: .high, features: ["robustness"]),
+    ]
+}
