@@ -7,7 +7,8 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),  // SE-0409
 ]
 
-// Dependencies point down: forge → ReceiptValidation / ReceiptForge → ReceiptModel + ForgeCrypto → COpenSSL.
+// Dependencies point down: forge → ReceiptValidation / ReceiptForge → ReceiptModel + ForgeCrypto → COpenSSL;
+// ReceiptForge also → ReceiptCorpus (Foundation only).
 let package = Package(
     name: "receipt-forge",
     platforms: [.macOS(.v15)],
@@ -16,6 +17,7 @@ let package = Package(
         .library(name: "ReceiptModel", targets: ["ReceiptModel"]),
         .library(name: "ReceiptForge", targets: ["ReceiptForge"]),
         .library(name: "ReceiptValidation", targets: ["ReceiptValidation"]),
+        .library(name: "ReceiptCorpus", targets: ["ReceiptCorpus"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -27,19 +29,22 @@ let package = Package(
         .target(name: "ForgeCrypto", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
         // The receipt as bytes: BER in, DER or chosen BER out. No crypto, no dependencies.
         .target(name: "ReceiptModel", swiftSettings: swiftSettings),
-        // Presets, scenarios and signing: valid receipts from the bundled TEST PKI.
-        .target(name: "ReceiptForge", dependencies: ["ReceiptModel", "ForgeCrypto"], swiftSettings: swiftSettings),
+        // The corpus model (manifest, vectors, lint, schemas): Foundation only, so outside validators can use it without OpenSSL.
+        .target(name: "ReceiptCorpus", swiftSettings: swiftSettings),
+        // Presets, scenarios, mutations, the vector catalogue and signing: receipts from the bundled TEST PKI.
+        .target(name: "ReceiptForge", dependencies: ["ReceiptModel", "ForgeCrypto", "ReceiptCorpus"], swiftSettings: swiftSettings),
         // The reference validator and the inspector.
         .target(name: "ReceiptValidation", dependencies: ["ReceiptModel", "ForgeCrypto"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "forge",
-            dependencies: ["ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto",
+            dependencies: ["ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swiftSettings),
 
         .testTarget(name: "ForgeCryptoTests", dependencies: ["ForgeCrypto"], swiftSettings: swiftSettings),
         .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel"], swiftSettings: swiftSettings),
-        .testTarget(name: "ReceiptForgeTests", dependencies: ["ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto"],
+        .testTarget(name: "ReceiptCorpusTests", dependencies: ["ReceiptCorpus"], swiftSettings: swiftSettings),
+        .testTarget(name: "ReceiptForgeTests", dependencies: ["ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus"],
                     swiftSettings: swiftSettings),
         // Runs the built `forge` binary, real files, and openssl as an independent oracle; reads ../shared/interop when present.
         .testTarget(name: "ForgeCLITests", dependencies: ["forge", "ReceiptModel"], swiftSettings: swiftSettings),

@@ -1,5 +1,6 @@
 import Foundation
 import ForgeCrypto
+import ReceiptCorpus
 import ReceiptForge
 import ReceiptModel
 import ReceiptValidation

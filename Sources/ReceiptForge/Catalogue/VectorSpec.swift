@@ -1,3 +1,4 @@
+public import ReceiptCorpus
 import ReceiptModel
 
 /// One conformance vector as the forge describes it: how to make the bytes (preset, scenario,
@@ -6,9 +7,6 @@ import ReceiptModel
 /// The corpus generator turns each spec into a file and a manifest entry. Everything is pinned:
 /// the time, the seed (derived from the id), the keys; so generating twice gives the same bytes.
 public struct VectorSpec: Sendable {
-    public enum Verdict: String, Sendable, Hashable { case valid, invalid, acceptable }
-    public enum Severity: String, Sendable, Hashable { case low, medium, high, critical }
-
     /// `family::name`.
     public let id: String
     public let description: String

@@ -1,0 +1,297 @@
+import Foundation
+
+/// The corpus index (`Vectors/manifest.json`): every vector with its expected outcome, plus the
+/// vocabularies (notes, features, error taxonomy, trust anchors, profiles) the vectors refer to by key.
+public struct Manifest: Codable, Sendable, Hashable {
+    /// Format of this file; readers reject versions they do not know.
+    public var schemaVersion: Int
+    public var suite: Suite
+    public var generator: Generator
+    /// Trust anchor id → certificate; vectors name the one to trust in `context.trustAnchor`.
+    public var trustAnchors: [String: TrustAnchor]
+    /// Flag → why vectors carrying it are interesting.
+    public var notes: [String: Note]
+    /// Feature id → description; a validator skips vectors needing features it lacks.
+    public var features: [String: String]
+    /// Dotted error class (and each family, e.g. "chain") → description.
+    public var errorTaxonomy: [String: String]
+    /// Profile name ("strict", "apple-compatible", "lenient") → how it resolves `acceptable` vectors.
+    public var profiles: [String: Profile]
+    public var vectors: [Vector]
+
+    public init(
+        schemaVersion: Int, suite: Suite, generator: Generator, trustAnchors: [String: TrustAnchor],
+        notes: [String: Note], features: [String: String], errorTaxonomy: [String: String],
+        profiles: [String: Profile], vectors: [Vector]
+    ) {
+        self.schemaVersion = schemaVersion
+        self.suite = suite
+        self.generator = generator
+        self.trustAnchors = trustAnchors
+        self.notes = notes
+        self.features = features
+        self.errorTaxonomy = errorTaxonomy
+        self.profiles = profiles
+        self.vectors = vectors
+    }
+
+    /// The format version this library reads and writes.
+    public static let currentSchemaVersion = 1
+}
+
+/// Which corpus this is, so results can cite it.
+public struct Suite: Codable, Sendable, Hashable {
+    public var name: String
+    public var version: String
+
+    public init(name: String, version: String) {
+        self.name = name
+        self.version = version
+    }
+}
+
+/// What produced the corpus; with the seed, enough to regenerate it byte for byte.
+public struct Generator: Codable, Sendable, Hashable {
+    public var name: String
+    public var version: String
+    /// Decimal text of the UInt64 seed: JSON numbers lose precision above 2^53.
+    public var seed: String
+
+    public init(name: String, version: String, seed: String) {
+        self.name = name
+        self.version = version
+        self.seed = seed
+    }
+}
+
+/// A root certificate vectors may be validated against.
+public struct TrustAnchor: Codable, Sendable, Hashable {
+    /// Path relative to `Vectors/`.
+    public var file: String
+    /// Lowercase hex SHA-256 of the certificate DER (the file's bytes).
+    public var sha256: String
+    /// True for the corpus's own TEST roots, which must never be trusted in production.
+    public var testOnly: Bool
+    public var description: String
+
+    public init(file: String, sha256: String, testOnly: Bool, description: String) {
+        self.file = file
+        self.sha256 = sha256
+        self.testOnly = testOnly
+        self.description = description
+    }
+}
+
+/// The one explanation of a flag, so vectors stay short and consistent.
+public struct Note: Codable, Sendable, Hashable {
+    /// The kind of validator bug the flagged vectors probe.
+    public var bugClass: String
+    public var description: String
+    /// What goes wrong in a validator that gets it wrong, when worth saying.
+    public var effect: String?
+    public var links: [String]
+
+    public init(bugClass: String, description: String, effect: String? = nil, links: [String]) {
+        self.bugClass = bugClass
+        self.description = description
+        self.effect = effect
+        self.links = links
+    }
+}
+
+/// A policy for `acceptable` vectors: each profile turns them into `valid` or `invalid`.
+public struct Profile: Codable, Sendable, Hashable {
+    public var description: String
+    /// Flag → verdict for acceptable vectors carrying that flag.
+    public var acceptable: [String: Verdict]
+    /// Verdict for acceptable vectors whose flags `acceptable` does not list.
+    public var otherwise: Verdict
+
+    public init(description: String, acceptable: [String: Verdict], otherwise: Verdict) {
+        self.description = description
+        self.acceptable = acceptable
+        self.otherwise = otherwise
+    }
+}
+
+/// The outcome a validator must reach; `acceptable` means either, as a profile decides.
+public enum Verdict: String, Codable, Sendable, Hashable, CaseIterable {
+    case valid, invalid, acceptable
+}
+
+/// How much harm a validator that gets the vector wrong would do.
+public enum Severity: String, Codable, Sendable, Hashable, CaseIterable, Comparable {
+    case low, medium, high, critical
+
+    /// Ordered by harm: low < medium < high < critical.
+    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rank < rhs.rank }
+
+    private var rank: Int {
+        switch self {
+        case .low: 0
+        case .medium: 1
+        case .high: 2
+        case .critical: 3
+        }
+    }
+}
+
+/// One receipt file and what a validator must conclude about it.
+public struct Vector: Codable, Sendable, Hashable {
+    /// Stable slug "family::name"; never positional, never reused.
+    public var id: String
+    /// Bumped when the bytes or the expectation change, so results can be matched to what was run.
+    public var revision: Int
+    public var description: String
+    /// Path relative to `Vectors/`, e.g. "chain/foreign-root.der".
+    public var file: String
+    /// Lowercase hex SHA-256 of the file's bytes.
+    public var sha256: String
+    /// Keys of `Manifest.notes`.
+    public var flags: [String]
+    public var severity: Severity
+    /// Keys of `Manifest.features` a validator needs to run this vector.
+    public var features: [String]
+    /// A vector every validator must accept; a run that rejects it is misconfigured, not strict.
+    public var canary: Bool
+    public var context: Context
+    public var expected: Expectation
+    public var provenance: Provenance
+
+    public init(
+        id: String, revision: Int, description: String, file: String, sha256: String, flags: [String],
+        severity: Severity, features: [String], canary: Bool, context: Context, expected: Expectation,
+        provenance: Provenance
+    ) {
+        self.id = id
+        self.revision = revision
+        self.description = description
+        self.file = file
+        self.sha256 = sha256
+        self.flags = flags
+        self.severity = severity
+        self.features = features
+        self.canary = canary
+        self.context = context
+        self.expected = expected
+        self.provenance = provenance
+    }
+
+    /// The text before the first "::" of the id (the whole id when it has none).
+    public var family: String {
+        guard let separator = id.range(of: "::") else { return id }
+        return String(id[..<separator.lowerBound])
+    }
+}
+
+/// What a validator is told alongside the receipt bytes.
+public struct Context: Codable, Sendable, Hashable {
+    /// The pinned validation time, "YYYY-MM-DDThh:mm:ssZ": vectors never depend on the real clock.
+    public var now: String
+    /// Key of `Manifest.trustAnchors`.
+    public var trustAnchor: String
+    public var bundleId: String?
+    public var appVersion: String?
+    /// UUID (iOS identifierForVendor) or MAC address (macOS) text, for the device hash check.
+    public var deviceId: String?
+    public var environment: String?
+
+    public init(
+        now: String, trustAnchor: String, bundleId: String? = nil, appVersion: String? = nil,
+        deviceId: String? = nil, environment: String? = nil
+    ) {
+        self.now = now
+        self.trustAnchor = trustAnchor
+        self.bundleId = bundleId
+        self.appVersion = appVersion
+        self.deviceId = deviceId
+        self.environment = environment
+    }
+}
+
+/// The expected outcome of validating a vector.
+public struct Expectation: Codable, Sendable, Hashable {
+    public var verdict: Verdict
+    /// Keys of `Manifest.errorTaxonomy` any of which a rejecting validator may report.
+    public var errorClasses: [String]
+    /// For valid vectors: the fields a decoding validator must report.
+    public var decoded: DecodedReceipt?
+
+    public init(verdict: Verdict, errorClasses: [String], decoded: DecodedReceipt? = nil) {
+        self.verdict = verdict
+        self.errorClasses = errorClasses
+        self.decoded = decoded
+    }
+}
+
+/// How the vector was made, so it can be replayed.
+public struct Provenance: Codable, Sendable, Hashable {
+    /// The forge preset the valid starting receipt came from.
+    public var preset: String
+    /// Mutations applied to it, in order.
+    public var recipe: [RecipeStep]
+
+    public init(preset: String, recipe: [RecipeStep]) {
+        self.preset = preset
+        self.recipe = recipe
+    }
+}
+
+/// One named mutation with its parameters.
+public struct RecipeStep: Codable, Sendable, Hashable {
+    public var mutation: String
+    public var parameters: [String: String]
+
+    public init(mutation: String, parameters: [String: String]) {
+        self.mutation = mutation
+        self.parameters = parameters
+    }
+}
+
+/// What a decoding validator must report for a valid vector. Dates are "YYYY-MM-DDThh:mm:ssZ" text.
+public struct DecodedReceipt: Codable, Sendable, Hashable {
+    public var bundleId: String
+    public var appVersion: String
+    public var originalAppVersion: String?
+    public var receiptType: String?
+    public var creationDate: String
+    public var expirationDate: String?
+    public var inApp: [DecodedPurchase]
+
+    public init(
+        bundleId: String, appVersion: String, originalAppVersion: String? = nil, receiptType: String? = nil,
+        creationDate: String, expirationDate: String? = nil, inApp: [DecodedPurchase]
+    ) {
+        self.bundleId = bundleId
+        self.appVersion = appVersion
+        self.originalAppVersion = originalAppVersion
+        self.receiptType = receiptType
+        self.creationDate = creationDate
+        self.expirationDate = expirationDate
+        self.inApp = inApp
+    }
+}
+
+/// One in-app purchase record of a decoded receipt.
+public struct DecodedPurchase: Codable, Sendable, Hashable {
+    public var productId: String
+    public var quantity: Int
+    public var transactionId: String
+    public var originalTransactionId: String?
+    public var purchaseDate: String
+    public var expiresDate: String?
+    public var cancellationDate: String?
+
+    public init(
+        productId: String, quantity: Int, transactionId: String, originalTransactionId: String? = nil,
+        purchaseDate: String, expiresDate: String? = nil, cancellationDate: String? = nil
+    ) {
+        self.productId = productId
+        self.quantity = quantity
+        self.transactionId = transactionId
+        self.originalTransactionId = originalTransactionId
+        self.purchaseDate = purchaseDate
+        self.expiresDate = expiresDate
+        self.cancellationDate = cancellationDate
+    }
+}

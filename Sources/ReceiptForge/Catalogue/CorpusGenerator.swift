@@ -1,0 +1,100 @@
+public import Foundation
+import ForgeCrypto
+public import ReceiptCorpus
+import ReceiptModel
+
+/// Writes the corpus: every vector's file, the trust anchors, the JSON Schemas and the manifest.
+///
+/// Deterministic: the keys are committed, every time is pinned and every seed derives from
+/// `VectorSpec.corpusSeed` and the vector id, so two runs write identical bytes.
+public struct CorpusGenerator: Sendable {
+    public let forge: Forge
+    public let specs: [VectorSpec]
+
+    public init(forge: Forge, specs: [VectorSpec] = VectorCatalogue.all) {
+        self.forge = forge
+        self.specs = specs
+    }
+
+    /// The manifest and every file it names, relative to the corpus directory.
+    public func build() throws(ForgeError) -> (manifest: Manifest, files: [String: Data]) {
+        var files: [String: Data] = [:]
+        var anchors: [String: TrustAnchor] = [:]
+        for (id, role, text) in [("forge-root", CertificateRole.root, "The receipt-forge TEST root (plays Apple Root CA)."),
+                                 ("forge-storekit", .storeKit, "The receipt-forge TEST StoreKit certificate (plays Xcode's StoreKit certificate).")] {
+            let der = forge.pki[role].certificate.derRepresentation
+            files["anchors/\(id).der"] = Data(der)
+            anchors[id] = TrustAnchor(file: "anchors/\(id).der", sha256: try sha256(der), testOnly: true, description: text)
+        }
+        var vectors: [Vector] = []
+        for spec in specs {
+            let bytes = try spec.bytes(using: forge)
+            let file = "\(spec.family)/\(spec.name).\(spec.fileExtension)"
+            files[file] = Data(bytes)
+            vectors.append(Vector(
+                id: spec.id, revision: 1, description: spec.description, file: file, sha256: try sha256(bytes), flags: spec.flags,
+                severity: spec.severity, features: spec.features, canary: spec.canary,
+                context: Context(now: spec.now, trustAnchor: spec.trustAnchor, bundleId: spec.bundleID, appVersion: spec.appVersion,
+                                 deviceId: spec.deviceID, environment: spec.environment),
+                expected: Expectation(verdict: spec.verdict, errorClasses: spec.errorClasses,
+                                      decoded: spec.verdict == .valid ? Self.decoded(bytes) : nil),
+                provenance: Provenance(preset: (spec.scenario.preset ?? .appstore).rawValue,
+                                       recipe: spec.mutations.map { RecipeStep(mutation: $0.mutation, parameters: $0.parameters) })))
+        }
+        let manifest = Manifest(
+            schemaVersion: 1, suite: Suite(name: "receipt-forge", version: "2026.11.0"),
+            generator: Generator(name: "forge", version: "0.1.0", seed: String(VectorSpec.corpusSeed)),
+            trustAnchors: anchors, notes: VectorCatalogue.notes, features: VectorCatalogue.features,
+            errorTaxonomy: VectorCatalogue.errorTaxonomy, profiles: VectorCatalogue.profiles, vectors: vectors)
+        do {
+            files["manifest.json"] = try ManifestIO.encode(manifest)
+            for (name, schema) in try CorpusSchemas.all() { files["schema/\(name)"] = schema }
+        } catch {
+            throw ForgeError(.encodingFailed, "encoding the manifest: \(error)")
+        }
+        return (manifest, files)
+    }
+
+    /// Writes the corpus into `directory`, removing files of earlier generations it no longer names.
+    public func write(to directory: URL) throws(ForgeError) -> Manifest {
+        let (manifest, files) = try build()
+        let manager = FileManager.default
+        do {
+            for (path, data) in files.sorted(by: { $0.key < $1.key }) {
+                let url = directory.appendingPathComponent(path)
+                try manager.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+                if (try? Data(contentsOf: url)) != data { try AtomicFile.write(data, to: url) }
+            }
+            // Stale vector files (retired ids) must not linger: the corpus is exactly what the manifest names.
+            let kept = Set(files.keys).union(["README.md"])
+            if let walker = manager.enumerator(at: directory, includingPropertiesForKeys: [.isRegularFileKey]) {
+                for case let url as URL in walker where (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
+                    let relative = String(url.standardizedFileURL.path.dropFirst(directory.standardizedFileURL.path.count + 1))
+                    if !kept.contains(relative) { try manager.removeItem(at: url) }
+                }
+            }
+        } catch {
+            throw ForgeError(.ioFailed, "writing the corpus to \(directory.path): \(error.localizedDescription)")
+        }
+        return manifest
+    }
+
+    private func sha256(_ bytes: [UInt8]) throws(ForgeError) -> String {
+        hexString(try ForgeError.wrapping("hashing a vector") { try DigestAlgorithm.sha256.digest(bytes) })
+    }
+
+    /// What a decoding validator must report for a valid vector, dates normalised to `YYYY-MM-DDThh:mm:ssZ`.
+    static func decoded(_ bytes: [UInt8]) -> DecodedReceipt? {
+        guard let der = try? ReceiptInput.decode(bytes).der, let payload = try? ReceiptContainer(berEncoded: der).payload,
+              let receipt = try? AppReceipt(payloadBytes: payload) else { return nil }
+        func normal(_ date: Date?) -> String? { date.map { ReceiptDate.format($0) } }
+        let purchases = receipt.inAppPurchases.map { purchase in
+            DecodedPurchase(productId: purchase.productID ?? "", quantity: Int(purchase.quantity ?? 1), transactionId: purchase.transactionID ?? "",
+                            originalTransactionId: purchase.originalTransactionID, purchaseDate: normal(purchase.purchaseDate) ?? "",
+                            expiresDate: normal(purchase.expiresDate), cancellationDate: normal(purchase.cancellationDate))
+        }
+        return DecodedReceipt(bundleId: receipt.bundleID ?? "", appVersion: receipt.appVersion ?? "", originalAppVersion: receipt.originalAppVersion,
+                              receiptType: receipt.receiptType, creationDate: normal(receipt.creationDate) ?? "",
+                              expirationDate: normal(receipt.expirationDate), inApp: purchases)
+    }
+}

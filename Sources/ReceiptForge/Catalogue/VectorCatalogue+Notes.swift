@@ -1,0 +1,102 @@
+public import ReceiptCorpus
+
+extension VectorCatalogue {
+    /// Every flag a vector may carry, explained once: the bug class, what it means, why it matters.
+    public static let notes: [String: Note] = [
+        "BER": Note(bugClass: "encoding-tolerance", description: "The container uses valid BER that is not DER: indefinite lengths or a segmented eContent, as every Xcode receipt does.",
+                    effect: "DER-only parsers reject genuine Xcode receipts.",
+                    links: ["https://github.com/Cocoanetics/Kvitto/issues/15", "https://github.com/RevenueCat/purchases-ios/pull/1446"]),
+        "NON_MINIMAL_LENGTH": Note(bugClass: "encoding-tolerance", description: "Definite lengths use more length octets than needed (BER allows it, DER does not).",
+                                   effect: "Strict DER parsers reject; lenient ones accept.", links: []),
+        "UNSORTED_SET": Note(bugClass: "encoding-tolerance", description: "The payload SET OF is not in DER order (Xcode writes ascending type order).",
+                             effect: "Strict DER parsers reject.", links: []),
+        "NON_MINIMAL_INTEGER": Note(bugClass: "encoding-tolerance", description: "An INTEGER value has a redundant leading zero byte.", effect: nil, links: []),
+        "WRONG_INNER_TAG": Note(bugClass: "type-confusion", description: "An attribute value uses another string type than Apple documents (IA5String for UTF8String or the reverse).",
+                                effect: "Parsers that ignore the tag read the text anyway; strict ones reject.", links: []),
+        "NEGATIVE_QUANTITY": Note(bugClass: "semantic-validation", description: "An in-app purchase has quantity -1.", effect: "Entitlement arithmetic goes wrong.", links: []),
+        "INCOMPLETE_PURCHASE": Note(bugClass: "semantic-validation", description: "An in-app purchase lacks its product id.", effect: nil, links: []),
+        "UNCOMMON_DIGEST": Note(bugClass: "algorithm-agility", description: "The receipt is signed consistently with a digest Apple never used for receipts (SHA-384, SHA-512).",
+                                effect: "Validators that map any non-SHA-1 digest to SHA-256 fail or, worse, pass by accident.",
+                                links: ["https://github.com/tikhop/TPInAppReceipt"]),
+        "LEGACY_SHA1": Note(bugClass: "algorithm-agility", description: "SHA-1 digest, as all receipts before August 2023.", effect: nil,
+                            links: ["https://developer.apple.com/documentation/technotes/tn3138-handling-app-store-receipt-signing-certificate-changes"]),
+        "SIGNED_ATTRIBUTES": Note(bugClass: "cms-variant", description: "The SignerInfo carries CMS signed attributes (Apple's never do); the signature covers them and messageDigest covers the content.",
+                                  effect: "Validators that hash the content directly reject a correct signature.", links: []),
+        "EXTRA_CERTIFICATE": Note(bugClass: "chain-shape", description: "More certificates are embedded than the chain needs.",
+                                  effect: "Validators that demand exactly three embedded certificates reject.", links: []),
+        "ROOT_NOT_EMBEDDED": Note(bugClass: "chain-shape", description: "The root is not embedded; it must come from the validator's trust store.", effect: nil, links: []),
+        "CERTIFICATE_ORDER": Note(bugClass: "signer-identification", description: "Certificates are not embedded leaf first; the signer must be found by issuer and serial, not by position.",
+                                  effect: "Validators taking certificates.first as the signer check the signature with the wrong key.",
+                                  links: ["https://github.com/IdeasOnCanvas/AppReceiptValidator"]),
+        "KEY_USAGE": Note(bugClass: "certificate-policy", description: "The signing certificate lacks the digitalSignature key usage.", effect: nil, links: []),
+        "CRITICAL_MARKER": Note(bugClass: "certificate-policy", description: "The receipt-signing marker extension is marked critical.",
+                                effect: "Validators that refuse unknown critical extensions reject.", links: []),
+        "FUTURE_CREATION": Note(bugClass: "time-policy", description: "The receipt's creation date is after the time it is judged at.", effect: nil, links: []),
+        "HISTORICAL_VALIDATION": Note(bugClass: "time-policy", description: "The chain is valid at the receipt's creation date but expired now; Apple's practice judges it at creation.",
+                                      effect: "Validators checking against the wall clock reject every old receipt (their fixtures expire).",
+                                      links: ["https://github.com/IdeasOnCanvas/AppReceiptValidator/issues/90"]),
+        "EXPIRED_SUBSCRIPTION_IS_VALID": Note(bugClass: "semantic-validation", description: "A subscription in the receipt has expired; the receipt itself is still valid.",
+                                              effect: "Validators that reject such receipts lock out users who resubscribe.",
+                                              links: ["https://github.com/j3k0/cordova-plugin-purchase/issues/825"]),
+        "DUPLICATE_ATTRIBUTE": Note(bugClass: "parser-differential", description: "An identity attribute appears twice with different values.",
+                                    effect: "Two parsers may read different values: one checks the bundle id the other grants.", links: []),
+        "OPENSSL_DISAGREES": Note(bugClass: "oracle-disagreement", description: "OpenSSL's generic CMS verification (openssl cms -verify) accepts this receipt while Apple's receipt rules reject it; the vector's description says why.",
+                                  effect: "A validator built on a generic CMS verify call inherits OpenSSL's tolerance here.", links: []),
+        "TRANSPORT_ENCODING": Note(bugClass: "transport-tolerance", description: "The receipt is wrapped as it travels: base64 variants, base64 of base64, PEM.",
+                                   effect: "Validators that accept only DER (or only one base64 form) reject what clients really send.",
+                                   links: ["https://github.com/apple/app-store-server-library-node/issues/58"]),
+    ]
+
+    /// What each feature requires of a validator; a harness skips vectors whose features it lacks.
+    public static let features: [String: String] = [
+        "device-hash": "The validator checks attribute 5 against a device identifier (context.deviceId).",
+        "xcode": "The validator accepts Xcode StoreKit receipts when the StoreKit certificate is the trust anchor.",
+        "sha1": "The validator accepts SHA-1-era receipts.",
+        "robustness": "Hostile or truncated input; the validator must reject without crashing or hanging.",
+        "large": "Receipts over 100 KiB with hundreds of purchases.",
+    ]
+
+    /// The error classes, matched by prefix (DESIGN §5).
+    public static let errorTaxonomy: [String: String] = [
+        "input": "The bytes are not a receipt at all.",
+        "input.empty": "No bytes.", "input.too-large": "Larger than any receipt.", "input.encoding": "Neither DER nor a known text encoding of it.",
+        "container": "The PKCS#7 structure.",
+        "container.malformed": "ASN.1 that does not parse as ContentInfo(SignedData).",
+        "container.content-type": "The eContentType is not id-data.", "container.no-content": "No eContent (detached).",
+        "container.signer-count": "Not exactly one SignerInfo.", "container.trailing-bytes": "Bytes after the ContentInfo.",
+        "signature": "The signer and its signature.",
+        "signature.signer-not-found": "No embedded certificate matches the SignerInfo.",
+        "signature.unsupported-algorithm": "A digest or signature algorithm receipts do not use.",
+        "signature.algorithm-mismatch": "Algorithms named in the container contradict each other.",
+        "signature.message-digest": "The messageDigest signed attribute does not match the content.",
+        "signature.invalid": "The signature does not verify.",
+        "chain": "Trust in the signer.",
+        "chain.untrusted": "No path to a trusted root.", "chain.expired": "A certificate had expired at the evaluation time.",
+        "chain.not-yet-valid": "A certificate was not yet valid at the evaluation time.", "chain.invalid": "The path is broken otherwise.",
+        "chain.length": "Not the three-certificate shape of Apple's chain.",
+        "chain.leaf-marker-missing": "The signer lacks 1.2.840.113635.100.6.11.1.",
+        "chain.intermediate-marker-missing": "The intermediate lacks 1.2.840.113635.100.6.2.1.",
+        "payload": "The signed attributes themselves.",
+        "payload.malformed": "The payload is not a SET OF ReceiptAttribute.", "payload.missing-field": "A required attribute is absent.",
+        "payload.invalid-field": "An attribute is present but unusable or ambiguous.",
+        "binding": "The receipt belongs to another app, version, device or environment.",
+        "binding.bundle-id": "Another bundle id.", "binding.app-version": "Another app version.",
+        "binding.device-hash": "The hash does not match the device.", "binding.environment": "Another receipt type.",
+        "policy": "Valid, but no longer usable.", "policy.expired": "The receipt's own expiration date (type 21) has passed.",
+        "resource": "The validator ran out of time or memory.",
+    ]
+
+    /// How each profile resolves `acceptable` vectors. `apple-compatible` is what the reference validator does.
+    public static let profiles: [String: Profile] = {
+        let tolerated = ["NON_MINIMAL_LENGTH", "UNSORTED_SET", "NON_MINIMAL_INTEGER", "WRONG_INNER_TAG", "NEGATIVE_QUANTITY", "INCOMPLETE_PURCHASE",
+                         "UNCOMMON_DIGEST", "SIGNED_ATTRIBUTES", "EXTRA_CERTIFICATE", "ROOT_NOT_EMBEDDED", "KEY_USAGE", "CRITICAL_MARKER",
+                         "FUTURE_CREATION", "TRANSPORT_ENCODING"]
+        return [
+            "strict": Profile(description: "Only Apple's exact shapes: every tolerance flag is a rejection.",
+                              acceptable: Dictionary(uniqueKeysWithValues: tolerated.map { ($0, .invalid) }), otherwise: .invalid),
+            "apple-compatible": Profile(description: "Accepts what Apple's own verification accepts (the reference validator's behaviour).",
+                                        acceptable: Dictionary(uniqueKeysWithValues: tolerated.map { ($0, .valid) }), otherwise: .valid),
+            "lenient": Profile(description: "Any acceptable vector may be accepted.", acceptable: [:], otherwise: .valid),
+        ]
+    }()
+}

@@ -1,0 +1,141 @@
+import ArgumentParser
+import Foundation
+import ReceiptCorpus
+import ReceiptForge
+import ReceiptModel
+import ReceiptValidation
+
+struct VectorsCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "vectors",
+        abstract: "Generate, check and browse the conformance corpus (Vectors/).",
+        subcommands: [Generate.self, Lint.self, List.self, Show.self])
+
+    /// Where the corpus is: --vectors, else $RECEIPT_FORGE_VECTORS, else ./Vectors, else this package's own.
+    struct Location: ParsableArguments {
+        @Option(help: ArgumentHelp("The corpus directory (holding manifest.json).", valueName: "dir"))
+        var vectors: String?
+
+        func resolve() throws -> URL { try Self.locate(vectors) }
+
+        static func locate(_ explicit: String?) throws -> URL {
+            do {
+                return try CorpusLocation.resolve(explicit: explicit, environment: ProcessInfo.processInfo.environment,
+                                                  currentDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)).vectors
+            } catch {
+                throw fail(error.message, Exit.noInput)
+            }
+        }
+
+        func manifest() throws -> (Manifest, URL) {
+            let directory = try resolve()
+            do { return (try ManifestIO.load(from: directory), directory) } catch { throw fail(error.message, Exit.dataError) }
+        }
+    }
+
+    struct Generate: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Write every vector, the trust anchors, the schemas and manifest.json.",
+            discussion: "Deterministic: the same forge writes the same bytes, so `forge vectors generate && git diff --exit-code Vectors/` is the reproducibility check. Files of retired vectors are removed.")
+
+        @Option(help: ArgumentHelp("Directory to write. Default: the located corpus (./Vectors in the repository).", valueName: "dir"))
+        var out: String?
+
+        func run() throws {
+            let directory = try out.map { URL(fileURLWithPath: $0) } ?? Location.locate(nil)
+            let clock = ContinuousClock()
+            let start = clock.now
+            let pki = try loadPKI(nil)
+            do {
+                let manifest = try CorpusGenerator(forge: try Forge(pki: pki)).write(to: directory)
+                let elapsed = start.duration(to: clock.now)
+                let families = Dictionary(grouping: manifest.vectors, by: \.family).map { "\($0.key) \($0.value.count)" }.sorted()
+                print("wrote \(manifest.vectors.count) vectors to \(directory.path) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))")
+                print(families.joined(separator: ", "))
+            } catch {
+                throw fail(error.message, error.code == .ioFailed ? Exit.cannotCreate : Exit.software)
+            }
+        }
+    }
+
+    struct Lint: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Check the corpus: ids, files and hashes, flags and notes, expectations, pinned times, anchors, canaries.",
+            discussion: "Exit codes: 0 clean, 1 findings (one line each), 65 unreadable manifest.")
+        @OptionGroup var location: Location
+
+        func run() throws {
+            let (manifest, directory) = try location.manifest()
+            let findings = Linter.lint(manifest, vectorsDirectory: directory)
+            for finding in findings { print(finding) }
+            print("\(manifest.vectors.count) vectors, \(findings.count) finding\(findings.count == 1 ? "" : "s")")
+            if !findings.isEmpty { throw Exit.invalid }
+        }
+    }
+
+    struct List: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List vectors whose id matches a pattern (* matches anything).")
+        @Argument(help: "Pattern, e.g. 'chain::*' or '*expired*'. Default: all.")
+        var pattern: String = "*"
+        @OptionGroup var location: Location
+
+        func run() throws {
+            let (manifest, _) = try location.manifest()
+            let matching = manifest.vectors.filter { matches($0.id, pattern) }
+            for vector in matching {
+                let classes = vector.expected.errorClasses.isEmpty ? "" : " [\(vector.expected.errorClasses.joined(separator: "|"))]"
+                print("\(vector.id.padding(toLength: 52, withPad: " ", startingAt: 0)) \(vector.expected.verdict.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) \(vector.severity.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0))\(classes)")
+            }
+            if matching.isEmpty { throw fail("no vector matches '\(pattern)'", Exit.usage) }
+        }
+    }
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show one vector: description, expectation, context, recipe and the inspect view of its bytes.")
+        @Argument(help: "The vector id, e.g. chain::foreign-root.")
+        var id: String
+        @OptionGroup var location: Location
+
+        func run() throws {
+            let (manifest, directory) = try location.manifest()
+            guard let vector = manifest.vectors.first(where: { $0.id == id }) else {
+                let near = manifest.vectors.map(\.id).filter { $0.contains(id.split(separator: ":").last.map(String.init) ?? id) }.prefix(5)
+                throw fail("no vector \(id)\(near.isEmpty ? "" : "; did you mean \(near.joined(separator: ", "))?")", Exit.usage)
+            }
+            print("\(vector.id) (revision \(vector.revision), \(vector.severity.rawValue)\(vector.canary ? ", canary" : ""))")
+            print(vector.description)
+            print("expected: \(vector.expected.verdict.rawValue)\(vector.expected.errorClasses.isEmpty ? "" : " with " + vector.expected.errorClasses.joined(separator: " or "))")
+            for flag in vector.flags { print("flag \(flag): \(manifest.notes[flag]?.description ?? "?")") }
+            if !vector.features.isEmpty { print("features: \(vector.features.joined(separator: ", "))") }
+            let context = vector.context
+            print("context: now \(context.now), trust \(context.trustAnchor)" + [context.bundleId.map { ", bundle id \($0)" }, context.appVersion.map { ", version \($0)" },
+                                                                                  context.deviceId.map { ", device \($0)" }, context.environment.map { ", environment \($0)" }]
+                .compactMap { $0 }.joined())
+            print("recipe: preset \(vector.provenance.preset)" + vector.provenance.recipe.map { step in
+                " + \(step.mutation)" + step.parameters.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value.count > 24 ? String($0.value.prefix(24)) + "…" : $0.value)" }.joined()
+            }.joined())
+            print("file: \(vector.file) (sha256 \(vector.sha256))\n")
+            let bytes = try readInput(directory.appendingPathComponent(vector.file).path).bytes
+            let report = ReferenceValidator().validate(bytes, context: ValidationContext(trustedRoots: [], now: ReceiptDate.parse(context.now) ?? Date()))
+            if report.container == nil {
+                print("(not a readable receipt: \(report.message))")
+            } else {
+                print(Inspection(report: report, source: vector.file, inputSize: bytes.count, includeChecks: false).text())
+            }
+        }
+    }
+}
+
+/// Shell-style matching with `*` only.
+func matches(_ text: String, _ pattern: String) -> Bool {
+    let parts = pattern.split(separator: "*", omittingEmptySubsequences: false).map(String.init)
+    guard parts.count > 1 else { return text == pattern }
+    var rest = Substring(text)
+    guard rest.hasPrefix(parts[0]) else { return false }
+    rest = rest.dropFirst(parts[0].count)
+    for part in parts.dropFirst().dropLast() where !part.isEmpty {
+        guard let range = rest.range(of: part) else { return false }
+        rest = rest[range.upperBound...]
+    }
+    return parts.last!.isEmpty || rest.hasSuffix(parts.last!)
+}

@@ -1,0 +1,80 @@
+import Foundation
+import ForgeCrypto
+import ReceiptCorpus
+import ReceiptForge
+import ReceiptModel
+import ReceiptValidation
+import Testing
+
+/// The committed corpus: reproducible, lint-clean, and its expectations confirmed by two oracles.
+@Suite("The committed corpus")
+struct CorpusTests {
+    static let vectors = repositoryRoot.appendingPathComponent("Vectors")
+    static let generated = try! CorpusGenerator(forge: Forge(pki: TestPKI.bundled())).build()
+
+    @Test("Regenerating gives the committed Vectors/ byte for byte (run `swift run forge vectors generate` after changing the forge)")
+    func reproducible() throws {
+        for (path, data) in Self.generated.files.sorted(by: { $0.key < $1.key }) {
+            let committed = try? Data(contentsOf: Self.vectors.appendingPathComponent(path))
+            #expect(committed == data, "Vectors/\(path) differs from a fresh generation")
+        }
+        let manifest = try ManifestIO.load(from: Self.vectors)
+        #expect(manifest.vectors.count == Self.generated.manifest.vectors.count)
+    }
+
+    @Test("The committed corpus is lint-clean")
+    func lint() throws {
+        let findings = Linter.lint(try ManifestIO.load(from: Self.vectors), vectorsDirectory: Self.vectors)
+        #expect(findings.map(\.description) == [])
+    }
+
+    @Test("Acceptable vectors: the reference validator answers what the apple-compatible profile says")
+    func acceptableResolution() throws {
+        let manifest = Self.generated.manifest
+        let profile = try #require(manifest.profiles["apple-compatible"])
+        let pki = try TestPKI.bundled()
+        for vector in manifest.vectors where vector.expected.verdict == .acceptable {
+            let resolved = vector.flags.compactMap { profile.acceptable[$0] }.contains(.invalid) ? Verdict.invalid : (vector.flags.compactMap { profile.acceptable[$0] }.first ?? profile.otherwise)
+            let bytes = try #require(Self.generated.files[vector.file])
+            let context = ValidationContext(trustedRoots: [pki[vector.context.trustAnchor == "forge-storekit" ? .storeKit : .root].certificate],
+                                            bundleID: vector.context.bundleId, appVersion: vector.context.appVersion,
+                                            deviceID: vector.context.deviceId.flatMap(DeviceID.init)?.bytes, environment: vector.context.environment,
+                                            now: ReceiptDate.parse(vector.context.now)!)
+            let report = ReferenceValidator().validate([UInt8](bytes), context: context)
+            #expect(report.verdict.rawValue == resolved.rawValue, "\(vector.id): \(report.message)")
+        }
+    }
+
+    @Test("openssl cms -verify agrees on every DER vector of the signature and chain families that it can judge")
+    func opensslOracle() throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("oracle-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let anchors = ["forge-root": "Certificates/root.pem", "forge-storekit": "Certificates/storekit.pem"]
+        // OpenSSL checks the signature and the path, not Apple's policy (markers, chain length) nor the
+        // receipt's bindings: those vectors are judged by the reference validator only.
+        let policyOnly = ["chain.leaf-marker-missing", "chain.intermediate-marker-missing", "chain.length"]
+        var judged = 0
+        for vector in Self.generated.manifest.vectors where ["signature", "chain"].contains(vector.family) && vector.file.hasSuffix(".der") {
+            if vector.expected.verdict == .acceptable || vector.expected.errorClasses.contains(where: policyOnly.contains) { continue }
+            // OpenSSL has no "at creation date" mode here; every vector is made and judged inside the leaf's window anyway.
+            let file = directory.appendingPathComponent("v.der")
+            try Self.generated.files[vector.file]!.write(to: file)
+            let process = Process()
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
+            process.arguments = ["cms", "-verify", "-binary", "-inform", "DER", "-in", file.path, "-CAfile",
+                                 repositoryRoot.appendingPathComponent(anchors[vector.context.trustAnchor]!).path, "-purpose", "any",
+                                 "-attime", String(Int(ReceiptDate.parse("2025-06-15T12:00:00Z")!.timeIntervalSince1970)), "-out", "/dev/null"]
+            process.standardError = FileHandle.nullDevice
+            process.standardOutput = FileHandle.nullDevice
+            try process.run()
+            process.waitUntilExit()
+            let accepted = process.terminationStatus == 0
+            // Where OpenSSL is more tolerant than Apple's rules the vector says so (OPENSSL_DISAGREES), and that must stay true.
+            let expected = vector.expected.verdict == .valid || vector.flags.contains("OPENSSL_DISAGREES")
+            #expect(accepted == expected, "openssl \(accepted ? "accepts" : "rejects") \(vector.id)")
+            judged += 1
+        }
+        #expect(judged >= 30)
+    }
+}
