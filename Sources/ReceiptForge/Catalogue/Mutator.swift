@@ -1,0 +1,94 @@
+import Foundation
+import ReceiptModel
+
+/// A structure-aware mutant: a catalogue vector plus random mutation steps, all reproducible.
+public struct MutantRecipe: Codable, Sendable, Hashable {
+    /// The catalogue vector the mutant starts from.
+    public var base: String
+    /// Extra steps applied after the base vector's own.
+    public var steps: [MutationStep]
+    /// `must-reject` when signed bytes changed after signing (no valid signature can survive);
+    /// `none` when the forge re-signed, so only differential testing can judge the mutant.
+    public var oracle: String
+
+    public init(base: String, steps: [MutationStep], oracle: String) {
+        self.base = base
+        self.steps = steps
+        self.oracle = oracle
+    }
+
+    /// `mut::<base family>-<base name>::<first 8 hex of the recipe's hash>`: stable for the same recipe.
+    public var id: String {
+        let canonical = base + "|" + steps.map { step in
+            step.mutation + "(" + step.parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",") + ")"
+        }.joined(separator: ";")
+        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
+        for byte in canonical.utf8 {
+            hash ^= UInt64(byte)
+            hash = hash &* 0x0000_0100_0000_01B3
+        }
+        let hex = String(hash, radix: 16)
+        return "mut::\(base.replacingOccurrences(of: "::", with: "-"))::\(String(repeating: "0", count: max(0, 16 - hex.count)) + hex)".prefix(200).description
+    }
+}
+
+/// Makes mutants of catalogue vectors with operators frankencert-style: drop, duplicate or retag an
+/// attribute, change a length form, truncate, flip a bit, swap or drop a certificate, add trailing
+/// data, re-sign or not. Everything is drawn from one seeded generator.
+public struct Mutator: Sendable {
+    public let forge: Forge
+    public let specs: [VectorSpec]
+
+    public init(forge: Forge, specs: [VectorSpec] = VectorCatalogue.all) {
+        self.forge = forge
+        self.specs = specs
+    }
+
+    /// `count` recipes over the vectors whose id matches `from` (already filtered by the caller).
+    public func recipes(from bases: [VectorSpec], seed: UInt64, count: Int) -> [MutantRecipe] {
+        guard !bases.isEmpty else { return [] }
+        var random = SeededGenerator(seed: seed)
+        return (0..<count).map { _ in
+            let base = bases[Int(random.below(UInt64(bases.count)))]
+            let length = 1 + Int(random.below(3))
+            let steps = (0..<length).map { _ in randomStep(&random) }
+            let unsigned = steps.contains { (try? Mutation.named($0.mutation).stage) == .encoded || (try? Mutation.named($0.mutation).stage) == .signed }
+            return MutantRecipe(base: base.id, steps: steps, oracle: unsigned ? "must-reject" : "none")
+        }
+    }
+
+    /// The bytes of a recipe: rebuilt the same on every run.
+    public func bytes(of recipe: MutantRecipe) throws(ForgeError) -> [UInt8] {
+        guard var spec = specs.first(where: { $0.id == recipe.base }) else {
+            throw ForgeError(.invalidScenario, "recipe base '\(recipe.base)' is not a catalogue vector")
+        }
+        // Steps that need a structure the mutated receipt lacks are skipped, not fatal: a mutant is
+        // whatever survives, and replay skips the same steps.
+        var applied = spec.mutations
+        for step in recipe.steps {
+            spec.mutations = applied + [step]
+            if (try? spec.bytes(using: forge)) != nil { applied.append(step) }
+        }
+        spec.mutations = applied
+        return try spec.bytes(using: forge)
+    }
+
+    private func randomStep(_ random: inout SeededGenerator) -> MutationStep {
+        let attributeTypes = [0, 1, 2, 3, 4, 5, 12, 17, 19, 21]
+        func pick<T>(_ values: [T]) -> T { values[Int(random.below(UInt64(values.count)))] }
+        switch random.below(12) {
+        case 0: return MutationStep("drop-attribute", ["type": String(pick(attributeTypes))])
+        case 1: return MutationStep("add-attribute", ["type": String(pick(attributeTypes + [9999])), "hex": hexString(random.bytes(1 + Int(random.below(8))))])
+        case 2: return MutationStep("retag-attribute", ["type": String(pick([0, 2, 3, 12, 19])), "tag": pick(["0c", "16", "13", "04", "02"])])
+        case 3: return MutationStep("layout", ["wrapper": pick(["minimal", "indefinite", "long"]), "econtent": pick(["primitive", "constructed-1", "constructed-3"])])
+        case 4: return MutationStep("truncate", ["length": String(-1 - Int(random.below(400)))])
+        case 5: return MutationStep("flip-payload-bit", ["offset": String(random.below(300))])
+        case 6: return MutationStep("certificate-order", ["order": pick(["reverse", "1,0,2", "2,0,1", "0,2,1"])])
+        case 7: return MutationStep("drop-certificate", ["index": String(random.below(3))])
+        case 8: return MutationStep("trailing-bytes", ["count": String(1 + random.below(16)), "byte": hexString(random.bytes(1))])
+        case 9: return MutationStep("integer-leading-zero", ["type": pick(["1", "11", "13"])])
+        case 10: return MutationStep("flip-signature-bit", ["byte": String(random.below(256))])
+        default: return MutationStep("reverse-order")
+        }
+    }
+}

@@ -1,0 +1,86 @@
+import Foundation
+import Testing
+
+@Suite("forge vectors, seeds and mutate through the binary")
+struct CorpusCLITests {
+    static let vectors = repositoryRoot.appendingPathComponent("Vectors").path
+
+    @Test("generate into a fresh directory reproduces the committed corpus; lint passes there and fails on a tampered copy")
+    func generateAndLint() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let out = directory.appendingPathComponent("v")
+        let generated = try forge("vectors", "generate", "--out", out.path)
+        #expect(generated.status == 0, "\(generated.stderr)")
+        #expect(generated.text.contains("wrote 160 vectors") || generated.text.contains("vectors to"))
+        for name in ["manifest.json", "chain/foreign-root.der", "schema/manifest.schema.json", "anchors/forge-root.der"] {
+            #expect(try Data(contentsOf: out.appendingPathComponent(name)) == Data(contentsOf: URL(fileURLWithPath: Self.vectors).appendingPathComponent(name)), "\(name)")
+        }
+        #expect(try forge("vectors", "lint", "--vectors", out.path).status == 0)
+        var bytes = try Data(contentsOf: out.appendingPathComponent("chain/foreign-root.der"))
+        bytes[100] ^= 1
+        try bytes.write(to: out.appendingPathComponent("chain/foreign-root.der"))
+        let lint = try forge("vectors", "lint", "--vectors", out.path)
+        #expect(lint.status == 1)
+        #expect(lint.text.contains("chain::foreign-root") && lint.text.contains("sha256"))
+        let missing = try forge("vectors", "lint", "--vectors", directory.appendingPathComponent("nope").path)
+        #expect(missing.status == 66)
+    }
+
+    @Test("list filters by pattern and show explains one vector with its inspect view")
+    func listAndShow() throws {
+        let list = try forge("vectors", "list", "chain::*", "--vectors", Self.vectors)
+        #expect(list.status == 0)
+        let lines = list.text.split(separator: "\n")
+        #expect(lines.count == 21 && lines.allSatisfy { $0.hasPrefix("chain::") })
+        let show = try forge("vectors", "show", "chain::leaf-missing-marker", "--vectors", Self.vectors)
+        #expect(show.status == 0, "\(show.stderr)")
+        for part in ["expected: invalid with chain.leaf-marker-missing", "recipe: preset appstore + reissue-leaf variant=no-marker", "certificates   3, order leaf-first", "payload:"] {
+            #expect(show.text.contains(part), "show lacks '\(part)'")
+        }
+        let unknown = try forge("vectors", "show", "chain::no-such-vector", "--vectors", Self.vectors)
+        #expect(unknown.status == 64)
+        #expect(try forge("vectors", "list", "zzz::*", "--vectors", Self.vectors).status == 64)
+    }
+
+    @Test("seeds writes one file per vector named by sha256, an index and a dictionary")
+    func seeds() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let result = try forge("seeds", "--out", directory.path, "--vectors", Self.vectors)
+        #expect(result.status == 0, "\(result.stderr)")
+        let index = try String(contentsOf: directory.appendingPathComponent("index.jsonl"), encoding: .utf8).split(separator: "\n")
+        #expect(index.count == 160)
+        let first = try #require(try JSONSerialization.jsonObject(with: Data(index[0].utf8)) as? [String: String])
+        let seed = try Data(contentsOf: directory.appendingPathComponent(first["sha256"]!))
+        #expect(seed == (try Data(contentsOf: URL(fileURLWithPath: Self.vectors).appendingPathComponent(first["file"]!))))
+        let dictionary = try String(contentsOf: directory.appendingPathComponent("receipt.dict"), encoding: .utf8)
+        #expect(dictionary.contains(#"oid_signed_data="\x06\x09\x2a\x86\x48\x86\xf7\x0d\x01\x07\x02""#))
+        #expect(dictionary.contains(#"attr_type_17="\x02\x01\x11""#))
+    }
+
+    @Test("mutate writes mutants with recipes; --replay rebuilds each byte for byte; the same seed gives the same mutants")
+    func mutate() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let first = directory.appendingPathComponent("a"), second = directory.appendingPathComponent("b")
+        #expect(try forge("mutate", "--from", "valid::*", "--seed", "3", "--count", "12", "--out", first.path).status == 0)
+        #expect(try forge("mutate", "--from", "valid::*", "--seed", "3", "--count", "12", "--out", second.path).status == 0)
+        let names = try FileManager.default.contentsOfDirectory(atPath: first.path).sorted()
+        #expect(names == (try FileManager.default.contentsOfDirectory(atPath: second.path).sorted()))
+        let recipes = names.filter { $0.hasSuffix(".recipe.json") }
+        #expect(!recipes.isEmpty)
+        for recipe in recipes.prefix(5) {
+            let replayed = try forge("mutate", "--replay", first.appendingPathComponent(recipe).path)
+            #expect(replayed.status == 0, "\(replayed.stderr)")
+            let mutant = first.appendingPathComponent(recipe.replacingOccurrences(of: ".recipe.json", with: ".der"))
+            #expect(replayed.stdout == (try Data(contentsOf: mutant)), "\(recipe)")
+            // Mutants that changed signed bytes must be rejected by the reference validator.
+            let text = try String(contentsOf: first.appendingPathComponent(recipe), encoding: .utf8)
+            if text.contains("must-reject") {
+                #expect(try forge("validate", mutant.path).status != 0, "\(recipe) must be rejected")
+            }
+        }
+        #expect(try forge("mutate", "--count", "3").status == 64)
+    }
+}
