@@ -18,6 +18,7 @@ let package = Package(
         .library(name: "ReceiptForge", targets: ["ReceiptForge"]),
         .library(name: "ReceiptValidation", targets: ["ReceiptValidation"]),
         .library(name: "ReceiptCorpus", targets: ["ReceiptCorpus"]),
+        .library(name: "ReceiptConformance", targets: ["ReceiptConformance"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -33,6 +34,8 @@ let package = Package(
         .target(name: "ReceiptCorpus", swiftSettings: swiftSettings),
         // Presets, scenarios, mutations, the vector catalogue and signing: receipts from the bundled TEST PKI.
         .target(name: "ReceiptForge", dependencies: ["ReceiptModel", "ForgeCrypto", "ReceiptCorpus"], swiftSettings: swiftSettings),
+        // The conformance runner: judges any validator as a black box. Never imports the model or crypto.
+        .target(name: "ReceiptConformance", dependencies: ["ReceiptCorpus"], swiftSettings: swiftSettings),
         // The reference validator and the inspector.
         .target(name: "ReceiptValidation", dependencies: ["ReceiptModel", "ForgeCrypto"], swiftSettings: swiftSettings),
         .executableTarget(
@@ -44,6 +47,9 @@ let package = Package(
         .testTarget(name: "ForgeCryptoTests", dependencies: ["ForgeCrypto"], swiftSettings: swiftSettings),
         .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel"], swiftSettings: swiftSettings),
         .testTarget(name: "ReceiptCorpusTests", dependencies: ["ReceiptCorpus"], swiftSettings: swiftSettings),
+        .testTarget(name: "ReceiptConformanceTests",
+                    dependencies: ["ReceiptConformance", "ReceiptCorpus", "ReceiptValidation", "ReceiptForge", "ReceiptModel", "ForgeCrypto"],
+                    swiftSettings: swiftSettings),
         .testTarget(name: "ReceiptForgeTests", dependencies: ["ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus"],
                     swiftSettings: swiftSettings),
         // Runs the built `forge` binary, real files, and openssl as an independent oracle; reads ../shared/interop when present.

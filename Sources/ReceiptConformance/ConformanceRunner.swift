@@ -1,0 +1,144 @@
+public import Foundation
+public import ReceiptCorpus
+
+/// One vector's result in `results.json`.
+public struct VectorResult: Codable, Sendable, Hashable {
+    public var id: String
+    public var revision: Int
+    public var severity: Severity
+    public var outcome: Outcome
+    /// The verdict the vector demands under the run's profile.
+    public var expected: Verdict
+    public var expectedErrorClasses: [String]
+    /// What the harness said: accept, reject, or nil when it skipped or errored.
+    public var verdict: HarnessReply.Verdict?
+    public var errorClass: String?
+    public var message: String?
+    public var durationMicroseconds: Int
+}
+
+/// A whole run: what `results.json` holds and every report is rendered from.
+public struct RunResults: Codable, Sendable {
+    public var suite: String
+    public var implementation: String
+    public var profile: String?
+    /// Set when the canaries failed and the run stopped: what is probably misconfigured.
+    public var canaryDiagnosis: String?
+    public var counts: [String: Int]
+    public var results: [VectorResult]
+    public var durationMilliseconds: Int
+
+    /// 0 conformant, 1 conformance failure, 2 infrastructure failure (canaries, harness errors).
+    public var exitCode: Int32 {
+        if canaryDiagnosis != nil || results.contains(where: { $0.outcome.isInfrastructureFailure }) { return 2 }
+        return results.contains { $0.outcome.isConformanceFailure } ? 1 : 0
+    }
+}
+
+/// Runs a corpus against a validator: canaries first (a validator that rejects them stops the run
+/// with a diagnosis, so a misconfigured trust anchor cannot "pass" every negative vector), then the
+/// rest with bounded concurrency. Outcomes are decided here, from the manifest, never by the harness.
+public struct ConformanceRunner: Sendable {
+    public let manifest: Manifest
+    public let vectorsDirectory: URL
+    public var profileName: String?
+    public var parallelism: Int
+
+    public init(manifest: Manifest, vectorsDirectory: URL, profile: String? = nil, parallelism: Int = 4) {
+        self.manifest = manifest
+        self.vectorsDirectory = vectorsDirectory
+        self.profileName = profile
+        self.parallelism = parallelism
+    }
+
+    public func run(_ validator: some ReceiptValidator, selecting include: (Vector) -> Bool = { _ in true }) async throws(CorpusError) -> RunResults {
+        let clock = ContinuousClock()
+        let start = clock.now
+        let hello = await validator.hello()
+        let classifier = Classifier(profile: profileName.flatMap { manifest.profiles[$0] }, granularity: hello.errorGranularity,
+                                    decodes: hello.features.contains("decode"))
+        let selected = manifest.vectors.filter(include)
+        let canaries = selected.filter(\.canary)
+        var results = try await execute(canaries, validator, hello, classifier, startingSeq: 0)
+        var diagnosis: String?
+        if results.contains(where: { $0.outcome != .pass && $0.outcome != .skip }) {
+            diagnosis = Self.diagnose(results.filter { $0.outcome != .pass })
+        } else {
+            results += try await execute(selected.filter { !$0.canary }, validator, hello, classifier, startingSeq: canaries.count)
+        }
+        results.sort { $0.id < $1.id }
+        let counts = Dictionary(grouping: results, by: \.outcome.rawValue).mapValues(\.count)
+        let elapsed = start.duration(to: clock.now)
+        return RunResults(suite: manifest.suite.version, implementation: hello.implementation, profile: profileName, canaryDiagnosis: diagnosis,
+                          counts: counts, results: results,
+                          durationMilliseconds: Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000))
+    }
+
+    private func execute(_ vectors: [Vector], _ validator: some ReceiptValidator, _ hello: HarnessHello, _ classifier: Classifier,
+                         startingSeq: Int) async throws(CorpusError) -> [VectorResult] {
+        var requests: [(Vector, ValidateRequest?)] = []
+        for (offset, vector) in vectors.enumerated() {
+            if vector.features.contains(where: { !hello.features.contains($0) }) {
+                requests.append((vector, nil))  // reported as SKIP, never silently dropped
+                continue
+            }
+            let url = vectorsDirectory.appendingPathComponent(vector.file)
+            guard let data = try? Data(contentsOf: url) else { throw CorpusError(.notFound, "cannot read vector file \(url.path)") }
+            requests.append((vector, ValidateRequest(seq: startingSeq + offset, id: vector.id, base64: data.base64EncodedString(), context: vector.context)))
+        }
+        let limit = max(1, min(parallelism, hello.maxConcurrency))
+        return await withTaskGroup(of: VectorResult.self) { group in
+            var results: [VectorResult] = []
+            var next = 0
+            func submit() {
+                guard next < requests.count else { return }
+                let (vector, request) = requests[next]
+                next += 1
+                group.addTask {
+                    let expected = classifier.expectedVerdict(vector)
+                    guard let request else {
+                        let missing = vector.features.filter { !hello.features.contains($0) }.joined(separator: ", ")
+                        return VectorResult(id: vector.id, revision: vector.revision, severity: vector.severity, outcome: .skip, expected: expected,
+                                            expectedErrorClasses: vector.expected.errorClasses, verdict: nil, errorClass: nil,
+                                            message: "feature not declared by the harness: \(missing)", durationMicroseconds: 0)
+                    }
+                    let clock = ContinuousClock()
+                    let began = clock.now
+                    let reply = await validator.validate(request)
+                    let took = began.duration(to: clock.now)
+                    var verdict: HarnessReply.Verdict?, errorClass: String?, message: String?
+                    switch reply {
+                    case .result(_, let said, let reason, let text, _): (verdict, errorClass, message) = (said, reason, text)
+                    case .skipped(_, let reason): message = reason
+                    case .errored(_, let text): message = text
+                    }
+                    let outcome = reply.seq == request.seq ? classifier.classify(vector, reply) : .error
+                    return VectorResult(id: vector.id, revision: vector.revision, severity: vector.severity, outcome: outcome, expected: expected,
+                                        expectedErrorClasses: vector.expected.errorClasses, verdict: verdict, errorClass: errorClass,
+                                        message: reply.seq == request.seq ? message : "reply seq \(reply.seq) does not answer request \(request.seq)",
+                                        durationMicroseconds: Int(took.components.seconds * 1_000_000 + took.components.attoseconds / 1_000_000_000_000))
+                }
+            }
+            for _ in 0..<limit { submit() }
+            for await result in group {
+                results.append(result)
+                submit()
+            }
+            return results
+        }
+    }
+
+    /// What failing canaries most likely mean.
+    static func diagnose(_ failures: [VectorResult]) -> String {
+        let classes = Set(failures.compactMap { $0.errorClass?.split(separator: ".").first.map(String.init) })
+        let summary = "\(failures.count) canar\(failures.count == 1 ? "y" : "ies") failed (\(failures.map { "\($0.id): \($0.outcome.rawValue)\($0.errorClass.map { " \($0)" } ?? "")" }.joined(separator: "; ")))"
+        let hint: String = switch classes.count == 1 ? classes.first : nil {
+        case "chain": "is the test root (Vectors/anchors/forge-root.der, or forge-storekit.der for Xcode vectors) configured as the trust anchor?"
+        case "binding": "does the harness take the expected bundle id, version and device id from each vector's context?"
+        case "policy": "does the harness judge at context.now instead of the wall clock?"
+        case "signature", "container", "input": "does the harness decode input.data from base64 before validating?"
+        default: "the validator rejects genuine-shaped receipts; negative results would be meaningless."
+        }
+        return "\(summary) — \(hint) The run stopped before scoring negative vectors."
+    }
+}

@@ -1,0 +1,122 @@
+public import ReceiptCorpus
+
+/// Harness protocol v1 (DESIGN §6): what the runner and a validator under test say to each other.
+/// The same Codable messages travel in process, over stdio as NDJSON and over HTTP. The expected
+/// answer is never sent: the harness only sees the receipt and its context.
+public enum HarnessProtocol {
+    public static let version = 1
+}
+
+/// The harness's self-description, its answer to the runner's `hello`.
+public struct HarnessHello: Codable, Sendable, Hashable {
+    public enum Granularity: String, Codable, Sendable, Hashable, CaseIterable {
+        /// Only accept/reject is compared.
+        case none
+        /// The error class's family (`chain`) must match.
+        case coarse
+        /// The full error class must match one of the expected ones (or be a descendant).
+        case fine
+    }
+
+    public var type = "hello"
+    public var `protocol`: Int
+    public var implementation: String
+    public var features: [String]
+    public var errorGranularity: Granularity
+    /// Whether the harness validates "as of" `context.now`; without it, time-dependent vectors are skipped.
+    public var clockInjection: Bool
+    public var maxConcurrency: Int
+
+    public init(implementation: String, features: [String], errorGranularity: Granularity, clockInjection: Bool = true,
+                maxConcurrency: Int = 1) {
+        self.protocol = HarnessProtocol.version
+        self.implementation = implementation
+        self.features = features
+        self.errorGranularity = errorGranularity
+        self.clockInjection = clockInjection
+        self.maxConcurrency = maxConcurrency
+    }
+}
+
+/// `validate`: one vector's bytes (base64) and its context, numbered by `seq`.
+public struct ValidateRequest: Codable, Sendable, Hashable {
+    public struct Input: Codable, Sendable, Hashable {
+        public var encoding = "base64"
+        public var data: String
+        public init(data: String) { self.data = data }
+    }
+
+    public var type = "validate"
+    public var seq: Int
+    public var id: String
+    public var input: Input
+    public var context: Context
+
+    public init(seq: Int, id: String, base64: String, context: Context) {
+        self.seq = seq
+        self.id = id
+        self.input = Input(data: base64)
+        self.context = context
+    }
+}
+
+/// The harness's answer to one `validate`.
+public enum HarnessReply: Codable, Sendable, Hashable {
+    public enum Verdict: String, Codable, Sendable, Hashable { case accept, reject }
+
+    case result(seq: Int, verdict: Verdict, errorClass: String?, message: String?, decoded: DecodedReceipt?)
+    case skipped(seq: Int, reason: String)
+    case errored(seq: Int, message: String)
+
+    public var seq: Int {
+        switch self {
+        case .result(let seq, _, _, _, _), .skipped(let seq, _), .errored(let seq, _): seq
+        }
+    }
+
+    private enum Keys: String, CodingKey { case type, seq, verdict, errorClass, message, decoded, reason }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: Keys.self)
+        let seq = try container.decode(Int.self, forKey: .seq)
+        switch try container.decode(String.self, forKey: .type) {
+        case "result":
+            self = .result(seq: seq, verdict: try container.decode(Verdict.self, forKey: .verdict),
+                           errorClass: try container.decodeIfPresent(String.self, forKey: .errorClass),
+                           message: try container.decodeIfPresent(String.self, forKey: .message),
+                           decoded: try container.decodeIfPresent(DecodedReceipt.self, forKey: .decoded))
+        case "skipped":
+            self = .skipped(seq: seq, reason: try container.decode(String.self, forKey: .reason))
+        case "errored":
+            self = .errored(seq: seq, message: try container.decode(String.self, forKey: .message))
+        case let other:
+            throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "unknown reply type '\(other)'; expected result, skipped or errored")
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(seq, forKey: .seq)
+        switch self {
+        case .result(_, let verdict, let errorClass, let message, let decoded):
+            try container.encode("result", forKey: .type)
+            try container.encode(verdict, forKey: .verdict)
+            try container.encodeIfPresent(errorClass, forKey: .errorClass)
+            try container.encodeIfPresent(message, forKey: .message)
+            try container.encodeIfPresent(decoded, forKey: .decoded)
+        case .skipped(_, let reason):
+            try container.encode("skipped", forKey: .type)
+            try container.encode(reason, forKey: .reason)
+        case .errored(_, let message):
+            try container.encode("errored", forKey: .type)
+            try container.encode(message, forKey: .message)
+        }
+    }
+}
+
+/// A validator run in process: the `swift:` transport. Implement this to run the suite against your
+/// own Swift validator (see `ConformanceRunner`).
+public protocol ReceiptValidator: Sendable {
+    func hello() async -> HarnessHello
+    func validate(_ request: ValidateRequest) async -> HarnessReply
+}
