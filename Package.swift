@@ -37,10 +37,11 @@ let package = Package(
         // The conformance runner: judges any validator as a black box. Never imports the model or crypto.
         .target(name: "ReceiptConformance", dependencies: ["ReceiptCorpus"], swiftSettings: swiftSettings),
         // The reference validator and the inspector.
-        .target(name: "ReceiptValidation", dependencies: ["ReceiptModel", "ForgeCrypto"], swiftSettings: swiftSettings),
+        .target(name: "ReceiptValidation", dependencies: ["ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance"],
+                swiftSettings: swiftSettings),
         .executableTarget(
             name: "forge",
-            dependencies: ["ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus",
+            dependencies: ["ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swiftSettings),
 

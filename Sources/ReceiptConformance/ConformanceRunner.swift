@@ -110,7 +110,7 @@ public struct ConformanceRunner: Sendable {
                     switch reply {
                     case .result(_, let said, let reason, let text, _): (verdict, errorClass, message) = (said, reason, text)
                     case .skipped(_, let reason): message = reason
-                    case .errored(_, let text): message = text
+                    case .errored(_, let text), .failed(_, _, let text): message = text
                     }
                     let outcome = reply.seq == request.seq ? classifier.classify(vector, reply) : .error
                     return VectorResult(id: vector.id, revision: vector.revision, severity: vector.severity, outcome: outcome, expected: expected,

@@ -64,13 +64,18 @@ public struct ValidateRequest: Codable, Sendable, Hashable {
 public enum HarnessReply: Codable, Sendable, Hashable {
     public enum Verdict: String, Codable, Sendable, Hashable { case accept, reject }
 
+    /// How a transport saw the harness fail, beyond what the harness itself reported.
+    public enum Failure: String, Codable, Sendable, Hashable { case timeout, crash }
+
     case result(seq: Int, verdict: Verdict, errorClass: String?, message: String?, decoded: DecodedReceipt?)
     case skipped(seq: Int, reason: String)
     case errored(seq: Int, message: String)
+    /// Set by a transport, never sent by a harness: written as `errored` on the wire.
+    case failed(seq: Int, failure: Failure, message: String)
 
     public var seq: Int {
         switch self {
-        case .result(let seq, _, _, _, _), .skipped(let seq, _), .errored(let seq, _): seq
+        case .result(let seq, _, _, _, _), .skipped(let seq, _), .errored(let seq, _), .failed(let seq, _, _): seq
         }
     }
 
@@ -107,7 +112,7 @@ public enum HarnessReply: Codable, Sendable, Hashable {
         case .skipped(_, let reason):
             try container.encode("skipped", forKey: .type)
             try container.encode(reason, forKey: .reason)
-        case .errored(_, let message):
+        case .errored(_, let message), .failed(_, _, let message):
             try container.encode("errored", forKey: .type)
             try container.encode(message, forKey: .message)
         }

@@ -50,6 +50,8 @@ public struct Classifier: Sendable {
         switch reply {
         case .skipped: return .skip
         case .errored: return .error
+        case .failed(_, .timeout, _): return .timeout
+        case .failed(_, .crash, _): return .crash
         case .result(_, let verdict, let errorClass, _, let decoded):
             switch (expectedVerdict(vector), verdict) {
             case (.acceptable, _): return .acceptable

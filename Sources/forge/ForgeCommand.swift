@@ -4,13 +4,13 @@ import ArgumentParser
 /// which swift-argument-parser cannot express, so a bare `--cancelled` is rewritten before parsing.
 @main
 enum Main {
-    static func main() {
+    static func main() async {
         let arguments = CommandLine.arguments.dropFirst().map { $0 == "--cancelled" ? "--cancelled=other" : $0 }
-        ForgeCommand.main(Array(arguments))
+        await ForgeCommand.main(Array(arguments))
     }
 }
 
-struct ForgeCommand: ParsableCommand {
+struct ForgeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "forge",
         abstract: "Forge App Store receipts for testing receipt validators — signed by a TEST CA, never by Apple.",
@@ -20,5 +20,5 @@ struct ForgeCommand: ParsableCommand {
         Exit codes: 0 success (valid receipt), 1 invalid receipt (validate), 64 usage error or conflicting options, 65 unreadable input data, 66 input file missing, 70 internal error, 73 cannot write output.
         """,
         version: "0.1.0",
-        subcommands: [Make.self, Inspect.self, Validate.self, VectorsCommand.self, Seeds.self, Mutate.self, CA.self, Bench.self])
+        subcommands: [Make.self, Inspect.self, Validate.self, VectorsCommand.self, Run.self, Seeds.self, Mutate.self, CA.self, Bench.self])
 }

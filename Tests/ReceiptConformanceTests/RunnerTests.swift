@@ -11,35 +11,6 @@ let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
 let vectorsDirectory = repositoryRoot.appendingPathComponent("Vectors")
 let manifest = try! ManifestIO.load(from: vectorsDirectory)
 
-/// The reference validator behind the harness protocol, as a user's Swift validator would be.
-struct ReferenceHarness: ReceiptValidator {
-    let anchors: [String: X509Certificate]
-
-    init() {
-        var anchors: [String: X509Certificate] = [:]
-        for (id, anchor) in manifest.trustAnchors {
-            anchors[id] = try! X509Certificate(derEncoded: [UInt8](Data(contentsOf: vectorsDirectory.appendingPathComponent(anchor.file))))
-        }
-        self.anchors = anchors
-    }
-
-    func hello() async -> HarnessHello {
-        HarnessHello(implementation: "receipt-forge reference", features: Array(manifest.features.keys), errorGranularity: .fine, maxConcurrency: 8)
-    }
-
-    func validate(_ request: ValidateRequest) async -> HarnessReply {
-        guard let bytes = Data(base64Encoded: request.input.data), let now = ReceiptDate.parse(request.context.now) else {
-            return .errored(seq: request.seq, message: "bad request")
-        }
-        let context = ValidationContext(trustedRoots: anchors[request.context.trustAnchor].map { [$0] } ?? [], bundleID: request.context.bundleId,
-                                        appVersion: request.context.appVersion, deviceID: request.context.deviceId.flatMap(DeviceID.init)?.bytes,
-                                        environment: request.context.environment, now: now)
-        let report = ReferenceValidator().validate([UInt8](bytes), context: context)
-        return .result(seq: request.seq, verdict: report.verdict == .valid ? .accept : .reject, errorClass: report.errorClass?.rawValue,
-                       message: report.message, decoded: nil)
-    }
-}
-
 /// Says the same thing to every receipt.
 struct Constant: ReceiptValidator {
     let verdict: HarnessReply.Verdict
@@ -55,7 +26,7 @@ struct Constant: ReceiptValidator {
 struct RunnerTests {
     @Test("The reference validator is conformant to the corpus: no false accepts, false rejects or wrong reasons")
     func reference() async throws {
-        let results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: vectorsDirectory, profile: "apple-compatible").run(ReferenceHarness())
+        let results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: vectorsDirectory, profile: "apple-compatible").run(ReferenceHarness(vectorsDirectory: vectorsDirectory))
         let failures = results.results.filter { $0.outcome != .pass && $0.outcome != .skip }
         #expect(failures.map { "\($0.id): \($0.outcome.rawValue) \($0.errorClass ?? "") \($0.message ?? "")" } == [])
         #expect(results.exitCode == 0)
