@@ -22,7 +22,7 @@ public struct RunResults: Codable, Sendable {
     public var suite: String
     public var implementation: String
     public var profile: String?
-    /// Set when the canaries failed and the run stopped: what is probably misconfigured.
+    /// Set when the handshake or the canaries failed and the run stopped: what is probably misconfigured.
     public var canaryDiagnosis: String?
     public var counts: [String: Int]
     public var results: [VectorResult]
@@ -54,7 +54,13 @@ public struct ConformanceRunner: Sendable {
     public func run(_ validator: some ReceiptValidator, selecting include: (Vector) -> Bool = { _ in true }) async throws(CorpusError) -> RunResults {
         let clock = ContinuousClock()
         let start = clock.now
-        let hello = await validator.hello()
+        let hello: HarnessHello
+        do {
+            hello = try await validator.hello()
+        } catch {
+            return RunResults(suite: manifest.suite.version, implementation: "unknown", profile: profileName,
+                              canaryDiagnosis: "the harness handshake failed: \(error)", counts: [:], results: [], durationMilliseconds: 0)
+        }
         let classifier = Classifier(profile: profileName.flatMap { manifest.profiles[$0] }, granularity: hello.errorGranularity,
                                     decodes: hello.features.contains("decode"))
         let selected = manifest.vectors.filter(include)
@@ -63,6 +69,12 @@ public struct ConformanceRunner: Sendable {
         var diagnosis: String?
         if results.contains(where: { $0.outcome != .pass && $0.outcome != .skip }) {
             diagnosis = Self.diagnose(results.filter { $0.outcome != .pass })
+            // Nothing vanishes from a report: vectors not run are listed as skipped, with the reason.
+            results += selected.filter { !$0.canary }.map { vector in
+                VectorResult(id: vector.id, revision: vector.revision, severity: vector.severity, outcome: .skip,
+                             expected: classifier.expectedVerdict(vector), expectedErrorClasses: vector.expected.errorClasses, verdict: nil,
+                             errorClass: nil, message: "not run: the canaries failed", durationMicroseconds: 0)
+            }
         } else {
             results += try await execute(selected.filter { !$0.canary }, validator, hello, classifier, startingSeq: canaries.count)
         }

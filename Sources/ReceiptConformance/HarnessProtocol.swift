@@ -122,6 +122,7 @@ public enum HarnessReply: Codable, Sendable, Hashable {
 /// A validator run in process: the `swift:` transport. Implement this to run the suite against your
 /// own Swift validator (see `ConformanceRunner`).
 public protocol ReceiptValidator: Sendable {
-    func hello() async -> HarnessHello
+    /// The handshake; throwing here is an infrastructure failure (exit 2), reported with the error's description.
+    func hello() async throws -> HarnessHello
     func validate(_ request: ValidateRequest) async -> HarnessReply
 }

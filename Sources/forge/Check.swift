@@ -3,6 +3,7 @@ import Foundation
 import ForgeCrypto
 import ReceiptForge
 import ReceiptModel
+import ReceiptConformance
 import ReceiptValidation
 
 /// The expectations a receipt is checked against; shared by `validate` and `inspect`.
@@ -51,7 +52,7 @@ struct CheckOptions: ParsableArguments {
     }
 }
 
-struct Validate: ParsableCommand {
+struct Validate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Validate a receipt with the reference validator (Apple's documented steps, in order).",
         discussion: """
@@ -59,13 +60,23 @@ struct Validate: ParsableCommand {
         """)
 
     @Argument(help: ArgumentHelp("Receipt file, or - for standard input.", valueName: "file"))
-    var file: String
+    var file: String?
     @OptionGroup var checks: CheckOptions
     @Flag(help: "Print the verdict, error class, checks and decoded fields as JSON.")
     var json = false
+    @Flag(help: "Serve the harness protocol v1 on stdin/stdout (NDJSON) for `forge run --target stdio:…`, with the corpus's trust anchors.")
+    var harness = false
+    @Option(help: ArgumentHelp("With --harness: the corpus whose trust anchors to load.", valueName: "dir"))
+    var vectors: String?
 
-    func run() throws {
-        let (bytes, source) = try readInput(file)
+    func validate() throws {
+        if harness, file != nil { throw ValidationError("--harness reads requests from stdin; give no receipt file") }
+        if !harness, file == nil { throw ValidationError("give a receipt file (or - for stdin), or --harness") }
+    }
+
+    func run() async throws {
+        if harness { return try await serveHarness() }
+        let (bytes, source) = try readInput(file!)
         let report = ReferenceValidator().validate(bytes, context: try checks.context())
         let inspection = Inspection(report: report, source: source, inputSize: bytes.count, includeChecks: true)
         if json {
@@ -79,6 +90,37 @@ struct Validate: ParsableCommand {
             throw Exit.dataError
         }
         if report.verdict == .invalid { throw Exit.invalid }
+    }
+}
+
+/// `forge validate --harness`: the reference validator behind the stdio transport.
+extension Validate {
+    func serveHarness() async throws {
+        let directory = try VectorsCommand.Location.locate(vectors)
+        let reference: ReferenceHarness
+        do { reference = try ReferenceHarness(vectorsDirectory: directory) } catch { throw fail("cannot load trust anchors from \(directory.path): \(error)", Exit.dataError) }
+        let encoder = JSONEncoder()
+        func send(_ value: some Encodable) {
+            guard let data = try? encoder.encode(value) else { return }
+            FileHandle.standardOutput.write(data + Data([0x0A]))
+        }
+        while let line = readLine() {
+            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], let type = object["type"] as? String else {
+                note("ignoring a line that is not a protocol message: \(line.prefix(80))")
+                continue
+            }
+            switch type {
+            case "hello": send(await reference.hello())
+            case "validate":
+                guard let request = try? JSONDecoder().decode(ValidateRequest.self, from: Data(line.utf8)) else {
+                    send(HarnessReply.errored(seq: object["seq"] as? Int ?? -1, message: "malformed validate message"))
+                    continue
+                }
+                send(await reference.validate(request))
+            case "stop": return
+            default: note("ignoring message type '\(type)'")
+            }
+        }
     }
 }
 

@@ -11,13 +11,14 @@ struct Run: AsyncParsableCommand {
         Targets:
           swift:reference     the reference validator, in process
           exec:CMD            one process per vector; the validate message (JSON) on stdin, one reply (JSON) on stdout
+          stdio:CMD           one persistent process speaking NDJSON (hello, then validate/result by seq); restarted after a timeout or crash
           exit:CMD            one process per vector; receipt bytes on stdin, context in RF_* environment variables (RF_ID, RF_NOW, RF_TRUST_ANCHOR = anchor DER path, RF_BUNDLE_ID, RF_APP_VERSION, RF_DEVICE_ID, RF_ENVIRONMENT); exit 0 accept, 1 reject (first stdout line: error class), other = error
 
         Canaries run first: if a valid canary is rejected the run stops (exit 2) with a diagnosis.
         Exit codes: 0 conformant, 1 conformance failure (false accept/reject, wrong reason), 2 infrastructure failure (canaries, harness errors, timeouts, crashes), 64 usage, 65 bad corpus data.
         """)
 
-    @Option(help: ArgumentHelp("The validator under test: swift:reference, exec:CMD or exit:CMD.", valueName: "target"))
+    @Option(help: ArgumentHelp("The validator under test: swift:reference, exec:CMD, exit:CMD or stdio:CMD.", valueName: "target"))
     var target: String
     @OptionGroup var location: VectorsCommand.Location
     @Option(help: "How acceptable vectors are judged: strict, apple-compatible or lenient. Default: not judged (ACCEPTABLE).")
@@ -28,7 +29,7 @@ struct Run: AsyncParsableCommand {
     var skip: [String] = []
     @Option(help: "Vectors in flight at once.")
     var parallel: Int = ProcessInfo.processInfo.activeProcessorCount
-    @Option(help: "Seconds per vector for exec targets.")
+    @Option(help: "Seconds per vector for exec, exit and stdio targets.")
     var timeout: Double = 5
     @Option(help: "What an exec/exit target's error classes mean: none, coarse or fine.")
     var granularity: String = "none"
@@ -43,8 +44,8 @@ struct Run: AsyncParsableCommand {
         guard (1...256).contains(parallel) else { throw ValidationError("--parallel must be between 1 and 256") }
         guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
         guard HarnessHello.Granularity(rawValue: granularity) != nil else { throw ValidationError("--granularity must be none, coarse or fine") }
-        guard target == "swift:reference" || target.hasPrefix("exec:") || target.hasPrefix("exit:") else {
-            throw ValidationError("--target must be swift:reference, exec:CMD or exit:CMD, not '\(target)'")
+        guard target == "swift:reference" || ["exec:", "exit:", "stdio:"].contains(where: target.hasPrefix) else {
+            throw ValidationError("--target must be swift:reference, exec:CMD, exit:CMD or stdio:CMD, not '\(target)'")
         }
     }
 
@@ -61,6 +62,11 @@ struct Run: AsyncParsableCommand {
         do {
             if target == "swift:reference" {
                 outcome = try await runner.run(try ReferenceHarness(vectorsDirectory: directory), selecting: include)
+            } else if target.hasPrefix("stdio:") {
+                let validator = StdioValidator(command: String(target.dropFirst(6)).split(separator: " ").map(String.init),
+                                               timeout: .milliseconds(Int64(timeout * 1000)))
+                outcome = try await runner.run(validator, selecting: include)
+                await validator.stop()
             } else {
                 let command = String(target.dropFirst(5)).split(separator: " ").map(String.init)
                 let anchors = manifest.trustAnchors.mapValues { directory.appendingPathComponent($0.file).path }

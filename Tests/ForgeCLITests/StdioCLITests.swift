@@ -1,0 +1,107 @@
+import Foundation
+import Testing
+
+/// `stdio:` against real persistent processes, well-behaved and hostile.
+@Suite("forge run --target stdio:")
+struct StdioCLITests {
+    static let vectors = repositoryRoot.appendingPathComponent("Vectors").path
+
+    /// A Python harness: answers hello, then runs `body` (which sees `m`, the validate message, and `send`).
+    static func harness(_ body: String, in directory: URL, name: String) throws -> String {
+        let script = directory.appendingPathComponent(name)
+        try """
+        import json, sys
+        def send(x): print(json.dumps(x) if isinstance(x, dict) else x, flush=True)
+        state = {"count": 0, "held": []}
+        for line in sys.stdin:
+            m = json.loads(line)
+            if m["type"] == "hello":
+                send({"type": "hello", "protocol": 1, "implementation": "hostile", "features": ["device-hash", "xcode", "sha1", "robustness", "large"], "errorGranularity": "none", "clockInjection": True, "maxConcurrency": 2})
+            elif m["type"] == "validate":
+                state["count"] += 1
+        \(body.split(separator: "\n").map { "        " + $0 }.joined(separator: "\n"))
+        """.write(to: script, atomically: true, encoding: .utf8)
+        return "stdio:/usr/bin/python3 \(script.path)"
+    }
+
+    static func runCorpus(_ target: String, _ extra: [String] = []) throws -> (RunResult, [[String: Any]]) {
+        let results = FileManager.default.temporaryDirectory.appendingPathComponent("stdio-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: results) }
+        let outcome = try forge(arguments: ["run", "--target", target, "--vectors", vectors, "--results", results.path, "--parallel", "2"] + extra)
+        let parsed = try JSONSerialization.jsonObject(with: Data(contentsOf: results)) as? [String: Any]
+        return (outcome, parsed?["results"] as? [[String: Any]] ?? [])
+    }
+
+    @Test("The reference harness over stdio is conformant, and the Python example speaks the protocol")
+    func wellBehaved() throws {
+        let (reference, results) = try Self.runCorpus("stdio:\(forgeBinary.path) validate --harness --vectors \(Self.vectors)", ["--profile", "apple-compatible"])
+        #expect(reference.status == 0, "\(reference.text)")
+        #expect(results.count == 160 && results.allSatisfy { $0["outcome"] as? String == "PASS" })
+        let (python, pythonResults) = try Self.runCorpus("stdio:/usr/bin/python3 \(repositoryRoot.appendingPathComponent("examples/stdio-harness.py").path) \(Self.vectors)",
+                                                   ["--run", "valid::*", "--run", "signature::appstore-*"])
+        #expect(pythonResults.count == 25)
+        #expect(python.text.contains("PASS"))
+    }
+
+    @Test("Answers out of order are matched by seq")
+    func outOfOrder() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Holds each request until a second one arrives, then answers both, newest first.
+        let target = try Self.harness("""
+        state["held"].append(m)
+        if len(state["held"]) == 2:
+            for held in reversed(state["held"]): send({"type": "result", "seq": held["seq"], "verdict": "accept"})
+            state["held"] = []
+        """, in: directory, name: "reverse.py")
+        // Two canaries and four other vectors, two in flight at a time: every pair is answered newest first.
+        let selection = ["valid::appstore-no-purchases", "valid::appstore-subscription", "valid::appstore-consumable", "valid::appstore-non-consumable",
+                         "valid::appstore-mixed-products", "valid::appstore-non-renewing"].flatMap { ["--run", $0] }
+        let (outcome, results) = try Self.runCorpus(target, selection + ["--timeout", "3"])
+        #expect(outcome.status == 0, "\(outcome.text)")
+        #expect(results.count == 6 && results.allSatisfy { $0["outcome"] as? String == "PASS" })
+    }
+
+    @Test("Garbage, early exits and silence become ERROR, CRASH and TIMEOUT; every vector is reported; nothing is left running")
+    func hostile() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let garbage = try Self.harness("""
+        send("this is not json" if state["count"] % 2 == 0 else {"type": "result", "seq": m["seq"], "verdict": "accept"})
+        """, in: directory, name: "garbage.py")
+        let (garbageRun, garbageResults) = try Self.runCorpus(garbage, ["--run", "valid::*", "--parallel", "1"])
+        #expect(garbageRun.status == 2)
+        #expect(garbageResults.count == 20)
+        #expect(garbageResults.contains { $0["outcome"] as? String == "ERROR" && ($0["message"] as? String)?.contains("protocol violation") == true })
+
+        let early = try Self.harness("""
+        if state["count"] > 6: sys.exit(0)
+        send({"type": "result", "seq": m["seq"], "verdict": "accept"})
+        """, in: directory, name: "early.py")
+        let (earlyRun, earlyResults) = try Self.runCorpus(early, ["--run", "valid::*", "--parallel", "1"])
+        #expect(earlyRun.status == 2)
+        #expect(earlyResults.count == 20)
+        #expect(earlyResults.contains { $0["outcome"] as? String == "CRASH" })
+        #expect(earlyResults.filter { $0["outcome"] as? String == "PASS" }.count >= 12, "restarted harnesses keep answering")
+
+        let silent = try Self.harness("pass", in: directory, name: "silent.py")
+        let (silentRun, silentResults) = try Self.runCorpus(silent, ["--run", "valid::appstore-no-purchases", "--run", "chain::foreign-root", "--timeout", "0.5"])
+        #expect(silentRun.status == 2)
+        #expect(silentResults.count == 2)
+        #expect(silentResults.contains { $0["outcome"] as? String == "TIMEOUT" } && silentResults.contains { ($0["message"] as? String)?.hasPrefix("not run") == true })
+        let leftovers = try run(URL(fileURLWithPath: "/usr/bin/pgrep"), ["-f", directory.path])
+        #expect(leftovers.text.isEmpty, "harness processes survived: \(leftovers.text)")
+    }
+
+    @Test("A harness that never says hello is an infrastructure failure with a diagnosis")
+    func noHello() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let script = directory.appendingPathComponent("mute.sh")
+        try "#!/bin/sh\necho 'Welcome to my validator!'\ncat > /dev/null\n".write(to: script, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
+        let outcome = try forge("run", "--target", "stdio:\(script.path)", "--vectors", Self.vectors, "--timeout", "1")
+        #expect(outcome.status == 2)
+        #expect(outcome.text.contains("handshake failed") && outcome.text.contains("Welcome"))
+    }
+}
