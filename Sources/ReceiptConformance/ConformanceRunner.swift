@@ -27,11 +27,13 @@ public struct RunResults: Codable, Sendable {
     public var counts: [String: Int]
     public var results: [VectorResult]
     public var durationMilliseconds: Int
+    /// Baseline entries past their expiry date: they fail the run until triaged again.
+    public var expiredBaselineEntries: [String] = []
 
-    /// 0 conformant, 1 conformance failure, 2 infrastructure failure (canaries, harness errors).
+    /// 0 conformant, 1 conformance failure (or an expired baseline entry), 2 infrastructure failure.
     public var exitCode: Int32 {
         if canaryDiagnosis != nil || results.contains(where: { $0.outcome.isInfrastructureFailure }) { return 2 }
-        return results.contains { $0.outcome.isConformanceFailure } ? 1 : 0
+        return results.contains { $0.outcome.isConformanceFailure } || !expiredBaselineEntries.isEmpty ? 1 : 0
     }
 }
 

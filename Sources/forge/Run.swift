@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ReceiptConformance
 import ReceiptCorpus
+import ReceiptModel
 import ReceiptValidation
 
 struct Run: AsyncParsableCommand {
@@ -39,6 +40,10 @@ struct Run: AsyncParsableCommand {
     var results: String?
     @Option(help: ArgumentHelp("Write JUnit XML here.", valueName: "file"))
     var junit: String?
+    @Option(help: ArgumentHelp("Known failures to tolerate (XFAIL); a vector that now passes (XPASS), fails differently (CHANGED_FAILURE) or an expired entry fails the run.", valueName: "file"))
+    var baseline: String?
+    @Option(help: ArgumentHelp("Write a baseline tolerating this run's failures, keeping reasons, issues and expiry dates of the file already there.", valueName: "file"))
+    var writeBaseline: String?
 
     func validate() throws {
         guard (1...256).contains(parallel) else { throw ValidationError("--parallel must be between 1 and 256") }
@@ -58,7 +63,7 @@ struct Run: AsyncParsableCommand {
         let include: (Vector) -> Bool = { vector in
             (run.isEmpty || run.contains { matches(vector.id, $0) }) && !skip.contains { matches(vector.id, $0) }
         }
-        let outcome: RunResults
+        var outcome: RunResults
         do {
             if target == "swift:reference" {
                 outcome = try await runner.run(try ReferenceHarness(vectorsDirectory: directory), selecting: include)
@@ -80,7 +85,18 @@ struct Run: AsyncParsableCommand {
             throw fail(error.message, Exit.dataError)
         }
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        let known = try baseline.map { try loadBaseline($0) }
+        if let known {
+            let today = String(ReceiptDateText.today().prefix(10))
+            for entry in known.apply(to: &outcome, today: today) {
+                print("EXPIRED BASELINE ENTRY \(entry.id ?? entry.pattern ?? "?") (expired \(entry.expires ?? "")): triage it again — \(entry.reason)")
+            }
+        }
+        if let writeBaseline {
+            let existing = FileManager.default.fileExists(atPath: writeBaseline) ? try loadBaseline(writeBaseline) : known
+            try writeOutput(try encoder.encode(Baseline.written(from: outcome, keeping: existing)), to: writeBaseline)
+        }
         if let results { try writeOutput(try encoder.encode(outcome), to: results) }
         if let junit { try writeOutput(Data(JUnitReport.xml(outcome).utf8), to: junit) }
         for result in outcome.results where result.outcome.isConformanceFailure || result.outcome.isInfrastructureFailure {
@@ -91,5 +107,20 @@ struct Run: AsyncParsableCommand {
         print("\(outcome.results.count) vectors in \(outcome.durationMilliseconds) ms: \(counts)")
         let code = outcome.exitCode
         if code != 0 { throw ExitCode(code) }
+    }
+
+    private func loadBaseline(_ path: String) throws -> Baseline {
+        let data = Data(try readInput(path).bytes)
+        do { return try JSONDecoder().decode(Baseline.self, from: data) } catch {
+            throw fail("\(path) is not a baseline file: \(error)", Exit.dataError)
+        }
+    }
+}
+
+/// Today's UTC date for baseline expiry: the only wall-clock use of the runner.
+enum ReceiptDateText {
+    static func today() -> String {
+        let seconds = Int(Date().timeIntervalSince1970)
+        return ReceiptDate.format(Date(timeIntervalSince1970: Double(seconds)))
     }
 }
