@@ -1,4 +1,5 @@
-public import Foundation
+import Foundation
+import ReceiptCorpus
 
 /// Known failures, kept in the repository of the validator under test, so CI gates on changes only.
 ///
@@ -27,17 +28,7 @@ public struct Baseline: Codable, Sendable, Hashable {
 
         func matches(_ vectorID: String) -> Bool {
             if let id { return id == vectorID }
-            guard let pattern else { return false }
-            let parts = pattern.split(separator: "*", omittingEmptySubsequences: false).map(String.init)
-            guard parts.count > 1 else { return vectorID == pattern }
-            var rest = Substring(vectorID)
-            guard rest.hasPrefix(parts[0]) else { return false }
-            rest = rest.dropFirst(parts[0].count)
-            for part in parts.dropFirst().dropLast() where !part.isEmpty {
-                guard let range = rest.range(of: part) else { return false }
-                rest = rest[range.upperBound...]
-            }
-            return parts.last!.isEmpty || rest.hasSuffix(parts.last!)
+            return pattern.map { IDPattern.matches(vectorID, $0) } ?? false
         }
     }
 

@@ -106,7 +106,7 @@ public final class StdioValidator: ReceiptValidator, @unchecked Sendable {
                 }
                 Task {
                     try? await Task.sleep(for: timeout)
-                    await self.expire(seq, generation: generation, timeout: timeout)
+                    self.expire(seq, generation: generation, timeout: timeout)
                 }
             }
         }

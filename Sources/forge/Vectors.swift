@@ -126,16 +126,5 @@ struct VectorsCommand: ParsableCommand {
     }
 }
 
-/// Shell-style matching with `*` only.
-func matches(_ text: String, _ pattern: String) -> Bool {
-    let parts = pattern.split(separator: "*", omittingEmptySubsequences: false).map(String.init)
-    guard parts.count > 1 else { return text == pattern }
-    var rest = Substring(text)
-    guard rest.hasPrefix(parts[0]) else { return false }
-    rest = rest.dropFirst(parts[0].count)
-    for part in parts.dropFirst().dropLast() where !part.isEmpty {
-        guard let range = rest.range(of: part) else { return false }
-        rest = rest[range.upperBound...]
-    }
-    return parts.last!.isEmpty || rest.hasSuffix(parts.last!)
-}
+/// Shell-style matching with `*` only (shared with baselines).
+func matches(_ text: String, _ pattern: String) -> Bool { IDPattern.matches(text, pattern) }

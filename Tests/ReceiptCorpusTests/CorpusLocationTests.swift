@@ -90,3 +90,15 @@ struct CorpusLocationTests {
         #expect(CorpusLocation.librarySourceFile.hasSuffix("Sources/ReceiptCorpus/CorpusLocation.swift"))
     }
 }
+
+@Suite("Id patterns")
+struct IDPatternTests {
+    @Test("* matches any run of characters; other characters match themselves", arguments: [
+        ("chain::foreign-root", "chain::*", true), ("chain::foreign-root", "*root", true), ("chain::foreign-root", "*eign*", true),
+        ("chain::foreign-root", "chain::foreign-root", true), ("chain::foreign-root", "signature::*", false), ("chain::foreign-root", "*x*", false),
+        ("valid::a", "*", true), ("valid::a", "valid::a*b", false),
+    ])
+    func matching(id: String, pattern: String, expected: Bool) {
+        #expect(IDPattern.matches(id, pattern) == expected)
+    }
+}

@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 
 /// The identifier the device hash binds a receipt to.
 public struct DeviceID: Sendable, Hashable, CustomStringConvertible {
