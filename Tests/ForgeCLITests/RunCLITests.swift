@@ -60,7 +60,7 @@ struct RunCLITests {
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
         let results = directory.appendingPathComponent("results.json")
         let outcome = try forge("run", "--target", "exit:\(script.path)", "--run", "valid::*", "--run", "chain::foreign-root", "--run", "signature::md5",
-                            "--timeout", "0.5", "--vectors", repositoryRoot.appendingPathComponent("Vectors").path, "--results", results.path)
+                            "--timeout", "2", "--vectors", repositoryRoot.appendingPathComponent("Vectors").path, "--results", results.path)
         #expect(outcome.status == 2, "\(outcome.text)")
         #expect(outcome.text.contains("TIMEOUT          chain::foreign-root"))
         #expect(outcome.text.contains("CRASH            signature::md5"))
