@@ -85,7 +85,7 @@ struct StdioCLITests {
         #expect(earlyResults.filter { $0["outcome"] as? String == "PASS" }.count >= 12, "restarted harnesses keep answering")
 
         let silent = try Self.harness("pass", in: directory, name: "silent.py")
-        let (silentRun, silentResults) = try Self.runCorpus(silent, ["--run", "valid::appstore-no-purchases", "--run", "chain::foreign-root", "--timeout", "0.5"])
+        let (silentRun, silentResults) = try Self.runCorpus(silent, ["--run", "valid::appstore-no-purchases", "--run", "chain::foreign-root", "--timeout", "2"])
         #expect(silentRun.status == 2)
         #expect(silentResults.count == 2)
         #expect(silentResults.contains { $0["outcome"] as? String == "TIMEOUT" } && silentResults.contains { ($0["message"] as? String)?.hasPrefix("not run") == true })
