@@ -21,7 +21,10 @@ let package = Package(
         .library(name: "ReceiptConformance", targets: ["ReceiptConformance"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.6.0"),
+        // HTTP only where it is spoken: the runner's http(s):// transport and `forge validate --listen`.
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.25.0"),
     ],
     targets: [
         // libcrypto from the system (apt libssl-dev); imported only by ForgeCrypto.
@@ -36,12 +39,25 @@ let package = Package(
         .target(name: "ReceiptForge", dependencies: ["ReceiptModel", "ForgeCrypto", "ReceiptCorpus"], swiftSettings: swiftSettings),
         // The conformance runner: judges any validator as a black box. Never imports the model or crypto.
         .target(name: "ReceiptConformance", dependencies: ["ReceiptCorpus"], swiftSettings: swiftSettings),
+        // The http(s):// transport: the harness protocol over POST, or a verifyReceipt-style endpoint through a response mapping.
+        .target(name: "ReceiptConformanceHTTP",
+                dependencies: ["ReceiptConformance", "ReceiptCorpus", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                               .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+                               .product(name: "NIOFoundationCompat", package: "swift-nio")],
+                swiftSettings: swiftSettings),
         // The reference validator and the inspector.
         .target(name: "ReceiptValidation", dependencies: ["ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance"],
+                swiftSettings: swiftSettings),
+        // `forge validate --listen`: the reference validator as an HTTP service (harness protocol and verifyReceipt).
+        .target(name: "ReceiptValidationServer",
+                dependencies: ["ReceiptValidation", "ReceiptConformance", "ReceiptCorpus", "ReceiptModel",
+                               .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                               .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOFoundationCompat", package: "swift-nio")],
                 swiftSettings: swiftSettings),
         .executableTarget(
             name: "forge",
             dependencies: ["ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance",
+                           "ReceiptConformanceHTTP", "ReceiptValidationServer",
                            .product(name: "ArgumentParser", package: "swift-argument-parser")],
             swiftSettings: swiftSettings),
 
@@ -51,7 +67,7 @@ let package = Package(
         .testTarget(name: "ReceiptConformanceTests",
                     dependencies: ["ReceiptConformance", "ReceiptCorpus", "ReceiptValidation", "ReceiptForge", "ReceiptModel", "ForgeCrypto"],
                     swiftSettings: swiftSettings),
-        .testTarget(name: "ReceiptForgeTests", dependencies: ["ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus"],
+        .testTarget(name: "ReceiptForgeTests", dependencies: ["ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance"],
                     swiftSettings: swiftSettings),
         // Runs the built `forge` binary, real files, and openssl as an independent oracle; reads ../shared/interop when present.
         .testTarget(name: "ForgeCLITests", dependencies: ["forge", "ReceiptModel"], swiftSettings: swiftSettings),

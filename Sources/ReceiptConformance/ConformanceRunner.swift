@@ -15,6 +15,20 @@ public struct VectorResult: Codable, Sendable, Hashable {
     public var errorClass: String?
     public var message: String?
     public var durationMicroseconds: Int
+
+    public init(id: String, revision: Int, severity: Severity, outcome: Outcome, expected: Verdict, expectedErrorClasses: [String],
+                verdict: HarnessReply.Verdict?, errorClass: String?, message: String?, durationMicroseconds: Int) {
+        self.id = id
+        self.revision = revision
+        self.severity = severity
+        self.outcome = outcome
+        self.expected = expected
+        self.expectedErrorClasses = expectedErrorClasses
+        self.verdict = verdict
+        self.errorClass = errorClass
+        self.message = message
+        self.durationMicroseconds = durationMicroseconds
+    }
 }
 
 /// A whole run: what `results.json` holds and every report is rendered from.
@@ -29,11 +43,34 @@ public struct RunResults: Codable, Sendable {
     public var durationMilliseconds: Int
     /// Baseline entries past their expiry date: they fail the run until triaged again.
     public var expiredBaselineEntries: [String] = []
+    /// `k/n` when only one shard of the corpus ran (see `Shard`).
+    public var shard: String?
+    /// `--max-errors`: harness failures (ERROR, TIMEOUT, CRASH) tolerated before the run counts as broken.
+    public var errorBudget: Int?
+    /// Why the run stopped before every vector ran (the error budget was exceeded).
+    public var stoppedEarly: String?
 
-    /// 0 conformant, 1 conformance failure (or an expired baseline entry), 2 infrastructure failure.
+    /// 0 conformant, 1 conformance failure (or an expired baseline entry), 2 infrastructure failure:
+    /// failed canaries, a run stopped early, or more harness failures than the error budget.
     public var exitCode: Int32 {
-        if canaryDiagnosis != nil || results.contains(where: { $0.outcome.isInfrastructureFailure }) { return 2 }
+        let harnessFailures = results.count { $0.outcome.isInfrastructureFailure }
+        if canaryDiagnosis != nil || stoppedEarly != nil || harnessFailures > (errorBudget ?? 0) { return 2 }
         return results.contains { $0.outcome.isConformanceFailure } || !expiredBaselineEntries.isEmpty ? 1 : 0
+    }
+
+    /// One line per unexpected outcome, for a failing test's message or a log.
+    public var failureSummary: String {
+        var lines = results.filter { $0.outcome.isConformanceFailure || $0.outcome.isInfrastructureFailure }.map { result in
+            "\(result.outcome.rawValue) \(result.id): expected \(result.expected.rawValue)\(result.expectedErrorClasses.isEmpty ? "" : " [\(result.expectedErrorClasses.joined(separator: "|"))]"), got \(result.verdict?.rawValue ?? "nothing")\(result.errorClass.map { " \($0)" } ?? "")\(result.message.map { " — \($0)" } ?? "")"
+        }
+        if let canaryDiagnosis { lines.insert("CANARIES FAILED: \(canaryDiagnosis)", at: 0) }
+        if let stoppedEarly { lines.append("STOPPED: \(stoppedEarly)") }
+        lines += expiredBaselineEntries.map { "EXPIRED BASELINE ENTRY \($0)" }
+        return lines.joined(separator: "\n")
+    }
+
+    static func counting(_ results: [VectorResult]) -> [String: Int] {
+        Dictionary(grouping: results, by: \.outcome.rawValue).mapValues(\.count)
     }
 }
 
@@ -45,15 +82,37 @@ public struct ConformanceRunner: Sendable {
     public let vectorsDirectory: URL
     public var profileName: String?
     public var parallelism: Int
+    /// Harness failures tolerated; one more stops the run (the rest is SKIP) with exit 2. nil: never stop.
+    public var maxErrors: Int?
 
-    public init(manifest: Manifest, vectorsDirectory: URL, profile: String? = nil, parallelism: Int = 4) {
+    public init(manifest: Manifest, vectorsDirectory: URL, profile: String? = nil, parallelism: Int = 4, maxErrors: Int? = nil) {
         self.manifest = manifest
         self.vectorsDirectory = vectorsDirectory
         self.profileName = profile
         self.parallelism = parallelism
+        self.maxErrors = maxErrors
     }
 
-    public func run(_ validator: some ReceiptValidator, selecting include: (Vector) -> Bool = { _ in true }) async throws(CorpusError) -> RunResults {
+    /// The one call for a Swift test: the whole corpus (found as `CorpusLocation` does) against `validator`.
+    ///
+    /// ```swift
+    /// @Test func conformance() async throws {
+    ///     let results = try await ConformanceRunner.check(MyValidatorHarness(), profile: "apple-compatible")
+    ///     #expect(results.exitCode == 0, "\(results.failureSummary)")
+    /// }
+    /// ```
+    public static func check(_ validator: some ReceiptValidator, vectors: String? = nil, profile: String? = nil,
+                             parallelism: Int = ProcessInfo.processInfo.activeProcessorCount) async throws(CorpusError) -> RunResults {
+        let location = try CorpusLocation.resolve(explicit: vectors, environment: ProcessInfo.processInfo.environment,
+                                                  currentDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+        let manifest = try ManifestIO.load(from: location.vectors)
+        return try await ConformanceRunner(manifest: manifest, vectorsDirectory: location.vectors, profile: profile, parallelism: parallelism)
+            .run(validator)
+    }
+
+    /// Runs the selected vectors; `progress` sees each result as it arrives, with the count done and the total.
+    public func run(_ validator: some ReceiptValidator, selecting include: (Vector) -> Bool = { _ in true },
+                    progress: (VectorResult, _ done: Int, _ total: Int) -> Void = { _, _, _ in }) async throws(CorpusError) -> RunResults {
         let clock = ContinuousClock()
         let start = clock.now
         let hello: HarnessHello
@@ -67,29 +126,52 @@ public struct ConformanceRunner: Sendable {
                                     decodes: hello.features.contains("decode"))
         let selected = manifest.vectors.filter(include)
         let canaries = selected.filter(\.canary)
-        var results = try await execute(canaries, validator, hello, classifier, startingSeq: 0)
+        var budget = Budget(remaining: maxErrors)
+        var done = 0
+        let report: (VectorResult) -> Void = { result in
+            done += 1
+            progress(result, done, selected.count)
+        }
+        var results = try await execute(canaries, validator, hello, classifier, startingSeq: 0, budget: &budget, report: report)
         var diagnosis: String?
         if results.contains(where: { $0.outcome != .pass && $0.outcome != .skip }) {
             diagnosis = Self.diagnose(results.filter { $0.outcome != .pass })
             // Nothing vanishes from a report: vectors not run are listed as skipped, with the reason.
-            results += selected.filter { !$0.canary }.map { vector in
-                VectorResult(id: vector.id, revision: vector.revision, severity: vector.severity, outcome: .skip,
-                             expected: classifier.expectedVerdict(vector), expectedErrorClasses: vector.expected.errorClasses, verdict: nil,
-                             errorClass: nil, message: "not run: the canaries failed", durationMicroseconds: 0)
-            }
+            results += selected.filter { !$0.canary }.map { Self.notRun($0, classifier, "not run: the canaries failed") }
         } else {
-            results += try await execute(selected.filter { !$0.canary }, validator, hello, classifier, startingSeq: canaries.count)
+            results += try await execute(selected.filter { !$0.canary }, validator, hello, classifier, startingSeq: canaries.count,
+                                         budget: &budget, report: report)
         }
         results.sort { $0.id < $1.id }
-        let counts = Dictionary(grouping: results, by: \.outcome.rawValue).mapValues(\.count)
         let elapsed = start.duration(to: clock.now)
-        return RunResults(suite: manifest.suite.version, implementation: hello.implementation, profile: profileName, canaryDiagnosis: diagnosis,
-                          counts: counts, results: results,
-                          durationMilliseconds: Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000))
+        var outcome = RunResults(suite: manifest.suite.version, implementation: hello.implementation, profile: profileName, canaryDiagnosis: diagnosis,
+                                 counts: RunResults.counting(results), results: results,
+                                 durationMilliseconds: Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000))
+        outcome.errorBudget = maxErrors
+        if budget.exhausted, let maxErrors {
+            outcome.stoppedEarly = "more than \(maxErrors) harness failure\(maxErrors == 1 ? "" : "s") (--max-errors); the vectors not run are SKIP"
+        }
+        return outcome
+    }
+
+    /// Harness failures left before the run stops.
+    struct Budget {
+        var remaining: Int?
+        var exhausted = false
+
+        mutating func charge(_ outcome: Outcome) {
+            guard outcome.isInfrastructureFailure, let left = remaining else { return }
+            if left == 0 { exhausted = true } else { remaining = left - 1 }
+        }
+    }
+
+    static func notRun(_ vector: Vector, _ classifier: Classifier, _ reason: String) -> VectorResult {
+        VectorResult(id: vector.id, revision: vector.revision, severity: vector.severity, outcome: .skip, expected: classifier.expectedVerdict(vector),
+                     expectedErrorClasses: vector.expected.errorClasses, verdict: nil, errorClass: nil, message: reason, durationMicroseconds: 0)
     }
 
     private func execute(_ vectors: [Vector], _ validator: some ReceiptValidator, _ hello: HarnessHello, _ classifier: Classifier,
-                         startingSeq: Int) async throws(CorpusError) -> [VectorResult] {
+                         startingSeq: Int, budget: inout Budget, report: (VectorResult) -> Void) async throws(CorpusError) -> [VectorResult] {
         var requests: [(Vector, ValidateRequest?)] = []
         for (offset, vector) in vectors.enumerated() {
             if vector.features.contains(where: { !hello.features.contains($0) }) {
@@ -105,7 +187,7 @@ public struct ConformanceRunner: Sendable {
             var results: [VectorResult] = []
             var next = 0
             func submit() {
-                guard next < requests.count else { return }
+                guard next < requests.count, !budget.exhausted else { return }
                 let (vector, request) = requests[next]
                 next += 1
                 group.addTask {
@@ -136,8 +218,12 @@ public struct ConformanceRunner: Sendable {
             for _ in 0..<limit { submit() }
             for await result in group {
                 results.append(result)
+                report(result)
+                budget.charge(result.outcome)
                 submit()
             }
+            // Nothing vanishes: vectors left when the error budget ran out are listed as not run.
+            results += requests[next...].map { Self.notRun($0.0, classifier, "not run: the run stopped after too many harness failures (--max-errors)") }
             return results
         }
     }

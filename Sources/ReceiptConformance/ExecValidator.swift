@@ -21,9 +21,11 @@ public struct ExecValidator: ReceiptValidator {
     public let granularity: HarnessHello.Granularity
     /// Trust anchor id → absolute path of its DER file, for `RF_TRUST_ANCHOR`.
     public let anchorFiles: [String: String]
+    public let checker: ProtocolViolationCheck?
 
     public init(command: [String], mode: Mode, timeout: Duration = .seconds(5), features: [String], granularity: HarnessHello.Granularity,
-                anchorFiles: [String: String]) {
+                anchorFiles: [String: String], checker: ProtocolViolationCheck? = nil) {
+        self.checker = checker
         self.command = command
         self.mode = mode
         self.timeout = timeout
@@ -67,6 +69,7 @@ public struct ExecValidator: ReceiptValidator {
             switch mode {
             case .protocol:
                 let line = stdout.split(separator: UInt8(ascii: "\n")).first.map { Data($0) } ?? Data()
+                if let violation = checker?.check(line) { return .errored(seq: request.seq, message: violation) }
                 guard let reply = try? JSONDecoder().decode(HarnessReply.self, from: line) else {
                     return .errored(seq: request.seq, message: "not a protocol reply (exit \(status)): \(String(decoding: stdout.prefix(200), as: UTF8.self))\(stderr.isEmpty ? "" : "; stderr: \(stderr)")")
                 }

@@ -1,17 +1,30 @@
 import ReceiptCorpus
 
 /// JUnit XML from a run, in the shape CI dashboards read (Maven Surefire): one `<testsuite>` per
-/// family, one `<testcase>` per vector named by its id, failures saying expected versus got.
+/// family, one `<testcase>` per vector named by its id, failures saying expected versus got. XFAIL is
+/// `<skipped message="known failure: …">` (the pytest convention), so dashboards stay green but show it.
+/// Several runs (differential mode) give one set of suites each, named after the implementation.
 public enum JUnitReport {
-    public static func xml(_ results: RunResults) -> String {
-        let families = Dictionary(grouping: results.results) { String($0.id.prefix { $0 != ":" }) }
+    public static func xml(_ results: RunResults) -> String { xml([results]) }
+
+    public static func xml(_ runs: [RunResults]) -> String {
+        let all = runs.flatMap(\.results)
         var out = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
-        let failures = results.results.filter { $0.outcome.isConformanceFailure }.count
-        let errors = results.results.filter { $0.outcome.isInfrastructureFailure }.count
-        out += #"<testsuites name="receipt-conformance" tests="\#(results.results.count)" failures="\#(failures)" errors="\#(errors)" time="\#(seconds(results.durationMilliseconds * 1000))">"# + "\n"
+        let failures = all.filter { $0.outcome.isConformanceFailure }.count
+        let errors = all.filter { $0.outcome.isInfrastructureFailure }.count
+        out += #"<testsuites name="receipt-conformance" tests="\#(all.count)" failures="\#(failures)" errors="\#(errors)" time="\#(seconds(runs.map(\.durationMilliseconds).reduce(0, +) * 1000))">"# + "\n"
+        for results in runs {
+            out += suites(results, qualifier: runs.count > 1 ? " [\(escape(results.implementation))]" : "")
+        }
+        return out + "</testsuites>\n"
+    }
+
+    private static func suites(_ results: RunResults, qualifier: String) -> String {
+        let families = Dictionary(grouping: results.results) { String($0.id.prefix { $0 != ":" }) }
+        var out = ""
         for family in families.keys.sorted() {
             let cases = families[family]!
-            out += #"  <testsuite name="receipt-conformance.\#(family)" tests="\#(cases.count)" failures="\#(cases.filter { $0.outcome.isConformanceFailure }.count)" errors="\#(cases.filter { $0.outcome.isInfrastructureFailure }.count)" skipped="\#(cases.filter { $0.outcome == .skip || $0.outcome == .xfail }.count)">"# + "\n"
+            out += #"  <testsuite name="receipt-conformance.\#(family)\#(qualifier)" tests="\#(cases.count)" failures="\#(cases.filter { $0.outcome.isConformanceFailure }.count)" errors="\#(cases.filter { $0.outcome.isInfrastructureFailure }.count)" skipped="\#(cases.filter { $0.outcome == .skip || $0.outcome == .xfail }.count)">"# + "\n"
             for result in cases {
                 out += #"    <testcase classname="receipt.\#(family)" name="\#(escape(result.id))" time="\#(seconds(result.durationMicroseconds))">"#
                 let got = result.verdict.map { "\($0.rawValue)\(result.errorClass.map { " \($0)" } ?? "")" } ?? "no verdict"
@@ -20,14 +33,14 @@ public enum JUnitReport {
                     out += #"<failure type="\#(result.outcome.rawValue)" message="\#(escape("expected \(expected), got \(got)"))">\#(escape(result.message ?? ""))</failure>"#
                 } else if result.outcome.isInfrastructureFailure {
                     out += #"<error type="\#(result.outcome.rawValue)" message="\#(escape(result.message ?? result.outcome.rawValue))"/>"#
-                } else if result.outcome == .skip {
+                } else if result.outcome == .skip || result.outcome == .xfail {
                     out += #"<skipped message="\#(escape(result.message ?? "skipped"))"/>"#
                 }
                 out += "</testcase>\n"
             }
             out += "  </testsuite>\n"
         }
-        return out + "</testsuites>\n"
+        return out
     }
 
     private static func seconds(_ microseconds: Int) -> String {

@@ -15,10 +15,10 @@ public final class StdioValidator: ReceiptValidator, @unchecked Sendable {
     public let timeout: Duration
     private let session: Session
 
-    public init(command: [String], timeout: Duration = .seconds(2)) {
+    public init(command: [String], timeout: Duration = .seconds(2), checker: ProtocolViolationCheck? = nil) {
         self.command = command
         self.timeout = timeout
-        self.session = Session(command: command)
+        self.session = Session(command: command, checker: checker)
     }
 
     public func hello() async throws -> HarnessHello {
@@ -50,7 +50,12 @@ public final class StdioValidator: ReceiptValidator, @unchecked Sendable {
         private var bufferedHello: String?
         private var hello: HarnessHello?
 
-        init(command: [String]) { self.command = command }
+        let checker: ProtocolViolationCheck?
+
+        init(command: [String], checker: ProtocolViolationCheck?) {
+            self.command = command
+            self.checker = checker
+        }
 
         func handshake(timeout: Duration) async throws -> HarnessHello {
             try start()
@@ -64,6 +69,10 @@ public final class StdioValidator: ReceiptValidator, @unchecked Sendable {
             guard let line else {
                 kill()
                 throw HandshakeError(description: "no hello from \(command.joined(separator: " ")) within \(timeout)")
+            }
+            if let violation = checker?.check(Data(line.utf8)) {
+                kill()
+                throw HandshakeError(description: "the hello breaks the protocol: \(violation)")
             }
             guard let decoded = try? JSONDecoder().decode(HarnessHello.self, from: Data(line.utf8)), decoded.type == "hello" else {
                 kill()
@@ -141,7 +150,11 @@ public final class StdioValidator: ReceiptValidator, @unchecked Sendable {
                 return
             }
             if let reply = try? JSONDecoder().decode(HarnessReply.self, from: Data(line.utf8)), pending[reply.seq] != nil {
-                finish(reply.seq, reply)
+                if let violation = checker?.check(Data(line.utf8)) {
+                    finish(reply.seq, .errored(seq: reply.seq, message: violation))
+                } else {
+                    finish(reply.seq, reply)
+                }
             } else if let oldest = order.first {
                 finish(oldest, .errored(seq: oldest, message: "protocol violation: the harness printed '\(line.prefix(120))'"))
             }

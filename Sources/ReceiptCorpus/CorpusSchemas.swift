@@ -16,28 +16,90 @@ public enum CorpusSchemas {
     }
 
     /// The root type's schema at the top level, every other named type (struct or enum) under `$defs`.
-    private static func document(for exemplar: some Encodable, fileName: String) throws -> Data {
+    /// `package` so the conformance models (another module) generate theirs the same way.
+    ///
+    /// - Parameters:
+    ///   - nullableOptionals: also allow `null` for optional properties: right for files others write and
+    ///     `JSONDecoder` reads (it takes `null` for a missing optional), wrong for files only we write.
+    ///   - minimums: JSON pointer into the document → `minimum` for an integer the types cannot constrain.
+    package static func document(
+        for exemplar: some Encodable, fileName: String, nullableOptionals: Bool = false, minimums: [String: Int] = [:]
+    ) throws -> Data {
         let shape = try ShapeRecorder.shape(of: exemplar)
         guard case .object(let name?, _, _) = shape else {
             throw ShapeRecorder.exemplarGap([], "a schema document's root must be a struct")
         }
-        var renderer = SchemaRenderer()
-        guard case .object(var root) = try renderer.schema(for: shape, inline: true) else {
+        var renderer = SchemaRenderer(nullableOptionals: nullableOptionals)
+        guard case .object(let root) = try renderer.schema(for: shape, inline: true) else {
             throw ShapeRecorder.exemplarGap([], "a schema document's root must be a struct")
         }
+        return try finish(root, renderer: renderer, title: name, fileName: fileName, minimums: minimums)
+    }
+
+    /// A document whose root is `oneOf` several message kinds (a protocol's messages), each filed under
+    /// `$defs` by its alternative's name with its `discriminator` property pinned by `const` to the value
+    /// its exemplar encodes — so a validator can tell which message a wrong one meant to be. Groups become
+    /// named `oneOf`s of their own (e.g. one per direction), so a reader can check one side only.
+    package static func document(
+        oneOf alternatives: [SchemaAlternative], title: String, fileName: String, discriminator: String = "type",
+        nullableOptionals: Bool = false, minimums: [String: Int] = [:]
+    ) throws -> Data {
+        var renderer = SchemaRenderer(nullableOptionals: nullableOptionals)
+        let branches = try alternatives.map { try renderer.alternative($0, discriminator: discriminator) }
+        return try finish(["oneOf": .array(branches)], renderer: renderer, title: title, fileName: fileName, minimums: minimums)
+    }
+
+    private static func finish(
+        _ body: [String: JSONValue], renderer: SchemaRenderer, title: String, fileName: String, minimums: [String: Int]
+    ) throws -> Data {
+        var root = body
         root["$schema"] = .string("https://json-schema.org/draft/2020-12/schema")
         root["$id"] = .string(baseID + fileName)
-        root["title"] = .string(name)
+        root["title"] = .string(title)
         if !renderer.definitions.isEmpty {
             root["$defs"] = .object(renderer.definitions)
         }
-        return try CanonicalJSON.encode(JSONValue.object(root))
+        var document = JSONValue.object(root)
+        for (pointer, minimum) in minimums.sorted(by: { $0.key < $1.key }) {
+            try document.add("minimum", .integer(minimum), at: pointer.split(separator: "/").map(String.init), fullPointer: pointer)
+        }
+        return try CanonicalJSON.encode(document)
     }
+}
+
+/// One message kind of a `oneOf` document, or a named group of them.
+package indirect enum SchemaAlternative {
+    /// `name` is the `$defs` entry; the exemplar gives the shape and the discriminator's value.
+    case message(String, any Encodable)
+    case group(String, [SchemaAlternative])
 }
 
 /// Turns shapes into schema keywords, collecting named types as `$defs`.
 private struct SchemaRenderer {
+    let nullableOptionals: Bool
     private(set) var definitions: [String: JSONValue] = [:]
+
+    /// A `oneOf` branch: the message's object schema (discriminator pinned) or a group, both as `$ref`s.
+    mutating func alternative(_ alternative: SchemaAlternative, discriminator: String) throws -> JSONValue {
+        switch alternative {
+        case .group(let name, let members):
+            let branches = try members.map { try self.alternative($0, discriminator: discriminator) }
+            return try reference(name, .object(["oneOf": .array(branches)]))
+        case .message(let name, let exemplar):
+            guard case .object(var body) = try schema(for: try ShapeRecorder.shape(of: exemplar), inline: true),
+                  case .object(var properties)? = body["properties"]
+            else {
+                throw ShapeRecorder.exemplarGap([], "message \(name) must encode as an object")
+            }
+            let encoded = try JSONSerialization.jsonObject(with: try JSONEncoder().encode(exemplar)) as? [String: Any]
+            guard let value = encoded?[discriminator] as? String else {
+                throw ShapeRecorder.exemplarGap([], "message \(name) has no string \"\(discriminator)\" to tell it apart")
+            }
+            properties[discriminator] = .object(["type": .string("string"), "const": .string(value)])
+            body["properties"] = .object(properties)
+            return try reference(name, .object(body))
+        }
+    }
 
     /// `inline` renders a named type in place instead of as a `$ref` (for the document root).
     mutating func schema(for shape: Shape, inline: Bool = false) throws -> JSONValue {
@@ -56,7 +118,8 @@ private struct SchemaRenderer {
         case .object(let name, let properties, let required):
             var propertySchemas: [String: JSONValue] = [:]
             for (key, property) in properties.sorted(by: { $0.key < $1.key }) {
-                propertySchemas[key] = try schema(for: property)
+                let rendered = try schema(for: property)
+                propertySchemas[key] = nullableOptionals && !required.contains(key) ? Self.nullable(rendered) : rendered
             }
             let body = JSONValue.object([
                 "type": .string("object"),
@@ -67,6 +130,15 @@ private struct SchemaRenderer {
             guard let name, !inline else { return body }
             return try reference(name, body)
         }
+    }
+
+    /// `schema` or `null`: a plain `type` gains "null"; anything else (a `$ref`) becomes an `anyOf`.
+    private static func nullable(_ schema: JSONValue) -> JSONValue {
+        if case .object(var keywords) = schema, case .string(let type)? = keywords["type"], keywords["enum"] == nil, keywords["const"] == nil {
+            keywords["type"] = .array([.string(type), .string("null")])
+            return .object(keywords)
+        }
+        return .object(["anyOf": .array([schema, .object(["type": .string("null")])])])
     }
 
     /// Files `body` under `$defs/name` and points there. Two different types sharing a name would
@@ -83,6 +155,7 @@ private struct SchemaRenderer {
 /// Just enough JSON to write schemas through the canonical encoder.
 private enum JSONValue: Encodable, Equatable {
     case string(String)
+    case integer(Int)
     case bool(Bool)
     case array([JSONValue])
     case object([String: JSONValue])
@@ -92,6 +165,9 @@ private enum JSONValue: Encodable, Equatable {
         case .string(let text):
             var container = encoder.singleValueContainer()
             try container.encode(text)
+        case .integer(let number):
+            var container = encoder.singleValueContainer()
+            try container.encode(number)
         case .bool(let flag):
             var container = encoder.singleValueContainer()
             try container.encode(flag)
@@ -100,5 +176,26 @@ private enum JSONValue: Encodable, Equatable {
         case .object(let members):
             try members.encode(to: encoder)
         }
+    }
+}
+
+extension JSONValue {
+    /// Adds `keyword` to the schema object at `tokens` (a JSON pointer's, `~` escapes not needed by our
+    /// names); a pointer naming nothing throws, so a refinement cannot go stale when a model changes.
+    mutating func add(_ keyword: String, _ value: JSONValue, at tokens: [String], fullPointer: String) throws {
+        guard case .object(var members) = self else {
+            throw ShapeRecorder.exemplarGap([], "\(fullPointer) does not name a schema object")
+        }
+        guard let token = tokens.first else {
+            members[keyword] = value
+            self = .object(members)
+            return
+        }
+        guard var child = members[token] else {
+            throw ShapeRecorder.exemplarGap([], "\(fullPointer) does not name a schema object")
+        }
+        try child.add(keyword, value, at: Array(tokens.dropFirst()), fullPointer: fullPointer)
+        members[token] = child
+        self = .object(members)
     }
 }

@@ -21,13 +21,20 @@ indirect enum Shape: Equatable {
     case object(name: String?, properties: [String: Shape], required: Set<String>)
 }
 
-/// A String enum the schema lists by case rather than as free text.
-protocol SchemaEnumeration {
+/// A String enum the schema lists by case rather than as free text. `package` so the conformance
+/// models (another module) can list theirs.
+package protocol SchemaEnumeration {
     static var schemaCases: [String] { get }
 }
 
 extension SchemaEnumeration where Self: CaseIterable & RawRepresentable, RawValue == String {
-    static var schemaCases: [String] { allCases.map(\.rawValue) }
+    package static var schemaCases: [String] { allCases.map(\.rawValue) }
+}
+
+/// A type filed under `$defs` by another name than its bare Swift one, because nested types share names
+/// (`HarnessReply.Verdict` and `Verdict` both print as "Verdict" and would collide).
+package protocol SchemaNamed {
+    static var schemaName: String { get }
 }
 
 extension Verdict: SchemaEnumeration {}
@@ -42,6 +49,7 @@ enum ShapeRecorder {
     /// The shape `value` encodes to. Throws `EncodingError.invalidValue` where the exemplar leaves a gap
     /// (a nil optional, an empty collection, elements of different shapes).
     static func shape<T: Encodable>(of value: T, at codingPath: [any CodingKey] = []) throws -> Shape {
+        let typeName = (T.self as? any SchemaNamed.Type)?.schemaName ?? String(describing: T.self)
         switch value {
         case is String: return .string
         case is Bool: return .boolean
@@ -50,10 +58,10 @@ enum ShapeRecorder {
         default: break
         }
         if let enumeration = value as? any SchemaEnumeration {
-            return .enumeration(name: String(describing: T.self), cases: type(of: enumeration).schemaCases)
+            return .enumeration(name: typeName, cases: type(of: enumeration).schemaCases)
         }
         let encoder = ShapeEncoder(
-            codingPath: codingPath, typeName: String(describing: T.self), isDictionary: value is any SchemaDictionary)
+            codingPath: codingPath, typeName: typeName, isDictionary: value is any SchemaDictionary)
         try value.encode(to: encoder)
         return try encoder.shape()
     }

@@ -8,6 +8,13 @@ import Synchronization
 
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
+        abstract: "Benchmarks: `forge bench make` (the default) and `forge bench runner`.",
+        subcommands: [BenchMake.self, BenchRunner.self], defaultSubcommand: BenchMake.self)
+}
+
+struct BenchMake: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "make",
         abstract: "Measure receipts/s for `make` against the raw RSA-2048 sign rate of the same OpenSSL.",
         discussion: """
         Signing is the physical limit of making receipts: the ratio make/sign shows what the forge adds on top of OpenSSL (target ≥ 0.9). Both are measured in this run, single-threaded and with --jobs threads, alternating in --rounds short rounds so that a machine whose speed drifts affects both alike; medians are reported. Use a release build: swift run -c release forge bench.

@@ -5,6 +5,7 @@ import ReceiptForge
 import ReceiptModel
 import ReceiptConformance
 import ReceiptValidation
+import ReceiptValidationServer
 
 /// The expectations a receipt is checked against; shared by `validate` and `inspect`.
 struct CheckOptions: ParsableArguments {
@@ -66,16 +67,24 @@ struct Validate: AsyncParsableCommand {
     var json = false
     @Flag(help: "Serve the harness protocol v1 on stdin/stdout (NDJSON) for `forge run --target stdio:…`, with the corpus's trust anchors.")
     var harness = false
-    @Option(help: ArgumentHelp("With --harness: the corpus whose trust anchors to load.", valueName: "dir"))
+    @Option(help: ArgumentHelp("Serve the reference validator over HTTP: GET /hello and POST /validate (harness protocol v1), POST /verifyReceipt (Apple's request and response shape). Port 0 picks a free port; the URL is printed on stdout.", valueName: "host:port"))
+    var listen: String?
+    @Option(help: ArgumentHelp("With --listen: event-loop threads. Default: one per core.", valueName: "n"))
+    var threads: Int = ProcessInfo.processInfo.activeProcessorCount
+    @Option(help: ArgumentHelp("With --harness or --listen: the corpus whose trust anchors to load.", valueName: "dir"))
     var vectors: String?
 
     func validate() throws {
-        if harness, file != nil { throw ValidationError("--harness reads requests from stdin; give no receipt file") }
-        if !harness, file == nil { throw ValidationError("give a receipt file (or - for stdin), or --harness") }
+        if harness, listen != nil { throw ValidationError("--harness (stdio) and --listen (HTTP) are two ways to serve; choose one") }
+        if harness || listen != nil, file != nil { throw ValidationError("a harness reads requests, not a receipt file; give no file with --harness or --listen") }
+        if !harness, listen == nil, file == nil { throw ValidationError("give a receipt file (or - for stdin), or --harness, or --listen host:port") }
+        if let listen, Self.hostAndPort(listen) == nil { throw ValidationError("--listen must be host:port (e.g. 127.0.0.1:8080, port 0 for any), not '\(listen)'") }
+        guard (1...64).contains(threads) else { throw ValidationError("--threads must be between 1 and 64") }
     }
 
     func run() async throws {
         if harness { return try await serveHarness() }
+        if let listen, let (host, port) = Self.hostAndPort(listen) { return try await serveHTTP(host: host, port: port) }
         let (bytes, source) = try readInput(file!)
         let report = ReferenceValidator().validate(bytes, context: try checks.context())
         let inspection = Inspection(report: report, source: source, inputSize: bytes.count, includeChecks: true)
@@ -90,6 +99,29 @@ struct Validate: AsyncParsableCommand {
             throw Exit.dataError
         }
         if report.verdict == .invalid { throw Exit.invalid }
+    }
+}
+
+/// `forge validate --listen`: the reference validator behind the http:// transport.
+extension Validate {
+    static func hostAndPort(_ text: String) -> (String, Int)? {
+        guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else { return nil }
+        let host = String(text[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        return host.isEmpty ? nil : (host, port)
+    }
+
+    func serveHTTP(host: String, port: Int) async throws {
+        let directory = try VectorsCommand.Location.locate(vectors)
+        let reference: ReferenceHarness
+        do { reference = try ReferenceHarness(vectorsDirectory: directory) } catch { throw fail("cannot load trust anchors from \(directory.path): \(error)", Exit.dataError) }
+        let server: HarnessServer
+        do { server = try await HarnessServer.start(host: host, port: port, harness: reference, threads: threads) } catch {
+            throw fail("cannot listen on \(host):\(port): \(error)", Exit.software)
+        }
+        let shown = host.contains(":") ? "[\(host)]" : host
+        // stdout, unbuffered: scripts and tests read the port from this line.
+        FileHandle.standardOutput.write(Data("listening on http://\(shown):\(server.port) (GET /hello, POST /validate, POST /verifyReceipt)\n".utf8))
+        try await server.waitUntilClosed()
     }
 }
 

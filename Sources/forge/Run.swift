@@ -4,23 +4,37 @@ import ReceiptConformance
 import ReceiptCorpus
 import ReceiptModel
 import ReceiptValidation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the corpus against a validator and judge it.",
         discussion: """
-        Targets:
-          swift:reference     the reference validator, in process
-          exec:CMD            one process per vector; the validate message (JSON) on stdin, one reply (JSON) on stdout
-          stdio:CMD           one persistent process speaking NDJSON (hello, then validate/result by seq); restarted after a timeout or crash
-          exit:CMD            one process per vector; receipt bytes on stdin, context in RF_* environment variables (RF_ID, RF_NOW, RF_TRUST_ANCHOR = anchor DER path, RF_BUNDLE_ID, RF_APP_VERSION, RF_DEVICE_ID, RF_ENVIRONMENT); exit 0 accept, 1 reject (first stdout line: error class), other = error
+        Targets (--target, repeatable: several targets = differential mode, listing the vectors where they disagree):
+          swift:reference       the reference validator, in process
+          exec:CMD              one process per vector; the validate message (JSON) on stdin, one reply (JSON) on stdout
+          exit:CMD              one process per vector; receipt bytes on stdin, context in RF_* environment variables (RF_ID, RF_NOW, RF_TRUST_ANCHOR = anchor DER path, RF_BUNDLE_ID, RF_APP_VERSION, RF_DEVICE_ID, RF_ENVIRONMENT); exit 0 accept, 1 reject (first stdout line: error class), other = error
+          stdio:CMD             one persistent process speaking NDJSON (hello, then validate/result by seq); restarted after a timeout or crash
+          http://HOST:PORT/BASE the harness protocol over HTTP: GET BASE/hello, POST BASE/validate (also https://)
+          http(s)://…/ENDPOINT --mapping verifyreceipt   POST {"receipt-data","password"} and read Apple's status codes; --mapping FILE adapts any JSON endpoint
 
-        Canaries run first: if a valid canary is rejected the run stops (exit 2) with a diagnosis.
-        Exit codes: 0 conformant, 1 conformance failure (false accept/reject, wrong reason), 2 infrastructure failure (canaries, harness errors, timeouts, crashes), 64 usage, 65 bad corpus data.
-        """)
+        Try it: forge validate --listen 127.0.0.1:8080 & forge run --target http://127.0.0.1:8080 --profile apple-compatible
 
-    @Option(help: ArgumentHelp("The validator under test: swift:reference, exec:CMD, exit:CMD or stdio:CMD.", valueName: "target"))
-    var target: String
+        Canaries run first: if a valid canary is rejected the run stops (exit 2) with a diagnosis. Outcomes: PASS, FALSE_ACCEPT, FALSE_REJECT, WRONG_REASON, WRONG_DECODE, ACCEPTABLE, XFAIL, XPASS, CHANGED_FAILURE, SKIP, ERROR, TIMEOUT, CRASH.
+        Exit codes: 0 conformant, 1 conformance failure (false accept/reject, wrong reason or decode, XPASS, CHANGED_FAILURE, expired baseline entry), 2 infrastructure failure (canaries, handshake, unreachable target, harness errors/timeouts/crashes beyond --max-errors), 64 usage, 65 bad data (corpus, baseline, mapping or results file).
+        """,
+        subcommands: [Merge.self])
+
+    @Option(help: ArgumentHelp("The validator under test (repeatable for differential mode); see the list below.", valueName: "target"))
+    var target: [String] = []
+    @Option(help: ArgumentHelp("For http(s) targets: 'verifyreceipt' or a response mapping file, instead of the harness protocol.", valueName: "mapping"))
+    var mapping: String?
+    @Option(name: .customLong("http-header"), help: ArgumentHelp("A header sent with every HTTP request (repeatable).", valueName: "name: value"))
+    var httpHeaders: [String] = []
+    @Option(help: ArgumentHelp("The {{password}} of a mapping (verifyReceipt's shared secret). Default: $RF_SHARED_SECRET.", valueName: "secret"))
+    var sharedSecret: String?
     @OptionGroup var location: VectorsCommand.Location
     @Option(help: "How acceptable vectors are judged: strict, apple-compatible or lenient. Default: not judged (ACCEPTABLE).")
     var profile: String?
@@ -28,64 +42,96 @@ struct Run: AsyncParsableCommand {
     var run: [String] = []
     @Option(help: ArgumentHelp("Leave out vectors whose id matches (repeatable).", valueName: "pattern"))
     var skip: [String] = []
-    @Option(help: "Vectors in flight at once.")
+    @Option(help: ArgumentHelp("Only shard k of n (by a hash of each id; stable as the corpus grows). Combine shards with `forge run merge`.", valueName: "k/n"))
+    var shard: String?
+    @Option(help: "Vectors in flight at once (capped by the harness's maxConcurrency).")
     var parallel: Int = ProcessInfo.processInfo.activeProcessorCount
-    @Option(help: "Seconds per vector for exec, exit and stdio targets.")
-    var timeout: Double = 5
+    @Option(help: "Seconds per vector before TIMEOUT (the harness is restarted). Default: 5 for exec/exit, 2 otherwise.")
+    var timeout: Double?
+    @Option(help: ArgumentHelp("Tolerate this many harness failures (ERROR, TIMEOUT, CRASH); one more stops the run with exit 2. Default: none tolerated, never stop early.", valueName: "n"))
+    var maxErrors: Int?
     @Option(help: "What an exec/exit target's error classes mean: none, coarse or fine.")
     var granularity: String = "none"
-    @Option(help: ArgumentHelp("Features an exec/exit target supports (comma-separated); others are skipped. Default: all.", valueName: "list"))
+    @Option(help: ArgumentHelp("Features an exec/exit/mapping target supports (comma-separated); others are skipped. Default: all.", valueName: "list"))
     var features: String?
+    @Flag(help: "Check every message of a protocol harness (exec, stdio, http) against Vectors/schema/harness-v1.schema.json; violations are ERROR.")
+    var validateProtocol = false
     @Option(help: ArgumentHelp("Write results.json here.", valueName: "file"))
     var results: String?
     @Option(help: ArgumentHelp("Write JUnit XML here.", valueName: "file"))
     var junit: String?
+    @Option(help: ArgumentHelp("Write a Markdown summary here (e.g. $GITHUB_STEP_SUMMARY).", valueName: "file"))
+    var markdown: String?
+    @Option(help: ArgumentHelp("Write a single-file HTML report here.", valueName: "file"))
+    var html: String?
     @Option(help: ArgumentHelp("Known failures to tolerate (XFAIL); a vector that now passes (XPASS), fails differently (CHANGED_FAILURE) or an expired entry fails the run.", valueName: "file"))
     var baseline: String?
     @Option(help: ArgumentHelp("Write a baseline tolerating this run's failures, keeping reasons, issues and expiry dates of the file already there.", valueName: "file"))
     var writeBaseline: String?
+    @Flag(name: .shortAndLong, help: "No progress line and no summary table; only unexpected outcomes and the counts.")
+    var quiet = false
 
     func validate() throws {
         guard (1...256).contains(parallel) else { throw ValidationError("--parallel must be between 1 and 256") }
-        guard timeout > 0 else { throw ValidationError("--timeout must be positive") }
+        if let timeout { guard timeout > 0 else { throw ValidationError("--timeout must be positive") } }
+        if let maxErrors { guard maxErrors >= 0 else { throw ValidationError("--max-errors must be 0 or more") } }
         guard HarnessHello.Granularity(rawValue: granularity) != nil else { throw ValidationError("--granularity must be none, coarse or fine") }
-        guard target == "swift:reference" || ["exec:", "exit:", "stdio:"].contains(where: target.hasPrefix) else {
-            throw ValidationError("--target must be swift:reference, exec:CMD, exit:CMD or stdio:CMD, not '\(target)'")
+        for target in target {
+            guard target == "swift:reference" || ["exec:", "exit:", "stdio:", "http://", "https://"].contains(where: target.hasPrefix) else {
+                throw ValidationError("--target must be swift:reference, exec:CMD, exit:CMD, stdio:CMD or http(s)://…, not '\(target)'")
+            }
         }
+        if mapping != nil, !target.allSatisfy({ $0.hasPrefix("http://") || $0.hasPrefix("https://") }) {
+            throw ValidationError("--mapping applies to http(s):// targets only")
+        }
+        if let shard { guard Shard(shard) != nil else { throw ValidationError("--shard must be k/n with 1 ≤ k ≤ n, not '\(shard)'") } }
+        if target.count > 1, baseline != nil || writeBaseline != nil {
+            throw ValidationError("--baseline and --write-baseline apply to one target; differential mode compares targets instead")
+        }
+        for header in httpHeaders where !header.contains(":") { throw ValidationError("--http-header must look like 'Name: value', not '\(header)'") }
     }
 
     func run() async throws {
+        // Checked here, not in validate(): `forge run merge` shares these options and has no target.
+        guard !target.isEmpty else { throw ValidationError("give --target (swift:reference, exec:CMD, exit:CMD, stdio:CMD or http(s)://…)") }
         let (manifest, directory) = try location.manifest()
         if let profile, manifest.profiles[profile] == nil {
             throw fail("unknown profile '\(profile)'; the corpus defines \(manifest.profiles.keys.sorted().joined(separator: ", "))", Exit.usage)
         }
-        let runner = ConformanceRunner(manifest: manifest, vectorsDirectory: directory, profile: profile, parallelism: parallel)
+        let shard = self.shard.flatMap(Shard.init)
         let include: (Vector) -> Bool = { vector in
-            (run.isEmpty || run.contains { matches(vector.id, $0) }) && !skip.contains { matches(vector.id, $0) }
+            (run.isEmpty || run.contains { matches(vector.id, $0) }) && !skip.contains { matches(vector.id, $0) } && (shard?.contains(vector.id) ?? true)
         }
-        var outcome: RunResults
-        do {
-            if target == "swift:reference" {
-                outcome = try await runner.run(try ReferenceHarness(vectorsDirectory: directory), selecting: include)
-            } else if target.hasPrefix("stdio:") {
-                let validator = StdioValidator(command: String(target.dropFirst(6)).split(separator: " ").map(String.init),
-                                               timeout: .milliseconds(Int64(timeout * 1000)))
-                outcome = try await runner.run(validator, selecting: include)
-                await validator.stop()
-            } else {
-                let command = String(target.dropFirst(5)).split(separator: " ").map(String.init)
-                let anchors = manifest.trustAnchors.mapValues { directory.appendingPathComponent($0.file).path }
-                let validator = ExecValidator(command: command, mode: target.hasPrefix("exec:") ? .protocol : .exitCode,
-                                              timeout: .milliseconds(Int64(timeout * 1000)),
-                                              features: features.map { $0.split(separator: ",").map(String.init) } ?? Array(manifest.features.keys),
-                                              granularity: HarnessHello.Granularity(rawValue: granularity)!, anchorFiles: anchors)
-                outcome = try await runner.run(validator, selecting: include)
+        let settings = TargetSettings(
+            timeout: timeout, features: features.map { $0.split(separator: ",").map(String.init) } ?? Array(manifest.features.keys).sorted(),
+            granularity: HarnessHello.Granularity(rawValue: granularity)!, httpHeaders: httpHeaders.map(TargetSettings.header),
+            sharedSecret: sharedSecret ?? ProcessInfo.processInfo.environment["RF_SHARED_SECRET"], connections: parallel,
+            checker: validateProtocol ? try protocolCheck() : nil, mapping: try mapping.map(TargetSettings.loadMapping))
+        var runs: [RunResults] = []
+        for uri in target {
+            let runner = ConformanceRunner(manifest: manifest, vectorsDirectory: directory, profile: profile, parallelism: parallel, maxErrors: maxErrors)
+            let progress = ProgressLine(enabled: !quiet && isatty(STDERR_FILENO) == 1, label: target.count > 1 ? uri : nil)
+            var outcome: RunResults
+            do {
+                outcome = try await settings.withValidator(uri, manifest: manifest, directory: directory) { validator in
+                    try await runner.run(validator, selecting: include) { result, done, total in progress.update(result.outcome, done: done, total: total) }
+                }
+            } catch let error as CorpusError {
+                throw fail(error.message, Exit.dataError)
             }
-        } catch let error as CorpusError {
-            throw fail(error.message, Exit.dataError)
+            progress.finish()
+            outcome.shard = shard?.description
+            runs.append(outcome)
         }
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        if runs.count == 1 {
+            try finishSingle(runs[0], manifest: manifest)
+        } else {
+            try finishDifferential(runs, manifest: manifest)
+        }
+    }
+
+    private func finishSingle(_ result: RunResults, manifest: Manifest) throws {
+        var outcome = result
         let known = try baseline.map { try loadBaseline($0) }
         if let known {
             let today = String(ReceiptDateText.today().prefix(10))
@@ -95,18 +141,64 @@ struct Run: AsyncParsableCommand {
         }
         if let writeBaseline {
             let existing = FileManager.default.fileExists(atPath: writeBaseline) ? try loadBaseline(writeBaseline) : known
-            try writeOutput(try encoder.encode(Baseline.written(from: outcome, keeping: existing)), to: writeBaseline)
+            try writeOutput(try Self.encoder.encode(Baseline.written(from: outcome, keeping: existing)), to: writeBaseline)
         }
-        if let results { try writeOutput(try encoder.encode(outcome), to: results) }
-        if let junit { try writeOutput(Data(JUnitReport.xml(outcome).utf8), to: junit) }
+        try writeReports([outcome], differential: nil, manifest: manifest)
+        printOutcome(outcome)
+        let code = outcome.exitCode
+        if code != 0 { throw ExitCode(code) }
+    }
+
+    private func finishDifferential(_ runs: [RunResults], manifest: Manifest) throws {
+        let differential = DifferentialResults(runs: runs)
+        try writeReports(runs, differential: differential, manifest: manifest)
+        for run in runs {
+            print("== \(run.implementation)")
+            printOutcome(run)
+        }
+        print("\(differential.disagreements.count) disagreement\(differential.disagreements.count == 1 ? "" : "s") between \(differential.targets.joined(separator: ", "))")
+        for disagreement in differential.disagreements {
+            let answers = differential.targets.map { "\($0): \(disagreement.answers[$0] ?? "-")" }.joined(separator: "; ")
+            print("DISAGREE \(disagreement.id) (expected \(disagreement.expected.rawValue)): \(answers)")
+        }
+        let code = differential.exitCode
+        if code != 0 { throw ExitCode(code) }
+    }
+
+    private func writeReports(_ runs: [RunResults], differential: DifferentialResults?, manifest: Manifest) throws {
+        if let results {
+            try writeOutput(try differential.map { try Self.encoder.encode($0) } ?? Self.encoder.encode(runs[0]), to: results)
+        }
+        if let junit { try writeOutput(Data(JUnitReport.xml(runs).utf8), to: junit) }
+        if let markdown {
+            var text = runs.map { MarkdownReport.render($0, manifest: manifest) }.joined(separator: "\n")
+            if let differential { text += "\n" + MarkdownReport.render(disagreements: differential) }
+            try writeOutput(Data(text.utf8), to: markdown)
+        }
+        if let html {
+            let page = differential == nil ? HTMLReport.render(runs[0], manifest: manifest) : HTMLReport.render(matrix: runs, manifest: manifest)
+            try writeOutput(Data(page.utf8), to: html)
+        }
+    }
+
+    private func printOutcome(_ outcome: RunResults) {
         for result in outcome.results where result.outcome.isConformanceFailure || result.outcome.isInfrastructureFailure {
             print("\(result.outcome.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0)) \(result.id): expected \(result.expected.rawValue)\(result.expectedErrorClasses.isEmpty ? "" : " [\(result.expectedErrorClasses.joined(separator: "|"))]"), got \(result.verdict?.rawValue ?? "nothing")\(result.errorClass.map { " \($0)" } ?? "")\(result.message.map { " — \($0)" } ?? "")")
         }
         if let diagnosis = outcome.canaryDiagnosis { print("CANARIES FAILED: \(diagnosis)") }
+        if let stopped = outcome.stoppedEarly { print("STOPPED: \(stopped)") }
+        if !quiet { print(ConsoleReport.summary(outcome)) }
         let counts = outcome.counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         print("\(outcome.results.count) vectors in \(outcome.durationMilliseconds) ms: \(counts)")
-        let code = outcome.exitCode
-        if code != 0 { throw ExitCode(code) }
+    }
+
+    private func protocolCheck() throws -> ProtocolViolationCheck {
+        let checker: ProtocolChecker
+        do { checker = try ProtocolChecker() } catch { throw fail("cannot load the harness protocol schema: \(error)", Exit.software) }
+        return ProtocolViolationCheck { message in
+            let violations = checker.check(harnessMessage: message)
+            return violations.isEmpty ? nil : ProtocolChecker.describe(violations)
+        }
     }
 
     private func loadBaseline(_ path: String) throws -> Baseline {
@@ -114,6 +206,81 @@ struct Run: AsyncParsableCommand {
         do { return try JSONDecoder().decode(Baseline.self, from: data) } catch {
             throw fail("\(path) is not a baseline file: \(error)", Exit.dataError)
         }
+    }
+
+    static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+        return encoder
+    }
+}
+
+extension Run {
+    struct Merge: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Combine the results.json of shards (forge run --shard k/n) into one run, and render its reports.",
+            discussion: "Reports as for `forge run`: --results, --junit, --markdown, --html, and --vectors for the corpus. Vectors of the corpus that no shard ran are added as SKIP and named on stderr. Exit codes as for `forge run`: the merged run's 0, 1 or 2; 65 for files that are not results of one suite, implementation and profile.\n\nExample: forge run merge shard1.json shard2.json --results results.json --junit junit.xml")
+
+        @Argument(help: ArgumentHelp("results.json files of the shards.", valueName: "file"))
+        var files: [String]
+        /// --vectors, --results, --junit, --markdown and --html are `forge run`'s own, given before or after `merge`.
+        @ParentCommand var options: Run
+
+        func run() throws {
+            var parts: [RunResults] = []
+            for file in files {
+                let data = Data(try readInput(file).bytes)
+                do { parts.append(try JSONDecoder().decode(RunResults.self, from: data)) } catch {
+                    throw fail("\(file) is not a results.json of forge run: \(error)", Exit.dataError)
+                }
+            }
+            var merged: RunResults
+            do { merged = try RunResults.merged(parts) } catch { throw fail(error.message, Exit.dataError) }
+            let (manifest, _) = try options.location.manifest()
+            let ran = Set(merged.results.map(\.id))
+            let missing = manifest.vectors.filter { !ran.contains($0.id) }
+            if !missing.isEmpty {
+                note("\(missing.count) vector\(missing.count == 1 ? "" : "s") in no shard, listed as SKIP: \(missing.prefix(5).map(\.id).joined(separator: ", "))\(missing.count > 5 ? ", …" : "")")
+                merged.results += missing.map { vector in
+                    VectorResult(id: vector.id, revision: vector.revision, severity: vector.severity, outcome: .skip, expected: vector.expected.verdict,
+                                 expectedErrorClasses: vector.expected.errorClasses, verdict: nil, errorClass: nil,
+                                 message: "not run: in none of the merged shards", durationMicroseconds: 0)
+                }
+                merged = try RunResults.merged([merged])
+            }
+            if let results = options.results { try writeOutput(try Run.encoder.encode(merged), to: results) }
+            if let junit = options.junit { try writeOutput(Data(JUnitReport.xml([merged]).utf8), to: junit) }
+            if let markdown = options.markdown { try writeOutput(Data(MarkdownReport.render(merged, manifest: manifest).utf8), to: markdown) }
+            if let html = options.html { try writeOutput(Data(HTMLReport.render(merged, manifest: manifest).utf8), to: html) }
+            print(ConsoleReport.summary(merged))
+            let code = merged.exitCode
+            if code != 0 { throw ExitCode(code) }
+        }
+    }
+}
+
+/// The progress line on a terminal's stderr, redrawn in place; silent when stderr is not a terminal.
+final class ProgressLine: @unchecked Sendable {
+    private let enabled: Bool
+    private let label: String?
+    private var counts: [Outcome: Int] = [:]
+    private var lastDraw = ContinuousClock.now
+
+    init(enabled: Bool, label: String?) {
+        self.enabled = enabled
+        self.label = label
+    }
+
+    func update(_ outcome: Outcome, done: Int, total: Int) {
+        counts[outcome, default: 0] += 1
+        guard enabled, done == total || ContinuousClock.now - lastDraw > .milliseconds(100) else { return }
+        lastDraw = ContinuousClock.now
+        let line = ConsoleReport.progressLine(done: done, total: total, counts: counts)
+        FileHandle.standardError.write(Data("\r\(label.map { "\($0) " } ?? "")\(line)\u{1B}[K".utf8))
+    }
+
+    func finish() {
+        if enabled { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
     }
 }
 

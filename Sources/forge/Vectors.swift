@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ReceiptConformance
 import ReceiptCorpus
 import ReceiptForge
 import ReceiptModel
@@ -46,8 +47,10 @@ struct VectorsCommand: ParsableCommand {
             let clock = ContinuousClock()
             let start = clock.now
             let pki = try loadPKI(nil)
+            let conformanceSchemas: [String: Data]
+            do { conformanceSchemas = try ConformanceSchemas.all() } catch { throw fail("cannot generate the runner's schemas: \(error)", Exit.software) }
             do {
-                let manifest = try CorpusGenerator(forge: try Forge(pki: pki)).write(to: directory)
+                let manifest = try CorpusGenerator(forge: try Forge(pki: pki), additionalSchemas: conformanceSchemas).write(to: directory)
                 let elapsed = start.duration(to: clock.now)
                 let families = Dictionary(grouping: manifest.vectors, by: \.family).map { "\($0.key) \($0.value.count)" }.sorted()
                 print("wrote \(manifest.vectors.count) vectors to \(directory.path) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))")

@@ -75,3 +75,44 @@ func certificate(_ name: String) -> String { repositoryRoot.appendingPathCompone
 func json(_ result: RunResult) throws -> [String: Any] {
     try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any], "stdout is a JSON object: \(result.text)")
 }
+
+/// A server started for a test (`forge validate --listen`, a Python fake): its port is read from
+/// the first stdout line that names one, and `stop()` kills it and waits, so nothing outlives the test.
+final class BackgroundServer: @unchecked Sendable {
+    let process = Process()
+    let port: Int
+
+    init(_ executable: URL, _ arguments: [String]) throws {
+        process.executableURL = executable
+        process.arguments = arguments
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        var line = Data()
+        let handle = output.fileHandleForReading
+        while true {
+            let byte = handle.readData(ofLength: 1)
+            guard let first = byte.first else { break }
+            if first == 0x0A { break }
+            line.append(first)
+        }
+        let text = String(decoding: line, as: UTF8.self)
+        guard let match = text.firstMatch(of: /:(\d+)/), let port = Int(match.1) else {
+            process.terminate()
+            process.waitUntilExit()
+            throw ServerDidNotStart(firstLine: text)
+        }
+        self.port = port
+    }
+
+    var url: String { "http://127.0.0.1:\(port)" }
+
+    /// SIGKILL: the test runner may block SIGTERM, and a child inherits that.
+    func stop() {
+        if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+        process.waitUntilExit()
+    }
+
+    struct ServerDidNotStart: Error { let firstLine: String }
+}

@@ -10,10 +10,14 @@ import ReceiptModel
 public struct CorpusGenerator: Sendable {
     public let forge: Forge
     public let specs: [VectorSpec]
+    /// File name → JSON Schema written into `schema/` beside the corpus's own (the conformance runner's
+    /// protocol, results and baseline schemas). Passed in so this module need not depend on the runner's.
+    public let additionalSchemas: [String: Data]
 
-    public init(forge: Forge, specs: [VectorSpec] = VectorCatalogue.all) {
+    public init(forge: Forge, specs: [VectorSpec] = VectorCatalogue.all, additionalSchemas: [String: Data] = [:]) {
         self.forge = forge
         self.specs = specs
+        self.additionalSchemas = additionalSchemas
     }
 
     /// The manifest and every file it names, relative to the corpus directory.
@@ -51,6 +55,13 @@ public struct CorpusGenerator: Sendable {
             for (name, schema) in try CorpusSchemas.all() { files["schema/\(name)"] = schema }
         } catch {
             throw ForgeError(.encodingFailed, "encoding the manifest: \(error)")
+        }
+        for (name, schema) in additionalSchemas.sorted(by: { $0.key < $1.key }) {
+            // Silently replacing the corpus's own schema would publish one that does not describe the manifest.
+            guard files["schema/\(name)"] == nil else {
+                throw ForgeError(.conflictingOptions, "the additional schema \(name) would replace the corpus's own")
+            }
+            files["schema/\(name)"] = schema
         }
         return (manifest, files)
     }

@@ -1,0 +1,27 @@
+/// Why the runner could not use a file it was given. Compared by code only.
+public struct ConformanceError: Error, Sendable, Hashable, CustomStringConvertible {
+    public struct Code: Sendable, Hashable, CustomStringConvertible {
+        private enum Storage: String, Sendable, Hashable {
+            case invalidMapping, invalidResults
+        }
+        private let storage: Storage
+        /// A response mapping file that is not JSON, not version 1, or contradicts itself.
+        public static var invalidMapping: Code { .init(storage: .invalidMapping) }
+        /// A results file (for `merge`) that is not a run's results, or results of different suites.
+        public static var invalidResults: Code { .init(storage: .invalidResults) }
+        public var description: String { storage.rawValue }
+    }
+
+    public let code: Code
+    public let message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+}

@@ -1,0 +1,62 @@
+import Foundation
+import ReceiptCorpus
+
+/// `--shard k/n`: vector `id` belongs to shard `(first 8 bytes of SHA-256(id), big-endian) mod n`,
+/// numbered from 1. Membership depends on the id alone, so shards stay stable as the corpus grows
+/// and CI jobs can split a run without coordinating.
+public struct Shard: Sendable, Hashable, CustomStringConvertible {
+    public let index: Int
+    public let count: Int
+
+    /// Parses `k/n` with 1 ≤ k ≤ n.
+    public init?(_ text: String) {
+        let parts = text.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 2, let index = Int(parts[0]), let count = Int(parts[1]), count >= 1, (1...count).contains(index) else { return nil }
+        self.index = index
+        self.count = count
+    }
+
+    public var description: String { "\(index)/\(count)" }
+
+    public func contains(_ id: String) -> Bool {
+        Self.bucket(of: id, count: count) == index - 1
+    }
+
+    static func bucket(of id: String, count: Int) -> Int {
+        let digest = CorpusDigest.sha256(Data(id.utf8))
+        let prefix = digest.prefix(8).reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        return Int(prefix % UInt64(count))
+    }
+}
+
+extension RunResults {
+    /// `forge run merge`: one run from the results of its shards. The shards must come from the same
+    /// suite, implementation and profile, and no vector may appear twice; the duration is the longest
+    /// shard's, as shards run side by side.
+    public static func merged(_ parts: [RunResults]) throws(ConformanceError) -> RunResults {
+        guard var merged = parts.first else { throw ConformanceError(.invalidResults, "nothing to merge") }
+        for part in parts.dropFirst() {
+            guard part.suite == merged.suite, part.implementation == merged.implementation, part.profile == merged.profile else {
+                throw ConformanceError(.invalidResults, "cannot merge results of \(part.implementation) (suite \(part.suite), profile \(part.profile ?? "none")) with \(merged.implementation) (suite \(merged.suite), profile \(merged.profile ?? "none"))")
+            }
+            merged.results += part.results
+            merged.durationMilliseconds = max(merged.durationMilliseconds, part.durationMilliseconds)
+            merged.canaryDiagnosis = [merged.canaryDiagnosis, part.canaryDiagnosis].compactMap { $0 }.joined(separator: " | ").nilIfEmpty
+            merged.stoppedEarly = [merged.stoppedEarly, part.stoppedEarly].compactMap { $0 }.joined(separator: " | ").nilIfEmpty
+            merged.expiredBaselineEntries = Array(Set(merged.expiredBaselineEntries + part.expiredBaselineEntries)).sorted()
+            merged.errorBudget = [merged.errorBudget, part.errorBudget].compactMap { $0 }.max()
+        }
+        var seen = Set<String>()
+        for result in merged.results where !seen.insert(result.id).inserted {
+            throw ConformanceError(.invalidResults, "vector \(result.id) appears in more than one shard")
+        }
+        merged.results.sort { $0.id < $1.id }
+        merged.counts = counting(merged.results)
+        merged.shard = nil
+        return merged
+    }
+}
+
+extension String {
+    fileprivate var nilIfEmpty: String? { isEmpty ? nil : self }
+}

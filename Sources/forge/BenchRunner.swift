@@ -1,0 +1,75 @@
+import ArgumentParser
+import Foundation
+import ReceiptConformance
+import ReceiptCorpus
+import ReceiptValidation
+
+/// `forge bench runner`: vectors/s through a transport, the runner's whole path included (reading
+/// the vector, encoding the request, the transport, decoding the reply, classifying).
+struct BenchRunner: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "runner",
+        abstract: "Measure vectors/s through each --target (the whole corpus, over and over), median of --rounds.",
+        discussion: """
+        The harness is started once and kept: this measures the transport and the validator, not process start-up (except for exec: and exit:, which start a process per vector by design). Compare an HTTP target with a load generator on the same endpoint, e.g. scripts/bench-runner.sh, which runs every transport and wrk. Use a release build: swift build -c release.
+        """)
+
+    @Option(help: ArgumentHelp("Target to measure (repeatable), as for `forge run`.", valueName: "target"))
+    var target: [String] = ["swift:reference"]
+    @Option(help: ArgumentHelp("For http(s) targets: 'verifyreceipt' or a mapping file.", valueName: "mapping"))
+    var mapping: String?
+    @OptionGroup var location: VectorsCommand.Location
+    @Option(help: "Vectors in flight at once.")
+    var parallel: Int = ProcessInfo.processInfo.activeProcessorCount * 4
+    @Option(help: "Seconds per target.")
+    var seconds: Double = 5
+    @Option(help: "Rounds per target; the median is reported.")
+    var rounds: Int = 5
+    @Flag(help: "Print the figures as JSON.")
+    var json = false
+
+    func validate() throws {
+        guard (1...256).contains(parallel) else { throw ValidationError("--parallel must be between 1 and 256") }
+        guard seconds > 0, seconds <= 600 else { throw ValidationError("--seconds must be in (0, 600]") }
+        guard (1...100).contains(rounds) else { throw ValidationError("--rounds must be between 1 and 100") }
+    }
+
+    func run() async throws {
+        let (manifest, directory) = try location.manifest()
+        let settings = TargetSettings(timeout: 10, features: Array(manifest.features.keys).sorted(), granularity: .none, httpHeaders: [],
+                                      sharedSecret: nil, connections: parallel, checker: nil, mapping: try mapping.map(TargetSettings.loadMapping))
+        let runner = ConformanceRunner(manifest: manifest, vectorsDirectory: directory, profile: "apple-compatible", parallelism: parallel)
+        var rows: [(String, Double, [String: Int])] = []
+        for uri in target {
+            let (rate, counts) = try await settings.withValidator(uri, manifest: manifest, directory: directory) { validator in
+                _ = try await runner.run(validator)  // warm-up: connections, caches, the harness's first hello
+                var rates: [Double] = []
+                var counts: [String: Int] = [:]
+                let clock = ContinuousClock()
+                for _ in 0..<rounds {
+                    let start = clock.now
+                    var vectors = 0
+                    while start.duration(to: clock.now) < .milliseconds(Int64(seconds * 1000 / Double(rounds))) {
+                        let results = try await runner.run(validator)
+                        vectors += results.results.count
+                        counts = results.counts
+                    }
+                    let elapsed = start.duration(to: clock.now)
+                    rates.append(Double(vectors) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
+                }
+                return (rates.sorted()[rates.count / 2], counts)
+            }
+            rows.append((uri, rate, counts))
+        }
+        if json {
+            let entries = rows.map { #"{"target":"\#($0.0.replacingOccurrences(of: "\"", with: "\\\""))","vectorsPerSecond":\#(Int($0.1))}"# }
+            print("[\(entries.joined(separator: ","))]")
+            return
+        }
+        print("forge bench runner — \(manifest.vectors.count) vectors per pass, --parallel \(parallel), median of \(rounds) rounds in \(seconds)s per target")
+        for (uri, rate, counts) in rows {
+            let outcome = counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            print("\(String(Int(rate)).leftPad(8)) vectors/s  \(uri)  [\(outcome)]")
+        }
+    }
+}

@@ -1,0 +1,68 @@
+import Foundation
+import ReceiptConformance
+import ReceiptConformanceHTTP
+import ReceiptCorpus
+import ReceiptValidation
+
+/// How a `--target` URI becomes a validator: shared by `forge run` and `forge bench runner`.
+struct TargetSettings {
+    var timeout: Double?
+    /// Features credited to targets without a hello of their own (exec, exit, mappings).
+    var features: [String]
+    var granularity: HarnessHello.Granularity
+    var httpHeaders: [(String, String)]
+    var sharedSecret: String?
+    var connections: Int
+    var checker: ProtocolViolationCheck?
+    var mapping: ResponseMapping?
+
+    /// Builds the validator `uri` names, runs `body` with it, and releases it (processes, connections) after.
+    func withValidator<T>(_ uri: String, manifest: Manifest, directory: URL, _ body: (any ReceiptValidator) async throws -> T) async throws -> T {
+        let seconds = timeout ?? (uri.hasPrefix("exec:") || uri.hasPrefix("exit:") ? 5 : 2)
+        let limit = Duration.milliseconds(Int64(seconds * 1000))
+        if uri == "swift:reference" {
+            return try await body(try ReferenceHarness(vectorsDirectory: directory))
+        } else if uri.hasPrefix("stdio:") {
+            let validator = StdioValidator(command: Self.words(uri.dropFirst(6)), timeout: limit, checker: checker)
+            do {
+                let outcome = try await body(validator)
+                await validator.stop()
+                return outcome
+            } catch {
+                await validator.stop()
+                throw error
+            }
+        } else if uri.hasPrefix("http://") || uri.hasPrefix("https://") {
+            let validator = HTTPValidator(url: uri, mode: mapping.map { .mapping($0) } ?? .protocol, timeout: limit, headers: httpHeaders,
+                                          features: features, password: sharedSecret, connections: connections, checker: checker)
+            do {
+                let outcome = try await body(validator)
+                await validator.shutdown()
+                return outcome
+            } catch {
+                await validator.shutdown()
+                throw error
+            }
+        } else {
+            let anchors = manifest.trustAnchors.mapValues { directory.appendingPathComponent($0.file).path }
+            let validator = ExecValidator(command: Self.words(uri.dropFirst(5)), mode: uri.hasPrefix("exec:") ? .protocol : .exitCode, timeout: limit,
+                                          features: features, granularity: granularity, anchorFiles: anchors, checker: checker)
+            return try await body(validator)
+        }
+    }
+
+    private static func words(_ command: Substring) -> [String] { command.split(separator: " ").map(String.init) }
+
+    /// `Name: value` → (name, value).
+    static func header(_ text: String) -> (String, String) {
+        let name = text.prefix { $0 != ":" }
+        return (String(name).trimmingCharacters(in: .whitespaces), String(text.dropFirst(name.count + 1)).trimmingCharacters(in: .whitespaces))
+    }
+
+    /// `verifyreceipt` or a mapping file.
+    static func loadMapping(_ name: String) throws -> ResponseMapping {
+        if name == "verifyreceipt" { return .verifyReceipt }
+        let data = Data(try readInput(name).bytes)
+        do { return try ResponseMapping.load(data) } catch { throw fail("\(name): \(error.message)", Exit.dataError) }
+    }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import Testing
+
+/// `http://` against real servers on 127.0.0.1: `forge validate --listen` (the harness protocol and
+/// the verifyReceipt mapping) and hostile Python servers.
+@Suite("forge run --target http://")
+struct HTTPCLITests {
+    static let vectors = repositoryRoot.appendingPathComponent("Vectors").path
+
+    static func startReference() throws -> BackgroundServer {
+        try BackgroundServer(forgeBinary, ["validate", "--listen", "127.0.0.1:0", "--vectors", vectors, "--threads", "2"])
+    }
+
+    static func runCorpus(_ arguments: [String]) throws -> (RunResult, [[String: Any]]) {
+        let results = FileManager.default.temporaryDirectory.appendingPathComponent("http-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: results) }
+        let outcome = try forge(arguments: ["run", "--vectors", vectors, "--results", results.path, "--quiet"] + arguments)
+        let parsed = try? JSONSerialization.jsonObject(with: Data(contentsOf: results)) as? [String: Any]
+        return (outcome, parsed?["results"] as? [[String: Any]] ?? [])
+    }
+
+    @Test("The reference validator over HTTP (protocol v1) is conformant on every vector")
+    func harnessProtocol() throws {
+        let server = try Self.startReference()
+        defer { server.stop() }
+        let (run, results) = try Self.runCorpus(["--target", server.url, "--profile", "apple-compatible", "--parallel", "4", "--validate-protocol"])
+        #expect(run.status == 0, "\(run.text)\(run.stderr)")
+        #expect(results.count == 160 && results.allSatisfy { $0["outcome"] as? String == "PASS" })
+    }
+
+    @Test("--mapping verifyreceipt reads Apple's status codes; a mapping file with the exact error class grades reasons finely")
+    func verifyReceiptMapping() throws {
+        let server = try Self.startReference()
+        defer { server.stop() }
+        let (apple, appleResults) = try Self.runCorpus(["--target", "\(server.url)/verifyReceipt", "--mapping", "verifyreceipt", "--profile", "apple-compatible"])
+        #expect(apple.status == 0, "\(apple.text)\(apple.stderr)")
+        #expect(appleResults.count == 160 && appleResults.allSatisfy { $0["outcome"] as? String == "PASS" })
+        // A reject carries the class the status code stands for: 21003 → signature.
+        let tampered = try #require(appleResults.first { $0["id"] as? String == "signature::appstore-payload-bit-flip-middle" })
+        #expect(tampered["errorClass"] as? String == "signature")
+
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let mapping = directory.appendingPathComponent("fine.json")
+        try """
+        {"mappingVersion": 1, "name": "forge-fine",
+         "request": {"headers": {"X-Forge-Now": "{{now}}", "X-Forge-Trust-Anchor": "{{trustAnchor}}", "X-Forge-Bundle-Id": "{{bundleId}}",
+                                 "X-Forge-App-Version": "{{appVersion}}", "X-Forge-Device-Id": "{{deviceId}}", "X-Forge-Environment": "{{environment}}"},
+                     "body": {"receipt-data": "{{receipt}}"}},
+         "response": {"verdict": "/status", "accept": ["0"], "reject": {"21002": "", "21003": "", "21007": "", "21008": "", "21010": ""},
+                      "errorClass": "/forge_error_class", "message": "/forge_message"},
+         "granularity": "fine"}
+        """.write(to: mapping, atomically: true, encoding: .utf8)
+        let (fine, fineResults) = try Self.runCorpus(["--target", "\(server.url)/verifyReceipt", "--mapping", mapping.path, "--profile", "apple-compatible"])
+        #expect(fine.status == 0, "\(fine.text)\(fine.stderr)")
+        #expect(fineResults.count == 160 && fineResults.allSatisfy { $0["outcome"] as? String == "PASS" })
+
+        try #"{"mappingVersion": 2}"#.write(to: mapping, atomically: true, encoding: .utf8)
+        let broken = try forge("run", "--target", "\(server.url)/verifyReceipt", "--mapping", mapping.path, "--vectors", Self.vectors)
+        #expect(broken.status == 65)
+        #expect(broken.stderr.contains("fine.json"))
+    }
+
+    @Test("A hostile server: hangs become TIMEOUT, HTTP 500 and garbage ERROR, accepting everything FALSE_ACCEPT; every vector is reported")
+    func hostile() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let script = directory.appendingPathComponent("hostile.py")
+        try """
+        import json, sys, time
+        from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
+        class H(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            def log_message(self, *a): pass
+            def answer(self, status, body):
+                data = body.encode()
+                self.send_response(status); self.send_header("Content-Length", str(len(data))); self.end_headers(); self.wfile.write(data)
+            def do_GET(self):
+                self.answer(200, json.dumps({"type": "hello", "protocol": 1, "implementation": "hostile-http", "features": [], "errorGranularity": "none", "clockInjection": True, "maxConcurrency": 4}))
+            def do_POST(self):
+                m = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                family = m["id"].split("::")[0]
+                if family == "time": time.sleep(3); self.answer(200, "{}")
+                elif family == "chain": self.answer(500, "internal error")
+                elif family == "encoding": self.answer(200, "<html>garbage</html>")
+                else: self.answer(200, json.dumps({"type": "result", "seq": m["seq"], "verdict": "accept"}))
+        server = ThreadingHTTPServer(("127.0.0.1", 0), H)
+        print("listening on :%d" % server.server_address[1], flush=True)
+        server.serve_forever()
+        """.write(to: script, atomically: true, encoding: .utf8)
+        let server = try BackgroundServer(URL(fileURLWithPath: "/usr/bin/python3"), [script.path])
+        defer { server.stop() }
+        let selection = ["--run", "valid::*", "--run", "time::*", "--run", "chain::foreign-root", "--run", "encoding::trailing-*", "--run", "payload::*"]
+        let (run, results) = try Self.runCorpus(["--target", server.url, "--timeout", "1", "--parallel", "4"] + selection)
+        #expect(run.status == 2, "\(run.text)")
+        let outcomes = Dictionary(results.map { ($0["id"] as? String ?? "", $0["outcome"] as? String ?? "") }, uniquingKeysWith: { first, _ in first })
+        #expect(outcomes.filter { $0.key.hasPrefix("time::") }.values.allSatisfy { $0 == "TIMEOUT" })
+        #expect(outcomes["chain::foreign-root"] == "ERROR")
+        #expect(outcomes.filter { $0.key.hasPrefix("encoding::") }.values.allSatisfy { $0 == "ERROR" })
+        #expect(outcomes.filter { $0.key.hasPrefix("payload::") }.values.contains("FALSE_ACCEPT"))
+        let listed = try forge("vectors", "list", "--vectors", Self.vectors).text.split(separator: "\n")
+            .filter { line in ["valid::", "time::", "payload::"].contains { line.hasPrefix($0) } }.count
+        #expect(results.count >= listed + 1)
+        #expect(run.text.contains("TIMEOUT"))
+    }
+
+    @Test("An unreachable target is an infrastructure failure (exit 2) that names the URL")
+    func unreachable() throws {
+        // Bind a port, then free it: nothing listens there any more.
+        let server = try Self.startReference()
+        let url = server.url
+        server.stop()
+        let run = try forge("run", "--target", url, "--vectors", Self.vectors)
+        #expect(run.status == 2)
+        #expect(run.text.contains(url) || run.stderr.contains(url), "\(run.text)\(run.stderr)")
+    }
+
+    @Test("The listening server answers routes it does not know with 404, and bad bodies with protocol errors")
+    func routes() throws {
+        let server = try Self.startReference()
+        defer { server.stop() }
+        // Python's urllib as the client: a second, independent HTTP implementation.
+        func request(_ path: String, _ body: String?) throws -> String {
+            let script = """
+            import sys, urllib.request, urllib.error
+            data = None if sys.argv[2] == "-" else sys.argv[2].encode()
+            try:
+                r = urllib.request.urlopen(urllib.request.Request(sys.argv[1], data=data), timeout=10); print(r.status, r.read().decode())
+            except urllib.error.HTTPError as e:
+                print(e.code, e.read().decode())
+            """
+            return try run(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", script, server.url + path, body ?? "-"]).text
+                .trimmingCharacters(in: .whitespacesAndNewlines)
+        }
+        #expect(try request("/nope", nil).hasPrefix("404 "))
+        #expect(try request("/validate", nil).hasPrefix("405 "))
+        let bad = try request("/validate", #"{"type":"validate","seq":7}"#)
+        #expect(bad.hasPrefix("400 ") && bad.contains("\"errored\"") && bad.contains("\"seq\":7"), "\(bad)")
+        let hello = try request("/hello", nil)
+        #expect(hello.hasPrefix("200 ") && hello.contains("\"protocol\":1"))
+        let verify = try request("/verifyReceipt", "not json")
+        #expect(verify == #"200 {"status":21000}"#)
+    }
+}

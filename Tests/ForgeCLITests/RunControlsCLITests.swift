@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+
+/// Sharding and merging, the error budget, differential mode and the report files, through the binary.
+@Suite("forge run controls and reports")
+struct RunControlsCLITests {
+    static let vectors = repositoryRoot.appendingPathComponent("Vectors").path
+
+    static func load(_ url: URL) throws -> [String: Any] {
+        try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+    }
+
+    @Test("Three shards partition the corpus; merge gives back the whole run, and names vectors no shard ran")
+    func shardAndMerge() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        var files: [String] = [], seen: [String] = []
+        for index in 1...3 {
+            let file = directory.appendingPathComponent("shard\(index).json")
+            let run = try forge("run", "--target", "swift:reference", "--profile", "apple-compatible", "--vectors", Self.vectors,
+                                "--shard", "\(index)/3", "--results", file.path, "--quiet")
+            #expect(run.status == 0, "\(run.text)\(run.stderr)")
+            let ids = (try Self.load(file)["results"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+            #expect(ids.count > 20 && ids.count < 100, "shard \(index) has \(ids.count)")
+            seen += ids
+            files.append(file.path)
+        }
+        #expect(seen.count == 160 && Set(seen).count == 160)
+        // Stable: the same shard twice holds the same ids.
+        let again = directory.appendingPathComponent("again.json")
+        _ = try forge("run", "--target", "swift:reference", "--vectors", Self.vectors, "--shard", "2/3", "--results", again.path, "--quiet")
+        let first = (try Self.load(URL(fileURLWithPath: files[1]))["results"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+        #expect((try Self.load(again)["results"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String } == first)
+
+        let merged = directory.appendingPathComponent("merged.json"), junit = directory.appendingPathComponent("junit.xml")
+        let merge = try forge(arguments: ["run", "merge"] + files + ["--vectors", Self.vectors, "--results", merged.path, "--junit", junit.path])
+        #expect(merge.status == 0, "\(merge.text)\(merge.stderr)")
+        let whole = try Self.load(merged)
+        #expect((whole["results"] as? [Any])?.count == 160)
+        #expect((whole["counts"] as? [String: Int])?["PASS"] == 160)
+        #expect(try String(contentsOf: junit, encoding: .utf8).components(separatedBy: "<testcase ").count - 1 == 160)
+
+        let partial = try forge(arguments: ["run", "merge", files[0], files[2], "--vectors", Self.vectors, "--results", merged.path])
+        #expect(partial.status == 0)
+        #expect(partial.stderr.contains("in no shard"))
+        let skipped = (try Self.load(merged)["results"] as? [[String: Any]] ?? []).filter { $0["outcome"] as? String == "SKIP" }.count
+        #expect(skipped == first.count)
+
+        let twice = try forge(arguments: ["run", "merge", files[0], files[0], "--vectors", Self.vectors])
+        #expect(twice.status == 65 && twice.stderr.contains("more than one shard"))
+        #expect(try forge("run", "--target", "swift:reference", "--shard", "4/3").status == 64)
+    }
+
+    @Test("--max-errors: failures within the budget let the run finish; one more stops it with the rest SKIP and exit 2")
+    func errorBudget() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Crashes on chain vectors and accepts the rest (valid ones here).
+        let script = directory.appendingPathComponent("flaky.sh")
+        try "#!/bin/sh\ncat > /dev/null\ncase \"$RF_ID\" in chain::*) kill -9 $$ ;; esac\nexit 0\n".write(to: script, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
+        let results = directory.appendingPathComponent("results.json")
+        let common = ["run", "--target", "exit:\(script.path)", "--vectors", Self.vectors, "--run", "valid::appstore-*", "--run", "chain::*",
+                      "--parallel", "1", "--results", results.path, "--quiet"]
+        let tolerant = try forge(arguments: common + ["--max-errors", "100"])
+        #expect(tolerant.status == 0, "crashes within the budget are tolerated: \(tolerant.text)")
+        let all = try Self.load(results)["results"] as? [[String: Any]] ?? []
+        #expect(all.contains { $0["outcome"] as? String == "CRASH" } && !all.contains { $0["outcome"] as? String == "SKIP" })
+
+        let strict = try forge(arguments: common + ["--max-errors", "2"])
+        #expect(strict.status == 2)
+        #expect(strict.text.contains("STOPPED"))
+        let stopped = try Self.load(results)
+        let outcomes = (stopped["results"] as? [[String: Any]] ?? []).compactMap { $0["outcome"] as? String }
+        #expect(outcomes.count == all.count, "every selected vector is still listed")
+        #expect(outcomes.filter { $0 == "CRASH" }.count == 3)
+        #expect(outcomes.contains("SKIP"))
+        #expect(stopped["stoppedEarly"] is String)
+    }
+
+    @Test("Two targets: differential mode lists where they disagree, in results.json and on stdout")
+    func differential() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let results = directory.appendingPathComponent("diff.json"), html = directory.appendingPathComponent("matrix.html")
+        let run = try forge("run", "--target", "swift:reference", "--target", "exit:\(repositoryRoot.appendingPathComponent("examples/openssl-harness.sh").path)",
+                            "--vectors", Self.vectors, "--run", "signature::*", "--run", "valid::appstore-*", "--profile", "apple-compatible",
+                            "--results", results.path, "--html", html.path, "--quiet")
+        #expect(run.status == 1, "the openssl harness has false accepts: \(run.text)")
+        #expect(run.text.contains("DISAGREE signature::md5"))
+        #expect(!run.text.contains("DISAGREE valid::"))
+        let parsed = try Self.load(results)
+        let ids = (parsed["disagreements"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
+        #expect(ids.contains("signature::md5") && ids.contains("signature::two-signer-infos"))
+        #expect((parsed["runs"] as? [Any])?.count == 2)
+        let page = try String(contentsOf: html, encoding: .utf8)
+        #expect(page.contains("signature::md5"))
+        #expect(try forge("run", "--target", "swift:reference", "--target", "swift:reference", "--baseline", "x.json").status == 64)
+    }
+
+    @Test("Markdown and HTML reports are written from the run, name the failures and stand alone")
+    func reports() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let markdown = directory.appendingPathComponent("summary.md"), html = directory.appendingPathComponent("report.html")
+        let run = try forge("run", "--target", "exit:\(repositoryRoot.appendingPathComponent("examples/openssl-harness.sh").path)", "--vectors", Self.vectors,
+                            "--run", "signature::*", "--run", "valid::appstore-*", "--profile", "apple-compatible",
+                            "--markdown", markdown.path, "--html", html.path)
+        #expect(run.status == 1)
+        let summary = try String(contentsOf: markdown, encoding: .utf8)
+        #expect(summary.contains("FALSE_ACCEPT") && summary.contains("signature::md5") && summary.contains("| "))
+        let page = try String(contentsOf: html, encoding: .utf8)
+        #expect(page.hasPrefix("<!DOCTYPE html>") || page.hasPrefix("<!doctype html>"))
+        #expect(page.contains("signature::md5"))
+        #expect(!page.contains("src=\"http") && !page.contains("href=\"http"))
+        // The console summary table comes after the failures.
+        #expect(run.text.contains("FALSE_ACCEPT"))
+    }
+}
