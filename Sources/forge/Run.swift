@@ -186,10 +186,13 @@ struct Run: AsyncParsableCommand {
             print("\(result.outcome.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0)) \(result.id): expected \(result.expected.rawValue)\(result.expectedErrorClasses.isEmpty ? "" : " [\(result.expectedErrorClasses.joined(separator: "|"))]"), got \(result.verdict?.rawValue ?? "nothing")\(result.errorClass.map { " \($0)" } ?? "")\(result.message.map { " — \($0)" } ?? "")")
         }
         if let diagnosis = outcome.canaryDiagnosis { print("CANARIES FAILED: \(diagnosis)") }
-        if let stopped = outcome.stoppedEarly { print("STOPPED: \(stopped)") }
-        if !quiet { print(ConsoleReport.summary(outcome)) }
-        let counts = outcome.counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-        print("\(outcome.results.count) vectors in \(outcome.durationMilliseconds) ms: \(counts)")
+        if quiet, let stopped = outcome.stoppedEarly { print("STOPPED: \(stopped)") }
+        if quiet {
+            let counts = outcome.counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+            print("\(outcome.results.count) vectors in \(outcome.durationMilliseconds) ms: \(counts)")
+        } else {
+            print(ConsoleReport.summary(outcome), terminator: "")
+        }
     }
 
     private func protocolCheck() throws -> ProtocolViolationCheck {

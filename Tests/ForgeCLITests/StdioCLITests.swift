@@ -93,6 +93,33 @@ struct StdioCLITests {
         #expect(leftovers.text.isEmpty, "harness processes survived: \(leftovers.text)")
     }
 
+    @Test("--validate-protocol turns replies that break the schema into ERROR naming the JSON pointer; without it they are read leniently")
+    func validateProtocol() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // Well-formed except for an extra key on every reply.
+        let sloppy = try Self.harness("""
+        send({"type": "result", "seq": m["seq"], "verdict": "accept", "confidence": 0.9})
+        """, in: directory, name: "sloppy.py")
+        let selection = ["--run", "valid::appstore-*", "--parallel", "1"]
+        let (lenient, lenientResults) = try Self.runCorpus(sloppy, selection)
+        #expect(lenient.status == 0, "\(lenient.text)")
+        #expect(lenientResults.allSatisfy { $0["outcome"] as? String == "PASS" })
+        let (strict, strictResults) = try Self.runCorpus(sloppy, selection + ["--validate-protocol"])
+        #expect(strict.status == 2)
+        #expect(!strictResults.isEmpty && strictResults.allSatisfy { $0["outcome"] as? String != "PASS" })
+        let message = strictResults.first { $0["outcome"] as? String == "ERROR" }?["message"] as? String ?? ""
+        #expect(message.contains("protocol violation") && message.contains("confidence"), "\(message)")
+
+        // The reference harness conforms to its own schema, over stdio and exec alike.
+        let reference = "\(forgeBinary.path) validate --harness --vectors \(Self.vectors)"
+        for target in ["stdio:\(reference)", "exec:\(reference)"] {
+            let (run, results) = try Self.runCorpus(target, ["--run", "valid::*", "--run", "chain::*", "--validate-protocol", "--profile", "apple-compatible"])
+            #expect(run.status == 0, "\(target): \(run.text)")
+            #expect(results.count == 41 && results.allSatisfy { $0["outcome"] as? String == "PASS" }, "\(target)")
+        }
+    }
+
     @Test("A harness that never says hello is an infrastructure failure with a diagnosis")
     func noHello() throws {
         let directory = try temporaryDirectory()

@@ -86,6 +86,15 @@ struct MappingTests {
         #expect(throws: ConformanceError.self) { try ResponseMapping.load(Data("{}".utf8)) }
     }
 
+    @Test("examples/mapping.json, the README's example, is a valid mapping")
+    func exampleMapping() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let mapping = try ResponseMapping.load(Data(contentsOf: root.appendingPathComponent("examples/mapping.json")))
+        #expect(mapping.name == "acme" && mapping.granularity == .coarse)
+        #expect(mapping.reply(seq: 0, httpStatus: 200, body: Data(#"{"result":{"status":"expired"}}"#.utf8))
+                == .result(seq: 0, verdict: .reject, errorClass: "policy", message: "/result/status = expired", decoded: nil))
+    }
+
     @Test("Shards: k/n parsing, a partition of ids, and membership fixed by the id alone")
     func shards() throws {
         #expect(Shard("0/3") == nil && Shard("4/3") == nil && Shard("a/b") == nil && Shard("1/0") == nil && Shard("2") == nil)

@@ -97,6 +97,9 @@ public enum ConsoleReport {
         if let diagnosis = results.canaryDiagnosis {
             lines += wrap("Canary diagnosis: " + diagnosis)
         }
+        if let stopped = results.stoppedEarly {
+            lines += wrap("Stopped early: " + stopped)
+        }
         if !results.expiredBaselineEntries.isEmpty {
             lines += wrap("Expired baseline entries (triage again): " + results.expiredBaselineEntries.joined(separator: ", "))
         }

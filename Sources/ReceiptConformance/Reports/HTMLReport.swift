@@ -17,6 +17,9 @@ public enum HTMLReport {
         if let diagnosis = results.canaryDiagnosis {
             body += #"<div class="diagnosis"><strong>Canary diagnosis:</strong> \#(escape(diagnosis))</div>"# + "\n"
         }
+        if let stopped = results.stoppedEarly {
+            body += #"<div class="diagnosis"><strong>Stopped early:</strong> \#(escape(stopped))</div>"# + "\n"
+        }
         if !results.expiredBaselineEntries.isEmpty {
             body += "<h2>Expired baseline entries</h2>\n<p>Past their expiry date: they fail the run until triaged again.</p>\n<ul>"
                 + results.expiredBaselineEntries.map { "<li><code>\(escape($0))</code></li>" }.joined() + "</ul>\n"

@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Runner throughput through every transport against the reference validator, and the HTTP transport
+# against wrk on the same endpoint with the same vectors and concurrency (DESIGN §7).
+# Usage: scripts/bench-runner.sh [seconds per target, default 10] [concurrency, default 8]
+# Needs: a release build (done here), python3, and wrk for the comparison (apt-get install wrk).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-10}
+concurrency=${2:-8}
+swift build -c release --product forge >/dev/null
+forge="$(swift build -c release --show-bin-path)/forge"
+work=$(mktemp -d)
+trap 'kill $server 2>/dev/null || true; rm -rf "$work"' EXIT
+
+"$forge" validate --listen 127.0.0.1:0 --vectors Vectors >"$work/server.out" &
+server=$!
+until grep -q listening "$work/server.out" 2>/dev/null; do sleep 0.1; done
+url=$(grep -o 'http://[0-9.]*:[0-9]*' "$work/server.out")
+
+"$forge" bench runner --vectors Vectors --seconds "$seconds" --parallel "$concurrency" \
+  --target swift:reference \
+  --target "stdio:$forge validate --harness --vectors Vectors" \
+  --target "$url" | tee "$work/runner.txt"
+"$forge" bench runner --vectors Vectors --seconds "$seconds" --parallel "$concurrency" --target "exec:$forge validate --harness --vectors Vectors"
+"$forge" bench runner --vectors Vectors --seconds "$seconds" --parallel "$concurrency" --target "$url/verifyReceipt" --mapping verifyreceipt
+
+command -v wrk >/dev/null || { echo "wrk not installed: no load-generator comparison"; exit 0; }
+# wrk sends the runner's own requests: every vector's validate message, in turn, to the same endpoint.
+python3 - "$work/requests.lua" <<'PY'
+import base64, json, sys
+manifest = json.load(open("Vectors/manifest.json"))
+bodies = []
+for seq, v in enumerate(manifest["vectors"]):
+    data = base64.b64encode(open("Vectors/" + v["file"], "rb").read()).decode()
+    bodies.append(json.dumps({"type": "validate", "seq": seq, "id": v["id"], "input": {"encoding": "base64", "data": data}, "context": v["context"]}))
+with open(sys.argv[1], "w") as out:
+    out.write("local bodies = {\n" + ",\n".join("[==[" + b + "]==]" for b in bodies) + "\n}\n")
+    out.write('local i = 0\nrequest = function()\n  i = i % #bodies + 1\n  return wrk.format("POST", "/validate", {["Content-Type"] = "application/json"}, bodies[i])\nend\n')
+PY
+wrk -t 1 -c "$concurrency" -d "${seconds}s" -s "$work/requests.lua" "$url" | tee "$work/wrk.txt"
+runner=$(awk -v url="$url" '$4 == url {print $1}' "$work/runner.txt")
+wrk_rate=$(awk '/Requests\/sec/ {print int($2)}' "$work/wrk.txt")
+echo "HTTP: runner $runner vectors/s, wrk $wrk_rate requests/s, ratio $(python3 -c "print(f'{$runner/$wrk_rate:.2f}')")"
