@@ -70,6 +70,6 @@ let package = Package(
         .testTarget(name: "ReceiptForgeTests", dependencies: ["ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance"],
                     swiftSettings: swiftSettings),
         // Runs the built `forge` binary, real files, and openssl as an independent oracle; reads ../shared/interop when present.
-        .testTarget(name: "ForgeCLITests", dependencies: ["forge", "ReceiptModel"], swiftSettings: swiftSettings),
+        .testTarget(name: "ForgeCLITests", dependencies: ["forge", "ReceiptModel", "ReceiptConformance"], swiftSettings: swiftSettings),
     ]
 )

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import ReceiptCorpus
 
 /// Known failures, kept in the repository of the validator under test, so CI gates on changes only.
@@ -39,6 +39,25 @@ public struct Baseline: Codable, Sendable, Hashable {
     public init(implementation: String, entries: [Entry]) {
         self.implementation = implementation
         self.entries = entries
+    }
+
+    /// Reads a baseline file.
+    public static func load(contentsOf url: URL) throws(ConformanceError) -> Baseline {
+        let data: Data
+        do { data = try Data(contentsOf: url) } catch {
+            throw ConformanceError(.invalidBaseline, "cannot read the baseline \(url.path): \(error.localizedDescription)")
+        }
+        do { return try JSONDecoder().decode(Baseline.self, from: data) } catch {
+            throw ConformanceError(.invalidBaseline, "\(url.path) is not a baseline file: \(error)")
+        }
+    }
+
+    /// Today's UTC date (`YYYY-MM-DD`), what `expires` is compared with: the runner's only use of the wall clock.
+    public static var today: String {
+        var calendar = Calendar(identifier: .gregorian)
+        calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
+        let date = calendar.dateComponents([.year, .month, .day], from: Date())
+        return String(format: "%04d-%02d-%02d", date.year ?? 0, date.month ?? 0, date.day ?? 0)
     }
 
     /// Applies the baseline: rewrites tolerated, stale and changed outcomes; returns the expired entries.

@@ -49,6 +49,10 @@ public struct RunResults: Codable, Sendable {
     public var errorBudget: Int?
     /// Why the run stopped before every vector ran (the error budget was exceeded).
     public var stoppedEarly: String?
+    /// The `--target` that was judged (`stdio:./harness`, `http://…`), when the CLI ran it.
+    public var target: String?
+    /// What the harness declared: features, error granularity, clock injection, concurrency.
+    public var hello: HarnessHello?
 
     /// 0 conformant, 1 conformance failure (or an expired baseline entry), 2 infrastructure failure:
     /// failed canaries, a run stopped early, or more harness failures than the error budget.
@@ -93,7 +97,9 @@ public struct ConformanceRunner: Sendable {
         self.maxErrors = maxErrors
     }
 
-    /// The one call for a Swift test: the whole corpus (found as `CorpusLocation` does) against `validator`.
+    /// The one call for a Swift test: the whole corpus (found as `CorpusLocation` does: `vectors`,
+    /// `$RECEIPT_FORGE_VECTORS`, `./Vectors`, or this package's own) against `validator`, with the known
+    /// failures of `baseline` (a file path) tolerated as the CLI's `--baseline` does.
     ///
     /// ```swift
     /// @Test func conformance() async throws {
@@ -101,13 +107,19 @@ public struct ConformanceRunner: Sendable {
     ///     #expect(results.exitCode == 0, "\(results.failureSummary)")
     /// }
     /// ```
-    public static func check(_ validator: some ReceiptValidator, vectors: String? = nil, profile: String? = nil,
-                             parallelism: Int = ProcessInfo.processInfo.activeProcessorCount) async throws(CorpusError) -> RunResults {
+    public static func check(_ validator: some ReceiptValidator, vectors: String? = nil, profile: String? = nil, baseline: String? = nil,
+                             parallelism: Int = ProcessInfo.processInfo.activeProcessorCount) async throws -> RunResults {
         let location = try CorpusLocation.resolve(explicit: vectors, environment: ProcessInfo.processInfo.environment,
                                                   currentDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
         let manifest = try ManifestIO.load(from: location.vectors)
-        return try await ConformanceRunner(manifest: manifest, vectorsDirectory: location.vectors, profile: profile, parallelism: parallelism)
+        if let profile, manifest.profiles[profile] == nil {
+            throw CorpusError(.invalidManifest, "unknown profile '\(profile)'; the corpus defines \(manifest.profiles.keys.sorted().joined(separator: ", "))")
+        }
+        let known = try baseline.map { path throws(ConformanceError) in try Baseline.load(contentsOf: URL(fileURLWithPath: path)) }
+        var results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: location.vectors, profile: profile, parallelism: parallelism)
             .run(validator)
+        _ = known?.apply(to: &results, today: Baseline.today)
+        return results
     }
 
     /// Runs the selected vectors; `progress` sees each result as it arrives, with the count done and the total.
@@ -148,6 +160,7 @@ public struct ConformanceRunner: Sendable {
                                  counts: RunResults.counting(results), results: results,
                                  durationMilliseconds: Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000))
         outcome.errorBudget = maxErrors
+        outcome.hello = hello
         if budget.exhausted, let maxErrors {
             outcome.stoppedEarly = "more than \(maxErrors) harness failure\(maxErrors == 1 ? "" : "s") (--max-errors); the vectors not run are SKIP"
         }
@@ -174,7 +187,7 @@ public struct ConformanceRunner: Sendable {
                          startingSeq: Int, budget: inout Budget, report: (VectorResult) -> Void) async throws(CorpusError) -> [VectorResult] {
         var requests: [(Vector, ValidateRequest?)] = []
         for (offset, vector) in vectors.enumerated() {
-            if vector.features.contains(where: { !hello.features.contains($0) }) {
+            if Self.skipReason(vector, hello) != nil {
                 requests.append((vector, nil))  // reported as SKIP, never silently dropped
                 continue
             }
@@ -193,10 +206,9 @@ public struct ConformanceRunner: Sendable {
                 group.addTask {
                     let expected = classifier.expectedVerdict(vector)
                     guard let request else {
-                        let missing = vector.features.filter { !hello.features.contains($0) }.joined(separator: ", ")
                         return VectorResult(id: vector.id, revision: vector.revision, severity: vector.severity, outcome: .skip, expected: expected,
                                             expectedErrorClasses: vector.expected.errorClasses, verdict: nil, errorClass: nil,
-                                            message: "feature not declared by the harness: \(missing)", durationMicroseconds: 0)
+                                            message: Self.skipReason(vector, hello), durationMicroseconds: 0)
                     }
                     let clock = ContinuousClock()
                     let began = clock.now
@@ -228,16 +240,47 @@ public struct ConformanceRunner: Sendable {
         }
     }
 
+    /// Why the harness cannot judge `vector` as it declared itself in `hello`, or nil if it can.
+    static func skipReason(_ vector: Vector, _ hello: HarnessHello) -> String? {
+        let missing = vector.features.filter { !hello.features.contains($0) }
+        if !missing.isEmpty { return "feature not declared by the harness: \(missing.joined(separator: ", "))" }
+        if !hello.clockInjection, dependsOnClock(vector) {
+            return "the verdict depends on context.now and the harness cannot set its clock (clockInjection: false)"
+        }
+        return nil
+    }
+
+    /// Whether a vector's verdict changes with the time it is judged at: the `time::` family, and vectors
+    /// expected to fail for an expiry or a validity window. Every vector pins `context.now`; a harness on
+    /// the wall clock would judge these at another time, so they are skipped rather than scored.
+    public static func dependsOnClock(_ vector: Vector) -> Bool {
+        vector.id.hasPrefix("time::")
+            || vector.expected.errorClasses.contains { ["chain.expired", "chain.not-yet-valid", "policy.expired"].contains($0) }
+    }
+
     /// What failing canaries most likely mean.
     static func diagnose(_ failures: [VectorResult]) -> String {
-        let classes = Set(failures.compactMap { $0.errorClass?.split(separator: ".").first.map(String.init) })
         let summary = "\(failures.count) canar\(failures.count == 1 ? "y" : "ies") failed (\(failures.map { "\($0.id): \($0.outcome.rawValue)\($0.errorClass.map { " \($0)" } ?? "")" }.joined(separator: "; ")))"
-        let hint: String = switch classes.count == 1 ? classes.first : nil {
-        case "chain": "is the test root (Vectors/anchors/forge-root.der, or forge-storekit.der for Xcode vectors) configured as the trust anchor?"
-        case "binding": "does the harness take the expected bundle id, version and device id from each vector's context?"
-        case "policy": "does the harness judge at context.now instead of the wall clock?"
-        case "signature", "container", "input": "does the harness decode input.data from base64 before validating?"
-        default: "the validator rejects genuine-shaped receipts; negative results would be meaningless."
+        let hint: String
+        if let broken = failures.first(where: \.outcome.isInfrastructureFailure) {
+            // The harness itself failed: say how, in its own words, rather than guess at its configuration.
+            let what = switch broken.outcome {
+            case .timeout: "the harness did not answer in time"
+            case .crash: "the harness crashed or exited"
+            default: "the harness failed"
+            }
+            hint = "\(what): \(broken.message.map { String($0.prefix(300)) } ?? "no message")."
+        } else if failures.allSatisfy({ $0.outcome == .wrongDecode }) {
+            hint = "the harness accepts the canaries but reports other decoded fields than they hold: is it reading the right attributes?"
+        } else {
+            let classes = Set(failures.compactMap { $0.errorClass?.split(separator: ".").first.map(String.init) })
+            hint = switch classes.count == 1 ? classes.first : nil {
+            case "chain": "is the test root (Vectors/anchors/forge-root.der, or forge-storekit.der for Xcode vectors) configured as the trust anchor?"
+            case "binding": "does the harness take the expected bundle id, version and device id from each vector's context?"
+            case "policy": "does the harness judge at context.now instead of the wall clock?"
+            case "signature", "container", "input": "does the harness decode input.data from base64 before validating?"
+            default: "the validator rejects genuine-shaped receipts, so its rejections of broken ones would mean nothing."
+            }
         }
         return "\(summary) — \(hint) The run stopped before scoring negative vectors."
     }

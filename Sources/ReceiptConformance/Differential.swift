@@ -64,16 +64,19 @@ public enum Differential {
         return found
     }
 
-    /// One distinct, deterministic name per run: the implementation name, with "#2", "#3", … appended to
-    /// later runs of an implementation already named, so answers and matrix columns never collide.
+    /// One distinct, deterministic name per run: the implementation name; where several runs share it,
+    /// followed by the target (`name [stdio:./harness]`); where that is not enough either, "#2", "#3", …
+    /// on later runs, so answers and matrix columns never collide.
     public static func targetNames(_ runs: [RunResults]) -> [String] {
+        let shared = Dictionary(grouping: runs, by: \.implementation).filter { $0.value.count > 1 }
         var used = Set<String>()
         var names: [String] = []
         for run in runs {
-            var name = run.implementation
+            let base = if shared[run.implementation] != nil, let target = run.target { "\(run.implementation) [\(target)]" } else { run.implementation }
+            var name = base
             var suffix = 2
             while used.contains(name) {
-                name = "\(run.implementation)#\(suffix)"
+                name = "\(base)#\(suffix)"
                 suffix += 1
             }
             used.insert(name)

@@ -61,8 +61,8 @@ public struct ExecValidator: ReceiptValidator {
         switch outcome {
         case .failedToStart(let reason):
             return .errored(seq: request.seq, message: "cannot start \(command.first ?? ""): \(reason)")
-        case .timedOut:
-            return .failed(seq: request.seq, failure: .timeout, message: "no answer within \(timeout); the process was killed")
+        case .timedOut(let stderr):
+            return .failed(seq: request.seq, failure: .timeout, message: "no answer within \(timeout); the process group was killed\(stderr.isEmpty ? "" : "; stderr: \(stderr)")")
         case .signalled(let signal, let stderr):
             return .failed(seq: request.seq, failure: .crash, message: "killed by signal \(signal)\(stderr.isEmpty ? "" : "; stderr: \(stderr)")")
         case .exited(let status, let stdout, let stderr):
@@ -79,7 +79,7 @@ public struct ExecValidator: ReceiptValidator {
                 switch status {
                 case 0: return .result(seq: request.seq, verdict: .accept, errorClass: nil, message: nil, decoded: nil)
                 case 1: return .result(seq: request.seq, verdict: .reject, errorClass: firstLine.isEmpty ? nil : firstLine, message: stderr.isEmpty ? nil : stderr, decoded: nil)
-                default: return .errored(seq: request.seq, message: "exit status \(status)\(stderr.isEmpty ? "" : ": \(stderr)")")
+                default: return .errored(seq: request.seq, message: "exit status \(status)\(stderr.isEmpty ? "" : "; stderr: \(stderr)")")
                 }
             }
         }
@@ -88,56 +88,35 @@ public struct ExecValidator: ReceiptValidator {
     enum ProcessOutcome {
         case exited(status: Int32, stdout: Data, stderr: String)
         case signalled(Int32, stderr: String)
-        case timedOut
+        case timedOut(stderr: String)
         case failedToStart(String)
     }
 
-    /// Runs a command to completion or until `timeout`, then kills its whole process group; stdout is capped at 1 MiB.
-    ///
-    /// Foundation starts the child as a process-group leader, so killing the group on timeout also kills
-    /// what it spawned. Pipes are read on Dispatch threads: blocking reads on Swift's cooperative pool
-    /// would starve the timeout loop.
+    /// Runs a command to completion or until `timeout`, then kills its whole process group. The first
+    /// MiB of stdout is kept (a reply is one line), and the tail of stderr for the report.
     static func runProcess(_ command: [String], input: Data, environment: [String: String], timeout: Duration) async -> ProcessOutcome {
-        guard !command.isEmpty else { return .failedToStart("empty command") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = command
-        process.environment = environment
-        let stdin = Pipe(), stdout = Pipe(), stderr = Pipe()
-        process.standardInput = stdin
-        process.standardOutput = stdout
-        process.standardError = stderr
-        do { try process.run() } catch { return .failedToStart(error.localizedDescription) }
-        let captured = Captured()
-        let readers = DispatchGroup()
-        DispatchQueue.global().async(group: readers) { captured.set(out: stdout.fileHandleForReading.readDataToEndOfFile()) }
-        DispatchQueue.global().async(group: readers) { captured.set(err: stderr.fileHandleForReading.readDataToEndOfFile()) }
-        try? stdin.fileHandleForWriting.write(contentsOf: input)
-        try? stdin.fileHandleForWriting.close()
-        let clock = ContinuousClock()
-        let deadline = clock.now.advanced(by: timeout)
-        while process.isRunning, clock.now < deadline { try? await Task.sleep(for: .milliseconds(2)) }
-        let timedOut = process.isRunning
-        if timedOut {
-            kill(-process.processIdentifier, SIGKILL)
-            kill(process.processIdentifier, SIGKILL)
+        let stdout = CapturedOutput(limit: 1 << 20, keep: .head)
+        let child: ChildProcess
+        do {
+            child = try ChildProcess(command, environment: environment) { chunk in
+                if let chunk { stdout.append(chunk) } else { stdout.close() }
+            }
+        } catch {
+            return .failedToStart(error.description)
         }
-        await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in readers.notify(queue: .global()) { done.resume() } }
-        process.waitUntilExit()
-        if timedOut { return .timedOut }
-        let (out, err) = captured.values
-        let errText = String(decoding: err.suffix(500), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        if process.terminationReason == .uncaughtSignal { return .signalled(process.terminationStatus, stderr: errText) }
-        return .exited(status: process.terminationStatus, stdout: out.prefix(1 << 20), stderr: errText)
-    }
-
-    /// What the reader threads collected.
-    private final class Captured: @unchecked Sendable {
-        // Each field is written by one reader thread and read after both finished (DispatchGroup), under the lock.
-        private let lock = NSLock()
-        private var out = Data(), err = Data()
-        func set(out data: Data) { lock.withLock { out = data } }
-        func set(err data: Data) { lock.withLock { err = data } }
-        var values: (Data, Data) { lock.withLock { (out, err) } }
+        child.write(input)
+        child.closeInput()
+        guard await child.exited(within: timeout) else {
+            child.kill()
+            await child.settle()
+            return .timedOut(stderr: child.stderrText)
+        }
+        // A grandchild that left the process group may hold the pipes open: wait for their end, briefly.
+        await stdout.closed(upTo: .milliseconds(500))
+        await child.settle()
+        if child.process.terminationReason == .uncaughtSignal {
+            return .signalled(child.process.terminationStatus, stderr: child.stderrText)
+        }
+        return .exited(status: child.process.terminationStatus, stdout: stdout.data, stderr: child.stderrText)
     }
 }

@@ -21,6 +21,8 @@ import ReceiptCorpus
 /// Placeholders: `{{receipt}}` (base64), `{{id}}`, `{{now}}`, `{{trustAnchor}}`, `{{bundleId}}`,
 /// `{{appVersion}}`, `{{deviceId}}`, `{{environment}}`, `{{password}}` (`--shared-secret`) and
 /// `{{env:NAME}}`. A member or header whose whole value is a placeholder with no value is left out.
+/// Optional: `granularity` (none unless said), `features` (all unless listed), `clockInjection`
+/// (whether the endpoint judges at `{{now}}`; by default, whether the request sends it).
 /// `response.verdict` is a JSON pointer into the answer, or `@status` for the HTTP status code; its
 /// value (numbers as written, e.g. `21003`) is looked up in `accept` and `reject` (value → error
 /// class, "" for none); any other value is an error of the endpoint, never a verdict.
@@ -30,6 +32,9 @@ public struct ResponseMapping: Codable, Sendable, Hashable {
         public var path: String?
         public var headers: [String: String]?
         public var body: MappingJSON
+
+        /// The strings that may hold placeholders: path, header values, and the body's strings.
+        var templates: [String] { [path ?? ""] + (headers.map { Array($0.values) } ?? []) + body.strings }
     }
 
     public struct Response: Codable, Sendable, Hashable {
@@ -49,6 +54,14 @@ public struct ResponseMapping: Codable, Sendable, Hashable {
     public var granularity: HarnessHello.Granularity?
     /// Features the endpoint supports; absent means every feature of the corpus.
     public var features: [String]?
+    /// Whether the endpoint judges at the vector's `now`. Absent: true exactly when the request sends
+    /// `{{now}}`; an endpoint on its own clock has the time-dependent vectors skipped.
+    public var clockInjection: Bool?
+
+    /// `clockInjection`, or whether the request carries `{{now}}` at all.
+    public var judgesAtContextTime: Bool {
+        clockInjection ?? request.templates.contains { $0.contains("{{now}}") }
+    }
 
     /// Apple's `verifyReceipt`: POST `{"receipt-data", "password"}`, status 0 (and 21006, valid but
     /// expired) accepts; 21002/21003/21004/21007/21008/21010 reject; 21000, 21005, 21009 and 211xx
@@ -68,19 +81,47 @@ public struct ResponseMapping: Codable, Sendable, Hashable {
             errorClass: nil, message: nil),
         granularity: HarnessHello.Granularity.none)
 
-    public init(name: String, request: Request, response: Response, granularity: HarnessHello.Granularity? = nil, features: [String]? = nil) {
+    public init(name: String, request: Request, response: Response, granularity: HarnessHello.Granularity? = nil, features: [String]? = nil,
+                clockInjection: Bool? = nil) {
         self.name = name
         self.request = request
         self.response = response
         self.granularity = granularity
         self.features = features
+        self.clockInjection = clockInjection
     }
 
-    /// Reads a mapping file, refusing unknown versions and verdict values listed both as accept and reject.
+    /// The placeholders a request template may use, besides `{{env:NAME}}`.
+    public static let placeholders: Set<String> = ["receipt", "id", "now", "trustAnchor", "bundleId", "appVersion", "deviceId", "environment", "password"]
+
+    /// Reads a mapping file, refusing unknown keys and placeholders (a typo must not silently send
+    /// nothing), unknown versions, and verdict values listed both as accept and reject.
     public static func load(_ data: Data) throws(ConformanceError) -> ResponseMapping {
         let mapping: ResponseMapping
         do { mapping = try JSONDecoder().decode(ResponseMapping.self, from: data) } catch {
             throw ConformanceError(.invalidMapping, "not a response mapping: \(error)")
+        }
+        if let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] {
+            let known: [(String, Set<String>)] = [
+                ("", ["mappingVersion", "name", "request", "response", "granularity", "features", "clockInjection"]),
+                ("request", ["path", "headers", "body"]), ("response", ["verdict", "accept", "reject", "errorClass", "message"]),
+            ]
+            for (member, keys) in known {
+                let level = member.isEmpty ? object : object[member] as? [String: Any] ?? [:]
+                if let unknown = level.keys.sorted().first(where: { !keys.contains($0) }) {
+                    throw ConformanceError(.invalidMapping, "unknown key '\(member.isEmpty ? "" : member + ".")\(unknown)'; known: \(keys.sorted().joined(separator: ", "))")
+                }
+            }
+        }
+        for template in mapping.request.templates {
+            var rest = Substring(template)
+            while let open = rest.range(of: "{{"), let close = rest[open.upperBound...].range(of: "}}") {
+                let name = String(rest[open.upperBound..<close.lowerBound])
+                guard placeholders.contains(name) || (name.hasPrefix("env:") && name.count > 4) else {
+                    throw ConformanceError(.invalidMapping, "unknown placeholder {{\(name)}}; known: \(placeholders.sorted().map { "{{\($0)}}" }.joined(separator: ", ")), {{env:NAME}}")
+                }
+                rest = rest[close.upperBound...]
+            }
         }
         guard mapping.mappingVersion == 1 else { throw ConformanceError(.invalidMapping, "mappingVersion \(mapping.mappingVersion) is not supported (1 is)") }
         let both = Set(mapping.response.accept).intersection(mapping.response.reject.keys)
@@ -171,6 +212,16 @@ public enum MappingJSON: Codable, Sendable, Hashable {
         else if let text = try? container.decode(String.self) { self = .string(text) }
         else if let items = try? container.decode([MappingJSON].self) { self = .array(items) }
         else { self = .object(try container.decode([String: MappingJSON].self)) }
+    }
+
+    /// Every string inside, keys excluded: where a request template's placeholders are.
+    var strings: [String] {
+        switch self {
+        case .string(let text): [text]
+        case .array(let items): items.flatMap(\.strings)
+        case .object(let members): members.values.flatMap(\.strings)
+        case .null, .bool, .number: []
+        }
     }
 
     public func encode(to encoder: any Encoder) throws {

@@ -1,74 +1,159 @@
 import Foundation
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The `stdio:` transport: one persistent harness process speaking NDJSON, one message per line.
 ///
-/// Replies are matched by `seq`, so a harness may answer out of order. A reply that does not come
-/// within the timeout is a TIMEOUT and the harness is killed (with its process group) and restarted;
-/// a harness that exits or closes stdout mid-run fails what it owed as CRASH and is restarted too. A
-/// line that is not a reply is a protocol violation charged to the oldest request still waiting.
-public final class StdioValidator: ReceiptValidator, @unchecked Sendable {
-    // Mutable state lives in `session`, an actor; these stored properties never change after init.
+/// The runner says `hello` (with the suite), the harness answers its own `hello`, then `validate`
+/// requests go out as the runner has them and replies are matched by `seq`, in any order. When a reply
+/// does not come within the timeout, that vector is TIMEOUT, the harness's process group is killed, and
+/// the other requests it held are sent again to a fresh harness. A harness that exits or closes stdout
+/// fails what it owed as CRASH and is restarted for the next request. A line that is not a reply to a
+/// waiting request is a protocol violation, charged to the oldest request still waiting. Failure
+/// messages end with the tail of the harness's stderr.
+public final class StdioValidator: ReceiptValidator, Sendable {
     public let command: [String]
     public let timeout: Duration
     private let session: Session
 
-    public init(command: [String], timeout: Duration = .seconds(2), checker: ProtocolViolationCheck? = nil) {
+    /// - Parameters:
+    ///   - suite: the corpus version, sent in the runner's `hello`.
+    ///   - checker: with `--validate-protocol`, every line the harness writes goes through it first.
+    public init(command: [String], suite: String, timeout: Duration = .seconds(2), checker: ProtocolViolationCheck? = nil) {
         self.command = command
         self.timeout = timeout
-        self.session = Session(command: command, checker: checker)
+        self.session = Session(command: command, hello: RunnerHello(suite: suite), timeout: timeout, checker: checker)
     }
 
     public func hello() async throws -> HarnessHello {
-        try await session.handshake(timeout: timeout)
+        try await session.hello()
     }
 
     public func validate(_ request: ValidateRequest) async -> HarnessReply {
-        await session.send(request, timeout: timeout)
+        await session.send(request)
     }
 
-    /// Ends the harness: `stop`, then the process group is killed if it lingers.
+    /// Ends the harness: `stop`, a moment to exit, then its process group is killed.
     public func stop() async { await session.shutdown() }
 
-    /// Why the handshake failed.
+    /// Why the harness could not be started or did not say hello.
     public struct HandshakeError: Error, CustomStringConvertible {
         public let description: String
     }
 
+    /// The longest line a harness may write: a reply is small, an endless line is a broken harness.
+    static let maximumLineLength = 4 << 20
+
     actor Session {
-        let command: [String]
-        private var process: Process?
-        private var input: FileHandle?
+        private let command: [String]
+        private let runnerHello: RunnerHello
+        private let timeout: Duration
+        private let checker: ProtocolViolationCheck?
+
+        /// The running harness; a new generation starts after every kill, and late news from an old one is ignored.
+        private var child: ChildProcess?
         private var generation = 0
-        private var pending: [Int: CheckedContinuation<HarnessReply, Never>] = [:]
-        private var order: [Int] = []
+        /// The harness's hello, once; a restarted harness must still say hello but its features do not change.
+        private var declared: HarnessHello?
+        /// The start in progress, which concurrent senders wait for instead of starting their own.
+        private var starting: Task<Void, any Error>?
         private var helloWaiter: CheckedContinuation<String?, Never>?
-        /// The first line after a start is the hello; it may arrive before anyone waits for it.
         private var awaitingHello = false
         private var bufferedHello: String?
-        private var hello: HarnessHello?
 
-        let checker: ProtocolViolationCheck?
+        private struct Waiting {
+            let request: ValidateRequest
+            let continuation: CheckedContinuation<HarnessReply, Never>
+            let generation: Int
+        }
+        private var waiting: [Int: Waiting] = [:]
+        /// Seqs in the order they were sent, for charging a stray line to the oldest.
+        private var order: [Int] = []
 
-        init(command: [String], checker: ProtocolViolationCheck?) {
+        init(command: [String], hello: RunnerHello, timeout: Duration, checker: ProtocolViolationCheck?) {
             self.command = command
+            self.runnerHello = hello
+            self.timeout = timeout
             self.checker = checker
         }
 
-        func handshake(timeout: Duration) async throws -> HarnessHello {
-            try start()
+        func hello() async throws -> HarnessHello {
+            try await ensureStarted()
+            guard let declared else { throw HandshakeError(description: "no hello") }
+            return declared
+        }
+
+        func send(_ request: ValidateRequest) async -> HarnessReply {
+            do { try await ensureStarted() } catch {
+                return .failed(seq: request.seq, failure: .crash, message: "the harness could not be restarted: \(error)")
+            }
+            return await withCheckedContinuation { continuation in
+                dispatch(Waiting(request: request, continuation: continuation, generation: generation))
+            }
+        }
+
+        /// Writes a request to the current harness and arms its timeout.
+        private func dispatch(_ entry: Waiting) {
+            let seq = entry.request.seq
+            guard let child, var line = try? JSONEncoder().encode(entry.request) else {
+                entry.continuation.resume(returning: .errored(seq: seq, message: "cannot send the request"))
+                return
+            }
+            line.append(0x0A)
+            waiting[seq] = entry
+            order.append(seq)
+            let generation = self.generation
+            child.write(line) { Task { await self.inputRefused(seq, generation: generation) } }
+            let timeout = self.timeout
+            Task {
+                try? await Task.sleep(for: timeout)
+                await self.expire(seq, generation: generation)
+            }
+        }
+
+        private func ensureStarted() async throws {
+            if let starting { return try await starting.value }
+            if child?.isRunning == true, declared != nil { return }
+            let task = Task { try await self.start() }
+            starting = task
+            defer { starting = nil }
+            try await task.value
+        }
+
+        /// Starts a harness and waits for its hello.
+        private func start() async throws {
+            kill()
+            generation += 1
+            let generation = self.generation
+            awaitingHello = true
+            bufferedHello = nil
+            // Events reach the session in the order the harness wrote them: one stream, one consumer.
+            let (events, sink) = AsyncStream.makeStream(of: LineReader.Event.self)
+            let reader = LineReader(limit: StdioValidator.maximumLineLength) { event in
+                sink.yield(event)
+                if case .line = event {} else { sink.finish() }
+            }
+            Task {
+                for await event in events { await self.received(event, generation: generation) }
+            }
+            let child: ChildProcess
+            do { child = try ChildProcess(command) { reader.feed($0) } } catch { throw HandshakeError(description: error.description) }
+            self.child = child
+            var hello = (try? JSONEncoder().encode(runnerHello)) ?? Data()
+            hello.append(0x0A)
+            child.write(hello)
+
             let line = await withTaskGroup(of: String?.self) { group in
                 group.addTask { await self.awaitHelloLine() }
-                group.addTask { try? await Task.sleep(for: timeout); await self.giveUpHello(); return nil }
+                group.addTask { [timeout] in try? await Task.sleep(for: timeout); await self.giveUpHello(); return nil }
                 let first = await group.next() ?? nil
                 group.cancelAll()
                 return first
             }
+            if line == nil || !child.isRunning { await child.settle() }
+            let stderr = child.stderrText
+            let said = stderr.isEmpty ? "" : "; \(command[0]) said on stderr: \(stderr)"
             guard let line else {
                 kill()
-                throw HandshakeError(description: "no hello from \(command.joined(separator: " ")) within \(timeout)")
+                throw HandshakeError(description: "no hello from \(command.joined(separator: " ")) within \(timeout)\(said)")
             }
             if let violation = checker?.check(Data(line.utf8)) {
                 kill()
@@ -76,10 +161,9 @@ public final class StdioValidator: ReceiptValidator, @unchecked Sendable {
             }
             guard let decoded = try? JSONDecoder().decode(HarnessHello.self, from: Data(line.utf8)), decoded.type == "hello" else {
                 kill()
-                throw HandshakeError(description: "expected a hello message, got: \(line.prefix(200))")
+                throw HandshakeError(description: "expected a hello message, got: \(line.prefix(200))\(said)")
             }
-            hello = decoded
-            return decoded
+            if declared == nil { declared = decoded }
         }
 
         private func awaitHelloLine() async -> String? {
@@ -87,58 +171,33 @@ public final class StdioValidator: ReceiptValidator, @unchecked Sendable {
                 bufferedHello = nil
                 return line
             }
+            guard awaitingHello else { return nil }
             return await withCheckedContinuation { helloWaiter = $0 }
         }
 
         private func giveUpHello() {
+            awaitingHello = false
             helloWaiter?.resume(returning: nil)
             helloWaiter = nil
         }
 
-        func send(_ request: ValidateRequest, timeout: Duration) async -> HarnessReply {
-            if process?.isRunning != true {
-                do { try start(); try await rehello(timeout: timeout) } catch {
-                    return .failed(seq: request.seq, failure: .crash, message: "the harness could not be restarted: \(error)")
-                }
-            }
-            guard let json = try? JSONEncoder().encode(request), let input else {
-                return .errored(seq: request.seq, message: "cannot encode the request")
-            }
-            let seq = request.seq
-            let generation = self.generation
-            return await withCheckedContinuation { continuation in
-                pending[seq] = continuation
-                order.append(seq)
-                do { try input.write(contentsOf: json + Data("\n".utf8)) } catch {
-                    finish(seq, .failed(seq: seq, failure: .crash, message: "the harness closed its input: \(error.localizedDescription)"))
-                    return
-                }
-                Task {
-                    try? await Task.sleep(for: timeout)
-                    self.expire(seq, generation: generation, timeout: timeout)
-                }
-            }
-        }
-
-        private func rehello(timeout: Duration) async throws {
-            _ = try await handshake(timeout: timeout)
-        }
-
-        private func expire(_ seq: Int, generation: Int, timeout: Duration) {
-            guard pending[seq] != nil, generation == self.generation else { return }
-            finish(seq, .failed(seq: seq, failure: .timeout, message: "no reply within \(timeout); the harness was restarted"))
-            restartAfterFailure()
-        }
-
-        private func finish(_ seq: Int, _ reply: HarnessReply) {
-            guard let continuation = pending.removeValue(forKey: seq) else { return }
-            order.removeAll { $0 == seq }
-            continuation.resume(returning: reply)
-        }
-
-        /// A line from the harness's stdout (called from the reader thread's task).
-        func received(_ line: String, generation: Int) {
+        private func received(_ event: LineReader.Event, generation: Int) async {
             guard generation == self.generation else { return }
+            switch event {
+            case .line(let line): received(line)
+            case .overlong:
+                let violation = "protocol violation: a line longer than \(StdioValidator.maximumLineLength) bytes; the harness was restarted"
+                if let oldest = order.first { finish(oldest, .errored(seq: oldest, message: violation)) }
+                failAll(.crash, "the harness was restarted after writing an overlong line")
+            case .end:
+                giveUpHello()
+                await child?.settle()  // its last words on stderr belong in the report
+                guard generation == self.generation else { return }
+                failAll(.crash, "the harness closed its output before answering (\(child?.exitDescription ?? "gone"))")
+            }
+        }
+
+        private func received(_ line: String) {
             if awaitingHello {
                 awaitingHello = false
                 if let waiter = helloWaiter {
@@ -149,81 +208,116 @@ public final class StdioValidator: ReceiptValidator, @unchecked Sendable {
                 }
                 return
             }
-            if let reply = try? JSONDecoder().decode(HarnessReply.self, from: Data(line.utf8)), pending[reply.seq] != nil {
-                if let violation = checker?.check(Data(line.utf8)) {
-                    finish(reply.seq, .errored(seq: reply.seq, message: violation))
-                } else {
-                    finish(reply.seq, reply)
-                }
+            let data = Data(line.utf8)
+            if let reply = try? JSONDecoder().decode(HarnessReply.self, from: data), waiting[reply.seq] != nil {
+                finish(reply.seq, checker?.check(data).map { .errored(seq: reply.seq, message: $0) } ?? reply)
             } else if let oldest = order.first {
                 finish(oldest, .errored(seq: oldest, message: "protocol violation: the harness printed '\(line.prefix(120))'"))
             }
         }
 
-        /// The harness's stdout closed: it owes nothing more in this generation.
-        func closed(generation: Int) {
+        private func inputRefused(_ seq: Int, generation: Int) {
             guard generation == self.generation else { return }
-            giveUpHello()
-            for seq in order { finish(seq, .failed(seq: seq, failure: .crash, message: "the harness exited or closed its output before answering")) }
-            kill()
+            finish(seq, .failed(seq: seq, failure: .crash, message: withStderr("the harness stopped reading its input")))
         }
 
-        private func restartAfterFailure() {
-            for seq in order { finish(seq, .failed(seq: seq, failure: .crash, message: "the harness was restarted after another request timed out")) }
+        /// The request's time is up: TIMEOUT for it; the harness is killed, and the others it held go to a new one.
+        private func expire(_ seq: Int, generation: Int) async {
+            guard let entry = waiting[seq], entry.generation == generation, generation == self.generation else { return }
+            finish(seq, .failed(seq: seq, failure: .timeout, message: withStderr("no reply within \(timeout); the harness was killed and restarted")))
+            let innocent = order.compactMap { waiting[$0] }
+            waiting = [:]
+            order = []
             kill()
-        }
-
-        private func start() throws {
-            kill()
-            generation += 1
-            awaitingHello = true
-            bufferedHello = nil
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = command
-            let stdin = Pipe(), stdout = Pipe()
-            process.standardInput = stdin
-            process.standardOutput = stdout
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            self.process = process
-            input = stdin.fileHandleForWriting
-            try input?.write(contentsOf: Data(#"{"type":"hello","protocol":1}"#.utf8 + [0x0A]))
-            let generation = self.generation
-            let reader = stdout.fileHandleForReading
-            // Lines are read on a Dispatch thread: a blocking read must not hold a cooperative thread.
-            DispatchQueue.global().async { [weak self] in
-                var buffer = Data()
-                while true {
-                    let chunk = reader.availableData
-                    if chunk.isEmpty { break }
-                    buffer.append(chunk)
-                    while let newline = buffer.firstIndex(of: 0x0A) {
-                        let line = String(decoding: buffer[buffer.startIndex..<newline], as: UTF8.self)
-                        buffer.removeSubrange(buffer.startIndex...newline)
-                        if !line.trimmingCharacters(in: .whitespaces).isEmpty {
-                            Task { await self?.received(line, generation: generation) }
-                        }
-                    }
+            guard !innocent.isEmpty else { return }
+            do { try await ensureStarted() } catch {
+                for entry in innocent {
+                    entry.continuation.resume(returning: .failed(seq: entry.request.seq, failure: .crash,
+                                                                 message: "the harness could not be restarted: \(error)"))
                 }
-                Task { await self?.closed(generation: generation) }
+                return
             }
+            for entry in innocent { dispatch(Waiting(request: entry.request, continuation: entry.continuation, generation: self.generation)) }
+        }
+
+        private func finish(_ seq: Int, _ reply: HarnessReply) {
+            guard let entry = waiting.removeValue(forKey: seq) else { return }
+            order.removeAll { $0 == seq }
+            entry.continuation.resume(returning: reply)
+        }
+
+        private func failAll(_ failure: HarnessReply.Failure, _ message: String) {
+            let text = withStderr(message)
+            for seq in order { finish(seq, .failed(seq: seq, failure: failure, message: text)) }
+            kill()
+        }
+
+        private func withStderr(_ message: String) -> String {
+            let stderr = child?.stderrText ?? ""
+            return stderr.isEmpty ? message : "\(message); stderr: \(stderr)"
         }
 
         private func kill() {
-            guard let process else { return }
-            self.process = nil
-            try? input?.close()
-            input = nil
-            if process.isRunning {
-                Glibc.kill(-process.processIdentifier, SIGKILL)
-                Glibc.kill(process.processIdentifier, SIGKILL)
-            }
+            guard let child else { return }
+            self.child = nil
+            generation += 1
+            child.closeInput()
+            child.kill()
         }
 
-        func shutdown() {
-            if let input { try? input.write(contentsOf: Data(#"{"type":"stop"}"#.utf8 + [0x0A])) }
-            kill()
+        func shutdown() async {
+            guard let child else { return }
+            self.child = nil
+            generation += 1
+            var stop = (try? JSONEncoder().encode(StopMessage())) ?? Data()
+            stop.append(0x0A)
+            child.write(stop)
+            await child.terminate(grace: .milliseconds(500))
+        }
+    }
+}
+
+/// Splits a harness's stdout into lines, refusing to buffer a line beyond `limit`.
+private final class LineReader: @unchecked Sendable {
+    enum Event: Sendable {
+        case line(String)
+        case overlong
+        case end
+    }
+
+    // Only touched from the one Dispatch thread that drains stdout.
+    private var buffer = Data()
+    private var stopped = false
+    private let limit: Int
+    private let emit: @Sendable (Event) -> Void
+
+    init(limit: Int, emit: @escaping @Sendable (Event) -> Void) {
+        self.limit = limit
+        self.emit = emit
+    }
+
+    func feed(_ chunk: Data?) {
+        guard !stopped else { return }
+        guard let chunk else {
+            stopped = true
+            emit(.end)
+            return
+        }
+        // Only the new bytes can hold a newline: scanning the whole buffer again would be quadratic.
+        var lineStart = buffer.startIndex
+        var searchFrom = buffer.endIndex
+        buffer.append(chunk)
+        while let newline = buffer[searchFrom...].firstIndex(of: 0x0A) {
+            let line = String(decoding: buffer[lineStart..<newline], as: UTF8.self)
+            if !line.trimmingCharacters(in: .whitespaces).isEmpty { emit(.line(line)) }
+            lineStart = buffer.index(after: newline)
+            searchFrom = lineStart
+        }
+        buffer.removeSubrange(buffer.startIndex..<lineStart)
+        if buffer.count > limit {
+            stopped = true
+            buffer = Data()
+            emit(.overlong)
         }
     }
 }

@@ -53,7 +53,7 @@ public struct HTTPValidator: ReceiptValidator {
         switch mode {
         case .mapping(let mapping):
             return HarnessHello(implementation: "\(url) (mapping \(mapping.name))", features: mapping.features ?? features,
-                                errorGranularity: mapping.granularity ?? .none, clockInjection: true, maxConcurrency: 256)
+                                errorGranularity: mapping.granularity ?? .none, clockInjection: mapping.judgesAtContextTime, maxConcurrency: 256)
         case .protocol:
             let status: Int, body: Data
             do { (status, body) = try await send(method: .GET, url: url + "/hello", headers: [], body: nil) } catch {

@@ -80,6 +80,11 @@ struct Run: AsyncParsableCommand {
             guard target == "swift:reference" || ["exec:", "exit:", "stdio:", "http://", "https://"].contains(where: target.hasPrefix) else {
                 throw ValidationError("--target must be swift:reference, exec:CMD, exit:CMD, stdio:CMD or http(s)://…, not '\(target)'")
             }
+            if let colon = target.firstIndex(of: ":"), ["exec", "exit", "stdio"].contains(target[..<colon]) {
+                do { _ = try CommandWords.split(String(target[target.index(after: colon)...])) } catch {
+                    throw ValidationError("--target \(target): \(error.message)")
+                }
+            }
         }
         if mapping != nil, !target.allSatisfy({ $0.hasPrefix("http://") || $0.hasPrefix("https://") }) {
             throw ValidationError("--mapping applies to http(s):// targets only")
@@ -121,6 +126,7 @@ struct Run: AsyncParsableCommand {
             }
             progress.finish()
             outcome.shard = shard?.description
+            outcome.target = uri
             runs.append(outcome)
         }
         if runs.count == 1 {
@@ -134,8 +140,7 @@ struct Run: AsyncParsableCommand {
         var outcome = result
         let known = try baseline.map { try loadBaseline($0) }
         if let known {
-            let today = String(ReceiptDateText.today().prefix(10))
-            for entry in known.apply(to: &outcome, today: today) {
+            for entry in known.apply(to: &outcome, today: Baseline.today) {
                 print("EXPIRED BASELINE ENTRY \(entry.id ?? entry.pattern ?? "?") (expired \(entry.expires ?? "")): triage it again — \(entry.reason)")
             }
         }
@@ -205,10 +210,7 @@ struct Run: AsyncParsableCommand {
     }
 
     private func loadBaseline(_ path: String) throws -> Baseline {
-        let data = Data(try readInput(path).bytes)
-        do { return try JSONDecoder().decode(Baseline.self, from: data) } catch {
-            throw fail("\(path) is not a baseline file: \(error)", Exit.dataError)
-        }
+        do { return try Baseline.load(contentsOf: URL(fileURLWithPath: path)) } catch { throw fail(error.message, Exit.dataError) }
     }
 
     static var encoder: JSONEncoder {
@@ -284,13 +286,5 @@ final class ProgressLine: @unchecked Sendable {
 
     func finish() {
         if enabled { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-    }
-}
-
-/// Today's UTC date for baseline expiry: the only wall-clock use of the runner.
-enum ReceiptDateText {
-    static func today() -> String {
-        let seconds = Int(Date().timeIntervalSince1970)
-        return ReceiptDate.format(Date(timeIntervalSince1970: Double(seconds)))
     }
 }

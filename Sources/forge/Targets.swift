@@ -23,7 +23,7 @@ struct TargetSettings {
         if uri == "swift:reference" {
             return try await body(try ReferenceHarness(vectorsDirectory: directory))
         } else if uri.hasPrefix("stdio:") {
-            let validator = StdioValidator(command: Self.words(uri.dropFirst(6)), timeout: limit, checker: checker)
+            let validator = StdioValidator(command: try Self.words(uri.dropFirst(6)), suite: manifest.suite.version, timeout: limit, checker: checker)
             do {
                 let outcome = try await body(validator)
                 await validator.stop()
@@ -45,13 +45,16 @@ struct TargetSettings {
             }
         } else {
             let anchors = manifest.trustAnchors.mapValues { directory.appendingPathComponent($0.file).path }
-            let validator = ExecValidator(command: Self.words(uri.dropFirst(5)), mode: uri.hasPrefix("exec:") ? .protocol : .exitCode, timeout: limit,
+            let validator = ExecValidator(command: try Self.words(uri.dropFirst(5)), mode: uri.hasPrefix("exec:") ? .protocol : .exitCode, timeout: limit,
                                           features: features, granularity: granularity, anchorFiles: anchors, checker: checker)
             return try await body(validator)
         }
     }
 
-    private static func words(_ command: Substring) -> [String] { command.split(separator: " ").map(String.init) }
+    /// The command of an exec/exit/stdio target, split as a shell would split it (quotes, backslashes; no expansion).
+    static func words(_ command: Substring) throws -> [String] {
+        do { return try CommandWords.split(String(command)) } catch { throw fail("--target: \(error.message)", Exit.usage) }
+    }
 
     /// `Name: value` → (name, value).
     static func header(_ text: String) -> (String, String) {

@@ -42,37 +42,27 @@ struct RunCLITests {
         #expect(run.text.contains("CANARIES FAILED") && run.text.contains("trust anchor"))
     }
 
-    @Test("Hanging and crashing harnesses become TIMEOUT and CRASH, the run goes on, exit 2, nothing left running")
-    func hostile() throws {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let script = directory.appendingPathComponent("hostile.sh")
-        // Accepts canaries and valid vectors, hangs on chain vectors, crashes on signature vectors.
-        try """
-        #!/bin/sh
-        cat > /dev/null
-        case "$RF_ID" in
-          chain::*) sleep 30 ;;
-          signature::*) kill -SEGV $$ ;;
-        esac
-        exit 0
-        """.write(to: script, atomically: true, encoding: .utf8)
+    @Test("A target's command is split like shell words: paths with spaces work when quoted")
+    func quotedCommand() throws {
+        let directory = try temporaryDirectory().appendingPathComponent("my harnesses")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory.deletingLastPathComponent()) }
+        let script = directory.appendingPathComponent("accept all.sh")
+        // Accepts, and says which arguments it got, one per line, on stderr (the reject message).
+        try "#!/bin/sh\ncat > /dev/null\n[ \"$1\" = 'two words' ] && [ \"$2\" = \"it's\" ] || { echo \"args: $*\" >&2; exit 3; }\nexit 0\n"
+            .write(to: script, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
-        let results = directory.appendingPathComponent("results.json")
-        let outcome = try forge("run", "--target", "exit:\(script.path)", "--run", "valid::*", "--run", "chain::foreign-root", "--run", "signature::md5",
-                            "--timeout", "2", "--vectors", repositoryRoot.appendingPathComponent("Vectors").path, "--results", results.path)
-        #expect(outcome.status == 2, "\(outcome.text)")
-        #expect(outcome.text.contains("TIMEOUT          chain::foreign-root"))
-        #expect(outcome.text.contains("CRASH            signature::md5"))
-        let parsed = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: results)) as? [String: Any])
-        #expect((parsed["results"] as? [Any])?.count == 22)
-        let leftovers = try run(URL(fileURLWithPath: "/usr/bin/pgrep"), ["-f", "sleep 30"])
-        #expect(leftovers.text.isEmpty, "a hung harness process survived the run")
+        let run = try forge("run", "--target", #"exit:'\#(script.path)' "two words" it\'s"#, "--run", "valid::appstore-no-purchases",
+                            "--vectors", repositoryRoot.appendingPathComponent("Vectors").path, "-q")
+        #expect(run.status == 0, "\(run.text)\(run.stderr)")
+        #expect(run.text.contains("PASS 1"))
     }
 
     @Test("Bad arguments exit 64")
     func usage() throws {
         #expect(try forge("run", "--target", "ftp://nowhere").status == 64)
+        let unterminated = try forge("run", "--target", "exec:'./harness --flag")
+        #expect(unterminated.status == 64 && unterminated.stderr.contains("unterminated"), "\(unterminated.stderr)")
         #expect(try forge("run", "--target", "swift:reference", "--profile", "nope", "--vectors", repositoryRoot.appendingPathComponent("Vectors").path).status == 64)
     }
 }

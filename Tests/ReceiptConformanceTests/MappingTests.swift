@@ -86,6 +86,40 @@ struct MappingTests {
         #expect(throws: ConformanceError.self) { try ResponseMapping.load(Data("{}".utf8)) }
     }
 
+    @Test("Typos are refused, not silently sent as nothing: unknown keys and placeholders name themselves")
+    func typos() throws {
+        func refusal(_ json: String) -> String {
+            do { _ = try ResponseMapping.load(Data(json.utf8)) } catch { return error.message }
+            return "accepted"
+        }
+        let response = #""response":{"verdict":"/status","accept":["0"],"reject":{}}"#
+        #expect(refusal(#"{"mappingVersion":1,"name":"x","request":{"body":{"r":"{{reciept}}"}},\#(response)}"#).contains("{{reciept}}"))
+        #expect(refusal(#"{"mappingVersion":1,"name":"x","request":{"body":{},"header":{}},\#(response)}"#).contains("request.header"))
+        #expect(refusal(#"{"mappingVersion":1,"name":"x","granularty":"fine","request":{"body":{}},\#(response)}"#).contains("granularty"))
+        #expect(refusal(#"{"mappingVersion":1,"name":"x","request":{"path":"/{{env:}}","body":{}},\#(response)}"#).contains("{{env:}}"))
+        #expect(refusal(#"{"mappingVersion":1,"name":"x","request":{"headers":{"A":"{{env:TOKEN}}"},"body":{"n":"{{now}}"}},\#(response)}"#) == "accepted")
+    }
+
+    @Test("An endpoint judges at the vector's time only if the request sends {{now}}, unless the mapping says otherwise")
+    func clockInjection() throws {
+        let response = #""response":{"verdict":"/status","accept":["0"],"reject":{}}"#
+        let withNow = try ResponseMapping.load(Data(#"{"mappingVersion":1,"name":"x","request":{"path":"/at/{{now}}","body":{}},\#(response)}"#.utf8))
+        let without = try ResponseMapping.load(Data(#"{"mappingVersion":1,"name":"x","request":{"body":{"r":"{{receipt}}"}},\#(response)}"#.utf8))
+        let declared = try ResponseMapping.load(Data(#"{"mappingVersion":1,"name":"x","clockInjection":true,"request":{"body":{}},\#(response)}"#.utf8))
+        #expect(withNow.judgesAtContextTime && !without.judgesAtContextTime && declared.judgesAtContextTime)
+        #expect(ResponseMapping.verifyReceipt.judgesAtContextTime)
+    }
+
+    @Test("Target commands split like shell words, without expansion")
+    func commandWords() throws {
+        #expect(try CommandWords.split("./harness --flag") == ["./harness", "--flag"])
+        #expect(try CommandWords.split(#"python3 '/my dir/h.py'  "a \"b\" c" d\ e '' $HOME"#) == ["python3", "/my dir/h.py", #"a "b" c"#, "d e", "", "$HOME"])
+        #expect(try CommandWords.split(#"say "back\slash" 'it''s'"#) == ["say", #"back\slash"#, "its"])
+        #expect(throws: ConformanceError(.invalidCommand, "")) { try CommandWords.split("python3 'unterminated") }
+        #expect(throws: ConformanceError(.invalidCommand, "")) { try CommandWords.split("   ") }
+        #expect(throws: ConformanceError(.invalidCommand, "")) { try CommandWords.split("ends with \\") }
+    }
+
     @Test("examples/mapping.json, the README's example, is a valid mapping")
     func exampleMapping() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -357,6 +357,14 @@ struct DifferentialTests {
         #expect(Differential.targetNames([run("A"), run("B"), run("A"), run("A")]) == ["A", "B", "A#2", "A#3"])
         #expect(Differential.targetNames([run("A"), run("A#2"), run("A")]) == ["A", "A#2", "A#3"])
         #expect(Differential.targetNames([]) == [])
+        // With targets known, shared names say which target each run was; a unique name stays bare.
+        let targeted = { (name: String, target: String) in
+            var run = ReportFixtures.run(name, [])
+            run.target = target
+            return run
+        }
+        #expect(Differential.targetNames([targeted("ref", "stdio:forge validate --harness"), targeted("ref", "http://127.0.0.1:8080"), targeted("B", "exec:b")])
+                == ["ref [stdio:forge validate --harness]", "ref [http://127.0.0.1:8080]", "B"])
     }
 
     @Test("Differential results take the worst exit code and survive a JSON round trip")

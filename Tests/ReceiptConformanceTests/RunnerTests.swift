@@ -16,7 +16,10 @@ struct Constant: ReceiptValidator {
     let verdict: HarnessReply.Verdict
     let errorClass: String?
     var features: [String] = Array(manifest.features.keys)
-    func hello() async -> HarnessHello { HarnessHello(implementation: "constant", features: features, errorGranularity: .coarse, maxConcurrency: 4) }
+    var clockInjection = true
+    func hello() async -> HarnessHello {
+        HarnessHello(implementation: "constant", features: features, errorGranularity: .coarse, clockInjection: clockInjection, maxConcurrency: 4)
+    }
     func validate(_ request: ValidateRequest) async -> HarnessReply {
         .result(seq: request.seq, verdict: verdict, errorClass: errorClass, message: nil, decoded: nil)
     }
@@ -58,5 +61,40 @@ struct RunnerTests {
             .run(Constant(verdict: .accept, errorClass: nil, features: []))
         #expect(results.results.count == manifest.vectors.count)
         #expect(results.counts["SKIP"] == manifest.vectors.filter { !$0.features.isEmpty }.count)
+    }
+
+    @Test("A harness that cannot set its clock has the time-dependent vectors skipped, with the reason")
+    func noClock() async throws {
+        let results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: vectorsDirectory)
+            .run(Constant(verdict: .accept, errorClass: nil, clockInjection: false))
+        let skipped = results.results.filter { $0.outcome == .skip }
+        #expect(Set(skipped.map(\.id)) == Set(manifest.vectors.filter(ConformanceRunner.dependsOnClock).map(\.id)))
+        #expect(skipped.map(\.id).contains("time::receipt-expired") && skipped.map(\.id).contains("chain::intermediate-expired"))
+        #expect(skipped.allSatisfy { $0.message?.contains("clockInjection") == true })
+        #expect(!skipped.contains { $0.id.hasPrefix("valid::") })
+    }
+
+    @Test("ConformanceRunner.check, as a user's test calls it: finds the corpus, applies the profile, and tolerates a baseline's known failures")
+    func oneCall() async throws {
+        // No `vectors:`: found from the working directory or this package, as for a user's package.
+        let reference = try await ConformanceRunner.check(ReferenceHarness(vectorsDirectory: vectorsDirectory), profile: "apple-compatible")
+        #expect(reference.exitCode == 0, "\(reference.failureSummary)")
+        #expect(reference.results.count == manifest.vectors.count && reference.failureSummary.isEmpty)
+
+        let lax = Constant(verdict: .accept, errorClass: nil)
+        let failing = try await ConformanceRunner.check(lax, vectors: vectorsDirectory.path, profile: "apple-compatible")
+        #expect(failing.exitCode == 1 && failing.failureSummary.contains("FALSE_ACCEPT chain::foreign-root"))
+
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("baseline-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        try JSONEncoder().encode(Baseline.written(from: failing, keeping: nil)).write(to: directory)
+        let tolerated = try await ConformanceRunner.check(lax, vectors: vectorsDirectory.path, profile: "apple-compatible", baseline: directory.path)
+        #expect(tolerated.exitCode == 0, "\(tolerated.failureSummary)")
+        #expect(tolerated.counts["XFAIL"] == failing.counts["FALSE_ACCEPT"])
+
+        await #expect(throws: CorpusError.self) { try await ConformanceRunner.check(lax, vectors: vectorsDirectory.path, profile: "nope") }
+        await #expect(throws: ConformanceError.self) {
+            try await ConformanceRunner.check(lax, vectors: vectorsDirectory.path, baseline: "/nonexistent/baseline.json")
+        }
     }
 }
