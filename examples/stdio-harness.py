@@ -12,17 +12,20 @@ def send(message):
 for line in sys.stdin:
     message = json.loads(line)
     if message["type"] == "hello":
-        send({"type": "hello", "protocol": 1, "implementation": "openssl cms -verify (python)", "features": ["xcode", "sha1", "large"],
+        send({"type": "hello", "protocol": 1, "implementation": "openssl cms -verify (python)", "features": ["xcode", "sha1", "large", "robustness"],
               "errorGranularity": "coarse", "clockInjection": True, "maxConcurrency": 1})
     elif message["type"] == "validate":
         context = message["context"]
         at = calendar.timegm(time.strptime(context["now"], "%Y-%m-%dT%H:%M:%SZ"))
         with tempfile.NamedTemporaryFile(suffix=".pem") as anchor:
             subprocess.run(["openssl", "x509", "-inform", "DER", "-in", str(anchors[context["trustAnchor"]]), "-out", anchor.name], check=True)
-            verified = subprocess.run(["openssl", "cms", "-verify", "-binary", "-inform", "DER", "-CAfile", anchor.name, "-purpose", "any",
-                                       "-attime", str(at), "-out", "/dev/null"], input=base64.b64decode(message["input"]["data"]),
-                                      capture_output=True).returncode == 0
-        send({"type": "result", "seq": message["seq"], "verdict": "accept" if verified else "reject",
-              **({} if verified else {"errorClass": "signature"})})
+            checked = subprocess.run(["openssl", "cms", "-verify", "-binary", "-inform", "DER", "-CAfile", anchor.name, "-purpose", "any",
+                                      "-attime", str(at), "-out", "/dev/null"], input=base64.b64decode(message["input"]["data"]), capture_output=True)
+        if checked.returncode == 0:
+            send({"type": "result", "seq": message["seq"], "verdict": "accept"})
+        else:  # coarse reasons from openssl's words: a chain failure, unparsable input, or else the signature
+            said = checked.stderr.decode(errors="replace")
+            reason = "chain" if "certificate verify error" in said else "container" if "asn1 encoding routines" in said else "signature"
+            send({"type": "result", "seq": message["seq"], "verdict": "reject", "errorClass": reason, "message": said.strip().splitlines()[-1][-200:]})
     elif message["type"] == "stop":
         break

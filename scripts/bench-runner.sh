@@ -17,8 +17,23 @@ server=$!
 until grep -q listening "$work/server.out" 2>/dev/null; do sleep 0.1; done
 url=$(grep -o 'http://[0-9.]*:[0-9]*' "$work/server.out")
 
+# A stdio harness that accepts everything as fast as Python can: the stdio transport's own cost.
+cat >"$work/accept-all.py" <<'PY'
+import json, sys
+for line in sys.stdin:
+    if '"validate"' in line:
+        seq = json.loads(line)["seq"]
+        sys.stdout.write('{"type":"result","seq":%d,"verdict":"accept"}\n' % seq)
+    elif '"hello"' in line:
+        sys.stdout.write(json.dumps({"type": "hello", "protocol": 1, "implementation": "accept-all", "features": ["device-hash", "xcode", "sha1", "robustness", "large"],
+                                     "errorGranularity": "none", "clockInjection": True, "maxConcurrency": 64}) + "\n")
+    else:
+        break
+    sys.stdout.flush()
+PY
+
 "$forge" bench runner --vectors Vectors --seconds "$seconds" --parallel "$concurrency" \
-  --target swift:reference \
+  --target swift:no-op --target "stdio:python3 $work/accept-all.py" --target swift:reference \
   --target "stdio:$forge validate --harness --vectors Vectors" \
   --target "$url" | tee "$work/runner.txt"
 "$forge" bench runner --vectors Vectors --seconds "$seconds" --parallel "$concurrency" --target "exec:$forge validate --harness --vectors Vectors"
@@ -38,6 +53,6 @@ with open(sys.argv[1], "w") as out:
     out.write('local i = 0\nrequest = function()\n  i = i % #bodies + 1\n  return wrk.format("POST", "/validate", {["Content-Type"] = "application/json"}, bodies[i])\nend\n')
 PY
 wrk -t 1 -c "$concurrency" -d "${seconds}s" -s "$work/requests.lua" "$url" | tee "$work/wrk.txt"
-runner=$(awk -v url="$url" '$4 == url {print $1}' "$work/runner.txt")
+runner=$(awk -v url="$url" '$3 == url {print $1}' "$work/runner.txt")
 wrk_rate=$(awk '/Requests\/sec/ {print int($2)}' "$work/wrk.txt")
 echo "HTTP: runner $runner vectors/s, wrk $wrk_rate requests/s, ratio $(python3 -c "print(f'{$runner/$wrk_rate:.2f}')")"

@@ -31,6 +31,24 @@ public struct VectorResult: Codable, Sendable, Hashable {
     }
 }
 
+extension VectorResult {
+    /// One line for a console or a test failure: outcome, id, expected against got, and the message
+    /// flattened to one line (a harness may say anything, newlines and escape sequences included).
+    public func summaryLine(padded: Bool) -> String {
+        let outcome = padded ? self.outcome.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0) : self.outcome.rawValue
+        let classes = expectedErrorClasses.isEmpty ? "" : " [\(expectedErrorClasses.joined(separator: "|"))]"
+        let said = message.map { " — " + Self.oneLine($0, limit: 300) } ?? ""
+        return "\(outcome) \(id): expected \(expected.rawValue)\(classes), got \(verdict?.rawValue ?? "nothing")\(errorClass.map { " " + Self.oneLine($0, limit: 100) } ?? "")\(said)"
+    }
+
+    /// Control characters become spaces, runs of blanks one space, and the text is cut at `limit` characters.
+    static func oneLine(_ text: String, limit: Int) -> String {
+        let flat = String(String.UnicodeScalarView(text.unicodeScalars.map { CharacterSet.controlCharacters.contains($0) ? " " : $0 }))
+            .split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
+        return flat.count > limit ? flat.prefix(limit) + "…" : flat
+    }
+}
+
 /// A whole run: what `results.json` holds and every report is rendered from.
 public struct RunResults: Codable, Sendable {
     public var suite: String
@@ -64,9 +82,7 @@ public struct RunResults: Codable, Sendable {
 
     /// One line per unexpected outcome, for a failing test's message or a log.
     public var failureSummary: String {
-        var lines = results.filter { $0.outcome.isConformanceFailure || $0.outcome.isInfrastructureFailure }.map { result in
-            "\(result.outcome.rawValue) \(result.id): expected \(result.expected.rawValue)\(result.expectedErrorClasses.isEmpty ? "" : " [\(result.expectedErrorClasses.joined(separator: "|"))]"), got \(result.verdict?.rawValue ?? "nothing")\(result.errorClass.map { " \($0)" } ?? "")\(result.message.map { " — \($0)" } ?? "")"
-        }
+        var lines = results.filter { $0.outcome.isConformanceFailure || $0.outcome.isInfrastructureFailure }.map { $0.summaryLine(padded: false) }
         if let canaryDiagnosis { lines.insert("CANARIES FAILED: \(canaryDiagnosis)", at: 0) }
         if let stoppedEarly { lines.append("STOPPED: \(stoppedEarly)") }
         lines += expiredBaselineEntries.map { "EXPIRED BASELINE ENTRY \($0)" }

@@ -11,7 +11,7 @@ struct BenchRunner: AsyncParsableCommand {
         commandName: "runner",
         abstract: "Measure vectors/s through each --target (the whole corpus, over and over), median of --rounds.",
         discussion: """
-        The harness is started once and kept: this measures the transport and the validator, not process start-up (except for exec: and exit:, which start a process per vector by design). Compare an HTTP target with a load generator on the same endpoint, e.g. scripts/bench-runner.sh, which runs every transport and wrk. Use a release build: swift build -c release.
+        swift:no-op is a validator that answers at once: it measures the runner alone (reading vectors, building requests, classifying). The harness is started once and kept: this measures the transport and the validator, not process start-up (except for exec: and exit:, which start a process per vector by design). Compare an HTTP target with a load generator on the same endpoint, e.g. scripts/bench-runner.sh, which runs every transport and wrk. Use a release build: swift build -c release.
         """)
 
     @Option(help: ArgumentHelp("Target to measure (repeatable), as for `forge run`.", valueName: "target"))
@@ -34,6 +34,29 @@ struct BenchRunner: AsyncParsableCommand {
         guard (1...100).contains(rounds) else { throw ValidationError("--rounds must be between 1 and 100") }
     }
 
+    /// A validator that answers every vector at once: what the runner alone costs per vector.
+    static let noOp = "swift:no-op"
+
+    /// Vectors/s of whole runs against `validator`, median of `rounds`, after one warm-up run.
+    private func measure(_ validator: some ReceiptValidator, _ runner: ConformanceRunner) async throws -> (Double, [String: Int]) {
+        _ = try await runner.run(validator)  // warm-up: connections, caches, the harness's first hello
+        var rates: [Double] = []
+        var counts: [String: Int] = [:]
+        let clock = ContinuousClock()
+        for _ in 0..<rounds {
+            let start = clock.now
+            var vectors = 0
+            while start.duration(to: clock.now) < .milliseconds(Int64(seconds * 1000 / Double(rounds))) {
+                let results = try await runner.run(validator)
+                vectors += results.results.count
+                counts = results.counts
+            }
+            let elapsed = start.duration(to: clock.now)
+            rates.append(Double(vectors) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
+        }
+        return (rates.sorted()[rates.count / 2], counts)
+    }
+
     func run() async throws {
         let (manifest, directory) = try location.manifest()
         let settings = TargetSettings(timeout: 10, features: Array(manifest.features.keys).sorted(), granularity: .none, httpHeaders: [],
@@ -41,23 +64,10 @@ struct BenchRunner: AsyncParsableCommand {
         let runner = ConformanceRunner(manifest: manifest, vectorsDirectory: directory, profile: "apple-compatible", parallelism: parallel)
         var rows: [(String, Double, [String: Int])] = []
         for uri in target {
-            let (rate, counts) = try await settings.withValidator(uri, manifest: manifest, directory: directory) { validator in
-                _ = try await runner.run(validator)  // warm-up: connections, caches, the harness's first hello
-                var rates: [Double] = []
-                var counts: [String: Int] = [:]
-                let clock = ContinuousClock()
-                for _ in 0..<rounds {
-                    let start = clock.now
-                    var vectors = 0
-                    while start.duration(to: clock.now) < .milliseconds(Int64(seconds * 1000 / Double(rounds))) {
-                        let results = try await runner.run(validator)
-                        vectors += results.results.count
-                        counts = results.counts
-                    }
-                    let elapsed = start.duration(to: clock.now)
-                    rates.append(Double(vectors) / (Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18))
-                }
-                return (rates.sorted()[rates.count / 2], counts)
+            let (rate, counts) = if uri == Self.noOp {
+                try await measure(NoOpValidator(features: Array(manifest.features.keys)), runner)
+            } else {
+                try await settings.withValidator(uri, manifest: manifest, directory: directory) { try await measure($0, runner) }
             }
             rows.append((uri, rate, counts))
         }
@@ -71,5 +81,14 @@ struct BenchRunner: AsyncParsableCommand {
             let outcome = counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
             print("\(String(Int(rate)).leftPad(8)) vectors/s  \(uri)  [\(outcome)]")
         }
+    }
+}
+
+/// Accepts everything instantly (`forge bench runner --target swift:no-op`).
+private struct NoOpValidator: ReceiptValidator {
+    let features: [String]
+    func hello() async -> HarnessHello { HarnessHello(implementation: "no-op", features: features, errorGranularity: .none, maxConcurrency: 256) }
+    func validate(_ request: ValidateRequest) async -> HarnessReply {
+        .result(seq: request.seq, verdict: .accept, errorClass: nil, message: nil, decoded: nil)
     }
 }

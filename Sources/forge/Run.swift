@@ -12,22 +12,55 @@ struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the corpus against a validator and judge it.",
         discussion: """
-        Targets (--target, repeatable: several targets = differential mode, listing the vectors where they disagree):
-          swift:reference       the reference validator, in process
-          exec:CMD              one process per vector; the validate message (JSON) on stdin, one reply (JSON) on stdout
-          exit:CMD              one process per vector; receipt bytes on stdin, context in RF_* environment variables (RF_ID, RF_NOW, RF_TRUST_ANCHOR = anchor DER path, RF_BUNDLE_ID, RF_APP_VERSION, RF_DEVICE_ID, RF_ENVIRONMENT); exit 0 accept, 1 reject (first stdout line: error class), other = error
-          stdio:CMD             one persistent process speaking NDJSON (hello, then validate/result by seq); restarted after a timeout or crash
-          http://HOST:PORT/BASE the harness protocol over HTTP: GET BASE/hello, POST BASE/validate (also https://)
-          http(s)://…/ENDPOINT --mapping verifyreceipt   POST {"receipt-data","password"} and read Apple's status codes; --mapping FILE adapts any JSON endpoint
+        TARGETS (--target; give several to compare them: differential mode)
+          swift:reference
+              The reference validator, in process.
+          exec:CMD
+              One process per vector: the validate message (JSON) on stdin,
+              one reply (JSON) on stdout. `forge validate --harness` is one.
+          exit:CMD
+              One process per vector: the receipt bytes on stdin, the context
+              in RF_ID, RF_NOW, RF_TRUST_ANCHOR (path of the anchor's DER file),
+              RF_BUNDLE_ID, RF_APP_VERSION, RF_DEVICE_ID, RF_ENVIRONMENT.
+              Exit 0 accepts, 1 rejects (first stdout line: the error class),
+              anything else is an error. See examples/openssl-harness.sh.
+          stdio:CMD
+              One persistent process speaking NDJSON: hello both ways, then
+              validate requests answered by seq in any order, then stop.
+              Restarted after a timeout or a crash.
+          http://HOST:PORT/BASE, https://…
+              The same messages over HTTP: GET BASE/hello, POST BASE/validate.
+              With --mapping verifyreceipt: POST {"receipt-data","password"}
+              and read Apple's status codes; --mapping FILE adapts any JSON API.
+        CMD is split like shell words (quote paths with spaces), not expanded.
 
-        Try it: forge validate --listen 127.0.0.1:8080 & forge run --target http://127.0.0.1:8080 --profile apple-compatible
+        OUTCOMES (decided by the runner, never by the harness)
+          PASS, FALSE_ACCEPT, FALSE_REJECT, WRONG_REASON, WRONG_DECODE,
+          ACCEPTABLE, XFAIL, XPASS, CHANGED_FAILURE, SKIP, ERROR, TIMEOUT, CRASH.
+          Canaries run first: if the harness fails a valid canary, the run
+          stops with a diagnosis before any negative vector is scored.
 
-        Canaries run first: if a valid canary is rejected the run stops (exit 2) with a diagnosis. Outcomes: PASS, FALSE_ACCEPT, FALSE_REJECT, WRONG_REASON, WRONG_DECODE, ACCEPTABLE, XFAIL, XPASS, CHANGED_FAILURE, SKIP, ERROR, TIMEOUT, CRASH.
-        Exit codes: 0 conformant, 1 conformance failure (false accept/reject, wrong reason or decode, XPASS, CHANGED_FAILURE, expired baseline entry), 2 infrastructure failure (canaries, handshake, unreachable target, harness errors/timeouts/crashes beyond --max-errors), 64 usage, 65 bad data (corpus, baseline, mapping or results file).
+        EXIT CODES
+          0   conformant (given the baseline)
+          1   conformance failure: a false accept or reject, a wrong reason or
+              decode, XPASS, CHANGED_FAILURE, or an expired baseline entry
+          2   infrastructure failure: canaries, handshake, unreachable target,
+              ERROR/TIMEOUT/CRASH beyond --max-errors
+          64  usage error
+          65  bad data: corpus, baseline, mapping or results file
+
+        EXAMPLES
+          forge run --target swift:reference --profile apple-compatible
+          forge run --target 'exec:./my-harness --strict' --junit junit.xml
+          forge run --target 'stdio:python3 harness.py' --baseline known.json
+          forge validate --listen 127.0.0.1:8080 &
+          forge run --target http://127.0.0.1:8080/verifyReceipt \\
+              --mapping verifyreceipt --html report.html
+          forge run --target swift:reference --target exit:./other.sh
         """,
         subcommands: [Merge.self])
 
-    @Option(help: ArgumentHelp("The validator under test (repeatable for differential mode); see the list below.", valueName: "target"))
+    @Option(help: ArgumentHelp("The validator under test (repeatable for differential mode); see TARGETS above.", valueName: "target"))
     var target: [String] = []
     @Option(help: ArgumentHelp("For http(s) targets: 'verifyreceipt' or a response mapping file, instead of the harness protocol.", valueName: "mapping"))
     var mapping: String?
@@ -188,7 +221,7 @@ struct Run: AsyncParsableCommand {
 
     private func printOutcome(_ outcome: RunResults) {
         for result in outcome.results where result.outcome.isConformanceFailure || result.outcome.isInfrastructureFailure {
-            print("\(result.outcome.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0)) \(result.id): expected \(result.expected.rawValue)\(result.expectedErrorClasses.isEmpty ? "" : " [\(result.expectedErrorClasses.joined(separator: "|"))]"), got \(result.verdict?.rawValue ?? "nothing")\(result.errorClass.map { " \($0)" } ?? "")\(result.message.map { " — \($0)" } ?? "")")
+            print(result.summaryLine(padded: true))
         }
         if let diagnosis = outcome.canaryDiagnosis { print("CANARIES FAILED: \(diagnosis)") }
         if quiet, let stopped = outcome.stoppedEarly { print("STOPPED: \(stopped)") }

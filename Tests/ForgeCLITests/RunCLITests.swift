@@ -61,6 +61,10 @@ struct RunCLITests {
     @Test("Bad arguments exit 64")
     func usage() throws {
         #expect(try forge("run", "--target", "ftp://nowhere").status == 64)
+        let help = try forge("run", "--help").text
+        for taught in ["swift:reference", "exec:CMD", "exit:CMD", "stdio:CMD", "--mapping verifyreceipt", "EXIT CODES", "65  bad data", "EXAMPLES"] {
+            #expect(help.contains(taught), "forge run --help teaches \(taught)")
+        }
         let unterminated = try forge("run", "--target", "exec:'./harness --flag")
         #expect(unterminated.status == 64 && unterminated.stderr.contains("unterminated"), "\(unterminated.stderr)")
         #expect(try forge("run", "--target", "swift:reference", "--profile", "nope", "--vectors", repositoryRoot.appendingPathComponent("Vectors").path).status == 64)

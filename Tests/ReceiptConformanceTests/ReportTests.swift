@@ -243,6 +243,17 @@ struct HTMLReportTests {
 
 @Suite("Console report")
 struct ConsoleReportTests {
+    @Test("A failure's console line stays one line, whatever the harness said")
+    func summaryLine() {
+        let said = ReportFixtures.result("chain::x", .wrongReason, errorClass: "sig\nnature", message: "line one\r\nline two\u{1B}[31m\t" + String(repeating: "x", count: 400))
+        let line = said.summaryLine(padded: true)
+        #expect(!line.contains("\n") && !line.contains("\r") && !line.contains("\u{1B}"))
+        #expect(line.hasPrefix("WRONG_REASON     chain::x: expected invalid [chain.untrusted-root], got reject sig nature — line one line two [31m xxx"))
+        #expect(line.hasSuffix("…") && line.count < 450)
+        #expect(ReportFixtures.result("valid::y", .falseReject, expected: .valid, classes: []).summaryLine(padded: false)
+                == "FALSE_REJECT valid::y: expected valid, got reject")
+    }
+
     @Test("The summary keeps lines within 100 characters and adds up")
     func summary() {
         var results = ReportFixtures.mixed
