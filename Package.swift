@@ -25,6 +25,8 @@ let package = Package(
         // HTTP only where it is spoken: the runner's http(s):// transport and `forge validate --listen`.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.25.0"),
+        // Already built for async-http-client; named to trust a private CA for https:// targets (--http-ca).
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.30.0"),
     ],
     targets: [
         // libcrypto from the system (apt libssl-dev); imported only by ForgeCrypto.
@@ -43,7 +45,7 @@ let package = Package(
         .target(name: "ReceiptConformanceHTTP",
                 dependencies: ["ReceiptConformance", "ReceiptCorpus", .product(name: "AsyncHTTPClient", package: "async-http-client"),
                                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
-                               .product(name: "NIOFoundationCompat", package: "swift-nio")],
+                               .product(name: "NIOFoundationCompat", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl")],
                 swiftSettings: swiftSettings),
         // The reference validator and the inspector.
         .target(name: "ReceiptValidation", dependencies: ["ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance"],

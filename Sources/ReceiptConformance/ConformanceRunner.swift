@@ -143,16 +143,20 @@ public struct ConformanceRunner: Sendable {
                     progress: (VectorResult, _ done: Int, _ total: Int) -> Void = { _, _, _ in }) async throws(CorpusError) -> RunResults {
         let clock = ContinuousClock()
         let start = clock.now
+        let selected = manifest.vectors.filter(include)
         let hello: HarnessHello
         do {
             hello = try await validator.hello()
         } catch {
+            // Nothing vanishes from a report: with no harness to ask, every selected vector is listed as not run.
+            let classifier = Classifier(profile: profileName.flatMap { manifest.profiles[$0] }, granularity: .none, decodes: false)
+            let results = selected.map { Self.notRun($0, classifier, "not run: the harness handshake failed") }.sorted { $0.id < $1.id }
             return RunResults(suite: manifest.suite.version, implementation: "unknown", profile: profileName,
-                              canaryDiagnosis: "the harness handshake failed: \(error)", counts: [:], results: [], durationMilliseconds: 0)
+                              canaryDiagnosis: "the harness handshake failed: \(error)", counts: RunResults.counting(results), results: results,
+                              durationMilliseconds: 0)
         }
         let classifier = Classifier(profile: profileName.flatMap { manifest.profiles[$0] }, granularity: hello.errorGranularity,
                                     decodes: hello.features.contains("decode"))
-        let selected = manifest.vectors.filter(include)
         let canaries = selected.filter(\.canary)
         var budget = Budget(remaining: maxErrors)
         var done = 0

@@ -3,6 +3,7 @@ import Foundation
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
+import NIOSSL
 public import ReceiptConformance
 
 /// The `http://` and `https://` transports: the harness protocol over HTTP (`GET {url}/hello`,
@@ -28,8 +29,10 @@ public struct HTTPValidator: ReceiptValidator {
     public let checker: ProtocolViolationCheck?
     private let client: HTTPClient
 
+    /// - Parameter trustRoots: PEM file of the CAs an `https://` target's certificate must chain to, for
+    ///   endpoints behind a private CA; nil trusts the system's roots.
     public init(url: String, mode: Mode, timeout: Duration = .seconds(2), headers: [(String, String)] = [], features: [String],
-                password: String? = nil, connections: Int = 8, checker: ProtocolViolationCheck? = nil) {
+                password: String? = nil, connections: Int = 8, checker: ProtocolViolationCheck? = nil, trustRoots: String? = nil) {
         self.url = url.hasSuffix("/") ? String(url.dropLast()) : url
         self.mode = mode
         self.timeout = timeout
@@ -41,6 +44,11 @@ public struct HTTPValidator: ReceiptValidator {
         configuration.timeout = .init(connect: .seconds(5))
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, connections))
         configuration.decompression = .disabled
+        if let trustRoots {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.trustRoots = .file(trustRoots)
+            configuration.tlsConfiguration = tls
+        }
         self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 

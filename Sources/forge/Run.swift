@@ -66,6 +66,8 @@ struct Run: AsyncParsableCommand {
     var mapping: String?
     @Option(name: .customLong("http-header"), help: ArgumentHelp("A header sent with every HTTP request (repeatable).", valueName: "name: value"))
     var httpHeaders: [String] = []
+    @Option(name: .customLong("http-ca"), help: ArgumentHelp("For https targets behind a private CA: a PEM file of the roots to trust instead of the system's.", valueName: "file"))
+    var httpCA: String?
     @Option(help: ArgumentHelp("The {{password}} of a mapping (verifyReceipt's shared secret). Default: $RF_SHARED_SECRET.", valueName: "secret"))
     var sharedSecret: String?
     @OptionGroup var location: VectorsCommand.Location
@@ -126,6 +128,7 @@ struct Run: AsyncParsableCommand {
         if target.count > 1, baseline != nil || writeBaseline != nil {
             throw ValidationError("--baseline and --write-baseline apply to one target; differential mode compares targets instead")
         }
+        if let httpCA, !FileManager.default.fileExists(atPath: httpCA) { throw ValidationError("--http-ca: no such file: \(httpCA)") }
         for header in httpHeaders where !header.contains(":") { throw ValidationError("--http-header must look like 'Name: value', not '\(header)'") }
     }
 
@@ -144,7 +147,7 @@ struct Run: AsyncParsableCommand {
             timeout: timeout, features: features.map { $0.split(separator: ",").map(String.init) } ?? Array(manifest.features.keys).sorted(),
             granularity: HarnessHello.Granularity(rawValue: granularity)!, httpHeaders: httpHeaders.map(TargetSettings.header),
             sharedSecret: sharedSecret ?? ProcessInfo.processInfo.environment["RF_SHARED_SECRET"], connections: parallel,
-            checker: validateProtocol ? try protocolCheck() : nil, mapping: try mapping.map(TargetSettings.loadMapping))
+            checker: validateProtocol ? try protocolCheck() : nil, mapping: try mapping.map(TargetSettings.loadMapping), httpTrustRoots: httpCA)
         var runs: [RunResults] = []
         for uri in target {
             let runner = ConformanceRunner(manifest: manifest, vectorsDirectory: directory, profile: profile, parallelism: parallel, maxErrors: maxErrors)

@@ -15,6 +15,8 @@ struct TargetSettings {
     var connections: Int
     var checker: ProtocolViolationCheck?
     var mapping: ResponseMapping?
+    /// `--http-ca`: the PEM roots an https:// target must chain to.
+    var httpTrustRoots: String? = nil
 
     /// Builds the validator `uri` names, runs `body` with it, and releases it (processes, connections) after.
     func withValidator<T>(_ uri: String, manifest: Manifest, directory: URL, _ body: (any ReceiptValidator) async throws -> T) async throws -> T {
@@ -34,7 +36,8 @@ struct TargetSettings {
             }
         } else if uri.hasPrefix("http://") || uri.hasPrefix("https://") {
             let validator = HTTPValidator(url: uri, mode: mapping.map { .mapping($0) } ?? .protocol, timeout: limit, headers: httpHeaders,
-                                          features: features, password: sharedSecret, connections: connections, checker: checker)
+                                          features: features, password: sharedSecret, connections: connections, checker: checker,
+                                          trustRoots: httpTrustRoots)
             do {
                 let outcome = try await body(validator)
                 await validator.shutdown()

@@ -104,14 +104,60 @@ struct HTTPCLITests {
         #expect(run.text.contains("TIMEOUT"))
     }
 
+    @Test("https:// through a TLS proxy in front of the reference validator: trusted with --http-ca, refused without it")
+    func https() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cert = directory.appendingPathComponent("cert.pem"), key = directory.appendingPathComponent("key.pem")
+        let made = try openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key.path, "-out", cert.path, "-days", "2",
+                                "-subj", "/CN=receipt-forge test proxy", "-addext", "subjectAltName=IP:127.0.0.1"])
+        #expect(made.status == 0, "\(made.stderr)")
+        let upstream = try Self.startReference()
+        defer { upstream.stop() }
+        let script = directory.appendingPathComponent("tls-proxy.py")
+        try """
+        import ssl, sys, urllib.request
+        from http.server import ThreadingHTTPServer, BaseHTTPRequestHandler
+        upstream, cert, key = sys.argv[1], sys.argv[2], sys.argv[3]
+        class Proxy(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            def log_message(self, *a): pass
+            def relay(self, body):
+                request = urllib.request.Request(upstream + self.path, data=body, headers={"Content-Type": "application/json"})
+                try:
+                    with urllib.request.urlopen(request, timeout=10) as r: status, data = r.status, r.read()
+                except urllib.error.HTTPError as e: status, data = e.code, e.read()
+                self.send_response(status); self.send_header("Content-Length", str(len(data))); self.end_headers(); self.wfile.write(data)
+            def do_GET(self): self.relay(None)
+            def do_POST(self): self.relay(self.rfile.read(int(self.headers["Content-Length"])))
+        server = ThreadingHTTPServer(("127.0.0.1", 0), Proxy)
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(cert, key)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+        print("listening on :%d" % server.server_address[1], flush=True)
+        server.serve_forever()
+        """.write(to: script, atomically: true, encoding: .utf8)
+        let proxy = try BackgroundServer(URL(fileURLWithPath: "/usr/bin/python3"), [script.path, upstream.url, cert.path, key.path])
+        defer { proxy.stop() }
+        let url = "https://127.0.0.1:\(proxy.port)"
+        let selection = ["--run", "valid::*", "--run", "chain::*", "--profile", "apple-compatible", "--timeout", "10"]
+        let (trusted, results) = try Self.runCorpus(["--target", url, "--http-ca", cert.path] + selection)
+        #expect(trusted.status == 0, "\(trusted.text)\(trusted.stderr)")
+        #expect(results.count == 41 && results.allSatisfy { $0["outcome"] as? String == "PASS" })
+        let untrusted = try forge("run", "--target", url, "--vectors", Self.vectors, "--run", "valid::*")
+        #expect(untrusted.status == 2 && untrusted.text.contains("handshake failed"), "\(untrusted.text)")
+    }
+
     @Test("An unreachable target is an infrastructure failure (exit 2) that names the URL")
     func unreachable() throws {
         // Bind a port, then free it: nothing listens there any more.
         let server = try Self.startReference()
         let url = server.url
         server.stop()
-        let run = try forge("run", "--target", url, "--vectors", Self.vectors)
+        let (run, results) = try Self.runCorpus(["--target", url, "--run", "valid::*"])
         #expect(run.status == 2)
+        #expect(results.count == 20 && results.allSatisfy { $0["outcome"] as? String == "SKIP" && ($0["message"] as? String)?.contains("handshake") == true },
+                "every selected vector is listed, as not run")
         #expect(run.text.contains(url) || run.stderr.contains(url), "\(run.text)\(run.stderr)")
     }
 

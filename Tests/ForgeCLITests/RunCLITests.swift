@@ -58,6 +58,18 @@ struct RunCLITests {
         #expect(run.text.contains("PASS 1"))
     }
 
+    @Test("The README's GitHub Actions workflow calls forge run with options that exist, and starts from a fresh build")
+    func workflowExample() throws {
+        let readme = try String(contentsOf: repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let workflow = try #require(readme.components(separatedBy: "```yaml\n").dropFirst().first?.components(separatedBy: "```").first)
+        #expect(workflow.contains("swift build -c release --package-path receipt-forge --product forge"))
+        let help = try forge("run", "--help").text
+        let options = Set(workflow.matches(of: /--[a-z][a-z-]+/).map { String($0.output) })
+            .subtracting(["--package-path", "--product"])  // swift build's
+        #expect(options.isSuperset(of: ["--target", "--baseline", "--junit", "--markdown", "--html", "--vectors", "--profile"]))
+        for option in options { #expect(help.contains(option), "forge run knows \(option)") }
+    }
+
     @Test("Bad arguments exit 64")
     func usage() throws {
         #expect(try forge("run", "--target", "ftp://nowhere").status == 64)
