@@ -34,10 +34,14 @@ final class ChildProcess: @unchecked Sendable {
         process.standardOutput = stdoutPipe
         process.standardError = stderrPipe
         let exit = self.exit
-        process.terminationHandler = { _ in exit.signal() }
+        process.terminationHandler = { process in
+            HarnessProcesses.live.remove(process.processIdentifier)
+            exit.signal()
+        }
         do { try process.run() } catch {
             throw HarnessStartError(description: "cannot start \(command[0]): \(error.localizedDescription)")
         }
+        HarnessProcesses.live.insert(process.processIdentifier, running: { process.isRunning })
         self.process = process
         self.writer = StdinWriter(stdinPipe.fileHandleForWriting)
         let tail = stderrTail
@@ -169,6 +173,34 @@ private final class StdinWriter: @unchecked Sendable {
         queue.append(item)
         condition.signal()
         condition.unlock()
+    }
+}
+
+/// The harness processes the runner has started and not yet seen exit, so that an interrupted run can
+/// end them: each leads its own process group, which a terminal's Ctrl-C does not reach.
+public enum HarnessProcesses {
+    /// SIGKILL to the process group of every harness still running. Safe to call from any thread.
+    public static func killAll() {
+        for pid in live.snapshot() {
+            Glibc.kill(-pid, SIGKILL)
+            Glibc.kill(pid, SIGKILL)
+        }
+    }
+
+    static let live = LiveGroups()
+
+    final class LiveGroups: @unchecked Sendable {
+        // Guarded by `lock`.
+        private let lock = NSLock()
+        private var pids: Set<Int32> = []
+
+        /// Records `pid` unless it already exited (the termination handler may run before this).
+        func insert(_ pid: Int32, running: () -> Bool) {
+            lock.withLock { if running() { _ = pids.insert(pid) } }
+        }
+
+        func remove(_ pid: Int32) { lock.withLock { _ = pids.remove(pid) } }
+        func snapshot() -> [Int32] { lock.withLock { Array(pids) } }
     }
 }
 

@@ -26,15 +26,15 @@ public enum JUnitReport {
             let cases = families[family]!
             out += #"  <testsuite name="receipt-conformance.\#(family)\#(qualifier)" tests="\#(cases.count)" failures="\#(cases.filter { $0.outcome.isConformanceFailure }.count)" errors="\#(cases.filter { $0.outcome.isInfrastructureFailure }.count)" skipped="\#(cases.filter { $0.outcome == .skip || $0.outcome == .xfail }.count)">"# + "\n"
             for result in cases {
-                out += #"    <testcase classname="receipt.\#(family)" name="\#(escape(result.id))" time="\#(seconds(result.durationMicroseconds))">"#
+                out += #"    <testcase classname="receipt.\#(family)" name="\#(Self.escape(result.id))" time="\#(seconds(result.durationMicroseconds))">"#
                 let got = result.verdict.map { "\($0.rawValue)\(result.errorClass.map { " \($0)" } ?? "")" } ?? "no verdict"
                 let expected = "\(result.expected.rawValue)\(result.expectedErrorClasses.isEmpty ? "" : " [\(result.expectedErrorClasses.joined(separator: "|"))]")"
                 if result.outcome.isConformanceFailure {
-                    out += #"<failure type="\#(result.outcome.rawValue)" message="\#(escape("expected \(expected), got \(got)"))">\#(escape(result.message ?? ""))</failure>"#
+                    out += #"<failure type="\#(result.outcome.rawValue)" message="\#(Self.escape("expected \(expected), got \(got)"))">\#(Self.escape(result.message ?? ""))</failure>"#
                 } else if result.outcome.isInfrastructureFailure {
-                    out += #"<error type="\#(result.outcome.rawValue)" message="\#(escape(result.message ?? result.outcome.rawValue))"/>"#
+                    out += #"<error type="\#(result.outcome.rawValue)" message="\#(Self.escape(result.message ?? result.outcome.rawValue))"/>"#
                 } else if result.outcome == .skip || result.outcome == .xfail {
-                    out += #"<skipped message="\#(escape(result.message ?? "skipped"))"/>"#
+                    out += #"<skipped message="\#(Self.escape(result.message ?? "skipped"))"/>"#
                 }
                 out += "</testcase>\n"
             }
@@ -48,18 +48,7 @@ public enum JUnitReport {
         return "\(whole).\(String(repeating: "0", count: 6 - String(fraction).count))\(fraction)"
     }
 
-    static func escape(_ text: String) -> String {
-        var out = ""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "&": out += "&amp;"
-            case "<": out += "&lt;"
-            case ">": out += "&gt;"
-            case "\"": out += "&quot;"
-            case _ where scalar.value < 0x20 && scalar != "\n" && scalar != "\t": out += "?"
-            default: out.unicodeScalars.append(scalar)
-            }
-        }
-        return out
-    }
+    /// What is inert in HTML text and attributes is inert in XML too; control characters, which XML
+    /// 1.0 forbids, become U+FFFD.
+    static func escape(_ text: String) -> String { HTMLReport.escape(text) }
 }

@@ -48,6 +48,7 @@ struct Run: AsyncParsableCommand {
               ERROR/TIMEOUT/CRASH beyond --max-errors
           64  usage error
           65  bad data: corpus, baseline, mapping or results file
+          130, 143  interrupted (Ctrl-C, SIGTERM): harnesses killed, no reports
 
         EXAMPLES
           forge run --target swift:reference --profile apple-compatible
@@ -135,6 +136,8 @@ struct Run: AsyncParsableCommand {
     func run() async throws {
         // Checked here, not in validate(): `forge run merge` shares these options and has no target.
         guard !target.isEmpty else { throw ValidationError("give --target (swift:reference, exec:CMD, exit:CMD, stdio:CMD or http(s)://…)") }
+        let interrupts = Interrupts.stopHarnessesOnSignal()
+        defer { interrupts.forEach { $0.cancel() } }
         let (manifest, directory) = try location.manifest()
         if let profile, manifest.profiles[profile] == nil {
             throw fail("unknown profile '\(profile)'; the corpus defines \(manifest.profiles.keys.sorted().joined(separator: ", "))", Exit.usage)
@@ -322,5 +325,24 @@ final class ProgressLine: @unchecked Sendable {
 
     func finish() {
         if enabled { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+    }
+}
+
+/// Ctrl-C or a CI runner's SIGTERM must not leave harnesses behind: they lead process groups of their
+/// own, which the terminal's signal does not reach. On SIGINT, SIGTERM or SIGHUP, every harness group
+/// is killed and forge exits 128 + the signal's number; the run's reports are not written.
+enum Interrupts {
+    static func stopHarnessesOnSignal() -> [any DispatchSourceSignal] {
+        [SIGINT, SIGTERM, SIGHUP].map { number in
+            signal(number, SIG_IGN)  // the source below sees it instead of the default action
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
+            source.setEventHandler {
+                HarnessProcesses.killAll()
+                FileHandle.standardError.write(Data("\nforge: interrupted (signal \(number)); harness processes stopped, no reports written\n".utf8))
+                exit(128 + number)
+            }
+            source.resume()
+            return source
+        }
     }
 }

@@ -26,31 +26,30 @@ struct TargetSettings {
             return try await body(try ReferenceHarness(vectorsDirectory: directory))
         } else if uri.hasPrefix("stdio:") {
             let validator = StdioValidator(command: try Self.words(uri.dropFirst(6)), suite: manifest.suite.version, timeout: limit, checker: checker)
-            do {
-                let outcome = try await body(validator)
-                await validator.stop()
-                return outcome
-            } catch {
-                await validator.stop()
-                throw error
-            }
+            return try await Self.run(body, with: validator) { await validator.stop() }
         } else if uri.hasPrefix("http://") || uri.hasPrefix("https://") {
             let validator = HTTPValidator(url: uri, mode: mapping.map { .mapping($0) } ?? .protocol, timeout: limit, headers: httpHeaders,
                                           features: features, password: sharedSecret, connections: connections, checker: checker,
                                           trustRoots: httpTrustRoots)
-            do {
-                let outcome = try await body(validator)
-                await validator.shutdown()
-                return outcome
-            } catch {
-                await validator.shutdown()
-                throw error
-            }
+            return try await Self.run(body, with: validator) { await validator.shutdown() }
         } else {
             let anchors = manifest.trustAnchors.mapValues { directory.appendingPathComponent($0.file).path }
             let validator = ExecValidator(command: try Self.words(uri.dropFirst(5)), mode: uri.hasPrefix("exec:") ? .protocol : .exitCode, timeout: limit,
                                           features: features, granularity: granularity, anchorFiles: anchors, checker: checker)
             return try await body(validator)
+        }
+    }
+
+    /// Runs `body` with `validator`, then `release`s it (ends its process, closes its connections) however `body` ended.
+    private static func run<T>(_ body: (any ReceiptValidator) async throws -> T, with validator: some ReceiptValidator,
+                               release: () async -> Void) async throws -> T {
+        do {
+            let outcome = try await body(validator)
+            await release()
+            return outcome
+        } catch {
+            await release()
+            throw error
         }
     }
 

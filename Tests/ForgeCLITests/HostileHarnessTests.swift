@@ -162,6 +162,34 @@ struct HostileHarnessTests {
         try Self.expectNothingRunning(directory)
     }
 
+    @Test("Interrupted (Ctrl-C, or CI's SIGTERM) while harnesses hang: they are killed with their children, exit 128 + signal",
+          arguments: [SIGINT, SIGTERM])
+    func interrupted(_ signal: Int32) throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let script = directory.appendingPathComponent("hang.sh")
+        try "#!/bin/sh\ncat > /dev/null\nsh -c \"sleep 600 # \(directory.path)\" & wait\n".write(to: script, atomically: true, encoding: .utf8)
+        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
+        let forge = Process()
+        forge.executableURL = forgeBinary
+        forge.arguments = ["run", "--target", "exit:\(script.path)", "--vectors", Self.vectors, "--run", "valid::*", "--timeout", "60", "-q"]
+        let errors = Pipe()
+        forge.standardOutput = FileHandle.nullDevice
+        forge.standardError = errors
+        try forge.run()
+        // Wait until the harnesses (and what they spawned) are up, then interrupt.
+        let clock = ContinuousClock(), deadline = clock.now.advanced(by: .seconds(20))
+        while try ForgeCLITests.run(URL(fileURLWithPath: "/usr/bin/pgrep"), ["-f", "sleep 600 # \(directory.path)"]).text.isEmpty, clock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+        kill(forge.processIdentifier, signal)
+        forge.waitUntilExit()
+        #expect(forge.terminationStatus == 128 + signal)
+        #expect(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).contains("harness processes stopped"))
+        Thread.sleep(forTimeInterval: 0.2)
+        try Self.expectNothingRunning(directory)
+    }
+
     /// The four report files of one run, read back.
     struct Reports {
         let status: Int32
