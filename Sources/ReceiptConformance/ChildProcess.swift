@@ -38,10 +38,7 @@ final class ChildProcess: @unchecked Sendable {
             HarnessProcesses.live.remove(process.processIdentifier)
             exit.signal()
         }
-        do { try process.run() } catch {
-            throw HarnessStartError(description: "cannot start \(command[0]): \(error.localizedDescription)")
-        }
-        HarnessProcesses.live.insert(process.processIdentifier, running: { process.isRunning })
+        try HarnessProcesses.live.launch(process, command[0])
         self.process = process
         self.writer = StdinWriter(stdinPipe.fileHandleForWriting)
         let tail = stderrTail
@@ -179,28 +176,39 @@ private final class StdinWriter: @unchecked Sendable {
 /// The harness processes the runner has started and not yet seen exit, so that an interrupted run can
 /// end them: each leads its own process group, which a terminal's Ctrl-C does not reach.
 public enum HarnessProcesses {
-    /// SIGKILL to the process group of every harness still running. Safe to call from any thread.
-    public static func killAll() {
-        for pid in live.snapshot() {
-            Glibc.kill(-pid, SIGKILL)
-            Glibc.kill(pid, SIGKILL)
-        }
-    }
+    /// SIGKILL to the process group of every harness still running, and no harness starts after it.
+    /// Safe to call from any thread; a harness being started meanwhile is waited for, then killed too.
+    public static func killAll() { live.killAll() }
 
     static let live = LiveGroups()
 
     final class LiveGroups: @unchecked Sendable {
-        // Guarded by `lock`.
-        private let lock = NSLock()
+        // Guarded by `lock`, which is held across a launch so that `killAll` cannot miss one in flight.
+        private let lock = NSRecursiveLock()
         private var pids: Set<Int32> = []
+        private var closed = false
 
-        /// Records `pid` unless it already exited (the termination handler may run before this).
-        func insert(_ pid: Int32, running: () -> Bool) {
-            lock.withLock { if running() { _ = pids.insert(pid) } }
+        func launch(_ process: Process, _ name: String) throws(HarnessStartError) {
+            lock.lock()
+            defer { lock.unlock() }
+            guard !closed else { throw HarnessStartError(description: "the run was interrupted") }
+            do { try process.run() } catch {
+                throw HarnessStartError(description: "cannot start \(name): \(error.localizedDescription)")
+            }
+            pids.insert(process.processIdentifier)
         }
 
         func remove(_ pid: Int32) { lock.withLock { _ = pids.remove(pid) } }
-        func snapshot() -> [Int32] { lock.withLock { Array(pids) } }
+
+        func killAll() {
+            lock.withLock {
+                closed = true
+                for pid in pids {
+                    Glibc.kill(-pid, SIGKILL)
+                    Glibc.kill(pid, SIGKILL)
+                }
+            }
+        }
     }
 }
 

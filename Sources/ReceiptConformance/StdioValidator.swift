@@ -34,6 +34,10 @@ public final class StdioValidator: ReceiptValidator, Sendable {
     /// Ends the harness: `stop`, a moment to exit, then its process group is killed.
     public func stop() async { await session.shutdown() }
 
+    /// What the harness wrote that answered no waiting request (a second reply, a log line between
+    /// requests): protocol violations that no vector's outcome could carry. At most 20, then "… and more".
+    public func strayLines() async -> [String] { await session.stray }
+
     /// Why the harness could not be started or did not say hello.
     public struct HandshakeError: Error, CustomStringConvertible {
         public let description: String
@@ -63,6 +67,8 @@ public final class StdioValidator: ReceiptValidator, Sendable {
             let request: ValidateRequest
             let continuation: CheckedContinuation<HarnessReply, Never>
             let generation: Int
+            /// When its time is up; set when it is written to the harness.
+            var deadline = ContinuousClock.now
         }
         private var waiting: [Int: Waiting] = [:]
         /// Seqs in the order they were sent, for charging a stray line to the oldest.
@@ -98,6 +104,8 @@ public final class StdioValidator: ReceiptValidator, Sendable {
                 return
             }
             line.append(0x0A)
+            var entry = entry
+            entry.deadline = ContinuousClock.now.advanced(by: timeout)
             waiting[seq] = entry
             order.append(seq)
             let generation = self.generation
@@ -209,11 +217,25 @@ public final class StdioValidator: ReceiptValidator, Sendable {
                 return
             }
             let data = Data(line.utf8)
-            if let reply = try? JSONDecoder().decode(HarnessReply.self, from: data), waiting[reply.seq] != nil {
-                finish(reply.seq, checker?.check(data).map { .errored(seq: reply.seq, message: $0) } ?? reply)
+            if let reply = try? JSONDecoder().decode(HarnessReply.self, from: data) {
+                if waiting[reply.seq] != nil {
+                    finish(reply.seq, checker?.check(data).map { .errored(seq: reply.seq, message: $0) } ?? reply)
+                } else {
+                    // A second reply, or one to a request never sent: the harness's fault, but no vector's.
+                    unattributed("a reply to seq \(reply.seq), which is not waiting for one: \(line.prefix(120))")
+                }
             } else if let oldest = order.first {
                 finish(oldest, .errored(seq: oldest, message: "protocol violation: the harness printed '\(line.prefix(120))'"))
+            } else {
+                unattributed("a line while no request was waiting: \(line.prefix(120))")
             }
+        }
+
+        /// Protocol violations that belong to no request, for `StdioValidator.strayLines()`.
+        private(set) var stray: [String] = []
+
+        private func unattributed(_ violation: String) {
+            if stray.count < 20 { stray.append(violation) } else if stray.count == 20 { stray.append("… and more") }
         }
 
         private func inputRefused(_ seq: Int, generation: Int) {
@@ -221,10 +243,14 @@ public final class StdioValidator: ReceiptValidator, Sendable {
             finish(seq, .failed(seq: seq, failure: .crash, message: withStderr("the harness stopped reading its input")))
         }
 
-        /// The request's time is up: TIMEOUT for it; the harness is killed, and the others it held go to a new one.
+        /// A request's time is up: TIMEOUT for the oldest request whose time is up (a harness stuck on it
+        /// holds the later ones back, and timers that fire together may run in any order); the harness is
+        /// killed, and the others it held go to a new one.
         private func expire(_ seq: Int, generation: Int) async {
             guard let entry = waiting[seq], entry.generation == generation, generation == self.generation else { return }
-            finish(seq, .failed(seq: seq, failure: .timeout, message: withStderr("no reply within \(timeout); the harness was killed and restarted")))
+            let now = ContinuousClock.now
+            let culprit = order.first { waiting[$0].map { $0.deadline <= now } ?? false } ?? seq
+            finish(culprit, .failed(seq: culprit, failure: .timeout, message: withStderr("no reply within \(timeout); the harness was killed and restarted")))
             let innocent = order.compactMap { waiting[$0] }
             waiting = [:]
             order = []

@@ -26,7 +26,10 @@ struct TargetSettings {
             return try await body(try ReferenceHarness(vectorsDirectory: directory))
         } else if uri.hasPrefix("stdio:") {
             let validator = StdioValidator(command: try Self.words(uri.dropFirst(6)), suite: manifest.suite.version, timeout: limit, checker: checker)
-            return try await Self.run(body, with: validator) { await validator.stop() }
+            return try await Self.run(body, with: validator) {
+                await validator.stop()
+                for line in await validator.strayLines() { note("protocol violation by \(uri.dropFirst(6)): \(line)") }
+            }
         } else if uri.hasPrefix("http://") || uri.hasPrefix("https://") {
             let validator = HTTPValidator(url: uri, mode: mapping.map { .mapping($0) } ?? .protocol, timeout: limit, headers: httpHeaders,
                                           features: features, password: sharedSecret, connections: connections, checker: checker,

@@ -49,6 +49,8 @@ struct HostileHarnessTests {
             if mode == "overlong":
                 send("x" * (5 << 20))
                 time.sleep(600)
+            if mode == "duplicate-reply":
+                accept(m)
         if mode == "out-of-order":
             # Even seqs are answered late, so with two requests in flight replies cross.
             threading.Timer(0.3 if m["seq"] % 2 == 0 else 0.0, accept, [m]).start()
@@ -57,7 +59,8 @@ struct HostileHarnessTests {
     """
 
     enum Mode: String, CaseIterable, CustomStringConvertible {
-        case crash, hang, garbage, closeStdout = "close-stdout", overlong, acceptEverything = "accept-everything", outOfOrder = "out-of-order"
+        case crash, hang, garbage, closeStdout = "close-stdout", overlong, duplicateReply = "duplicate-reply"
+        case acceptEverything = "accept-everything", outOfOrder = "out-of-order"
 
         var description: String { rawValue }
 
@@ -69,7 +72,7 @@ struct HostileHarnessTests {
             case .garbage: ("ERROR", "protocol violation")
             case .closeStdout: ("CRASH", "closed its output")
             case .overlong: ("ERROR", "longer than")
-            case .acceptEverything, .outOfOrder: ("FALSE_ACCEPT", "")
+            case .acceptEverything, .outOfOrder, .duplicateReply: ("FALSE_ACCEPT", "")
             }
         }
 
@@ -94,6 +97,9 @@ struct HostileHarnessTests {
         #expect(trigger["outcome"] as? String == mode.triggerOutcome.0, "\(trigger)")
         let message = trigger["message"] as? String ?? ""
         #expect(mode.triggerOutcome.1.isEmpty || message.contains(mode.triggerOutcome.1), "\(trigger)")
+        if mode == .duplicateReply {
+            #expect(reports.stdout.contains("protocol violation by") && reports.stdout.contains("not waiting"), "a stray reply is reported, on no vector")
+        }
         if [.crash, .hang, .closeStdout].contains(mode) {
             #expect(message.contains("hostile harness: \(mode.rawValue)"), "stderr's tail is in the report: \(trigger)")
         }
