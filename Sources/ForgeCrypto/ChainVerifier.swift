@@ -16,7 +16,9 @@ public enum ChainVerifier {
     ///
     /// Validity is checked at `time`, or not at all when `time` is `nil` (the wall clock is never used).
     /// No purpose check, no CRLs, SHA-1 signatures allowed, no partial chains (the path must end at a
-    /// supplied root), and unknown critical extensions do not fail the chain.
+    /// supplied root). A critical extension OpenSSL does not process fails the chain ("unhandled critical
+    /// extension"), as RFC 5280 §4.2 requires and Apple's own verifier does: that includes Apple's marker
+    /// OIDs when marked critical, which Apple's certificates never are.
     public static func verify(
         leaf: X509Certificate,
         intermediates: [X509Certificate],
@@ -41,7 +43,7 @@ public enum ChainVerifier {
             return internalFailure("X509_STORE_CTX_init")
         }
         guard let parameters = X509_STORE_CTX_get0_param(context) else { return internalFailure("X509_STORE_CTX_get0_param") }
-        var flags = UInt(X509_V_FLAG_IGNORE_CRITICAL)
+        var flags: UInt = 0
         if let time {
             X509_VERIFY_PARAM_set_time(parameters, time_t(time.timeIntervalSince1970.rounded(.down)))
         } else {

@@ -36,6 +36,41 @@ enum DER {
         return try body(object)
     }
 
+    /// The dotted OIDs of a DER `SEQUENCE OF OBJECT IDENTIFIER` (an extendedKeyUsage value). Elements that
+    /// are not OIDs, or bytes that do not parse, end the list: this reads certificates OpenSSL already parsed.
+    static func objectIdentifiers(inSequence der: [UInt8]) throws -> [String] {
+        guard der.first == 0x30, let (start, end) = contentRange(der, at: 0) else { return [] }
+        var oids: [String] = []
+        var offset = start
+        while offset < end, der[offset] == 0x06, let (_, elementEnd) = contentRange(der, at: offset), elementEnd <= end {
+            let element = Array(der[offset..<elementEnd])
+            let object: OpaquePointer? = element.withUnsafeBufferPointer { buffer in
+                var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
+                return d2i_ASN1_OBJECT(nil, &cursor, buffer.count)
+            }
+            guard let object else { break }
+            defer { ASN1_OBJECT_free(object) }
+            oids.append(try dottedOID(of: object, failure: .certificateParsingFailed))
+            offset = elementEnd
+        }
+        return oids
+    }
+
+    /// The contents' start and end of the definite-length TLV at `offset`, or nil when it does not fit in `der`.
+    private static func contentRange(_ der: [UInt8], at offset: Int) -> (Int, Int)? {
+        guard offset + 1 < der.count else { return nil }
+        var length = Int(der[offset + 1])
+        var start = offset + 2
+        if length & 0x80 != 0 {
+            let octets = length & 0x7F
+            guard (1...3).contains(octets), start + octets <= der.count else { return nil }
+            length = der[start..<start + octets].reduce(0) { $0 << 8 | Int($1) }
+            start += octets
+        }
+        guard start + length <= der.count else { return nil }
+        return (start, start + length)
+    }
+
     /// Tag, definite length, contents.
     static func element(tag: UInt8, contents: [UInt8]) -> [UInt8] {
         [tag] + length(contents.count) + contents

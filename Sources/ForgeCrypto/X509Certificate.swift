@@ -49,12 +49,21 @@ public struct X509Certificate: Sendable, Hashable {
     public let isCA: Bool
     /// SHA-256 of ``derRepresentation``.
     public let sha256Fingerprint: [UInt8]
-    private let extensions: [DecodedExtension]
+    /// Every extension in certificate order, known to OpenSSL or not.
+    public let extensions: [Extension]
+    /// The key usage bits set, by RFC 5280 name (`digitalSignature`, `keyCertSign`, …); nil without the extension.
+    public let keyUsage: [String]?
+    /// The extended key usages, by name where OpenSSL knows them (`codeSigning`), else as dotted OIDs; nil without the extension.
+    public let extendedKeyUsage: [String]?
+    /// basicConstraints pathLenConstraint; nil when absent or unlimited.
+    public let pathLength: Int?
 
-    private struct DecodedExtension: Sendable {
-        let oid: String
-        let isCritical: Bool
-        let value: [UInt8]
+    /// One extension as it appears in the certificate.
+    public struct Extension: Sendable, Hashable {
+        public let oid: String
+        public let isCritical: Bool
+        /// The extnValue OCTET STRING contents: the DER of the extension's value.
+        public let value: [UInt8]
     }
 
     /// Parses one DER certificate; the bytes must be exactly one certificate, with nothing trailing.
@@ -156,6 +165,10 @@ extension X509Certificate {
         let flags = X509_get_extension_flags(certificate)
         self.isCA = flags & UInt32(EXFLAG_CA) != 0
         self.extensions = try Self.decodedExtensions(of: certificate)
+        self.keyUsage = Self.keyUsageNames(certificate)
+        self.extendedKeyUsage = try Self.extendedKeyUsageNames(certificate)
+        let pathLength = X509_get_pathlen(certificate)
+        self.pathLength = pathLength >= 0 ? pathLength : nil
         self.sha256Fingerprint = try DigestAlgorithm.sha256.digest(derEncoded)
     }
 
@@ -200,7 +213,25 @@ extension X509Certificate {
         return try dottedOID(of: object, failure: .certificateParsingFailed)
     }
 
-    private static func decodedExtensions(of certificate: OpaquePointer) throws -> [DecodedExtension] {
+    /// RFC 5280 §4.2.1.3 names of the key usage bits OpenSSL decoded (`X509_get_key_usage`).
+    private static func keyUsageNames(_ certificate: OpaquePointer) -> [String]? {
+        guard X509_get_extension_flags(certificate) & UInt32(EXFLAG_KUSAGE) != 0 else { return nil }
+        let bits = X509_get_key_usage(certificate)
+        let names: [(UInt32, String)] = [(0x80, "digitalSignature"), (0x40, "nonRepudiation"), (0x20, "keyEncipherment"), (0x10, "dataEncipherment"),
+                                         (0x08, "keyAgreement"), (0x04, "keyCertSign"), (0x02, "cRLSign"), (0x01, "encipherOnly"), (0x8000, "decipherOnly")]
+        return names.filter { bits & $0.0 != 0 }.map(\.1)
+    }
+
+    /// The EKU OIDs, named like RFC 5280 where known; read from the extension so unknown purposes show too.
+    private static func extendedKeyUsageNames(_ certificate: OpaquePointer) throws -> [String]? {
+        guard let value = try decodedExtensions(of: certificate).first(where: { $0.oid == "2.5.29.37" })?.value else { return nil }
+        let known = ["1.3.6.1.5.5.7.3.1": "serverAuth", "1.3.6.1.5.5.7.3.2": "clientAuth", "1.3.6.1.5.5.7.3.3": "codeSigning",
+                     "1.3.6.1.5.5.7.3.4": "emailProtection", "1.3.6.1.5.5.7.3.8": "timeStamping", "1.3.6.1.5.5.7.3.9": "OCSPSigning",
+                     "2.5.29.37.0": "anyExtendedKeyUsage"]
+        return try DER.objectIdentifiers(inSequence: value).map { known[$0] ?? $0 }
+    }
+
+    private static func decodedExtensions(of certificate: OpaquePointer) throws -> [Extension] {
         try (0..<X509_get_ext_count(certificate)).map { index in
             guard let `extension` = X509_get_ext(certificate, index),
                 let object = X509_EXTENSION_get_object(`extension`),
@@ -208,7 +239,7 @@ extension X509Certificate {
             else {
                 throw ForgeCryptoError(.certificateParsingFailed, "X509_get_ext(\(index))")
             }
-            return DecodedExtension(
+            return Extension(
                 oid: try dottedOID(of: object, failure: .certificateParsingFailed),
                 isCritical: X509_EXTENSION_get_critical(`extension`) != 0,
                 value: contents(of: value)

@@ -48,7 +48,7 @@ extension RunResults {
                    canaryDiagnosis: "1 canary failed — is the test root configured as the trust anchor?", counts: ["WRONG_REASON": 1],
                    results: [.exemplar], durationMilliseconds: 42, expiredBaselineEntries: ["binding::device-hash-mismatch"], shard: "1/2",
                    errorBudget: 0, stoppedEarly: "more than 0 harness failures (--max-errors); the vectors not run are SKIP",
-                   target: "stdio:./acme-harness --strict", hello: .exemplar)
+                   target: "stdio:./acme-harness --strict", hello: .exemplar, label: "acme")
     }
 }
 

@@ -71,6 +71,14 @@ public struct RunResults: Codable, Sendable {
     public var target: String?
     /// What the harness declared: features, error granularity, clock injection, concurrency.
     public var hello: HarnessHello?
+    /// `--label`: the name reports and differential mode give this run instead of the implementation's.
+    public var label: String?
+
+    /// How reports name this run: its label, or the implementation it declared.
+    public var name: String { label ?? implementation }
+
+    /// The run's wall time as people read it ("850 ms", "5.412 s").
+    public var durationDescription: String { ReportText.duration(milliseconds: durationMilliseconds) }
 
     /// 0 conformant, 1 conformance failure (or an expired baseline entry), 2 infrastructure failure:
     /// failed canaries, a run stopped early, or more harness failures than the error budget.
@@ -167,7 +175,9 @@ public struct ConformanceRunner: Sendable {
         var results = try await execute(canaries, validator, hello, classifier, startingSeq: 0, budget: &budget, report: report)
         var diagnosis: String?
         if results.contains(where: { $0.outcome != .pass && $0.outcome != .skip }) {
-            diagnosis = Self.diagnose(results.filter { $0.outcome != .pass })
+            let passed = Set(results.filter { $0.outcome == .pass }.map(\.id))
+            diagnosis = Self.diagnose(results.filter { $0.outcome != .pass && $0.outcome != .skip }, canaries: canaries, accepted: passed,
+                                      hello: hello)
             // Nothing vanishes from a report: vectors not run are listed as skipped, with the reason.
             results += selected.filter { !$0.canary }.map { Self.notRun($0, classifier, "not run: the canaries failed") }
         } else {
@@ -278,8 +288,10 @@ public struct ConformanceRunner: Sendable {
             || vector.expected.errorClasses.contains { ["chain.expired", "chain.not-yet-valid", "policy.expired"].contains($0) }
     }
 
-    /// What failing canaries most likely mean.
-    static func diagnose(_ failures: [VectorResult]) -> String {
+    /// What failing canaries most likely mean. `canaries` are the run's canary vectors, `accepted` the ids
+    /// of those the harness passed and `hello` what it declared, so a rejection that follows a feature can
+    /// be named as such.
+    static func diagnose(_ failures: [VectorResult], canaries: [Vector] = [], accepted: Set<String> = [], hello: HarnessHello? = nil) -> String {
         let summary = "\(failures.count) canar\(failures.count == 1 ? "y" : "ies") failed (\(failures.map { "\($0.id): \($0.outcome.rawValue)\($0.errorClass.map { " \($0)" } ?? "")" }.joined(separator: "; ")))"
         let hint: String
         if let broken = failures.first(where: \.outcome.isInfrastructureFailure) {
@@ -290,6 +302,8 @@ public struct ConformanceRunner: Sendable {
             default: "the harness failed"
             }
             hint = "\(what): \(broken.message.map { String($0.prefix(300)) } ?? "no message")."
+        } else if let missing = featureHint(failures, canaries: canaries, accepted: accepted, hello: hello) {
+            hint = missing
         } else if failures.allSatisfy({ $0.outcome == .wrongDecode }) {
             hint = "the harness accepts the canaries but reports other decoded fields than they hold: is it reading the right attributes?"
         } else {
@@ -303,5 +317,29 @@ public struct ConformanceRunner: Sendable {
             }
         }
         return "\(summary) — \(hint) The run stopped before scoring negative vectors."
+    }
+
+    /// When every failed canary was rejected and they all need a feature that no passing canary needs
+    /// (an Xcode receipt given to a validator that never accepts Xcode), the feature is the likely cause.
+    static func featureHint(_ failures: [VectorResult], canaries: [Vector], accepted: Set<String>, hello: HarnessHello?) -> String? {
+        guard !failures.isEmpty, failures.allSatisfy({ $0.outcome == .falseReject }) else { return nil }
+        let features = Dictionary(canaries.map { ($0.id, Set($0.features)) }, uniquingKeysWith: { first, _ in first })
+        let passedFeatures = canaries.filter { accepted.contains($0.id) }.reduce(into: Set<String>()) { $0.formUnion($1.features) }
+        guard let shared = failures.map({ features[$0.id] ?? [] }).reduce(nil, { (common: Set<String>?, next) in common.map { $0.intersection(next) } ?? next })
+        else { return nil }
+        let suspects = shared.subtracting(passedFeatures).sorted()
+        guard !suspects.isEmpty else { return nil }
+        let names = suspects.map { "`\($0)`" }.joined(separator: ", ")
+        var hint = "every rejected canary needs \(names), which no accepted canary needs: if the validator does not support \(suspects.count == 1 ? "it" : "them"), declare features without \(names)"
+        if let hello {
+            let rest = hello.features.filter { !suspects.contains($0) }.sorted()
+            hint += " (exec/exit/mapping targets: --features \(rest.isEmpty ? "''" : rest.joined(separator: ",")); protocol harnesses: in their hello)"
+        }
+        if suspects.contains("xcode") {
+            hint += "; if it does, is Vectors/anchors/forge-storekit.der its trust anchor for Xcode vectors (context.trustAnchor forge-storekit)?"
+        } else {
+            hint += "."
+        }
+        return hint
     }
 }

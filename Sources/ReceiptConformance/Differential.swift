@@ -64,15 +64,15 @@ public enum Differential {
         return found
     }
 
-    /// One distinct, deterministic name per run: the implementation name; where several runs share it,
-    /// followed by the target (`name [stdio:./harness]`); where that is not enough either, "#2", "#3", …
-    /// on later runs, so answers and matrix columns never collide.
+    /// One distinct, deterministic name per run: its `--label`, else the implementation name; where several
+    /// runs share it, followed by the target (`name [stdio:./harness]`); where that is not enough either,
+    /// "#2", "#3", … on later runs, so answers and matrix columns never collide.
     public static func targetNames(_ runs: [RunResults]) -> [String] {
-        let shared = Dictionary(grouping: runs, by: \.implementation).filter { $0.value.count > 1 }
+        let shared = Dictionary(grouping: runs, by: \.name).filter { $0.value.count > 1 }
         var used = Set<String>()
         var names: [String] = []
         for run in runs {
-            let base = if shared[run.implementation] != nil, let target = run.target { "\(run.implementation) [\(target)]" } else { run.implementation }
+            let base = if shared[run.name] != nil, let target = run.target { "\(run.name) [\(target)]" } else { run.name }
             var name = base
             var suffix = 2
             while used.contains(name) {

@@ -14,7 +14,7 @@ public enum JUnitReport {
         let errors = all.filter { $0.outcome.isInfrastructureFailure }.count
         out += #"<testsuites name="receipt-conformance" tests="\#(all.count)" failures="\#(failures)" errors="\#(errors)" time="\#(seconds(runs.map(\.durationMilliseconds).reduce(0, +) * 1000))">"# + "\n"
         for results in runs {
-            out += suites(results, qualifier: runs.count > 1 ? " [\(escape(results.implementation))]" : "")
+            out += suites(results, qualifier: runs.count > 1 ? " [\(escape(results.name))]" : "")
         }
         return out + "</testsuites>\n"
     }

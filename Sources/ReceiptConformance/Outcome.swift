@@ -38,12 +38,11 @@ public struct Classifier: Sendable {
         self.decodes = decodes
     }
 
-    /// The verdict a vector demands under the profile: `acceptable` is resolved when a profile is given
-    /// (valid only if every flag resolves to valid), and stays `acceptable` otherwise.
+    /// The verdict a vector demands under the profile (`Profile.resolve`); without a profile, and where
+    /// the profile leaves the choice to the validator, it stays `acceptable` and either verdict passes.
     public func expectedVerdict(_ vector: Vector) -> Verdict {
         guard vector.expected.verdict == .acceptable, let profile else { return vector.expected.verdict }
-        let resolved = vector.flags.map { profile.acceptable[$0] ?? profile.otherwise }
-        return resolved.allSatisfy { $0 == .valid } ? .valid : .invalid
+        return profile.resolve(vector.flags)
     }
 
     public func classify(_ vector: Vector, _ reply: HarnessReply) -> Outcome {

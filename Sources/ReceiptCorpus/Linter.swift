@@ -39,7 +39,6 @@ public enum Linter {
         public static let nowFormat = "now-format"
         public static let trustAnchorUnknown = "trust-anchor-unknown"
         public static let featureUnknown = "feature-unknown"
-        public static let profileResolvesAcceptable = "profile-resolves-acceptable"
         public static let canaryMissing = "canary-missing"
         public static let canaryNotValid = "canary-not-valid"
     }
@@ -47,8 +46,8 @@ public enum Linter {
     /// Checks: schemaVersion is 1; ids match `^[a-z0-9][a-z0-9-]*(::[a-z0-9][a-z0-9-]*)+$`, are unique, and
     /// their family is the file's first path component; revision ≥ 1; flags have notes; acceptable vectors
     /// have a flag; invalid vectors have error classes, valid ones none, and all are taxonomy keys;
-    /// `context.now` is "YYYY-MM-DDThh:mm:ssZ"; trust anchors and features are known; profiles never resolve
-    /// to acceptable (nor name unknown flags); a canary exists and every canary is valid. With a
+    /// `context.now` is "YYYY-MM-DDThh:mm:ssZ"; trust anchors and features are known; profiles name only
+    /// flags that have notes; a canary exists and every canary is valid. With a
     /// `vectorsDirectory`, vector and trust-anchor files must exist there with the manifest's SHA-256.
     /// Findings are sorted by (vectorID ?? "", rule, message).
     public static func lint(_ manifest: Manifest, vectorsDirectory: URL?) -> [LintFinding] {
@@ -81,13 +80,7 @@ private struct LintRun {
             checkFile(anchor.file, sha256: anchor.sha256, owner: nil, label: "trust anchor '\(id)' file")
         }
         for (name, profile) in manifest.profiles {
-            if profile.otherwise == .acceptable {
-                report(nil, Rule.profileResolvesAcceptable, "profile '\(name)' resolves unlisted flags to acceptable")
-            }
-            for (flag, verdict) in profile.acceptable {
-                if verdict == .acceptable {
-                    report(nil, Rule.profileResolvesAcceptable, "profile '\(name)' resolves flag '\(flag)' to acceptable")
-                }
+            for flag in profile.acceptable.keys {
                 if manifest.notes[flag] == nil {
                     report(nil, Rule.flagUnknown, "profile '\(name)' names flag '\(flag)', which has no note")
                 }

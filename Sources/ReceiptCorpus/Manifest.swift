@@ -99,18 +99,28 @@ public struct Note: Codable, Sendable, Hashable {
     }
 }
 
-/// A policy for `acceptable` vectors: each profile turns them into `valid` or `invalid`.
+/// A policy for `acceptable` vectors: each profile turns a flag into `valid`, `invalid`, or `acceptable`
+/// (either verdict passes: the profile takes no side on that quirk).
 public struct Profile: Codable, Sendable, Hashable {
     public var description: String
     /// Flag → verdict for acceptable vectors carrying that flag.
     public var acceptable: [String: Verdict]
-    /// Verdict for acceptable vectors whose flags `acceptable` does not list.
+    /// Verdict for flags `acceptable` does not list.
     public var otherwise: Verdict
 
     public init(description: String, acceptable: [String: Verdict], otherwise: Verdict) {
         self.description = description
         self.acceptable = acceptable
         self.otherwise = otherwise
+    }
+
+    /// The verdict an acceptable vector with these flags demands: `invalid` if any flag resolves to
+    /// invalid (one disqualifying quirk is enough), `valid` if every flag resolves to valid, and
+    /// `acceptable` (either verdict passes) otherwise.
+    public func resolve(_ flags: [String]) -> Verdict {
+        let verdicts = flags.map { acceptable[$0] ?? otherwise }
+        if verdicts.contains(.invalid) { return .invalid }
+        return !verdicts.isEmpty && verdicts.allSatisfy { $0 == .valid } ? .valid : .acceptable
     }
 }
 

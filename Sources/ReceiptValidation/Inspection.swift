@@ -61,6 +61,7 @@ public struct Inspection: Sendable {
         for (index, certificate) in report.certificates.enumerated() {
             lines.append("    [\(index)] \(certificate.subject)")
             lines.append("        issuer \(certificate.issuer); serial \(hexString(certificate.serialNumber)); \(ReceiptDate.format(certificate.notBefore)) → \(ReceiptDate.format(certificate.notAfter)); \(Self.oidName(certificate.signatureAlgorithmOID))\(Self.markers(certificate))")
+            lines.append("        extensions \(Self.extensionSummary(certificate))")
         }
         if report.certificates.count < container.certificates.count {
             lines.append("    (\(container.certificates.count - report.certificates.count) embedded certificate(s) could not be parsed)")
@@ -84,6 +85,22 @@ public struct Inspection: Sendable {
     }
 
     static func oidName(_ oid: String) -> String { KnownOID.name(oid) ?? oid }
+
+    /// Every extension in order, CRITICAL in capitals, with the values validators judge spelled out:
+    /// `basicConstraints CRITICAL CA pathlen 0; keyUsage CRITICAL (keyCertSign, cRLSign); WWDR marker`.
+    static func extensionSummary(_ certificate: X509Certificate) -> String {
+        guard !certificate.extensions.isEmpty else { return "none" }
+        return certificate.extensions.map { item in
+            var text = oidName(item.oid) + (item.isCritical ? " CRITICAL" : "")
+            switch item.oid {
+            case "2.5.29.19": text += certificate.isCA ? " CA" + (certificate.pathLength.map { " pathlen \($0)" } ?? "") : " not CA"
+            case "2.5.29.15": text += " (\((certificate.keyUsage ?? []).joined(separator: ", ")))"
+            case "2.5.29.37": text += " (\((certificate.extendedKeyUsage ?? []).joined(separator: ", ")))"
+            default: break
+            }
+            return text
+        }.joined(separator: "; ")
+    }
 
     private func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
 
@@ -179,6 +196,13 @@ public struct Inspection: Sendable {
                          ("signatureAlgorithm", .string(certificate.signatureAlgorithmOID)),
                          ("receiptSigningMarker", .bool(certificate.hasExtension(oid: KnownOID.appleReceiptSigningMarker))),
                          ("wwdrMarker", .bool(certificate.hasExtension(oid: KnownOID.appleWWDRIntermediateMarker))),
+                         ("isCA", .bool(certificate.isCA)),
+                         ("keyUsage", certificate.keyUsage.map { .array($0.map(JSONValue.string)) } ?? .null),
+                         ("extendedKeyUsage", certificate.extendedKeyUsage.map { .array($0.map(JSONValue.string)) } ?? .null),
+                         ("extensions", .array(certificate.extensions.map { item in
+                             .object([("oid", .string(item.oid)), ("name", KnownOID.name(item.oid).map(JSONValue.string) ?? .null),
+                                      ("critical", .bool(item.isCritical))])
+                         })),
                          ("sha256Fingerprint", .string(hexString(certificate.sha256Fingerprint)))])
             })),
             ("signers", .array(container.signers.map { signer in

@@ -25,7 +25,7 @@ public struct ReferenceHarness: ReceiptValidator {
     public func hello() async -> HarnessHello { helloMessage() }
 
     public func helloMessage() -> HarnessHello {
-        HarnessHello(implementation: "receipt-forge reference validator", features: ["device-hash", "xcode", "sha1", "robustness", "large"],
+        HarnessHello(implementation: "receipt-forge reference validator", features: Feature.allCases.map(\.rawValue),
                      errorGranularity: .fine, clockInjection: true, maxConcurrency: ProcessInfo.processInfo.activeProcessorCount)
     }
 

@@ -259,10 +259,15 @@ public struct ReferenceValidator: Sendable {
             checks.append(.failed("payload", .payloadInvalidField, "attribute \(type) appears \(receipt.payload.payload.all(type).count) times"))
             return checks
         }
-        // Apple documents both as UTF8String; an IA5String here is not the field a genuine receipt carries.
-        for (name, type) in [("bundle id", AttributeType.bundleID), ("app version", AttributeType.appVersion)] {
-            if let value = receipt.payload.payload.first(type)?.value, value.first != ASN1Tag.utf8String {
-                checks.append(.failed(name, .payloadInvalidField, "attribute \(type) holds \(value.first.map { ASN1Tag.name($0) } ?? "nothing"), expected UTF8String"))
+        // One rule for identities and dates (the corpus's WRONG_INNER_TAG): the value carries the string type
+        // Apple documents, UTF8String for identities and IA5String for dates, or the field is not the one a
+        // genuine receipt carries. Strict, as a reference should be; profiles may accept either.
+        for (name, type, tag) in [("receipt type", AttributeType.receiptType, ASN1Tag.utf8String), ("bundle id", AttributeType.bundleID, ASN1Tag.utf8String),
+                                  ("app version", AttributeType.appVersion, ASN1Tag.utf8String),
+                                  ("creation date", AttributeType.receiptCreationDate, ASN1Tag.ia5String),
+                                  ("expiration", AttributeType.expirationDate, ASN1Tag.ia5String)] {
+            if let value = receipt.payload.payload.first(type)?.value, let found = value.first, found != tag {
+                checks.append(.failed(name, .payloadInvalidField, "attribute \(type) holds \(ASN1Tag.name(found)), expected \(ASN1Tag.name(tag))"))
                 return checks
             }
         }

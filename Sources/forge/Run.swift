@@ -59,7 +59,7 @@ struct Run: AsyncParsableCommand {
               --mapping verifyreceipt --html report.html
           forge run --target swift:reference --target exit:./other.sh
         """,
-        subcommands: [Merge.self])
+        subcommands: [Merge.self, Matrix.self])
 
     @Option(help: ArgumentHelp("The validator under test (repeatable for differential mode); see TARGETS above.", valueName: "target"))
     var target: [String] = []
@@ -86,10 +86,12 @@ struct Run: AsyncParsableCommand {
     var timeout: Double?
     @Option(help: ArgumentHelp("Tolerate this many harness failures (ERROR, TIMEOUT, CRASH); one more stops the run with exit 2. Default: none tolerated, never stop early.", valueName: "n"))
     var maxErrors: Int?
-    @Option(help: "What an exec/exit target's error classes mean: none, coarse or fine.")
-    var granularity: String = "none"
-    @Option(help: ArgumentHelp("Features an exec/exit/mapping target supports (comma-separated); others are skipped. Default: all.", valueName: "list"))
-    var features: String?
+    @Option(help: ArgumentHelp("What an exec/exit target's error classes mean: none (default), coarse or fine. Once for every target, or once per --target in order.", valueName: "granularity"))
+    var granularity: [String] = []
+    @Option(help: ArgumentHelp("Features an exec/exit/mapping target supports (comma-separated; '' for none); vectors needing others are SKIP. Default: all of \(Feature.allCases.map(\.rawValue).joined(separator: ", ")). Once for every target, or once per --target in order.", valueName: "list"))
+    var features: [String] = []
+    @Option(help: ArgumentHelp("A name for the target in reports and differential mode (default: the implementation its harness declares). Once per --target, in order.", valueName: "name"))
+    var label: [String] = []
     @Flag(help: "Check every message of a protocol harness (exec, stdio, http) against Vectors/schema/harness-v1.schema.json; violations are ERROR.")
     var validateProtocol = false
     @Option(help: ArgumentHelp("Write results.json here.", valueName: "file"))
@@ -111,7 +113,22 @@ struct Run: AsyncParsableCommand {
         guard (1...256).contains(parallel) else { throw ValidationError("--parallel must be between 1 and 256") }
         if let timeout { guard timeout > 0 else { throw ValidationError("--timeout must be positive") } }
         if let maxErrors { guard maxErrors >= 0 else { throw ValidationError("--max-errors must be 0 or more") } }
-        guard HarnessHello.Granularity(rawValue: granularity) != nil else { throw ValidationError("--granularity must be none, coarse or fine") }
+        for value in granularity where HarnessHello.Granularity(rawValue: value) == nil {
+            throw ValidationError("--granularity must be none, coarse or fine, not '\(value)'")
+        }
+        for list in features {
+            let unknown = Self.featureNames(list).filter { Feature(rawValue: $0) == nil }
+            if !unknown.isEmpty {
+                throw ValidationError("--features: unknown feature\(unknown.count == 1 ? "" : "s") \(unknown.joined(separator: ", ")); the corpus knows \(Feature.allCases.map(\.rawValue).joined(separator: ", "))")
+            }
+        }
+        for (name, values) in [("--granularity", granularity), ("--features", features)] where values.count > 1 && values.count != target.count {
+            throw ValidationError("\(name) is given \(values.count) times for \(target.count) target\(target.count == 1 ? "" : "s"): give it once for all, or once per --target")
+        }
+        if !label.isEmpty, label.count != target.count {
+            throw ValidationError("--label is given \(label.count) times for \(target.count) target\(target.count == 1 ? "" : "s"): give one per --target")
+        }
+        if Set(label).count != label.count { throw ValidationError("--label names must differ") }
         for target in target {
             guard target == "swift:reference" || ["exec:", "exit:", "stdio:", "http://", "https://"].contains(where: target.hasPrefix) else {
                 throw ValidationError("--target must be swift:reference, exec:CMD, exit:CMD, stdio:CMD or http(s)://…, not '\(target)'")
@@ -146,15 +163,18 @@ struct Run: AsyncParsableCommand {
         let include: (Vector) -> Bool = { vector in
             (run.isEmpty || run.contains { matches(vector.id, $0) }) && !skip.contains { matches(vector.id, $0) } && (shard?.contains(vector.id) ?? true)
         }
-        let settings = TargetSettings(
-            timeout: timeout, features: features.map { $0.split(separator: ",").map(String.init) } ?? Array(manifest.features.keys).sorted(),
-            granularity: HarnessHello.Granularity(rawValue: granularity)!, httpHeaders: httpHeaders.map(TargetSettings.header),
+        let shared = TargetSettings(
+            timeout: timeout, features: Array(manifest.features.keys).sorted(), granularity: .none, httpHeaders: httpHeaders.map(TargetSettings.header),
             sharedSecret: sharedSecret ?? ProcessInfo.processInfo.environment["RF_SHARED_SECRET"], connections: parallel,
             checker: validateProtocol ? try protocolCheck() : nil, mapping: try mapping.map(TargetSettings.loadMapping), httpTrustRoots: httpCA)
         var runs: [RunResults] = []
-        for uri in target {
+        for (index, uri) in target.enumerated() {
+            var settings = shared
+            if let list = Self.perTarget(features, index) { settings.features = Self.featureNames(list) }
+            if let value = Self.perTarget(granularity, index), let parsed = HarnessHello.Granularity(rawValue: value) { settings.granularity = parsed }
+            let label = self.label.isEmpty ? nil : self.label[index]
             let runner = ConformanceRunner(manifest: manifest, vectorsDirectory: directory, profile: profile, parallelism: parallel, maxErrors: maxErrors)
-            let progress = ProgressLine(enabled: !quiet && isatty(STDERR_FILENO) == 1, label: target.count > 1 ? uri : nil)
+            let progress = ProgressLine(enabled: !quiet && isatty(STDERR_FILENO) == 1, label: target.count > 1 ? label ?? uri : nil)
             var outcome: RunResults
             do {
                 outcome = try await settings.withValidator(uri, manifest: manifest, directory: directory) { validator in
@@ -166,6 +186,7 @@ struct Run: AsyncParsableCommand {
             progress.finish()
             outcome.shard = shard?.description
             outcome.target = uri
+            outcome.label = label
             runs.append(outcome)
         }
         if runs.count == 1 {
@@ -196,10 +217,11 @@ struct Run: AsyncParsableCommand {
     private func finishDifferential(_ runs: [RunResults], manifest: Manifest) throws {
         let differential = DifferentialResults(runs: runs)
         try writeReports(runs, differential: differential, manifest: manifest)
-        for run in runs {
-            print("== \(run.implementation)")
+        for (name, run) in zip(differential.targets, runs) {
+            print("== \(name): \(run.results.count) vectors in \(run.durationDescription)")
             printOutcome(run)
         }
+        print("Times: " + zip(differential.targets, runs).map { "\($0) \($1.durationDescription)" }.joined(separator: ", "))
         print("\(differential.disagreements.count) disagreement\(differential.disagreements.count == 1 ? "" : "s") between \(differential.targets.joined(separator: ", "))")
         for disagreement in differential.disagreements {
             let answers = differential.targets.map { "\($0): \(disagreement.answers[$0] ?? "-")" }.joined(separator: "; ")
@@ -252,6 +274,16 @@ struct Run: AsyncParsableCommand {
         do { return try Baseline.load(contentsOf: URL(fileURLWithPath: path)) } catch { throw fail(error.message, Exit.dataError) }
     }
 
+    /// The value of a per-target option for target `index`: given once, it applies to every target.
+    static func perTarget(_ values: [String], _ index: Int) -> String? {
+        values.count == 1 ? values[0] : values.indices.contains(index) ? values[index] : nil
+    }
+
+    /// `a,b,c` → features; the empty list is ''.
+    static func featureNames(_ list: String) -> [String] {
+        list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && $0 != "''" }
+    }
+
     static var encoder: JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
@@ -299,6 +331,42 @@ extension Run {
             print(ConsoleReport.summary(merged))
             let code = merged.exitCode
             if code != 0 { throw ExitCode(code) }
+        }
+    }
+}
+
+extension Run {
+    struct Matrix: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            abstract: "Put the results.json of several validators side by side: a Markdown known-results matrix.",
+            discussion: """
+            One row per validator (outcome counts and time), then one row per family with each validator's \
+            PASS / FALSE_ACCEPT / FALSE_REJECT / WRONG_REASON / SKIP. Validators are named by their --label, \
+            else by the implementation their harness declared. scripts/known-results.sh uses it to write the \
+            README's table.
+
+            Example: forge run matrix results/openssl.json results/aprv.json -o matrix.md
+            """)
+
+        @Argument(help: ArgumentHelp("results.json files of forge run (one target each).", valueName: "file"))
+        var files: [String]
+        @Option(name: .shortAndLong, help: ArgumentHelp("Write the Markdown here instead of stdout.", valueName: "file"))
+        var output: String?
+
+        func validate() throws {
+            guard !files.isEmpty else { throw ValidationError("give at least one results.json") }
+        }
+
+        func run() throws {
+            var runs: [RunResults] = []
+            for file in files {
+                let data = Data(try readInput(file).bytes)
+                do { runs.append(try JSONDecoder().decode(RunResults.self, from: data)) } catch {
+                    throw fail("\(file) is not a results.json of a single forge run target: \(error)", Exit.dataError)
+                }
+            }
+            let markdown = Data(MatrixReport.render(runs).utf8)
+            if let output { try writeOutput(markdown, to: output) } else { FileHandle.standardOutput.write(markdown) }
         }
     }
 }

@@ -107,7 +107,14 @@ struct VectorsCommand: ParsableCommand {
             }
             print("\(vector.id) (revision \(vector.revision), \(vector.severity.rawValue)\(vector.canary ? ", canary" : ""))")
             print(vector.description)
-            print("expected: \(vector.expected.verdict.rawValue)\(vector.expected.errorClasses.isEmpty ? "" : " with " + vector.expected.errorClasses.joined(separator: " or "))")
+            var expected = "expected: \(vector.expected.verdict.rawValue)\(vector.expected.errorClasses.isEmpty ? "" : " with " + vector.expected.errorClasses.joined(separator: " or "))"
+            if vector.expected.verdict == .acceptable {
+                expected += " (" + manifest.profiles.sorted { $0.key < $1.key }.map { name, profile in
+                    let verdict = profile.resolve(vector.flags)
+                    return "\(name): \(verdict == .acceptable ? "either" : verdict.rawValue)"
+                }.joined(separator: ", ") + ")"
+            }
+            print(expected)
             for flag in vector.flags { print("flag \(flag): \(manifest.notes[flag]?.description ?? "?")") }
             if !vector.features.isEmpty { print("features: \(vector.features.joined(separator: ", "))") }
             let context = vector.context

@@ -25,7 +25,7 @@ struct HTTPCLITests {
         defer { server.stop() }
         let (run, results) = try Self.runCorpus(["--target", server.url, "--profile", "apple-compatible", "--parallel", "4", "--validate-protocol"])
         #expect(run.status == 0, "\(run.text)\(run.stderr)")
-        #expect(results.count == 160 && results.allSatisfy { $0["outcome"] as? String == "PASS" })
+        #expect(results.count == corpusCount && results.allSatisfy(agrees))
     }
 
     @Test("--mapping verifyreceipt reads Apple's status codes; a mapping file with the exact error class grades reasons finely")
@@ -34,7 +34,7 @@ struct HTTPCLITests {
         defer { server.stop() }
         let (apple, appleResults) = try Self.runCorpus(["--target", "\(server.url)/verifyReceipt", "--mapping", "verifyreceipt", "--profile", "apple-compatible"])
         #expect(apple.status == 0, "\(apple.text)\(apple.stderr)")
-        #expect(appleResults.count == 160 && appleResults.allSatisfy { $0["outcome"] as? String == "PASS" })
+        #expect(appleResults.count == corpusCount && appleResults.allSatisfy(agrees))
         // A reject carries the class the status code stands for: 21003 → signature.
         let tampered = try #require(appleResults.first { $0["id"] as? String == "signature::appstore-payload-bit-flip-middle" })
         #expect(tampered["errorClass"] as? String == "signature")
@@ -53,7 +53,7 @@ struct HTTPCLITests {
         """.write(to: mapping, atomically: true, encoding: .utf8)
         let (fine, fineResults) = try Self.runCorpus(["--target", "\(server.url)/verifyReceipt", "--mapping", mapping.path, "--profile", "apple-compatible"])
         #expect(fine.status == 0, "\(fine.text)\(fine.stderr)")
-        #expect(fineResults.count == 160 && fineResults.allSatisfy { $0["outcome"] as? String == "PASS" })
+        #expect(fineResults.count == corpusCount && fineResults.allSatisfy(agrees))
 
         try #"{"mappingVersion": 2}"#.write(to: mapping, atomically: true, encoding: .utf8)
         let broken = try forge("run", "--target", "\(server.url)/verifyReceipt", "--mapping", mapping.path, "--vectors", Self.vectors)
@@ -143,7 +143,7 @@ struct HTTPCLITests {
         let selection = ["--run", "valid::*", "--run", "chain::*", "--profile", "apple-compatible", "--timeout", "10"]
         let (trusted, results) = try Self.runCorpus(["--target", url, "--http-ca", cert.path] + selection)
         #expect(trusted.status == 0, "\(trusted.text)\(trusted.stderr)")
-        #expect(results.count == 41 && results.allSatisfy { $0["outcome"] as? String == "PASS" })
+        #expect(results.count == 41 && results.allSatisfy(agrees))
         let untrusted = try forge("run", "--target", url, "--vectors", Self.vectors, "--run", "valid::*")
         #expect(untrusted.status == 2 && untrusted.text.contains("handshake failed"), "\(untrusted.text)")
     }

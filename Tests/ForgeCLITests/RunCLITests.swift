@@ -11,11 +11,11 @@ struct RunCLITests {
         let run = try forge("run", "--target", "swift:reference", "--profile", "apple-compatible", "--vectors", repositoryRoot.appendingPathComponent("Vectors").path,
                             "--results", results.path, "--junit", junit.path)
         #expect(run.status == 0, "\(run.text)\(run.stderr)")
-        #expect(run.text.contains("160 vectors") && run.text.contains("conformant (exit 0)"))
+        #expect(run.text.contains("\(corpusCount) vectors") && run.text.contains("conformant (exit 0)"))
         let parsed = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: results)) as? [String: Any])
-        #expect((parsed["results"] as? [Any])?.count == 160)
+        #expect((parsed["results"] as? [Any])?.count == corpusCount)
         let xml = try String(contentsOf: junit, encoding: .utf8)
-        #expect(xml.components(separatedBy: "<testcase ").count - 1 == 160)
+        #expect(xml.components(separatedBy: "<testcase ").count - 1 == corpusCount)
         #expect(xml.contains(#"name="chain::foreign-root""#))
     }
 

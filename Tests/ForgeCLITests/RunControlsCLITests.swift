@@ -25,7 +25,7 @@ struct RunControlsCLITests {
             seen += ids
             files.append(file.path)
         }
-        #expect(seen.count == 160 && Set(seen).count == 160)
+        #expect(seen.count == corpusCount && Set(seen).count == corpusCount)
         // Stable: the same shard twice holds the same ids.
         let again = directory.appendingPathComponent("again.json")
         _ = try forge("run", "--target", "swift:reference", "--vectors", Self.vectors, "--shard", "2/3", "--results", again.path, "--quiet")
@@ -36,9 +36,9 @@ struct RunControlsCLITests {
         let merge = try forge(arguments: ["run", "merge"] + files + ["--vectors", Self.vectors, "--results", merged.path, "--junit", junit.path])
         #expect(merge.status == 0, "\(merge.text)\(merge.stderr)")
         let whole = try Self.load(merged)
-        #expect((whole["results"] as? [Any])?.count == 160)
-        #expect((whole["counts"] as? [String: Int])?["PASS"] == 160)
-        #expect(try String(contentsOf: junit, encoding: .utf8).components(separatedBy: "<testcase ").count - 1 == 160)
+        #expect((whole["results"] as? [Any])?.count == corpusCount)
+        #expect(agreeing.reduce(0) { $0 + ((whole["counts"] as? [String: Int])?[$1] ?? 0) } == corpusCount)
+        #expect(try String(contentsOf: junit, encoding: .utf8).components(separatedBy: "<testcase ").count - 1 == corpusCount)
 
         let partial = try forge(arguments: ["run", "merge", files[0], files[2], "--vectors", Self.vectors, "--results", merged.path])
         #expect(partial.status == 0)

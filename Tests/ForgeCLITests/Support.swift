@@ -8,6 +8,18 @@ let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
 let interopDirectory = repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/interop")
 let hasInterop = FileManager.default.fileExists(atPath: interopDirectory.appendingPathComponent("receipts").path)
 
+/// How many vectors the committed corpus holds, read from its manifest as any tool would.
+let corpusCount: Int = {
+    let data = (try? Data(contentsOf: repositoryRoot.appendingPathComponent("Vectors/manifest.json"))) ?? Data()
+    return ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any])?["vectors"].flatMap { $0 as? [Any] }?.count ?? 0
+}()
+
+/// The outcomes of a validator that agrees with the corpus: PASS, or ACCEPTABLE where the profile leaves the choice open.
+let agreeing: Set<String> = ["PASS", "ACCEPTABLE"]
+
+/// Whether a results.json entry is an agreeing outcome.
+func agrees(_ result: [String: Any]) -> Bool { agreeing.contains(result["outcome"] as? String ?? "") }
+
 /// The built `forge`, next to the test bundle (SwiftPM builds it because this target depends on it).
 let forgeBinary: URL = {
     var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()

@@ -53,14 +53,25 @@ import Testing
         #expect(result == .trusted(chain: [chain.sha1Leaf, chain.sha1Intermediate, chain.root]))
     }
 
-    @Test func unknownCriticalExtensionsDoNotFailTheChain() throws {
+    @Test("An unknown critical extension fails the chain (RFC 5280 §4.2); the same extension non-critical does not")
+    func unknownCriticalExtensionsFailTheChain() throws {
         let chain = try TestChain.shared.get()
-        let leaf = try chain.issueLeaf(
+        let critical = try chain.issueLeaf(
             TestChain.leafTemplate(extraExtensions: [.custom(oid: "1.3.6.1.4.1.55555.1", critical: true, derValue: [0x05, 0x00])]))
-        #expect(leaf.isCritical(oid: "1.3.6.1.4.1.55555.1") == true)
+        #expect(critical.isCritical(oid: "1.3.6.1.4.1.55555.1") == true)
+        guard case .untrusted(let reason, let code, let depth) =
+            ChainVerifier.verify(leaf: critical, intermediates: [chain.intermediate], trustedRoots: [chain.root], at: Instant.jun2025)
+        else {
+            Issue.record("a leaf with an unknown critical extension must not be trusted")
+            return
+        }
+        #expect(code == 34 && depth == 0, "\(reason)")  // X509_V_ERR_UNHANDLED_CRITICAL_EXTENSION
+        #expect(reason.contains("critical"))
+        let plain = try chain.issueLeaf(
+            TestChain.leafTemplate(extraExtensions: [.custom(oid: "1.3.6.1.4.1.55555.1", critical: false, derValue: [0x05, 0x00])]))
         #expect(
-            ChainVerifier.verify(leaf: leaf, intermediates: [chain.intermediate], trustedRoots: [chain.root], at: Instant.jun2025)
-                == .trusted(chain: [leaf, chain.intermediate, chain.root]))
+            ChainVerifier.verify(leaf: plain, intermediates: [chain.intermediate], trustedRoots: [chain.root], at: Instant.jun2025)
+                == .trusted(chain: [plain, chain.intermediate, chain.root]))
     }
 
     @Test func selfSignedStoreKitCertificateTrustsItself() throws {

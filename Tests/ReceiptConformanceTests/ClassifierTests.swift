@@ -47,6 +47,15 @@ struct ClassifierTests {
         #expect(classifier.classify(Self.vector(.acceptable, flags: ["B"]), Self.reply(.reject, "x.y")) == .pass)
     }
 
+    @Test("A flag the profile leaves open lets either verdict pass, as ACCEPTABLE; an invalid flag beside it still decides")
+    func eitherVerdict() {
+        let profile = Profile(description: "", acceptable: ["A": .valid, "B": .invalid, "E": .acceptable], otherwise: .valid)
+        let classifier = Classifier(profile: profile, granularity: .fine, decodes: false)
+        #expect(classifier.classify(Self.vector(.acceptable, flags: ["E"]), Self.reply(.accept)) == .acceptable)
+        #expect(classifier.classify(Self.vector(.acceptable, flags: ["E", "A"]), Self.reply(.reject, "x.y")) == .acceptable)
+        #expect(classifier.classify(Self.vector(.acceptable, flags: ["E", "B"]), Self.reply(.accept)) == .falseAccept)
+    }
+
     @Test("Decoded fields are compared only when the harness declares the decode feature")
     func decode() {
         var other = DecodedReceipt.exemplar

@@ -30,8 +30,10 @@ struct RunnerTests {
     @Test("The reference validator is conformant to the corpus: no false accepts, false rejects or wrong reasons")
     func reference() async throws {
         let results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: vectorsDirectory, profile: "apple-compatible").run(ReferenceHarness(vectorsDirectory: vectorsDirectory))
-        let failures = results.results.filter { $0.outcome != .pass && $0.outcome != .skip }
+        let failures = results.results.filter { $0.outcome != .pass && $0.outcome != .acceptable }
         #expect(failures.map { "\($0.id): \($0.outcome.rawValue) \($0.errorClass ?? "") \($0.message ?? "")" } == [])
+        // ACCEPTABLE only where apple-compatible leaves the choice to the validator.
+        #expect(results.results.filter { $0.outcome == .acceptable }.allSatisfy { $0.expected == .acceptable })
         #expect(results.exitCode == 0)
         #expect(results.results.count == manifest.vectors.count)
         #expect(results.canaryDiagnosis == nil)
@@ -43,6 +45,42 @@ struct RunnerTests {
         let invalid = manifest.vectors.filter { $0.expected.verdict == .invalid }.count
         #expect(results.counts["FALSE_ACCEPT"] == invalid)
         #expect(results.exitCode == 1)
+    }
+
+    @Test("The three profiles judge an accept-everything validator differently, as their descriptions say", arguments: ["strict", "apple-compatible", "lenient"])
+    func profilesThroughTheRunner(profile: String) async throws {
+        let results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: vectorsDirectory, profile: profile)
+            .run(Constant(verdict: .accept, errorClass: nil))
+        let acceptable = Set(manifest.vectors.filter { $0.expected.verdict == .acceptable }.map(\.id))
+        let onAcceptable = Dictionary(grouping: results.results.filter { acceptable.contains($0.id) }, by: \.outcome).mapValues { Set($0.map(\.id)) }
+        switch profile {
+        case "strict": #expect(onAcceptable == [.falseAccept: acceptable])
+        case "lenient": #expect(onAcceptable == [.acceptable: acceptable])
+        default:
+            #expect(onAcceptable[.falseAccept] == ["chain::leaf-marker-critical"])
+            #expect(onAcceptable[.pass] == ["encoding::long-form-lengths", "encoding::unsorted-payload-set", "signature::signed-attributes"])
+            #expect(onAcceptable[.acceptable]?.count == acceptable.count - 4)
+        }
+    }
+
+    @Test("Canaries rejected only where they need a feature: the diagnosis names the feature, not the trust anchor")
+    func featureCanaryDiagnosis() async throws {
+        /// Accepts everything but Xcode receipts, like a validator that never supports them, while declaring every feature.
+        struct NoXcode: ReceiptValidator {
+            func hello() async -> HarnessHello {
+                HarnessHello(implementation: "no-xcode", features: Array(manifest.features.keys), errorGranularity: .coarse, maxConcurrency: 4)
+            }
+            func validate(_ request: ValidateRequest) async -> HarnessReply {
+                let xcode = request.context.trustAnchor == "forge-storekit"
+                return .result(seq: request.seq, verdict: xcode ? .reject : .accept, errorClass: xcode ? "chain.untrusted" : nil, message: nil, decoded: nil)
+            }
+        }
+        let results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: vectorsDirectory).run(NoXcode())
+        #expect(results.exitCode == 2)
+        let diagnosis = try #require(results.canaryDiagnosis)
+        #expect(diagnosis.contains("`xcode`") && diagnosis.contains("declare features without"), "\(diagnosis)")
+        #expect(diagnosis.contains("--features device-hash,large,robustness,sha1,transport-decoding"), "\(diagnosis)")
+        #expect(!diagnosis.contains("is the test root"))
     }
 
     @Test("A reject-everything validator fails the canaries: the run stops with exit 2 and a diagnosis")

@@ -131,9 +131,24 @@ struct LinterTests {
         expectOnly(Rule.featureUnknown, for: invalidID) { $0.vectors[1].features = ["xcode"] }
     }
 
-    @Test func profileResolvingToAcceptable() {
-        expectOnly(Rule.profileResolvesAcceptable, for: nil) { $0.profiles["strict"]?.otherwise = .acceptable }
-        expectOnly(Rule.profileResolvesAcceptable, for: nil) { $0.profiles["lenient"]?.acceptable["ber-lengths"] = .acceptable }
+    @Test("A profile may leave a flag to the validator (acceptable: either verdict passes)")
+    func profileLeavingTheChoice() {
+        let findings = fixture.lint(after: {
+            $0.profiles["lenient"]?.acceptable["ber-lengths"] = .acceptable
+            $0.profiles["strict"]?.otherwise = .acceptable
+        })
+        #expect(findings == [])
+    }
+
+    @Test("Profiles resolve flags: any invalid wins, all valid is valid, anything else leaves the choice")
+    func profileResolution() {
+        let profile = Profile(description: "", acceptable: ["A": .valid, "B": .invalid, "C": .acceptable], otherwise: .valid)
+        #expect(profile.resolve(["A"]) == .valid)
+        #expect(profile.resolve(["A", "B"]) == .invalid)
+        #expect(profile.resolve(["B", "C"]) == .invalid)
+        #expect(profile.resolve(["A", "C"]) == .acceptable)
+        #expect(profile.resolve(["unlisted"]) == .valid)
+        #expect(Profile(description: "", acceptable: [:], otherwise: .acceptable).resolve(["X"]) == .acceptable)
     }
 
     @Test func profileNamingUnknownFlag() {

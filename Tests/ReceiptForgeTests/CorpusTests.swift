@@ -36,7 +36,8 @@ struct CorpusTests {
         let profile = try #require(manifest.profiles["apple-compatible"])
         let pki = try TestPKI.bundled()
         for vector in manifest.vectors where vector.expected.verdict == .acceptable {
-            let resolved = vector.flags.compactMap { profile.acceptable[$0] }.contains(.invalid) ? Verdict.invalid : (vector.flags.compactMap { profile.acceptable[$0] }.first ?? profile.otherwise)
+            let resolved = profile.resolve(vector.flags)
+            guard resolved != .acceptable else { continue }  // the profile leaves it to the validator
             let bytes = try #require(Self.generated.files[vector.file])
             let context = ValidationContext(trustedRoots: [pki[vector.context.trustAnchor == "forge-storekit" ? .storeKit : .root].certificate],
                                             bundleID: vector.context.bundleId, appVersion: vector.context.appVersion,
@@ -45,6 +46,28 @@ struct CorpusTests {
             let report = ReferenceValidator().validate([UInt8](bytes), context: context)
             #expect(report.verdict.rawValue == resolved.rawValue, "\(vector.id): \(report.message)")
         }
+    }
+
+    @Test("Profiles differ where they say they do: strict rejects every quirk, lenient takes either verdict, apple-compatible decides only Apple's cases")
+    func profileResolutions() throws {
+        let manifest = Self.generated.manifest
+        let acceptable = manifest.vectors.filter { $0.expected.verdict == .acceptable }
+        let strict = try #require(manifest.profiles["strict"]), lenient = try #require(manifest.profiles["lenient"])
+        let apple = try #require(manifest.profiles["apple-compatible"])
+        #expect(acceptable.count >= 15)
+        #expect(acceptable.filter { strict.resolve($0.flags) != .invalid }.map(\.id) == [])
+        #expect(acceptable.filter { lenient.resolve($0.flags) != .acceptable }.map(\.id) == [])
+        let byVerdict = Dictionary(grouping: acceptable, by: { apple.resolve($0.flags) }).mapValues { Set($0.map(\.id)) }
+        #expect(byVerdict[.invalid] == ["chain::leaf-marker-critical"])
+        #expect(byVerdict[.valid] == ["encoding::long-form-lengths", "encoding::unsorted-payload-set", "signature::signed-attributes"])
+        #expect(byVerdict[.acceptable, default: []].isSuperset(of: ["chain::leaf-without-digital-signature", "encoding::bundle-id-ia5", "encoding::creation-date-utf8",
+                                                                   "transport::pem", "chain::root-not-embedded", "signature::sha512"]))
+        // Every inner-tag vector follows the one rule: acceptable, flagged, no error class of its own.
+        let innerTag = manifest.vectors.filter { $0.flags.contains("WRONG_INNER_TAG") }
+        #expect(innerTag.count >= 5 && innerTag.allSatisfy { $0.expected.verdict == .acceptable && $0.expected.errorClasses.isEmpty })
+        // Transport variants are for harnesses that decode text, and only they see them.
+        #expect(manifest.vectors.filter { $0.family == "transport" && $0.flags.contains("TRANSPORT_ENCODING") }
+            .allSatisfy { $0.features == [Feature.transportDecoding.rawValue] })
     }
 
     @Test("openssl cms -verify agrees on every DER vector of the signature and chain families that it can judge")

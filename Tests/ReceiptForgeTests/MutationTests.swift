@@ -60,7 +60,7 @@ struct MutationTests {
         Case([MutationStep("reissue-leaf", ["variant": "expired"])], .chainExpired),
         Case([MutationStep("reissue-leaf", ["variant": "not-yet-valid"])], .chainNotYetValid),
         Case([MutationStep("reissue-leaf", ["variant": "no-marker"])], .chainLeafMarker),
-        Case([MutationStep("reissue-leaf", ["variant": "marker-critical"])], nil),
+        Case([MutationStep("reissue-leaf", ["variant": "marker-critical"])], .chainInvalid),
         Case([MutationStep("reissue-leaf", ["variant": "no-digital-signature"])], nil),
         Case([MutationStep("reissue-leaf", ["variant": "self-signed"])], .chainUntrusted),
         Case([MutationStep("reissue-leaf", ["variant": "under-root"])], .chainLength),

@@ -57,7 +57,7 @@ public enum ConsoleReport {
     /// so Pass + Fail + Error + Skip = Total on every row.
     public static func summary(_ results: RunResults) -> String {
         var lines: [String] = []
-        var title = "Receipt conformance: \(results.implementation) (suite \(results.suite)"
+        var title = "Receipt conformance: \(results.name) (suite \(results.suite)"
         if let profile = results.profile { title += ", profile \(profile)" }
         lines.append(fit(title + ")"))
         lines.append("")

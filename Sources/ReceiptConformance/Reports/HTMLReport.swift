@@ -11,7 +11,7 @@ public enum HTMLReport {
     /// each with a detail panel holding the description, file, context, recipe and the full message.
     public static func render(_ results: RunResults, manifest: Manifest?) -> String {
         let vectors = manifest.map(ReportText.vectorsByID) ?? [:]
-        var body = "<h1>Receipt conformance: \(escape(results.implementation))</h1>\n"
+        var body = "<h1>Receipt conformance: \(escape(results.name))</h1>\n"
         body += facts(results)
         body += #"<p class="verdict exit-\#(results.exitCode)">\#(verdictText(results.exitCode)) (exit \#(results.exitCode))</p>"# + "\n"
         if let diagnosis = results.canaryDiagnosis {
@@ -41,7 +41,7 @@ public enum HTMLReport {
             body += row(result, vector: vectors[result.id], outcomeRank: rank[result.outcome] ?? 99)
         }
         body += "</tbody></table>\n"
-        return page(title: "Receipt conformance: \(results.implementation)", body: body)
+        return page(title: "Receipt conformance: \(results.name)", body: body)
     }
 
     /// Several targets on one corpus (differential mode): a column per target, and rows folded into

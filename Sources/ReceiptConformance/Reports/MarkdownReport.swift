@@ -12,7 +12,7 @@ public enum MarkdownReport {
 
     public static func render(_ results: RunResults, manifest: Manifest?, sampleLimit: Int = 25) -> String {
         let vectors = manifest.map(ReportText.vectorsByID) ?? [:]
-        var out = "## Receipt conformance: \(escape(results.implementation))\n\n"
+        var out = "## Receipt conformance: \(escape(results.name))\n\n"
         var facts = ["suite \(escape(results.suite))"]
         if let profile = results.profile { facts.append("profile \(escape(profile))") }
         facts.append("\(results.results.count) vectors in \(ReportText.duration(milliseconds: results.durationMilliseconds))")

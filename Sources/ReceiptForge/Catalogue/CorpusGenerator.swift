@@ -36,7 +36,7 @@ public struct CorpusGenerator: Sendable {
             let file = "\(spec.family)/\(spec.name).\(spec.fileExtension)"
             files[file] = Data(bytes)
             vectors.append(Vector(
-                id: spec.id, revision: 1, description: spec.description, file: file, sha256: try sha256(bytes), flags: spec.flags,
+                id: spec.id, revision: spec.revision, description: spec.description, file: file, sha256: try sha256(bytes), flags: spec.flags,
                 severity: spec.severity, features: spec.features, canary: spec.canary,
                 context: Context(now: spec.now, trustAnchor: spec.trustAnchor, bundleId: spec.bundleID, appVersion: spec.appVersion,
                                  deviceId: spec.deviceID, environment: spec.environment),

@@ -9,6 +9,9 @@ import ReceiptModel
 public struct VectorSpec: Sendable {
     /// `family::name`.
     public let id: String
+    /// Bumped whenever the bytes, the context or the expectation change (the tests hold a ledger of
+    /// fingerprints per revision), so results name exactly what was judged.
+    public var revision: Int
     public let description: String
     public var scenario: Scenario
     public var mutations: [MutationStep]
@@ -36,8 +39,9 @@ public struct VectorSpec: Sendable {
     init(_ id: String, _ description: String, scenario: Scenario = VectorCatalogue.baseScenario, mutations: [MutationStep] = [],
          verdict: Verdict, errorClasses: [String] = [], flags: [String] = [], severity: Severity = .medium, features: [String] = [],
          canary: Bool = false, made: String? = nil, trustAnchor: String? = nil, bundleID: String? = VectorCatalogue.bundleID,
-         appVersion: String? = nil, deviceID: String? = nil, environment: String? = nil, fileExtension: String = "der") {
+         appVersion: String? = nil, deviceID: String? = nil, environment: String? = nil, fileExtension: String = "der", revision: Int = 1) {
         self.id = id
+        self.revision = revision
         self.description = description
         self.scenario = scenario
         self.mutations = mutations

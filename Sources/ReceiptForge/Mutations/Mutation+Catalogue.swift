@@ -106,10 +106,11 @@ extension Mutation {
             stages.signedAttributes = ForgeStages.SignedAttributesChoice(messageDigest: wrong ? [UInt8](repeating: 0x5A, count: stages.hashAlgorithm.digestLength) : nil)
         },
         Mutation("flip-signature-bit", .signed, "Flips one bit of the RSA signature.", bugClass: "signature-bypass",
-                 parameters: [("byte", "index in the signature, default 0")]) { stages, p throws(ForgeError) in
+                 parameters: [("byte", "index in the signature, default 0"), ("signer", "index of the SignerInfo, default 0")]) { stages, p throws(ForgeError) in
             let index = try p.int("byte", default: 0)
-            guard let signer = stages.signers.indices.first, stages.signers[signer].signature.indices.contains(index) else {
-                throw ForgeError(.invalidScenario, "mutation flip-signature-bit: no signature byte \(index)")
+            let signer = try p.int("signer", default: 0)
+            guard stages.signers.indices.contains(signer), stages.signers[signer].signature.indices.contains(index) else {
+                throw ForgeError(.invalidScenario, "mutation flip-signature-bit: no signature byte \(index) in SignerInfo \(signer)")
             }
             stages.signers[signer].signature[index] ^= 0x01
         },

@@ -253,6 +253,17 @@ public enum KnownOID {
         case contentTypeAttribute: "contentType"
         case messageDigestAttribute: "messageDigest"
         case signingTimeAttribute: "signingTime"
+        case "2.5.29.14": "subjectKeyIdentifier"
+        case "2.5.29.15": "keyUsage"
+        case "2.5.29.17": "subjectAltName"
+        case "2.5.29.19": "basicConstraints"
+        case "2.5.29.31": "cRLDistributionPoints"
+        case "2.5.29.32": "certificatePolicies"
+        case "2.5.29.35": "authorityKeyIdentifier"
+        case "2.5.29.37": "extKeyUsage"
+        case "1.3.6.1.5.5.7.1.1": "authorityInfoAccess"
+        case appleReceiptSigningMarker: "receipt-signing marker"
+        case appleWWDRIntermediateMarker: "WWDR marker"
         default: nil
         }
     }
