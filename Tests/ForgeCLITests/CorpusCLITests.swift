@@ -38,6 +38,17 @@ struct CorpusCLITests {
         for part in ["expected: invalid with chain.leaf-marker-missing", "recipe: preset appstore + reissue-leaf variant=no-marker", "certificates   3, order leaf-first", "payload:"] {
             #expect(show.text.contains(part), "show lacks '\(part)'")
         }
+        // A chain vector shows the certificate properties it exercises: criticality, key usage, EKU.
+        let critical = try forge("vectors", "show", "chain::leaf-marker-critical", "--vectors", Self.vectors)
+        for part in ["expected: acceptable (apple-compatible: invalid, lenient: either, strict: invalid)",
+                     "keyUsage CRITICAL (digitalSignature); receipt-signing marker CRITICAL", "keyUsage CRITICAL (keyCertSign, cRLSign); WWDR marker",
+                     "basicConstraints CRITICAL CA pathlen 0"] {
+            #expect(critical.text.contains(part), "show lacks '\(part)': \(critical.text)")
+        }
+        let keyUsage = try forge("vectors", "show", "chain::leaf-without-digital-signature", "--vectors", Self.vectors)
+        #expect(keyUsage.text.contains("keyUsage CRITICAL (keyEncipherment)"), "\(keyUsage.text)")
+        let xcode = try forge("vectors", "show", "xcode::2023-empty", "--vectors", Self.vectors)
+        #expect(xcode.text.contains("extKeyUsage CRITICAL (codeSigning)"), "\(xcode.text)")
         let unknown = try forge("vectors", "show", "chain::no-such-vector", "--vectors", Self.vectors)
         #expect(unknown.status == 64)
         #expect(try forge("vectors", "list", "zzz::*", "--vectors", Self.vectors).status == 64)

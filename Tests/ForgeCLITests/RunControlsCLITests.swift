@@ -98,6 +98,51 @@ struct RunControlsCLITests {
         #expect(try forge("run", "--target", "swift:reference", "--target", "swift:reference", "--baseline", "x.json").status == 64)
     }
 
+    @Test("Per-target --label, --features and --granularity in differential mode; each target's time; forge run matrix puts the runs side by side")
+    func perTargetOptionsAndMatrix() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let openssl = "exit:\(repositoryRoot.appendingPathComponent("examples/openssl-harness.sh").path)"
+        let results = directory.appendingPathComponent("diff.json")
+        // Two exit targets over the same script: one claims Xcode support, the other does not; only the second reads reasons.
+        let run = try forge("run", "--target", openssl, "--target", openssl, "--label", "openssl-all", "--label", "openssl-no-xcode",
+                            "--features", "device-hash,sha1,robustness,large,xcode", "--features", "device-hash,sha1,robustness,large",
+                            "--granularity", "none", "--granularity", "coarse",
+                            "--vectors", Self.vectors, "--run", "xcode::*", "--run", "valid::appstore-no-purchases", "--run", "signature::md5",
+                            "--profile", "apple-compatible", "--results", results.path, "--quiet")
+        #expect(run.text.contains("== openssl-all: ") && run.text.contains("== openssl-no-xcode: "), "\(run.text)\(run.stderr)")
+        #expect(run.text.contains("Times: openssl-all ") && run.text.contains(", openssl-no-xcode "))
+        let parsed = try Self.load(results)
+        #expect(parsed["targets"] as? [String] == ["openssl-all", "openssl-no-xcode"])
+        let runs = parsed["runs"] as? [[String: Any]] ?? []
+        #expect(runs.map { $0["label"] as? String } == ["openssl-all", "openssl-no-xcode"])
+        let skipped = runs.map { ($0["results"] as? [[String: Any]] ?? []).filter { $0["outcome"] as? String == "SKIP" }.count }
+        #expect(skipped[0] == 0 && skipped[1] == corpusXcodeCount, "the second target declared no xcode: \(skipped)")
+        #expect((runs[1]["hello"] as? [String: Any])?["errorGranularity"] as? String == "coarse")
+        #expect((runs[0]["hello"] as? [String: Any])?["errorGranularity"] as? String == "none")
+
+        // The same runs as single-target result files, then the matrix.
+        var files: [String] = []
+        for (label, features) in [("openssl-all", "device-hash,sha1,robustness,large,xcode"), ("openssl-no-xcode", "device-hash,sha1,robustness,large")] {
+            let file = directory.appendingPathComponent("\(label).json")
+            _ = try forge("run", "--target", openssl, "--label", label, "--features", features, "--vectors", Self.vectors, "--run", "xcode::*",
+                          "--run", "valid::appstore-no-purchases", "--run", "signature::md5", "--profile", "apple-compatible", "--results", file.path, "--quiet")
+            files.append(file.path)
+        }
+        let matrix = try forge(arguments: ["run", "matrix"] + files)
+        #expect(matrix.status == 0, "\(matrix.stderr)")
+        #expect(matrix.text.contains("| openssl-all | ") && matrix.text.contains("| openssl-no-xcode | "), "\(matrix.text)")
+        #expect(matrix.text.contains("| family | openssl-all | openssl-no-xcode |"))
+        #expect(matrix.text.contains("| signature (1) | 0 / 1 / 0 / 0 / 0 | 0 / 1 / 0 / 0 / 0 |"), "md5 is a false accept for openssl: \(matrix.text)")
+        #expect(try forge("run", "matrix", directory.appendingPathComponent("nope.json").path).status != 0)
+
+        // Counts that do not match the targets are usage errors, as are unknown features.
+        #expect(try forge("run", "--target", openssl, "--target", openssl, "--label", "only-one").status == 64)
+        #expect(try forge("run", "--target", openssl, "--target", openssl, "--features", "xcode", "--features", "sha1", "--features", "large").status == 64)
+        let unknown = try forge("run", "--target", openssl, "--features", "xcode,teleport")
+        #expect(unknown.status == 64 && unknown.stderr.contains("teleport") && unknown.stderr.contains("transport-decoding"))
+    }
+
     @Test("Markdown and HTML reports are written from the run, name the failures and stand alone")
     func reports() throws {
         let directory = try temporaryDirectory()

@@ -14,6 +14,13 @@ let corpusCount: Int = {
     return ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any])?["vectors"].flatMap { $0 as? [Any] }?.count ?? 0
 }()
 
+/// How many vectors of the committed corpus's `xcode::` family need the `xcode` feature.
+let corpusXcodeCount: Int = {
+    let data = (try? Data(contentsOf: repositoryRoot.appendingPathComponent("Vectors/manifest.json"))) ?? Data()
+    let vectors = ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any])?["vectors"] as? [[String: Any]] ?? []
+    return vectors.filter { ($0["id"] as? String)?.hasPrefix("xcode::") == true && ($0["features"] as? [String])?.contains("xcode") == true }.count
+}()
+
 /// The outcomes of a validator that agrees with the corpus: PASS, or ACCEPTABLE where the profile leaves the choice open.
 let agreeing: Set<String> = ["PASS", "ACCEPTABLE"]
 
