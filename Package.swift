@@ -69,8 +69,9 @@ let package = Package(
         .testTarget(name: "ReceiptConformanceTests",
                     dependencies: ["ReceiptConformance", "ReceiptCorpus", "ReceiptValidation", "ReceiptForge", "ReceiptModel", "ForgeCrypto"],
                     swiftSettings: swiftSettings),
+        // Fixtures/ (the vector revision ledger) is read from the source tree by path, not bundled.
         .testTarget(name: "ReceiptForgeTests", dependencies: ["ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance"],
-                    swiftSettings: swiftSettings),
+                    exclude: ["Fixtures"], swiftSettings: swiftSettings),
         // Runs the built `forge` binary, real files, and openssl as an independent oracle; reads ../shared/interop when present.
         .testTarget(name: "ForgeCLITests", dependencies: ["forge", "ReceiptModel", "ReceiptConformance"], swiftSettings: swiftSettings),
     ]

@@ -274,6 +274,14 @@ struct Run: AsyncParsableCommand {
         do { return try Baseline.load(contentsOf: URL(fileURLWithPath: path)) } catch { throw fail(error.message, Exit.dataError) }
     }
 
+    /// A results.json of one target (what merge and matrix read); anything else is bad data (exit 65).
+    static func loadResults(_ file: String) throws -> RunResults {
+        let data = Data(try readInput(file).bytes)
+        do { return try JSONDecoder().decode(RunResults.self, from: data) } catch {
+            throw fail("\(file) is not a results.json of a single forge run target: \(error)", Exit.dataError)
+        }
+    }
+
     /// The value of a per-target option for target `index`: given once, it applies to every target.
     static func perTarget(_ values: [String], _ index: Int) -> String? {
         values.count == 1 ? values[0] : values.indices.contains(index) ? values[index] : nil
@@ -303,13 +311,7 @@ extension Run {
         @ParentCommand var options: Run
 
         func run() throws {
-            var parts: [RunResults] = []
-            for file in files {
-                let data = Data(try readInput(file).bytes)
-                do { parts.append(try JSONDecoder().decode(RunResults.self, from: data)) } catch {
-                    throw fail("\(file) is not a results.json of forge run: \(error)", Exit.dataError)
-                }
-            }
+            let parts = try files.map(Run.loadResults)
             var merged: RunResults
             do { merged = try RunResults.merged(parts) } catch { throw fail(error.message, Exit.dataError) }
             let (manifest, _) = try options.location.manifest()
@@ -358,14 +360,7 @@ extension Run {
         }
 
         func run() throws {
-            var runs: [RunResults] = []
-            for file in files {
-                let data = Data(try readInput(file).bytes)
-                do { runs.append(try JSONDecoder().decode(RunResults.self, from: data)) } catch {
-                    throw fail("\(file) is not a results.json of a single forge run target: \(error)", Exit.dataError)
-                }
-            }
-            let markdown = Data(MatrixReport.render(runs).utf8)
+            let markdown = Data(MatrixReport.render(try files.map(Run.loadResults)).utf8)
             if let output { try writeOutput(markdown, to: output) } else { FileHandle.standardOutput.write(markdown) }
         }
     }

@@ -70,6 +70,15 @@ struct CorpusTests {
             .allSatisfy { $0.features == [Feature.transportDecoding.rawValue] })
     }
 
+    @Test("Unpadded transport variants really drop padding: the receipt's length is not a multiple of 3")
+    func unpaddedIsUnpadded() throws {
+        for id in ["transport::base64-unpadded", "transport::base64url"] {
+            let vector = try #require(Self.generated.manifest.vectors.first { $0.id == id })
+            let text = try #require(Self.generated.files[vector.file])
+            #expect(!text.contains(UInt8(ascii: "=")) && text.count % 4 != 0, "\(id) has nothing to unpad")
+        }
+    }
+
     @Test("openssl cms -verify agrees on every DER vector of the signature and chain families that it can judge")
     func opensslOracle() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("oracle-\(UUID().uuidString)")

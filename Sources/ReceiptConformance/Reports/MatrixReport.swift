@@ -28,7 +28,7 @@ public enum MatrixReport {
         let stopped = zip(names, runs).compactMap { name, run in run.canaryDiagnosis.map { "- **\(MarkdownReport.escape(name))** stopped at the canaries: \(MarkdownReport.escape($0))" } }
         if !stopped.isEmpty { out += "\n" + stopped.joined(separator: "\n") + "\n" }
 
-        out += "\nPer family: " + familyColumns.map(\.rawValue).joined(separator: " / ") + "\n\n"
+        out += "\nPer family: " + familyColumns.map(\.rawValue).joined(separator: " / ") + " (the rest of a family is ACCEPTABLE, or an outcome of the \"other\" column)\n\n"
         out += "| family | " + names.map { MarkdownReport.escape($0) }.joined(separator: " | ") + " |\n"
         out += "|---|" + String(repeating: "---|", count: names.count) + "\n"
         let families = Set(runs.flatMap { $0.results.map { ReportText.family($0.id) } }).sorted()

@@ -13,6 +13,11 @@ public enum VectorCatalogue {
     static let deviceID = "6A9C1D2E-3B4F-4A5B-8C7D-9E0F1A2B3C4D"
     static let macAddress = "f8:ff:c2:1e:91:82"
     static let subscription = Purchase(productID: "com.example.pro.monthly", renewals: 1)
+    /// The base scenario with another product id, chosen so that the receipt's DER length is not a multiple of 3
+    /// and its base64 ends in padding that unpadded variants really drop (a test checks each such vector).
+    static func paddedScenario(_ productID: String) -> Scenario {
+        Scenario(bundleID: bundleID, appVersion: "1", deviceID: deviceID, purchases: [Purchase(productID: productID, renewals: 1)])
+    }
     static let baseScenario = Scenario(bundleID: bundleID, appVersion: "1", deviceID: deviceID, purchases: [subscription])
 
     public static let all: [VectorSpec] = valid + xcode + encoding + signature + chain + time + payload + binding + transport + resource
@@ -227,6 +232,9 @@ public enum VectorCatalogue {
             VectorSpec("signature::second-signer-corrupted", "Two SignerInfos, the second with a flipped signature bit. Invalid twice over: a receipt has one signer, and a signature on it does not verify. OpenSSL rejects (every signer must verify); a validator that checks only the first SignerInfo accepts a container it never fully checked.",
                        mutations: [m("signer-count", ["count": "2"]), m("flip-signature-bit", ["signer": "1", "byte": "128"])], verdict: .invalid,
                        errorClasses: ["container.signer-count", "signature"], severity: .high),
+            VectorSpec("signature::first-signer-corrupted", "Two SignerInfos, the first with a flipped signature bit and the second genuine. A validator that accepts when any signer verifies takes a container whose first signature is broken; OpenSSL rejects (every signer must verify).",
+                       mutations: [m("signer-count", ["count": "2"]), m("flip-signature-bit", ["signer": "0", "byte": "128"])], verdict: .invalid,
+                       errorClasses: ["container.signer-count", "signature"], severity: .high),
             VectorSpec("signature::empty-signature", "An empty signature OCTET STRING.",
                        mutations: [m("empty-signature")], verdict: .invalid, errorClasses: ["signature.invalid"], severity: .critical),
             VectorSpec("signature::signer-not-embedded", "The SignerInfo names a serial number no embedded certificate has.",
@@ -339,10 +347,13 @@ public enum VectorCatalogue {
         }
         for (type, name, value) in [(2, "bundle-id", "com.example.other"), (3, "app-version", "2"), (12, "creation-date", "2025-06-15T12:00:01Z"),
                                     (0, "receipt-type", "ProductionSandbox")] {
-            vectors.append(VectorSpec("payload::duplicate-\(name)", "Attribute \(type) (\(name)) appears twice with different values.",
+            vectors.append(VectorSpec("payload::duplicate-\(name)", "Attribute \(type) (\(name)) appears twice with different values: the receipt's own first in the DER-sorted SET, \(value) second. First-wins readers see the genuine value, last-wins readers \(value).",
                                       mutations: [m("add-attribute", ["type": String(type), type == 12 ? "ia5" : "utf8": value])],
-                                      verdict: .invalid, errorClasses: ["payload.invalid-field"], flags: ["DUPLICATE_ATTRIBUTE"], severity: .high))
+                                      verdict: .invalid, errorClasses: ["payload.invalid-field"], flags: ["DUPLICATE_ATTRIBUTE"], severity: .high, revision: 2))
         }
+        vectors.append(VectorSpec("payload::duplicate-bundle-id-matching-last", "Bundle id (2) twice, in the mirrored order: com.example.aaa first in the DER-sorted SET, then the expected com.example.app. A last-wins reader binds the receipt to the app it checks and accepts; a first-wins reader rejects it for the wrong reason. Either way one value was ignored.",
+                                  scenario: scenario(.appstore, bundleID: "com.example.aaa"), mutations: [m("add-attribute", ["type": "2", "utf8": bundleID])],
+                                  verdict: .invalid, errorClasses: ["payload.invalid-field"], flags: ["DUPLICATE_ATTRIBUTE"], severity: .high))
         vectors += [
             VectorSpec("payload::creation-date-garbage", "Creation date (12) is not a date: no time to judge the chain at.",
                        mutations: [m("set-attribute", ["type": "12", "ia5": "yesterday"])], verdict: .invalid,
@@ -404,11 +415,11 @@ public enum VectorCatalogue {
         VectorSpec("transport::base64-lines", "Base64 wrapped at 76 columns with line feeds. verifyReceipt rejects line breaks; MIME decoders (Java's, Python's by default) skip them.",
                    mutations: [m("transport", ["encoding": "base64-lines"])], verdict: .acceptable, flags: ["TRANSPORT_ENCODING"],
                    features: [Feature.transportDecoding.rawValue], fileExtension: "b64", revision: 2),
-        VectorSpec("transport::base64url", "URL-safe base64 without padding: another alphabet, which no Apple endpoint documents.",
-                   mutations: [m("transport", ["encoding": "base64url"])], verdict: .acceptable, flags: ["TRANSPORT_ENCODING"],
+        VectorSpec("transport::base64url", "URL-safe base64 without padding: another alphabet, which no Apple endpoint documents. The receipt's length is not a multiple of 3, so padding was really dropped.",
+                   scenario: paddedScenario("com.example.pro.mon"), mutations: [m("transport", ["encoding": "base64url"])], verdict: .acceptable, flags: ["TRANSPORT_ENCODING"],
                    features: [Feature.transportDecoding.rawValue], fileExtension: "b64", revision: 2),
-        VectorSpec("transport::base64-unpadded", "Standard base64 without its = padding: strict decoders reject, lenient ones restore it.",
-                   mutations: [m("transport", ["encoding": "base64-unpadded"])], verdict: .acceptable, flags: ["TRANSPORT_ENCODING"],
+        VectorSpec("transport::base64-unpadded", "Standard base64 without its = padding (the receipt's length is not a multiple of 3, so there was padding to drop): strict decoders reject, lenient ones restore it.",
+                   scenario: paddedScenario("com.example.pro.month"), mutations: [m("transport", ["encoding": "base64-unpadded"])], verdict: .acceptable, flags: ["TRANSPORT_ENCODING"],
                    features: [Feature.transportDecoding.rawValue], fileExtension: "b64", revision: 2),
         VectorSpec("transport::double-base64", "Base64 of base64 (starts TU…), as clients send when they encode twice: a client bug a tolerant server may repair.",
                    mutations: [m("transport", ["encoding": "double-base64"])], verdict: .acceptable, flags: ["TRANSPORT_ENCODING"],

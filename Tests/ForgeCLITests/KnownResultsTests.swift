@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+
+/// The README's known-results matrix is the output of `scripts/known-results.sh`; these tests run the same
+/// script for one validator at a time and compare its row and its column of the per-family table with the
+/// README's, so the published figures cannot silently rot. openssl always runs; the Python validators run
+/// when their venv is present (`.oracles/NAME`, or `$RECEIPT_FORGE_ORACLES/NAME`; `.ci/run` installs them).
+@Suite("Known results of real validators", .serialized)
+struct KnownResultsTests {
+    static let oracles = URL(fileURLWithPath: ProcessInfo.processInfo.environment["RECEIPT_FORGE_ORACLES"]
+                             ?? repositoryRoot.appendingPathComponent(".oracles").path)
+
+    static func installed(_ name: String) -> Bool {
+        FileManager.default.isExecutableFile(atPath: oracles.appendingPathComponent("\(name)/bin/python").path)
+    }
+
+    @Test("openssl cms -verify: the README's row and column are what the script measures now")
+    func openssl() throws { try check("openssl") }
+
+    @Test("apple-purchase-receipt-verifier: the README's row and column hold", .enabled(if: installed("aprv")))
+    func aprv() throws { try check("aprv") }
+
+    @Test("iap_local_receipt: the README's row and column hold", .enabled(if: installed("iap")))
+    func iap() throws { try check("iap") }
+
+    @Test("app-store-server-library ReceiptUtility: the README's row and column hold", .enabled(if: installed("asl")))
+    func asl() throws { try check("asl") }
+
+    /// Runs the script for `name` into a scratch folder (the installed venv linked in), on a copy of the
+    /// README, and compares the two matrices for that validator.
+    func check(_ name: String) throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let scratch = directory.appendingPathComponent("oracles")
+        try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
+        if name != "openssl" {
+            try FileManager.default.createSymbolicLink(at: scratch.appendingPathComponent(name), withDestinationURL: Self.oracles.appendingPathComponent(name))
+        }
+        let readme = directory.appendingPathComponent("README.md")
+        try FileManager.default.copyItem(at: repositoryRoot.appendingPathComponent("README.md"), to: readme)
+        let script = repositoryRoot.appendingPathComponent("scripts/known-results.sh")
+        let ran = try run(URL(fileURLWithPath: "/bin/bash"), [script.path, "--forge", forgeBinary.path, "--only", name, "--readme", readme.path, scratch.path])
+        #expect(ran.status == 0, "\(ran.stderr)")
+
+        let published = try Self.matrix(String(contentsOf: repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8))
+        let measured = try Self.matrix(String(contentsOf: readme, encoding: .utf8))
+        let row = try #require(measured.rows[name], "the script wrote no row for \(name): \(measured.rows.keys)")
+        #expect(published.rows[name] == row, "README row for \(name) is stale: published \(published.rows[name] ?? []), measured \(row); run scripts/known-results.sh .oracles")
+        for (family, cells) in measured.families {
+            #expect(published.families[family]?[name] == cells[name], "README cell \(family)/\(name) is stale: measured \(cells[name] ?? "-")")
+        }
+        #expect(measured.families.count >= 10)
+    }
+
+    /// The known-results matrix between the README's markers: each validator's counts (every column but
+    /// the time) and each family's cell per validator.
+    static func matrix(_ text: String) throws -> (rows: [String: [String]], families: [String: [String: String]]) {
+        let section = try #require(text.range(of: "<!-- known-results:begin -->").flatMap { begin in
+            text.range(of: "<!-- known-results:end -->", range: begin.upperBound..<text.endIndex).map { text[begin.upperBound..<$0.lowerBound] }
+        }, "no known-results markers")
+        var rows: [String: [String]] = [:], families: [String: [String: String]] = [:]
+        var header: [String] = []
+        for line in section.split(separator: "\n") where line.hasPrefix("|") && !line.hasPrefix("|---") {
+            let cells = line.split(separator: "|", omittingEmptySubsequences: false).dropFirst().dropLast().map { $0.trimmingCharacters(in: .whitespaces) }
+            guard let first = cells.first else { continue }
+            if first == "validator" || first == "family" { header = cells; continue }
+            if header.first == "validator" {
+                rows[first] = Array(cells.dropFirst().dropLast())  // the time varies from run to run
+            } else if header.first == "family" {
+                let family = String(first.prefix { $0 != " " })
+                families[family] = Dictionary(zip(header.dropFirst(), cells.dropFirst()).map { ($0, $1) }, uniquingKeysWith: { first, _ in first })
+            }
+        }
+        return (rows, families)
+    }
+}
