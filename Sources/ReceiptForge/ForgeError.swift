@@ -4,11 +4,14 @@ import ReceiptModel
 public struct ForgeError: Error, Hashable, Sendable, CustomStringConvertible {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Storage: String, Hashable, Sendable {
-            case invalidScenario, conflictingOptions, certificateSetInvalid, wouldOverwrite, ioFailed, cryptoFailed, encodingFailed
+            case invalidScenario, invalidRecipe, conflictingOptions, certificateSetInvalid, wouldOverwrite, ioFailed, cryptoFailed, encodingFailed
         }
         private let storage: Storage
         /// The scenario (spec file or flags) asks for something impossible or malformed.
         public static var invalidScenario: Code { .init(storage: .invalidScenario) }
+        /// A mutation step names no known mutation, or gives a parameter that is missing, malformed or out of
+        /// range: the recipe itself is wrong, whatever receipt it is applied to.
+        public static var invalidRecipe: Code { .init(storage: .invalidRecipe) }
         /// Two options contradict each other.
         public static var conflictingOptions: Code { .init(storage: .conflictingOptions) }
         /// A certificate set is incomplete, unreadable, or a key does not match its certificate.
@@ -25,13 +28,15 @@ public struct ForgeError: Error, Hashable, Sendable, CustomStringConvertible {
 
     public let code: Code
     public let message: String
+    /// The 1-based mutation step at fault, when the error comes from one (see ``Forge/make(_:now:naming:mutations:)``).
+    public internal(set) var step: Int?
 
     public init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
-    public var description: String { message }
+    public var description: String { (step.map { "step \($0): " } ?? "") + message }
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
     public func hash(into hasher: inout Hasher) { hasher.combine(code) }

@@ -76,7 +76,9 @@ struct Mutate: ParsableCommand {
         if let replay {
             let data = Data(try readInput(replay).bytes)
             guard let recipe = try? JSONDecoder().decode(MutantRecipe.self, from: data) else { throw fail("\(replay) is not a mutant recipe", Exit.dataError) }
-            do { try writeOutput(Data(try mutator.bytes(of: recipe)), to: output) } catch let error as ForgeError { throw fail(error.message, Exit.dataError) }
+            do { try writeOutput(Data(try mutator.replay(recipe)), to: output) } catch let error as ForgeError {
+                throw fail("\(replay): \(error.message)", Exit.dataError)
+            }
             return
         }
         let bases = VectorCatalogue.all.filter { matches($0.id, from) }
@@ -90,15 +92,15 @@ struct Mutate: ParsableCommand {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         var made = 0
-        for recipe in mutator.recipes(from: bases, seed: seed, count: count) {
-            let name = recipe.id.replacingOccurrences(of: "::", with: "-")
+        for drawn in mutator.recipes(from: bases, seed: seed, count: count) {
             do {
-                let bytes = try mutator.bytes(of: recipe)
+                let (bytes, recipe) = try mutator.build(drawn)
+                let name = recipe.id.replacingOccurrences(of: "::", with: "-")
                 try writeOutput(Data(bytes), to: directory.appendingPathComponent(name + ".der").path)
                 try writeOutput(try encoder.encode(recipe), to: directory.appendingPathComponent(name + ".recipe.json").path)
                 made += 1
             } catch let error as ForgeError {
-                note("skipped \(recipe.id): \(error.message)")
+                note("skipped \(drawn.id): \(error.message)")
             }
         }
         let elapsed = start.duration(to: clock.now)

@@ -94,4 +94,29 @@ struct CorpusCLITests {
         }
         #expect(try forge("mutate", "--count", "3").status == 64)
     }
+
+    @Test("--replay of an impossible or out-of-range recipe exits 65 naming the step and parameter, never a crash")
+    func replayRefusesBadRecipes() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cases: [(steps: String, says: [String])] = [
+            // The crash reported in issue 10: no SignerInfo left for the second step.
+            (#"[{"mutation":"signer-count","parameters":{"count":"0"}},{"mutation":"signer-serial","parameters":{}}]"#,
+             ["recipe step 2 (signer-serial)", "no SignerInfo"]),
+            (#"[{"mutation":"signer-count","parameters":{"count":"0"}},{"mutation":"empty-signature","parameters":{}}]"#, ["recipe step 2 (empty-signature)"]),
+            (#"[{"mutation":"trailing-bytes","parameters":{"count":"-5"}}]"#, ["recipe step 1 (trailing-bytes)", "'count' must be between 0 and"]),
+            (#"[{"mutation":"truncate","parameters":{"length":"-9223372036854775808"}}]"#, ["recipe step 1 (truncate)", "'length'"]),
+            (#"[{"mutation":"nested-sequences","parameters":{"depth":"-3"}}]"#, ["'depth'"]),
+            (#"[{"mutation":"no-such-mutation","parameters":{}}]"#, ["recipe step 1", "unknown mutation"]),
+        ]
+        for (index, item) in cases.enumerated() {
+            let recipe = directory.appendingPathComponent("r\(index).json")
+            try Data(#"{"base":"valid::appstore-subscription","oracle":"must-reject","steps":"#.utf8 + Data(item.steps.utf8) + Data("}".utf8)).write(to: recipe)
+            let output = directory.appendingPathComponent("r\(index).der")
+            let replayed = try forge("mutate", "--replay", recipe.path, "-o", output.path)
+            #expect(replayed.status == 65, "\(item.steps): \(replayed.stderr)")
+            for part in item.says { #expect(replayed.stderr.contains(part), "\(replayed.stderr) lacks '\(part)'") }
+            #expect(!FileManager.default.fileExists(atPath: output.path), "no partial output")
+        }
+    }
 }

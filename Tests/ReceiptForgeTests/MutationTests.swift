@@ -112,14 +112,60 @@ struct MutationTests {
     @Test("Bad recipes are refused with a message naming the mutation and parameter")
     func badRecipes() throws {
         let forge = try Forge(pki: Self.pki)
-        #expect(throws: ForgeError(.invalidScenario, "")) { try forge.make(Self.scenario, now: pinnedNow, mutations: [MutationStep("no-such-thing")]) }
+        #expect(throws: ForgeError(.invalidRecipe, "")) { try forge.make(Self.scenario, now: pinnedNow, mutations: [MutationStep("no-such-thing")]) }
         do {
             _ = try forge.make(Self.scenario, now: pinnedNow, mutations: [MutationStep("drop-attribute", ["type": "two"])])
         } catch {
             #expect(error.message.contains("drop-attribute") && error.message.contains("'type'"))
         }
-        #expect(throws: ForgeError(.invalidScenario, "")) {
+        #expect(throws: ForgeError(.invalidRecipe, "")) {
             try forge.make(Self.scenario, now: pinnedNow, mutations: [MutationStep("reissue-leaf", ["variant": "purple"])])
+        }
+    }
+
+    /// Values a hand-written recipe may hold where a number belongs.
+    static let hostileNumbers = ["-1", "0", "1", "-9223372036854775808", "9223372036854775807", "2147483648", "1073741825", "-1073741825",
+                                 "99999999", "", "x", "0x10", "1e3", " 1"]
+
+    @Test("No parameter value traps: every mutation, every hostile number, alone and after every SignerInfo is gone",
+          arguments: Mutation.catalogue.map(\.id))
+    func hostileParameters(id: String) throws {
+        let forge = try Forge(pki: Self.pki)
+        let mutation = try Mutation.named(id)
+        let names = mutation.parameters.flatMap { $0.name.split(separator: "|").map(String.init) }
+        for name in names.isEmpty ? [""] : names {
+            for value in Self.hostileNumbers {
+                let parameters = name.isEmpty ? [:] : [name: value]
+                for prefix in [[], [MutationStep("signer-count", ["count": "0"])], [MutationStep("drop-attribute", ["type": "17"])]] {
+                    do {
+                        _ = try forge.make(Self.scenario, now: pinnedNow, mutations: prefix + [MutationStep(id, parameters)])
+                    } catch {
+                        // An error is fine; it must say which step, and a recipe error must name the parameter.
+                        #expect(error.step != nil, "\(id) \(name)=\(value): \(error.message)")
+                        if error.code == .invalidRecipe, !name.isEmpty, !value.isEmpty, Int(value) == nil || value.hasPrefix(" ") {
+                            #expect(error.message.contains(id), "\(error.message)")
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    @Test("Numbers are range-checked before they size anything: the error names the range")
+    func rangeChecked() throws {
+        let forge = try Forge(pki: Self.pki)
+        for (id, name, value) in [("trailing-bytes", "count", "-5"), ("payload-trailing-bytes", "count", "2000000"), ("truncate", "length", "-9223372036854775808"),
+                                  ("nested-sequences", "depth", "0"), ("signer-count", "count", "17"), ("flip-signature-bit", "signer", "-1")] {
+            do {
+                _ = try forge.make(Self.scenario, now: pinnedNow, mutations: [MutationStep(id, [name: value])])
+                Issue.record("\(id) \(name)=\(value) was accepted")
+            } catch {
+                #expect(error.code == .invalidRecipe && error.step == 1)
+                #expect(error.message.contains("'\(name)' must be between"), "\(error.message)")
+            }
+        }
+        #expect(throws: ForgeError(.invalidRecipe, "")) {
+            try forge.make(Self.scenario, now: pinnedNow, mutations: Array(repeating: MutationStep("trailing-bytes"), count: MutationBounds.maxSteps + 1))
         }
     }
 }

@@ -17,6 +17,11 @@ public struct MutantRecipe: Codable, Sendable, Hashable {
         self.oracle = oracle
     }
 
+    /// `must-reject` when a step edits bytes after signing, else `none`.
+    static func oracle(for steps: [MutationStep]) -> String {
+        steps.contains { [.encoded, .signed].contains((try? Mutation.named($0.mutation))?.stage) } ? "must-reject" : "none"
+    }
+
     /// `mut::<base family>-<base name>::<first 8 hex of the recipe's hash>`: stable for the same recipe.
     public var id: String {
         let canonical = base + "|" + steps.map { step in
@@ -52,25 +57,50 @@ public struct Mutator: Sendable {
             let base = bases[Int(random.below(UInt64(bases.count)))]
             let length = 1 + Int(random.below(3))
             let steps = (0..<length).map { _ in randomStep(&random) }
-            let unsigned = steps.contains { (try? Mutation.named($0.mutation).stage) == .encoded || (try? Mutation.named($0.mutation).stage) == .signed }
-            return MutantRecipe(base: base.id, steps: steps, oracle: unsigned ? "must-reject" : "none")
+            return MutantRecipe(base: base.id, steps: steps, oracle: MutantRecipe.oracle(for: steps))
         }
     }
 
-    /// The bytes of a recipe: rebuilt the same on every run.
-    public func bytes(of recipe: MutantRecipe) throws(ForgeError) -> [UInt8] {
-        guard var spec = specs.first(where: { $0.id == recipe.base }) else {
-            throw ForgeError(.invalidScenario, "recipe base '\(recipe.base)' is not a catalogue vector")
-        }
-        // Steps that need a structure the mutated receipt lacks are skipped, not fatal: a mutant is
-        // whatever survives, and replay skips the same steps.
-        var applied = spec.mutations
-        for step in recipe.steps {
-            spec.mutations = applied + [step]
+    /// Makes a drawn recipe's mutant. Steps that need a structure the mutated receipt lacks (a SignerInfo
+    /// an earlier step removed, a purchase where there is none) are dropped: the recipe returned holds only
+    /// the steps that applied, so it replays exactly (``replay(_:)``) and its id names what was made.
+    public func build(_ drawn: MutantRecipe) throws(ForgeError) -> (bytes: [UInt8], recipe: MutantRecipe) {
+        var spec = try base(of: drawn)
+        let own = spec.mutations
+        var applied: [MutationStep] = []
+        for step in drawn.steps {
+            spec.mutations = own + applied + [step]
             if (try? spec.bytes(using: forge)) != nil { applied.append(step) }
         }
-        spec.mutations = applied
-        return try spec.bytes(using: forge)
+        spec.mutations = own + applied
+        let recipe = MutantRecipe(base: drawn.base, steps: applied, oracle: MutantRecipe.oracle(for: applied))
+        return (try spec.bytes(using: forge), recipe)
+    }
+
+    /// Rebuilds a recipe's mutant byte for byte. Every step must apply: an unknown mutation, a parameter
+    /// missing, malformed or out of range, or a step the receipt cannot take at that point (a SignerInfo
+    /// an earlier step removed) is an error naming the recipe step.
+    public func replay(_ recipe: MutantRecipe) throws(ForgeError) -> [UInt8] {
+        var spec = try base(of: recipe)
+        let own = spec.mutations.count
+        spec.mutations += recipe.steps
+        do throws(ForgeError) {
+            return try spec.bytes(using: forge)
+        } catch {
+            // The forge numbers steps from the base vector's own; people number the recipe's.
+            let at = error.step.map { $0 > own ? "recipe step \($0 - own) (\(recipe.steps[$0 - own - 1].mutation))" : "the base vector's step \($0)" }
+            throw ForgeError(error.code == .invalidRecipe ? .invalidRecipe : .invalidScenario, (at.map { "\($0): " } ?? "") + error.message)
+        }
+    }
+
+    private func base(of recipe: MutantRecipe) throws(ForgeError) -> VectorSpec {
+        guard let spec = specs.first(where: { $0.id == recipe.base }) else {
+            throw ForgeError(.invalidRecipe, "recipe base '\(recipe.base)' is not a catalogue vector")
+        }
+        guard spec.mutations.count + recipe.steps.count <= MutationBounds.maxSteps else {
+            throw ForgeError(.invalidRecipe, "recipe has \(recipe.steps.count) steps; with the base vector's own, at most \(MutationBounds.maxSteps) are allowed")
+        }
+        return spec
     }
 
     private func randomStep(_ random: inout SeededGenerator) -> MutationStep {

@@ -60,7 +60,16 @@ public struct Forge: Sendable {
     ///   - mutations: named defects applied on top of the valid receipt, in order (see ``Mutation``).
     public func make(_ scenario: Scenario, now: Date, naming: FieldNaming = .specKeys,
                      mutations: [MutationStep] = []) throws(ForgeError) -> ForgedReceipt {
-        let steps = try mutations.map { (step) throws(ForgeError) in (try Mutation.named(step.mutation), step.parameters) }
+        guard mutations.count <= MutationBounds.maxSteps else {
+            throw ForgeError(.invalidRecipe, "\(mutations.count) mutation steps; at most \(MutationBounds.maxSteps) are allowed")
+        }
+        let steps = try mutations.enumerated().map { (index, step) throws(ForgeError) in
+            do throws(ForgeError) { return (number: index + 1, mutation: try Mutation.named(step.mutation), parameters: step.parameters) } catch {
+                var located = error
+                located.step = index + 1
+                throw located
+            }
+        }
         var plan = try ReceiptPlan(scenario, now: now, naming: naming)
         let preset = plan.preset
         let setup = signing[preset]!
@@ -71,7 +80,13 @@ public struct Forge: Sendable {
             signatureAlgorithmOID: preset.signatureAlgorithmOID, signedAttributes: nil, certificates: setup.certificates,
             layout: preset.layout, signers: [], bytes: [])
         func run(_ stage: Mutation.Stage) throws(ForgeError) {
-            for (mutation, parameters) in steps where mutation.stage == stage { try mutation.apply(to: &stages, parameters) }
+            for (number, mutation, parameters) in steps where mutation.stage == stage {
+                do throws(ForgeError) { try mutation.apply(to: &stages, parameters) } catch {
+                    var located = error
+                    located.step = number
+                    throw located
+                }
+            }
         }
         try run(.attributes)
         stages.payload = ReceiptPayload(stages.attributes).encoded(ordering: stages.ordering)

@@ -11,12 +11,12 @@ extension Mutation {
     static let payloadMutations: [Mutation] = [
         Mutation("drop-attribute", .attributes, "Removes every top-level attribute of a type.", bugClass: "missing-field",
                  parameters: [("type", "attribute type")]) { stages, p throws(ForgeError) in
-            let type = try p.int("type")
+            let type = try p.int("type", in: MutationBounds.attributeNumbers)
             stages.attributes.removeAll { $0.type == type }
         },
         Mutation("set-attribute", .attributes, "Replaces (or adds) a top-level attribute's value.", bugClass: "field-value",
                  parameters: [("type", "attribute type"), ("utf8|ia5|integer|hex", "the new value, as one of these kinds")]) { stages, p throws(ForgeError) in
-            let attribute = ReceiptAttribute(type: try p.int("type"), value: try attributeValue(p))
+            let attribute = ReceiptAttribute(type: try p.int("type", in: MutationBounds.attributeNumbers), value: try attributeValue(p))
             if let index = stages.attributes.firstIndex(where: { $0.type == attribute.type }) {
                 stages.attributes[index].value = attribute.value
             } else {
@@ -26,11 +26,11 @@ extension Mutation {
         Mutation("add-attribute", .attributes, "Adds an attribute, even one of a type already present (duplicates) or unknown.",
                  bugClass: "duplicate-or-unknown-attribute",
                  parameters: [("type", "attribute type"), ("utf8|ia5|integer|hex", "the value"), ("version", "attribute version, default 1")]) { stages, p throws(ForgeError) in
-            stages.attributes.append(ReceiptAttribute(type: try p.int("type"), version: try p.int("version", default: 1), value: try attributeValue(p)))
+            stages.attributes.append(ReceiptAttribute(type: try p.int("type", in: MutationBounds.attributeNumbers), version: try p.int("version", in: MutationBounds.attributeNumbers, default: 1), value: try attributeValue(p)))
         },
         Mutation("retag-attribute", .attributes, "Changes the ASN.1 tag inside an attribute's value (e.g. UTF8String 0c → IA5String 16).",
                  bugClass: "wrong-inner-tag", parameters: [("type", "attribute type"), ("tag", "the new tag, hex")]) { stages, p throws(ForgeError) in
-            let type = try p.int("type"), tag = try p.bytes("tag")
+            let type = try p.int("type", in: MutationBounds.attributeNumbers), tag = try p.bytes("tag")
             guard tag.count == 1, let index = stages.attributes.firstIndex(where: { $0.type == type }), !stages.attributes[index].value.isEmpty else {
                 throw ForgeError(.invalidScenario, "mutation retag-attribute: no attribute \(type) with a value, or tag is not one byte")
             }
@@ -38,7 +38,7 @@ extension Mutation {
         },
         Mutation("integer-leading-zero", .attributes, "Writes an INTEGER attribute value with a redundant leading 00 (not DER).",
                  bugClass: "non-minimal-integer", parameters: [("type", "attribute type holding an INTEGER")]) { stages, p throws(ForgeError) in
-            let type = try p.int("type")
+            let type = try p.int("type", in: MutationBounds.attributeNumbers)
             guard let index = stages.attributes.firstIndex(where: { $0.type == type }), let content = stages.attributes[index].innerContent(ASN1Tag.integer) else {
                 throw ForgeError(.invalidScenario, "mutation integer-leading-zero: attribute \(type) is not an INTEGER")
             }
@@ -46,14 +46,14 @@ extension Mutation {
         },
         Mutation("purchase-set-attribute", .attributes, "Replaces (or adds) an attribute inside every in-app purchase.",
                  bugClass: "field-value", parameters: [("type", "in-app attribute type"), ("utf8|ia5|integer|hex", "the new value")]) { stages, p throws(ForgeError) in
-            let type = try p.int("type"), value = try attributeValue(p)
+            let type = try p.int("type", in: MutationBounds.attributeNumbers), value = try attributeValue(p)
             try editPurchases(&stages) { fields in
                 if let index = fields.firstIndex(where: { $0.type == type }) { fields[index].value = value } else { fields.append(ReceiptAttribute(type: type, value: value)) }
             }
         },
         Mutation("purchase-drop-attribute", .attributes, "Removes an attribute from every in-app purchase.", bugClass: "missing-field",
                  parameters: [("type", "in-app attribute type")]) { stages, p throws(ForgeError) in
-            let type = try p.int("type")
+            let type = try p.int("type", in: MutationBounds.attributeNumbers)
             try editPurchases(&stages) { fields in fields.removeAll { $0.type == type } }
         },
         Mutation("reverse-order", .attributes, "Writes the payload SET in reverse DER order (unsorted, as no DER encoder would).",
@@ -64,7 +64,7 @@ extension Mutation {
         },
         Mutation("payload-trailing-bytes", .payload, "Appends bytes after the payload SET inside the signed content.",
                  bugClass: "trailing-data", parameters: [("count", "how many zero bytes, default 2")]) { stages, p throws(ForgeError) in
-            stages.payload += [UInt8](repeating: 0, count: try p.int("count", default: 2))
+            stages.payload += [UInt8](repeating: 0, count: try p.int("count", in: 0...MutationBounds.maxAddedBytes, default: 2))
         },
     ]
 
@@ -73,13 +73,13 @@ extension Mutation {
     static let signingMutations: [Mutation] = [
         Mutation("digest-oid", .signing, "Names another digest algorithm in SignerInfo and digestAlgorithms; the signature is still over the preset's digest.",
                  bugClass: "algorithm-confusion", parameters: [("oid", "dotted digest OID")]) { stages, p throws(ForgeError) in
-            let oid = try p.string("oid")
+            let oid = try p.oid("oid")
             stages.signerDigestOID = oid
             stages.digestAlgorithmOIDs = [oid]
         },
         Mutation("signer-digest-oid", .signing, "Changes only the SignerInfo's digest OID, so it contradicts SignedData.digestAlgorithms.",
                  bugClass: "algorithm-confusion", parameters: [("oid", "dotted digest OID")]) { stages, p throws(ForgeError) in
-            stages.signerDigestOID = try p.string("oid")
+            stages.signerDigestOID = try p.oid("oid")
         },
         Mutation("hash-algorithm", .signing, "Signs a digest of another algorithm while the OIDs keep naming the preset's.",
                  bugClass: "algorithm-confusion", parameters: [("algorithm", "md5, sha1, sha256, sha384 or sha512")]) { stages, p throws(ForgeError) in
@@ -94,7 +94,7 @@ extension Mutation {
         },
         Mutation("signature-algorithm-oid", .signing, "Writes another SignerInfo signature algorithm OID.", bugClass: "algorithm-confusion",
                  parameters: [("oid", "dotted OID, e.g. 1.2.840.113549.1.1.11 or 1.2.840.113549.1.1.5")]) { stages, p throws(ForgeError) in
-            stages.signatureAlgorithmOID = try p.string("oid")
+            stages.signatureAlgorithmOID = try p.oid("oid")
         },
         Mutation("sign-with", .signing, "Signs with another role's key while the embedded certificates stay the same.",
                  bugClass: "signature-bypass", parameters: [("role", "certificate role whose key signs")]) { stages, p throws(ForgeError) in
@@ -107,8 +107,8 @@ extension Mutation {
         },
         Mutation("flip-signature-bit", .signed, "Flips one bit of the RSA signature.", bugClass: "signature-bypass",
                  parameters: [("byte", "index in the signature, default 0"), ("signer", "index of the SignerInfo, default 0")]) { stages, p throws(ForgeError) in
-            let index = try p.int("byte", default: 0)
-            let signer = try p.int("signer", default: 0)
+            let index = try p.int("byte", in: 0...Int(Int32.max), default: 0)
+            let signer = try p.int("signer", in: 0...MutationBounds.maxSignerInfos, default: 0)
             guard stages.signers.indices.contains(signer), stages.signers[signer].signature.indices.contains(index) else {
                 throw ForgeError(.invalidScenario, "mutation flip-signature-bit: no signature byte \(index) in SignerInfo \(signer)")
             }
@@ -116,14 +116,20 @@ extension Mutation {
         },
         Mutation("signer-count", .signed, "Writes 0 SignerInfos, or the one SignerInfo several times.", bugClass: "signer-count",
                  parameters: [("count", "0, 2, …")]) { stages, p throws(ForgeError) in
-            let count = try p.int("count")
-            stages.signers = count == 0 ? [] : Array(repeating: stages.signers[0], count: count)
+            let count = try p.int("count", in: 0...MutationBounds.maxSignerInfos)
+            guard let signer = stages.signers.first else {
+                throw ForgeError(.invalidScenario, "mutation signer-count: there is no SignerInfo to repeat (an earlier step removed it)")
+            }
+            stages.signers = Array(repeating: signer, count: count)
         },
         Mutation("signer-serial", .signed, "Points the SignerInfo at a serial number no embedded certificate has.",
                  bugClass: "signer-identification", parameters: [("serial", "hex serial number, default 7f")]) { stages, p throws(ForgeError) in
-            stages.signers[0].serialNumber = try p.bytes("serial", default: "7f")
+            let serial = try p.bytes("serial", default: "7f")
+            guard !stages.signers.isEmpty else { throw ForgeError(.invalidScenario, "mutation signer-serial: there is no SignerInfo (an earlier step removed it)") }
+            stages.signers[0].serialNumber = serial
         },
         Mutation("empty-signature", .signed, "Writes an empty signature OCTET STRING.", bugClass: "signature-bypass") { stages, _ throws(ForgeError) in
+            guard !stages.signers.isEmpty else { throw ForgeError(.invalidScenario, "mutation empty-signature: there is no SignerInfo (an earlier step removed it)") }
             stages.signers[0].signature = []
         },
     ]
@@ -150,14 +156,14 @@ extension Mutation {
             } else {
                 let indices = order.split(separator: ",").compactMap { Int($0) }
                 guard indices.count == order.split(separator: ",").count, indices.allSatisfy(stages.certificates.indices.contains) else {
-                    throw ForgeError(.invalidScenario, "mutation certificate-order: '\(order)' is not a list of indices below \(stages.certificates.count)")
+                    throw ForgeError(.invalidRecipe, "mutation certificate-order: '\(order)' is not a list of indices below \(stages.certificates.count)")
                 }
                 stages.certificates = indices.map { stages.certificates[$0] }
             }
         },
         Mutation("drop-certificate", .signing, "Leaves an embedded certificate out.", bugClass: "incomplete-chain",
                  parameters: [("index", "position in the embedded list")]) { stages, p throws(ForgeError) in
-            let index = try p.int("index")
+            let index = try p.int("index", in: 0...Int(Int32.max))
             guard stages.certificates.indices.contains(index) else { throw ForgeError(.invalidScenario, "mutation drop-certificate: no certificate \(index)") }
             stages.certificates.remove(at: index)
         },
@@ -168,7 +174,7 @@ extension Mutation {
         Mutation("embed-certificate", .signing, "Embeds arbitrary DER certificate bytes (e.g. the genuine Apple root as a decoy) at a position.",
                  bugClass: "trust-anchor-confusion", parameters: [("hex", "certificate DER"), ("index", "position, default the end")]) { stages, p throws(ForgeError) in
             let bytes = try p.bytes("hex")
-            let index = try p.int("index", default: stages.certificates.count)
+            let index = try p.int("index", in: 0...Int(Int32.max), default: stages.certificates.count)
             stages.certificates.insert(bytes, at: min(max(0, index), stages.certificates.count))
         },
         Mutation("reissue-leaf", .signing, "Replaces the signing certificate with a variant issued from the same key.",
@@ -184,7 +190,7 @@ extension Mutation {
         Mutation("leaf-validity", .signing, "Reissues the signing certificate with a chosen validity window.", bugClass: "validation-time",
                  parameters: [("not-before", "date"), ("not-after", "date")]) { stages, p throws(ForgeError) in
             guard let notBefore = ReceiptDate.parse(try p.string("not-before")), let notAfter = ReceiptDate.parse(try p.string("not-after")) else {
-                throw ForgeError(.invalidScenario, "mutation leaf-validity: dates must look like 2025-01-31T00:00:00Z")
+                throw ForgeError(.invalidRecipe, "mutation leaf-validity: dates must look like 2025-01-31T00:00:00Z")
             }
             try reissue(&stages, role: stages.preset.chain[0], position: 0) { template in
                 template.notBefore = notBefore
@@ -209,27 +215,27 @@ extension Mutation {
                 stages.layout.eContent = .primitive
             } else if eContent == "detached" {
                 stages.layout.eContent = .detached
-            } else if eContent.hasPrefix("constructed-"), let segments = Int(eContent.dropFirst(12)), segments > 0 {
+            } else if eContent.hasPrefix("constructed-"), let segments = Int(eContent.dropFirst(12)), (1...MutationBounds.maxSegments).contains(segments) {
                 stages.layout.eContent = .constructed(segments: segments)
             } else {
-                throw ForgeError(.invalidScenario, "mutation layout: econtent must be primitive, detached or constructed-N, not '\(eContent)'")
+                throw ForgeError(.invalidRecipe, "mutation layout: econtent must be primitive, detached or constructed-N (N from 1 to \(MutationBounds.maxSegments)), not '\(eContent)'")
             }
         },
         Mutation("trailing-bytes", .encoded, "Appends bytes after the ContentInfo.", bugClass: "trailing-data",
                  parameters: [("count", "how many, default 4"), ("byte", "their value in hex, default 00")]) { stages, p throws(ForgeError) in
             let byte = try p.bytes("byte", default: "00").first ?? 0
-            stages.bytes += [UInt8](repeating: byte, count: try p.int("count", default: 4))
+            stages.bytes += [UInt8](repeating: byte, count: try p.int("count", in: 0...MutationBounds.maxAddedBytes, default: 4))
         },
         Mutation("truncate", .encoded, "Cuts the receipt after a number of bytes.", bugClass: "truncation",
                  parameters: [("length", "bytes kept; negative counts from the end")]) { stages, p throws(ForgeError) in
-            let length = try p.int("length")
+            let length = try p.int("length", in: -MutationBounds.maxTruncation...MutationBounds.maxTruncation)
             let kept = length >= 0 ? min(length, stages.bytes.count) : max(0, stages.bytes.count + length)
             stages.bytes = Array(stages.bytes.prefix(kept))
         },
         Mutation("nested-sequences", .encoded, "Replaces the receipt with indefinite-length SEQUENCEs nested to a depth.",
                  bugClass: "unbounded-recursion", parameters: [("depth", "nesting depth, default 100000")]) { stages, p throws(ForgeError) in
-            let depth = try p.int("depth", default: 100_000)
-            stages.bytes = Array([[UInt8]](repeating: [0x30, 0x80], count: max(1, depth)).joined())
+            let depth = try p.int("depth", in: 1...MutationBounds.maxNestingDepth, default: 100_000)
+            stages.bytes = Array([[UInt8]](repeating: [0x30, 0x80], count: depth).joined())
         },
         Mutation("huge-declared-length", .encoded, "Rewrites the outer length to declare about 2 GiB while the bytes stay as they are.",
                  bugClass: "length-trust") { stages, _ throws(ForgeError) in
@@ -243,7 +249,7 @@ extension Mutation {
             guard let start = firstOccurrence(of: stages.payload, in: stages.bytes) else {
                 throw ForgeError(.invalidScenario, "mutation flip-payload-bit: the payload is not stored contiguously (segmented eContent)")
             }
-            let offset = try p.int("offset", default: stages.payload.count / 2)
+            let offset = try p.int("offset", in: 0...Int(Int32.max), default: stages.payload.count / 2)
             guard stages.payload.indices.contains(offset) else { throw ForgeError(.invalidScenario, "mutation flip-payload-bit: no payload byte \(offset)") }
             stages.bytes[start + offset] ^= 0x01
         },
@@ -281,11 +287,11 @@ extension Mutation {
         if let text = p.values["utf8"] { return ASN1Value.utf8String(text) }
         if let text = p.values["ia5"] { return ASN1Value.ia5String(text) }
         if let text = p.values["integer"] {
-            guard let number = Int64(text) else { throw ForgeError(.invalidScenario, "mutation \(p.mutation): integer '\(text)' is not a number") }
+            guard let number = Int64(text) else { throw ForgeError(.invalidRecipe, "mutation \(p.mutation): integer '\(text)' is not a number") }
             return ASN1Value.integer(number)
         }
         if p.values["hex"] != nil { return try p.bytes("hex") }
-        throw ForgeError(.invalidScenario, "mutation \(p.mutation) needs a value: utf8=, ia5=, integer= or hex=")
+        throw ForgeError(.invalidRecipe, "mutation \(p.mutation) needs a value: utf8=, ia5=, integer= or hex=")
     }
 
     static func editPurchases(_ stages: inout ForgeStages, _ edit: (inout [ReceiptAttribute]) -> Void) throws(ForgeError) {

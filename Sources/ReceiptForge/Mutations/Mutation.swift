@@ -59,7 +59,7 @@ public struct Mutation: Sendable {
     /// Looks a mutation up by id.
     public static func named(_ id: String) throws(ForgeError) -> Mutation {
         guard let mutation = catalogue.first(where: { $0.id == id }) else {
-            throw ForgeError(.invalidScenario, "unknown mutation '\(id)'; known: \(catalogue.map(\.id).joined(separator: ", "))")
+            throw ForgeError(.invalidRecipe, "unknown mutation '\(id)'; known: \(catalogue.map(\.id).joined(separator: ", "))")
         }
         return mutation
     }
@@ -71,24 +71,40 @@ public struct Mutation: Sendable {
 
         func string(_ name: String, default fallback: String? = nil) throws(ForgeError) -> String {
             guard let value = values[name] ?? fallback else {
-                throw ForgeError(.invalidScenario, "mutation \(mutation) needs parameter '\(name)'")
+                throw ForgeError(.invalidRecipe, "mutation \(mutation) needs parameter '\(name)'")
             }
             return value
         }
 
-        func int(_ name: String, default fallback: Int? = nil) throws(ForgeError) -> Int {
+        /// An integer within `range`: every number a recipe gives is checked before it sizes or indexes anything.
+        func int(_ name: String, in range: ClosedRange<Int>, default fallback: Int? = nil) throws(ForgeError) -> Int {
             let text = try string(name, default: fallback.map(String.init))
-            guard let value = Int(text) else { throw ForgeError(.invalidScenario, "mutation \(mutation): '\(name)' must be an integer, not '\(text)'") }
+            guard let value = Int(text) else { throw ForgeError(.invalidRecipe, "mutation \(mutation): '\(name)' must be an integer, not '\(text)'") }
+            guard range.contains(value) else {
+                throw ForgeError(.invalidRecipe, "mutation \(mutation): '\(name)' must be between \(range.lowerBound) and \(range.upperBound), not \(value)")
+            }
             return value
+        }
+
+        /// A dotted object identifier that encodes, checked here so a bad one is blamed on its step.
+        func oid(_ name: String) throws(ForgeError) -> String {
+            let text = try string(name)
+            guard (try? OID.encodeContent(text)) != nil else {
+                throw ForgeError(.invalidRecipe, "mutation \(mutation): '\(name)' must be a dotted object identifier such as 1.2.840.113549.1.1.11, not '\(text)'")
+            }
+            return text
         }
 
         func bytes(_ name: String, default fallback: String? = nil) throws(ForgeError) -> [UInt8] {
             let text = try string(name, default: fallback)
+            guard text.utf8.count <= 2 * MutationBounds.maxAddedBytes else {
+                throw ForgeError(.invalidRecipe, "mutation \(mutation): '\(name)' holds more than \(MutationBounds.maxAddedBytes) bytes")
+            }
             guard text.count % 2 == 0, let bytes = Optional(stride(from: 0, to: text.count, by: 2).compactMap({ offset -> UInt8? in
                 let start = text.index(text.startIndex, offsetBy: offset)
                 return UInt8(text[start..<text.index(start, offsetBy: 2)], radix: 16)
             })), bytes.count * 2 == text.count else {
-                throw ForgeError(.invalidScenario, "mutation \(mutation): '\(name)' must be hex, not '\(text)'")
+                throw ForgeError(.invalidRecipe, "mutation \(mutation): '\(name)' must be hex, not '\(text)'")
             }
             return bytes
         }
@@ -96,7 +112,7 @@ public struct Mutation: Sendable {
         func role(_ name: String) throws(ForgeError) -> CertificateRole {
             let text = try string(name)
             guard let role = CertificateRole(rawValue: text) else {
-                throw ForgeError(.invalidScenario, "mutation \(mutation): '\(name)' must be one of \(CertificateRole.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw ForgeError(.invalidRecipe, "mutation \(mutation): '\(name)' must be one of \(CertificateRole.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             return role
         }
@@ -104,7 +120,7 @@ public struct Mutation: Sendable {
         func choice<T: RawRepresentable & CaseIterable>(_ name: String, default fallback: T? = nil) throws(ForgeError) -> T where T.RawValue == String {
             let text = try string(name, default: fallback?.rawValue)
             guard let value = T(rawValue: text) else {
-                throw ForgeError(.invalidScenario, "mutation \(mutation): '\(name)' must be one of \(T.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw ForgeError(.invalidRecipe, "mutation \(mutation): '\(name)' must be one of \(T.allCases.map(\.rawValue).joined(separator: ", "))")
             }
             return value
         }
