@@ -82,7 +82,7 @@ public struct BERReader: Sendable {
     /// Deepest nesting followed when searching the end of an indefinite-length node.
     public let maximumDepth: Int
 
-    public init(_ bytes: [UInt8], maximumDepth: Int = 48) {
+    public init(_ bytes: [UInt8], maximumDepth: Int = ReceiptLimits.maximumDepth) {
         self.bytes = bytes
         self.maximumDepth = maximumDepth
     }
@@ -162,11 +162,16 @@ public struct BERReader: Sendable {
         return try node(at: offset, limit: limit)
     }
 
-    /// The direct children of a constructed node, in order.
-    public func children(of parent: BERNode, depth: Int = 0) throws(ReceiptDecodingError) -> [BERNode] {
+    /// The direct children of a constructed node, in order; more than `maximumCount` is `tooLarge`, found
+    /// before they are all collected (a few bytes each, so 16 MiB of input could otherwise ask for millions).
+    public func children(of parent: BERNode, depth: Int = 0, maximumCount: Int = ReceiptLimits.maximumChildren,
+                         _ what: @autoclosure () -> String = "elements") throws(ReceiptDecodingError) -> [BERNode] {
         var result: [BERNode] = []
         var cursor = parent.contentRange.lowerBound
         while cursor < parent.contentRange.upperBound {
+            guard result.count < maximumCount else {
+                throw ReceiptDecodingError(.tooLarge, at: cursor, "more than \(maximumCount) \(what()) in the \(ASN1Tag.name(parent.identifier)) at byte \(parent.offset)")
+            }
             let child = try node(at: cursor, limit: parent.contentRange.upperBound, depth: depth + 1)
             result.append(child)
             cursor = child.endOffset

@@ -68,7 +68,7 @@ public struct ReceiptContainer: Sendable, Hashable {
         signedDataVersion = try Self.integer(parts[0], reader, "SignedData.version")
         let digestSet = try Self.expect(parts[1], ASN1Tag.set, "SignedData.digestAlgorithms")
         forms.add(digestSet, wrapper: false)
-        digestAlgorithmOIDs = try reader.children(of: digestSet).map { node throws(ReceiptDecodingError) in
+        digestAlgorithmOIDs = try reader.children(of: digestSet, maximumCount: ReceiptLimits.maximumDigestAlgorithms, "digest algorithms").map { node throws(ReceiptDecodingError) in
             try Self.algorithm(node, reader, "digestAlgorithm")
         }
 
@@ -102,7 +102,7 @@ public struct ReceiptContainer: Sendable, Hashable {
         var certificates: [[UInt8]] = []
         if parts[index].identifier == ASN1Tag.contextConstructed(0) {
             forms.add(parts[index], wrapper: false)
-            certificates = try reader.children(of: parts[index]).map { Array(reader.encoding(of: $0)) }
+            certificates = try reader.children(of: parts[index], maximumCount: ReceiptLimits.maximumCertificates, "certificates").map { Array(reader.encoding(of: $0)) }
             index += 1
         }
         self.certificates = certificates
@@ -113,7 +113,7 @@ public struct ReceiptContainer: Sendable, Hashable {
         }
         let signerSet = try Self.expect(parts[index], ASN1Tag.set, "SignedData.signerInfos")
         forms.add(signerSet, wrapper: false)
-        signers = try reader.children(of: signerSet).map { node throws(ReceiptDecodingError) in try Self.signer(node, reader) }
+        signers = try reader.children(of: signerSet, maximumCount: ReceiptLimits.maximumSignerInfos, "SignerInfos").map { node throws(ReceiptDecodingError) in try Self.signer(node, reader) }
 
         shape = ContainerShape(
             lengths: forms.summary,
@@ -186,7 +186,7 @@ public struct ReceiptContainer: Sendable, Hashable {
             var retagged = Array(reader.encoding(of: attributes))
             retagged[0] = ASN1Tag.set
             signedAttributes = retagged
-            for attribute in try reader.children(of: attributes) {
+            for attribute in try reader.children(of: attributes, maximumCount: ReceiptLimits.maximumSignedAttributes, "signed attributes") {
                 let pair = try reader.children(of: attribute)
                 if pair.count == 2, (try? oid(pair[0], reader, "attrType")) == KnownOID.messageDigestAttribute,
                    let value = try reader.children(of: pair[1]).first, value.identifier == ASN1Tag.octetString {

@@ -13,7 +13,7 @@ public enum ReceiptInput {
     }
 
     /// The largest input accepted: real receipts stay under 100 KiB; this leaves room for huge forged ones.
-    public static let maximumSize = 16 << 20
+    public static let maximumSize = ReceiptLimits.maximumInputSize
 
     /// Decodes the transport encoding. Errors name the offset and what was expected.
     public static func decode(_ input: [UInt8]) throws(ReceiptDecodingError) -> (der: [UInt8], transport: Transport) {

@@ -147,7 +147,7 @@ public struct DecodedPayload: Sendable, Hashable {
             }
             var minimal = Self.isMinimal(set)
             var entries: [Entry] = []
-            for node in try reader.children(of: set) {
+            for node in try reader.children(of: set, "attributes") {
                 guard node.identifier == ASN1Tag.sequence else {
                     throw ReceiptDecodingError(.unexpectedTag, at: node.offset,
                                         "expected ReceiptAttribute (SEQUENCE), found \(ASN1Tag.name(node.identifier))")

@@ -1,0 +1,33 @@
+// swift-tools-version:6.2
+import PackageDescription
+
+// libFuzzer targets for receipt-forge (the swift-protobuf FuzzTesting pattern): each is built with
+// `-sanitize=fuzzer,address` by scripts/fuzz.sh and fed the corpus's seeds and token dictionary.
+// Inputs that ever crashed live in FailCases/ and are replayed by the main package's ordinary tests.
+let package = Package(
+    name: "FuzzTesting",
+    platforms: [.macOS(.v15)],
+    dependencies: [.package(name: "receipt-forge", path: "..")],
+    targets: [
+        // Declares libFuzzer's driver, which each target's entry point runs.
+        .target(name: "CLibFuzzer"),
+        // BER/DER in: ReceiptInput (transport), ReceiptContainer (PKCS#7) and AppReceipt (payload).
+        .executableTarget(name: "FuzzReceiptDecoder", dependencies: ["CLibFuzzer", .product(name: "ReceiptModel", package: "receipt-forge")]),
+        // The reference validator on arbitrary bytes, under the TEST roots.
+        .executableTarget(name: "FuzzReferenceValidator", dependencies: ["CLibFuzzer", 
+            .product(name: "ReceiptValidation", package: "receipt-forge"), .product(name: "ReceiptForge", package: "receipt-forge"),
+            .product(name: "ReceiptModel", package: "receipt-forge"),
+        ]),
+        // forge inspect's text and JSON rendering of whatever the validator could read.
+        .executableTarget(name: "FuzzInspect", dependencies: ["CLibFuzzer", 
+            .product(name: "ReceiptValidation", package: "receipt-forge"), .product(name: "ReceiptForge", package: "receipt-forge"),
+            .product(name: "ReceiptModel", package: "receipt-forge"),
+        ]),
+        // forge mutate --replay on arbitrary JSON.
+        .executableTarget(name: "FuzzRecipeReplay", dependencies: ["CLibFuzzer", .product(name: "ReceiptForge", package: "receipt-forge")]),
+        // The manifest, baseline, mapping, results and harness-message decoders.
+        .executableTarget(name: "FuzzDecoders", dependencies: ["CLibFuzzer", 
+            .product(name: "ReceiptCorpus", package: "receipt-forge"), .product(name: "ReceiptConformance", package: "receipt-forge"),
+        ]),
+    ]
+)

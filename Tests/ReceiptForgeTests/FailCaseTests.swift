@@ -1,0 +1,57 @@
+import Foundation
+import ReceiptConformance
+import ReceiptCorpus
+import ReceiptForge
+import ReceiptModel
+import ReceiptValidation
+import Testing
+
+/// Every input that ever crashed a fuzz target (`FuzzTesting/FailCases/<Target>-<kind>-<hash>`), replayed
+/// through the same code the target runs, so CI guards the fixes without building sanitizers. A trap
+/// here kills the test process: the run fails.
+@Suite("Fuzz fail cases")
+struct FailCaseTests {
+    static let directory = repositoryRoot.appendingPathComponent("FuzzTesting/FailCases")
+    static let cases: [String] = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
+    static let pki = try! TestPKI.bundled()
+    static let mutator = Mutator(forge: try! Forge(pki: pki))
+
+    @Test("The fail cases are there, each named after a fuzz target")
+    func named() {
+        #expect(Self.cases.count >= 2)
+        let targets = ["FuzzReceiptDecoder", "FuzzReferenceValidator", "FuzzInspect", "FuzzRecipeReplay", "FuzzDecoders"]
+        #expect(Self.cases.filter { name in !targets.contains { name.hasPrefix($0 + "-") } } == [])
+    }
+
+    @Test("Each fail case goes through its target's code and is refused or judged, never a trap", arguments: cases)
+    func replay(name: String) throws {
+        let data = try Data(contentsOf: Self.directory.appendingPathComponent(name))
+        let bytes = [UInt8](data)
+        switch name.prefix { $0 != "-" } {
+        case "FuzzReceiptDecoder":
+            if let der = try? ReceiptInput.decode(bytes).der, let container = try? ReceiptContainer(berEncoded: der), let payload = container.payload {
+                _ = try? AppReceipt(payloadBytes: payload)
+            }
+            _ = try? AppReceipt(payloadBytes: bytes)
+        case "FuzzReferenceValidator", "FuzzInspect":
+            let context = ValidationContext(trustedRoots: [Self.pki[.root].certificate, Self.pki[.storeKit].certificate], bundleID: "com.example.app",
+                                            appVersion: "1", environment: "Production", now: pinnedNow)
+            let report = ReferenceValidator().validate(bytes, context: context)
+            let inspection = Inspection(report: report, source: name, inputSize: bytes.count, includeChecks: true)
+            #expect(!inspection.text().isEmpty)
+            _ = inspection.json().serialized(pretty: false)
+        case "FuzzRecipeReplay":
+            let recipe = try JSONDecoder().decode(MutantRecipe.self, from: data)
+            // Refused or rebuilt; either way the same on every replay.
+            #expect((try? Self.mutator.replay(recipe)) == (try? Self.mutator.replay(recipe)))
+        default:  // FuzzDecoders
+            if let manifest = try? ManifestIO.decode(data) { _ = Linter.lint(manifest, vectorsDirectory: nil) }
+            if let baseline = try? JSONDecoder().decode(Baseline.self, from: data) {
+                var results = RunResults.exemplar
+                _ = baseline.apply(to: &results, today: "2026-01-01")
+            }
+            if let mapping = try? ResponseMapping.load(data) { _ = mapping.reply(seq: 1, httpStatus: 200, body: data) }
+            _ = ResponseMapping.verifyReceipt.reply(seq: 1, httpStatus: 200, body: data)
+        }
+    }
+}

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Builds one libFuzzer target of FuzzTesting/ with -sanitize=fuzzer,address and runs it.
+set -euo pipefail
+
+usage() {
+    cat <<'TXT'
+Usage: scripts/fuzz.sh TARGET [SECONDS] [-- LIBFUZZER_OPTIONS...]
+       scripts/fuzz.sh --list
+
+Builds FuzzTesting's TARGET optimized, with libFuzzer and AddressSanitizer (FuzzTesting/.build, kept between runs)
+and fuzzes it for SECONDS (default 60; 0: no time limit), inputs up to 16 KiB, seeded with `forge seeds` (every corpus vector, named by hash) and
+its token dictionary. The working corpus is kept in FuzzTesting/.corpus/TARGET, so a second run goes on
+where the first stopped. A crash, leak or timeout stops the run: its input is written to
+FuzzTesting/FailCases/TARGET-<kind>-<sha1>, where `swift test` replays it (FailCaseTests), and the
+script exits 1. The summary line (executions, exec/s, coverage) is printed at the end.
+
+Targets: FuzzReceiptDecoder, FuzzReferenceValidator, FuzzInspect, FuzzRecipeReplay, FuzzDecoders.
+
+Examples:
+  scripts/fuzz.sh FuzzReceiptDecoder 600
+  scripts/fuzz.sh FuzzDecoders 120 -- -jobs=2 -workers=2
+  scripts/fuzz.sh FuzzReferenceValidator 0 -- -runs=1000000     # until a million executions
+TXT
+}
+
+[ $# -ge 1 ] || { usage >&2; exit 64; }
+case $1 in -h|--help) usage; exit 0 ;; esac
+root=$(cd "$(dirname "$0")/.." && pwd)
+targets=(FuzzReceiptDecoder FuzzReferenceValidator FuzzInspect FuzzRecipeReplay FuzzDecoders)
+if [ "$1" = --list ]; then printf '%s\n' "${targets[@]}"; exit 0; fi
+target=$1; shift
+[[ " ${targets[*]} " == *" $target "* ]] || { echo "fuzz.sh: unknown target $target (one of ${targets[*]})" >&2; exit 64; }
+seconds=60
+if [ $# -gt 0 ] && [ "$1" != -- ]; then seconds=$1; shift; fi
+[ "${1:-}" = -- ] && shift
+[[ $seconds =~ ^[0-9]+$ ]] || { echo "fuzz.sh: SECONDS must be a whole number" >&2; exit 64; }
+
+fuzz=$root/FuzzTesting
+echo "fuzz.sh: building $target with -sanitize=fuzzer,address" >&2
+(cd "$fuzz" && swift build -c release --product "$target" -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld) >&2
+binary=$(cd "$fuzz" && swift build -c release --show-bin-path -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld)/$target
+
+# Seeds: the corpus's vectors and dictionary from the main package's forge; JSON targets get the corpus's JSON files.
+seeds=$fuzz/.seeds
+if [ ! -f "$seeds/receipt.dict" ]; then
+    echo "fuzz.sh: writing seeds with forge seeds" >&2
+    (cd "$root" && swift build --product forge >&2 && "$(swift build --show-bin-path)/forge" seeds --out "$seeds/receipts" --dict "$seeds/receipt.dict" >&2)
+    mkdir -p "$seeds/json" "$seeds/recipes"
+    cp "$root"/Vectors/manifest.json "$root"/examples/*.json "$seeds/json/"
+    for schema in "$root"/Vectors/schema/*.json; do cp "$schema" "$seeds/json/schema-$(basename "$schema")"; done
+    # Recipes: real mutants' recipes, and a dictionary of every string they use (mutation ids, parameter names).
+    (cd "$root" && "$(swift build --show-bin-path)/forge" mutate --from '*' --seed 1 --count 300 --out "$seeds/mutants" >&2)
+    cp "$seeds"/mutants/*.recipe.json "$seeds/recipes/"
+    python3 - "$seeds/recipes" >"$seeds/recipe.dict" <<'PY'
+import json, pathlib, sys
+words = set()
+def walk(value):
+    if isinstance(value, dict):
+        for key, item in value.items(): words.add(key); walk(item)
+    elif isinstance(value, list):
+        for item in value: walk(item)
+    elif isinstance(value, str): words.add(value)
+for path in pathlib.Path(sys.argv[1]).glob("*.json"): walk(json.loads(path.read_text()))
+for word in sorted(words):
+    if len(word) < 64: print(json.dumps(json.dumps(word)))
+PY
+fi
+case $target in
+    FuzzRecipeReplay) inputs=$seeds/recipes; dict=(-dict="$seeds/recipe.dict") ;;
+    FuzzDecoders) inputs=$seeds/json; dict=() ;;
+    *) inputs=$seeds/receipts; dict=(-dict="$seeds/receipt.dict") ;;
+esac
+work=$fuzz/.corpus/$target
+mkdir -p "$work" "$fuzz/FailCases"
+time_limit=(); [ "$seconds" -gt 0 ] && time_limit=(-max_total_time="$seconds")
+echo "fuzz.sh: $binary ${time_limit[*]} $*" >&2
+status=0
+# -detect_leaks=1: a leak is a finding too; the artifact prefix puts findings where the tests replay them.
+"$binary" "$work" "$inputs" "${dict[@]}" "${time_limit[@]}" -timeout=10 -rss_limit_mb=4096 -detect_leaks=1 -max_len=16384 \
+    -artifact_prefix="$fuzz/FailCases/$target-" -print_final_stats=1 "$@" 2>&1 | tee "$fuzz/.corpus/$target.log" | grep -E '^(#[0-9]+ +pulse|==[0-9]+==ERROR|SUMMARY|Test unit written)' >&2 || true
+status=${PIPESTATUS[0]}
+if [ "$status" -ne 0 ]; then
+    echo "fuzz.sh: $target found something (exit $status); see $fuzz/.corpus/$target.log and FuzzTesting/FailCases/" >&2
+    exit 1
+fi
+grep -E '^stat::number_of_executed_units|^stat::average_exec_per_sec|^stat::new_units_added|^#[0-9]+ +DONE' "$fuzz/.corpus/$target.log" >&2 || true
