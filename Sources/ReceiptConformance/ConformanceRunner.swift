@@ -285,7 +285,7 @@ public struct ConformanceRunner: Sendable {
     /// the wall clock would judge these at another time, so they are skipped rather than scored.
     public static func dependsOnClock(_ vector: Vector) -> Bool {
         vector.id.hasPrefix("time::")
-            || vector.expected.errorClasses.contains { ["chain.expired", "chain.not-yet-valid", "policy.expired"].contains($0) }
+            || vector.expected.errorClasses.contains { [ErrorClass.chainExpired, .chainNotYetValid, .policyExpired].map(\.rawValue).contains($0) }
     }
 
     /// What failing canaries most likely mean. `canaries` are the run's canary vectors, `accepted` the ids
@@ -307,7 +307,7 @@ public struct ConformanceRunner: Sendable {
         } else if failures.allSatisfy({ $0.outcome == .wrongDecode }) {
             hint = "the harness accepts the canaries but reports other decoded fields than they hold: is it reading the right attributes?"
         } else {
-            let classes = Set(failures.compactMap { $0.errorClass?.split(separator: ".").first.map(String.init) })
+            let classes = Set(failures.compactMap { $0.errorClass.map { ErrorClass(rawValue: $0).family } })
             hint = switch classes.count == 1 ? classes.first : nil {
             case "chain": "is the test root (Vectors/anchors/forge-root.der, or forge-storekit.der for Xcode vectors) configured as the trust anchor?"
             case "binding": "does the harness take the expected bundle id, version and device id from each vector's context?"

@@ -72,11 +72,11 @@ public struct Classifier: Sendable {
         case .none:
             return true
         case .coarse:
-            guard let family = actual?.split(separator: ".").first.map(String.init) else { return false }
-            return expected.contains { $0.split(separator: ".").first.map(String.init) == family }
+            guard let actual else { return false }
+            return expected.contains { ErrorClass(rawValue: $0).family == ErrorClass(rawValue: actual).family }
         case .fine:
             guard let actual else { return false }
-            return expected.contains { actual == $0 || actual.hasPrefix($0 + ".") }
+            return expected.contains { ErrorClass(rawValue: actual).isWithin(ErrorClass(rawValue: $0)) }
         }
     }
 }

@@ -76,8 +76,8 @@ public struct ResponseMapping: Codable, Sendable, Hashable {
             body: .object(["receipt-data": .string("{{receipt}}"), "password": .string("{{password}}"), "exclude-old-transactions": .bool(false)])),
         response: Response(
             verdict: "/status", accept: ["0", "21006"],
-            reject: ["21002": "container", "21003": "signature", "21004": "binding", "21007": "binding.environment", "21008": "binding.environment",
-                     "21010": "binding"],
+            reject: ["21002": ErrorClass.container, "21003": .signature, "21004": .binding, "21007": .bindingEnvironment, "21008": .bindingEnvironment,
+                     "21010": .binding].mapValues(\.rawValue),
             errorClass: nil, message: nil),
         granularity: HarnessHello.Granularity.none)
 

@@ -1,6 +1,7 @@
 public import Foundation
 public import ForgeCrypto
 public import ReceiptModel
+public import ReceiptCorpus
 
 /// What a validator is told besides the receipt bytes.
 public struct ValidationContext: Sendable {

@@ -1,3 +1,4 @@
+import ReceiptCorpus
 import ArgumentParser
 import Foundation
 import ForgeCrypto

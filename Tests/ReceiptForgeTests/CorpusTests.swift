@@ -70,6 +70,17 @@ struct CorpusTests {
             .allSatisfy { $0.features == [Feature.transportDecoding.rawValue] })
     }
 
+    @Test("The manifest's error taxonomy is ErrorClass.all, both ways; every expected class is one of them and has its family")
+    func taxonomyIsTheType() throws {
+        let manifest = try ManifestIO.load(from: Self.vectors)
+        #expect(manifest.errorTaxonomy == ErrorClass.taxonomy)
+        let known = Set(ErrorClass.all.map(\.key))
+        #expect(known.count == ErrorClass.all.count, "a class is listed twice")
+        #expect(known.allSatisfy { known.contains(ErrorClass(rawValue: $0.family)) })
+        let expected = Set(manifest.vectors.flatMap(\.expected.errorClasses).map(ErrorClass.init(rawValue:)))
+        #expect(expected.subtracting(known).isEmpty, "\(expected.subtracting(known))")
+    }
+
     @Test("Unpadded transport variants really drop padding: the receipt's length is not a multiple of 3")
     func unpaddedIsUnpadded() throws {
         for id in ["transport::base64-unpadded", "transport::base64url"] {

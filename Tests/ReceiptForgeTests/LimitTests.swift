@@ -1,3 +1,4 @@
+import ReceiptCorpus
 import Foundation
 import ReceiptForge
 import ReceiptModel

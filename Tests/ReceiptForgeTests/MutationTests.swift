@@ -1,3 +1,4 @@
+import ReceiptCorpus
 import Foundation
 import ForgeCrypto
 import ReceiptForge

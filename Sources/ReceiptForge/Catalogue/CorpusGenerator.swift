@@ -40,7 +40,7 @@ public struct CorpusGenerator: Sendable {
                 severity: spec.severity, features: spec.features, canary: spec.canary,
                 context: Context(now: spec.now, trustAnchor: spec.trustAnchor, bundleId: spec.bundleID, appVersion: spec.appVersion,
                                  deviceId: spec.deviceID, environment: spec.environment),
-                expected: Expectation(verdict: spec.verdict, errorClasses: spec.errorClasses,
+                expected: Expectation(verdict: spec.verdict, errorClasses: spec.errorClasses.map(\.rawValue),
                                       decoded: spec.verdict == .valid ? Self.decoded(bytes) : nil),
                 provenance: Provenance(preset: (spec.scenario.preset ?? .appstore).rawValue,
                                        recipe: spec.mutations.map { RecipeStep(mutation: $0.mutation, parameters: $0.parameters) })))

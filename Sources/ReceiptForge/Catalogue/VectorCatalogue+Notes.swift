@@ -53,35 +53,8 @@ extension VectorCatalogue {
     /// What each feature requires of a validator; a harness skips vectors whose features it lacks.
     public static let features: [String: String] = Feature.descriptions
 
-    /// The error classes, matched by prefix (DESIGN §5).
-    public static let errorTaxonomy: [String: String] = [
-        "input": "The bytes are not a receipt at all.",
-        "input.empty": "No bytes.", "input.too-large": "Larger than any receipt.", "input.encoding": "Neither DER nor a known text encoding of it.",
-        "container": "The PKCS#7 structure.",
-        "container.malformed": "ASN.1 that does not parse as ContentInfo(SignedData).",
-        "container.content-type": "The eContentType is not id-data.", "container.no-content": "No eContent (detached).",
-        "container.signer-count": "Not exactly one SignerInfo.", "container.trailing-bytes": "Bytes after the ContentInfo.",
-        "signature": "The signer and its signature.",
-        "signature.signer-not-found": "No embedded certificate matches the SignerInfo.",
-        "signature.unsupported-algorithm": "A digest or signature algorithm receipts do not use.",
-        "signature.algorithm-mismatch": "Algorithms named in the container contradict each other.",
-        "signature.message-digest": "The messageDigest signed attribute does not match the content.",
-        "signature.invalid": "The signature does not verify.",
-        "chain": "Trust in the signer.",
-        "chain.untrusted": "No path to a trusted root.", "chain.expired": "A certificate had expired at the evaluation time.",
-        "chain.not-yet-valid": "A certificate was not yet valid at the evaluation time.", "chain.invalid": "The path is broken otherwise.",
-        "chain.length": "Not the three-certificate shape of Apple's chain.",
-        "chain.leaf-marker-missing": "The signer lacks 1.2.840.113635.100.6.11.1.",
-        "chain.intermediate-marker-missing": "The intermediate lacks 1.2.840.113635.100.6.2.1.",
-        "payload": "The signed attributes themselves.",
-        "payload.malformed": "The payload is not a SET OF ReceiptAttribute.", "payload.missing-field": "A required attribute is absent.",
-        "payload.invalid-field": "An attribute is present but unusable or ambiguous.",
-        "binding": "The receipt belongs to another app, version, device or environment.",
-        "binding.bundle-id": "Another bundle id.", "binding.app-version": "Another app version.",
-        "binding.device-hash": "The hash does not match the device.", "binding.environment": "Another receipt type.",
-        "policy": "Valid, but no longer usable.", "policy.expired": "The receipt's own expiration date (type 21) has passed.",
-        "resource": "The validator ran out of time or memory.",
-    ]
+    /// The error classes, matched by prefix (DESIGN §5): owned by `ErrorClass`.
+    public static let errorTaxonomy: [String: String] = ErrorClass.taxonomy
 
     /// How each profile resolves `acceptable` vectors (`Profile.resolve`).
     ///

@@ -16,7 +16,7 @@ public struct VectorSpec: Sendable {
     public var scenario: Scenario
     public var mutations: [MutationStep]
     public var verdict: Verdict
-    public var errorClasses: [String]
+    public var errorClasses: [ErrorClass]
     public var flags: [String]
     public var severity: Severity
     public var features: [String]
@@ -37,7 +37,7 @@ public struct VectorSpec: Sendable {
     public var name: String { String(id.split(separator: ":").last ?? "") }
 
     init(_ id: String, _ description: String, scenario: Scenario = VectorCatalogue.baseScenario, mutations: [MutationStep] = [],
-         verdict: Verdict, errorClasses: [String] = [], flags: [String] = [], severity: Severity = .medium, features: [String] = [],
+         verdict: Verdict, errorClasses: [ErrorClass] = [], flags: [String] = [], severity: Severity = .medium, features: [String] = [],
          canary: Bool = false, made: String? = nil, trustAnchor: String? = nil, bundleID: String? = VectorCatalogue.bundleID,
          appVersion: String? = nil, deviceID: String? = nil, environment: String? = nil, fileExtension: String = "der", revision: Int = 1) {
         self.id = id
