@@ -1,7 +1,15 @@
 import Foundation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
+
+/// SIGKILL to a process (`pid`) or a process group (`-pid`), through the C library on Linux and macOS alike;
+/// a free function, because inside the classes below `kill` names their own methods.
+private func killProcess(_ pid: pid_t) {
+    _ = kill(pid, SIGKILL)
+}
 
 /// A harness process under the runner's control, for the `exec:`, `exit:` and `stdio:` transports.
 ///
@@ -78,8 +86,8 @@ final class ChildProcess: @unchecked Sendable {
     /// SIGKILL to the harness's whole process group (and to the harness itself, should it have left it).
     func kill() {
         guard !exit.hasExited else { return }
-        Glibc.kill(-pid, SIGKILL)
-        Glibc.kill(pid, SIGKILL)
+        killProcess(-pid)
+        killProcess(pid)
     }
 
     /// `stop` asked politely: close stdin, give the harness `grace` to exit, then kill its group.
@@ -204,8 +212,8 @@ public enum HarnessProcesses {
             lock.withLock {
                 closed = true
                 for pid in pids {
-                    Glibc.kill(-pid, SIGKILL)
-                    Glibc.kill(pid, SIGKILL)
+                    killProcess(-pid)
+                    killProcess(pid)
                 }
             }
         }

@@ -2,6 +2,8 @@ import Foundation
 import ReceiptCorpus
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 /// The `exec:` transports: one process per vector, so a crash or hang costs one vector, not the run.

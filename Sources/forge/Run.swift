@@ -6,6 +6,8 @@ import ReceiptModel
 import ReceiptValidation
 #if canImport(Glibc)
 import Glibc
+#elseif canImport(Darwin)
+import Darwin
 #endif
 
 struct Run: AsyncParsableCommand {

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("Bad input: one line, exit 65, no crash")
+@Suite("Bad input: one line, exit 65, no crash", .timeLimit(.minutes(5)))
 struct BadInputTests {
     static func inputs() throws -> [(String, Data)] {
         let made = try forge("make", "--product", "p", "--now", "2025-01-01T00:00:00Z", "--seed", "1", "--format", "base64", "-q")
@@ -67,7 +67,7 @@ struct BadInputTests {
     }
 }
 
-@Suite("forge ca init")
+@Suite("forge ca init", .timeLimit(.minutes(5)))
 struct CATests {
     @Test("Creates a loadable set, refuses to overwrite, and receipts made with it chain to its root only")
     func initSet() throws {

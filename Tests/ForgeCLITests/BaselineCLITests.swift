@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("forge run --baseline / --write-baseline")
+@Suite("forge run --baseline / --write-baseline", .timeLimit(.minutes(5)))
 struct BaselineCLITests {
     static let arguments = ["run", "--target", "exit:\(repositoryRoot.appendingPathComponent("examples/openssl-harness.sh").path)",
                             "--run", "signature::*", "--run", "valid::appstore-no-purchases", "--profile", "apple-compatible",

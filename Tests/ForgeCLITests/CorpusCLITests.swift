@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("forge vectors, seeds and mutate through the binary")
+@Suite("forge vectors, seeds and mutate through the binary", .timeLimit(.minutes(5)))
 struct CorpusCLITests {
     static let vectors = repositoryRoot.appendingPathComponent("Vectors").path
 

@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("forge make, through the binary, checked by openssl")
+@Suite("forge make, through the binary, checked by openssl", .timeLimit(.minutes(5)))
 struct MakeTests {
     @Test("The README's first command works from any directory, and openssl verifies the result")
     func readmeCommand() throws {

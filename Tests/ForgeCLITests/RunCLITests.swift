@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 
-@Suite("forge run through the binary, against real second processes")
+@Suite("forge run through the binary, against real second processes", .timeLimit(.minutes(5)))
 struct RunCLITests {
     @Test("swift:reference is conformant; results.json and JUnit name every vector")
     func reference() throws {

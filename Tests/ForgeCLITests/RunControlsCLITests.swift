@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Sharding and merging, the error budget, differential mode and the report files, through the binary.
-@Suite("forge run controls and reports")
+@Suite("forge run controls and reports", .timeLimit(.minutes(5)))
 struct RunControlsCLITests {
     static let vectors = repositoryRoot.appendingPathComponent("Vectors").path
 

@@ -3,7 +3,7 @@ import ReceiptConformance
 import Testing
 
 /// `stdio:` against real persistent processes, well-behaved and hostile.
-@Suite("forge run --target stdio:")
+@Suite("forge run --target stdio:", .timeLimit(.minutes(5)))
 struct StdioCLITests {
     static let vectors = repositoryRoot.appendingPathComponent("Vectors").path
 

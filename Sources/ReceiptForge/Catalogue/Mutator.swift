@@ -27,12 +27,7 @@ public struct MutantRecipe: Codable, Sendable, Hashable {
         let canonical = base + "|" + steps.map { step in
             step.mutation + "(" + step.parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",") + ")"
         }.joined(separator: ";")
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in canonical.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01B3
-        }
-        let hex = String(hash, radix: 16)
+        let hex = String(StableHash.fnv1a(canonical.utf8), radix: 16)
         return "mut::\(base.replacingOccurrences(of: "::", with: "-"))::\(String(repeating: "0", count: max(0, 16 - hex.count)) + hex)".prefix(200).description
     }
 }

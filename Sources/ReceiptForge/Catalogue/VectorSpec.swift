@@ -68,12 +68,7 @@ extension VectorSpec {
 
     /// This vector's seed: the corpus seed mixed with the id, so adding a vector never changes another's bytes.
     public var seed: UInt64 {
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325 ^ Self.corpusSeed
-        for byte in id.utf8 {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01B3
-        }
-        return hash
+        StableHash.fnv1a(id.utf8, basis: StableHash.offsetBasis ^ Self.corpusSeed)
     }
 
     /// The vector's bytes, made with the given forge at the pinned time.

@@ -211,12 +211,7 @@ struct ReceiptPlan {
         let encoder = JSONEncoder()
         encoder.outputFormatting = .sortedKeys
         let canonical = ((try? encoder.encode(scenario)) ?? Data()) + Data(ReceiptDate.format(now, style: .fractionalZulu).utf8)
-        var hash: UInt64 = 0xCBF2_9CE4_8422_2325
-        for byte in canonical {
-            hash ^= UInt64(byte)
-            hash = hash &* 0x0000_0100_0000_01B3
-        }
-        return hash
+        return StableHash.fnv1a(canonical)
     }
 
     private func date(_ date: Date) -> String { ReceiptDate.format(date, style: preset.dateStyle) }
