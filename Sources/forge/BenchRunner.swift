@@ -34,6 +34,10 @@ struct BenchRunner: AsyncParsableCommand {
         guard (1...100).contains(rounds) else { throw ValidationError("--rounds must be between 1 and 100") }
     }
 
+    private func parsed(_ text: String) throws -> Target {
+        do { return try Target(text) } catch { throw fail(error.message, Exit.usage) }
+    }
+
     /// A validator that answers every vector at once: what the runner alone costs per vector.
     static let noOp = "swift:no-op"
 
@@ -67,7 +71,7 @@ struct BenchRunner: AsyncParsableCommand {
             let (rate, counts) = if uri == Self.noOp {
                 try await measure(NoOpValidator(features: Array(manifest.features.keys)), runner)
             } else {
-                try await settings.withValidator(uri, manifest: manifest, directory: directory) { try await measure($0, runner) }
+                try await settings.withValidator(try parsed(uri), manifest: manifest, directory: directory) { try await measure($0, runner) }
             }
             rows.append((uri, rate, counts))
         }

@@ -131,17 +131,8 @@ struct Run: AsyncParsableCommand {
             throw ValidationError("--label is given \(label.count) times for \(target.count) target\(target.count == 1 ? "" : "s"): give one per --target")
         }
         if Set(label).count != label.count { throw ValidationError("--label names must differ") }
-        for target in target {
-            guard target == "swift:reference" || ["exec:", "exit:", "stdio:", "http://", "https://"].contains(where: target.hasPrefix) else {
-                throw ValidationError("--target must be swift:reference, exec:CMD, exit:CMD, stdio:CMD or http(s)://…, not '\(target)'")
-            }
-            if let colon = target.firstIndex(of: ":"), ["exec", "exit", "stdio"].contains(target[..<colon]) {
-                do { _ = try CommandWords.split(String(target[target.index(after: colon)...])) } catch {
-                    throw ValidationError("--target \(target): \(error.message)")
-                }
-            }
-        }
-        if mapping != nil, !target.allSatisfy({ $0.hasPrefix("http://") || $0.hasPrefix("https://") }) {
+        let targets = try parsedTargets()
+        if mapping != nil, !targets.allSatisfy({ $0.kind == .http }) {
             throw ValidationError("--mapping applies to http(s):// targets only")
         }
         if let shard { guard Shard(shard) != nil else { throw ValidationError("--shard must be k/n with 1 ≤ k ≤ n, not '\(shard)'") } }
@@ -154,7 +145,8 @@ struct Run: AsyncParsableCommand {
 
     func run() async throws {
         // Checked here, not in validate(): `forge run merge` shares these options and has no target.
-        guard !target.isEmpty else { throw ValidationError("give --target (swift:reference, exec:CMD, exit:CMD, stdio:CMD or http(s)://…)") }
+        guard !target.isEmpty else { throw ValidationError("give --target (\(Target.forms))") }
+        let targets = try parsedTargets()
         let interrupts = Interrupts.stopHarnessesOnSignal()
         defer { interrupts.forEach { $0.cancel() } }
         let (manifest, directory) = try location.manifest()
@@ -170,13 +162,13 @@ struct Run: AsyncParsableCommand {
             sharedSecret: sharedSecret ?? ProcessInfo.processInfo.environment["RF_SHARED_SECRET"], connections: parallel,
             checker: validateProtocol ? try protocolCheck() : nil, mapping: try mapping.map(TargetSettings.loadMapping), httpTrustRoots: httpCA)
         var runs: [RunResults] = []
-        for (index, uri) in target.enumerated() {
+        for (index, uri) in targets.enumerated() {
             var settings = shared
             if let list = Self.perTarget(features, index) { settings.features = Self.featureNames(list) }
             if let value = Self.perTarget(granularity, index), let parsed = HarnessHello.Granularity(rawValue: value) { settings.granularity = parsed }
             let label = self.label.isEmpty ? nil : self.label[index]
             let runner = ConformanceRunner(manifest: manifest, vectorsDirectory: directory, profile: profile, parallelism: parallel, maxErrors: maxErrors)
-            let progress = ProgressLine(enabled: !quiet && isatty(STDERR_FILENO) == 1, label: target.count > 1 ? label ?? uri : nil)
+            let progress = ProgressLine(enabled: !quiet && isatty(STDERR_FILENO) == 1, label: target.count > 1 ? label ?? uri.text : nil)
             var outcome: RunResults
             do {
                 outcome = try await settings.withValidator(uri, manifest: manifest, directory: directory) { validator in
@@ -187,7 +179,7 @@ struct Run: AsyncParsableCommand {
             }
             progress.finish()
             outcome.shard = shard?.description
-            outcome.target = uri
+            outcome.target = uri.text
             outcome.label = label
             runs.append(outcome)
         }
@@ -282,6 +274,11 @@ struct Run: AsyncParsableCommand {
         do { return try JSONDecoder().decode(RunResults.self, from: data) } catch {
             throw fail("\(file) is not a results.json of a single forge run target: \(error)", Exit.dataError)
         }
+    }
+
+    /// Every `--target`, parsed once; a malformed one is a usage error naming it.
+    private func parsedTargets() throws -> [Target] {
+        do { return try target.map(Target.init) } catch { throw ValidationError(error.message) }
     }
 
     /// The value of a per-target option for target `index`: given once, it applies to every target.

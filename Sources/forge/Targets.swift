@@ -18,26 +18,27 @@ struct TargetSettings {
     /// `--http-ca`: the PEM roots an https:// target must chain to.
     var httpTrustRoots: String? = nil
 
-    /// Builds the validator `uri` names, runs `body` with it, and releases it (processes, connections) after.
-    func withValidator<T>(_ uri: String, manifest: Manifest, directory: URL, _ body: (any ReceiptValidator) async throws -> T) async throws -> T {
-        let seconds = timeout ?? (uri.hasPrefix("exec:") || uri.hasPrefix("exit:") ? 5 : 2)
-        let limit = Duration.milliseconds(Int64(seconds * 1000))
-        if uri == "swift:reference" {
+    /// Builds the validator `target` names, runs `body` with it, and releases it (processes, connections) after.
+    func withValidator<T>(_ target: Target, manifest: Manifest, directory: URL, _ body: (any ReceiptValidator) async throws -> T) async throws -> T {
+        let limit = Duration.milliseconds(Int64((timeout ?? target.defaultTimeout) * 1000))
+        switch target.kind {
+        case .swift:
+            guard target.address == "reference" else { throw fail("--target \(target): the only in-process validator is swift:reference", Exit.usage) }
             return try await body(try ReferenceHarness(vectorsDirectory: directory))
-        } else if uri.hasPrefix("stdio:") {
-            let validator = StdioValidator(command: try Self.words(uri.dropFirst(6)), suite: manifest.suite.version, timeout: limit, checker: checker)
+        case .stdio:
+            let validator = StdioValidator(command: target.command, suite: manifest.suite.version, timeout: limit, checker: checker)
             return try await Self.run(body, with: validator) {
                 await validator.stop()
-                for line in await validator.strayLines() { note("protocol violation by \(uri.dropFirst(6)): \(line)") }
+                for line in await validator.strayLines() { note("protocol violation by \(target.command.joined(separator: " ")): \(line)") }
             }
-        } else if uri.hasPrefix("http://") || uri.hasPrefix("https://") {
-            let validator = HTTPValidator(url: uri, mode: mapping.map { .mapping($0) } ?? .protocol, timeout: limit, headers: httpHeaders,
+        case .http:
+            let validator = HTTPValidator(url: target.address, mode: mapping.map { .mapping($0) } ?? .protocol, timeout: limit, headers: httpHeaders,
                                           features: features, password: sharedSecret, connections: connections, checker: checker,
                                           trustRoots: httpTrustRoots)
             return try await Self.run(body, with: validator) { await validator.shutdown() }
-        } else {
+        case .exec, .exit:
             let anchors = manifest.trustAnchors.mapValues { directory.appendingPathComponent($0.file).path }
-            let validator = ExecValidator(command: try Self.words(uri.dropFirst(5)), mode: uri.hasPrefix("exec:") ? .protocol : .exitCode, timeout: limit,
+            let validator = ExecValidator(command: target.command, mode: target.kind == .exec ? .protocol : .exitCode, timeout: limit,
                                           features: features, granularity: granularity, anchorFiles: anchors, checker: checker)
             return try await body(validator)
         }
@@ -54,11 +55,6 @@ struct TargetSettings {
             await release()
             throw error
         }
-    }
-
-    /// The command of an exec/exit/stdio target, split as a shell would split it (quotes, backslashes; no expansion).
-    static func words(_ command: Substring) throws -> [String] {
-        do { return try CommandWords.split(String(command)) } catch { throw fail("--target: \(error.message)", Exit.usage) }
     }
 
     /// `Name: value` → (name, value).
