@@ -89,7 +89,7 @@ struct Run: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Tolerate this many harness failures (ERROR, TIMEOUT, CRASH); one more stops the run with exit 2. Default: none tolerated, never stop early.", valueName: "n"))
     var maxErrors: Int?
     @Option(help: ArgumentHelp("What an exec/exit target's error classes mean: none (default), coarse or fine. Once for every target, or once per --target in order.", valueName: "granularity"))
-    var granularity: [String] = []
+    var granularity: [HarnessHello.Granularity] = []
     @Option(help: ArgumentHelp("Features an exec/exit/mapping target supports (comma-separated; '' for none); vectors needing others are SKIP. Default: all of \(Feature.allCases.map(\.rawValue).joined(separator: ", ")). Once for every target, or once per --target in order.", valueName: "list"))
     var features: [String] = []
     @Option(help: ArgumentHelp("A name for the target in reports and differential mode (default: the implementation its harness declares). Once per --target, in order.", valueName: "name"))
@@ -115,17 +115,14 @@ struct Run: AsyncParsableCommand {
         guard (1...256).contains(parallel) else { throw ValidationError("--parallel must be between 1 and 256") }
         if let timeout { guard timeout > 0 else { throw ValidationError("--timeout must be positive") } }
         if let maxErrors { guard maxErrors >= 0 else { throw ValidationError("--max-errors must be 0 or more") } }
-        for value in granularity where HarnessHello.Granularity(rawValue: value) == nil {
-            throw ValidationError("--granularity must be none, coarse or fine, not '\(value)'")
-        }
         for list in features {
             let unknown = Self.featureNames(list).filter { Feature(rawValue: $0) == nil }
             if !unknown.isEmpty {
                 throw ValidationError("--features: unknown feature\(unknown.count == 1 ? "" : "s") \(unknown.joined(separator: ", ")); the corpus knows \(Feature.allCases.map(\.rawValue).joined(separator: ", "))")
             }
         }
-        for (name, values) in [("--granularity", granularity), ("--features", features)] where values.count > 1 && values.count != target.count {
-            throw ValidationError("\(name) is given \(values.count) times for \(target.count) target\(target.count == 1 ? "" : "s"): give it once for all, or once per --target")
+        for (name, count) in [("--granularity", granularity.count), ("--features", features.count)] where count > 1 && count != target.count {
+            throw ValidationError("\(name) is given \(count) times for \(target.count) target\(target.count == 1 ? "" : "s"): give it once for all, or once per --target")
         }
         if !label.isEmpty, label.count != target.count {
             throw ValidationError("--label is given \(label.count) times for \(target.count) target\(target.count == 1 ? "" : "s"): give one per --target")
@@ -165,7 +162,7 @@ struct Run: AsyncParsableCommand {
         for (index, uri) in targets.enumerated() {
             var settings = shared
             if let list = Self.perTarget(features, index) { settings.features = Self.featureNames(list) }
-            if let value = Self.perTarget(granularity, index), let parsed = HarnessHello.Granularity(rawValue: value) { settings.granularity = parsed }
+            if let value = Self.perTarget(granularity, index) { settings.granularity = value }
             let label = self.label.isEmpty ? nil : self.label[index]
             let runner = ConformanceRunner(manifest: manifest, vectorsDirectory: directory, profile: profile, parallelism: parallel, maxErrors: maxErrors)
             let progress = ProgressLine(enabled: !quiet && isatty(STDERR_FILENO) == 1, label: target.count > 1 ? label ?? uri.text : nil)
@@ -282,7 +279,7 @@ struct Run: AsyncParsableCommand {
     }
 
     /// The value of a per-target option for target `index`: given once, it applies to every target.
-    static func perTarget(_ values: [String], _ index: Int) -> String? {
+    static func perTarget<Value>(_ values: [Value], _ index: Int) -> Value? {
         values.count == 1 ? values[0] : values.indices.contains(index) ? values[index] : nil
     }
 

@@ -110,6 +110,11 @@ struct MutationTests {
         #expect(Mutation.catalogue.allSatisfy { !$0.summary.isEmpty && !$0.bugClass.isEmpty })
     }
 
+    @Test("MutationID and the catalogue name the same mutations, once each")
+    func idsOwnedOnce() {
+        #expect(Mutation.catalogue.map(\.id) == MutationID.allCases.map(\.rawValue))
+    }
+
     @Test("Bad recipes are refused with a message naming the mutation and parameter")
     func badRecipes() throws {
         let forge = try Forge(pki: Self.pki)

@@ -3,12 +3,16 @@ import Foundation
 import ReceiptForge
 
 let mutator = (try? TestPKI.bundled()).flatMap { try? Forge(pki: $0) }.map { Mutator(forge: $0) }
-
-/// Arbitrary JSON as a mutant recipe (`forge mutate --replay`): refused or rebuilt, never a trap.
+/// A JSON document is decoded as a recipe (`forge mutate --replay`); other bytes are read as choices
+/// (`MutantRecipe(choosingFrom:)`), so every mutation meets every kind of value and order of steps.
 func fuzzRecipeReplay(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
-    let data = start.map { Data(bytes: $0, count: count) } ?? Data()
-    guard let mutator, let recipe = try? JSONDecoder().decode(MutantRecipe.self, from: data) else { return 0 }
-    _ = try? mutator.replay(recipe)
+    guard let mutator, let start, count > 0 else { return 0 }
+    let bytes = UnsafeRawBufferPointer(start: start, count: count)
+    if bytes[0] == UInt8(ascii: "{") {
+        if let recipe = try? JSONDecoder().decode(MutantRecipe.self, from: Data(bytes)) { _ = try? mutator.replay(recipe) }
+    } else {
+        _ = try? mutator.replay(MutantRecipe(choosingFrom: bytes))
+    }
     return 0
 }
 

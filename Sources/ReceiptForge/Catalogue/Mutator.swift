@@ -17,6 +17,36 @@ public struct MutantRecipe: Codable, Sendable, Hashable {
         self.oracle = oracle
     }
 
+    /// A recipe read from bytes as a sequence of choices (the recipe-replay fuzz target's input): a base
+    /// vector, then up to six steps of catalogue mutations whose parameters take values around every bound,
+    /// text where numbers belong, and the words the parameters know. Any bytes make some recipe.
+    public init(choosingFrom bytes: some Collection<UInt8>) {
+        var choices = bytes.makeIterator()
+        func next() -> Int { choices.next().map(Int.init) ?? 0 }
+        var remaining = bytes.count
+        func nextCounted() -> Int { remaining -= 1; return next() }
+        let bases = VectorCatalogue.all
+        let base = bases[nextCounted() % bases.count].id
+        var steps: [MutationStep] = []
+        while remaining > 0, steps.count < 6 {
+            let mutation = Mutation.catalogue[nextCounted() % Mutation.catalogue.count]
+            var parameters: [String: String] = [:]
+            for name in mutation.parameters.flatMap({ $0.name.split(separator: "|").map(String.init) }) where nextCounted() % 4 != 0 {
+                parameters[name] = Self.fuzzValues[nextCounted() % Self.fuzzValues.count]
+            }
+            steps.append(MutationStep(mutation.id, parameters))
+        }
+        self.init(base: base, steps: steps, oracle: Self.oracle(for: steps))
+    }
+
+    static let fuzzValues = ["-1", "0", "1", "2", "3", "4", "7", "16", "17", "100", "128", "255", "256", "1000", "4096", "4097", "65535",
+                             "100000", "1000000", "1000001", "1048576", "1048577", "2147483647", "2147483648", "-2147483649",
+                             "9223372036854775807", "-9223372036854775808", "1073741824", "-1073741825", "", "x", "00", "ff", "0c", "16",
+                             "zz", "reverse", "2,1,0", "0,0,0,0", "9,9", "root", "intermediate", "leaf", "foreign-root", "storekit", "md5",
+                             "sha1", "sha256", "sha512", "primitive", "detached", "constructed-0", "constructed-4096", "constructed-4097",
+                             "minimal", "indefinite", "long", "base64", "pem", "2025-06-15T12:00:00Z", "1.2.3", "1.2.840.113549.1.1.11", "..",
+                             "expired", "no-marker", "marker-critical", "self-signed"]
+
     /// `must-reject` when a step edits bytes after signing, else `none`.
     static func oracle(for steps: [MutationStep]) -> String {
         steps.contains { [.encoded, .signed].contains((try? Mutation.named($0.mutation))?.stage) } ? "must-reject" : "none"
@@ -102,17 +132,17 @@ public struct Mutator: Sendable {
         let attributeTypes = [0, 1, 2, 3, 4, 5, 12, 17, 19, 21]
         func pick<T>(_ values: [T]) -> T { values[Int(random.below(UInt64(values.count)))] }
         switch random.below(12) {
-        case 0: return MutationStep("drop-attribute", ["type": String(pick(attributeTypes))])
-        case 1: return MutationStep("add-attribute", ["type": String(pick(attributeTypes + [9999])), "hex": hexString(random.bytes(1 + Int(random.below(8))))])
-        case 2: return MutationStep("retag-attribute", ["type": String(pick([0, 2, 3, 12, 19])), "tag": pick(["0c", "16", "13", "04", "02"])])
-        case 3: return MutationStep("layout", ["wrapper": pick(["minimal", "indefinite", "long"]), "econtent": pick(["primitive", "constructed-1", "constructed-3"])])
-        case 4: return MutationStep("truncate", ["length": String(-1 - Int(random.below(400)))])
-        case 5: return MutationStep("flip-payload-bit", ["offset": String(random.below(300))])
-        case 6: return MutationStep("certificate-order", ["order": pick(["reverse", "1,0,2", "2,0,1", "0,2,1"])])
-        case 7: return MutationStep("drop-certificate", ["index": String(random.below(3))])
-        case 8: return MutationStep("trailing-bytes", ["count": String(1 + random.below(16)), "byte": hexString(random.bytes(1))])
-        case 9: return MutationStep("integer-leading-zero", ["type": pick(["1", "11", "13"])])
-        case 10: return MutationStep("flip-signature-bit", ["byte": String(random.below(256))])
+        case 0: return MutationStep(.dropAttribute, ["type": String(pick(attributeTypes))])
+        case 1: return MutationStep(.addAttribute, ["type": String(pick(attributeTypes + [9999])), "hex": hexString(random.bytes(1 + Int(random.below(8))))])
+        case 2: return MutationStep(.retagAttribute, ["type": String(pick([0, 2, 3, 12, 19])), "tag": pick(["0c", "16", "13", "04", "02"])])
+        case 3: return MutationStep(.layout, ["wrapper": pick(["minimal", "indefinite", "long"]), "econtent": pick(["primitive", "constructed-1", "constructed-3"])])
+        case 4: return MutationStep(.truncate, ["length": String(-1 - Int(random.below(400)))])
+        case 5: return MutationStep(.flipPayloadBit, ["offset": String(random.below(300))])
+        case 6: return MutationStep(.certificateOrder, ["order": pick(["reverse", "1,0,2", "2,0,1", "0,2,1"])])
+        case 7: return MutationStep(.dropCertificate, ["index": String(random.below(3))])
+        case 8: return MutationStep(.trailingBytes, ["count": String(1 + random.below(16)), "byte": hexString(random.bytes(1))])
+        case 9: return MutationStep(.integerLeadingZero, ["type": pick(["1", "11", "13"])])
+        case 10: return MutationStep(.flipSignatureBit, ["byte": String(random.below(256))])
         default: return MutationStep("reverse-order")
         }
     }

@@ -9,12 +9,12 @@ extension Mutation {
     // MARK: Payload
 
     static let payloadMutations: [Mutation] = [
-        Mutation("drop-attribute", .attributes, "Removes every top-level attribute of a type.", bugClass: "missing-field",
+        Mutation(.dropAttribute, .attributes, "Removes every top-level attribute of a type.", bugClass: "missing-field",
                  parameters: [("type", "attribute type")]) { stages, p throws(ForgeError) in
             let type = try p.int("type", in: MutationBounds.attributeNumbers)
             stages.attributes.removeAll { $0.type == type }
         },
-        Mutation("set-attribute", .attributes, "Replaces (or adds) a top-level attribute's value.", bugClass: "field-value",
+        Mutation(.setAttribute, .attributes, "Replaces (or adds) a top-level attribute's value.", bugClass: "field-value",
                  parameters: [("type", "attribute type"), ("utf8|ia5|integer|hex", "the new value, as one of these kinds")]) { stages, p throws(ForgeError) in
             let attribute = ReceiptAttribute(type: try p.int("type", in: MutationBounds.attributeNumbers), value: try attributeValue(p))
             if let index = stages.attributes.firstIndex(where: { $0.type == attribute.type }) {
@@ -23,12 +23,12 @@ extension Mutation {
                 stages.attributes.append(attribute)
             }
         },
-        Mutation("add-attribute", .attributes, "Adds an attribute, even one of a type already present (duplicates) or unknown.",
+        Mutation(.addAttribute, .attributes, "Adds an attribute, even one of a type already present (duplicates) or unknown.",
                  bugClass: "duplicate-or-unknown-attribute",
                  parameters: [("type", "attribute type"), ("utf8|ia5|integer|hex", "the value"), ("version", "attribute version, default 1")]) { stages, p throws(ForgeError) in
             stages.attributes.append(ReceiptAttribute(type: try p.int("type", in: MutationBounds.attributeNumbers), version: try p.int("version", in: MutationBounds.attributeNumbers, default: 1), value: try attributeValue(p)))
         },
-        Mutation("retag-attribute", .attributes, "Changes the ASN.1 tag inside an attribute's value (e.g. UTF8String 0c → IA5String 16).",
+        Mutation(.retagAttribute, .attributes, "Changes the ASN.1 tag inside an attribute's value (e.g. UTF8String 0c → IA5String 16).",
                  bugClass: "wrong-inner-tag", parameters: [("type", "attribute type"), ("tag", "the new tag, hex")]) { stages, p throws(ForgeError) in
             let type = try p.int("type", in: MutationBounds.attributeNumbers), tag = try p.bytes("tag")
             guard tag.count == 1, let index = stages.attributes.firstIndex(where: { $0.type == type }), !stages.attributes[index].value.isEmpty else {
@@ -36,7 +36,7 @@ extension Mutation {
             }
             stages.attributes[index].value[0] = tag[0]
         },
-        Mutation("integer-leading-zero", .attributes, "Writes an INTEGER attribute value with a redundant leading 00 (not DER).",
+        Mutation(.integerLeadingZero, .attributes, "Writes an INTEGER attribute value with a redundant leading 00 (not DER).",
                  bugClass: "non-minimal-integer", parameters: [("type", "attribute type holding an INTEGER")]) { stages, p throws(ForgeError) in
             let type = try p.int("type", in: MutationBounds.attributeNumbers)
             guard let index = stages.attributes.firstIndex(where: { $0.type == type }), let content = stages.attributes[index].innerContent(ASN1Tag.integer) else {
@@ -44,25 +44,25 @@ extension Mutation {
             }
             stages.attributes[index].value = ASN1Value.integer(content: [0] + content)
         },
-        Mutation("purchase-set-attribute", .attributes, "Replaces (or adds) an attribute inside every in-app purchase.",
+        Mutation(.purchaseSetAttribute, .attributes, "Replaces (or adds) an attribute inside every in-app purchase.",
                  bugClass: "field-value", parameters: [("type", "in-app attribute type"), ("utf8|ia5|integer|hex", "the new value")]) { stages, p throws(ForgeError) in
             let type = try p.int("type", in: MutationBounds.attributeNumbers), value = try attributeValue(p)
             try editPurchases(&stages) { fields in
                 if let index = fields.firstIndex(where: { $0.type == type }) { fields[index].value = value } else { fields.append(ReceiptAttribute(type: type, value: value)) }
             }
         },
-        Mutation("purchase-drop-attribute", .attributes, "Removes an attribute from every in-app purchase.", bugClass: "missing-field",
+        Mutation(.purchaseDropAttribute, .attributes, "Removes an attribute from every in-app purchase.", bugClass: "missing-field",
                  parameters: [("type", "in-app attribute type")]) { stages, p throws(ForgeError) in
             let type = try p.int("type", in: MutationBounds.attributeNumbers)
             try editPurchases(&stages) { fields in fields.removeAll { $0.type == type } }
         },
-        Mutation("reverse-order", .attributes, "Writes the payload SET in reverse DER order (unsorted, as no DER encoder would).",
+        Mutation(.reverseOrder, .attributes, "Writes the payload SET in reverse DER order (unsorted, as no DER encoder would).",
                  bugClass: "set-ordering") { stages, _ throws(ForgeError) in
             let sorted = stages.attributes.map { ($0, $0.encoded()) }.sorted { ReceiptPayload.derSetOrder($0.1, $1.1) }
             stages.attributes = sorted.reversed().map(\.0)
             stages.ordering = .asGiven
         },
-        Mutation("payload-trailing-bytes", .payload, "Appends bytes after the payload SET inside the signed content.",
+        Mutation(.payloadTrailingBytes, .payload, "Appends bytes after the payload SET inside the signed content.",
                  bugClass: "trailing-data", parameters: [("count", "how many zero bytes, default 2")]) { stages, p throws(ForgeError) in
             stages.payload += [UInt8](repeating: 0, count: try p.int("count", in: 0...MutationBounds.maxAddedBytes, default: 2))
         },
@@ -71,41 +71,41 @@ extension Mutation {
     // MARK: Signature and algorithms
 
     static let signingMutations: [Mutation] = [
-        Mutation("digest-oid", .signing, "Names another digest algorithm in SignerInfo and digestAlgorithms; the signature is still over the preset's digest.",
+        Mutation(.digestOid, .signing, "Names another digest algorithm in SignerInfo and digestAlgorithms; the signature is still over the preset's digest.",
                  bugClass: "algorithm-confusion", parameters: [("oid", "dotted digest OID")]) { stages, p throws(ForgeError) in
             let oid = try p.oid("oid")
             stages.signerDigestOID = oid
             stages.digestAlgorithmOIDs = [oid]
         },
-        Mutation("signer-digest-oid", .signing, "Changes only the SignerInfo's digest OID, so it contradicts SignedData.digestAlgorithms.",
+        Mutation(.signerDigestOid, .signing, "Changes only the SignerInfo's digest OID, so it contradicts SignedData.digestAlgorithms.",
                  bugClass: "algorithm-confusion", parameters: [("oid", "dotted digest OID")]) { stages, p throws(ForgeError) in
             stages.signerDigestOID = try p.oid("oid")
         },
-        Mutation("hash-algorithm", .signing, "Signs a digest of another algorithm while the OIDs keep naming the preset's.",
+        Mutation(.hashAlgorithm, .signing, "Signs a digest of another algorithm while the OIDs keep naming the preset's.",
                  bugClass: "algorithm-confusion", parameters: [("algorithm", "md5, sha1, sha256, sha384 or sha512")]) { stages, p throws(ForgeError) in
             stages.hashAlgorithm = try p.choice("algorithm")
         },
-        Mutation("consistent-digest", .signing, "Uses another digest everywhere: computed, in SignerInfo and in digestAlgorithms.",
+        Mutation(.consistentDigest, .signing, "Uses another digest everywhere: computed, in SignerInfo and in digestAlgorithms.",
                  bugClass: "algorithm-support", parameters: [("algorithm", "md5, sha1, sha256, sha384 or sha512")]) { stages, p throws(ForgeError) in
             let algorithm: DigestAlgorithm = try p.choice("algorithm")
             stages.hashAlgorithm = algorithm
             stages.signerDigestOID = algorithm.dottedOID
             stages.digestAlgorithmOIDs = [algorithm.dottedOID]
         },
-        Mutation("signature-algorithm-oid", .signing, "Writes another SignerInfo signature algorithm OID.", bugClass: "algorithm-confusion",
+        Mutation(.signatureAlgorithmOid, .signing, "Writes another SignerInfo signature algorithm OID.", bugClass: "algorithm-confusion",
                  parameters: [("oid", "dotted OID, e.g. 1.2.840.113549.1.1.11 or 1.2.840.113549.1.1.5")]) { stages, p throws(ForgeError) in
             stages.signatureAlgorithmOID = try p.oid("oid")
         },
-        Mutation("sign-with", .signing, "Signs with another role's key while the embedded certificates stay the same.",
+        Mutation(.signWith, .signing, "Signs with another role's key while the embedded certificates stay the same.",
                  bugClass: "signature-bypass", parameters: [("role", "certificate role whose key signs")]) { stages, p throws(ForgeError) in
             stages.signerKey = stages.pki[try p.role("role")].privateKey
         },
-        Mutation("signed-attributes", .signing, "Adds CMS signed attributes (contentType, messageDigest) and signs them, as openssl cms -sign does.",
+        Mutation(.signedAttributes, .signing, "Adds CMS signed attributes (contentType, messageDigest) and signs them, as openssl cms -sign does.",
                  bugClass: "signed-attributes", parameters: [("message-digest", "correct (default) or wrong")]) { stages, p throws(ForgeError) in
             let wrong = try p.string("message-digest", default: "correct") == "wrong"
             stages.signedAttributes = ForgeStages.SignedAttributesChoice(messageDigest: wrong ? [UInt8](repeating: 0x5A, count: stages.hashAlgorithm.digestLength) : nil)
         },
-        Mutation("flip-signature-bit", .signed, "Flips one bit of the RSA signature.", bugClass: "signature-bypass",
+        Mutation(.flipSignatureBit, .signed, "Flips one bit of the RSA signature.", bugClass: "signature-bypass",
                  parameters: [("byte", "index in the signature, default 0"), ("signer", "index of the SignerInfo, default 0")]) { stages, p throws(ForgeError) in
             let index = try p.int("byte", in: 0...Int(Int32.max), default: 0)
             let signer = try p.int("signer", in: 0...MutationBounds.maxSignerInfos, default: 0)
@@ -114,7 +114,7 @@ extension Mutation {
             }
             stages.signers[signer].signature[index] ^= 0x01
         },
-        Mutation("signer-count", .signed, "Writes 0 SignerInfos, or the one SignerInfo several times.", bugClass: "signer-count",
+        Mutation(.signerCount, .signed, "Writes 0 SignerInfos, or the one SignerInfo several times.", bugClass: "signer-count",
                  parameters: [("count", "0, 2, …")]) { stages, p throws(ForgeError) in
             let count = try p.int("count", in: 0...MutationBounds.maxSignerInfos)
             guard let signer = stages.signers.first else {
@@ -122,13 +122,13 @@ extension Mutation {
             }
             stages.signers = Array(repeating: signer, count: count)
         },
-        Mutation("signer-serial", .signed, "Points the SignerInfo at a serial number no embedded certificate has.",
+        Mutation(.signerSerial, .signed, "Points the SignerInfo at a serial number no embedded certificate has.",
                  bugClass: "signer-identification", parameters: [("serial", "hex serial number, default 7f")]) { stages, p throws(ForgeError) in
             let serial = try p.bytes("serial", default: "7f")
             guard !stages.signers.isEmpty else { throw ForgeError(.invalidScenario, "mutation signer-serial: there is no SignerInfo (an earlier step removed it)") }
             stages.signers[0].serialNumber = serial
         },
-        Mutation("empty-signature", .signed, "Writes an empty signature OCTET STRING.", bugClass: "signature-bypass") { stages, _ throws(ForgeError) in
+        Mutation(.emptySignature, .signed, "Writes an empty signature OCTET STRING.", bugClass: "signature-bypass") { stages, _ throws(ForgeError) in
             guard !stages.signers.isEmpty else { throw ForgeError(.invalidScenario, "mutation empty-signature: there is no SignerInfo (an earlier step removed it)") }
             stages.signers[0].signature = []
         },
@@ -148,7 +148,7 @@ extension Mutation {
     }
 
     static let certificateMutations: [Mutation] = [
-        Mutation("certificate-order", .signing, "Embeds the certificates in another order (e.g. root first, or DER-sorted as openssl writes them).",
+        Mutation(.certificateOrder, .signing, "Embeds the certificates in another order (e.g. root first, or DER-sorted as openssl writes them).",
                  bugClass: "certificate-order", parameters: [("order", "comma-separated indices, or reverse")]) { stages, p throws(ForgeError) in
             let order = try p.string("order")
             if order == "reverse" {
@@ -161,33 +161,33 @@ extension Mutation {
                 stages.certificates = indices.map { stages.certificates[$0] }
             }
         },
-        Mutation("drop-certificate", .signing, "Leaves an embedded certificate out.", bugClass: "incomplete-chain",
+        Mutation(.dropCertificate, .signing, "Leaves an embedded certificate out.", bugClass: "incomplete-chain",
                  parameters: [("index", "position in the embedded list")]) { stages, p throws(ForgeError) in
             let index = try p.int("index", in: 0...Int(Int32.max))
             guard stages.certificates.indices.contains(index) else { throw ForgeError(.invalidScenario, "mutation drop-certificate: no certificate \(index)") }
             stages.certificates.remove(at: index)
         },
-        Mutation("add-certificate", .signing, "Embeds one more certificate of the test PKI at the end.", bugClass: "chain-shape",
+        Mutation(.addCertificate, .signing, "Embeds one more certificate of the test PKI at the end.", bugClass: "chain-shape",
                  parameters: [("role", "certificate role")]) { stages, p throws(ForgeError) in
             stages.certificates.append(stages.pki[try p.role("role")].certificate.derRepresentation)
         },
-        Mutation("embed-certificate", .signing, "Embeds arbitrary DER certificate bytes (e.g. the genuine Apple root as a decoy) at a position.",
+        Mutation(.embedCertificate, .signing, "Embeds arbitrary DER certificate bytes (e.g. the genuine Apple root as a decoy) at a position.",
                  bugClass: "trust-anchor-confusion", parameters: [("hex", "certificate DER"), ("index", "position, default the end")]) { stages, p throws(ForgeError) in
             let bytes = try p.bytes("hex")
             let index = try p.int("index", in: 0...Int(Int32.max), default: stages.certificates.count)
             stages.certificates.insert(bytes, at: min(max(0, index), stages.certificates.count))
         },
-        Mutation("reissue-leaf", .signing, "Replaces the signing certificate with a variant issued from the same key.",
+        Mutation(.reissueLeaf, .signing, "Replaces the signing certificate with a variant issued from the same key.",
                  bugClass: "leaf-policy", parameters: [("variant", LeafVariant.allCases.map(\.rawValue).joined(separator: ", "))]) { stages, p throws(ForgeError) in
             let variant: LeafVariant = try p.choice("variant")
             try reissueLeaf(&stages, variant)
         },
-        Mutation("reissue-intermediate", .signing, "Replaces the intermediate with a variant issued from the same key.",
+        Mutation(.reissueIntermediate, .signing, "Replaces the intermediate with a variant issued from the same key.",
                  bugClass: "intermediate-policy", parameters: [("variant", IntermediateVariant.allCases.map(\.rawValue).joined(separator: ", "))]) { stages, p throws(ForgeError) in
             let variant: IntermediateVariant = try p.choice("variant")
             try reissueIntermediate(&stages, variant)
         },
-        Mutation("leaf-validity", .signing, "Reissues the signing certificate with a chosen validity window.", bugClass: "validation-time",
+        Mutation(.leafValidity, .signing, "Reissues the signing certificate with a chosen validity window.", bugClass: "validation-time",
                  parameters: [("not-before", "date"), ("not-after", "date")]) { stages, p throws(ForgeError) in
             guard let notBefore = ReceiptDate.parse(try p.string("not-before")), let notAfter = ReceiptDate.parse(try p.string("not-after")) else {
                 throw ForgeError(.invalidRecipe, "mutation leaf-validity: dates must look like 2025-01-31T00:00:00Z")
@@ -205,7 +205,7 @@ extension Mutation {
     enum Transport: String, CaseIterable { case base64, lines = "base64-lines", urlSafe = "base64url", unpadded = "base64-unpadded", double = "double-base64", pem }
 
     static let containerMutations: [Mutation] = [
-        Mutation("layout", .signing, "Writes the container with other length forms or eContent segmentation (all valid BER).",
+        Mutation(.layout, .signing, "Writes the container with other length forms or eContent segmentation (all valid BER).",
                  bugClass: "ber-tolerance",
                  parameters: [("wrapper", "minimal, indefinite or long (4 length octets)"), ("econtent", "primitive, constructed-N or detached")]) { stages, p throws(ForgeError) in
             let wrapper: Wrapper = try p.choice("wrapper", default: .minimal)
@@ -221,30 +221,30 @@ extension Mutation {
                 throw ForgeError(.invalidRecipe, "mutation layout: econtent must be primitive, detached or constructed-N (N from 1 to \(MutationBounds.maxSegments)), not '\(eContent)'")
             }
         },
-        Mutation("trailing-bytes", .encoded, "Appends bytes after the ContentInfo.", bugClass: "trailing-data",
+        Mutation(.trailingBytes, .encoded, "Appends bytes after the ContentInfo.", bugClass: "trailing-data",
                  parameters: [("count", "how many, default 4"), ("byte", "their value in hex, default 00")]) { stages, p throws(ForgeError) in
             let byte = try p.bytes("byte", default: "00").first ?? 0
             stages.bytes += [UInt8](repeating: byte, count: try p.int("count", in: 0...MutationBounds.maxAddedBytes, default: 4))
         },
-        Mutation("truncate", .encoded, "Cuts the receipt after a number of bytes.", bugClass: "truncation",
+        Mutation(.truncate, .encoded, "Cuts the receipt after a number of bytes.", bugClass: "truncation",
                  parameters: [("length", "bytes kept; negative counts from the end")]) { stages, p throws(ForgeError) in
             let length = try p.int("length", in: -MutationBounds.maxTruncation...MutationBounds.maxTruncation)
             let kept = length >= 0 ? min(length, stages.bytes.count) : max(0, stages.bytes.count + length)
             stages.bytes = Array(stages.bytes.prefix(kept))
         },
-        Mutation("nested-sequences", .encoded, "Replaces the receipt with indefinite-length SEQUENCEs nested to a depth.",
+        Mutation(.nestedSequences, .encoded, "Replaces the receipt with indefinite-length SEQUENCEs nested to a depth.",
                  bugClass: "unbounded-recursion", parameters: [("depth", "nesting depth, default 100000")]) { stages, p throws(ForgeError) in
             let depth = try p.int("depth", in: 1...MutationBounds.maxNestingDepth, default: 100_000)
             stages.bytes = Array([[UInt8]](repeating: [0x30, 0x80], count: depth).joined())
         },
-        Mutation("huge-declared-length", .encoded, "Rewrites the outer length to declare about 2 GiB while the bytes stay as they are.",
+        Mutation(.hugeDeclaredLength, .encoded, "Rewrites the outer length to declare about 2 GiB while the bytes stay as they are.",
                  bugClass: "length-trust") { stages, _ throws(ForgeError) in
             guard let header = try? BERReader(stages.bytes).node(at: 0) else {
                 throw ForgeError(.invalidScenario, "mutation huge-declared-length: the receipt has no outer header to rewrite")
             }
             stages.bytes = [0x30, 0x84, 0x7F, 0xFF, 0xFF, 0xFF] + stages.bytes[header.contentRange.lowerBound...]
         },
-        Mutation("flip-payload-bit", .encoded, "Flips one bit inside the signed payload after signing.", bugClass: "signature-bypass",
+        Mutation(.flipPayloadBit, .encoded, "Flips one bit inside the signed payload after signing.", bugClass: "signature-bypass",
                  parameters: [("offset", "payload byte, default the middle")]) { stages, p throws(ForgeError) in
             guard let start = firstOccurrence(of: stages.payload, in: stages.bytes) else {
                 throw ForgeError(.invalidScenario, "mutation flip-payload-bit: the payload is not stored contiguously (segmented eContent)")
@@ -256,7 +256,7 @@ extension Mutation {
     ]
 
     static let transportMutations: [Mutation] = [
-        Mutation("transport", .encoded, "Wraps the bytes as they travel: base64 variants, base64 of base64, PEM.", bugClass: "transport-encoding",
+        Mutation(.transport, .encoded, "Wraps the bytes as they travel: base64 variants, base64 of base64, PEM.", bugClass: "transport-encoding",
                  parameters: [("encoding", Transport.allCases.map(\.rawValue).joined(separator: ", "))]) { stages, p throws(ForgeError) in
             let encoding: Transport = try p.choice("encoding")
             let base64 = Data(stages.bytes).base64EncodedString()
@@ -270,7 +270,7 @@ extension Mutation {
             }
             stages.bytes = Array(text.utf8)
         },
-        Mutation("jws-instead", .encoded, "Replaces the receipt with a StoreKit 2 JWS, as clients send by mistake.", bugClass: "transport-confusion") { stages, _ throws(ForgeError) in
+        Mutation(.jwsInstead, .encoded, "Replaces the receipt with a StoreKit 2 JWS, as clients send by mistake.", bugClass: "transport-confusion") { stages, _ throws(ForgeError) in
             func segment(_ json: String) -> String {
                 Data(json.utf8).base64EncodedString().replacingOccurrences(of: "=", with: "").replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
             }

@@ -11,6 +11,11 @@ public struct MutationStep: Codable, Sendable, Hashable {
         self.mutation = mutation
         self.parameters = parameters
     }
+
+    /// A step of a known mutation (the catalogues name them by case; recipes from files by text).
+    public init(_ mutation: MutationID, _ parameters: [String: String] = [:]) {
+        self.init(mutation.rawValue, parameters)
+    }
 }
 
 /// A named, documented defect applied on top of a valid receipt.
@@ -42,9 +47,9 @@ public struct Mutation: Sendable {
     public let parameters: [(name: String, meaning: String)]
     let body: @Sendable (inout ForgeStages, Parameters) throws(ForgeError) -> Void
 
-    init(_ id: String, _ stage: Stage, _ summary: String, bugClass: String, parameters: [(String, String)] = [],
+    init(_ id: MutationID, _ stage: Stage, _ summary: String, bugClass: String, parameters: [(String, String)] = [],
          _ body: @escaping @Sendable (inout ForgeStages, Parameters) throws(ForgeError) -> Void) {
-        self.id = id
+        self.id = id.rawValue
         self.stage = stage
         self.summary = summary
         self.bugClass = bugClass
