@@ -9,24 +9,25 @@ let package = Package(
     platforms: [.macOS(.v15)],
     dependencies: [.package(name: "receipt-forge", path: "..")],
     targets: [
-        // Declares libFuzzer's driver, which each target's entry point runs.
+        // Declares libFuzzer's driver; FuzzSupport runs it from each target's entry point.
         .target(name: "CLibFuzzer"),
+        .target(name: "FuzzSupport", dependencies: ["CLibFuzzer"]),
         // BER/DER in: ReceiptInput (transport), ReceiptContainer (PKCS#7) and AppReceipt (payload).
-        .executableTarget(name: "FuzzReceiptDecoder", dependencies: ["CLibFuzzer", .product(name: "ReceiptModel", package: "receipt-forge")]),
+        .executableTarget(name: "FuzzReceiptDecoder", dependencies: ["FuzzSupport", .product(name: "ReceiptModel", package: "receipt-forge")]),
         // The reference validator on arbitrary bytes, under the TEST roots.
-        .executableTarget(name: "FuzzReferenceValidator", dependencies: ["CLibFuzzer", 
+        .executableTarget(name: "FuzzReferenceValidator", dependencies: ["FuzzSupport", 
             .product(name: "ReceiptValidation", package: "receipt-forge"), .product(name: "ReceiptForge", package: "receipt-forge"),
             .product(name: "ReceiptModel", package: "receipt-forge"),
         ]),
         // forge inspect's text and JSON rendering of whatever the validator could read.
-        .executableTarget(name: "FuzzInspect", dependencies: ["CLibFuzzer", 
+        .executableTarget(name: "FuzzInspect", dependencies: ["FuzzSupport", 
             .product(name: "ReceiptValidation", package: "receipt-forge"), .product(name: "ReceiptForge", package: "receipt-forge"),
             .product(name: "ReceiptModel", package: "receipt-forge"),
         ]),
         // forge mutate --replay on arbitrary JSON.
-        .executableTarget(name: "FuzzRecipeReplay", dependencies: ["CLibFuzzer", .product(name: "ReceiptForge", package: "receipt-forge")]),
+        .executableTarget(name: "FuzzRecipeReplay", dependencies: ["FuzzSupport", .product(name: "ReceiptForge", package: "receipt-forge")]),
         // The manifest, baseline, mapping, results and harness-message decoders.
-        .executableTarget(name: "FuzzDecoders", dependencies: ["CLibFuzzer", 
+        .executableTarget(name: "FuzzDecoders", dependencies: ["FuzzSupport", 
             .product(name: "ReceiptCorpus", package: "receipt-forge"), .product(name: "ReceiptConformance", package: "receipt-forge"),
         ]),
     ]

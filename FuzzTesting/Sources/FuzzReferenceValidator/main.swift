@@ -1,4 +1,4 @@
-import CLibFuzzer
+import FuzzSupport
 import Foundation
 import ReceiptForge
 import ReceiptModel
@@ -18,12 +18,7 @@ func fuzzReferenceValidator(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     return 0
 }
 
-// SwiftPM aliases `main` to this file's entry point (lld keeps that alias over libFuzzer's own `main`,
-// which is linked but never runs), so the top-level code below initializes the globals above and then
-// runs libFuzzer's driver. libFuzzer's `main` needs the symbol to link.
 @_cdecl("LLVMFuzzerTestOneInput")
 public func testOneInput(_ data: UnsafePointer<UInt8>?, _ size: Int) -> CInt { fuzzReferenceValidator(data.map(UnsafeRawPointer.init), size) }
 
-var argumentCount = CommandLine.argc
-var argumentValues: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? = CommandLine.unsafeArgv
-exit(LLVMFuzzerRunDriver(&argumentCount, &argumentValues) { data, size in testOneInput(data, size) })
+runFuzzer { data, size in testOneInput(data, size) }
