@@ -42,36 +42,47 @@ let package = Package(
         // The conformance runner: judges any validator as a black box. Never imports the model or crypto.
         .target(name: "ReceiptConformance", dependencies: ["ReceiptCorpus"], swiftSettings: swiftSettings),
         // The http(s):// transport: the harness protocol over POST, or a verifyReceipt-style endpoint through a response mapping.
-        .target(name: "ReceiptConformanceHTTP",
-                dependencies: ["ReceiptConformance", "ReceiptCorpus", .product(name: "AsyncHTTPClient", package: "async-http-client"),
-                               .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
-                               .product(name: "NIOFoundationCompat", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl")],
-                swiftSettings: swiftSettings),
+        .target(
+            name: "ReceiptConformanceHTTP",
+            dependencies: [
+                "ReceiptConformance", "ReceiptCorpus", .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            swiftSettings: swiftSettings),
         // The reference validator and the inspector.
-        .target(name: "ReceiptValidation", dependencies: ["ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance"],
-                swiftSettings: swiftSettings),
+        .target(
+            name: "ReceiptValidation", dependencies: ["ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance"],
+            swiftSettings: swiftSettings),
         // `forge validate --listen`: the reference validator as an HTTP service (harness protocol and verifyReceipt).
-        .target(name: "ReceiptValidationServer",
-                dependencies: ["ReceiptValidation", "ReceiptConformance", "ReceiptCorpus", "ReceiptModel",
-                               .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
-                               .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOFoundationCompat", package: "swift-nio")],
-                swiftSettings: swiftSettings),
+        .target(
+            name: "ReceiptValidationServer",
+            dependencies: [
+                "ReceiptValidation", "ReceiptConformance", "ReceiptCorpus", "ReceiptModel",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOFoundationCompat", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings),
         .executableTarget(
             name: "forge",
-            dependencies: ["ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance",
-                           "ReceiptConformanceHTTP", "ReceiptValidationServer",
-                           .product(name: "ArgumentParser", package: "swift-argument-parser")],
+            dependencies: [
+                "ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance",
+                "ReceiptConformanceHTTP", "ReceiptValidationServer",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
             swiftSettings: swiftSettings),
 
         .testTarget(name: "ForgeCryptoTests", dependencies: ["ForgeCrypto"], swiftSettings: swiftSettings),
         .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel"], swiftSettings: swiftSettings),
         .testTarget(name: "ReceiptCorpusTests", dependencies: ["ReceiptCorpus"], swiftSettings: swiftSettings),
-        .testTarget(name: "ReceiptConformanceTests",
-                    dependencies: ["ReceiptConformance", "ReceiptCorpus", "ReceiptValidation", "ReceiptForge", "ReceiptModel", "ForgeCrypto"],
-                    swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ReceiptConformanceTests",
+            dependencies: ["ReceiptConformance", "ReceiptCorpus", "ReceiptValidation", "ReceiptForge", "ReceiptModel", "ForgeCrypto"],
+            swiftSettings: swiftSettings),
         // Fixtures/ (the vector revision ledger) is read from the source tree by path, not bundled.
-        .testTarget(name: "ReceiptForgeTests", dependencies: ["ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance"],
-                    exclude: ["Fixtures"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ReceiptForgeTests", dependencies: ["ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance"],
+            exclude: ["Fixtures"], swiftSettings: swiftSettings),
         // Runs the built `forge` binary, real files, and openssl as an independent oracle; reads ../shared/interop when present.
         .testTarget(name: "ForgeCLITests", dependencies: ["forge", "ReceiptModel", "ReceiptConformance"], swiftSettings: swiftSettings),
     ]

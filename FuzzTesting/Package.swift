@@ -15,20 +15,29 @@ let package = Package(
         // BER/DER in: ReceiptInput (transport), ReceiptContainer (PKCS#7) and AppReceipt (payload).
         .executableTarget(name: "FuzzReceiptDecoder", dependencies: ["FuzzSupport", .product(name: "ReceiptModel", package: "receipt-forge")]),
         // The reference validator on arbitrary bytes, under the TEST roots.
-        .executableTarget(name: "FuzzReferenceValidator", dependencies: ["FuzzSupport", 
-            .product(name: "ReceiptValidation", package: "receipt-forge"), .product(name: "ReceiptForge", package: "receipt-forge"),
-            .product(name: "ReceiptModel", package: "receipt-forge"),
-        ]),
+        .executableTarget(
+            name: "FuzzReferenceValidator",
+            dependencies: [
+                "FuzzSupport",
+                .product(name: "ReceiptValidation", package: "receipt-forge"), .product(name: "ReceiptForge", package: "receipt-forge"),
+                .product(name: "ReceiptModel", package: "receipt-forge"),
+            ]),
         // forge inspect's text and JSON rendering of whatever the validator could read.
-        .executableTarget(name: "FuzzInspect", dependencies: ["FuzzSupport", 
-            .product(name: "ReceiptValidation", package: "receipt-forge"), .product(name: "ReceiptForge", package: "receipt-forge"),
-            .product(name: "ReceiptModel", package: "receipt-forge"),
-        ]),
+        .executableTarget(
+            name: "FuzzInspect",
+            dependencies: [
+                "FuzzSupport",
+                .product(name: "ReceiptValidation", package: "receipt-forge"), .product(name: "ReceiptForge", package: "receipt-forge"),
+                .product(name: "ReceiptModel", package: "receipt-forge"),
+            ]),
         // forge mutate --replay on arbitrary JSON.
         .executableTarget(name: "FuzzRecipeReplay", dependencies: ["FuzzSupport", .product(name: "ReceiptForge", package: "receipt-forge")]),
         // The manifest, baseline, mapping, results and harness-message decoders.
-        .executableTarget(name: "FuzzDecoders", dependencies: ["FuzzSupport", 
-            .product(name: "ReceiptCorpus", package: "receipt-forge"), .product(name: "ReceiptConformance", package: "receipt-forge"),
-        ]),
+        .executableTarget(
+            name: "FuzzDecoders",
+            dependencies: [
+                "FuzzSupport",
+                .product(name: "ReceiptCorpus", package: "receipt-forge"), .product(name: "ReceiptConformance", package: "receipt-forge"),
+            ]),
     ]
 )

@@ -217,17 +217,21 @@ extension X509Certificate {
     private static func keyUsageNames(_ certificate: OpaquePointer) -> [String]? {
         guard X509_get_extension_flags(certificate) & UInt32(EXFLAG_KUSAGE) != 0 else { return nil }
         let bits = X509_get_key_usage(certificate)
-        let names: [(UInt32, String)] = [(0x80, "digitalSignature"), (0x40, "nonRepudiation"), (0x20, "keyEncipherment"), (0x10, "dataEncipherment"),
-                                         (0x08, "keyAgreement"), (0x04, "keyCertSign"), (0x02, "cRLSign"), (0x01, "encipherOnly"), (0x8000, "decipherOnly")]
+        let names: [(UInt32, String)] = [
+            (0x80, "digitalSignature"), (0x40, "nonRepudiation"), (0x20, "keyEncipherment"), (0x10, "dataEncipherment"),
+            (0x08, "keyAgreement"), (0x04, "keyCertSign"), (0x02, "cRLSign"), (0x01, "encipherOnly"), (0x8000, "decipherOnly"),
+        ]
         return names.filter { bits & $0.0 != 0 }.map(\.1)
     }
 
     /// The EKU OIDs, named like RFC 5280 where known; read from the extension so unknown purposes show too.
     private static func extendedKeyUsageNames(_ certificate: OpaquePointer) throws -> [String]? {
         guard let value = try decodedExtensions(of: certificate).first(where: { $0.oid == "2.5.29.37" })?.value else { return nil }
-        let known = ["1.3.6.1.5.5.7.3.1": "serverAuth", "1.3.6.1.5.5.7.3.2": "clientAuth", "1.3.6.1.5.5.7.3.3": "codeSigning",
-                     "1.3.6.1.5.5.7.3.4": "emailProtection", "1.3.6.1.5.5.7.3.8": "timeStamping", "1.3.6.1.5.5.7.3.9": "OCSPSigning",
-                     "2.5.29.37.0": "anyExtendedKeyUsage"]
+        let known = [
+            "1.3.6.1.5.5.7.3.1": "serverAuth", "1.3.6.1.5.5.7.3.2": "clientAuth", "1.3.6.1.5.5.7.3.3": "codeSigning",
+            "1.3.6.1.5.5.7.3.4": "emailProtection", "1.3.6.1.5.5.7.3.8": "timeStamping", "1.3.6.1.5.5.7.3.9": "OCSPSigning",
+            "2.5.29.37.0": "anyExtendedKeyUsage",
+        ]
         return try DER.objectIdentifiers(inSequence: value).map { known[$0] ?? $0 }
     }
 

@@ -90,13 +90,17 @@ public struct Baseline: Codable, Sendable, Hashable {
     /// `existing` entries for the same ids.
     public static func written(from results: RunResults, keeping existing: Baseline?) -> Baseline {
         var entries: [Entry] = []
-        for result in results.results where result.outcome.isConformanceFailure || result.outcome.isInfrastructureFailure
-            || result.outcome == .xfail || result.outcome == .changedFailure {
+        for result in results.results
+        where result.outcome.isConformanceFailure || result.outcome.isInfrastructureFailure
+            || result.outcome == .xfail || result.outcome == .changedFailure
+        {
             let previous = existing?.entries.first { $0.id == result.id }
             let outcome: Outcome = result.outcome == .xfail ? (previous?.outcome ?? .xfail) : result.outcome
             guard outcome != .xpass else { continue }
-            entries.append(Entry(id: result.id, outcome: outcome, reason: previous?.reason ?? "TODO: why \(result.id) is \(outcome.rawValue)",
-                                 issue: previous?.issue, expires: previous?.expires))
+            entries.append(
+                Entry(
+                    id: result.id, outcome: outcome, reason: previous?.reason ?? "TODO: why \(result.id) is \(outcome.rawValue)",
+                    issue: previous?.issue, expires: previous?.expires))
         }
         return Baseline(implementation: results.implementation, entries: entries)
     }

@@ -1,8 +1,8 @@
 import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// SIGKILL to a process (`pid`) or a process group (`-pid`), through the C library on Linux and macOS alike;
@@ -29,8 +29,10 @@ final class ChildProcess: @unchecked Sendable {
 
     /// Starts `command` (looked up in `PATH`); `stdout` receives each chunk the harness writes, then
     /// `nil` at end of file, on a Dispatch thread.
-    init(_ command: [String], environment: [String: String]? = nil,
-         stdout: @escaping @Sendable (Data?) -> Void) throws(HarnessStartError) {
+    init(
+        _ command: [String], environment: [String: String]? = nil,
+        stdout: @escaping @Sendable (Data?) -> Void
+    ) throws(HarnessStartError) {
         Self.ignoreBrokenPipes
         guard !command.isEmpty else { throw HarnessStartError(description: "the target names no command") }
         let process = Process()
@@ -76,7 +78,9 @@ final class ChildProcess: @unchecked Sendable {
         if exit.hasExited { return true }
         return await withTaskGroup(of: Bool.self) { group in
             group.addTask { await self.exit.wait() }
-            group.addTask { try? await Task.sleep(for: limit); return false }
+            group.addTask {
+                try? await Task.sleep(for: limit); return false
+            }
             let first = await group.next() ?? false
             group.cancelAll()
             return first
@@ -105,7 +109,8 @@ final class ChildProcess: @unchecked Sendable {
     /// How the harness ended, for a report: "exited with status 3", "killed by signal 11", or still running.
     var exitDescription: String {
         guard exit.hasExited else { return "it was still running, and was killed" }
-        return process.terminationReason == .uncaughtSignal ? "killed by signal \(process.terminationStatus)"
+        return process.terminationReason == .uncaughtSignal
+            ? "killed by signal \(process.terminationStatus)"
             : "exited with status \(process.terminationStatus)"
     }
 

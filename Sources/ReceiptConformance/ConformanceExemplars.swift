@@ -14,8 +14,9 @@ extension StopMessage {
 
 extension HarnessHello {
     public static var exemplar: Self {
-        HarnessHello(implementation: "acme-receipts 3.2.0", features: ["decode"], errorGranularity: .fine, clockInjection: true,
-                     maxConcurrency: 4)
+        HarnessHello(
+            implementation: "acme-receipts 3.2.0", features: ["decode"], errorGranularity: .fine, clockInjection: true,
+            maxConcurrency: 4)
     }
 }
 
@@ -36,19 +37,21 @@ extension HarnessReply {
 
 extension VectorResult {
     public static var exemplar: Self {
-        VectorResult(id: Vector.exemplar.id, revision: 1, severity: .critical, outcome: .wrongReason, expected: .invalid,
-                     expectedErrorClasses: ["chain.untrusted"], verdict: .reject, errorClass: "signature.invalid",
-                     message: "expected invalid [chain.untrusted], got reject signature.invalid", durationMicroseconds: 1200)
+        VectorResult(
+            id: Vector.exemplar.id, revision: 1, severity: .critical, outcome: .wrongReason, expected: .invalid,
+            expectedErrorClasses: ["chain.untrusted"], verdict: .reject, errorClass: "signature.invalid",
+            message: "expected invalid [chain.untrusted], got reject signature.invalid", durationMicroseconds: 1200)
     }
 }
 
 extension RunResults {
     public static var exemplar: Self {
-        RunResults(suite: "2026.11.0", implementation: "acme-receipts 3.2.0", profile: "apple-compatible",
-                   canaryDiagnosis: "1 canary failed — is the test root configured as the trust anchor?", counts: ["WRONG_REASON": 1],
-                   results: [.exemplar], durationMilliseconds: 42, expiredBaselineEntries: ["binding::device-hash-mismatch"], shard: "1/2",
-                   errorBudget: 0, stoppedEarly: "more than 0 harness failures (--max-errors); the vectors not run are SKIP",
-                   target: "stdio:./acme-harness --strict", hello: .exemplar, label: "acme")
+        RunResults(
+            suite: "2026.11.0", implementation: "acme-receipts 3.2.0", profile: "apple-compatible",
+            canaryDiagnosis: "1 canary failed — is the test root configured as the trust anchor?", counts: ["WRONG_REASON": 1],
+            results: [.exemplar], durationMilliseconds: 42, expiredBaselineEntries: ["binding::device-hash-mismatch"], shard: "1/2",
+            errorBudget: 0, stoppedEarly: "more than 0 harness failures (--max-errors); the vectors not run are SKIP",
+            target: "stdio:./acme-harness --strict", hello: .exemplar, label: "acme")
     }
 }
 
@@ -59,9 +62,10 @@ extension Baseline {
 extension Baseline.Entry {
     /// Both `id` and `pattern` are set only so the schema lists both; a real entry names one.
     public static var exemplar: Self {
-        Baseline.Entry(id: "encoding::ber-indefinite-length", pattern: "xcode::**", outcome: .falseReject,
-                       reason: "we require definite-length BER", issue: "https://example.invalid/acme/receipts/issues/12",
-                       expires: "2026-12-31")
+        Baseline.Entry(
+            id: "encoding::ber-indefinite-length", pattern: "xcode::**", outcome: .falseReject,
+            reason: "we require definite-length BER", issue: "https://example.invalid/acme/receipts/issues/12",
+            expires: "2026-12-31")
     }
 }
 

@@ -16,8 +16,10 @@ public struct VectorResult: Codable, Sendable, Hashable {
     public var message: String?
     public var durationMicroseconds: Int
 
-    public init(id: String, revision: Int, severity: Severity, outcome: Outcome, expected: Verdict, expectedErrorClasses: [String],
-                verdict: HarnessReply.Verdict?, errorClass: String?, message: String?, durationMicroseconds: Int) {
+    public init(
+        id: String, revision: Int, severity: Severity, outcome: Outcome, expected: Verdict, expectedErrorClasses: [String],
+        verdict: HarnessReply.Verdict?, errorClass: String?, message: String?, durationMicroseconds: Int
+    ) {
         self.id = id
         self.revision = revision
         self.severity = severity
@@ -38,7 +40,8 @@ extension VectorResult {
         let outcome = padded ? self.outcome.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0) : self.outcome.rawValue
         let classes = expectedErrorClasses.isEmpty ? "" : " [\(expectedErrorClasses.joined(separator: "|"))]"
         let said = message.map { " — " + Self.oneLine($0, limit: 300) } ?? ""
-        return "\(outcome) \(id): expected \(expected.rawValue)\(classes), got \(verdict?.rawValue ?? "nothing")\(errorClass.map { " " + Self.oneLine($0, limit: 100) } ?? "")\(said)"
+        return
+            "\(outcome) \(id): expected \(expected.rawValue)\(classes), got \(verdict?.rawValue ?? "nothing")\(errorClass.map { " " + Self.oneLine($0, limit: 100) } ?? "")\(said)"
     }
 
     /// Control characters become spaces, runs of blanks one space, and the text is cut at `limit` characters.
@@ -131,10 +134,13 @@ public struct ConformanceRunner: Sendable {
     ///     #expect(results.exitCode == 0, "\(results.failureSummary)")
     /// }
     /// ```
-    public static func check(_ validator: some ReceiptValidator, vectors: String? = nil, profile: String? = nil, baseline: String? = nil,
-                             parallelism: Int = ProcessInfo.processInfo.activeProcessorCount) async throws -> RunResults {
-        let location = try CorpusLocation.resolve(explicit: vectors, environment: ProcessInfo.processInfo.environment,
-                                                  currentDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
+    public static func check(
+        _ validator: some ReceiptValidator, vectors: String? = nil, profile: String? = nil, baseline: String? = nil,
+        parallelism: Int = ProcessInfo.processInfo.activeProcessorCount
+    ) async throws -> RunResults {
+        let location = try CorpusLocation.resolve(
+            explicit: vectors, environment: ProcessInfo.processInfo.environment,
+            currentDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
         let manifest = try ManifestIO.load(from: location.vectors)
         if let profile, manifest.profiles[profile] == nil {
             throw CorpusError(.invalidManifest, "unknown profile '\(profile)'; the corpus defines \(manifest.profiles.keys.sorted().joined(separator: ", "))")
@@ -147,8 +153,10 @@ public struct ConformanceRunner: Sendable {
     }
 
     /// Runs the selected vectors; `progress` sees each result as it arrives, with the count done and the total.
-    public func run(_ validator: some ReceiptValidator, selecting include: (Vector) -> Bool = { _ in true },
-                    progress: (VectorResult, _ done: Int, _ total: Int) -> Void = { _, _, _ in }) async throws(CorpusError) -> RunResults {
+    public func run(
+        _ validator: some ReceiptValidator, selecting include: (Vector) -> Bool = { _ in true },
+        progress: (VectorResult, _ done: Int, _ total: Int) -> Void = { _, _, _ in }
+    ) async throws(CorpusError) -> RunResults {
         let clock = ContinuousClock()
         let start = clock.now
         let selected = manifest.vectors.filter(include)
@@ -159,12 +167,14 @@ public struct ConformanceRunner: Sendable {
             // Nothing vanishes from a report: with no harness to ask, every selected vector is listed as not run.
             let classifier = Classifier(profile: profileName.flatMap { manifest.profiles[$0] }, granularity: .none, decodes: false)
             let results = selected.map { Self.notRun($0, classifier, "not run: the harness handshake failed") }.sorted { $0.id < $1.id }
-            return RunResults(suite: manifest.suite.version, implementation: "unknown", profile: profileName,
-                              canaryDiagnosis: "the harness handshake failed: \(error)", counts: RunResults.counting(results), results: results,
-                              durationMilliseconds: 0)
+            return RunResults(
+                suite: manifest.suite.version, implementation: "unknown", profile: profileName,
+                canaryDiagnosis: "the harness handshake failed: \(error)", counts: RunResults.counting(results), results: results,
+                durationMilliseconds: 0)
         }
-        let classifier = Classifier(profile: profileName.flatMap { manifest.profiles[$0] }, granularity: hello.errorGranularity,
-                                    decodes: hello.features.contains("decode"))
+        let classifier = Classifier(
+            profile: profileName.flatMap { manifest.profiles[$0] }, granularity: hello.errorGranularity,
+            decodes: hello.features.contains("decode"))
         let canaries = selected.filter(\.canary)
         var budget = Budget(remaining: maxErrors)
         var done = 0
@@ -176,19 +186,22 @@ public struct ConformanceRunner: Sendable {
         var diagnosis: String?
         if results.contains(where: { $0.outcome != .pass && $0.outcome != .skip }) {
             let passed = Set(results.filter { $0.outcome == .pass }.map(\.id))
-            diagnosis = Self.diagnose(results.filter { $0.outcome != .pass && $0.outcome != .skip }, canaries: canaries, accepted: passed,
-                                      hello: hello)
+            diagnosis = Self.diagnose(
+                results.filter { $0.outcome != .pass && $0.outcome != .skip }, canaries: canaries, accepted: passed,
+                hello: hello)
             // Nothing vanishes from a report: vectors not run are listed as skipped, with the reason.
             results += selected.filter { !$0.canary }.map { Self.notRun($0, classifier, "not run: the canaries failed") }
         } else {
-            results += try await execute(selected.filter { !$0.canary }, validator, hello, classifier, startingSeq: canaries.count,
-                                         budget: &budget, report: report)
+            results += try await execute(
+                selected.filter { !$0.canary }, validator, hello, classifier, startingSeq: canaries.count,
+                budget: &budget, report: report)
         }
         results.sort { $0.id < $1.id }
         let elapsed = start.duration(to: clock.now)
-        var outcome = RunResults(suite: manifest.suite.version, implementation: hello.implementation, profile: profileName, canaryDiagnosis: diagnosis,
-                                 counts: RunResults.counting(results), results: results,
-                                 durationMilliseconds: Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000))
+        var outcome = RunResults(
+            suite: manifest.suite.version, implementation: hello.implementation, profile: profileName, canaryDiagnosis: diagnosis,
+            counts: RunResults.counting(results), results: results,
+            durationMilliseconds: Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000))
         outcome.errorBudget = maxErrors
         outcome.hello = hello
         if budget.exhausted, let maxErrors {
@@ -209,12 +222,15 @@ public struct ConformanceRunner: Sendable {
     }
 
     static func notRun(_ vector: Vector, _ classifier: Classifier, _ reason: String) -> VectorResult {
-        VectorResult(id: vector.id, revision: vector.revision, severity: vector.severity, outcome: .skip, expected: classifier.expectedVerdict(vector),
-                     expectedErrorClasses: vector.expected.errorClasses, verdict: nil, errorClass: nil, message: reason, durationMicroseconds: 0)
+        VectorResult(
+            id: vector.id, revision: vector.revision, severity: vector.severity, outcome: .skip, expected: classifier.expectedVerdict(vector),
+            expectedErrorClasses: vector.expected.errorClasses, verdict: nil, errorClass: nil, message: reason, durationMicroseconds: 0)
     }
 
-    private func execute(_ vectors: [Vector], _ validator: some ReceiptValidator, _ hello: HarnessHello, _ classifier: Classifier,
-                         startingSeq: Int, budget: inout Budget, report: (VectorResult) -> Void) async throws(CorpusError) -> [VectorResult] {
+    private func execute(
+        _ vectors: [Vector], _ validator: some ReceiptValidator, _ hello: HarnessHello, _ classifier: Classifier,
+        startingSeq: Int, budget: inout Budget, report: (VectorResult) -> Void
+    ) async throws(CorpusError) -> [VectorResult] {
         var requests: [(Vector, ValidateRequest?)] = []
         for (offset, vector) in vectors.enumerated() {
             if Self.skipReason(vector, hello) != nil {
@@ -236,9 +252,10 @@ public struct ConformanceRunner: Sendable {
                 group.addTask {
                     let expected = classifier.expectedVerdict(vector)
                     guard let request else {
-                        return VectorResult(id: vector.id, revision: vector.revision, severity: vector.severity, outcome: .skip, expected: expected,
-                                            expectedErrorClasses: vector.expected.errorClasses, verdict: nil, errorClass: nil,
-                                            message: Self.skipReason(vector, hello), durationMicroseconds: 0)
+                        return VectorResult(
+                            id: vector.id, revision: vector.revision, severity: vector.severity, outcome: .skip, expected: expected,
+                            expectedErrorClasses: vector.expected.errorClasses, verdict: nil, errorClass: nil,
+                            message: Self.skipReason(vector, hello), durationMicroseconds: 0)
                     }
                     let clock = ContinuousClock()
                     let began = clock.now
@@ -251,10 +268,11 @@ public struct ConformanceRunner: Sendable {
                     case .errored(_, let text), .failed(_, _, let text): message = text
                     }
                     let outcome = reply.seq == request.seq ? classifier.classify(vector, reply) : .error
-                    return VectorResult(id: vector.id, revision: vector.revision, severity: vector.severity, outcome: outcome, expected: expected,
-                                        expectedErrorClasses: vector.expected.errorClasses, verdict: verdict, errorClass: errorClass,
-                                        message: reply.seq == request.seq ? message : "reply seq \(reply.seq) does not answer request \(request.seq)",
-                                        durationMicroseconds: Int(took.components.seconds * 1_000_000 + took.components.attoseconds / 1_000_000_000_000))
+                    return VectorResult(
+                        id: vector.id, revision: vector.revision, severity: vector.severity, outcome: outcome, expected: expected,
+                        expectedErrorClasses: vector.expected.errorClasses, verdict: verdict, errorClass: errorClass,
+                        message: reply.seq == request.seq ? message : "reply seq \(reply.seq) does not answer request \(request.seq)",
+                        durationMicroseconds: Int(took.components.seconds * 1_000_000 + took.components.attoseconds / 1_000_000_000_000))
                 }
             }
             for _ in 0..<limit { submit() }
@@ -292,15 +310,17 @@ public struct ConformanceRunner: Sendable {
     /// of those the harness passed and `hello` what it declared, so a rejection that follows a feature can
     /// be named as such.
     static func diagnose(_ failures: [VectorResult], canaries: [Vector] = [], accepted: Set<String> = [], hello: HarnessHello? = nil) -> String {
-        let summary = "\(failures.count) canar\(failures.count == 1 ? "y" : "ies") failed (\(failures.map { "\($0.id): \($0.outcome.rawValue)\($0.errorClass.map { " \($0)" } ?? "")" }.joined(separator: "; ")))"
+        let summary =
+            "\(failures.count) canar\(failures.count == 1 ? "y" : "ies") failed (\(failures.map { "\($0.id): \($0.outcome.rawValue)\($0.errorClass.map { " \($0)" } ?? "")" }.joined(separator: "; ")))"
         let hint: String
         if let broken = failures.first(where: \.outcome.isInfrastructureFailure) {
             // The harness itself failed: say how, in its own words, rather than guess at its configuration.
-            let what = switch broken.outcome {
-            case .timeout: "the harness did not answer in time"
-            case .crash: "the harness crashed or exited"
-            default: "the harness failed"
-            }
+            let what =
+                switch broken.outcome {
+                case .timeout: "the harness did not answer in time"
+                case .crash: "the harness crashed or exited"
+                default: "the harness failed"
+                }
             hint = "\(what): \(broken.message.map { String($0.prefix(300)) } ?? "no message")."
         } else if let missing = featureHint(failures, canaries: canaries, accepted: accepted, hello: hello) {
             hint = missing
@@ -308,13 +328,14 @@ public struct ConformanceRunner: Sendable {
             hint = "the harness accepts the canaries but reports other decoded fields than they hold: is it reading the right attributes?"
         } else {
             let classes = Set(failures.compactMap { $0.errorClass.map { ErrorClass(rawValue: $0).family } })
-            hint = switch classes.count == 1 ? classes.first : nil {
-            case "chain": "is the test root (Vectors/anchors/forge-root.der, or forge-storekit.der for Xcode vectors) configured as the trust anchor?"
-            case "binding": "does the harness take the expected bundle id, version and device id from each vector's context?"
-            case "policy": "does the harness judge at context.now instead of the wall clock?"
-            case "signature", "container", "input": "does the harness decode input.data from base64 before validating?"
-            default: "the validator rejects genuine-shaped receipts, so its rejections of broken ones would mean nothing."
-            }
+            hint =
+                switch classes.count == 1 ? classes.first : nil {
+                case "chain": "is the test root (Vectors/anchors/forge-root.der, or forge-storekit.der for Xcode vectors) configured as the trust anchor?"
+                case "binding": "does the harness take the expected bundle id, version and device id from each vector's context?"
+                case "policy": "does the harness judge at context.now instead of the wall clock?"
+                case "signature", "container", "input": "does the harness decode input.data from base64 before validating?"
+                default: "the validator rejects genuine-shaped receipts, so its rejections of broken ones would mean nothing."
+                }
         }
         return "\(summary) — \(hint) The run stopped before scoring negative vectors."
     }
@@ -330,7 +351,8 @@ public struct ConformanceRunner: Sendable {
         let suspects = shared.subtracting(passedFeatures).sorted()
         guard !suspects.isEmpty else { return nil }
         let names = suspects.map { "`\($0)`" }.joined(separator: ", ")
-        var hint = "every rejected canary needs \(names), which no accepted canary needs: if the validator does not support \(suspects.count == 1 ? "it" : "them"), declare features without \(names)"
+        var hint =
+            "every rejected canary needs \(names), which no accepted canary needs: if the validator does not support \(suspects.count == 1 ? "it" : "them"), declare features without \(names)"
         if let hello {
             let rest = hello.features.filter { !suspects.contains($0) }.sorted()
             hint += " (exec/exit/mapping targets: --features \(rest.isEmpty ? "''" : rest.joined(separator: ",")); protocol harnesses: in their hello)"

@@ -53,17 +53,21 @@ public enum ConformanceSchemas {
         // optional (the protocol's own examples send `"decoded": null`): the harness schema allows it.
         let harness = try CorpusSchemas.document(
             oneOf: [
-                .group("RunnerToHarness", [
-                    .message("RunnerHello", RunnerHello.exemplar),
-                    .message("ValidateRequest", ValidateRequest.exemplar),
-                    .message("StopMessage", StopMessage.exemplar),
-                ]),
-                .group("HarnessToRunner", [
-                    .message("HarnessHello", HarnessHello.exemplar),
-                    .message("ResultReply", HarnessReply.resultExemplar),
-                    .message("SkippedReply", HarnessReply.skippedExemplar),
-                    .message("ErroredReply", HarnessReply.erroredExemplar),
-                ]),
+                .group(
+                    "RunnerToHarness",
+                    [
+                        .message("RunnerHello", RunnerHello.exemplar),
+                        .message("ValidateRequest", ValidateRequest.exemplar),
+                        .message("StopMessage", StopMessage.exemplar),
+                    ]),
+                .group(
+                    "HarnessToRunner",
+                    [
+                        .message("HarnessHello", HarnessHello.exemplar),
+                        .message("ResultReply", HarnessReply.resultExemplar),
+                        .message("SkippedReply", HarnessReply.skippedExemplar),
+                        .message("ErroredReply", HarnessReply.erroredExemplar),
+                    ]),
             ],
             title: "HarnessMessage", fileName: harnessFileName, nullableOptionals: true,
             minimums: [

@@ -1,9 +1,9 @@
 import Foundation
 import ReceiptCorpus
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// The `exec:` transports: one process per vector, so a crash or hang costs one vector, not the run.
@@ -25,8 +25,10 @@ public struct ExecValidator: ReceiptValidator {
     public let anchorFiles: [String: String]
     public let checker: ProtocolViolationCheck?
 
-    public init(command: [String], mode: Mode, timeout: Duration = .seconds(5), features: [String], granularity: HarnessHello.Granularity,
-                anchorFiles: [String: String], checker: ProtocolViolationCheck? = nil) {
+    public init(
+        command: [String], mode: Mode, timeout: Duration = .seconds(5), features: [String], granularity: HarnessHello.Granularity,
+        anchorFiles: [String: String], checker: ProtocolViolationCheck? = nil
+    ) {
         self.checker = checker
         self.command = command
         self.mode = mode
@@ -37,8 +39,9 @@ public struct ExecValidator: ReceiptValidator {
     }
 
     public func hello() async -> HarnessHello {
-        HarnessHello(implementation: command.joined(separator: " "), features: features, errorGranularity: granularity,
-                     maxConcurrency: ProcessInfo.processInfo.activeProcessorCount)
+        HarnessHello(
+            implementation: command.joined(separator: " "), features: features, errorGranularity: granularity,
+            maxConcurrency: ProcessInfo.processInfo.activeProcessorCount)
     }
 
     public func validate(_ request: ValidateRequest) async -> HarnessReply {
@@ -54,8 +57,10 @@ public struct ExecValidator: ReceiptValidator {
             environment["RF_ID"] = request.id
             environment["RF_NOW"] = context.now
             environment["RF_TRUST_ANCHOR"] = anchorFiles[context.trustAnchor] ?? ""
-            for (key, value) in [("RF_BUNDLE_ID", context.bundleId), ("RF_APP_VERSION", context.appVersion),
-                                 ("RF_DEVICE_ID", context.deviceId), ("RF_ENVIRONMENT", context.environment)] {
+            for (key, value) in [
+                ("RF_BUNDLE_ID", context.bundleId), ("RF_APP_VERSION", context.appVersion),
+                ("RF_DEVICE_ID", context.deviceId), ("RF_ENVIRONMENT", context.environment),
+            ] {
                 environment[key] = value ?? ""
             }
         }
@@ -73,7 +78,9 @@ public struct ExecValidator: ReceiptValidator {
                 let line = stdout.split(separator: UInt8(ascii: "\n")).first.map { Data($0) } ?? Data()
                 if let violation = checker?.check(line) { return .errored(seq: request.seq, message: violation) }
                 guard let reply = try? JSONDecoder().decode(HarnessReply.self, from: line) else {
-                    return .errored(seq: request.seq, message: "not a protocol reply (exit \(status)): \(String(decoding: stdout.prefix(200), as: UTF8.self))\(stderr.isEmpty ? "" : "; stderr: \(stderr)")")
+                    return .errored(
+                        seq: request.seq,
+                        message: "not a protocol reply (exit \(status)): \(String(decoding: stdout.prefix(200), as: UTF8.self))\(stderr.isEmpty ? "" : "; stderr: \(stderr)")")
                 }
                 return reply
             case .exitCode:

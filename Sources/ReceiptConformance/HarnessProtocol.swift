@@ -27,8 +27,10 @@ public struct HarnessHello: Codable, Sendable, Hashable {
     public var clockInjection: Bool
     public var maxConcurrency: Int
 
-    public init(implementation: String, features: [String], errorGranularity: Granularity, clockInjection: Bool = true,
-                maxConcurrency: Int = 1) {
+    public init(
+        implementation: String, features: [String], errorGranularity: Granularity, clockInjection: Bool = true,
+        maxConcurrency: Int = 1
+    ) {
         self.protocol = HarnessProtocol.version
         self.implementation = implementation
         self.features = features
@@ -86,10 +88,11 @@ public enum HarnessReply: Codable, Sendable, Hashable {
         let seq = try container.decode(Int.self, forKey: .seq)
         switch try container.decode(String.self, forKey: .type) {
         case "result":
-            self = .result(seq: seq, verdict: try container.decode(Verdict.self, forKey: .verdict),
-                           errorClass: try container.decodeIfPresent(String.self, forKey: .errorClass),
-                           message: try container.decodeIfPresent(String.self, forKey: .message),
-                           decoded: try container.decodeIfPresent(DecodedReceipt.self, forKey: .decoded))
+            self = .result(
+                seq: seq, verdict: try container.decode(Verdict.self, forKey: .verdict),
+                errorClass: try container.decodeIfPresent(String.self, forKey: .errorClass),
+                message: try container.decodeIfPresent(String.self, forKey: .message),
+                decoded: try container.decodeIfPresent(DecodedReceipt.self, forKey: .decoded))
         case "skipped":
             self = .skipped(seq: seq, reason: try container.decode(String.self, forKey: .reason))
         case "errored":

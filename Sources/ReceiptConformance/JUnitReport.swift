@@ -12,7 +12,9 @@ public enum JUnitReport {
         var out = #"<?xml version="1.0" encoding="UTF-8"?>"# + "\n"
         let failures = all.filter { $0.outcome.isConformanceFailure }.count
         let errors = all.filter { $0.outcome.isInfrastructureFailure }.count
-        out += #"<testsuites name="receipt-conformance" tests="\#(all.count)" failures="\#(failures)" errors="\#(errors)" time="\#(seconds(runs.map(\.durationMilliseconds).reduce(0, +) * 1000))">"# + "\n"
+        out +=
+            #"<testsuites name="receipt-conformance" tests="\#(all.count)" failures="\#(failures)" errors="\#(errors)" time="\#(seconds(runs.map(\.durationMilliseconds).reduce(0, +) * 1000))">"#
+            + "\n"
         for results in runs {
             out += suites(results, qualifier: runs.count > 1 ? " [\(escape(results.name))]" : "")
         }
@@ -24,13 +26,16 @@ public enum JUnitReport {
         var out = ""
         for family in families.keys.sorted() {
             let cases = families[family]!
-            out += #"  <testsuite name="receipt-conformance.\#(family)\#(qualifier)" tests="\#(cases.count)" failures="\#(cases.filter { $0.outcome.isConformanceFailure }.count)" errors="\#(cases.filter { $0.outcome.isInfrastructureFailure }.count)" skipped="\#(cases.filter { $0.outcome == .skip || $0.outcome == .xfail }.count)">"# + "\n"
+            out +=
+                #"  <testsuite name="receipt-conformance.\#(family)\#(qualifier)" tests="\#(cases.count)" failures="\#(cases.filter { $0.outcome.isConformanceFailure }.count)" errors="\#(cases.filter { $0.outcome.isInfrastructureFailure }.count)" skipped="\#(cases.filter { $0.outcome == .skip || $0.outcome == .xfail }.count)">"#
+                + "\n"
             for result in cases {
                 out += #"    <testcase classname="receipt.\#(family)" name="\#(Self.escape(result.id))" time="\#(seconds(result.durationMicroseconds))">"#
                 let got = result.verdict.map { "\($0.rawValue)\(result.errorClass.map { " \($0)" } ?? "")" } ?? "no verdict"
                 let expected = "\(result.expected.rawValue)\(result.expectedErrorClasses.isEmpty ? "" : " [\(result.expectedErrorClasses.joined(separator: "|"))]")"
                 if result.outcome.isConformanceFailure {
-                    out += #"<failure type="\#(result.outcome.rawValue)" message="\#(Self.escape("expected \(expected), got \(got)"))">\#(Self.escape(result.message ?? ""))</failure>"#
+                    out +=
+                        #"<failure type="\#(result.outcome.rawValue)" message="\#(Self.escape("expected \(expected), got \(got)"))">\#(Self.escape(result.message ?? ""))</failure>"#
                 } else if result.outcome.isInfrastructureFailure {
                     out += #"<error type="\#(result.outcome.rawValue)" message="\#(Self.escape(result.message ?? result.outcome.rawValue))"/>"#
                 } else if result.outcome == .skip || result.outcome == .xfail {

@@ -71,18 +71,24 @@ public struct ResponseMapping: Codable, Sendable, Hashable {
         name: "verifyreceipt",
         request: Request(
             path: nil,
-            headers: ["X-Forge-Id": "{{id}}", "X-Forge-Now": "{{now}}", "X-Forge-Trust-Anchor": "{{trustAnchor}}", "X-Forge-Bundle-Id": "{{bundleId}}",
-                      "X-Forge-App-Version": "{{appVersion}}", "X-Forge-Device-Id": "{{deviceId}}", "X-Forge-Environment": "{{environment}}"],
+            headers: [
+                "X-Forge-Id": "{{id}}", "X-Forge-Now": "{{now}}", "X-Forge-Trust-Anchor": "{{trustAnchor}}", "X-Forge-Bundle-Id": "{{bundleId}}",
+                "X-Forge-App-Version": "{{appVersion}}", "X-Forge-Device-Id": "{{deviceId}}", "X-Forge-Environment": "{{environment}}",
+            ],
             body: .object(["receipt-data": .string("{{receipt}}"), "password": .string("{{password}}"), "exclude-old-transactions": .bool(false)])),
         response: Response(
             verdict: "/status", accept: ["0", "21006"],
-            reject: ["21002": ErrorClass.container, "21003": .signature, "21004": .binding, "21007": .bindingEnvironment, "21008": .bindingEnvironment,
-                     "21010": .binding].mapValues(\.rawValue),
+            reject: [
+                "21002": ErrorClass.container, "21003": .signature, "21004": .binding, "21007": .bindingEnvironment, "21008": .bindingEnvironment,
+                "21010": .binding,
+            ].mapValues(\.rawValue),
             errorClass: nil, message: nil),
         granularity: HarnessHello.Granularity.none)
 
-    public init(name: String, request: Request, response: Response, granularity: HarnessHello.Granularity? = nil, features: [String]? = nil,
-                clockInjection: Bool? = nil) {
+    public init(
+        name: String, request: Request, response: Response, granularity: HarnessHello.Granularity? = nil, features: [String]? = nil,
+        clockInjection: Bool? = nil
+    ) {
         self.name = name
         self.request = request
         self.response = response
@@ -118,7 +124,8 @@ public struct ResponseMapping: Codable, Sendable, Hashable {
             while let open = rest.range(of: "{{"), let close = rest[open.upperBound...].range(of: "}}") {
                 let name = String(rest[open.upperBound..<close.lowerBound])
                 guard placeholders.contains(name) || (name.hasPrefix("env:") && name.count > 4) else {
-                    throw ConformanceError(.invalidMapping, "unknown placeholder {{\(name)}}; known: \(placeholders.sorted().map { "{{\($0)}}" }.joined(separator: ", ")), {{env:NAME}}")
+                    throw ConformanceError(
+                        .invalidMapping, "unknown placeholder {{\(name)}}; known: \(placeholders.sorted().map { "{{\($0)}}" }.joined(separator: ", ")), {{env:NAME}}")
                 }
                 rest = rest[close.upperBound...]
             }
@@ -185,8 +192,9 @@ public struct ResponseMapping: Codable, Sendable, Hashable {
             return .errored(seq: seq, message: "\(response.verdict) = \(verdictValue) is neither accept nor reject in mapping '\(name)': \(Self.excerpt(body))")
         }
         let finer = response.errorClass.flatMap { document?.at(pointer: $0)?.scalarText }
-        return .result(seq: seq, verdict: .reject, errorClass: finer ?? (tableClass.isEmpty ? nil : tableClass),
-                       message: message ?? "\(response.verdict) = \(verdictValue)", decoded: nil)
+        return .result(
+            seq: seq, verdict: .reject, errorClass: finer ?? (tableClass.isEmpty ? nil : tableClass),
+            message: message ?? "\(response.verdict) = \(verdictValue)", decoded: nil)
     }
 
     private static func excerpt(_ body: Data) -> String {
@@ -206,12 +214,19 @@ public enum MappingJSON: Codable, Sendable, Hashable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let number = try? container.decode(Double.self) { self = .number(number) }
-        else if let flag = try? container.decode(Bool.self) { self = .bool(flag) }
-        else if let text = try? container.decode(String.self) { self = .string(text) }
-        else if let items = try? container.decode([MappingJSON].self) { self = .array(items) }
-        else { self = .object(try container.decode([String: MappingJSON].self)) }
+        if container.decodeNil() {
+            self = .null
+        } else if let number = try? container.decode(Double.self) {
+            self = .number(number)
+        } else if let flag = try? container.decode(Bool.self) {
+            self = .bool(flag)
+        } else if let text = try? container.decode(String.self) {
+            self = .string(text)
+        } else if let items = try? container.decode([MappingJSON].self) {
+            self = .array(items)
+        } else {
+            self = .object(try container.decode([String: MappingJSON].self))
+        }
     }
 
     /// Every string inside, keys excluded: where a request template's placeholders are.

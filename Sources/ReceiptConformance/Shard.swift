@@ -37,7 +37,10 @@ extension RunResults {
         guard var merged = parts.first else { throw ConformanceError(.invalidResults, "nothing to merge") }
         for part in parts.dropFirst() {
             guard part.suite == merged.suite, part.implementation == merged.implementation, part.profile == merged.profile else {
-                throw ConformanceError(.invalidResults, "cannot merge results of \(part.implementation) (suite \(part.suite), profile \(part.profile ?? "none")) with \(merged.implementation) (suite \(merged.suite), profile \(merged.profile ?? "none"))")
+                throw ConformanceError(
+                    .invalidResults,
+                    "cannot merge results of \(part.implementation) (suite \(part.suite), profile \(part.profile ?? "none")) with \(merged.implementation) (suite \(merged.suite), profile \(merged.profile ?? "none"))"
+                )
             }
             merged.results += part.results
             merged.durationMilliseconds = max(merged.durationMilliseconds, part.durationMilliseconds)

@@ -151,7 +151,9 @@ public final class StdioValidator: ReceiptValidator, Sendable {
 
             let line = await withTaskGroup(of: String?.self) { group in
                 group.addTask { await self.awaitHelloLine() }
-                group.addTask { [timeout] in try? await Task.sleep(for: timeout); await self.giveUpHello(); return nil }
+                group.addTask { [timeout] in
+                    try? await Task.sleep(for: timeout); await self.giveUpHello(); return nil
+                }
                 let first = await group.next() ?? nil
                 group.cancelAll()
                 return first
@@ -258,8 +260,10 @@ public final class StdioValidator: ReceiptValidator, Sendable {
             guard !innocent.isEmpty else { return }
             do { try await ensureStarted() } catch {
                 for entry in innocent {
-                    entry.continuation.resume(returning: .failed(seq: entry.request.seq, failure: .crash,
-                                                                 message: "the harness could not be restarted: \(error)"))
+                    entry.continuation.resume(
+                        returning: .failed(
+                            seq: entry.request.seq, failure: .crash,
+                            message: "the harness could not be restarted: \(error)"))
                 }
                 return
             }

@@ -31,8 +31,10 @@ public struct HTTPValidator: ReceiptValidator {
 
     /// - Parameter trustRoots: PEM file of the CAs an `https://` target's certificate must chain to, for
     ///   endpoints behind a private CA; nil trusts the system's roots.
-    public init(url: String, mode: Mode, timeout: Duration = .seconds(2), headers: [(String, String)] = [], features: [String],
-                password: String? = nil, connections: Int = 8, checker: ProtocolViolationCheck? = nil, trustRoots: String? = nil) {
+    public init(
+        url: String, mode: Mode, timeout: Duration = .seconds(2), headers: [(String, String)] = [], features: [String],
+        password: String? = nil, connections: Int = 8, checker: ProtocolViolationCheck? = nil, trustRoots: String? = nil
+    ) {
         self.url = url.hasSuffix("/") ? String(url.dropLast()) : url
         self.mode = mode
         self.timeout = timeout
@@ -60,8 +62,9 @@ public struct HTTPValidator: ReceiptValidator {
     public func hello() async throws -> HarnessHello {
         switch mode {
         case .mapping(let mapping):
-            return HarnessHello(implementation: "\(url) (mapping \(mapping.name))", features: mapping.features ?? features,
-                                errorGranularity: mapping.granularity ?? .none, clockInjection: mapping.judgesAtContextTime, maxConcurrency: 256)
+            return HarnessHello(
+                implementation: "\(url) (mapping \(mapping.name))", features: mapping.features ?? features,
+                errorGranularity: mapping.granularity ?? .none, clockInjection: mapping.judgesAtContextTime, maxConcurrency: 256)
         case .protocol:
             let status: Int, body: Data
             do { (status, body) = try await send(method: .GET, url: url + "/hello", headers: [], body: nil) } catch {

@@ -87,7 +87,7 @@ private struct SchemaRenderer {
             return try reference(name, .object(["oneOf": .array(branches)]))
         case .message(let name, let exemplar):
             guard case .object(var body) = try schema(for: try ShapeRecorder.shape(of: exemplar), inline: true),
-                  case .object(var properties)? = body["properties"]
+                case .object(var properties)? = body["properties"]
             else {
                 throw ShapeRecorder.exemplarGap([], "message \(name) must encode as an object")
             }

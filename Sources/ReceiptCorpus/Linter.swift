@@ -164,10 +164,11 @@ private struct LintRun {
     /// `^[a-z0-9][a-z0-9-]*(::[a-z0-9][a-z0-9-]*)+$`
     static func isWellFormedID(_ id: String) -> Bool {
         let segments = id.components(separatedBy: "::")
-        return segments.count >= 2 && segments.allSatisfy { segment in
-            guard let first = segment.unicodeScalars.first, isLowerAlphanumeric(first) else { return false }
-            return segment.unicodeScalars.allSatisfy { isLowerAlphanumeric($0) || $0 == "-" }
-        }
+        return segments.count >= 2
+            && segments.allSatisfy { segment in
+                guard let first = segment.unicodeScalars.first, isLowerAlphanumeric(first) else { return false }
+                return segment.unicodeScalars.allSatisfy { isLowerAlphanumeric($0) || $0 == "-" }
+            }
     }
 
     private static func isLowerAlphanumeric(_ scalar: Unicode.Scalar) -> Bool {

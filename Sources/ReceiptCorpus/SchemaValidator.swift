@@ -130,12 +130,17 @@ public struct JSONSchemaValidator: Sendable {
         }
         if let types = node.types, !types.contains(where: { instance.matches($0) }) {
             // A wrong type makes every other keyword's complaint noise.
-            return found + [Finding(violation: SchemaViolation(
-                path: path, message: "expected \(types.joined(separator: " or ")), got \(instance.summary)"), isTypeMismatch: true)]
+            return found + [
+                Finding(
+                    violation: SchemaViolation(
+                        path: path, message: "expected \(types.joined(separator: " or ")), got \(instance.summary)"), isTypeMismatch: true)
+            ]
         }
         if let constant = node.constant, constant != instance {
-            found.append(Finding(violation: SchemaViolation(path: path, message: "expected \(constant.summary), got \(instance.summary)"),
-                                 expectedConstants: [constant]))
+            found.append(
+                Finding(
+                    violation: SchemaViolation(path: path, message: "expected \(constant.summary), got \(instance.summary)"),
+                    expectedConstants: [constant]))
         }
         if let allowed = node.allowed, !allowed.contains(instance) {
             report("expected one of \(allowed.map(\.listed).joined(separator: ", ")), got \(instance.summary)")
@@ -191,9 +196,12 @@ public struct JSONSchemaValidator: Sendable {
                 for value in finding.expectedConstants ?? [] where !expected.contains(value) { expected.append(value) }
             }
             let actual = JSONPointer.resolve(String(first.violation.path.dropFirst(path.count)), in: instance)?.summary ?? "nothing"
-            return [Finding(violation: SchemaViolation(
-                path: first.violation.path, message: "expected one of \(expected.map(\.listed).joined(separator: ", ")), got \(actual)"),
-                expectedConstants: expected)]
+            return [
+                Finding(
+                    violation: SchemaViolation(
+                        path: first.violation.path, message: "expected one of \(expected.map(\.listed).joined(separator: ", ")), got \(actual)"),
+                    expectedConstants: expected)
+            ]
         }
         // Fewest failed consts first (the branch the message claims to be), then branches for this kind of
         // value (an object is not judged as `null`), then fewest findings; ties keep schema order.
@@ -233,10 +241,12 @@ private final class SchemaNode: Sendable {
     ]
     private static let typeNames: Set<String> = ["null", "boolean", "object", "array", "number", "integer", "string"]
 
-    private init(alwaysFails: Bool = false, reference: String? = nil, types: [String]? = nil, constant: JSONValue? = nil,
-                 allowed: [JSONValue]? = nil, minimum: Double? = nil, properties: [String: SchemaNode] = [:], required: [String] = [],
-                 additionalProperties: SchemaNode? = nil, items: SchemaNode? = nil, oneOf: [SchemaNode]? = nil,
-                 anyOf: [SchemaNode]? = nil) {
+    private init(
+        alwaysFails: Bool = false, reference: String? = nil, types: [String]? = nil, constant: JSONValue? = nil,
+        allowed: [JSONValue]? = nil, minimum: Double? = nil, properties: [String: SchemaNode] = [:], required: [String] = [],
+        additionalProperties: SchemaNode? = nil, items: SchemaNode? = nil, oneOf: [SchemaNode]? = nil,
+        anyOf: [SchemaNode]? = nil
+    ) {
         self.alwaysFails = alwaysFails
         self.reference = reference
         self.types = types
@@ -291,7 +301,8 @@ private final class SchemaNode: Sendable {
         switch keywords["type"] {
         case nil: break
         case .string(let name)?: types = [name]
-        case .array(let names)?: types = names.compactMap { if case .string(let name) = $0 { name } else { nil } }
+        case .array(let names)?:
+            types = names.compactMap { if case .string(let name) = $0 { name } else { nil } }
             if types?.count != names.count || names.isEmpty { throw invalid("type", "must be a type name or a non-empty array of them") }
         default: throw invalid("type", "must be a type name or an array of them")
         }
@@ -361,7 +372,7 @@ private indirect enum JSONValue: Sendable, Equatable {
     func matches(_ type: String) -> Bool {
         switch (type, self) {
         case ("null", .null), ("boolean", .bool), ("string", .string), ("array", .array), ("object", .object), ("integer", .integer),
-             ("number", .integer), ("number", .number):
+            ("number", .integer), ("number", .number):
             true
         case ("integer", .number(let value)):
             value.rounded() == value && value.isFinite

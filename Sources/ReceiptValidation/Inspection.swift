@@ -32,8 +32,11 @@ public struct Inspection: Sendable {
             lines.append("payload: \(receipt.payload.entries.count) attributes, SET \(receipt.payload.isDERSorted ? "DER-sorted" : "not DER-sorted (order as written)")")
             for entry in receipt.payload.entries {
                 if entry.attribute.type == AttributeType.inAppPurchase,
-                   let purchase = try? DecodedPayload(berEncoded: entry.attribute.value, region: "in-app purchase byte") {
-                    lines.append("  \(pad("17", 5)) in_app                         v\(entry.attribute.version)  \(purchase.entries.count) attributes, \(purchase.isDERSorted ? "DER-sorted" : "not DER-sorted")")
+                    let purchase = try? DecodedPayload(berEncoded: entry.attribute.value, region: "in-app purchase byte")
+                {
+                    lines.append(
+                        "  \(pad("17", 5)) in_app                         v\(entry.attribute.version)  \(purchase.entries.count) attributes, \(purchase.isDERSorted ? "DER-sorted" : "not DER-sorted")"
+                    )
                     for inner in purchase.entries { lines.append("    " + Self.attributeLine(inner.attribute)) }
                 } else {
                     lines.append("  " + Self.attributeLine(entry.attribute))
@@ -43,7 +46,12 @@ public struct Inspection: Sendable {
         if includeChecks || report.receipt == nil {
             lines.append("checks:")
             for check in report.checks {
-                let mark = switch check.status { case .passed: "ok  "; case .failed: "FAIL"; case .skipped: "skip" }
+                let mark =
+                    switch check.status {
+                    case .passed: "ok  ";
+                    case .failed: "FAIL";
+                    case .skipped: "skip"
+                    }
                 lines.append("  \(mark) \(pad(check.name, 12)) \(check.detail)\(check.errorClass.map { " [\($0)]" } ?? "")")
             }
             lines.append("verdict: \(report.verdict.rawValue)\(report.errorClass.map { " (\($0))" } ?? "")")
@@ -61,7 +69,9 @@ public struct Inspection: Sendable {
         lines.append("  certificates   \(container.certificates.count), order \(CertificateIdentity.order(of: identities).rawValue)")
         for (index, certificate) in report.certificates.enumerated() {
             lines.append("    [\(index)] \(certificate.subject)")
-            lines.append("        issuer \(certificate.issuer); serial \(hexString(certificate.serialNumber)); \(ReceiptDate.format(certificate.notBefore)) → \(ReceiptDate.format(certificate.notAfter)); \(Self.oidName(certificate.signatureAlgorithmOID))\(Self.markers(certificate))")
+            lines.append(
+                "        issuer \(certificate.issuer); serial \(hexString(certificate.serialNumber)); \(ReceiptDate.format(certificate.notBefore)) → \(ReceiptDate.format(certificate.notAfter)); \(Self.oidName(certificate.signatureAlgorithmOID))\(Self.markers(certificate))"
+            )
             lines.append("        extensions \(Self.extensionSummary(certificate))")
         }
         if report.certificates.count < container.certificates.count {
@@ -69,7 +79,9 @@ public struct Inspection: Sendable {
         }
         for (index, signer) in container.signers.enumerated() {
             let match = identities.firstIndex { $0.matches(signer) }.map { "certificate [\($0)]" } ?? "no embedded certificate"
-            lines.append("  signer[\(index)]      v\(signer.version), sid → \(match), digest \(Self.oidName(signer.digestAlgorithmOID)), signature \(Self.oidName(signer.signatureAlgorithmOID)) (\(signer.signature.count) bytes), \(signer.signedAttributes == nil ? "no signed attributes" : "signed attributes present")\(signer.hasUnsignedAttributes ? ", unsigned attributes present" : "")")
+            lines.append(
+                "  signer[\(index)]      v\(signer.version), sid → \(match), digest \(Self.oidName(signer.digestAlgorithmOID)), signature \(Self.oidName(signer.signatureAlgorithmOID)) (\(signer.signature.count) bytes), \(signer.signedAttributes == nil ? "no signed attributes" : "signed attributes present")\(signer.hasUnsignedAttributes ? ", unsigned attributes present" : "")"
+            )
         }
         if shape.hasCRLs { lines.append("  crls           present") }
         if shape.trailingByteCount > 0 { lines.append("  trailing       \(shape.trailingByteCount) bytes after the ContentInfo") }
@@ -142,23 +154,39 @@ public struct Inspection: Sendable {
 
     public func json() -> JSONValue {
         var members: [(String, JSONValue)] = [
-            ("input", .object([("source", .string(source)), ("size", .integer(Int64(inputSize))),
-                               ("transport", report.transport.map { .string($0.rawValue) } ?? .null)])),
+            (
+                "input",
+                .object([
+                    ("source", .string(source)), ("size", .integer(Int64(inputSize))),
+                    ("transport", report.transport.map { .string($0.rawValue) } ?? .null),
+                ])
+            )
         ]
         if let container = report.container { members.append(("container", containerJSON(container))) }
         if let receipt = report.receipt {
-            members.append(("payload", .object([
-                ("derSorted", .bool(receipt.payload.isDERSorted)),
-                ("minimalLengths", .bool(receipt.payload.usesMinimalLengths)),
-                ("attributes", .array(receipt.payload.entries.map { Self.attributeJSON($0.attribute) })),
-            ])))
+            members.append(
+                (
+                    "payload",
+                    .object([
+                        ("derSorted", .bool(receipt.payload.isDERSorted)),
+                        ("minimalLengths", .bool(receipt.payload.usesMinimalLengths)),
+                        ("attributes", .array(receipt.payload.entries.map { Self.attributeJSON($0.attribute) })),
+                    ])
+                ))
             members.append(("decoded", VerifyReceiptJSON.receiptObject(receipt)))
         }
         if includeChecks || report.receipt == nil {
-            members.append(("checks", .array(report.checks.map { check in
-                .object([("name", .string(check.name)), ("status", .string(check.status.rawValue)), ("detail", .string(check.detail)),
-                         ("errorClass", check.errorClass.map { .string($0.rawValue) } ?? .null)])
-            })))
+            members.append(
+                (
+                    "checks",
+                    .array(
+                        report.checks.map { check in
+                            .object([
+                                ("name", .string(check.name)), ("status", .string(check.status.rawValue)), ("detail", .string(check.detail)),
+                                ("errorClass", check.errorClass.map { .string($0.rawValue) } ?? .null),
+                            ])
+                        })
+                ))
             members.append(("verdict", .string(report.verdict.rawValue)))
             members.append(("errorClass", report.errorClass.map { .string($0.rawValue) } ?? .null))
             members.append(("message", .string(report.message)))
@@ -169,17 +197,19 @@ public struct Inspection: Sendable {
     private func containerJSON(_ container: ReceiptContainer) -> JSONValue {
         let shape = container.shape
         let identities = container.certificates.compactMap { try? CertificateIdentity(derEncoded: $0) }
-        let lengths: String = switch shape.lengths {
-        case .definiteMinimal: "definite-minimal"
-        case .definiteNonMinimal: "definite-non-minimal"
-        case .indefinite: "indefinite"
-        case .mixed: "mixed"
-        }
-        let eContent: JSONValue = switch shape.eContent {
-        case .primitive: .object([("form", .string("primitive"))])
-        case .constructed(let segments): .object([("form", .string("constructed")), ("segments", .integer(Int64(segments)))])
-        case .absent: .object([("form", .string("absent"))])
-        }
+        let lengths: String =
+            switch shape.lengths {
+            case .definiteMinimal: "definite-minimal"
+            case .definiteNonMinimal: "definite-non-minimal"
+            case .indefinite: "indefinite"
+            case .mixed: "mixed"
+            }
+        let eContent: JSONValue =
+            switch shape.eContent {
+            case .primitive: .object([("form", .string("primitive"))])
+            case .constructed(let segments): .object([("form", .string("constructed")), ("segments", .integer(Int64(segments)))])
+            case .absent: .object([("form", .string("absent"))])
+            }
         return .object([
             ("contentType", .string(container.contentTypeOID)),
             ("lengths", .string(lengths)),
@@ -189,41 +219,61 @@ public struct Inspection: Sendable {
             ("eContent", eContent),
             ("payloadSize", .integer(Int64(container.payload?.count ?? 0))),
             ("certificateOrder", .string(CertificateIdentity.order(of: identities).rawValue)),
-            ("certificates", .array(report.certificates.map { certificate in
-                .object([("subject", .string(certificate.subject)), ("issuer", .string(certificate.issuer)),
-                         ("serialNumber", .string(hexString(certificate.serialNumber))),
-                         ("notBefore", .string(ReceiptDate.format(certificate.notBefore))),
-                         ("notAfter", .string(ReceiptDate.format(certificate.notAfter))),
-                         ("signatureAlgorithm", .string(certificate.signatureAlgorithmOID)),
-                         ("receiptSigningMarker", .bool(certificate.hasExtension(oid: KnownOID.appleReceiptSigningMarker))),
-                         ("wwdrMarker", .bool(certificate.hasExtension(oid: KnownOID.appleWWDRIntermediateMarker))),
-                         ("isCA", .bool(certificate.isCA)),
-                         ("keyUsage", certificate.keyUsage.map { .array($0.map(JSONValue.string)) } ?? .null),
-                         ("extendedKeyUsage", certificate.extendedKeyUsage.map { .array($0.map(JSONValue.string)) } ?? .null),
-                         ("extensions", .array(certificate.extensions.map { item in
-                             .object([("oid", .string(item.oid)), ("name", KnownOID.name(item.oid).map(JSONValue.string) ?? .null),
-                                      ("critical", .bool(item.isCritical))])
-                         })),
-                         ("sha256Fingerprint", .string(hexString(certificate.sha256Fingerprint)))])
-            })),
-            ("signers", .array(container.signers.map { signer in
-                .object([("version", .integer(signer.version)),
-                         ("certificateIndex", identities.firstIndex { $0.matches(signer) }.map { .integer(Int64($0)) } ?? .null),
-                         ("digestAlgorithm", .string(signer.digestAlgorithmOID)),
-                         ("signatureAlgorithm", .string(signer.signatureAlgorithmOID)),
-                         ("signatureLength", .integer(Int64(signer.signature.count))),
-                         ("signedAttributes", .bool(signer.signedAttributes != nil)),
-                         ("unsignedAttributes", .bool(signer.hasUnsignedAttributes))])
-            })),
+            (
+                "certificates",
+                .array(
+                    report.certificates.map { certificate in
+                        .object([
+                            ("subject", .string(certificate.subject)), ("issuer", .string(certificate.issuer)),
+                            ("serialNumber", .string(hexString(certificate.serialNumber))),
+                            ("notBefore", .string(ReceiptDate.format(certificate.notBefore))),
+                            ("notAfter", .string(ReceiptDate.format(certificate.notAfter))),
+                            ("signatureAlgorithm", .string(certificate.signatureAlgorithmOID)),
+                            ("receiptSigningMarker", .bool(certificate.hasExtension(oid: KnownOID.appleReceiptSigningMarker))),
+                            ("wwdrMarker", .bool(certificate.hasExtension(oid: KnownOID.appleWWDRIntermediateMarker))),
+                            ("isCA", .bool(certificate.isCA)),
+                            ("keyUsage", certificate.keyUsage.map { .array($0.map(JSONValue.string)) } ?? .null),
+                            ("extendedKeyUsage", certificate.extendedKeyUsage.map { .array($0.map(JSONValue.string)) } ?? .null),
+                            (
+                                "extensions",
+                                .array(
+                                    certificate.extensions.map { item in
+                                        .object([
+                                            ("oid", .string(item.oid)), ("name", KnownOID.name(item.oid).map(JSONValue.string) ?? .null),
+                                            ("critical", .bool(item.isCritical)),
+                                        ])
+                                    })
+                            ),
+                            ("sha256Fingerprint", .string(hexString(certificate.sha256Fingerprint))),
+                        ])
+                    })
+            ),
+            (
+                "signers",
+                .array(
+                    container.signers.map { signer in
+                        .object([
+                            ("version", .integer(signer.version)),
+                            ("certificateIndex", identities.firstIndex { $0.matches(signer) }.map { .integer(Int64($0)) } ?? .null),
+                            ("digestAlgorithm", .string(signer.digestAlgorithmOID)),
+                            ("signatureAlgorithm", .string(signer.signatureAlgorithmOID)),
+                            ("signatureLength", .integer(Int64(signer.signature.count))),
+                            ("signedAttributes", .bool(signer.signedAttributes != nil)),
+                            ("unsignedAttributes", .bool(signer.hasUnsignedAttributes)),
+                        ])
+                    })
+            ),
             ("crls", .bool(shape.hasCRLs)),
             ("trailingBytes", .integer(Int64(shape.trailingByteCount))),
         ])
     }
 
     static func attributeJSON(_ attribute: ReceiptAttribute) -> JSONValue {
-        var members: [(String, JSONValue)] = [("type", .integer(Int64(attribute.type))),
-                                              ("name", AttributeType.named(attribute.type).map { .string($0.name) } ?? .null),
-                                              ("version", .integer(Int64(attribute.version)))]
+        var members: [(String, JSONValue)] = [
+            ("type", .integer(Int64(attribute.type))),
+            ("name", AttributeType.named(attribute.type).map { .string($0.name) } ?? .null),
+            ("version", .integer(Int64(attribute.version))),
+        ]
         if attribute.type == AttributeType.inAppPurchase, let purchase = try? DecodedPayload(berEncoded: attribute.value) {
             members.append(("derSorted", .bool(purchase.isDERSorted)))
             members.append(("attributes", .array(purchase.entries.map { attributeJSON($0.attribute) })))

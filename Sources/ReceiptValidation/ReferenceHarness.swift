@@ -25,8 +25,9 @@ public struct ReferenceHarness: ReceiptValidator {
     public func hello() async -> HarnessHello { helloMessage() }
 
     public func helloMessage() -> HarnessHello {
-        HarnessHello(implementation: "receipt-forge reference validator", features: Feature.allCases.map(\.rawValue),
-                     errorGranularity: .fine, clockInjection: true, maxConcurrency: ProcessInfo.processInfo.activeProcessorCount)
+        HarnessHello(
+            implementation: "receipt-forge reference validator", features: Feature.allCases.map(\.rawValue),
+            errorGranularity: .fine, clockInjection: true, maxConcurrency: ProcessInfo.processInfo.activeProcessorCount)
     }
 
     public func validate(_ request: ValidateRequest) async -> HarnessReply { reply(to: request) }
@@ -36,8 +37,9 @@ public struct ReferenceHarness: ReceiptValidator {
         guard let bytes = Data(base64Encoded: request.input.data) else { return .errored(seq: request.seq, message: "input.data is not base64") }
         guard let context = validationContext(request.context) else { return .errored(seq: request.seq, message: "context.now is not a date") }
         let report = ReferenceValidator().validate([UInt8](bytes), context: context)
-        return .result(seq: request.seq, verdict: report.verdict == .valid ? .accept : .reject, errorClass: report.errorClass?.rawValue,
-                       message: report.verdict == .valid ? nil : report.message, decoded: nil)
+        return .result(
+            seq: request.seq, verdict: report.verdict == .valid ? .accept : .reject, errorClass: report.errorClass?.rawValue,
+            message: report.verdict == .valid ? nil : report.message, decoded: nil)
     }
 
     /// A `verifyReceipt`-style answer (Apple's response shape and status codes) for `receipt-data`.
@@ -50,8 +52,10 @@ public struct ReferenceHarness: ReceiptValidator {
         // receipt-data is the base64 of the receipt file's bytes (line breaks allowed); what those bytes
         // are (DER, base64 text, PEM…) is then judged exactly as over the harness protocol.
         guard let bytes = Data(base64Encoded: receiptData, options: .ignoreUnknownCharacters) else {
-            return .object([("status", .integer(21002)), ("forge_error_class", .string(ErrorClass.inputEncoding.rawValue)),
-                            ("forge_message", .string("receipt-data is not base64"))])
+            return .object([
+                ("status", .integer(21002)), ("forge_error_class", .string(ErrorClass.inputEncoding.rawValue)),
+                ("forge_message", .string("receipt-data is not base64")),
+            ])
         }
         let report = ReferenceValidator().validate([UInt8](bytes), context: validationContext)
         if report.verdict == .valid, let receipt = report.receipt {
@@ -59,8 +63,10 @@ public struct ReferenceHarness: ReceiptValidator {
         }
         let errorClass = report.errorClass ?? .containerMalformed
         let sandbox = report.receipt?.receiptType?.hasSuffix("Sandbox") ?? false
-        return .object([("status", .integer(Self.verifyReceiptStatus(errorClass, sandboxReceipt: sandbox))),
-                        ("forge_error_class", .string(errorClass.rawValue)), ("forge_message", .string(report.message))])
+        return .object([
+            ("status", .integer(Self.verifyReceiptStatus(errorClass, sandboxReceipt: sandbox))),
+            ("forge_error_class", .string(errorClass.rawValue)), ("forge_message", .string(report.message)),
+        ])
     }
 
     /// Apple's documented status for a failure: 21002 unreadable, 21003 not authenticated, 21007/21008
@@ -76,8 +82,9 @@ public struct ReferenceHarness: ReceiptValidator {
 
     private func validationContext(_ context: Context) -> ValidationContext? {
         guard let now = ReceiptDate.parse(context.now) else { return nil }
-        return ValidationContext(trustedRoots: anchors[context.trustAnchor].map { [$0] } ?? [], bundleID: context.bundleId,
-                                 appVersion: context.appVersion, deviceID: context.deviceId.flatMap(DeviceID.init)?.bytes,
-                                 environment: context.environment, now: now)
+        return ValidationContext(
+            trustedRoots: anchors[context.trustAnchor].map { [$0] } ?? [], bundleID: context.bundleId,
+            appVersion: context.appVersion, deviceID: context.deviceId.flatMap(DeviceID.init)?.bytes,
+            environment: context.environment, now: now)
     }
 }

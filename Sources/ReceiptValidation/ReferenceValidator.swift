@@ -18,8 +18,10 @@ public struct ValidationContext: Sendable {
     /// The present, for the receipt expiration check (type 21).
     public var now: Date
 
-    public init(trustedRoots: [X509Certificate], bundleID: String? = nil, appVersion: String? = nil, deviceID: [UInt8]? = nil,
-                environment: String? = nil, chainTime: Date? = nil, now: Date) {
+    public init(
+        trustedRoots: [X509Certificate], bundleID: String? = nil, appVersion: String? = nil, deviceID: [UInt8]? = nil,
+        environment: String? = nil, chainTime: Date? = nil, now: Date
+    ) {
         self.trustedRoots = trustedRoots
         self.bundleID = bundleID
         self.appVersion = appVersion
@@ -89,24 +91,28 @@ public struct ReferenceValidator: Sendable {
         do throws(ReceiptDecodingError) {
             (der, transport) = try ReceiptInput.decode(input)
         } catch {
-            let errorClass: ErrorClass = switch error.code {
-            case .empty: .inputEmpty
-            case .tooLarge: .inputTooLarge
-            default: .inputEncoding
-            }
-            return ValidationReport(checks: [.failed("parse", errorClass, error.description)], transport: nil, container: nil,
-                                    receipt: nil, certificates: [])
+            let errorClass: ErrorClass =
+                switch error.code {
+                case .empty: .inputEmpty
+                case .tooLarge: .inputTooLarge
+                default: .inputEncoding
+                }
+            return ValidationReport(
+                checks: [.failed("parse", errorClass, error.description)], transport: nil, container: nil,
+                receipt: nil, certificates: [])
         }
         let container: ReceiptContainer
         do throws(ReceiptDecodingError) {
             container = try ReceiptContainer(berEncoded: der)
         } catch {
-            return ValidationReport(checks: [.failed("parse", .containerMalformed, error.description)], transport: transport,
-                                    container: nil, receipt: nil, certificates: [])
+            return ValidationReport(
+                checks: [.failed("parse", .containerMalformed, error.description)], transport: transport,
+                container: nil, receipt: nil, certificates: [])
         }
         guard let payload = container.payload else {
-            return ValidationReport(checks: [.failed("parse", .containerNoContent, "the SignedData has no eContent (detached signature)")],
-                                    transport: transport, container: container, receipt: nil, certificates: [])
+            return ValidationReport(
+                checks: [.failed("parse", .containerNoContent, "the SignedData has no eContent (detached signature)")],
+                transport: transport, container: container, receipt: nil, certificates: [])
         }
         let certificates = container.certificates.compactMap { try? X509Certificate(derEncoded: $0) }
         checks.append(structureCheck(container))
@@ -148,39 +154,53 @@ public struct ReferenceValidator: Sendable {
     }
 
     /// Returns the signer's certificate when the signature verifies.
-    private func signatureCheck(_ container: ReceiptContainer, payload: [UInt8], certificates: [X509Certificate],
-                                into checks: inout [Check]) -> X509Certificate? {
+    private func signatureCheck(
+        _ container: ReceiptContainer, payload: [UInt8], certificates: [X509Certificate],
+        into checks: inout [Check]
+    ) -> X509Certificate? {
         guard container.signers.count == 1, let signer = container.signers.first else {
             checks.append(.failed("signature", .containerSignerCount, "cannot check a signature with \(container.signers.count) SignerInfos"))
             return nil
         }
-        guard let certificate = certificates.first(where: { certificate in
-            (try? CertificateIdentity(derEncoded: certificate.derRepresentation)).map { $0.matches(signer) } ?? false
-        }) else {
-            checks.append(.failed("signature", .signatureSignerNotFound,
-                                  "no embedded certificate matches the SignerInfo's issuer and serial number"))
+        guard
+            let certificate = certificates.first(where: { certificate in
+                (try? CertificateIdentity(derEncoded: certificate.derRepresentation)).map { $0.matches(signer) } ?? false
+            })
+        else {
+            checks.append(
+                .failed(
+                    "signature", .signatureSignerNotFound,
+                    "no embedded certificate matches the SignerInfo's issuer and serial number"))
             return nil
         }
         guard let digest = DigestAlgorithm(dottedOID: signer.digestAlgorithmOID), digest != .md5 else {
-            checks.append(.failed("signature", .signatureUnsupportedAlgorithm,
-                                  "digest algorithm \(signer.digestAlgorithmOID) is not one receipts use (SHA-1 or SHA-256 and up)"))
+            checks.append(
+                .failed(
+                    "signature", .signatureUnsupportedAlgorithm,
+                    "digest algorithm \(signer.digestAlgorithmOID) is not one receipts use (SHA-1 or SHA-256 and up)"))
             return nil
         }
         if !container.digestAlgorithmOIDs.contains(signer.digestAlgorithmOID) {
-            checks.append(.failed("signature", .signatureAlgorithmMismatch,
-                                  "SignerInfo digest \(name(signer.digestAlgorithmOID)) is not among SignedData.digestAlgorithms \(container.digestAlgorithmOIDs.map(name))"))
+            checks.append(
+                .failed(
+                    "signature", .signatureAlgorithmMismatch,
+                    "SignerInfo digest \(name(signer.digestAlgorithmOID)) is not among SignedData.digestAlgorithms \(container.digestAlgorithmOIDs.map(name))"))
             return nil
         }
-        let withRSA = [KnownOID.sha1WithRSAEncryption: DigestAlgorithm.sha1, KnownOID.sha256WithRSAEncryption: .sha256,
-                       KnownOID.sha384WithRSAEncryption: .sha384, KnownOID.sha512WithRSAEncryption: .sha512]
+        let withRSA = [
+            KnownOID.sha1WithRSAEncryption: DigestAlgorithm.sha1, KnownOID.sha256WithRSAEncryption: .sha256,
+            KnownOID.sha384WithRSAEncryption: .sha384, KnownOID.sha512WithRSAEncryption: .sha512,
+        ]
         if signer.signatureAlgorithmOID != KnownOID.rsaEncryption {
             guard let implied = withRSA[signer.signatureAlgorithmOID] else {
                 checks.append(.failed("signature", .signatureUnsupportedAlgorithm, "signature algorithm \(signer.signatureAlgorithmOID) is not RSA PKCS#1 v1.5"))
                 return nil
             }
             guard implied == digest else {
-                checks.append(.failed("signature", .signatureAlgorithmMismatch,
-                                      "signature algorithm \(name(signer.signatureAlgorithmOID)) contradicts digest algorithm \(name(signer.digestAlgorithmOID))"))
+                checks.append(
+                    .failed(
+                        "signature", .signatureAlgorithmMismatch,
+                        "signature algorithm \(name(signer.signatureAlgorithmOID)) contradicts digest algorithm \(name(signer.digestAlgorithmOID))"))
                 return nil
             }
         }
@@ -195,18 +215,24 @@ public struct ReferenceValidator: Sendable {
         guard certificate.publicKey.isValidSignature(signer.signature, for: signedBytes, algorithm: digest) else {
             var detail = "RSA \(digest.rawValue) signature does not verify with \(certificate.commonName ?? certificate.subject)"
             if let recovered = certificate.publicKey.recoveredDigestInfo(from: signer.signature), let used = Self.digestName(inDigestInfo: recovered),
-               used != digest.rawValue {
+                used != digest.rawValue
+            {
                 detail += " (the signature holds a \(used) digest)"
             }
             checks.append(.failed("signature", .signatureInvalid, detail))
             return nil
         }
-        checks.append(.passed("signature", "\(digest.rawValue) over the \(signer.signedAttributes == nil ? "payload" : "signed attributes") verifies with \(certificate.commonName ?? certificate.subject)"))
+        checks.append(
+            .passed(
+                "signature",
+                "\(digest.rawValue) over the \(signer.signedAttributes == nil ? "payload" : "signed attributes") verifies with \(certificate.commonName ?? certificate.subject)"))
         return certificate
     }
 
-    private func chainCheck(signer: X509Certificate?, certificates: [X509Certificate], receipt: AppReceipt?,
-                            context: ValidationContext) -> Check {
+    private func chainCheck(
+        signer: X509Certificate?, certificates: [X509Certificate], receipt: AppReceipt?,
+        context: ValidationContext
+    ) -> Check {
         guard let signer else { return .skipped("chain", "no verified signer to chain") }
         if receipt == nil, context.chainTime == nil {
             return .skipped("chain", "the payload is unreadable, so there is no creation date to evaluate the chain at")
@@ -218,12 +244,13 @@ public struct ReferenceValidator: Sendable {
         let intermediates = certificates.filter { $0 != signer }
         switch ChainVerifier.verify(leaf: signer, intermediates: intermediates, trustedRoots: context.trustedRoots, at: time) {
         case .untrusted(let reason, let code, let depth):
-            let errorClass: ErrorClass = switch code {
-            case 10: .chainExpired  // X509_V_ERR_CERT_HAS_EXPIRED
-            case 9: .chainNotYetValid  // X509_V_ERR_CERT_NOT_YET_VALID
-            case 2, 18, 19, 20, 21: .chainUntrusted  // issuer unknown, self-signed, untrusted root, cannot verify leaf
-            default: .chainInvalid
-            }
+            let errorClass: ErrorClass =
+                switch code {
+                case 10: .chainExpired  // X509_V_ERR_CERT_HAS_EXPIRED
+                case 9: .chainNotYetValid  // X509_V_ERR_CERT_NOT_YET_VALID
+                case 2, 18, 19, 20, 21: .chainUntrusted  // issuer unknown, self-signed, untrusted root, cannot verify leaf
+                default: .chainInvalid
+                }
             var detail = "\(reason) (at depth \(depth), evaluated at \(ReceiptDate.format(time)))"
             if errorClass == .chainUntrusted, signer.isSelfIssued {
                 detail += "; the signer is self-signed (Xcode StoreKit shape): trust its certificate to accept such receipts"
@@ -254,8 +281,10 @@ public struct ReferenceValidator: Sendable {
             checks.append(actual == expected ? .passed(name, "'\(actual)'") : .failed(name, errorClass, "receipt says '\(actual)', expected '\(expected)'"))
         }
         // Two values for an identity field leave "which one is checked" to each parser: reject, don't guess.
-        for type in [AttributeType.receiptType, AttributeType.bundleID, AttributeType.appVersion, AttributeType.opaqueValue,
-                     AttributeType.sha1Hash, AttributeType.receiptCreationDate, AttributeType.expirationDate]
+        for type in [
+            AttributeType.receiptType, AttributeType.bundleID, AttributeType.appVersion, AttributeType.opaqueValue,
+            AttributeType.sha1Hash, AttributeType.receiptCreationDate, AttributeType.expirationDate,
+        ]
         where receipt.payload.payload.all(type).count > 1 {
             checks.append(.failed("payload", .payloadInvalidField, "attribute \(type) appears \(receipt.payload.payload.all(type).count) times"))
             return checks
@@ -263,10 +292,12 @@ public struct ReferenceValidator: Sendable {
         // One rule for identities and dates (the corpus's WRONG_INNER_TAG): the value carries the string type
         // Apple documents, UTF8String for identities and IA5String for dates, or the field is not the one a
         // genuine receipt carries. Strict, as a reference should be; profiles may accept either.
-        for (name, type, tag) in [("receipt type", AttributeType.receiptType, ASN1Tag.utf8String), ("bundle id", AttributeType.bundleID, ASN1Tag.utf8String),
-                                  ("app version", AttributeType.appVersion, ASN1Tag.utf8String),
-                                  ("creation date", AttributeType.receiptCreationDate, ASN1Tag.ia5String),
-                                  ("expiration", AttributeType.expirationDate, ASN1Tag.ia5String)] {
+        for (name, type, tag) in [
+            ("receipt type", AttributeType.receiptType, ASN1Tag.utf8String), ("bundle id", AttributeType.bundleID, ASN1Tag.utf8String),
+            ("app version", AttributeType.appVersion, ASN1Tag.utf8String),
+            ("creation date", AttributeType.receiptCreationDate, ASN1Tag.ia5String),
+            ("expiration", AttributeType.expirationDate, ASN1Tag.ia5String),
+        ] {
             if let value = receipt.payload.payload.first(type)?.value, let found = value.first, found != tag {
                 checks.append(.failed(name, .payloadInvalidField, "attribute \(type) holds \(ASN1Tag.name(found)), expected \(ASN1Tag.name(tag))"))
                 return checks
@@ -277,9 +308,11 @@ public struct ReferenceValidator: Sendable {
         if let deviceID = context.deviceID {
             if let input = receipt.deviceHashInput(deviceID: deviceID), let stored = receipt.sha1Hash {
                 let computed = (try? DigestAlgorithm.sha1.digest(input)) ?? []
-                checks.append(computed == stored
-                    ? .passed("device hash", "SHA-1(device id ‖ opaque value ‖ bundle id TLV) matches")
-                    : .failed("device hash", .bindingDeviceHash, "SHA-1(device id ‖ opaque value ‖ bundle id TLV) is \(hexString(computed)), the receipt says \(hexString(stored))"))
+                checks.append(
+                    computed == stored
+                        ? .passed("device hash", "SHA-1(device id ‖ opaque value ‖ bundle id TLV) matches")
+                        : .failed(
+                            "device hash", .bindingDeviceHash, "SHA-1(device id ‖ opaque value ‖ bundle id TLV) is \(hexString(computed)), the receipt says \(hexString(stored))"))
             } else {
                 checks.append(.failed("device hash", .payloadMissingField, "the receipt lacks the opaque value (4), bundle id (2) or hash (5)"))
             }
@@ -289,9 +322,10 @@ public struct ReferenceValidator: Sendable {
         compare("environment", context.environment, receipt.receiptType, AttributeType.receiptType, .bindingEnvironment)
         if let text = receipt.expirationDateText, !text.isEmpty {
             if let expiry = ReceiptDate.parse(text) {
-                checks.append(expiry > context.now
-                    ? .passed("expiration", "expires \(text)")
-                    : .failed("expiration", .policyExpired, "the receipt expired at \(text) (now \(ReceiptDate.format(context.now)))"))
+                checks.append(
+                    expiry > context.now
+                        ? .passed("expiration", "expires \(text)")
+                        : .failed("expiration", .policyExpired, "the receipt expired at \(text) (now \(ReceiptDate.format(context.now)))"))
             } else {
                 checks.append(.failed("expiration", .payloadInvalidField, "expiration date '\(text)' is not a date"))
             }
@@ -307,8 +341,9 @@ public struct ReferenceValidator: Sendable {
     static func digestName(inDigestInfo bytes: [UInt8]) -> String? {
         let reader = BERReader(bytes)
         guard let info = try? reader.node(at: 0), let algorithm = try? reader.children(of: info).first,
-              let oidNode = try? reader.children(of: algorithm).first, oidNode.identifier == ASN1Tag.objectIdentifier,
-              let dotted = OID.dotted(reader.content(of: oidNode)) else { return nil }
+            let oidNode = try? reader.children(of: algorithm).first, oidNode.identifier == ASN1Tag.objectIdentifier,
+            let dotted = OID.dotted(reader.content(of: oidNode))
+        else { return nil }
         return DigestAlgorithm(dottedOID: dotted)?.rawValue ?? dotted
     }
 }

@@ -40,12 +40,14 @@ struct HarnessRoutes: Sendable {
             return json(200, harness.reply(to: request))
         case ("POST", "/verifyReceipt"):
             guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-                  let receiptData = object["receipt-data"] as? String else {
+                let receiptData = object["receipt-data"] as? String
+            else {
                 return Response(status: 200, body: Array(#"{"status":21000}"#.utf8))  // Apple: the request body was not readable
             }
-            let context = Context(now: headers["x-forge-now"] ?? ReceiptDate.format(Date()), trustAnchor: headers["x-forge-trust-anchor"] ?? "forge-root",
-                                  bundleId: headers["x-forge-bundle-id"], appVersion: headers["x-forge-app-version"],
-                                  deviceId: headers["x-forge-device-id"], environment: headers["x-forge-environment"])
+            let context = Context(
+                now: headers["x-forge-now"] ?? ReceiptDate.format(Date()), trustAnchor: headers["x-forge-trust-anchor"] ?? "forge-root",
+                bundleId: headers["x-forge-bundle-id"], appVersion: headers["x-forge-app-version"],
+                deviceId: headers["x-forge-device-id"], environment: headers["x-forge-environment"])
             return Response(status: 200, body: Array(harness.verifyReceipt(receiptData: receiptData, context: context).serialized(pretty: false).utf8))
         case (_, "/hello"), (_, "/validate"), (_, "/verifyReceipt"):
             return Response(status: 405, body: Array("method \(method) is not allowed on \(route)\n".utf8), contentType: "text/plain")

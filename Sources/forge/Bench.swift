@@ -17,8 +17,8 @@ struct BenchMake: ParsableCommand {
         commandName: "make",
         abstract: "Measure receipts/s for `make` against the raw RSA-2048 sign rate of the same OpenSSL.",
         discussion: """
-        Signing is the physical limit of making receipts: the ratio make/sign shows what the forge adds on top of OpenSSL (target ≥ 0.9). Both are measured in this run, single-threaded and with --jobs threads, alternating in --rounds short rounds so that a machine whose speed drifts affects both alike; medians are reported. Use a release build: swift run -c release forge bench.
-        """)
+            Signing is the physical limit of making receipts: the ratio make/sign shows what the forge adds on top of OpenSSL (target ≥ 0.9). Both are measured in this run, single-threaded and with --jobs threads, alternating in --rounds short rounds so that a machine whose speed drifts affects both alike; medians are reported. Use a release build: swift run -c release forge bench.
+            """)
 
     @Option(help: "Threads for the parallel measurement. Default: the number of cores.")
     var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
@@ -69,13 +69,14 @@ struct BenchMake: ParsableCommand {
         rows.append(("ratio make / sign", single.ratio, parallel.ratio))
         rows.append(("scaling vs 1 thread (make)", 1, makeRates.1 / makeRates.0))
         if json {
-            print(JSONValue.object([
-                ("preset", .string(preset.rawValue)), ("jobs", .integer(Int64(jobs))), ("seconds", .string(String(seconds))), ("rounds", .integer(Int64(rounds))),
-                ("signPerSecond", .array([.integer(Int64(signRates.0)), .integer(Int64(signRates.1))])),
-                ("makePerSecond", .array([.integer(Int64(makeRates.0)), .integer(Int64(makeRates.1))])),
-                ("ratio", .array([.string(format(single.ratio)), .string(format(parallel.ratio))])),
-                ("scaling", .string(format(makeRates.1 / makeRates.0))),
-            ]).serialized())
+            print(
+                JSONValue.object([
+                    ("preset", .string(preset.rawValue)), ("jobs", .integer(Int64(jobs))), ("seconds", .string(String(seconds))), ("rounds", .integer(Int64(rounds))),
+                    ("signPerSecond", .array([.integer(Int64(signRates.0)), .integer(Int64(signRates.1))])),
+                    ("makePerSecond", .array([.integer(Int64(makeRates.0)), .integer(Int64(makeRates.1))])),
+                    ("ratio", .array([.string(format(single.ratio)), .string(format(parallel.ratio))])),
+                    ("scaling", .string(format(makeRates.1 / makeRates.0))),
+                ]).serialized())
             return
         }
         print("forge bench — preset \(preset.rawValue), 1 product with 2 renewals; median of \(rounds) alternating rounds in \(seconds)s per column")
@@ -88,8 +89,10 @@ struct BenchMake: ParsableCommand {
     }
 
     /// Median sign rate, make rate and make/sign ratio over `rounds` alternating rounds.
-    private func interleaved(_ sign: @escaping @Sendable (Int, Int) -> Void, _ make: @escaping @Sendable (Int, Int) -> Void,
-                             threads: Int) -> (sign: Double, make: Double, ratio: Double) {
+    private func interleaved(
+        _ sign: @escaping @Sendable (Int, Int) -> Void, _ make: @escaping @Sendable (Int, Int) -> Void,
+        threads: Int
+    ) -> (sign: Double, make: Double, ratio: Double) {
         var signs: [Double] = [], makes: [Double] = [], ratios: [Double] = []
         let slice = seconds / Double(rounds) / 2
         for _ in 0..<rounds {

@@ -11,8 +11,8 @@ struct BenchRunner: AsyncParsableCommand {
         commandName: "runner",
         abstract: "Measure vectors/s through each --target (the whole corpus, over and over), median of --rounds.",
         discussion: """
-        swift:no-op is a validator that answers at once: it measures the runner alone (reading vectors, building requests, classifying). The harness is started once and kept: this measures the transport and the validator, not process start-up (except for exec: and exit:, which start a process per vector by design). Compare an HTTP target with a load generator on the same endpoint, e.g. scripts/bench-runner.sh, which runs every transport and wrk. Use a release build: swift build -c release.
-        """)
+            swift:no-op is a validator that answers at once: it measures the runner alone (reading vectors, building requests, classifying). The harness is started once and kept: this measures the transport and the validator, not process start-up (except for exec: and exit:, which start a process per vector by design). Compare an HTTP target with a load generator on the same endpoint, e.g. scripts/bench-runner.sh, which runs every transport and wrk. Use a release build: swift build -c release.
+            """)
 
     @Option(help: ArgumentHelp("Target to measure (repeatable), as for `forge run`.", valueName: "target"))
     var target: [String] = ["swift:reference"]
@@ -63,16 +63,18 @@ struct BenchRunner: AsyncParsableCommand {
 
     func run() async throws {
         let (manifest, directory) = try location.manifest()
-        let settings = TargetSettings(timeout: 10, features: Array(manifest.features.keys).sorted(), granularity: .none, httpHeaders: [],
-                                      sharedSecret: nil, connections: parallel, checker: nil, mapping: try mapping.map(TargetSettings.loadMapping))
+        let settings = TargetSettings(
+            timeout: 10, features: Array(manifest.features.keys).sorted(), granularity: .none, httpHeaders: [],
+            sharedSecret: nil, connections: parallel, checker: nil, mapping: try mapping.map(TargetSettings.loadMapping))
         let runner = ConformanceRunner(manifest: manifest, vectorsDirectory: directory, profile: "apple-compatible", parallelism: parallel)
         var rows: [(String, Double, [String: Int])] = []
         for uri in target {
-            let (rate, counts) = if uri == Self.noOp {
-                try await measure(NoOpValidator(features: Array(manifest.features.keys)), runner)
-            } else {
-                try await settings.withValidator(try parsed(uri), manifest: manifest, directory: directory) { try await measure($0, runner) }
-            }
+            let (rate, counts) =
+                if uri == Self.noOp {
+                    try await measure(NoOpValidator(features: Array(manifest.features.keys)), runner)
+                } else {
+                    try await settings.withValidator(try parsed(uri), manifest: manifest, directory: directory) { try await measure($0, runner) }
+                }
             rows.append((uri, rate, counts))
         }
         if json {

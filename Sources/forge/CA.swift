@@ -13,8 +13,8 @@ struct CA: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Create a fresh Apple-shaped TEST PKI (new RSA-2048 keys) in a directory.",
             discussion: """
-        Writes root, WWDR-like intermediates (G5 and SHA-1 era), receipt-signing leaves, an Xcode-like StoreKit certificate and a foreign root, each as <name>.pem and <name>.key.pem, plus a README with fingerprints. Use it with `forge make --certificates DIR`. Refuses to replace existing files unless --force. These are TEST credentials: the keys are not protected.
-        """)
+                Writes root, WWDR-like intermediates (G5 and SHA-1 era), receipt-signing leaves, an Xcode-like StoreKit certificate and a foreign root, each as <name>.pem and <name>.key.pem, plus a README with fingerprints. Use it with `forge make --certificates DIR`. Refuses to replace existing files unless --force. These are TEST credentials: the keys are not protected.
+                """)
 
         @Option(help: ArgumentHelp("Directory to create the set in.", valueName: "dir"))
         var out: String

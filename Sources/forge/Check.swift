@@ -49,8 +49,9 @@ struct CheckOptions: ParsableArguments {
             device = parsed.bytes
         }
         let pinned = try at.map { try parseDate($0, option: "--at") }
-        return ValidationContext(trustedRoots: roots, bundleID: bundleId, appVersion: appVersion, deviceID: device,
-                                 environment: environment, chainTime: pinned, now: pinned ?? wallClock())
+        return ValidationContext(
+            trustedRoots: roots, bundleID: bundleId, appVersion: appVersion, deviceID: device,
+            environment: environment, chainTime: pinned, now: pinned ?? wallClock())
     }
 }
 
@@ -58,8 +59,8 @@ struct Validate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Validate a receipt with the reference validator (Apple's documented steps, in order).",
         discussion: """
-        Steps: parse; signature by the embedded certificate the SignerInfo names, with the SignerInfo's digest; chain to --root at the receipt creation date (or --at), requiring the marker OIDs and a 3-certificate chain unless the signer is itself a trusted self-signed certificate (Xcode); bundle id; app version; device hash; environment; receipt expiration (type 21). Input: DER, base64 (line breaks allowed) or base64 of base64, from a file or - for stdin. Exit codes: 0 valid, 1 invalid, 65 unreadable input, 66 missing file, 64 usage.
-        """)
+            Steps: parse; signature by the embedded certificate the SignerInfo names, with the SignerInfo's digest; chain to --root at the receipt creation date (or --at), requiring the marker OIDs and a 3-certificate chain unless the signer is itself a trusted self-signed certificate (Xcode); bundle id; app version; device hash; environment; receipt expiration (type 21). Input: DER, base64 (line breaks allowed) or base64 of base64, from a file or - for stdin. Exit codes: 0 valid, 1 invalid, 65 unreadable input, 66 missing file, 64 usage.
+            """)
 
     @Argument(help: ArgumentHelp("Receipt file, or - for standard input.", valueName: "file"))
     var file: String?
@@ -68,7 +69,10 @@ struct Validate: AsyncParsableCommand {
     var json = false
     @Flag(help: "Serve the harness protocol v1 on stdin/stdout (NDJSON) for `forge run --target stdio:…`, with the corpus's trust anchors.")
     var harness = false
-    @Option(help: ArgumentHelp("Serve the reference validator over HTTP: GET /hello and POST /validate (harness protocol v1), POST /verifyReceipt (Apple's request and response shape). Port 0 picks a free port; the URL is printed on stdout.", valueName: "host:port"))
+    @Option(
+        help: ArgumentHelp(
+            "Serve the reference validator over HTTP: GET /hello and POST /validate (harness protocol v1), POST /verifyReceipt (Apple's request and response shape). Port 0 picks a free port; the URL is printed on stdout.",
+            valueName: "host:port"))
     var listen: String?
     @Option(help: ArgumentHelp("With --listen: event-loop threads. Default: one per core.", valueName: "n"))
     var threads: Int = ProcessInfo.processInfo.activeProcessorCount
@@ -161,8 +165,8 @@ struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Decode any receipt: container shape, certificates, every attribute, and the checks if asked.",
         discussion: """
-        Accepts DER, base64 (with or without line breaks) and base64 of base64, from a file or - (stdin). Unknown attribute types are shown in hex. Give --root, --bundle-id, --device-id, … to also run the validator's checks. On unreadable input: one line naming the byte offset and what was expected, exit 65.
-        """)
+            Accepts DER, base64 (with or without line breaks) and base64 of base64, from a file or - (stdin). Unknown attribute types are shown in hex. Give --root, --bundle-id, --device-id, … to also run the validator's checks. On unreadable input: one line naming the byte offset and what was expected, exit 65.
+            """)
 
     @Argument(help: ArgumentHelp("Receipt file, or - for standard input.", valueName: "file"))
     var file: String

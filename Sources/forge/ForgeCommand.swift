@@ -15,10 +15,10 @@ struct ForgeCommand: AsyncParsableCommand {
         commandName: "forge",
         abstract: "Forge App Store receipts for testing receipt validators — signed by a TEST CA, never by Apple.",
         discussion: """
-        Receipts are PKCS#7 SignedData shaped byte for byte like real App Store, sandbox and Xcode receipts, signed by the bundled receipt-forge TEST PKI (see Certificates/README.md). Trust Certificates/root.pem (or Certificates/storekit.pem for Xcode presets) in the validator under test.
+            Receipts are PKCS#7 SignedData shaped byte for byte like real App Store, sandbox and Xcode receipts, signed by the bundled receipt-forge TEST PKI (see Certificates/README.md). Trust Certificates/root.pem (or Certificates/storekit.pem for Xcode presets) in the validator under test.
 
-        Exit codes: 0 success (valid receipt), 1 invalid receipt (validate), 64 usage error or conflicting options, 65 unreadable input data, 66 input file missing, 70 internal error, 73 cannot write output.
-        """,
+            Exit codes: 0 success (valid receipt), 1 invalid receipt (validate), 64 usage error or conflicting options, 65 unreadable input data, 66 input file missing, 70 internal error, 73 cannot write output.
+            """,
         version: "0.1.0",
         subcommands: [Make.self, Inspect.self, Validate.self, VectorsCommand.self, Run.self, Seeds.self, Mutate.self, CA.self, Bench.self])
 }

@@ -8,7 +8,9 @@ import ReceiptModel
 struct Seeds: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Export the corpus as fuzzer seeds: one file per vector named by its sha256, an index, and a token dictionary.",
-        discussion: "Writes DIR/<sha256> for every vector, DIR/index.jsonl (one line per seed: sha256, id, verdict, file) and a libFuzzer/AFL dictionary of receipt tokens (OIDs, attribute-type encodings, ASN.1 headers, environment strings), DIR/receipt.dict unless --dict names another file.")
+        discussion:
+            "Writes DIR/<sha256> for every vector, DIR/index.jsonl (one line per seed: sha256, id, verdict, file) and a libFuzzer/AFL dictionary of receipt tokens (OIDs, attribute-type encodings, ASN.1 headers, environment strings), DIR/receipt.dict unless --dict names another file."
+    )
 
     @Option(help: ArgumentHelp("Directory for the seeds.", valueName: "dir"))
     var out: String
@@ -28,8 +30,10 @@ struct Seeds: ParsableCommand {
         for vector in manifest.vectors {
             let bytes = try readInput(directory.appendingPathComponent(vector.file).path).bytes
             try writeOutput(Data(bytes), to: output.appendingPathComponent(vector.sha256).path)
-            let line = JSONValue.object([("sha256", .string(vector.sha256)), ("id", .string(vector.id)),
-                                         ("verdict", .string(vector.expected.verdict.rawValue)), ("file", .string(vector.file))])
+            let line = JSONValue.object([
+                ("sha256", .string(vector.sha256)), ("id", .string(vector.id)),
+                ("verdict", .string(vector.expected.verdict.rawValue)), ("file", .string(vector.file)),
+            ])
             index.append(line.serialized(pretty: false))
         }
         try writeOutput(Data((index.joined(separator: "\n") + "\n").utf8), to: output.appendingPathComponent("index.jsonl").path)
@@ -43,12 +47,12 @@ struct Mutate: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Make structure-aware mutants of catalogue vectors, each with a recipe that replays byte for byte.",
         discussion: """
-        Examples:
-          forge mutate --from 'valid::*' --seed 7 --count 100 --out mutants/
-          forge mutate --replay mutants/mut-valid-appstore-subscription-1a2b3c4d.recipe.json -o again.der
+            Examples:
+              forge mutate --from 'valid::*' --seed 7 --count 100 --out mutants/
+              forge mutate --replay mutants/mut-valid-appstore-subscription-1a2b3c4d.recipe.json -o again.der
 
-        Each mutant is <out>/<id>.der with <out>/<id>.recipe.json beside it: the base vector, the steps, and the oracle — must-reject when bytes were changed after signing, none when the forge re-signed (judge such mutants by comparing validators).
-        """)
+            Each mutant is <out>/<id>.der with <out>/<id>.recipe.json beside it: the base vector, the steps, and the oracle — must-reject when bytes were changed after signing, none when the forge re-signed (judge such mutants by comparing validators).
+            """)
 
     @Option(help: ArgumentHelp("Vector id pattern to start from (* matches anything).", valueName: "pattern"))
     var from: String = "*"

@@ -8,13 +8,13 @@ struct Make: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Make a receipt: valid by default, in the shape of a real one.",
         discussion: """
-        Examples:
-          forge make --product com.example.pro --expired -o expired.der
-          forge make --preset xcode-2023 --product com.example.coins --format base64
-          forge make --spec scenario.json --now 2025-01-01T00:00:00Z --format json
+            Examples:
+              forge make --product com.example.pro --expired -o expired.der
+              forge make --preset xcode-2023 --product com.example.coins --format base64
+              forge make --spec scenario.json --now 2025-01-01T00:00:00Z --format json
 
-        Purchase options (--type, --expired, --renewals, …) apply to every --product. Subscription options imply --type auto-renewable. With --spec, flags override the spec's fields; --product replaces its purchases, and purchase options without --product apply to each of the spec's purchases. The time is the wall clock unless --now pins it, and the seed is derived from the inputs unless --seed pins it: the same arguments with --now give the same bytes. Both are reported on stderr. Trust the reported trust anchor (Certificates/root.pem, or storekit.pem for xcode-*) to accept it.
-        """)
+            Purchase options (--type, --expired, --renewals, …) apply to every --product. Subscription options imply --type auto-renewable. With --spec, flags override the spec's fields; --product replaces its purchases, and purchase options without --product apply to each of the spec's purchases. The time is the wall clock unless --now pins it, and the seed is derived from the inputs unless --seed pins it: the same arguments with --now give the same bytes. Both are reported on stderr. Trust the reported trust anchor (Certificates/root.pem, or storekit.pem for xcode-*) to accept it.
+            """)
 
     @Option(name: .customLong("product"), help: ArgumentHelp("A product bought (repeatable).", valueName: "id"))
     var products: [String] = []
@@ -82,7 +82,8 @@ struct Make: ParsableCommand {
             do { scenario = try Scenario.decode(json: Data(bytes)) } catch { throw fail("\(spec): \(error.message)", Exit.dataError) }
         }
         applyFlags(to: &scenario)
-        let creation = try now.map { try parseDate($0, option: "--now") }
+        let creation =
+            try now.map { try parseDate($0, option: "--now") }
             ?? scenario.now.map { try parseDate($0, option: "the spec's now") } ?? wallClock()
         let pki = try loadPKI(certificates)
         let receipt: ForgedReceipt
@@ -138,8 +139,9 @@ struct Make: ParsableCommand {
             do { decoded = try AppReceipt(payloadBytes: receipt.payload) } catch { throw fail("re-reading the payload: \(error)", Exit.software) }
             var reasons: [String: Int] = [:]
             for transaction in receipt.transactions { if let reason = transaction.cancellationReason { reasons[transaction.transactionID] = reason.code } }
-            let extras = VerifyReceiptJSON.Extras(cancellationReasons: reasons, latestReceipt: Data(receipt.bytes).base64EncodedString(),
-                                                  requestDate: receipt.now, now: receipt.now)
+            let extras = VerifyReceiptJSON.Extras(
+                cancellationReasons: reasons, latestReceipt: Data(receipt.bytes).base64EncodedString(),
+                requestDate: receipt.now, now: receipt.now)
             return Data((VerifyReceiptJSON.response(for: decoded, extras: extras).serialized() + "\n").utf8)
         }
     }

@@ -5,62 +5,62 @@ import ReceiptCorpus
 import ReceiptModel
 import ReceiptValidation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Run the corpus against a validator and judge it.",
         discussion: """
-        TARGETS (--target; give several to compare them: differential mode)
-          swift:reference
-              The reference validator, in process.
-          exec:CMD
-              One process per vector: the validate message (JSON) on stdin,
-              one reply (JSON) on stdout. `forge validate --harness` is one.
-          exit:CMD
-              One process per vector: the receipt bytes on stdin, the context
-              in RF_ID, RF_NOW, RF_TRUST_ANCHOR (path of the anchor's DER file),
-              RF_BUNDLE_ID, RF_APP_VERSION, RF_DEVICE_ID, RF_ENVIRONMENT.
-              Exit 0 accepts, 1 rejects (first stdout line: the error class),
-              anything else is an error. See examples/openssl-harness.sh.
-          stdio:CMD
-              One persistent process speaking NDJSON: hello both ways, then
-              validate requests answered by seq in any order, then stop.
-              Restarted after a timeout or a crash.
-          http://HOST:PORT/BASE, https://…
-              The same messages over HTTP: GET BASE/hello, POST BASE/validate.
-              With --mapping verifyreceipt: POST {"receipt-data","password"}
-              and read Apple's status codes; --mapping FILE adapts any JSON API.
-        CMD is split like shell words (quote paths with spaces), not expanded.
+            TARGETS (--target; give several to compare them: differential mode)
+              swift:reference
+                  The reference validator, in process.
+              exec:CMD
+                  One process per vector: the validate message (JSON) on stdin,
+                  one reply (JSON) on stdout. `forge validate --harness` is one.
+              exit:CMD
+                  One process per vector: the receipt bytes on stdin, the context
+                  in RF_ID, RF_NOW, RF_TRUST_ANCHOR (path of the anchor's DER file),
+                  RF_BUNDLE_ID, RF_APP_VERSION, RF_DEVICE_ID, RF_ENVIRONMENT.
+                  Exit 0 accepts, 1 rejects (first stdout line: the error class),
+                  anything else is an error. See examples/openssl-harness.sh.
+              stdio:CMD
+                  One persistent process speaking NDJSON: hello both ways, then
+                  validate requests answered by seq in any order, then stop.
+                  Restarted after a timeout or a crash.
+              http://HOST:PORT/BASE, https://…
+                  The same messages over HTTP: GET BASE/hello, POST BASE/validate.
+                  With --mapping verifyreceipt: POST {"receipt-data","password"}
+                  and read Apple's status codes; --mapping FILE adapts any JSON API.
+            CMD is split like shell words (quote paths with spaces), not expanded.
 
-        OUTCOMES (decided by the runner, never by the harness)
-          PASS, FALSE_ACCEPT, FALSE_REJECT, WRONG_REASON, WRONG_DECODE,
-          ACCEPTABLE, XFAIL, XPASS, CHANGED_FAILURE, SKIP, ERROR, TIMEOUT, CRASH.
-          Canaries run first: if the harness fails a valid canary, the run
-          stops with a diagnosis before any negative vector is scored.
+            OUTCOMES (decided by the runner, never by the harness)
+              PASS, FALSE_ACCEPT, FALSE_REJECT, WRONG_REASON, WRONG_DECODE,
+              ACCEPTABLE, XFAIL, XPASS, CHANGED_FAILURE, SKIP, ERROR, TIMEOUT, CRASH.
+              Canaries run first: if the harness fails a valid canary, the run
+              stops with a diagnosis before any negative vector is scored.
 
-        EXIT CODES
-          0   conformant (given the baseline)
-          1   conformance failure: a false accept or reject, a wrong reason or
-              decode, XPASS, CHANGED_FAILURE, or an expired baseline entry
-          2   infrastructure failure: canaries, handshake, unreachable target,
-              ERROR/TIMEOUT/CRASH beyond --max-errors
-          64  usage error
-          65  bad data: corpus, baseline, mapping or results file
-          130, 143  interrupted (Ctrl-C, SIGTERM): harnesses killed, no reports
+            EXIT CODES
+              0   conformant (given the baseline)
+              1   conformance failure: a false accept or reject, a wrong reason or
+                  decode, XPASS, CHANGED_FAILURE, or an expired baseline entry
+              2   infrastructure failure: canaries, handshake, unreachable target,
+                  ERROR/TIMEOUT/CRASH beyond --max-errors
+              64  usage error
+              65  bad data: corpus, baseline, mapping or results file
+              130, 143  interrupted (Ctrl-C, SIGTERM): harnesses killed, no reports
 
-        EXAMPLES
-          forge run --target swift:reference --profile apple-compatible
-          forge run --target 'exec:./my-harness --strict' --junit junit.xml
-          forge run --target 'stdio:python3 harness.py' --baseline known.json
-          forge validate --listen 127.0.0.1:8080 &
-          forge run --target http://127.0.0.1:8080/verifyReceipt \\
-              --mapping verifyreceipt --html report.html
-          forge run --target swift:reference --target exit:./other.sh
-        """,
+            EXAMPLES
+              forge run --target swift:reference --profile apple-compatible
+              forge run --target 'exec:./my-harness --strict' --junit junit.xml
+              forge run --target 'stdio:python3 harness.py' --baseline known.json
+              forge validate --listen 127.0.0.1:8080 &
+              forge run --target http://127.0.0.1:8080/verifyReceipt \\
+                  --mapping verifyreceipt --html report.html
+              forge run --target swift:reference --target exit:./other.sh
+            """,
         subcommands: [Merge.self, Matrix.self])
 
     @Option(help: ArgumentHelp("The validator under test (repeatable for differential mode); see TARGETS above.", valueName: "target"))
@@ -86,13 +86,22 @@ struct Run: AsyncParsableCommand {
     var parallel: Int = ProcessInfo.processInfo.activeProcessorCount
     @Option(help: "Seconds per vector before TIMEOUT (the harness is restarted). Default: 5 for exec/exit, 2 otherwise.")
     var timeout: Double?
-    @Option(help: ArgumentHelp("Tolerate this many harness failures (ERROR, TIMEOUT, CRASH); one more stops the run with exit 2. Default: none tolerated, never stop early.", valueName: "n"))
+    @Option(
+        help: ArgumentHelp(
+            "Tolerate this many harness failures (ERROR, TIMEOUT, CRASH); one more stops the run with exit 2. Default: none tolerated, never stop early.", valueName: "n"))
     var maxErrors: Int?
-    @Option(help: ArgumentHelp("What an exec/exit target's error classes mean: none (default), coarse or fine. Once for every target, or once per --target in order.", valueName: "granularity"))
+    @Option(
+        help: ArgumentHelp(
+            "What an exec/exit target's error classes mean: none (default), coarse or fine. Once for every target, or once per --target in order.", valueName: "granularity"))
     var granularity: [HarnessHello.Granularity] = []
-    @Option(help: ArgumentHelp("Features an exec/exit/mapping target supports (comma-separated; '' for none); vectors needing others are SKIP. Default: all of \(Feature.allCases.map(\.rawValue).joined(separator: ", ")). Once for every target, or once per --target in order.", valueName: "list"))
+    @Option(
+        help: ArgumentHelp(
+            "Features an exec/exit/mapping target supports (comma-separated; '' for none); vectors needing others are SKIP. Default: all of \(Feature.allCases.map(\.rawValue).joined(separator: ", ")). Once for every target, or once per --target in order.",
+            valueName: "list"))
     var features: [String] = []
-    @Option(help: ArgumentHelp("A name for the target in reports and differential mode (default: the implementation its harness declares). Once per --target, in order.", valueName: "name"))
+    @Option(
+        help: ArgumentHelp(
+            "A name for the target in reports and differential mode (default: the implementation its harness declares). Once per --target, in order.", valueName: "name"))
     var label: [String] = []
     @Flag(help: "Check every message of a protocol harness (exec, stdio, http) against Vectors/schema/harness-v1.schema.json; violations are ERROR.")
     var validateProtocol = false
@@ -104,7 +113,9 @@ struct Run: AsyncParsableCommand {
     var markdown: String?
     @Option(help: ArgumentHelp("Write a single-file HTML report here.", valueName: "file"))
     var html: String?
-    @Option(help: ArgumentHelp("Known failures to tolerate (XFAIL); a vector that now passes (XPASS), fails differently (CHANGED_FAILURE) or an expired entry fails the run.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "Known failures to tolerate (XFAIL); a vector that now passes (XPASS), fails differently (CHANGED_FAILURE) or an expired entry fails the run.", valueName: "file"))
     var baseline: String?
     @Option(help: ArgumentHelp("Write a baseline tolerating this run's failures, keeping reasons, issues and expiry dates of the file already there.", valueName: "file"))
     var writeBaseline: String?
@@ -118,7 +129,9 @@ struct Run: AsyncParsableCommand {
         for list in features {
             let unknown = Self.featureNames(list).filter { Feature(rawValue: $0) == nil }
             if !unknown.isEmpty {
-                throw ValidationError("--features: unknown feature\(unknown.count == 1 ? "" : "s") \(unknown.joined(separator: ", ")); the corpus knows \(Feature.allCases.map(\.rawValue).joined(separator: ", "))")
+                throw ValidationError(
+                    "--features: unknown feature\(unknown.count == 1 ? "" : "s") \(unknown.joined(separator: ", ")); the corpus knows \(Feature.allCases.map(\.rawValue).joined(separator: ", "))"
+                )
             }
         }
         for (name, count) in [("--granularity", granularity.count), ("--features", features.count)] where count > 1 && count != target.count {
@@ -299,7 +312,9 @@ extension Run {
     struct Merge: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Combine the results.json of shards (forge run --shard k/n) into one run, and render its reports.",
-            discussion: "Reports as for `forge run`: --results, --junit, --markdown, --html, and --vectors for the corpus. Vectors of the corpus that no shard ran are added as SKIP and named on stderr. Exit codes as for `forge run`: the merged run's 0, 1 or 2; 65 for files that are not results of one suite, implementation and profile.\n\nExample: forge run merge shard1.json shard2.json --results results.json --junit junit.xml")
+            discussion:
+                "Reports as for `forge run`: --results, --junit, --markdown, --html, and --vectors for the corpus. Vectors of the corpus that no shard ran are added as SKIP and named on stderr. Exit codes as for `forge run`: the merged run's 0, 1 or 2; 65 for files that are not results of one suite, implementation and profile.\n\nExample: forge run merge shard1.json shard2.json --results results.json --junit junit.xml"
+        )
 
         @Argument(help: ArgumentHelp("results.json files of the shards.", valueName: "file"))
         var files: [String]
@@ -314,11 +329,14 @@ extension Run {
             let ran = Set(merged.results.map(\.id))
             let missing = manifest.vectors.filter { !ran.contains($0.id) }
             if !missing.isEmpty {
-                note("\(missing.count) vector\(missing.count == 1 ? "" : "s") in no shard, listed as SKIP: \(missing.prefix(5).map(\.id).joined(separator: ", "))\(missing.count > 5 ? ", …" : "")")
+                note(
+                    "\(missing.count) vector\(missing.count == 1 ? "" : "s") in no shard, listed as SKIP: \(missing.prefix(5).map(\.id).joined(separator: ", "))\(missing.count > 5 ? ", …" : "")"
+                )
                 merged.results += missing.map { vector in
-                    VectorResult(id: vector.id, revision: vector.revision, severity: vector.severity, outcome: .skip, expected: vector.expected.verdict,
-                                 expectedErrorClasses: vector.expected.errorClasses, verdict: nil, errorClass: nil,
-                                 message: "not run: in none of the merged shards", durationMicroseconds: 0)
+                    VectorResult(
+                        id: vector.id, revision: vector.revision, severity: vector.severity, outcome: .skip, expected: vector.expected.verdict,
+                        expectedErrorClasses: vector.expected.errorClasses, verdict: nil, errorClass: nil,
+                        message: "not run: in none of the merged shards", durationMicroseconds: 0)
                 }
                 merged = try RunResults.merged([merged])
             }
@@ -338,13 +356,13 @@ extension Run {
         static let configuration = CommandConfiguration(
             abstract: "Put the results.json of several validators side by side: a Markdown known-results matrix.",
             discussion: """
-            One row per validator (outcome counts and time), then one row per family with each validator's \
-            PASS / FALSE_ACCEPT / FALSE_REJECT / WRONG_REASON / SKIP. Validators are named by their --label, \
-            else by the implementation their harness declared. scripts/known-results.sh uses it to write the \
-            README's table.
+                One row per validator (outcome counts and time), then one row per family with each validator's \
+                PASS / FALSE_ACCEPT / FALSE_REJECT / WRONG_REASON / SKIP. Validators are named by their --label, \
+                else by the implementation their harness declared. scripts/known-results.sh uses it to write the \
+                README's table.
 
-            Example: forge run matrix results/openssl.json results/aprv.json -o matrix.md
-            """)
+                Example: forge run matrix results/openssl.json results/aprv.json -o matrix.md
+                """)
 
         @Argument(help: ArgumentHelp("results.json files of forge run (one target each).", valueName: "file"))
         var files: [String]

@@ -32,21 +32,25 @@ struct TargetSettings {
                 for line in await validator.strayLines() { note("protocol violation by \(target.command.joined(separator: " ")): \(line)") }
             }
         case .http:
-            let validator = HTTPValidator(url: target.address, mode: mapping.map { .mapping($0) } ?? .protocol, timeout: limit, headers: httpHeaders,
-                                          features: features, password: sharedSecret, connections: connections, checker: checker,
-                                          trustRoots: httpTrustRoots)
+            let validator = HTTPValidator(
+                url: target.address, mode: mapping.map { .mapping($0) } ?? .protocol, timeout: limit, headers: httpHeaders,
+                features: features, password: sharedSecret, connections: connections, checker: checker,
+                trustRoots: httpTrustRoots)
             return try await Self.run(body, with: validator) { await validator.shutdown() }
         case .exec, .exit:
             let anchors = manifest.trustAnchors.mapValues { directory.appendingPathComponent($0.file).path }
-            let validator = ExecValidator(command: target.command, mode: target.kind == .exec ? .protocol : .exitCode, timeout: limit,
-                                          features: features, granularity: granularity, anchorFiles: anchors, checker: checker)
+            let validator = ExecValidator(
+                command: target.command, mode: target.kind == .exec ? .protocol : .exitCode, timeout: limit,
+                features: features, granularity: granularity, anchorFiles: anchors, checker: checker)
             return try await body(validator)
         }
     }
 
     /// Runs `body` with `validator`, then `release`s it (ends its process, closes its connections) however `body` ended.
-    private static func run<T>(_ body: (any ReceiptValidator) async throws -> T, with validator: some ReceiptValidator,
-                               release: () async -> Void) async throws -> T {
+    private static func run<T>(
+        _ body: (any ReceiptValidator) async throws -> T, with validator: some ReceiptValidator,
+        release: () async -> Void
+    ) async throws -> T {
         do {
             let outcome = try await body(validator)
             await release()

@@ -21,8 +21,10 @@ struct VectorsCommand: ParsableCommand {
 
         static func locate(_ explicit: String?) throws -> URL {
             do {
-                return try CorpusLocation.resolve(explicit: explicit, environment: ProcessInfo.processInfo.environment,
-                                                  currentDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)).vectors
+                return try CorpusLocation.resolve(
+                    explicit: explicit, environment: ProcessInfo.processInfo.environment,
+                    currentDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)
+                ).vectors
             } catch {
                 throw fail(error.message, Exit.noInput)
             }
@@ -37,7 +39,9 @@ struct VectorsCommand: ParsableCommand {
     struct Generate: ParsableCommand {
         static let configuration = CommandConfiguration(
             abstract: "Write every vector, the trust anchors, the schemas and manifest.json.",
-            discussion: "Deterministic: the same forge writes the same bytes, so `forge vectors generate && git diff --exit-code Vectors/` is the reproducibility check. Files of retired vectors are removed.")
+            discussion:
+                "Deterministic: the same forge writes the same bytes, so `forge vectors generate && git diff --exit-code Vectors/` is the reproducibility check. Files of retired vectors are removed."
+        )
 
         @Option(help: ArgumentHelp("Directory to write. Default: the located corpus (./Vectors in the repository).", valueName: "dir"))
         var out: String?
@@ -87,7 +91,9 @@ struct VectorsCommand: ParsableCommand {
             let matching = manifest.vectors.filter { matches($0.id, pattern) }
             for vector in matching {
                 let classes = vector.expected.errorClasses.isEmpty ? "" : " [\(vector.expected.errorClasses.joined(separator: "|"))]"
-                print("\(vector.id.padding(toLength: 52, withPad: " ", startingAt: 0)) \(vector.expected.verdict.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) \(vector.severity.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0))\(classes)")
+                print(
+                    "\(vector.id.padding(toLength: 52, withPad: " ", startingAt: 0)) \(vector.expected.verdict.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) \(vector.severity.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0))\(classes)"
+                )
             }
             if matching.isEmpty { throw fail("no vector matches '\(pattern)'", Exit.usage) }
         }
@@ -107,23 +113,33 @@ struct VectorsCommand: ParsableCommand {
             }
             print("\(vector.id) (revision \(vector.revision), \(vector.severity.rawValue)\(vector.canary ? ", canary" : ""))")
             print(vector.description)
-            var expected = "expected: \(vector.expected.verdict.rawValue)\(vector.expected.errorClasses.isEmpty ? "" : " with " + vector.expected.errorClasses.joined(separator: " or "))"
+            var expected =
+                "expected: \(vector.expected.verdict.rawValue)\(vector.expected.errorClasses.isEmpty ? "" : " with " + vector.expected.errorClasses.joined(separator: " or "))"
             if vector.expected.verdict == .acceptable {
-                expected += " (" + manifest.profiles.sorted { $0.key < $1.key }.map { name, profile in
-                    let verdict = profile.resolve(vector.flags)
-                    return "\(name): \(verdict == .acceptable ? "either" : verdict.rawValue)"
-                }.joined(separator: ", ") + ")"
+                expected +=
+                    " ("
+                    + manifest.profiles.sorted { $0.key < $1.key }.map { name, profile in
+                        let verdict = profile.resolve(vector.flags)
+                        return "\(name): \(verdict == .acceptable ? "either" : verdict.rawValue)"
+                    }.joined(separator: ", ") + ")"
             }
             print(expected)
             for flag in vector.flags { print("flag \(flag): \(manifest.notes[flag]?.description ?? "?")") }
             if !vector.features.isEmpty { print("features: \(vector.features.joined(separator: ", "))") }
             let context = vector.context
-            print("context: now \(context.now), trust \(context.trustAnchor)" + [context.bundleId.map { ", bundle id \($0)" }, context.appVersion.map { ", version \($0)" },
-                                                                                  context.deviceId.map { ", device \($0)" }, context.environment.map { ", environment \($0)" }]
-                .compactMap { $0 }.joined())
-            print("recipe: preset \(vector.provenance.preset)" + vector.provenance.recipe.map { step in
-                " + \(step.mutation)" + step.parameters.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value.count > 24 ? String($0.value.prefix(24)) + "…" : $0.value)" }.joined()
-            }.joined())
+            print(
+                "context: now \(context.now), trust \(context.trustAnchor)"
+                    + [
+                        context.bundleId.map { ", bundle id \($0)" }, context.appVersion.map { ", version \($0)" },
+                        context.deviceId.map { ", device \($0)" }, context.environment.map { ", environment \($0)" },
+                    ]
+                    .compactMap { $0 }.joined())
+            print(
+                "recipe: preset \(vector.provenance.preset)"
+                    + vector.provenance.recipe.map { step in
+                        " + \(step.mutation)"
+                            + step.parameters.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value.count > 24 ? String($0.value.prefix(24)) + "…" : $0.value)" }.joined()
+                    }.joined())
             print("file: \(vector.file) (sha256 \(vector.sha256))\n")
             let bytes = try readInput(directory.appendingPathComponent(vector.file).path).bytes
             let report = ReferenceValidator().validate(bytes, context: ValidationContext(trustedRoots: [], now: ReceiptDate.parse(context.now) ?? Date()))

@@ -88,8 +88,11 @@ struct CATests {
         #expect(try forge("validate", receipt.path, "--root", set.appendingPathComponent("root.pem").path).status == 0)
         let untrusted = try forge("validate", receipt.path)
         #expect(untrusted.status == 1 && untrusted.text.contains("chain.untrusted"))
-        #expect(try openssl(["verify", "-CAfile", set.appendingPathComponent("root.pem").path, "-untrusted",
-                             set.appendingPathComponent("wwdr-g5.pem").path, set.appendingPathComponent("receipt-signing.pem").path]).status == 0)
+        #expect(
+            try openssl([
+                "verify", "-CAfile", set.appendingPathComponent("root.pem").path, "-untrusted",
+                set.appendingPathComponent("wwdr-g5.pem").path, set.appendingPathComponent("receipt-signing.pem").path,
+            ]).status == 0)
         #expect(try forge("ca", "init", "--out", set.path, "--force").status == 0)
         #expect(try String(contentsOf: set.appendingPathComponent("root.pem"), encoding: .utf8) != rootPEM)
     }

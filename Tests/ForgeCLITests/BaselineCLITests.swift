@@ -3,9 +3,11 @@ import Testing
 
 @Suite("forge run --baseline / --write-baseline", .timeLimit(.minutes(5)))
 struct BaselineCLITests {
-    static let arguments = ["run", "--target", "exit:\(repositoryRoot.appendingPathComponent("examples/openssl-harness.sh").path)",
-                            "--run", "signature::*", "--run", "valid::appstore-no-purchases", "--profile", "apple-compatible",
-                            "--vectors", repositoryRoot.appendingPathComponent("Vectors").path]
+    static let arguments = [
+        "run", "--target", "exit:\(repositoryRoot.appendingPathComponent("examples/openssl-harness.sh").path)",
+        "--run", "signature::*", "--run", "valid::appstore-no-purchases", "--profile", "apple-compatible",
+        "--vectors", repositoryRoot.appendingPathComponent("Vectors").path,
+    ]
 
     func edit(_ file: URL, _ change: (inout [[String: Any]]) -> Void) throws {
         var object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: file)) as? [String: Any])

@@ -35,14 +35,18 @@ struct CorpusCLITests {
         #expect(lines.count == 21 && lines.allSatisfy { $0.hasPrefix("chain::") })
         let show = try forge("vectors", "show", "chain::leaf-missing-marker", "--vectors", Self.vectors)
         #expect(show.status == 0, "\(show.stderr)")
-        for part in ["expected: invalid with chain.leaf-marker-missing", "recipe: preset appstore + reissue-leaf variant=no-marker", "certificates   3, order leaf-first", "payload:"] {
+        for part in [
+            "expected: invalid with chain.leaf-marker-missing", "recipe: preset appstore + reissue-leaf variant=no-marker", "certificates   3, order leaf-first", "payload:",
+        ] {
             #expect(show.text.contains(part), "show lacks '\(part)'")
         }
         // A chain vector shows the certificate properties it exercises: criticality, key usage, EKU.
         let critical = try forge("vectors", "show", "chain::leaf-marker-critical", "--vectors", Self.vectors)
-        for part in ["expected: acceptable (apple-compatible: invalid, lenient: either, strict: invalid)",
-                     "keyUsage CRITICAL (digitalSignature); receipt-signing marker CRITICAL", "keyUsage CRITICAL (keyCertSign, cRLSign); WWDR marker",
-                     "basicConstraints CRITICAL CA pathlen 0"] {
+        for part in [
+            "expected: acceptable (apple-compatible: invalid, lenient: either, strict: invalid)",
+            "keyUsage CRITICAL (digitalSignature); receipt-signing marker CRITICAL", "keyUsage CRITICAL (keyCertSign, cRLSign); WWDR marker",
+            "basicConstraints CRITICAL CA pathlen 0",
+        ] {
             #expect(critical.text.contains(part), "show lacks '\(part)': \(critical.text)")
         }
         let keyUsage = try forge("vectors", "show", "chain::leaf-without-digital-signature", "--vectors", Self.vectors)
@@ -101,8 +105,10 @@ struct CorpusCLITests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let cases: [(steps: String, says: [String])] = [
             // The crash reported in issue 10: no SignerInfo left for the second step.
-            (#"[{"mutation":"signer-count","parameters":{"count":"0"}},{"mutation":"signer-serial","parameters":{}}]"#,
-             ["recipe step 2 (signer-serial)", "no SignerInfo"]),
+            (
+                #"[{"mutation":"signer-count","parameters":{"count":"0"}},{"mutation":"signer-serial","parameters":{}}]"#,
+                ["recipe step 2 (signer-serial)", "no SignerInfo"]
+            ),
             (#"[{"mutation":"signer-count","parameters":{"count":"0"}},{"mutation":"empty-signature","parameters":{}}]"#, ["recipe step 2 (empty-signature)"]),
             (#"[{"mutation":"trailing-bytes","parameters":{"count":"-5"}}]"#, ["recipe step 1 (trailing-bytes)", "'count' must be between 0 and"]),
             (#"[{"mutation":"truncate","parameters":{"length":"-9223372036854775808"}}]"#, ["recipe step 1 (truncate)", "'length'"]),

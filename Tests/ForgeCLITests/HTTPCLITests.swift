@@ -109,8 +109,10 @@ struct HTTPCLITests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let cert = directory.appendingPathComponent("cert.pem"), key = directory.appendingPathComponent("key.pem")
-        let made = try openssl(["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key.path, "-out", cert.path, "-days", "2",
-                                "-subj", "/CN=receipt-forge test proxy", "-addext", "subjectAltName=IP:127.0.0.1"])
+        let made = try openssl([
+            "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key.path, "-out", cert.path, "-days", "2",
+            "-subj", "/CN=receipt-forge test proxy", "-addext", "subjectAltName=IP:127.0.0.1",
+        ])
         #expect(made.status == 0, "\(made.stderr)")
         let upstream = try Self.startReference()
         defer { upstream.stop() }
@@ -156,8 +158,9 @@ struct HTTPCLITests {
         server.stop()
         let (run, results) = try Self.runCorpus(["--target", url, "--run", "valid::*"])
         #expect(run.status == 2)
-        #expect(results.count == 20 && results.allSatisfy { $0["outcome"] as? String == "SKIP" && ($0["message"] as? String)?.contains("handshake") == true },
-                "every selected vector is listed, as not run")
+        #expect(
+            results.count == 20 && results.allSatisfy { $0["outcome"] as? String == "SKIP" && ($0["message"] as? String)?.contains("handshake") == true },
+            "every selected vector is listed, as not run")
         #expect(run.text.contains(url) || run.stderr.contains(url), "\(run.text)\(run.stderr)")
     }
 
@@ -168,13 +171,13 @@ struct HTTPCLITests {
         // Python's urllib as the client: a second, independent HTTP implementation.
         func request(_ path: String, _ body: String?) throws -> String {
             let script = """
-            import sys, urllib.request, urllib.error
-            data = None if sys.argv[2] == "-" else sys.argv[2].encode()
-            try:
-                r = urllib.request.urlopen(urllib.request.Request(sys.argv[1], data=data), timeout=10); print(r.status, r.read().decode())
-            except urllib.error.HTTPError as e:
-                print(e.code, e.read().decode())
-            """
+                import sys, urllib.request, urllib.error
+                data = None if sys.argv[2] == "-" else sys.argv[2].encode()
+                try:
+                    r = urllib.request.urlopen(urllib.request.Request(sys.argv[1], data=data), timeout=10); print(r.status, r.read().decode())
+                except urllib.error.HTTPError as e:
+                    print(e.code, e.read().decode())
+                """
             return try run(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", script, server.url + path, body ?? "-"]).text
                 .trimmingCharacters(in: .whitespacesAndNewlines)
         }

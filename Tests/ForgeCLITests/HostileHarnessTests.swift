@@ -16,47 +16,47 @@ struct HostileHarnessTests {
     /// A stdio harness in Python that accepts everything, except that it misbehaves as `mode` says on the
     /// trigger vector. What it spawns carries the test directory in its command line, for `pgrep`.
     static let stdioHarness = """
-    import json, os, signal, subprocess, sys, threading, time
-    mode, trigger, marker = sys.argv[1], sys.argv[2], sys.argv[3]
-    lock = threading.Lock()
-    def send(text):
-        with lock:
-            sys.stdout.write(text + "\\n")
-            sys.stdout.flush()
-    def accept(m): send(json.dumps({"type": "result", "seq": m["seq"], "verdict": "accept"}))
-    for line in sys.stdin:
-        m = json.loads(line)
-        if m["type"] == "hello":
-            send(json.dumps({"type": "hello", "protocol": 1, "implementation": "hostile " + mode, "features": ["device-hash", "xcode", "sha1", "robustness", "large"],
-                             "errorGranularity": "none", "clockInjection": True, "maxConcurrency": 2}))
-            continue
-        if m["type"] == "stop":
-            break
-        if m["id"] == trigger:
-            sys.stderr.write("hostile harness: " + mode + " on " + m["id"] + "\\n")
-            sys.stderr.flush()
-            if mode == "crash":
-                os.kill(os.getpid(), signal.SIGSEGV)
-            if mode == "hang":
-                subprocess.Popen(["/bin/sh", "-c", "sleep 600 # " + marker])
-                time.sleep(600)
-            if mode == "garbage":
-                send("Traceback (most recent call last): this is not JSON")
+        import json, os, signal, subprocess, sys, threading, time
+        mode, trigger, marker = sys.argv[1], sys.argv[2], sys.argv[3]
+        lock = threading.Lock()
+        def send(text):
+            with lock:
+                sys.stdout.write(text + "\\n")
+                sys.stdout.flush()
+        def accept(m): send(json.dumps({"type": "result", "seq": m["seq"], "verdict": "accept"}))
+        for line in sys.stdin:
+            m = json.loads(line)
+            if m["type"] == "hello":
+                send(json.dumps({"type": "hello", "protocol": 1, "implementation": "hostile " + mode, "features": ["device-hash", "xcode", "sha1", "robustness", "large"],
+                                 "errorGranularity": "none", "clockInjection": True, "maxConcurrency": 2}))
                 continue
-            if mode == "close-stdout":
-                os.close(1)
-                time.sleep(600)
-            if mode == "overlong":
-                send("x" * (5 << 20))
-                time.sleep(600)
-            if mode == "duplicate-reply":
-                accept(m)
-        if mode == "out-of-order":
-            # Even seqs are answered late, so with two requests in flight replies cross.
-            threading.Timer(0.3 if m["seq"] % 2 == 0 else 0.0, accept, [m]).start()
-            continue
-        accept(m)
-    """
+            if m["type"] == "stop":
+                break
+            if m["id"] == trigger:
+                sys.stderr.write("hostile harness: " + mode + " on " + m["id"] + "\\n")
+                sys.stderr.flush()
+                if mode == "crash":
+                    os.kill(os.getpid(), signal.SIGSEGV)
+                if mode == "hang":
+                    subprocess.Popen(["/bin/sh", "-c", "sleep 600 # " + marker])
+                    time.sleep(600)
+                if mode == "garbage":
+                    send("Traceback (most recent call last): this is not JSON")
+                    continue
+                if mode == "close-stdout":
+                    os.close(1)
+                    time.sleep(600)
+                if mode == "overlong":
+                    send("x" * (5 << 20))
+                    time.sleep(600)
+                if mode == "duplicate-reply":
+                    accept(m)
+            if mode == "out-of-order":
+                # Even seqs are answered late, so with two requests in flight replies cross.
+                threading.Timer(0.3 if m["seq"] % 2 == 0 else 0.0, accept, [m]).start()
+                continue
+            accept(m)
+        """
 
     enum Mode: String, CaseIterable, CustomStringConvertible {
         case crash, hang, garbage, closeStdout = "close-stdout", overlong, duplicateReply = "duplicate-reply"
@@ -79,8 +79,9 @@ struct HostileHarnessTests {
         var exitCode: Int32 { triggerOutcome.0 == "FALSE_ACCEPT" ? 1 : 2 }
     }
 
-    @Test("stdio: each misbehaviour is reported as such, the rest is judged, the reports are complete, nothing is left running",
-          arguments: Mode.allCases)
+    @Test(
+        "stdio: each misbehaviour is reported as such, the rest is judged, the reports are complete, nothing is left running",
+        arguments: Mode.allCases)
     func stdio(_ mode: Mode) throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -139,8 +140,9 @@ struct HostileHarnessTests {
         }
     }
 
-    @Test("exit: a harness that crashes, hangs, floods stdout or ignores its input costs one vector, not the run",
-          arguments: ExecMode.allCases)
+    @Test(
+        "exit: a harness that crashes, hangs, floods stdout or ignores its input costs one vector, not the run",
+        arguments: ExecMode.allCases)
     func exec(_ mode: ExecMode) throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -168,8 +170,9 @@ struct HostileHarnessTests {
         try Self.expectNothingRunning(directory)
     }
 
-    @Test("Interrupted (Ctrl-C, or CI's SIGTERM) while harnesses hang: they are killed with their children, exit 128 + signal",
-          arguments: [SIGINT, SIGTERM])
+    @Test(
+        "Interrupted (Ctrl-C, or CI's SIGTERM) while harnesses hang: they are killed with their children, exit 128 + signal",
+        arguments: [SIGINT, SIGTERM])
     func interrupted(_ signal: Int32) throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -223,14 +226,18 @@ struct HostileHarnessTests {
 
     static func run(_ target: String, in directory: URL, extra: [String], selection: [String] = selection) throws -> Reports {
         let file = { (name: String) in directory.appendingPathComponent(name) }
-        let outcome = try forge(arguments: ["run", "--target", target, "--vectors", vectors, "--results", file("results.json").path,
-                                            "--junit", file("junit.xml").path, "--markdown", file("summary.md").path, "--html", file("report.html").path]
-                                + selection + extra)
+        let outcome = try forge(
+            arguments: [
+                "run", "--target", target, "--vectors", vectors, "--results", file("results.json").path,
+                "--junit", file("junit.xml").path, "--markdown", file("summary.md").path, "--html", file("report.html").path,
+            ]
+                + selection + extra)
         let parsed = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: file("results.json"))) as? [String: Any])
-        return Reports(status: outcome.status, stdout: outcome.text + outcome.stderr, results: parsed["results"] as? [[String: Any]] ?? [],
-                       junit: try String(contentsOf: file("junit.xml"), encoding: .utf8),
-                       markdown: try String(contentsOf: file("summary.md"), encoding: .utf8),
-                       html: try String(contentsOf: file("report.html"), encoding: .utf8))
+        return Reports(
+            status: outcome.status, stdout: outcome.text + outcome.stderr, results: parsed["results"] as? [[String: Any]] ?? [],
+            junit: try String(contentsOf: file("junit.xml"), encoding: .utf8),
+            markdown: try String(contentsOf: file("summary.md"), encoding: .utf8),
+            html: try String(contentsOf: file("report.html"), encoding: .utf8))
     }
 
     /// No process whose command line names the test directory survives the run: harnesses and what they spawned.

@@ -33,13 +33,15 @@ struct InteropTests {
         }
     }
 
-    @Test("The device-hash ground truth holds", arguments: [
-        ("tpinapp-sandbox-g5.der", "956328D9-CC6A-47F4-BE40-6953FB0AB6C7"),
-        ("arv-purchasing-experiments-sandbox.der", "5hgQmGLdQz+7lGddOBXSYw=="),
-        ("arv-mindnode-mac-sha256.der", "f8:ff:c2:1e:91:82"),
-        ("arv-mindnode-mac-2017.der", "6c:40:08:b5:94:5e"),
-        ("arv-mindnode-ios-sandbox1.der", "3B76A7BD-8F5B-46A4-BCB1-CCE8DBD1B3CD"),
-    ])
+    @Test(
+        "The device-hash ground truth holds",
+        arguments: [
+            ("tpinapp-sandbox-g5.der", "956328D9-CC6A-47F4-BE40-6953FB0AB6C7"),
+            ("arv-purchasing-experiments-sandbox.der", "5hgQmGLdQz+7lGddOBXSYw=="),
+            ("arv-mindnode-mac-sha256.der", "f8:ff:c2:1e:91:82"),
+            ("arv-mindnode-mac-2017.der", "6c:40:08:b5:94:5e"),
+            ("arv-mindnode-ios-sandbox1.der", "3B76A7BD-8F5B-46A4-BCB1-CCE8DBD1B3CD"),
+        ])
     func deviceHash(file: String, device: String) throws {
         var deviceID = device
         if device.hasSuffix("==") {  // 16 raw bytes in base64: write them as a UUID
@@ -79,13 +81,15 @@ struct InteropTests {
         String(decoding: try JSONSerialization.data(withJSONObject: value, options: [.sortedKeys]), as: UTF8.self)
     }
 
-    @Test("Each preset's container shape equals the matching real receipt's", arguments: [
-        ("appstore", "tpinapp-production.der", ["--renewals", "1"]),
-        ("appstore-sha1", "tpinapp-watch.der", ["--renewals", "1"]),
-        ("sandbox", "tpinapp-sandbox-g5.der", ["--renewals", "1"]),
-        ("xcode-2020", "tpinapp-xcode.der", ["--renewals", "0"]),
-        ("xcode-2023", "apple-xcode-app-receipt-with-transaction.der", ["--renewals", "0"]),
-    ])
+    @Test(
+        "Each preset's container shape equals the matching real receipt's",
+        arguments: [
+            ("appstore", "tpinapp-production.der", ["--renewals", "1"]),
+            ("appstore-sha1", "tpinapp-watch.der", ["--renewals", "1"]),
+            ("sandbox", "tpinapp-sandbox-g5.der", ["--renewals", "1"]),
+            ("xcode-2020", "tpinapp-xcode.der", ["--renewals", "0"]),
+            ("xcode-2023", "apple-xcode-app-receipt-with-transaction.der", ["--renewals", "0"]),
+        ])
     func presetShapes(preset: String, real: String, purchase: [String]) throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

@@ -7,8 +7,9 @@ import Testing
 /// when their venv is present (`.oracles/NAME`, or `$RECEIPT_FORGE_ORACLES/NAME`; `.ci/run` installs them).
 @Suite("Known results of real validators", .serialized, .timeLimit(.minutes(5)))
 struct KnownResultsTests {
-    static let oracles = URL(fileURLWithPath: ProcessInfo.processInfo.environment["RECEIPT_FORGE_ORACLES"]
-                             ?? repositoryRoot.appendingPathComponent(".oracles").path)
+    static let oracles = URL(
+        fileURLWithPath: ProcessInfo.processInfo.environment["RECEIPT_FORGE_ORACLES"]
+            ?? repositoryRoot.appendingPathComponent(".oracles").path)
 
     static func installed(_ name: String) -> Bool {
         FileManager.default.isExecutableFile(atPath: oracles.appendingPathComponent("\(name)/bin/python").path)
@@ -55,9 +56,10 @@ struct KnownResultsTests {
     /// The known-results matrix between the README's markers: each validator's counts (every column but
     /// the time) and each family's cell per validator.
     static func matrix(_ text: String) throws -> (rows: [String: [String]], families: [String: [String: String]]) {
-        let section = try #require(text.range(of: "<!-- known-results:begin -->").flatMap { begin in
-            text.range(of: "<!-- known-results:end -->", range: begin.upperBound..<text.endIndex).map { text[begin.upperBound..<$0.lowerBound] }
-        }, "no known-results markers")
+        let section = try #require(
+            text.range(of: "<!-- known-results:begin -->").flatMap { begin in
+                text.range(of: "<!-- known-results:end -->", range: begin.upperBound..<text.endIndex).map { text[begin.upperBound..<$0.lowerBound] }
+            }, "no known-results markers")
         var rows: [String: [String]] = [:], families: [String: [String: String]] = [:]
         var header: [String] = []
         for line in section.split(separator: "\n") where line.hasPrefix("|") && !line.hasPrefix("|---") {

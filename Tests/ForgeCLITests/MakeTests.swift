@@ -11,8 +11,10 @@ struct MakeTests {
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("seed") && result.stderr.contains("now "))
         let file = directory.appendingPathComponent("receipt.der").path
-        let verify = try openssl(["cms", "-verify", "-binary", "-inform", "DER", "-in", file, "-CAfile", certificate("root.pem"),
-                                  "-purpose", "any", "-out", "/dev/null"])
+        let verify = try openssl([
+            "cms", "-verify", "-binary", "-inform", "DER", "-in", file, "-CAfile", certificate("root.pem"),
+            "-purpose", "any", "-out", "/dev/null",
+        ])
         #expect(verify.status == 0, "\(verify.stderr)")
         let validate = try forge("validate", file, "--bundle-id", "com.example.app", "--json")
         #expect(validate.status == 0, "\(validate.text)")
@@ -25,19 +27,23 @@ struct MakeTests {
         #expect(expires < Date().timeIntervalSince1970 * 1000)
     }
 
-    @Test("Every preset passes openssl cms -verify with its anchor, parses with asn1parse, and fails after a one-byte tamper",
-          arguments: ["appstore", "appstore-sha1", "sandbox", "xcode-2020", "xcode-2023"])
+    @Test(
+        "Every preset passes openssl cms -verify with its anchor, parses with asn1parse, and fails after a one-byte tamper",
+        arguments: ["appstore", "appstore-sha1", "sandbox", "xcode-2020", "xcode-2023"])
     func opensslOracle(preset: String) throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("r.der")
-        let made = try forge("make", "--preset", preset, "--product", "com.example.pro", "--renewals", "2", "--now", "2025-03-01T10:00:00Z",
-                             "--seed", "1", "-q", "-o", file.path)
+        let made = try forge(
+            "make", "--preset", preset, "--product", "com.example.pro", "--renewals", "2", "--now", "2025-03-01T10:00:00Z",
+            "--seed", "1", "-q", "-o", file.path)
         #expect(made.status == 0, "\(made.stderr)")
         let anchor = certificate(preset.hasPrefix("xcode") ? "storekit.pem" : "root.pem")
         let payload = directory.appendingPathComponent("payload.bin")
-        let verify = try openssl(["cms", "-verify", "-binary", "-inform", "DER", "-in", file.path, "-CAfile", anchor, "-purpose", "any",
-                                  "-out", payload.path])
+        let verify = try openssl([
+            "cms", "-verify", "-binary", "-inform", "DER", "-in", file.path, "-CAfile", anchor, "-purpose", "any",
+            "-out", payload.path,
+        ])
         #expect(verify.status == 0, "\(verify.stderr)")
         #expect(try openssl(["asn1parse", "-inform", "DER", "-in", file.path]).status == 0)
         // The signed content OpenSSL extracted is a SET OF ReceiptAttribute.
@@ -52,8 +58,10 @@ struct MakeTests {
         bytes[index] ^= 0x20
         let tampered = directory.appendingPathComponent("tampered.der")
         try Data(bytes).write(to: tampered)
-        let rejected = try openssl(["cms", "-verify", "-binary", "-inform", "DER", "-in", tampered.path, "-CAfile", anchor,
-                                    "-purpose", "any", "-out", "/dev/null"])
+        let rejected = try openssl([
+            "cms", "-verify", "-binary", "-inform", "DER", "-in", tampered.path, "-CAfile", anchor,
+            "-purpose", "any", "-out", "/dev/null",
+        ])
         #expect(rejected.status != 0)
         let validate = try forge("validate", tampered.path, "--root", anchor)
         #expect(validate.status == 1)
@@ -62,8 +70,10 @@ struct MakeTests {
 
     @Test("Same arguments with --seed and --now give identical bytes; formats agree")
     func determinismAndFormats() throws {
-        let arguments = ["make", "--product", "a", "--product", "b", "--type", "auto-renewable", "--renewals", "3", "--trial",
-                         "--now", "2025-05-05T05:05:05Z", "--seed", "99", "-q"]
+        let arguments = [
+            "make", "--product", "a", "--product", "b", "--type", "auto-renewable", "--renewals", "3", "--trial",
+            "--now", "2025-05-05T05:05:05Z", "--seed", "99", "-q",
+        ]
         let first = try forge(arguments: arguments + ["--format", "base64"])
         let second = try forge(arguments: arguments + ["--format", "base64"])
         #expect(first.status == 0 && first.stdout == second.stdout)
@@ -96,7 +106,8 @@ struct MakeTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let spec = directory.appendingPathComponent("scenario.json")
-        try Data(#"{"preset":"sandbox","bundleId":"com.spec.app","now":"2024-01-01T00:00:00Z","purchases":[{"productId":"coins","type":"consumable","quantity":5}]}"#.utf8).write(to: spec)
+        try Data(#"{"preset":"sandbox","bundleId":"com.spec.app","now":"2024-01-01T00:00:00Z","purchases":[{"productId":"coins","type":"consumable","quantity":5}]}"#.utf8).write(
+            to: spec)
         let made = try json(try forge("make", "--spec", spec.path, "--app-version", "9", "--format", "json", "-q"))
         let receipt = try #require(made["receipt"] as? [String: Any])
         #expect(receipt["bundle_id"] as? String == "com.spec.app")
@@ -111,25 +122,29 @@ struct MakeTests {
 
     @Test("examples/scenario.json makes a receipt valid for its bundle id, version and device")
     func exampleScenario() throws {
-        let response = try json(try forge("make", "--spec", repositoryRoot.appendingPathComponent("examples/scenario.json").path,
-                                          "--format", "json", "-q"))
+        let response = try json(
+            try forge(
+                "make", "--spec", repositoryRoot.appendingPathComponent("examples/scenario.json").path,
+                "--format", "json", "-q"))
         let inApp = try #require((response["receipt"] as? [String: Any])?["in_app"] as? [[String: Any]])
         #expect(inApp.count == 5)
         let made = try forge("make", "--spec", repositoryRoot.appendingPathComponent("examples/scenario.json").path, "--format", "base64", "-q")
-        let validated = try forge("validate", "-", "--bundle-id", "com.example.app", "--app-version", "2.4",
-                                  "--device-id", "956328D9-CC6A-47F4-BE40-6953FB0AB6C7", stdin: made.stdout)
+        let validated = try forge(
+            "validate", "-", "--bundle-id", "com.example.app", "--app-version", "2.4",
+            "--device-id", "956328D9-CC6A-47F4-BE40-6953FB0AB6C7", stdin: made.stdout)
         #expect(validated.status == 0, "\(validated.text)")
     }
 
-    @Test("Contradictory flags exit 64 naming both flags, and leave no output file",
-          arguments: [
+    @Test(
+        "Contradictory flags exit 64 naming both flags, and leave no output file",
+        arguments: [
             (["--expired", "--expires", "2025-01-01T00:00:00Z"], "--expired conflicts with --expires"),
             (["--type", "consumable", "--expired"], "--expired conflicts with --type consumable"),
             (["--trial", "--intro"], "--trial conflicts with --intro"),
             (["--cancelled=sometimes"], "--cancelled takes other (0) or app-issue (1)"),
             (["--device-id", "not-a-device"], "--device-id 'not-a-device'"),
             (["--now", "tomorrow"], "--now 'tomorrow'"),
-          ])
+        ])
     func conflicts(flags: [String], message: String) throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -152,8 +167,9 @@ struct MakeTests {
     @Test("At a terminal, make writes base64 instead of binary, and says so", .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script")))
     func terminal() throws {
         // script(1) gives the command a pseudo-terminal as stdout.
-        let result = try run(URL(fileURLWithPath: "/usr/bin/script"),
-                             ["-qec", "\(forgeBinary.path) make --product com.example.pro --expired", "/dev/null"])
+        let result = try run(
+            URL(fileURLWithPath: "/usr/bin/script"),
+            ["-qec", "\(forgeBinary.path) make --product com.example.pro --expired", "/dev/null"])
         #expect(result.status == 0, "\(result.text)")
         #expect(result.text.contains("writing base64"))
         let base64 = try #require(result.text.split(whereSeparator: \.isNewline).map(String.init).first { $0.hasPrefix("MII") })

@@ -8,8 +8,9 @@ struct RunCLITests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let results = directory.appendingPathComponent("results.json"), junit = directory.appendingPathComponent("junit.xml")
-        let run = try forge("run", "--target", "swift:reference", "--profile", "apple-compatible", "--vectors", repositoryRoot.appendingPathComponent("Vectors").path,
-                            "--results", results.path, "--junit", junit.path)
+        let run = try forge(
+            "run", "--target", "swift:reference", "--profile", "apple-compatible", "--vectors", repositoryRoot.appendingPathComponent("Vectors").path,
+            "--results", results.path, "--junit", junit.path)
         #expect(run.status == 0, "\(run.text)\(run.stderr)")
         #expect(run.text.contains("\(corpusCount) vectors") && run.text.contains("conformant (exit 0)"))
         let parsed = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: results)) as? [String: Any])
@@ -21,8 +22,9 @@ struct RunCLITests {
 
     @Test("exit: the openssl harness passes signature checks, and its false accepts are reported with exit 1")
     func opensslHarness() throws {
-        let run = try forge("run", "--target", "exit:\(repositoryRoot.appendingPathComponent("examples/openssl-harness.sh").path)", "--run", "signature::*",
-                            "--run", "valid::appstore-no-purchases", "--vectors", repositoryRoot.appendingPathComponent("Vectors").path, "--profile", "apple-compatible")
+        let run = try forge(
+            "run", "--target", "exit:\(repositoryRoot.appendingPathComponent("examples/openssl-harness.sh").path)", "--run", "signature::*",
+            "--run", "valid::appstore-no-purchases", "--vectors", repositoryRoot.appendingPathComponent("Vectors").path, "--profile", "apple-compatible")
         #expect(run.status == 1, "\(run.text)\(run.stderr)")
         for id in ["signature::md5", "signature::two-signer-infos", "signature::sha1-with-rsa-signer-oid-sha256-digest"] {
             #expect(run.text.contains("FALSE_ACCEPT     \(id)"), "\(id)")
@@ -52,8 +54,9 @@ struct RunCLITests {
         try "#!/bin/sh\ncat > /dev/null\n[ \"$1\" = 'two words' ] && [ \"$2\" = \"it's\" ] || { echo \"args: $*\" >&2; exit 3; }\nexit 0\n"
             .write(to: script, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
-        let run = try forge("run", "--target", #"exit:'\#(script.path)' "two words" it\'s"#, "--run", "valid::appstore-no-purchases",
-                            "--vectors", repositoryRoot.appendingPathComponent("Vectors").path, "-q")
+        let run = try forge(
+            "run", "--target", #"exit:'\#(script.path)' "two words" it\'s"#, "--run", "valid::appstore-no-purchases",
+            "--vectors", repositoryRoot.appendingPathComponent("Vectors").path, "-q")
         #expect(run.status == 0, "\(run.text)\(run.stderr)")
         #expect(run.text.contains("PASS 1"))
     }

@@ -17,8 +17,9 @@ struct RunControlsCLITests {
         var files: [String] = [], seen: [String] = []
         for index in 1...3 {
             let file = directory.appendingPathComponent("shard\(index).json")
-            let run = try forge("run", "--target", "swift:reference", "--profile", "apple-compatible", "--vectors", Self.vectors,
-                                "--shard", "\(index)/3", "--results", file.path, "--quiet")
+            let run = try forge(
+                "run", "--target", "swift:reference", "--profile", "apple-compatible", "--vectors", Self.vectors,
+                "--shard", "\(index)/3", "--results", file.path, "--quiet")
             #expect(run.status == 0, "\(run.text)\(run.stderr)")
             let ids = (try Self.load(file)["results"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
             #expect(ids.count > 20 && ids.count < 100, "shard \(index) has \(ids.count)")
@@ -60,8 +61,10 @@ struct RunControlsCLITests {
         try "#!/bin/sh\ncat > /dev/null\ncase \"$RF_ID\" in chain::*) kill -9 $$ ;; esac\nexit 0\n".write(to: script, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
         let results = directory.appendingPathComponent("results.json")
-        let common = ["run", "--target", "exit:\(script.path)", "--vectors", Self.vectors, "--run", "valid::appstore-*", "--run", "chain::*",
-                      "--parallel", "1", "--results", results.path, "--quiet"]
+        let common = [
+            "run", "--target", "exit:\(script.path)", "--vectors", Self.vectors, "--run", "valid::appstore-*", "--run", "chain::*",
+            "--parallel", "1", "--results", results.path, "--quiet",
+        ]
         let tolerant = try forge(arguments: common + ["--max-errors", "100"])
         #expect(tolerant.status == 0, "crashes within the budget are tolerated: \(tolerant.text)")
         let all = try Self.load(results)["results"] as? [[String: Any]] ?? []
@@ -83,9 +86,10 @@ struct RunControlsCLITests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let results = directory.appendingPathComponent("diff.json"), html = directory.appendingPathComponent("matrix.html")
-        let run = try forge("run", "--target", "swift:reference", "--target", "exit:\(repositoryRoot.appendingPathComponent("examples/openssl-harness.sh").path)",
-                            "--vectors", Self.vectors, "--run", "signature::*", "--run", "valid::appstore-*", "--profile", "apple-compatible",
-                            "--results", results.path, "--html", html.path, "--quiet")
+        let run = try forge(
+            "run", "--target", "swift:reference", "--target", "exit:\(repositoryRoot.appendingPathComponent("examples/openssl-harness.sh").path)",
+            "--vectors", Self.vectors, "--run", "signature::*", "--run", "valid::appstore-*", "--profile", "apple-compatible",
+            "--results", results.path, "--html", html.path, "--quiet")
         #expect(run.status == 1, "the openssl harness has false accepts: \(run.text)")
         #expect(run.text.contains("DISAGREE signature::md5"))
         #expect(!run.text.contains("DISAGREE valid::"))
@@ -105,11 +109,12 @@ struct RunControlsCLITests {
         let openssl = "exit:\(repositoryRoot.appendingPathComponent("examples/openssl-harness.sh").path)"
         let results = directory.appendingPathComponent("diff.json")
         // Two exit targets over the same script: one claims Xcode support, the other does not; only the second reads reasons.
-        let run = try forge("run", "--target", openssl, "--target", openssl, "--label", "openssl-all", "--label", "openssl-no-xcode",
-                            "--features", "device-hash,sha1,robustness,large,xcode", "--features", "device-hash,sha1,robustness,large",
-                            "--granularity", "none", "--granularity", "coarse",
-                            "--vectors", Self.vectors, "--run", "xcode::*", "--run", "valid::appstore-no-purchases", "--run", "signature::md5",
-                            "--profile", "apple-compatible", "--results", results.path, "--quiet")
+        let run = try forge(
+            "run", "--target", openssl, "--target", openssl, "--label", "openssl-all", "--label", "openssl-no-xcode",
+            "--features", "device-hash,sha1,robustness,large,xcode", "--features", "device-hash,sha1,robustness,large",
+            "--granularity", "none", "--granularity", "coarse",
+            "--vectors", Self.vectors, "--run", "xcode::*", "--run", "valid::appstore-no-purchases", "--run", "signature::md5",
+            "--profile", "apple-compatible", "--results", results.path, "--quiet")
         #expect(run.text.contains("== openssl-all: ") && run.text.contains("== openssl-no-xcode: "), "\(run.text)\(run.stderr)")
         #expect(run.text.contains("Times: openssl-all ") && run.text.contains(", openssl-no-xcode "))
         let parsed = try Self.load(results)
@@ -125,8 +130,9 @@ struct RunControlsCLITests {
         var files: [String] = []
         for (label, features) in [("openssl-all", "device-hash,sha1,robustness,large,xcode"), ("openssl-no-xcode", "device-hash,sha1,robustness,large")] {
             let file = directory.appendingPathComponent("\(label).json")
-            _ = try forge("run", "--target", openssl, "--label", label, "--features", features, "--vectors", Self.vectors, "--run", "xcode::*",
-                          "--run", "valid::appstore-no-purchases", "--run", "signature::md5", "--profile", "apple-compatible", "--results", file.path, "--quiet")
+            _ = try forge(
+                "run", "--target", openssl, "--label", label, "--features", features, "--vectors", Self.vectors, "--run", "xcode::*",
+                "--run", "valid::appstore-no-purchases", "--run", "signature::md5", "--profile", "apple-compatible", "--results", file.path, "--quiet")
             files.append(file.path)
         }
         let matrix = try forge(arguments: ["run", "matrix"] + files)
@@ -148,9 +154,10 @@ struct RunControlsCLITests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let markdown = directory.appendingPathComponent("summary.md"), html = directory.appendingPathComponent("report.html")
-        let run = try forge("run", "--target", "exit:\(repositoryRoot.appendingPathComponent("examples/openssl-harness.sh").path)", "--vectors", Self.vectors,
-                            "--run", "signature::*", "--run", "valid::appstore-*", "--profile", "apple-compatible",
-                            "--markdown", markdown.path, "--html", html.path)
+        let run = try forge(
+            "run", "--target", "exit:\(repositoryRoot.appendingPathComponent("examples/openssl-harness.sh").path)", "--vectors", Self.vectors,
+            "--run", "signature::*", "--run", "valid::appstore-*", "--profile", "apple-compatible",
+            "--markdown", markdown.path, "--html", html.path)
         #expect(run.status == 1)
         let summary = try String(contentsOf: markdown, encoding: .utf8)
         #expect(summary.contains("FALSE_ACCEPT") && summary.contains("signature::md5") && summary.contains("| "))

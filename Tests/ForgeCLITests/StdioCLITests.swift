@@ -38,8 +38,9 @@ struct StdioCLITests {
         let (reference, results) = try Self.runCorpus("stdio:\(forgeBinary.path) validate --harness --vectors \(Self.vectors)", ["--profile", "apple-compatible"])
         #expect(reference.status == 0, "\(reference.text)")
         #expect(results.count == corpusCount && results.allSatisfy(agrees))
-        let (python, pythonResults) = try Self.runCorpus("stdio:/usr/bin/python3 \(repositoryRoot.appendingPathComponent("examples/stdio-harness.py").path) \(Self.vectors)",
-                                                   ["--run", "valid::*", "--run", "signature::appstore-*"])
+        let (python, pythonResults) = try Self.runCorpus(
+            "stdio:/usr/bin/python3 \(repositoryRoot.appendingPathComponent("examples/stdio-harness.py").path) \(Self.vectors)",
+            ["--run", "valid::*", "--run", "signature::appstore-*"])
         #expect(pythonResults.count == 25)
         #expect(python.text.contains("PASS"))
     }
@@ -70,7 +71,8 @@ struct StdioCLITests {
         let checker = try ProtocolChecker()
         for line in lines { #expect(checker.check(runnerMessage: line) == [], "\(String(decoding: line, as: UTF8.self))") }
         let messages = try lines.map { try #require(try JSONSerialization.jsonObject(with: $0) as? [String: Any]) }
-        let suite = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: Self.vectors).appendingPathComponent("manifest.json"))) as? [String: Any])
+        let suite = try #require(
+            try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: Self.vectors).appendingPathComponent("manifest.json"))) as? [String: Any])
         #expect(messages.first?["type"] as? String == "hello" && messages.first?["suite"] as? String == (suite["suite"] as? [String: Any])?["version"] as? String)
         #expect(messages.last?["type"] as? String == "stop")
         let requests = messages.filter { $0["type"] as? String == "validate" }
@@ -97,9 +99,10 @@ struct StdioCLITests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         // Well-formed except for an extra key on every reply.
-        let sloppy = try Self.harness("""
-        send({"type": "result", "seq": m["seq"], "verdict": "accept", "confidence": 0.9})
-        """, in: directory, name: "sloppy.py")
+        let sloppy = try Self.harness(
+            """
+            send({"type": "result", "seq": m["seq"], "verdict": "accept", "confidence": 0.9})
+            """, in: directory, name: "sloppy.py")
         let selection = ["--run", "valid::appstore-*", "--parallel", "1"]
         let (lenient, lenientResults) = try Self.runCorpus(sloppy, selection)
         #expect(lenient.status == 0, "\(lenient.text)")

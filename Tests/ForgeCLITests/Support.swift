@@ -60,8 +60,14 @@ func run(_ executable: URL, _ arguments: [String], stdin: Data? = nil, in direct
     // Drain both pipes concurrently so a chatty child never blocks on a full pipe.
     let group = DispatchGroup()
     nonisolated(unsafe) var out = Data(), err = Data()
-    group.enter(); DispatchQueue.global().async { out = output.fileHandleForReading.readDataToEndOfFile(); group.leave() }
-    group.enter(); DispatchQueue.global().async { err = error.fileHandleForReading.readDataToEndOfFile(); group.leave() }
+    group.enter();
+    DispatchQueue.global().async {
+        out = output.fileHandleForReading.readDataToEndOfFile(); group.leave()
+    }
+    group.enter();
+    DispatchQueue.global().async {
+        err = error.fileHandleForReading.readDataToEndOfFile(); group.leave()
+    }
     if let stdin { try? input.fileHandleForWriting.write(contentsOf: stdin) }
     try? input.fileHandleForWriting.close()
     process.waitUntilExit()

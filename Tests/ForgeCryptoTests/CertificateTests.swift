@@ -66,7 +66,8 @@ import Testing
         #expect(
             leaf.extensionValue(oid: Self.certificatePolicies)
                 == [UInt8](
-                    hex: "305d305b060a2a864886f76364050601304d302706082b06010505070201161b68747470733a2f2f6578616d706c652e696e76616c69642f637073302206082b0601050507020230160c1454657374206f6e6c792c206e6f74204170706c65"
+                    hex:
+                        "305d305b060a2a864886f76364050601304d302706082b06010505070201161b68747470733a2f2f6578616d706c652e696e76616c69642f637073302206082b0601050507020230160c1454657374206f6e6c792c206e6f74204170706c65"
                 ))
         #expect(leaf.hasExtension(oid: Self.authorityInfoAccess))
         #expect(!leaf.hasExtension(oid: Self.extendedKeyUsage))

@@ -59,8 +59,9 @@ import Testing
         let critical = try chain.issueLeaf(
             TestChain.leafTemplate(extraExtensions: [.custom(oid: "1.3.6.1.4.1.55555.1", critical: true, derValue: [0x05, 0x00])]))
         #expect(critical.isCritical(oid: "1.3.6.1.4.1.55555.1") == true)
-        guard case .untrusted(let reason, let code, let depth) =
-            ChainVerifier.verify(leaf: critical, intermediates: [chain.intermediate], trustedRoots: [chain.root], at: Instant.jun2025)
+        guard
+            case .untrusted(let reason, let code, let depth) =
+                ChainVerifier.verify(leaf: critical, intermediates: [chain.intermediate], trustedRoots: [chain.root], at: Instant.jun2025)
         else {
             Issue.record("a leaf with an unknown critical extension must not be trusted")
             return

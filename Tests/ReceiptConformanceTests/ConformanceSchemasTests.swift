@@ -32,8 +32,10 @@ struct ConformanceSchemasTests {
     func exemplarsValidate() throws {
         let any = try ConformanceSchemas.harnessMessage
         let runnerSends: [Data] = [try encoded(RunnerHello.exemplar), try encoded(ValidateRequest.exemplar), try encoded(StopMessage.exemplar)]
-        let harnessSends: [Data] = [try encoded(HarnessHello.exemplar), try encoded(HarnessReply.resultExemplar),
-                                    try encoded(HarnessReply.skippedExemplar), try encoded(HarnessReply.erroredExemplar)]
+        let harnessSends: [Data] = [
+            try encoded(HarnessHello.exemplar), try encoded(HarnessReply.resultExemplar),
+            try encoded(HarnessReply.skippedExemplar), try encoded(HarnessReply.erroredExemplar),
+        ]
         for message in runnerSends + harnessSends {
             #expect(any.violations(message) == [], "\(String(decoding: message, as: UTF8.self))")
         }
@@ -52,8 +54,9 @@ struct ConformanceSchemasTests {
     @Test("The wire forms match the protocol text: runner hello and stop")
     func runnerMessagesOnTheWire() throws {
         let hello = try #require(try JSONSerialization.jsonObject(with: encoded(RunnerHello(suite: manifest.suite.version))) as? [String: Any])
-        #expect(hello["type"] as? String == "hello" && hello["protocol"] as? Int == HarnessProtocol.version
-            && hello["suite"] as? String == manifest.suite.version && hello.count == 3)
+        #expect(
+            hello["type"] as? String == "hello" && hello["protocol"] as? Int == HarnessProtocol.version
+                && hello["suite"] as? String == manifest.suite.version && hello.count == 3)
         #expect(String(decoding: try encoded(StopMessage()), as: UTF8.self) == #"{"type":"stop"}"#)
         #expect(try JSONDecoder().decode(RunnerHello.self, from: Data(#"{"type":"hello","protocol":1,"suite":"x"}"#.utf8)).suite == "x")
     }
@@ -76,9 +79,12 @@ struct ConformanceSchemasTests {
         for reply in replies {
             #expect(checker.check(harnessMessage: try encoded(reply)) == [], "\(reply)")
         }
-        let hellos = [HarnessHello(implementation: "x", features: [], errorGranularity: .none),
-                      HarnessHello(implementation: "y", features: Array(manifest.features.keys), errorGranularity: .coarse, clockInjection: false,
-                                   maxConcurrency: 16)]
+        let hellos = [
+            HarnessHello(implementation: "x", features: [], errorGranularity: .none),
+            HarnessHello(
+                implementation: "y", features: Array(manifest.features.keys), errorGranularity: .coarse, clockInjection: false,
+                maxConcurrency: 16),
+        ]
         for hello in hellos {
             #expect(checker.check(harnessMessage: try encoded(hello)) == [])
         }
@@ -97,9 +103,11 @@ struct ConformanceSchemasTests {
         #expect(resultsSchema.violations(try encoded(results)) == [])
         let baseline = Baseline.written(from: results, keeping: nil)
         #expect(try ConformanceSchemas.baseline.violations(encoded(baseline)) == [])
-        let tolerant = Baseline(implementation: "constant", entries: [
-            Baseline.Entry(pattern: "chain::**", outcome: .falseReject, reason: "r", issue: "https://example.invalid/1", expires: "2000-01-01"),
-        ])
+        let tolerant = Baseline(
+            implementation: "constant",
+            entries: [
+                Baseline.Entry(pattern: "chain::**", outcome: .falseReject, reason: "r", issue: "https://example.invalid/1", expires: "2000-01-01")
+            ])
         _ = tolerant.apply(to: &results, today: "2026-01-01")
         #expect(results.expiredBaselineEntries == ["chain::**"])
         #expect(resultsSchema.violations(try encoded(results)) == [])
@@ -112,20 +120,25 @@ struct ConformanceSchemasTests {
     @Test("Malformed harness messages give the violations a harness author needs")
     func malformedMessages() throws {
         func check(_ json: String) -> [String] { descriptions(checker.check(harnessMessage: Data(json.utf8))) }
-        #expect(check(#"{"type":"result","seq":"1","verdict":"yes"}"#) == [
-            #"/seq: expected integer, got "1""#, #"/verdict: expected one of accept, reject, got "yes""#,
-        ])
+        #expect(
+            check(#"{"type":"result","seq":"1","verdict":"yes"}"#) == [
+                #"/seq: expected integer, got "1""#, #"/verdict: expected one of accept, reject, got "yes""#,
+            ])
         #expect(check(#"{"type":"result","seq":1,"verdict":"accept","confidence":0.9}"#) == [#"/confidence: unexpected property "confidence""#])
         #expect(check(#"{"type":"skipped","seq":1}"#) == [#"(root): missing required property "reason""#])
         #expect(check(#"{"type":"errored","seq":-1,"message":"x"}"#) == ["/seq: expected at least 0, got -1"])
         #expect(check(#"{"type":"answer","seq":1}"#) == [#"/type: expected one of hello, result, skipped, errored, got "answer""#])
-        #expect(check(#"{"type":"result","seq":1,"verdict":"accept","decoded":{"bundleId":"a","appVersion":"1","creationDate":"d","inApp":[{}]}}"#)
-            == [#"/decoded/inApp/0: missing required property "productId""#, #"/decoded/inApp/0: missing required property "purchaseDate""#,
-                #"/decoded/inApp/0: missing required property "quantity""#, #"/decoded/inApp/0: missing required property "transactionId""#])
-        #expect(check(#"{"type":"hello","protocol":1,"implementation":"x","features":[],"errorGranularity":"exact","clockInjection":"yes","maxConcurrency":0}"#) == [
-            #"/clockInjection: expected boolean, got "yes""#, #"/errorGranularity: expected one of none, coarse, fine, got "exact""#,
-            "/maxConcurrency: expected at least 1, got 0",
-        ])
+        #expect(
+            check(#"{"type":"result","seq":1,"verdict":"accept","decoded":{"bundleId":"a","appVersion":"1","creationDate":"d","inApp":[{}]}}"#)
+                == [
+                    #"/decoded/inApp/0: missing required property "productId""#, #"/decoded/inApp/0: missing required property "purchaseDate""#,
+                    #"/decoded/inApp/0: missing required property "quantity""#, #"/decoded/inApp/0: missing required property "transactionId""#,
+                ])
+        #expect(
+            check(#"{"type":"hello","protocol":1,"implementation":"x","features":[],"errorGranularity":"exact","clockInjection":"yes","maxConcurrency":0}"#) == [
+                #"/clockInjection: expected boolean, got "yes""#, #"/errorGranularity: expected one of none, coarse, fine, got "exact""#,
+                "/maxConcurrency: expected at least 1, got 0",
+            ])
         // The runner's own hello, echoed back, is not a harness hello.
         #expect(check(#"{"type":"hello","protocol":1,"suite":"2026.11.0"}"#).contains(#"(root): missing required property "implementation""#))
         #expect(check("accept\n") == ["(root): not JSON: unexpected character at byte 0"])
@@ -134,8 +147,9 @@ struct ConformanceSchemasTests {
     @Test("Violations render as one line for the report")
     func oneLineRendering() throws {
         let violations = checker.check(harnessMessage: Data(#"{"type":"result","seq":"1","verdict":"yes"}"#.utf8))
-        #expect(ProtocolChecker.describe(violations)
-            == #"protocol violation: /seq: expected integer, got "1"; /verdict: expected one of accept, reject, got "yes""#)
+        #expect(
+            ProtocolChecker.describe(violations)
+                == #"protocol violation: /seq: expected integer, got "1"; /verdict: expected one of accept, reject, got "yes""#)
         #expect(ProtocolChecker.describe([]) == "no protocol violation")
         let many = (0..<8).map { SchemaViolation(path: "/k\($0)", message: "m") }
         #expect(ProtocolChecker.describe(many).hasSuffix("/k4: m; … and 3 more"))
@@ -154,9 +168,10 @@ struct ConformanceSchemasTests {
         object["results"] = results
         object["durationMilliseconds"] = -5
         let violations = try ConformanceSchemas.results.violations(JSONSerialization.data(withJSONObject: object))
-        #expect(descriptions(violations) == [
-            "/durationMilliseconds: expected at least 0, got -5", #"/results/1/notes: unexpected property "notes""#,
-            "/results/1/outcome: expected one of \(Outcome.allCases.map(\.rawValue).joined(separator: ", ")), got \"MAYBE\"",
-        ])
+        #expect(
+            descriptions(violations) == [
+                "/durationMilliseconds: expected at least 0, got -5", #"/results/1/notes: unexpected property "notes""#,
+                "/results/1/outcome: expected one of \(Outcome.allCases.map(\.rawValue).joined(separator: ", ")), got \"MAYBE\"",
+            ])
     }
 }

@@ -5,8 +5,9 @@ import Testing
 
 @Suite("Response mappings and shards")
 struct MappingTests {
-    let request = ValidateRequest(seq: 3, id: "binding::wrong-bundle-id", base64: "AAEC",
-                                  context: Context(now: "2025-06-15T12:00:00Z", trustAnchor: "forge-root", bundleId: "com.example.app"))
+    let request = ValidateRequest(
+        seq: 3, id: "binding::wrong-bundle-id", base64: "AAEC",
+        context: Context(now: "2025-06-15T12:00:00Z", trustAnchor: "forge-root", bundleId: "com.example.app"))
 
     @Test("verifyreceipt: the body carries receipt-data, an absent password is left out, headers carry the context")
     func verifyReceiptRequest() throws {
@@ -52,25 +53,31 @@ struct MappingTests {
 
     @Test("A mapping file: nested pointers, @status, env placeholders, a finer error class, and refusals of contradictions")
     func mappingFile() throws {
-        let mapping = try ResponseMapping.load(Data("""
-        {"mappingVersion": 1, "name": "acme",
-         "request": {"path": "/v1/check", "headers": {"Authorization": "Bearer {{env:TOKEN}}"}, "body": {"r": "{{receipt}}", "ctx": ["{{bundleId}}", "{{deviceId}}"]}},
-         "response": {"verdict": "/result/ok", "accept": ["true"], "reject": {"false": "binding"}, "errorClass": "/result/why", "message": "/result/detail"},
-         "granularity": "coarse"}
-        """.utf8))
+        let mapping = try ResponseMapping.load(
+            Data(
+                """
+                {"mappingVersion": 1, "name": "acme",
+                 "request": {"path": "/v1/check", "headers": {"Authorization": "Bearer {{env:TOKEN}}"}, "body": {"r": "{{receipt}}", "ctx": ["{{bundleId}}", "{{deviceId}}"]}},
+                 "response": {"verdict": "/result/ok", "accept": ["true"], "reject": {"false": "binding"}, "errorClass": "/result/why", "message": "/result/detail"},
+                 "granularity": "coarse"}
+                """.utf8))
         let (path, headers, body) = mapping.request(for: request, password: nil, environment: ["TOKEN": "t0k"])
         #expect(path == "/v1/check")
         #expect(headers.first { $0.0 == "Authorization" }?.1 == "Bearer t0k")
         #expect(String(decoding: body, as: UTF8.self) == #"{"ctx":["com.example.app",null],"r":"AAEC"}"#)
-        #expect(mapping.reply(seq: 1, httpStatus: 200, body: Data(#"{"result":{"ok":false,"why":"binding.bundle-id","detail":"other app"}}"#.utf8))
+        #expect(
+            mapping.reply(seq: 1, httpStatus: 200, body: Data(#"{"result":{"ok":false,"why":"binding.bundle-id","detail":"other app"}}"#.utf8))
                 == .result(seq: 1, verdict: .reject, errorClass: "binding.bundle-id", message: "other app", decoded: nil))
-        #expect(mapping.reply(seq: 1, httpStatus: 200, body: Data(#"{"result":{"ok":false}}"#.utf8))
+        #expect(
+            mapping.reply(seq: 1, httpStatus: 200, body: Data(#"{"result":{"ok":false}}"#.utf8))
                 == .result(seq: 1, verdict: .reject, errorClass: "binding", message: "/result/ok = false", decoded: nil))
 
-        let byStatus = try ResponseMapping.load(Data("""
-        {"mappingVersion": 1, "name": "s", "request": {"body": {"r": "{{receipt}}"}},
-         "response": {"verdict": "@status", "accept": ["200"], "reject": {"422": "", "400": "input"}}}
-        """.utf8))
+        let byStatus = try ResponseMapping.load(
+            Data(
+                """
+                {"mappingVersion": 1, "name": "s", "request": {"body": {"r": "{{receipt}}"}},
+                 "response": {"verdict": "@status", "accept": ["200"], "reject": {"422": "", "400": "input"}}}
+                """.utf8))
         #expect(byStatus.reply(seq: 2, httpStatus: 422, body: Data("nope".utf8)) == .result(seq: 2, verdict: .reject, errorClass: nil, message: "@status = 422", decoded: nil))
         guard case .errored = byStatus.reply(seq: 2, httpStatus: 500, body: Data()) else {
             Issue.record("an unlisted HTTP status is an error")
@@ -125,7 +132,8 @@ struct MappingTests {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let mapping = try ResponseMapping.load(Data(contentsOf: root.appendingPathComponent("examples/mapping.json")))
         #expect(mapping.name == "acme" && mapping.granularity == .coarse)
-        #expect(mapping.reply(seq: 0, httpStatus: 200, body: Data(#"{"result":{"status":"expired"}}"#.utf8))
+        #expect(
+            mapping.reply(seq: 0, httpStatus: 200, body: Data(#"{"result":{"status":"expired"}}"#.utf8))
                 == .result(seq: 0, verdict: .reject, errorClass: "policy", message: "/result/status = expired", decoded: nil))
     }
 

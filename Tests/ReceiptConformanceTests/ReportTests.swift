@@ -7,38 +7,46 @@ import Testing
 enum ReportFixtures {
     static let hostileMessage = "accepted | trusted <script>alert(\"pwned\")</script> 'single'\nsecond line"
 
-    static func result(_ id: String, _ outcome: Outcome, severity: Severity = .high, expected: Verdict = .invalid,
-                       classes: [String] = ["chain.untrusted-root"], verdict: HarnessReply.Verdict? = .reject,
-                       errorClass: String? = nil, message: String? = nil) -> VectorResult {
-        VectorResult(id: id, revision: 1, severity: severity, outcome: outcome, expected: expected, expectedErrorClasses: classes,
-                     verdict: verdict, errorClass: errorClass, message: message, durationMicroseconds: 1500)
+    static func result(
+        _ id: String, _ outcome: Outcome, severity: Severity = .high, expected: Verdict = .invalid,
+        classes: [String] = ["chain.untrusted-root"], verdict: HarnessReply.Verdict? = .reject,
+        errorClass: String? = nil, message: String? = nil
+    ) -> VectorResult {
+        VectorResult(
+            id: id, revision: 1, severity: severity, outcome: outcome, expected: expected, expectedErrorClasses: classes,
+            verdict: verdict, errorClass: errorClass, message: message, durationMicroseconds: 1500)
     }
 
     static func run(_ implementation: String, _ results: [VectorResult], diagnosis: String? = nil, expired: [String] = []) -> RunResults {
-        RunResults(suite: "2026.09.0", implementation: implementation, profile: "apple-compatible", canaryDiagnosis: diagnosis,
-                   counts: Dictionary(grouping: results, by: \.outcome.rawValue).mapValues(\.count), results: results,
-                   durationMilliseconds: 1234, expiredBaselineEntries: expired)
+        RunResults(
+            suite: "2026.09.0", implementation: implementation, profile: "apple-compatible", canaryDiagnosis: diagnosis,
+            counts: Dictionary(grouping: results, by: \.outcome.rawValue).mapValues(\.count), results: results,
+            durationMilliseconds: 1234, expiredBaselineEntries: expired)
     }
 
     /// Eight vectors, one per interesting outcome, with `|`, `<script>`, quotes, newlines and URLs in the data.
-    static let mixed = run("acme <receipts>", [
-        result("chain::foreign-root", .falseAccept, severity: .critical, verdict: .accept, message: hostileMessage),
-        result("chain::expired-leaf", .pass, errorClass: "chain.expired"),
-        result("binding::bundle-mismatch", .wrongReason, classes: ["binding.bundle-id"], errorClass: "signature.invalid",
-               message: "pipe|in|message"),
-        result("binding::device-hash", .falseReject, severity: .medium, expected: .valid, classes: [], errorClass: "binding.device-hash"),
-        result("encoding::ber-indefinite", .skip, verdict: nil, message: "feature not declared by the harness: ber"),
-        result("encoding::trailing-data", .error, verdict: nil, message: "harness died loading https://evil.example/x.js"),
-        result("policy::segmented", .acceptable, expected: .acceptable, classes: [], verdict: .accept),
-        result("policy::known", .xfail, verdict: .accept, message: "known failure: legacy (https://github.com/acme/receipts/issues/1)"),
-    ])
+    static let mixed = run(
+        "acme <receipts>",
+        [
+            result("chain::foreign-root", .falseAccept, severity: .critical, verdict: .accept, message: hostileMessage),
+            result("chain::expired-leaf", .pass, errorClass: "chain.expired"),
+            result(
+                "binding::bundle-mismatch", .wrongReason, classes: ["binding.bundle-id"], errorClass: "signature.invalid",
+                message: "pipe|in|message"),
+            result("binding::device-hash", .falseReject, severity: .medium, expected: .valid, classes: [], errorClass: "binding.device-hash"),
+            result("encoding::ber-indefinite", .skip, verdict: nil, message: "feature not declared by the harness: ber"),
+            result("encoding::trailing-data", .error, verdict: nil, message: "harness died loading https://evil.example/x.js"),
+            result("policy::segmented", .acceptable, expected: .acceptable, classes: [], verdict: .accept),
+            result("policy::known", .xfail, verdict: .accept, message: "known failure: legacy (https://github.com/acme/receipts/issues/1)"),
+        ])
 
     static func vector(_ id: String, description: String, flags: [String] = []) -> Vector {
-        Vector(id: id, revision: 1, description: description, file: id.replacingOccurrences(of: "::", with: "/") + ".der",
-               sha256: String(repeating: "ab", count: 32), flags: flags, severity: .high, features: [], canary: false,
-               context: Context(now: "2026-01-01T00:00:00Z", trustAnchor: "forge-root", bundleId: "com.example.app"),
-               expected: Expectation(verdict: .invalid, errorClasses: []),
-               provenance: Provenance(preset: "ios-basic", recipe: [RecipeStep(mutation: "swap-root", parameters: ["root": "foreign"])]))
+        Vector(
+            id: id, revision: 1, description: description, file: id.replacingOccurrences(of: "::", with: "/") + ".der",
+            sha256: String(repeating: "ab", count: 32), flags: flags, severity: .high, features: [], canary: false,
+            context: Context(now: "2026-01-01T00:00:00Z", trustAnchor: "forge-root", bundleId: "com.example.app"),
+            expected: Expectation(verdict: .invalid, errorClasses: []),
+            provenance: Provenance(preset: "ios-basic", recipe: [RecipeStep(mutation: "swap-root", parameters: ["root": "foreign"])]))
     }
 
     static let manifest = Manifest(
@@ -58,8 +66,10 @@ struct MarkdownReportTests {
         let markdown = MarkdownReport.render(ReportFixtures.mixed, manifest: nil)
         #expect(markdown.contains("| Outcome | Count |\n|---|---:|\n"))
         let lines = markdown.split(separator: "\n").map(String.init)
-        for expected in ["| **FALSE_ACCEPT** | 1 |", "| **FALSE_REJECT** | 1 |", "| **WRONG_REASON** | 1 |", "| **ERROR** | 1 |",
-                         "| PASS | 1 |", "| ACCEPTABLE | 1 |", "| XFAIL | 1 |", "| SKIP | 1 |", "| Total | 8 |"] {
+        for expected in [
+            "| **FALSE_ACCEPT** | 1 |", "| **FALSE_REJECT** | 1 |", "| **WRONG_REASON** | 1 |", "| **ERROR** | 1 |",
+            "| PASS | 1 |", "| ACCEPTABLE | 1 |", "| XFAIL | 1 |", "| SKIP | 1 |", "| Total | 8 |",
+        ] {
             #expect(lines.contains(expected), "missing count row \(expected)")
         }
         let falseAccept = try #require(lines.firstIndex(of: "| **FALSE_ACCEPT** | 1 |"))
@@ -81,8 +91,9 @@ struct MarkdownReportTests {
             #expect(!markdown.contains(quiet), "\(quiet) should not be listed")
         }
         let row = try #require(markdown.split(separator: "\n").first { $0.hasPrefix("| chain::foreign-root |") }.map(String.init))
-        #expect(row == #"| chain::foreign-root | Signed by a &lt;script&gt;evil()&lt;/script&gt; "foreign" root \| not Apple | critical | "#
-            + #"invalid \[chain.untrusted-root\] | accept | accepted \| trusted &lt;script&gt;alert("pwned")&lt;/script&gt; 'single'<br>second line |"#)
+        #expect(
+            row == #"| chain::foreign-root | Signed by a &lt;script&gt;evil()&lt;/script&gt; "foreign" root \| not Apple | critical | "#
+                + #"invalid \[chain.untrusted-root\] | accept | accepted \| trusted &lt;script&gt;alert("pwned")&lt;/script&gt; 'single'<br>second line |"#)
         // Every table row has exactly one cell per column: escaped pipes do not split cells.
         for line in markdown.split(separator: "\n") where line.hasPrefix("| chain::") || line.hasPrefix("| binding::") {
             #expect(unescapedPipes(String(line)) == 7, "\(line)")
@@ -123,8 +134,9 @@ struct MarkdownReportTests {
         #expect(clean.contains("✅ **Conformant** (exit 0)"))
         #expect(!clean.contains("Unexpected outcomes"))
 
-        let stopped = ReportFixtures.run("broken", [ReportFixtures.result("canary::basic", .falseReject, expected: .valid, classes: [])],
-                                         diagnosis: "all canaries rejected | is the *test root* configured?", expired: ["xcode::**"])
+        let stopped = ReportFixtures.run(
+            "broken", [ReportFixtures.result("canary::basic", .falseReject, expected: .valid, classes: [])],
+            diagnosis: "all canaries rejected | is the *test root* configured?", expired: ["xcode::**"])
         let markdown = MarkdownReport.render(stopped, manifest: nil)
         #expect(markdown.contains("### Canary diagnosis\n\n> all canaries rejected \\| is the \\*test root\\* configured?"))
         #expect(markdown.contains("### Expired baseline entries"))
@@ -250,7 +262,8 @@ struct ConsoleReportTests {
         #expect(!line.contains("\n") && !line.contains("\r") && !line.contains("\u{1B}"))
         #expect(line.hasPrefix("WRONG_REASON     chain::x: expected invalid [chain.untrusted-root], got reject sig nature — line one line two [31m xxx"))
         #expect(line.hasSuffix("…") && line.count < 450)
-        #expect(ReportFixtures.result("valid::y", .falseReject, expected: .valid, classes: []).summaryLine(padded: false)
+        #expect(
+            ReportFixtures.result("valid::y", .falseReject, expected: .valid, classes: []).summaryLine(padded: false)
                 == "FALSE_REJECT valid::y: expected valid, got reject")
     }
 
@@ -309,22 +322,28 @@ struct DifferentialTests {
     /// split on; v3 differs by a skip only, v6 by error class only, v9 is missing from the second A.
     static func threeTargets() -> ([RunResults], [String]) {
         typealias F = ReportFixtures
-        let a = F.run("A", [
-            F.result("t::v1", .pass, errorClass: "chain.x"), F.result("t::v2", .falseAccept, verdict: .accept),
-            F.result("t::v3", .skip, verdict: nil), F.result("t::v5", .pass), F.result("t::v6", .pass, errorClass: "chain.x"),
-            F.result("t::v7", .acceptable, expected: .acceptable, verdict: .accept),
-            F.result("t::v8", .error, verdict: nil, message: "<b>bold</b>"), F.result("t::v9", .falseAccept, verdict: .accept),
-        ])
-        let b = F.run("B", [
-            F.result("t::v1", .pass), F.result("t::v2", .pass, errorClass: "chain.x"), F.result("t::v3", .pass),
-            F.result("t::v5", .pass), F.result("t::v6", .wrongReason, errorClass: "signature.y"),
-            F.result("t::v7", .acceptable, expected: .acceptable, verdict: .reject), F.result("t::v8", .falseAccept, verdict: .accept),
-            F.result("t::v9", .falseAccept, verdict: .accept),
-        ])
-        let a2 = F.run("A", [
-            F.result("t::v1", .pass), F.result("t::v2", .pass), F.result("t::v3", .pass), F.result("t::v5", .pass),
-            F.result("t::v6", .pass), F.result("t::v7", .acceptable, expected: .acceptable, verdict: .accept), F.result("t::v8", .pass),
-        ], diagnosis: nil)
+        let a = F.run(
+            "A",
+            [
+                F.result("t::v1", .pass, errorClass: "chain.x"), F.result("t::v2", .falseAccept, verdict: .accept),
+                F.result("t::v3", .skip, verdict: nil), F.result("t::v5", .pass), F.result("t::v6", .pass, errorClass: "chain.x"),
+                F.result("t::v7", .acceptable, expected: .acceptable, verdict: .accept),
+                F.result("t::v8", .error, verdict: nil, message: "<b>bold</b>"), F.result("t::v9", .falseAccept, verdict: .accept),
+            ])
+        let b = F.run(
+            "B",
+            [
+                F.result("t::v1", .pass), F.result("t::v2", .pass, errorClass: "chain.x"), F.result("t::v3", .pass),
+                F.result("t::v5", .pass), F.result("t::v6", .wrongReason, errorClass: "signature.y"),
+                F.result("t::v7", .acceptable, expected: .acceptable, verdict: .reject), F.result("t::v8", .falseAccept, verdict: .accept),
+                F.result("t::v9", .falseAccept, verdict: .accept),
+            ])
+        let a2 = F.run(
+            "A",
+            [
+                F.result("t::v1", .pass), F.result("t::v2", .pass), F.result("t::v3", .pass), F.result("t::v5", .pass),
+                F.result("t::v6", .pass), F.result("t::v7", .acceptable, expected: .acceptable, verdict: .accept), F.result("t::v8", .pass),
+            ], diagnosis: nil)
         return ([a, b, a2], ["A", "B", "A#2"])
     }
 
@@ -374,7 +393,8 @@ struct DifferentialTests {
             run.target = target
             return run
         }
-        #expect(Differential.targetNames([targeted("ref", "stdio:forge validate --harness"), targeted("ref", "http://127.0.0.1:8080"), targeted("B", "exec:b")])
+        #expect(
+            Differential.targetNames([targeted("ref", "stdio:forge validate --harness"), targeted("ref", "http://127.0.0.1:8080"), targeted("B", "exec:b")])
                 == ["ref [stdio:forge validate --harness]", "ref [http://127.0.0.1:8080]", "B"])
     }
 

@@ -29,7 +29,8 @@ struct Constant: ReceiptValidator {
 struct RunnerTests {
     @Test("The reference validator is conformant to the corpus: no false accepts, false rejects or wrong reasons")
     func reference() async throws {
-        let results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: vectorsDirectory, profile: "apple-compatible").run(ReferenceHarness(vectorsDirectory: vectorsDirectory))
+        let results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: vectorsDirectory, profile: "apple-compatible").run(
+            ReferenceHarness(vectorsDirectory: vectorsDirectory))
         let failures = results.results.filter { $0.outcome != .pass && $0.outcome != .acceptable }
         #expect(failures.map { "\($0.id): \($0.outcome.rawValue) \($0.errorClass ?? "") \($0.message ?? "")" } == [])
         // ACCEPTABLE only where apple-compatible leaves the choice to the validator.

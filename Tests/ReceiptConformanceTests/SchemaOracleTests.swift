@@ -32,9 +32,11 @@ struct SchemaOracleTests {
             ("results.schema.json", try encoder.encode(RunResults.exemplar)),
             ("baseline.schema.json", try encoder.encode(Baseline.exemplar)),
         ]
-        for message in [try encoder.encode(RunnerHello.exemplar), try encoder.encode(ValidateRequest.exemplar), try encoder.encode(StopMessage.exemplar),
-                        try encoder.encode(HarnessHello.exemplar), try encoder.encode(HarnessReply.resultExemplar),
-                        try encoder.encode(HarnessReply.skippedExemplar), try encoder.encode(HarnessReply.erroredExemplar)] {
+        for message in [
+            try encoder.encode(RunnerHello.exemplar), try encoder.encode(ValidateRequest.exemplar), try encoder.encode(StopMessage.exemplar),
+            try encoder.encode(HarnessHello.exemplar), try encoder.encode(HarnessReply.resultExemplar),
+            try encoder.encode(HarnessReply.skippedExemplar), try encoder.encode(HarnessReply.erroredExemplar),
+        ] {
             valid.append(("harness-v1.schema.json", message))
         }
         var all: [(String, Data)] = []
@@ -46,12 +48,13 @@ struct SchemaOracleTests {
                 removed[key] = nil
                 all.append((schema, try JSONSerialization.data(withJSONObject: removed, options: .sortedKeys)))
                 var retyped = object
-                retyped[key] = switch object[key] {
-                case is String: 7
-                case is [Any]: ["not": "an array"]
-                case is [String: Any]: ["not an object"]
-                default: "not a number"
-                }
+                retyped[key] =
+                    switch object[key] {
+                    case is String: 7
+                    case is [Any]: ["not": "an array"]
+                    case is [String: Any]: ["not an object"]
+                    default: "not a number"
+                    }
                 all.append((schema, try JSONSerialization.data(withJSONObject: retyped, options: .sortedKeys)))
             }
             var extended = object
@@ -68,18 +71,22 @@ struct SchemaOracleTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("schema-oracle-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: directory) }
-        let list = documents.map { ["schema": vectorsDirectory.appendingPathComponent("schema/\($0.schema)").path,
-                                    "document": String(decoding: $0.json, as: UTF8.self)] }
+        let list = documents.map {
+            [
+                "schema": vectorsDirectory.appendingPathComponent("schema/\($0.schema)").path,
+                "document": String(decoding: $0.json, as: UTF8.self),
+            ]
+        }
         let input = directory.appendingPathComponent("documents.json")
         try JSONSerialization.data(withJSONObject: list).write(to: input)
         let script = """
-        import json, sys
-        from jsonschema import Draft202012Validator
-        schemas = {}
-        for item in json.load(open(sys.argv[1])):
-            schema = schemas.setdefault(item["schema"], Draft202012Validator(json.load(open(item["schema"]))))
-            print("valid" if schema.is_valid(json.loads(item["document"])) else "invalid")
-        """
+            import json, sys
+            from jsonschema import Draft202012Validator
+            schemas = {}
+            for item in json.load(open(sys.argv[1])):
+                schema = schemas.setdefault(item["schema"], Draft202012Validator(json.load(open(item["schema"]))))
+                print("valid" if schema.is_valid(json.loads(item["document"])) else "invalid")
+            """
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         process.arguments = [python, "-c", script, input.path]

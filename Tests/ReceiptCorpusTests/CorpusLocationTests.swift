@@ -63,8 +63,10 @@ struct CorpusLocationTests {
     }
 
     @Test func missingExplicitOrEnvironmentDirectoryDoesNotFallThrough() throws {
-        for (explicitPath, environment) in [(tree.url.appendingPathComponent("absent").path, environment),
-                                            (nil, [CorpusLocation.environmentVariable: "/nonexistent/vectors"])] {
+        for (explicitPath, environment) in [
+            (tree.url.appendingPathComponent("absent").path, environment),
+            (nil, [CorpusLocation.environmentVariable: "/nonexistent/vectors"]),
+        ] {
             do {
                 _ = try CorpusLocation.resolve(
                     explicit: explicitPath, environment: environment, currentDirectory: workingDirectory,
@@ -93,11 +95,13 @@ struct CorpusLocationTests {
 
 @Suite("Id patterns")
 struct IDPatternTests {
-    @Test("* matches any run of characters; other characters match themselves", arguments: [
-        ("chain::foreign-root", "chain::*", true), ("chain::foreign-root", "*root", true), ("chain::foreign-root", "*eign*", true),
-        ("chain::foreign-root", "chain::foreign-root", true), ("chain::foreign-root", "signature::*", false), ("chain::foreign-root", "*x*", false),
-        ("valid::a", "*", true), ("valid::a", "valid::a*b", false),
-    ])
+    @Test(
+        "* matches any run of characters; other characters match themselves",
+        arguments: [
+            ("chain::foreign-root", "chain::*", true), ("chain::foreign-root", "*root", true), ("chain::foreign-root", "*eign*", true),
+            ("chain::foreign-root", "chain::foreign-root", true), ("chain::foreign-root", "signature::*", false), ("chain::foreign-root", "*x*", false),
+            ("valid::a", "*", true), ("valid::a", "valid::a*b", false),
+        ])
     func matching(id: String, pattern: String, expected: Bool) {
         #expect(IDPattern.matches(id, pattern) == expected)
     }

@@ -8,13 +8,21 @@ private indirect enum JSON: Decodable, Equatable {
 
     init(from decoder: any Decoder) throws {
         let container = try decoder.singleValueContainer()
-        if container.decodeNil() { self = .null }
-        else if let value = try? container.decode(Bool.self) { self = .bool(value) }
-        else if let value = try? container.decode(Int.self) { self = .integer(value) }
-        else if let value = try? container.decode(Double.self) { self = .number(value) }
-        else if let value = try? container.decode(String.self) { self = .string(value) }
-        else if let value = try? container.decode([JSON].self) { self = .array(value) }
-        else { self = .object(try container.decode([String: JSON].self)) }
+        if container.decodeNil() {
+            self = .null
+        } else if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Int.self) {
+            self = .integer(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else if let value = try? container.decode([JSON].self) {
+            self = .array(value)
+        } else {
+            self = .object(try container.decode([String: JSON].self))
+        }
     }
 
     static func parse(_ data: Data) throws -> JSON { try JSONDecoder().decode(JSON.self, from: data) }
@@ -147,12 +155,15 @@ struct CorpusSchemasTests {
     @Test func dictionariesAllowAnyKey() throws {
         let manifest = try schema("manifest.schema.json")
         let properties = try #require(manifest["properties"])
-        #expect(properties["trustAnchors"] == .object([
-            "type": .string("object"), "additionalProperties": .object(["$ref": .string("#/$defs/TrustAnchor")]),
-        ]))
+        #expect(
+            properties["trustAnchors"]
+                == .object([
+                    "type": .string("object"), "additionalProperties": .object(["$ref": .string("#/$defs/TrustAnchor")]),
+                ]))
         #expect(properties["features"]?["additionalProperties"] == .object(["type": .string("string")]))
-        #expect(manifest["$defs"]?["Profile"]?["properties"]?["acceptable"]?["additionalProperties"]
-            == .object(["$ref": .string("#/$defs/Verdict")]))
+        #expect(
+            manifest["$defs"]?["Profile"]?["properties"]?["acceptable"]?["additionalProperties"]
+                == .object(["$ref": .string("#/$defs/Verdict")]))
     }
 
     @Test func exemplarAndFixtureValidate() throws {
@@ -186,8 +197,9 @@ struct CorpusSchemasTests {
         vector["context"] = .object(context)
         vectors[0] = .object(vector)
         manifest["vectors"] = .array(vectors)
-        #expect(validator.violations(of: .object(manifest), against: validator.root)
-            == ["$.vectors[0].context: unexpected property clock"])
+        #expect(
+            validator.violations(of: .object(manifest), against: validator.root)
+                == ["$.vectors[0].context: unexpected property clock"])
     }
 
     @Test func wrongTypesMissingKeysAndUnknownCasesFail() throws {
@@ -199,8 +211,9 @@ struct CorpusSchemasTests {
         vector["revision"] = .string("1")
         vector["severity"] = .string("catastrophic")
         vector["id"] = nil
-        #expect(validator.violations(of: .object(vector), against: validator.root) == [
-            "$: missing required id", "$.revision: expected integer", "$.severity: not one of the enum values",
-        ])
+        #expect(
+            validator.violations(of: .object(vector), against: validator.root) == [
+                "$: missing required id", "$.revision: expected integer", "$.severity: not one of the enum values",
+            ])
     }
 }

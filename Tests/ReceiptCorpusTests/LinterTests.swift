@@ -172,8 +172,9 @@ struct LinterTests {
             $0.schemaVersion = 3
         }
         #expect(findings.map(\.vectorID) == [nil, nil, invalidID, invalidID, invalidID])
-        #expect(findings.map(\.rule) == [
-            Rule.canaryMissing, Rule.schemaVersion, Rule.featureUnknown, Rule.revision, Rule.trustAnchorUnknown,
-        ])
+        #expect(
+            findings.map(\.rule) == [
+                Rule.canaryMissing, Rule.schemaVersion, Rule.featureUnknown, Rule.revision, Rule.trustAnchorUnknown,
+            ])
     }
 }

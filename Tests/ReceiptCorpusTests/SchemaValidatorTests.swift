@@ -35,15 +35,17 @@ struct SchemaValidatorTests {
 
     @Test("properties, required and additionalProperties (false or a schema), with JSON pointer paths")
     func objects() throws {
-        let closed = try validator(#"""
+        let closed = try validator(
+            #"""
             {"type":"object","properties":{"seq":{"type":"integer"},"a/b":{"type":"string"}},"required":["seq","id"],
              "additionalProperties":false}
             """#)
         #expect(check(closed, #"{"seq":1,"id":"x","a/b":"y"}"#) == [#"/id: unexpected property "id""#])
-        #expect(check(closed, #"{"a/b":2,"extra~":true}"#) == [
-            #"(root): missing required property "seq""#, #"(root): missing required property "id""#,
-            "/a~1b: expected string, got 2", #"/extra~0: unexpected property "extra~""#,
-        ])
+        #expect(
+            check(closed, #"{"a/b":2,"extra~":true}"#) == [
+                #"(root): missing required property "seq""#, #"(root): missing required property "id""#,
+                "/a~1b: expected string, got 2", #"/extra~0: unexpected property "extra~""#,
+            ])
         let dictionary = try validator(#"{"type":"object","additionalProperties":{"type":"integer","minimum":0}}"#)
         #expect(check(dictionary, #"{"PASS":3,"SKIP":0}"#) == [])
         #expect(check(dictionary, #"{"PASS":-1,"SKIP":"0"}"#) == ["/PASS: expected at least 0, got -1", #"/SKIP: expected integer, got "0""#])
@@ -78,14 +80,16 @@ struct SchemaValidatorTests {
 
     @Test("$ref into $defs (and to the root); a reference to nothing is refused at init")
     func references() throws {
-        let tree = try validator(#"""
+        let tree = try validator(
+            #"""
             {"$defs":{"Leaf":{"type":"object","properties":{"name":{"type":"string"}},"additionalProperties":false}},
              "type":"object","properties":{"leaf":{"$ref":"#/$defs/Leaf"},"children":{"type":"array","items":{"$ref":"#"}}}}
             """#)
         #expect(check(tree, #"{"leaf":{"name":"a"},"children":[{"leaf":{"name":"b"}}]}"#) == [])
-        #expect(check(tree, #"{"children":[{"leaf":{"name":1,"x":0}}]}"#) == [
-            "/children/0/leaf/name: expected string, got 1", #"/children/0/leaf/x: unexpected property "x""#,
-        ])
+        #expect(
+            check(tree, #"{"children":[{"leaf":{"name":1,"x":0}}]}"#) == [
+                "/children/0/leaf/name: expected string, got 1", #"/children/0/leaf/x: unexpected property "x""#,
+            ])
         #expect(throws: SchemaError(.unresolvableReference, "")) { try validator(##"{"$ref":"#/$defs/Missing"}"##) }
         #expect(throws: SchemaError(.unsupportedKeyword, "")) { try validator(#"{"$ref":"other.json#/x"}"#) }
     }
@@ -118,9 +122,10 @@ struct SchemaValidatorTests {
         #expect(check(messages, #"{"type":"result","seq":1,"verdict":"accept"}"#) == [])
         #expect(check(messages, #"{"type":"skipped","seq":1,"reason":"no"}"#) == [])
         // Judged as a skip it would have fewer complaints (type, seq), but it says it is a result.
-        #expect(check(messages, #"{"type":"result","seq":"1","reason":"x"}"#) == [
-            #"(root): missing required property "verdict""#, #"/reason: unexpected property "reason""#, #"/seq: expected integer, got "1""#,
-        ])
+        #expect(
+            check(messages, #"{"type":"result","seq":"1","reason":"x"}"#) == [
+                #"(root): missing required property "verdict""#, #"/reason: unexpected property "reason""#, #"/seq: expected integer, got "1""#,
+            ])
         #expect(check(messages, #"{"type":"result","seq":1,"verdict":"yes"}"#) == [#"/verdict: expected one of accept, reject, got "yes""#])
         #expect(check(messages, #"{"type":"skipped","seq":2}"#) == [#"(root): missing required property "reason""#])
         // No branch claims it: one finding listing what `type` may be.
@@ -141,7 +146,8 @@ struct SchemaValidatorTests {
         let optionalObject = try validator(#"{"anyOf":[{"type":"object","required":["a"]},{"type":"null"}]}"#)
         #expect(check(optionalObject, "null") == [])
         #expect(check(optionalObject, "{}") == [#"(root): missing required property "a""#])
-        let nested = try validator(#"""
+        let nested = try validator(
+            #"""
             {"oneOf":[{"$ref":"#/$defs/In"},{"$ref":"#/$defs/Out"}],
              "$defs":{"In":{"oneOf":[{"properties":{"type":{"const":"hello"},"suite":{"type":"string"}},"required":["type","suite"]},
                                      {"properties":{"type":{"const":"stop"}},"required":["type"]}]},
@@ -151,7 +157,8 @@ struct SchemaValidatorTests {
         #expect(check(nested, #"{"type":"hello","suite":1}"#) == ["/suite: expected string, got 1"])
         #expect(check(nested, #"{"type":"nope"}"#) == [#"/type: expected one of hello, stop, result, got "nope""#])
         // Starting from a subschema: only that direction's messages are allowed.
-        let outOnly = try validator(#"""
+        let outOnly = try validator(
+            #"""
             {"$defs":{"Out":{"oneOf":[{"properties":{"type":{"const":"result"}},"required":["type"]}]}}}
             """#, at: "/$defs/Out")
         #expect(check(outOnly, #"{"type":"result"}"#) == [])
@@ -185,11 +192,12 @@ struct SchemaValidatorTests {
         vectors[7]["revision"] = "2"
         object["vectors"] = vectors
         let mutated = try JSONSerialization.data(withJSONObject: object)
-        #expect(manifestValidator.violations(mutated) == [
-            SchemaViolation(path: "/vectors/3/severity", message: #"expected one of low, medium, high, critical, got "catastrophic""#),
-            SchemaViolation(path: "/vectors/5/context/clock", message: #"unexpected property "clock""#),
-            SchemaViolation(path: "/vectors/7/revision", message: #"expected integer, got "2""#),
-        ])
+        #expect(
+            manifestValidator.violations(mutated) == [
+                SchemaViolation(path: "/vectors/3/severity", message: #"expected one of low, medium, high, critical, got "catastrophic""#),
+                SchemaViolation(path: "/vectors/5/context/clock", message: #"unexpected property "clock""#),
+                SchemaViolation(path: "/vectors/7/revision", message: #"expected integer, got "2""#),
+            ])
     }
 
     @Test("Checking a whole corpus manifest is fast (schema compiled once)")

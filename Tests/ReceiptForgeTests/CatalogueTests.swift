@@ -30,9 +30,10 @@ struct CatalogueTests {
         let spec = try #require(VectorCatalogue.all.first { $0.id == id })
         let bytes = try spec.bytes(using: Self.forge)
         let anchor: CertificateRole = spec.trustAnchor == "forge-storekit" ? .storeKit : .root
-        let context = ValidationContext(trustedRoots: [Self.pki[anchor].certificate], bundleID: spec.bundleID, appVersion: spec.appVersion,
-                                        deviceID: spec.deviceID.flatMap(DeviceID.init)?.bytes, environment: spec.environment,
-                                        now: ReceiptDate.parse(spec.now)!)
+        let context = ValidationContext(
+            trustedRoots: [Self.pki[anchor].certificate], bundleID: spec.bundleID, appVersion: spec.appVersion,
+            deviceID: spec.deviceID.flatMap(DeviceID.init)?.bytes, environment: spec.environment,
+            now: ReceiptDate.parse(spec.now)!)
         let report = ReferenceValidator().validate(bytes, context: context)
         switch spec.verdict {
         case .valid:

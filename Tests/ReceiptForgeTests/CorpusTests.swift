@@ -39,10 +39,11 @@ struct CorpusTests {
             let resolved = profile.resolve(vector.flags)
             guard resolved != .acceptable else { continue }  // the profile leaves it to the validator
             let bytes = try #require(Self.generated.files[vector.file])
-            let context = ValidationContext(trustedRoots: [pki[vector.context.trustAnchor == "forge-storekit" ? .storeKit : .root].certificate],
-                                            bundleID: vector.context.bundleId, appVersion: vector.context.appVersion,
-                                            deviceID: vector.context.deviceId.flatMap(DeviceID.init)?.bytes, environment: vector.context.environment,
-                                            now: ReceiptDate.parse(vector.context.now)!)
+            let context = ValidationContext(
+                trustedRoots: [pki[vector.context.trustAnchor == "forge-storekit" ? .storeKit : .root].certificate],
+                bundleID: vector.context.bundleId, appVersion: vector.context.appVersion,
+                deviceID: vector.context.deviceId.flatMap(DeviceID.init)?.bytes, environment: vector.context.environment,
+                now: ReceiptDate.parse(vector.context.now)!)
             let report = ReferenceValidator().validate([UInt8](bytes), context: context)
             #expect(report.verdict.rawValue == resolved.rawValue, "\(vector.id): \(report.message)")
         }
@@ -60,14 +61,18 @@ struct CorpusTests {
         let byVerdict = Dictionary(grouping: acceptable, by: { apple.resolve($0.flags) }).mapValues { Set($0.map(\.id)) }
         #expect(byVerdict[.invalid] == ["chain::leaf-marker-critical"])
         #expect(byVerdict[.valid] == ["encoding::long-form-lengths", "encoding::unsorted-payload-set", "signature::signed-attributes"])
-        #expect(byVerdict[.acceptable, default: []].isSuperset(of: ["chain::leaf-without-digital-signature", "encoding::bundle-id-ia5", "encoding::creation-date-utf8",
-                                                                   "transport::pem", "chain::root-not-embedded", "signature::sha512"]))
+        #expect(
+            byVerdict[.acceptable, default: []].isSuperset(of: [
+                "chain::leaf-without-digital-signature", "encoding::bundle-id-ia5", "encoding::creation-date-utf8",
+                "transport::pem", "chain::root-not-embedded", "signature::sha512",
+            ]))
         // Every inner-tag vector follows the one rule: acceptable, flagged, no error class of its own.
         let innerTag = manifest.vectors.filter { $0.flags.contains("WRONG_INNER_TAG") }
         #expect(innerTag.count >= 5 && innerTag.allSatisfy { $0.expected.verdict == .acceptable && $0.expected.errorClasses.isEmpty })
         // Transport variants are for harnesses that decode text, and only they see them.
-        #expect(manifest.vectors.filter { $0.family == "transport" && $0.flags.contains("TRANSPORT_ENCODING") }
-            .allSatisfy { $0.features == [Feature.transportDecoding.rawValue] })
+        #expect(
+            manifest.vectors.filter { $0.family == "transport" && $0.flags.contains("TRANSPORT_ENCODING") }
+                .allSatisfy { $0.features == [Feature.transportDecoding.rawValue] })
     }
 
     @Test("The manifest's error taxonomy is ErrorClass.all, both ways; every expected class is one of them and has its family")
@@ -107,9 +112,11 @@ struct CorpusTests {
             try Self.generated.files[vector.file]!.write(to: file)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-            process.arguments = ["cms", "-verify", "-binary", "-inform", "DER", "-in", file.path, "-CAfile",
-                                 repositoryRoot.appendingPathComponent(anchors[vector.context.trustAnchor]!).path, "-purpose", "any",
-                                 "-attime", String(Int(ReceiptDate.parse("2025-06-15T12:00:00Z")!.timeIntervalSince1970)), "-out", "/dev/null"]
+            process.arguments = [
+                "cms", "-verify", "-binary", "-inform", "DER", "-in", file.path, "-CAfile",
+                repositoryRoot.appendingPathComponent(anchors[vector.context.trustAnchor]!).path, "-purpose", "any",
+                "-attime", String(Int(ReceiptDate.parse("2025-06-15T12:00:00Z")!.timeIntervalSince1970)), "-out", "/dev/null",
+            ]
             process.standardError = FileHandle.nullDevice
             process.standardOutput = FileHandle.nullDevice
             try process.run()

@@ -27,15 +27,16 @@ struct FailCaseTests {
     func replay(name: String) throws {
         let data = try Data(contentsOf: Self.directory.appendingPathComponent(name))
         let bytes = [UInt8](data)
-        switch name.prefix { $0 != "-" } {
+        switch name.prefix(while: { $0 != "-" }) {
         case "FuzzReceiptDecoder":
             if let der = try? ReceiptInput.decode(bytes).der, let container = try? ReceiptContainer(berEncoded: der), let payload = container.payload {
                 _ = try? AppReceipt(payloadBytes: payload)
             }
             _ = try? AppReceipt(payloadBytes: bytes)
         case "FuzzReferenceValidator", "FuzzInspect":
-            let context = ValidationContext(trustedRoots: [Self.pki[.root].certificate, Self.pki[.storeKit].certificate], bundleID: "com.example.app",
-                                            appVersion: "1", environment: "Production", now: pinnedNow)
+            let context = ValidationContext(
+                trustedRoots: [Self.pki[.root].certificate, Self.pki[.storeKit].certificate], bundleID: "com.example.app",
+                appVersion: "1", environment: "Production", now: pinnedNow)
             let report = ReferenceValidator().validate(bytes, context: context)
             let inspection = Inspection(report: report, source: name, inputSize: bytes.count, includeChecks: true)
             #expect(!inspection.text().isEmpty)

@@ -16,7 +16,9 @@ struct MutationTests {
         let steps: [MutationStep]
         let preset: Preset
         let expected: ErrorClass?
-        var testDescription: String { steps.map { "\($0.mutation)\($0.parameters.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined())" }.joined(separator: " + ") + " (\(preset.rawValue))" }
+        var testDescription: String {
+            steps.map { "\($0.mutation)\($0.parameters.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value)" }.joined())" }.joined(separator: " + ") + " (\(preset.rawValue))"
+        }
         init(_ steps: [MutationStep], _ expected: ErrorClass?, preset: Preset = .appstore) {
             self.steps = steps
             self.expected = expected
@@ -130,11 +132,14 @@ struct MutationTests {
     }
 
     /// Values a hand-written recipe may hold where a number belongs.
-    static let hostileNumbers = ["-1", "0", "1", "-9223372036854775808", "9223372036854775807", "2147483648", "1073741825", "-1073741825",
-                                 "99999999", "", "x", "0x10", "1e3", " 1"]
+    static let hostileNumbers = [
+        "-1", "0", "1", "-9223372036854775808", "9223372036854775807", "2147483648", "1073741825", "-1073741825",
+        "99999999", "", "x", "0x10", "1e3", " 1",
+    ]
 
-    @Test("No parameter value traps: every mutation, every hostile number, alone and after every SignerInfo is gone",
-          arguments: Mutation.catalogue.map(\.id))
+    @Test(
+        "No parameter value traps: every mutation, every hostile number, alone and after every SignerInfo is gone",
+        arguments: Mutation.catalogue.map(\.id))
     func hostileParameters(id: String) throws {
         let forge = try Forge(pki: Self.pki)
         let mutation = try Mutation.named(id)
@@ -160,8 +165,10 @@ struct MutationTests {
     @Test("Numbers are range-checked before they size anything: the error names the range")
     func rangeChecked() throws {
         let forge = try Forge(pki: Self.pki)
-        for (id, name, value) in [("trailing-bytes", "count", "-5"), ("payload-trailing-bytes", "count", "2000000"), ("truncate", "length", "-9223372036854775808"),
-                                  ("nested-sequences", "depth", "0"), ("signer-count", "count", "17"), ("flip-signature-bit", "signer", "-1")] {
+        for (id, name, value) in [
+            ("trailing-bytes", "count", "-5"), ("payload-trailing-bytes", "count", "2000000"), ("truncate", "length", "-9223372036854775808"),
+            ("nested-sequences", "depth", "0"), ("signer-count", "count", "17"), ("flip-signature-bit", "signer", "-1"),
+        ] {
             do {
                 _ = try forge.make(Self.scenario, now: pinnedNow, mutations: [MutationStep(id, [name: value])])
                 Issue.record("\(id) \(name)=\(value) was accepted")

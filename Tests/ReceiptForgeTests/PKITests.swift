@@ -61,7 +61,8 @@ struct PKITests {
         #expect(storeKit.isSelfIssued && storeKit.isCA && storeKit.isCritical(oid: "2.5.29.37") == true)
         #expect(storeKit.serialNumber == [0x01])
         #expect(pki[.foreignRoot].certificate.publicKey != root.publicKey)
-        #expect(ChainVerifier.verify(leaf: leaf, intermediates: [intermediate], trustedRoots: [root], at: pinnedNow)
+        #expect(
+            ChainVerifier.verify(leaf: leaf, intermediates: [intermediate], trustedRoots: [root], at: pinnedNow)
                 == .trusted(chain: [leaf, intermediate, root]))
     }
 

@@ -11,8 +11,9 @@ struct PresetTests {
     static let subscription = Purchase(productID: "com.example.pro.monthly", renewals: 1)
     static let lifetime = Purchase(productID: "com.example.lifetime", type: .nonConsumable)
 
-    @Test("App Store presets: DER, primitive eContent, rsaEncryption, 3 certificates leaf first, DER-sorted SETs",
-          arguments: [Preset.appstore, .appstoreSHA1, .sandbox])
+    @Test(
+        "App Store presets: DER, primitive eContent, rsaEncryption, 3 certificates leaf first, DER-sorted SETs",
+        arguments: [Preset.appstore, .appstoreSHA1, .sandbox])
     func appStoreContainer(preset: Preset) throws {
         let decoded = try Decoded(Scenario(preset: preset, purchases: [Self.subscription, Self.lifetime]))
         let shape = decoded.container.shape
@@ -36,8 +37,9 @@ struct PresetTests {
         #expect(decoded.receipt.payload.usesMinimalLengths)
     }
 
-    @Test("App Store payloads: opaque 16 bytes at version 2, every other attribute at version 1, observed fields present",
-          arguments: [Preset.appstore, .appstoreSHA1, .sandbox])
+    @Test(
+        "App Store payloads: opaque 16 bytes at version 2, every other attribute at version 1, observed fields present",
+        arguments: [Preset.appstore, .appstoreSHA1, .sandbox])
     func appStorePayload(preset: Preset) throws {
         let decoded = try Decoded(Scenario(preset: preset, purchases: [Self.subscription, Self.lifetime]))
         #expect(decoded.attribute(4)?.value.count == 16)
@@ -80,8 +82,9 @@ struct PresetTests {
         #expect(production.receipt.appItemID != 0)
     }
 
-    @Test("Xcode presets: BER indefinite, one-segment constructed eContent, one self-signed StoreKit certificate",
-          arguments: [Preset.xcode2020, .xcode2023])
+    @Test(
+        "Xcode presets: BER indefinite, one-segment constructed eContent, one self-signed StoreKit certificate",
+        arguments: [Preset.xcode2020, .xcode2023])
     func xcodeContainer(preset: Preset) throws {
         let decoded = try Decoded(Scenario(preset: preset, purchases: [Self.subscription]))
         #expect(Array(decoded.forged.bytes.prefix(2)) == [0x30, 0x80])
@@ -96,8 +99,9 @@ struct PresetTests {
         #expect(certificate.isCritical(oid: "2.5.29.37") == true)  // EKU codeSigning, critical
     }
 
-    @Test("Xcode payloads: ascending type order, 8-byte opaque at version 1, no 18/19, minimal purchases, 4001 sentinel",
-          arguments: [Preset.xcode2020, .xcode2023])
+    @Test(
+        "Xcode payloads: ascending type order, 8-byte opaque at version 1, no 18/19, minimal purchases, 4001 sentinel",
+        arguments: [Preset.xcode2020, .xcode2023])
     func xcodePayload(preset: Preset) throws {
         let decoded = try Decoded(Scenario(preset: preset, purchases: [Self.subscription]))
         #expect(decoded.types == [0, 1, 2, 3, 4, 5, 8, 12, 17, 17, 21])

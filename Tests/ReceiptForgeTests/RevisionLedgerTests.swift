@@ -29,8 +29,9 @@ struct RevisionLedgerTests {
     static func fingerprint(_ vector: Vector) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys]
-        let judged = Judged(sha256: vector.sha256, description: vector.description, flags: vector.flags, features: vector.features,
-                            severity: vector.severity, canary: vector.canary, context: vector.context, expected: vector.expected)
+        let judged = Judged(
+            sha256: vector.sha256, description: vector.description, flags: vector.flags, features: vector.features,
+            severity: vector.severity, canary: vector.canary, context: vector.context, expected: vector.expected)
         return CorpusDigest.sha256Hex(try encoder.encode(judged))
     }
 
@@ -54,8 +55,9 @@ struct RevisionLedgerTests {
             }
             #expect(now.revision >= before.revision, "\(id): revision went down from \(before.revision) to \(now.revision)")
             if now.revision == before.revision {
-                #expect(now.fingerprint == before.fingerprint,
-                        "\(id) changed (bytes, description, flags, context or expectation) but kept revision \(now.revision): bump it in VectorCatalogue")
+                #expect(
+                    now.fingerprint == before.fingerprint,
+                    "\(id) changed (bytes, description, flags, context or expectation) but kept revision \(now.revision): bump it in VectorCatalogue")
             }
         }
         let retired = Set(recorded.keys).subtracting(current.keys)

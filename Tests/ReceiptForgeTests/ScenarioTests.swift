@@ -25,8 +25,9 @@ struct ScenarioTests {
         }
     }
 
-    @Test("The device hash is SHA-1(device id ‖ opaque value ‖ bundle-id attribute value with its tag and length)",
-          arguments: ["956328D9-CC6A-47F4-BE40-6953FB0AB6C7", "f8:ff:c2:1e:91:82"])
+    @Test(
+        "The device hash is SHA-1(device id ‖ opaque value ‖ bundle-id attribute value with its tag and length)",
+        arguments: ["956328D9-CC6A-47F4-BE40-6953FB0AB6C7", "f8:ff:c2:1e:91:82"])
     func deviceHash(deviceID: String) throws {
         let decoded = try Decoded(Scenario(bundleID: "com.example.app", deviceID: deviceID))
         let device = try #require(DeviceID(deviceID))

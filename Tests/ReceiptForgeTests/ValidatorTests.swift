@@ -11,27 +11,37 @@ struct ValidatorTests {
     let pki = try! TestPKI.bundled()
     let validator = ReferenceValidator()
 
-    func context(_ anchor: CertificateRole = .root, bundle: String? = nil, device: String? = nil, version: String? = nil,
-                 environment: String? = nil) -> ValidationContext {
-        ValidationContext(trustedRoots: [pki[anchor].certificate], bundleID: bundle, appVersion: version,
-                          deviceID: device.flatMap(DeviceID.init)?.bytes, environment: environment, now: pinnedNow)
+    func context(
+        _ anchor: CertificateRole = .root, bundle: String? = nil, device: String? = nil, version: String? = nil,
+        environment: String? = nil
+    ) -> ValidationContext {
+        ValidationContext(
+            trustedRoots: [pki[anchor].certificate], bundleID: bundle, appVersion: version,
+            deviceID: device.flatMap(DeviceID.init)?.bytes, environment: environment, now: pinnedNow)
     }
 
     @Test("Accepts every preset under its trust anchor with every binding checked", arguments: Preset.allCases)
     func acceptsPresets(preset: Preset) throws {
         let device = "956328D9-CC6A-47F4-BE40-6953FB0AB6C7"
-        let forged = try sharedForge.make(Scenario(preset: preset, bundleID: "com.example.app", appVersion: "3.1", deviceID: device,
-                                                   purchases: [Purchase(productID: "p", renewals: 1)]), now: pinnedNow)
-        let report = validator.validate(forged.bytes, context: context(preset.trustAnchor, bundle: "com.example.app", device: device,
-                                                                       version: "3.1", environment: preset.environment))
+        let forged = try sharedForge.make(
+            Scenario(
+                preset: preset, bundleID: "com.example.app", appVersion: "3.1", deviceID: device,
+                purchases: [Purchase(productID: "p", renewals: 1)]), now: pinnedNow)
+        let report = validator.validate(
+            forged.bytes,
+            context: context(
+                preset.trustAnchor, bundle: "com.example.app", device: device,
+                version: "3.1", environment: preset.environment))
         #expect(report.verdict == .valid, "\(report.message)")
         #expect(report.checks.filter { $0.status == .passed }.map(\.name).contains("device hash"))
     }
 
     @Test("Rejects with the error class of the first failing step")
     func rejections() throws {
-        let forged = try sharedForge.make(Scenario(bundleID: "com.example.app", deviceID: "f8:ff:c2:1e:91:82",
-                                                   purchases: [Purchase(productID: "p")]), now: pinnedNow)
+        let forged = try sharedForge.make(
+            Scenario(
+                bundleID: "com.example.app", deviceID: "f8:ff:c2:1e:91:82",
+                purchases: [Purchase(productID: "p")]), now: pinnedNow)
         func errorClass(_ bytes: [UInt8], _ context: ValidationContext) -> ErrorClass? { validator.validate(bytes, context: context).errorClass }
         #expect(errorClass(forged.bytes, context(.foreignRoot)) == .chainUntrusted)
         #expect(errorClass(forged.bytes, context(bundle: "com.example.other")) == .bindingBundleID)
@@ -55,14 +65,19 @@ struct ValidatorTests {
     func receiptExpiration() throws {
         // A receipt with a type-21 date in the past, signed by hand with the test leaf.
         let leaf = pki[.leaf]
-        let payload = ReceiptPayload([.utf8(2, "com.example.app"), .utf8(3, "1"), .ia5(12, "2025-01-01T00:00:00Z"),
-                                      .ia5(21, "2025-02-01T00:00:00Z")]).encoded(ordering: .derSorted)
+        let payload = ReceiptPayload([
+            .utf8(2, "com.example.app"), .utf8(3, "1"), .ia5(12, "2025-01-01T00:00:00Z"),
+            .ia5(21, "2025-02-01T00:00:00Z"),
+        ]).encoded(ordering: .derSorted)
         let signature = try leaf.privateKey.signature(for: payload, algorithm: .sha256)
         let draft = SignedDataDraft(
             digestAlgorithmOIDs: [KnownOID.sha256], payload: payload,
             certificates: [leaf.certificate, pki[.intermediate].certificate, pki[.root].certificate].map(\.derRepresentation),
-            signers: [SignerInfoDraft(identity: try CertificateIdentity(derEncoded: leaf.certificate.derRepresentation),
-                                      digestAlgorithmOID: KnownOID.sha256, signatureAlgorithmOID: KnownOID.rsaEncryption, signature: signature)],
+            signers: [
+                SignerInfoDraft(
+                    identity: try CertificateIdentity(derEncoded: leaf.certificate.derRepresentation),
+                    digestAlgorithmOID: KnownOID.sha256, signatureAlgorithmOID: KnownOID.rsaEncryption, signature: signature)
+            ],
             layout: .appStore)
         let bytes = try draft.encoded()
         #expect(validator.validate(bytes, context: context()).errorClass == .policyExpired)
@@ -74,14 +89,18 @@ struct ValidatorTests {
     /// Signs `payload` as `openssl cms -sign` would: with contentType, signingTime and messageDigest attributes.
     func signedWithAttributes(_ payload: [UInt8], messageDigest: [UInt8]? = nil) throws -> [UInt8] {
         let leaf = pki[.leaf]
-        let attributes = try SignedAttributes.encode(messageDigest: messageDigest ?? DigestAlgorithm.sha256.digest(payload),
-                                                     signingTime: "250101000000Z")
+        let attributes = try SignedAttributes.encode(
+            messageDigest: messageDigest ?? DigestAlgorithm.sha256.digest(payload),
+            signingTime: "250101000000Z")
         let draft = SignedDataDraft(
             digestAlgorithmOIDs: [KnownOID.sha256], payload: payload,
             certificates: [leaf.certificate, pki[.intermediate].certificate, pki[.root].certificate].map(\.derRepresentation),
-            signers: [SignerInfoDraft(identity: try CertificateIdentity(derEncoded: leaf.certificate.derRepresentation),
-                                      digestAlgorithmOID: KnownOID.sha256, signatureAlgorithmOID: KnownOID.rsaEncryption,
-                                      signedAttributes: attributes, signature: try leaf.privateKey.signature(for: attributes, algorithm: .sha256))],
+            signers: [
+                SignerInfoDraft(
+                    identity: try CertificateIdentity(derEncoded: leaf.certificate.derRepresentation),
+                    digestAlgorithmOID: KnownOID.sha256, signatureAlgorithmOID: KnownOID.rsaEncryption,
+                    signedAttributes: attributes, signature: try leaf.privateKey.signature(for: attributes, algorithm: .sha256))
+            ],
             layout: .appStore)
         return try draft.encoded()
     }
@@ -102,8 +121,10 @@ struct ValidatorTests {
             try Data(bytes).write(to: file)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-            process.arguments = ["cms", "-verify", "-binary", "-inform", "DER", "-in", file.path, "-CAfile",
-                                 repositoryRoot.appendingPathComponent("Certificates/root.pem").path, "-purpose", "any", "-out", "/dev/null"]
+            process.arguments = [
+                "cms", "-verify", "-binary", "-inform", "DER", "-in", file.path, "-CAfile",
+                repositoryRoot.appendingPathComponent("Certificates/root.pem").path, "-purpose", "any", "-out", "/dev/null",
+            ]
             process.standardError = FileHandle.nullDevice
             try process.run()
             process.waitUntilExit()

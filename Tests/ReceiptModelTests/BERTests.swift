@@ -38,16 +38,18 @@ struct BERTests {
         #expect(joined.segments == 2)
     }
 
-    @Test("Bad headers are reported at their byte with what was expected", arguments: [
-        ([UInt8](), ReceiptDecodingError.Code.truncated, 0),
-        ([0x30], .truncated, 1),
-        ([0x30, 0x05, 0x02], .truncated, 2),
-        ([0x04, 0x80, 0x00, 0x00], .invalidLength, 1),
-        ([0x30, 0xFF], .invalidLength, 1),
-        ([0x30, 0x85, 1, 1, 1, 1, 1], .invalidLength, 1),
-        ([0x30, 0x80, 0x02, 0x01, 0x00], .truncated, 5),
-        ([0x1F, 0x01, 0x00], .unsupportedTag, 0),
-    ])
+    @Test(
+        "Bad headers are reported at their byte with what was expected",
+        arguments: [
+            ([UInt8](), ReceiptDecodingError.Code.truncated, 0),
+            ([0x30], .truncated, 1),
+            ([0x30, 0x05, 0x02], .truncated, 2),
+            ([0x04, 0x80, 0x00, 0x00], .invalidLength, 1),
+            ([0x30, 0xFF], .invalidLength, 1),
+            ([0x30, 0x85, 1, 1, 1, 1, 1], .invalidLength, 1),
+            ([0x30, 0x80, 0x02, 0x01, 0x00], .truncated, 5),
+            ([0x1F, 0x01, 0x00], .unsupportedTag, 0),
+        ])
     func badHeaders(bytes: [UInt8], code: ReceiptDecodingError.Code, offset: Int) {
         do {
             _ = try BERReader(bytes).node(at: 0)

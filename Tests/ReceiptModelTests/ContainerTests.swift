@@ -26,10 +26,12 @@ struct ContainerTests {
     static let payload = ReceiptPayload([.utf8(2, "com.example"), .utf8(3, "1")]).encoded(ordering: .derSorted)
 
     static func draft(_ layout: ContainerLayout, certificates: [[UInt8]] = [leaf, inter, root]) throws -> SignedDataDraft {
-        let signer = SignerInfoDraft(identity: try CertificateIdentity(derEncoded: leaf), digestAlgorithmOID: KnownOID.sha256,
-                                     signatureAlgorithmOID: KnownOID.rsaEncryption, signature: [UInt8](repeating: 0x5A, count: 256))
-        return SignedDataDraft(digestAlgorithmOIDs: [KnownOID.sha256], payload: payload, certificates: certificates,
-                               signers: [signer], layout: layout)
+        let signer = SignerInfoDraft(
+            identity: try CertificateIdentity(derEncoded: leaf), digestAlgorithmOID: KnownOID.sha256,
+            signatureAlgorithmOID: KnownOID.rsaEncryption, signature: [UInt8](repeating: 0x5A, count: 256))
+        return SignedDataDraft(
+            digestAlgorithmOIDs: [KnownOID.sha256], payload: payload, certificates: certificates,
+            signers: [signer], layout: layout)
     }
 
     @Test("The App Store layout is definite DER with a primitive eContent and leaf-first certificates")

@@ -4,15 +4,18 @@ import ReceiptModel
 
 @Suite("Receipt dates")
 struct DateTests {
-    @Test("Every variant seen in real receipts parses to the same instant", arguments: [
-        "2020-07-22T17:33:15Z", "2020-07-22T17:33:15.000Z", "2020-07-22T18:33:15+0100", "2020-07-22T20:33:15+03:00",
-        "2020-07-22T09:33:15-0800",
-    ])
+    @Test(
+        "Every variant seen in real receipts parses to the same instant",
+        arguments: [
+            "2020-07-22T17:33:15Z", "2020-07-22T17:33:15.000Z", "2020-07-22T18:33:15+0100", "2020-07-22T20:33:15+03:00",
+            "2020-07-22T09:33:15-0800",
+        ])
     func variants(text: String) {
         #expect(ReceiptDate.parse(text) == Date(timeIntervalSince1970: 1_595_439_195))
     }
 
-    @Test("Empty and malformed strings are absent", arguments: ["", "2020-07-22", "2020-13-01T00:00:00Z", "2020-02-30T00:00:00Z", "2020-07-22T17:33:15", "2020-07-22T17:33:15Zjunk"])
+    @Test(
+        "Empty and malformed strings are absent", arguments: ["", "2020-07-22", "2020-13-01T00:00:00Z", "2020-02-30T00:00:00Z", "2020-07-22T17:33:15", "2020-07-22T17:33:15Zjunk"])
     func absent(text: String) {
         #expect(ReceiptDate.parse(text) == nil)
     }

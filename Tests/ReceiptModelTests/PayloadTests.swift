@@ -59,17 +59,21 @@ struct PayloadTests {
         #expect(receipt.originalAppVersion == nil)
     }
 
-    @Test("INTEGER contents are minimal two's complement", arguments: [
-        (Int64(0), "00"), (127, "7f"), (128, "0080"), (-1, "ff"), (-128, "80"), (-129, "ff7f"), (256, "0100"), (0x5033_3032, "50333032"),
-    ])
+    @Test(
+        "INTEGER contents are minimal two's complement",
+        arguments: [
+            (Int64(0), "00"), (127, "7f"), (128, "0080"), (-1, "ff"), (-128, "80"), (-129, "ff7f"), (256, "0100"), (0x5033_3032, "50333032"),
+        ])
     func integerContent(value: Int64, hex: String) {
         #expect(hexString(ASN1Value.integerContent(value)) == hex)
         #expect(ASN1Value.integerValue(ASN1Value.integerContent(value)) == value)
     }
 
-    @Test("Object identifiers round-trip", arguments: [
-        KnownOID.signedData, KnownOID.sha256, KnownOID.appleReceiptSigningMarker, "2.999.3",
-    ])
+    @Test(
+        "Object identifiers round-trip",
+        arguments: [
+            KnownOID.signedData, KnownOID.sha256, KnownOID.appleReceiptSigningMarker, "2.999.3",
+        ])
     func oidRoundTrip(dotted: String) throws {
         #expect(OID.dotted(try OID.encodeContent(dotted)) == dotted)
     }

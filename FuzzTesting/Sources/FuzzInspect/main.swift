@@ -5,8 +5,9 @@ import ReceiptModel
 import ReceiptValidation
 
 let pki = try? TestPKI.bundled()
-let context = ValidationContext(trustedRoots: [pki?[.root].certificate].compactMap { $0 }, bundleID: "com.example.app",
-                                now: Date(timeIntervalSince1970: 1_750_000_000))
+let context = ValidationContext(
+    trustedRoots: [pki?[.root].certificate].compactMap { $0 }, bundleID: "com.example.app",
+    now: Date(timeIntervalSince1970: 1_750_000_000))
 
 /// What `forge inspect` prints, as text and JSON, for arbitrary bytes.
 func fuzzInspect(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {

@@ -6,7 +6,8 @@ import ReceiptModel
 func fuzzReceiptDecoder(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     let bytes = start.map { Array(UnsafeRawBufferPointer(start: $0, count: count)) } ?? []
     if let der = try? ReceiptInput.decode(bytes).der, let container = try? ReceiptContainer(berEncoded: der),
-       let payload = container.payload, let receipt = try? AppReceipt(payloadBytes: payload) {
+        let payload = container.payload, let receipt = try? AppReceipt(payloadBytes: payload)
+    {
         _ = receipt.inAppPurchases.count
     }
     // The payload decoder alone, on the raw bytes: payloads are what validators parse after the signature.

@@ -87,12 +87,13 @@ public enum ConsoleReport {
         }
 
         lines.append("")
-        let verdict = switch results.exitCode {
-        case 0: "conformant"
-        case 1: "conformance failure"
-        case 2: "infrastructure failure"
-        default: "failure"
-        }
+        let verdict =
+            switch results.exitCode {
+            case 0: "conformant"
+            case 1: "conformance failure"
+            case 2: "infrastructure failure"
+            default: "failure"
+            }
         lines.append("\(results.results.count) vectors in \(ReportText.duration(milliseconds: results.durationMilliseconds)): \(verdict) (exit \(results.exitCode))")
         if let diagnosis = results.canaryDiagnosis {
             lines += wrap("Canary diagnosis: " + diagnosis)

@@ -21,7 +21,8 @@ public enum HTMLReport {
             body += #"<div class="diagnosis"><strong>Stopped early:</strong> \#(escape(stopped))</div>"# + "\n"
         }
         if !results.expiredBaselineEntries.isEmpty {
-            body += "<h2>Expired baseline entries</h2>\n<p>Past their expiry date: they fail the run until triaged again.</p>\n<ul>"
+            body +=
+                "<h2>Expired baseline entries</h2>\n<p>Past their expiry date: they fail the run until triaged again.</p>\n<ul>"
                 + results.expiredBaselineEntries.map { "<li><code>\(escape($0))</code></li>" }.joined() + "</ul>\n"
         }
 
@@ -33,7 +34,8 @@ public enum HTMLReport {
         body += #"<tr class="total"><td>Total</td><td class="n">\#(results.results.count)</td></tr>"# + "\n</tbody></table>\n"
 
         body += "<h2>Vectors</h2>\n" + filterControls(unexpectedToggle: true)
-        body += #"<table class="results sortable filterable"><thead><tr>"#
+        body +=
+            #"<table class="results sortable filterable"><thead><tr>"#
             + ["ID", "Severity", "Flags", "Expected", "Got", "Outcome", "Message"].map { "<th>\($0)</th>" }.joined() + "</tr></thead><tbody>\n"
         let rank = Dictionary(uniqueKeysWithValues: Outcome.reportOrder.enumerated().map { ($1, $0) })
         let rows = results.results.sorted { (rank[$0.outcome] ?? 99, $0.id) < (rank[$1.outcome] ?? 99, $1.id) }
@@ -54,13 +56,16 @@ public enum HTMLReport {
         let names = Differential.targetNames(matrix)
         var body = "<h1>Receipt conformance: differential run of \(matrix.count) target\(matrix.count == 1 ? "" : "s")</h1>\n"
 
-        body += "<h2>Targets</h2>\n" + #"<table class="targets"><thead><tr><th>Target</th><th>Suite</th><th>Profile</th><th>Vectors</th><th>Verdict</th><th>Counts</th></tr></thead><tbody>"# + "\n"
+        body +=
+            "<h2>Targets</h2>\n"
+            + #"<table class="targets"><thead><tr><th>Target</th><th>Suite</th><th>Profile</th><th>Vectors</th><th>Verdict</th><th>Counts</th></tr></thead><tbody>"# + "\n"
         for (name, run) in zip(names, matrix) {
             let counts = ReportText.counts(run)
             let summary = Outcome.reportOrder.compactMap { outcome in
                 counts[outcome].map { #"<span class="o-\#(outcome.rawValue)">\#(outcome.rawValue)&nbsp;\#($0)</span>"# }
             }.joined(separator: " ")
-            body += "<tr><td>\(escape(name))</td><td>\(escape(run.suite))</td><td>\(escape(run.profile ?? "none"))</td>"
+            body +=
+                "<tr><td>\(escape(name))</td><td>\(escape(run.suite))</td><td>\(escape(run.profile ?? "none"))</td>"
                 + #"<td class="n">\#(run.results.count)</td><td class="exit-\#(run.exitCode)">\#(verdictText(run.exitCode)) (exit \#(run.exitCode))</td><td>\#(summary)</td></tr>"#
                 + "\n"
             if let diagnosis = run.canaryDiagnosis {
@@ -72,16 +77,19 @@ public enum HTMLReport {
         let clusters = cluster(matrix)
         let disagreeing = clusters.filter(\.disagree)
         let disagreeingVectors = disagreeing.reduce(0) { $0 + $1.ids.count }
-        body += "<h2>Results</h2>\n<p>\(disagreeingVectors) vector\(disagreeingVectors == 1 ? "" : "s") with disagreeing verdicts "
+        body +=
+            "<h2>Results</h2>\n<p>\(disagreeingVectors) vector\(disagreeingVectors == 1 ? "" : "s") with disagreeing verdicts "
             + "in \(disagreeing.count) pattern\(disagreeing.count == 1 ? "" : "s"); \(clusters.count) result pattern\(clusters.count == 1 ? "" : "s") in all.</p>\n"
         body += filterControls(unexpectedToggle: true)
-        body += #"<table class="matrix sortable filterable"><thead><tr><th>Agreement</th><th>Vectors</th><th>Expected</th>"#
+        body +=
+            #"<table class="matrix sortable filterable"><thead><tr><th>Agreement</th><th>Vectors</th><th>Expected</th>"#
             + names.map { "<th>\(escape($0))</th>" }.joined() + "<th>IDs</th></tr></thead><tbody>\n"
         let byID = matrix.map { run in Dictionary(run.results.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first }) }
         for (index, cluster) in clusters.enumerated() {
             // `unexpected` drives the "unexpected only" toggle: a disagreement, or a verdict the corpus forbids.
             let bad = cluster.answers.contains { cellClass($0, expected: cluster.expected) == "bad" }
-            body += "<tr class=\"\(cluster.disagree ? "disagree unexpected" : bad ? "unexpected" : "agree")\">"
+            body +=
+                "<tr class=\"\(cluster.disagree ? "disagree unexpected" : bad ? "unexpected" : "agree")\">"
                 + #"<td data-key="\#(index)">\#(cluster.disagree ? "disagree" : "agree")</td><td class="n">\#(cluster.ids.count)</td><td>\#(cluster.expected.rawValue)</td>"#
             for answer in cluster.answers {
                 body += #"<td class="c-\#(cellClass(answer, expected: cluster.expected))">\#(escape(answer))</td>"#
@@ -167,8 +175,10 @@ public enum HTMLReport {
     }
 
     private static func contextText(_ context: Context) -> String {
-        let fields: [(String, String?)] = [("now", context.now), ("trustAnchor", context.trustAnchor), ("bundleId", context.bundleId),
-                                           ("appVersion", context.appVersion), ("deviceId", context.deviceId), ("environment", context.environment)]
+        let fields: [(String, String?)] = [
+            ("now", context.now), ("trustAnchor", context.trustAnchor), ("bundleId", context.bundleId),
+            ("appVersion", context.appVersion), ("deviceId", context.deviceId), ("environment", context.environment),
+        ]
         return fields.compactMap { name, value in value.map { "\(name)=\($0)" } }.joined(separator: ", ")
     }
 

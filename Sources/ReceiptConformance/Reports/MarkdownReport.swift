@@ -38,8 +38,9 @@ public enum MarkdownReport {
             out += results.expiredBaselineEntries.map { "- \(escape($0))\n" }.joined() + "\n"
         }
 
-        let unexpected = Dictionary(grouping: results.results.filter { $0.outcome.isConformanceFailure || $0.outcome.isInfrastructureFailure },
-                                    by: \.outcome)
+        let unexpected = Dictionary(
+            grouping: results.results.filter { $0.outcome.isConformanceFailure || $0.outcome.isInfrastructureFailure },
+            by: \.outcome)
         guard !unexpected.isEmpty else { return out }
         out += "### Unexpected outcomes\n\n"
         let limit = max(0, sampleLimit)
@@ -48,13 +49,17 @@ public enum MarkdownReport {
             // Most harmful first, so a sample keeps what matters.
             let rows = group.sorted { ($0.severity, $1.id) > ($1.severity, $0.id) }
             out += "#### \(outcome.rawValue) (\(rows.count))\n\n"
-            out += vectors.isEmpty ? "| ID | Severity | Expected | Got | Message |\n|---|---|---|---|---|\n"
+            out +=
+                vectors.isEmpty
+                ? "| ID | Severity | Expected | Got | Message |\n|---|---|---|---|---|\n"
                 : "| ID | Description | Severity | Expected | Got | Message |\n|---|---|---|---|---|---|\n"
             for result in rows.prefix(limit) {
                 var cells = [escape(result.id)]
                 if !vectors.isEmpty { cells.append(escape(vectors[result.id]?.description ?? "")) }
-                cells += [result.severity.rawValue, escape(ReportText.expected(result)), escape(ReportText.got(result)),
-                          escape(truncated(result.message ?? ""))]
+                cells += [
+                    result.severity.rawValue, escape(ReportText.expected(result)), escape(ReportText.got(result)),
+                    escape(truncated(result.message ?? "")),
+                ]
                 out += "| " + cells.joined(separator: " | ") + " |\n"
             }
             if rows.count > limit {

@@ -22,10 +22,13 @@ public enum MatrixReport {
             let counts = ReportText.counts(run)
             let other = counts.filter { !main.contains($0.key) }.sorted { $0.key.rawValue < $1.key.rawValue }
                 .map { "\($0.value) \($0.key.rawValue)" }.joined(separator: ", ")
-            out += "| \(MarkdownReport.escape(name)) | " + main.map { String(counts[$0, default: 0]) }.joined(separator: " | ")
+            out +=
+                "| \(MarkdownReport.escape(name)) | " + main.map { String(counts[$0, default: 0]) }.joined(separator: " | ")
                 + " | \(other.isEmpty ? "" : other) | \(run.durationDescription) |\n"
         }
-        let stopped = zip(names, runs).compactMap { name, run in run.canaryDiagnosis.map { "- **\(MarkdownReport.escape(name))** stopped at the canaries: \(MarkdownReport.escape($0))" } }
+        let stopped = zip(names, runs).compactMap { name, run in
+            run.canaryDiagnosis.map { "- **\(MarkdownReport.escape(name))** stopped at the canaries: \(MarkdownReport.escape($0))" }
+        }
         if !stopped.isEmpty { out += "\n" + stopped.joined(separator: "\n") + "\n" }
 
         out += "\nPer family: " + familyColumns.map(\.rawValue).joined(separator: " / ") + " (the rest of a family is ACCEPTABLE, or an outcome of the \"other\" column)\n\n"

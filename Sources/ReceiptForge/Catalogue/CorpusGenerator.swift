@@ -24,8 +24,10 @@ public struct CorpusGenerator: Sendable {
     public func build() throws(ForgeError) -> (manifest: Manifest, files: [String: Data]) {
         var files: [String: Data] = [:]
         var anchors: [String: TrustAnchor] = [:]
-        for (id, role, text) in [("forge-root", CertificateRole.root, "The receipt-forge TEST root (plays Apple Root CA)."),
-                                 ("forge-storekit", .storeKit, "The receipt-forge TEST StoreKit certificate (plays Xcode's StoreKit certificate).")] {
+        for (id, role, text) in [
+            ("forge-root", CertificateRole.root, "The receipt-forge TEST root (plays Apple Root CA)."),
+            ("forge-storekit", .storeKit, "The receipt-forge TEST StoreKit certificate (plays Xcode's StoreKit certificate)."),
+        ] {
             let der = forge.pki[role].certificate.derRepresentation
             files["anchors/\(id).der"] = Data(der)
             anchors[id] = TrustAnchor(file: "anchors/\(id).der", sha256: try sha256(der), testOnly: true, description: text)
@@ -35,15 +37,19 @@ public struct CorpusGenerator: Sendable {
             let bytes = try spec.bytes(using: forge)
             let file = "\(spec.family)/\(spec.name).\(spec.fileExtension)"
             files[file] = Data(bytes)
-            vectors.append(Vector(
-                id: spec.id, revision: spec.revision, description: spec.description, file: file, sha256: try sha256(bytes), flags: spec.flags,
-                severity: spec.severity, features: spec.features, canary: spec.canary,
-                context: Context(now: spec.now, trustAnchor: spec.trustAnchor, bundleId: spec.bundleID, appVersion: spec.appVersion,
-                                 deviceId: spec.deviceID, environment: spec.environment),
-                expected: Expectation(verdict: spec.verdict, errorClasses: spec.errorClasses.map(\.rawValue),
-                                      decoded: spec.verdict == .valid ? Self.decoded(bytes) : nil),
-                provenance: Provenance(preset: (spec.scenario.preset ?? .appstore).rawValue,
-                                       recipe: spec.mutations.map { RecipeStep(mutation: $0.mutation, parameters: $0.parameters) })))
+            vectors.append(
+                Vector(
+                    id: spec.id, revision: spec.revision, description: spec.description, file: file, sha256: try sha256(bytes), flags: spec.flags,
+                    severity: spec.severity, features: spec.features, canary: spec.canary,
+                    context: Context(
+                        now: spec.now, trustAnchor: spec.trustAnchor, bundleId: spec.bundleID, appVersion: spec.appVersion,
+                        deviceId: spec.deviceID, environment: spec.environment),
+                    expected: Expectation(
+                        verdict: spec.verdict, errorClasses: spec.errorClasses.map(\.rawValue),
+                        decoded: spec.verdict == .valid ? Self.decoded(bytes) : nil),
+                    provenance: Provenance(
+                        preset: (spec.scenario.preset ?? .appstore).rawValue,
+                        recipe: spec.mutations.map { RecipeStep(mutation: $0.mutation, parameters: $0.parameters) })))
         }
         let manifest = Manifest(
             schemaVersion: 1, suite: Suite(name: "receipt-forge", version: "2026.11.0"),
@@ -97,15 +103,18 @@ public struct CorpusGenerator: Sendable {
     /// What a decoding validator must report for a valid vector, dates normalised to `YYYY-MM-DDThh:mm:ssZ`.
     static func decoded(_ bytes: [UInt8]) -> DecodedReceipt? {
         guard let der = try? ReceiptInput.decode(bytes).der, let payload = try? ReceiptContainer(berEncoded: der).payload,
-              let receipt = try? AppReceipt(payloadBytes: payload) else { return nil }
+            let receipt = try? AppReceipt(payloadBytes: payload)
+        else { return nil }
         func normal(_ date: Date?) -> String? { date.map { ReceiptDate.format($0) } }
         let purchases = receipt.inAppPurchases.map { purchase in
-            DecodedPurchase(productId: purchase.productID ?? "", quantity: Int(purchase.quantity ?? 1), transactionId: purchase.transactionID ?? "",
-                            originalTransactionId: purchase.originalTransactionID, purchaseDate: normal(purchase.purchaseDate) ?? "",
-                            expiresDate: normal(purchase.expiresDate), cancellationDate: normal(purchase.cancellationDate))
+            DecodedPurchase(
+                productId: purchase.productID ?? "", quantity: Int(purchase.quantity ?? 1), transactionId: purchase.transactionID ?? "",
+                originalTransactionId: purchase.originalTransactionID, purchaseDate: normal(purchase.purchaseDate) ?? "",
+                expiresDate: normal(purchase.expiresDate), cancellationDate: normal(purchase.cancellationDate))
         }
-        return DecodedReceipt(bundleId: receipt.bundleID ?? "", appVersion: receipt.appVersion ?? "", originalAppVersion: receipt.originalAppVersion,
-                              receiptType: receipt.receiptType, creationDate: normal(receipt.creationDate) ?? "",
-                              expirationDate: normal(receipt.expirationDate), inApp: purchases)
+        return DecodedReceipt(
+            bundleId: receipt.bundleID ?? "", appVersion: receipt.appVersion ?? "", originalAppVersion: receipt.originalAppVersion,
+            receiptType: receipt.receiptType, creationDate: normal(receipt.creationDate) ?? "",
+            expirationDate: normal(receipt.expirationDate), inApp: purchases)
     }
 }

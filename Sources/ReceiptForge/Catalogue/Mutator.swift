@@ -39,13 +39,15 @@ public struct MutantRecipe: Codable, Sendable, Hashable {
         self.init(base: base, steps: steps, oracle: Self.oracle(for: steps))
     }
 
-    static let fuzzValues = ["-1", "0", "1", "2", "3", "4", "7", "16", "17", "100", "128", "255", "256", "1000", "4096", "4097", "65535",
-                             "100000", "1000000", "1000001", "1048576", "1048577", "2147483647", "2147483648", "-2147483649",
-                             "9223372036854775807", "-9223372036854775808", "1073741824", "-1073741825", "", "x", "00", "ff", "0c", "16",
-                             "zz", "reverse", "2,1,0", "0,0,0,0", "9,9", "root", "intermediate", "leaf", "foreign-root", "storekit", "md5",
-                             "sha1", "sha256", "sha512", "primitive", "detached", "constructed-0", "constructed-4096", "constructed-4097",
-                             "minimal", "indefinite", "long", "base64", "pem", "2025-06-15T12:00:00Z", "1.2.3", "1.2.840.113549.1.1.11", "..",
-                             "expired", "no-marker", "marker-critical", "self-signed"]
+    static let fuzzValues = [
+        "-1", "0", "1", "2", "3", "4", "7", "16", "17", "100", "128", "255", "256", "1000", "4096", "4097", "65535",
+        "100000", "1000000", "1000001", "1048576", "1048577", "2147483647", "2147483648", "-2147483649",
+        "9223372036854775807", "-9223372036854775808", "1073741824", "-1073741825", "", "x", "00", "ff", "0c", "16",
+        "zz", "reverse", "2,1,0", "0,0,0,0", "9,9", "root", "intermediate", "leaf", "foreign-root", "storekit", "md5",
+        "sha1", "sha256", "sha512", "primitive", "detached", "constructed-0", "constructed-4096", "constructed-4097",
+        "minimal", "indefinite", "long", "base64", "pem", "2025-06-15T12:00:00Z", "1.2.3", "1.2.840.113549.1.1.11", "..",
+        "expired", "no-marker", "marker-critical", "self-signed",
+    ]
 
     /// `must-reject` when a step edits bytes after signing, else `none`.
     static func oracle(for steps: [MutationStep]) -> String {
@@ -54,9 +56,11 @@ public struct MutantRecipe: Codable, Sendable, Hashable {
 
     /// `mut::<base family>-<base name>::<first 8 hex of the recipe's hash>`: stable for the same recipe.
     public var id: String {
-        let canonical = base + "|" + steps.map { step in
-            step.mutation + "(" + step.parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",") + ")"
-        }.joined(separator: ";")
+        let canonical =
+            base + "|"
+            + steps.map { step in
+                step.mutation + "(" + step.parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",") + ")"
+            }.joined(separator: ";")
         let hex = String(StableHash.fnv1a(canonical.utf8), radix: 16)
         return "mut::\(base.replacingOccurrences(of: "::", with: "-"))::\(String(repeating: "0", count: max(0, 16 - hex.count)) + hex)".prefix(200).description
     }

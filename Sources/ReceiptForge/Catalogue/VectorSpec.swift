@@ -36,10 +36,12 @@ public struct VectorSpec: Sendable {
     public var family: String { String(id.prefix { $0 != ":" }) }
     public var name: String { String(id.split(separator: ":").last ?? "") }
 
-    init(_ id: String, _ description: String, scenario: Scenario = VectorCatalogue.baseScenario, mutations: [MutationStep] = [],
-         verdict: Verdict, errorClasses: [ErrorClass] = [], flags: [String] = [], severity: Severity = .medium, features: [String] = [],
-         canary: Bool = false, made: String? = nil, trustAnchor: String? = nil, bundleID: String? = VectorCatalogue.bundleID,
-         appVersion: String? = nil, deviceID: String? = nil, environment: String? = nil, fileExtension: String = "der", revision: Int = 1) {
+    init(
+        _ id: String, _ description: String, scenario: Scenario = VectorCatalogue.baseScenario, mutations: [MutationStep] = [],
+        verdict: Verdict, errorClasses: [ErrorClass] = [], flags: [String] = [], severity: Severity = .medium, features: [String] = [],
+        canary: Bool = false, made: String? = nil, trustAnchor: String? = nil, bundleID: String? = VectorCatalogue.bundleID,
+        appVersion: String? = nil, deviceID: String? = nil, environment: String? = nil, fileExtension: String = "der", revision: Int = 1
+    ) {
         self.id = id
         self.revision = revision
         self.description = description

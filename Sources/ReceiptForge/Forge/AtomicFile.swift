@@ -1,8 +1,8 @@
 public import Foundation
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #elseif canImport(Darwin)
-import Darwin
+    import Darwin
 #endif
 
 /// Writes files so that readers never see half of one: write a temporary sibling, then rename(2),

@@ -46,8 +46,9 @@ public struct Forge: Sendable {
             let identity = try ForgeError.encoding("reading the \(preset.chain[0].fileStem) certificate") { () throws(ReceiptDecodingError) in
                 try CertificateIdentity(derEncoded: signer.certificate.derRepresentation)
             }
-            signing[preset] = Signing(key: signer.privateKey, certificates: preset.chain.map { pki[$0].certificate.derRepresentation },
-                                      identity: identity, trustAnchor: pki[preset.trustAnchor].certificate)
+            signing[preset] = Signing(
+                key: signer.privateKey, certificates: preset.chain.map { pki[$0].certificate.derRepresentation },
+                identity: identity, trustAnchor: pki[preset.trustAnchor].certificate)
         }
         self.signing = signing
     }
@@ -58,8 +59,10 @@ public struct Forge: Sendable {
     ///   - now: the creation time; relative options (`expired`…) follow it.
     ///   - naming: how problems name fields (flags for the CLI, keys for spec files).
     ///   - mutations: named defects applied on top of the valid receipt, in order (see ``Mutation``).
-    public func make(_ scenario: Scenario, now: Date, naming: FieldNaming = .specKeys,
-                     mutations: [MutationStep] = []) throws(ForgeError) -> ForgedReceipt {
+    public func make(
+        _ scenario: Scenario, now: Date, naming: FieldNaming = .specKeys,
+        mutations: [MutationStep] = []
+    ) throws(ForgeError) -> ForgedReceipt {
         guard mutations.count <= MutationBounds.maxSteps else {
             throw ForgeError(.invalidRecipe, "\(mutations.count) mutation steps; at most \(MutationBounds.maxSteps) are allowed")
         }
@@ -94,13 +97,15 @@ public struct Forge: Sendable {
         try run(.signing)
         try stages.sign()
         try run(.signed)
-        let draft = SignedDataDraft(digestAlgorithmOIDs: stages.digestAlgorithmOIDs, payload: stages.payload,
-                                    certificates: stages.certificates, signers: stages.signers, layout: stages.layout)
+        let draft = SignedDataDraft(
+            digestAlgorithmOIDs: stages.digestAlgorithmOIDs, payload: stages.payload,
+            certificates: stages.certificates, signers: stages.signers, layout: stages.layout)
         stages.bytes = try ForgeError.encoding("encoding the container") { () throws(ReceiptDecodingError) in try draft.encoded() }
         try run(.encoded)
-        return ForgedReceipt(bytes: stages.bytes, payload: stages.payload, preset: preset, now: plan.now, seed: plan.seed,
-                             deviceID: plan.deviceID, bundleID: plan.bundleID, appVersion: plan.appVersion,
-                             environment: plan.environment, transactions: plan.transactions, trustAnchor: setup.trustAnchor)
+        return ForgedReceipt(
+            bytes: stages.bytes, payload: stages.payload, preset: preset, now: plan.now, seed: plan.seed,
+            deviceID: plan.deviceID, bundleID: plan.bundleID, appVersion: plan.appVersion,
+            environment: plan.environment, transactions: plan.transactions, trustAnchor: setup.trustAnchor)
     }
 }
 
@@ -153,8 +158,11 @@ public struct ForgeStages: Sendable {
         let signature = try ForgeError.wrapping("signing the payload") {
             try key.signature(forDigest: try algorithm.digest(signedBytes), algorithm: algorithm)
         }
-        signers = [SignerInfoDraft(identity: signerIdentity, digestAlgorithmOID: signerDigestOID, signatureAlgorithmOID: signatureAlgorithmOID,
-                                   signedAttributes: attributes, signature: signature)]
+        signers = [
+            SignerInfoDraft(
+                identity: signerIdentity, digestAlgorithmOID: signerDigestOID, signatureAlgorithmOID: signatureAlgorithmOID,
+                signedAttributes: attributes, signature: signature)
+        ]
     }
 }
 
@@ -226,8 +234,10 @@ struct ReceiptPlan {
         var attributes: [ReceiptAttribute]
         if preset.isXcode {
             // Ascending type order, only the fields Xcode writes (no 18, no 19).
-            attributes = [.utf8(0, environment), .integer(1, 0), bundleAttribute, .utf8(3, appVersion),
-                          .raw(4, opaque, version: preset.opaqueValue.version), .raw(5, hash), .ia5(8, ""), .ia5(12, date(now))]
+            attributes = [
+                .utf8(0, environment), .integer(1, 0), bundleAttribute, .utf8(3, appVersion),
+                .raw(4, opaque, version: preset.opaqueValue.version), .raw(5, hash), .ia5(8, ""), .ia5(12, date(now)),
+            ]
             if let originalAppVersion { attributes.append(.utf8(19, originalAppVersion)) }
             attributes += purchases
             attributes.append(.ia5(21, date(ReceiptDate.sentinel)))
@@ -258,9 +268,11 @@ struct ReceiptPlan {
         let isSubscription = transaction.type == .autoRenewable
         var fields: [ReceiptAttribute]
         if preset.isXcode {
-            fields = [.integer(1701, Int64(transaction.quantity)), .utf8(1702, transaction.productID), .utf8(1703, transaction.transactionID),
-                      .ia5(1704, date(transaction.purchaseDate)), .ia5(1708, transaction.expiresDate.map(date) ?? ""),
-                      .integer(1719, transaction.isInIntroOfferPeriod ? 1 : 0)]
+            fields = [
+                .integer(1701, Int64(transaction.quantity)), .utf8(1702, transaction.productID), .utf8(1703, transaction.transactionID),
+                .ia5(1704, date(transaction.purchaseDate)), .ia5(1708, transaction.expiresDate.map(date) ?? ""),
+                .integer(1719, transaction.isInIntroOfferPeriod ? 1 : 0),
+            ]
             if let promo = transaction.promotionalOfferID { fields.append(.utf8(1721, promo)) }
         } else {
             fields = [

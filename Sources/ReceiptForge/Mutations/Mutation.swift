@@ -47,8 +47,10 @@ public struct Mutation: Sendable {
     public let parameters: [(name: String, meaning: String)]
     let body: @Sendable (inout ForgeStages, Parameters) throws(ForgeError) -> Void
 
-    init(_ id: MutationID, _ stage: Stage, _ summary: String, bugClass: String, parameters: [(String, String)] = [],
-         _ body: @escaping @Sendable (inout ForgeStages, Parameters) throws(ForgeError) -> Void) {
+    init(
+        _ id: MutationID, _ stage: Stage, _ summary: String, bugClass: String, parameters: [(String, String)] = [],
+        _ body: @escaping @Sendable (inout ForgeStages, Parameters) throws(ForgeError) -> Void
+    ) {
         self.id = id.rawValue
         self.stage = stage
         self.summary = summary
@@ -105,10 +107,13 @@ public struct Mutation: Sendable {
             guard text.utf8.count <= 2 * MutationBounds.maxAddedBytes else {
                 throw ForgeError(.invalidRecipe, "mutation \(mutation): '\(name)' holds more than \(MutationBounds.maxAddedBytes) bytes")
             }
-            guard text.count % 2 == 0, let bytes = Optional(stride(from: 0, to: text.count, by: 2).compactMap({ offset -> UInt8? in
-                let start = text.index(text.startIndex, offsetBy: offset)
-                return UInt8(text[start..<text.index(start, offsetBy: 2)], radix: 16)
-            })), bytes.count * 2 == text.count else {
+            guard text.count % 2 == 0,
+                let bytes = Optional(
+                    stride(from: 0, to: text.count, by: 2).compactMap({ offset -> UInt8? in
+                        let start = text.index(text.startIndex, offsetBy: offset)
+                        return UInt8(text[start..<text.index(start, offsetBy: 2)], radix: 16)
+                    })), bytes.count * 2 == text.count
+            else {
                 throw ForgeError(.invalidRecipe, "mutation \(mutation): '\(name)' must be hex, not '\(text)'")
             }
             return bytes

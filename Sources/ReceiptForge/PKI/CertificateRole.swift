@@ -88,8 +88,10 @@ public enum TestPKIProfile {
             serial = role == .root ? [0x02] : [0x03]
         case .intermediate, .intermediateSHA1:
             let sha1 = role == .intermediateSHA1
-            oneLine = [("CN", "receipt-forge TEST Worldwide Developer Relations CA — not Apple"),
-                       ("OU", sha1 ? "receipt-forge TEST Certification Authority" : "G5"), ("O", "receipt-forge TEST"), ("C", "US")]
+            oneLine = [
+                ("CN", "receipt-forge TEST Worldwide Developer Relations CA — not Apple"),
+                ("OU", sha1 ? "receipt-forge TEST Certification Authority" : "G5"), ("O", "receipt-forge TEST"), ("C", "US"),
+            ]
             extensions = [
                 .basicConstraints(isCA: true, pathLength: 0, critical: true),
                 .authorityKeyIdentifier,
@@ -103,15 +105,19 @@ public enum TestPKIProfile {
             notAfter = date(2098, 12, 31, 23, 59, 59)
         case .leaf, .leafSHA1:
             let sha1 = role == .leafSHA1
-            oneLine = [("CN", "receipt-forge TEST Receipt Signing — not Apple"), ("OU", "receipt-forge TEST Developer Relations"),
-                       ("O", "receipt-forge TEST"), ("C", "US")]
+            oneLine = [
+                ("CN", "receipt-forge TEST Receipt Signing — not Apple"), ("OU", "receipt-forge TEST Developer Relations"),
+                ("O", "receipt-forge TEST"), ("C", "US"),
+            ]
             extensions = [
                 .basicConstraints(isCA: false, critical: true),
                 .authorityKeyIdentifier,
                 .authorityInformationAccess(ocsp: ["\(loopbackBase)/ocsp03-wwdrg505"], caIssuers: ["\(loopbackBase)/wwdrg5.der"]),
-                .certificatePolicies([CertificatePolicy(
-                    oid: KnownOID.appleReceiptSigningPolicy, cpsURI: "\(loopbackBase)/certificateauthority/",
-                    userNotice: "TEST certificate of receipt-forge, not issued by Apple. Reliance on it by any party is a test.")]),
+                .certificatePolicies([
+                    CertificatePolicy(
+                        oid: KnownOID.appleReceiptSigningPolicy, cpsURI: "\(loopbackBase)/certificateauthority/",
+                        userNotice: "TEST certificate of receipt-forge, not issued by Apple. Reliance on it by any party is a test.")
+                ]),
                 .subjectKeyIdentifier,
                 .keyUsage([.digitalSignature], critical: true),
                 .custom(oid: KnownOID.appleReceiptSigningMarker, critical: false, derValue: [0x05, 0x00]),
@@ -129,8 +135,9 @@ public enum TestPKIProfile {
             digest = .sha256
             serial = [0x01]
         }
-        return CertificateTemplate(serialNumber: serial, subject: DistinguishedName(oneLine), notBefore: notBefore,
-                                   notAfter: notAfter, extensions: extensions, signatureDigest: digest)
+        return CertificateTemplate(
+            serialNumber: serial, subject: DistinguishedName(oneLine), notBefore: notBefore,
+            notAfter: notAfter, extensions: extensions, signatureDigest: digest)
     }
 
     static func date(_ year: Int, _ month: Int, _ day: Int, _ hour: Int = 0, _ minute: Int = 0, _ second: Int = 0) -> Date {

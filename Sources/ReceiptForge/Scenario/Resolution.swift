@@ -9,7 +9,8 @@ public struct SubscriptionPeriod: Sendable, Hashable, CustomStringConvertible {
 
     public init?(_ text: String) {
         guard text.count >= 3, text.first == "P", let unit = text.last.flatMap(Unit.init(rawValue:)),
-              let count = Int(text.dropFirst().dropLast()), count > 0, count <= 1000 else { return nil }
+            let count = Int(text.dropFirst().dropLast()), count > 0, count <= 1000
+        else { return nil }
         self.count = count
         self.unit = unit
     }
@@ -28,8 +29,9 @@ public struct SubscriptionPeriod: Sendable, Hashable, CustomStringConvertible {
             let total = parts.year * 12 + (parts.month - 1) + months
             let year = total >= 0 ? total / 12 : (total - 11) / 12
             let month = total - year * 12 + 1
-            return ReceiptDate.instant(year: year, month: month, day: min(parts.day, ReceiptDate.daysIn(month: month, year: year)),
-                                       hour: parts.hour, minute: parts.minute, second: parts.second)
+            return ReceiptDate.instant(
+                year: year, month: month, day: min(parts.day, ReceiptDate.daysIn(month: month, year: year)),
+                hour: parts.hour, minute: parts.minute, second: parts.second)
         }
     }
 }
@@ -60,8 +62,10 @@ public enum FieldNaming: Sendable {
     func name(_ field: String) -> String {
         switch self {
         case .flags:
-            let flags = ["expiresDate": "--expires", "purchaseDate": "--purchase-date", "productId": "--product",
-                         "cancelled": "--cancelled", "type": "--type", "deviceId": "--device-id", "now": "--now"]
+            let flags = [
+                "expiresDate": "--expires", "purchaseDate": "--purchase-date", "productId": "--product",
+                "cancelled": "--cancelled", "type": "--type", "deviceId": "--device-id", "now": "--now",
+            ]
             return flags[field] ?? "--" + field.replacingOccurrences(of: "([a-z])([A-Z])", with: "$1-$2", options: .regularExpression).lowercased()
         case .specKeys:
             return "'\(field)'"
@@ -92,8 +96,9 @@ extension Purchase {
                 default: period != nil
                 }
             }
-            throw ForgeError(.conflictingOptions,
-                             "\(used.map(name).joined(separator: ", ")) conflicts with \(name("type")) \(type.rawValue): only auto-renewable subscriptions expire, renew or have offers")
+            throw ForgeError(
+                .conflictingOptions,
+                "\(used.map(name).joined(separator: ", ")) conflicts with \(name("type")) \(type.rawValue): only auto-renewable subscriptions expire, renew or have offers")
         }
         if let renewals, renewals < 0 || renewals > 10_000 {
             throw ForgeError(.invalidScenario, "\(name("renewals")) must be between 0 and 10000, not \(renewals)")
@@ -123,10 +128,13 @@ extension Purchase {
         guard type == .autoRenewable else {
             let bought = purchaseDate.flatMap(ReceiptDate.parse) ?? now.addingTimeInterval(-3600)
             let id = ids.transactionID()
-            return [Transaction(productID: productID, type: type, quantity: quantity, transactionID: id, originalTransactionID: id,
-                                purchaseDate: bought, originalPurchaseDate: bought, expiresDate: nil, webOrderLineItemID: 0,
-                                cancellationDate: cancelled == nil ? nil : min(now, bought.addingTimeInterval(3600)),
-                                cancellationReason: cancelled, isTrialPeriod: false, isInIntroOfferPeriod: false, promotionalOfferID: nil)]
+            return [
+                Transaction(
+                    productID: productID, type: type, quantity: quantity, transactionID: id, originalTransactionID: id,
+                    purchaseDate: bought, originalPurchaseDate: bought, expiresDate: nil, webOrderLineItemID: 0,
+                    cancellationDate: cancelled == nil ? nil : min(now, bought.addingTimeInterval(3600)),
+                    cancellationReason: cancelled, isTrialPeriod: false, isInIntroOfferPeriod: false, promotionalOfferID: nil)
+            ]
         }
         let period = self.period.flatMap(SubscriptionPeriod.init) ?? .month
         let count = (renewals ?? 0) + 1
@@ -147,12 +155,13 @@ extension Purchase {
             let end = boundaries[index + 1]
             let isLast = index == starts.count - 1
             let cancelledAt = isLast && cancelled != nil ? min(now, start.addingTimeInterval(end.timeIntervalSince(start) / 2)) : nil
-            result.append(Transaction(
-                productID: productID, type: type, quantity: quantity, transactionID: index == 0 ? originalID : ids.transactionID(),
-                originalTransactionID: originalID, purchaseDate: start, originalPurchaseDate: starts[0], expiresDate: end,
-                webOrderLineItemID: ids.webOrderLineItemID(), cancellationDate: cancelledAt, cancellationReason: isLast ? cancelled : nil,
-                isTrialPeriod: index == 0 && trial == true, isInIntroOfferPeriod: index == 0 && intro == true,
-                promotionalOfferID: isLast ? promo : nil))
+            result.append(
+                Transaction(
+                    productID: productID, type: type, quantity: quantity, transactionID: index == 0 ? originalID : ids.transactionID(),
+                    originalTransactionID: originalID, purchaseDate: start, originalPurchaseDate: starts[0], expiresDate: end,
+                    webOrderLineItemID: ids.webOrderLineItemID(), cancellationDate: cancelledAt, cancellationReason: isLast ? cancelled : nil,
+                    isTrialPeriod: index == 0 && trial == true, isInIntroOfferPeriod: index == 0 && intro == true,
+                    promotionalOfferID: isLast ? promo : nil))
         }
         return result
     }

@@ -22,9 +22,11 @@ public struct Scenario: Codable, Sendable, Hashable {
     public var ageRating: String?
     public var purchases: [Purchase]
 
-    public init(preset: Preset? = nil, bundleID: String? = nil, appVersion: String? = nil, originalAppVersion: String? = nil,
-                environment: String? = nil, deviceID: String? = nil, now: String? = nil, seed: UInt64? = nil,
-                appItemID: Int64? = nil, ageRating: String? = nil, purchases: [Purchase] = []) {
+    public init(
+        preset: Preset? = nil, bundleID: String? = nil, appVersion: String? = nil, originalAppVersion: String? = nil,
+        environment: String? = nil, deviceID: String? = nil, now: String? = nil, seed: UInt64? = nil,
+        appItemID: Int64? = nil, ageRating: String? = nil, purchases: [Purchase] = []
+    ) {
         self.preset = preset
         self.bundleID = bundleID
         self.appVersion = appVersion
@@ -71,7 +73,8 @@ public struct Scenario: Codable, Sendable, Hashable {
             try rejectUnknownKeys(fields, known: Purchase.CodingKeys.allCases.map(\.rawValue), at: "purchases[\(index)]")
         }
         do { return try JSONDecoder().decode(Scenario.self, from: data) } catch let Swift.DecodingError.typeMismatch(type, context),
-            let Swift.DecodingError.valueNotFound(type, context) {
+            let Swift.DecodingError.valueNotFound(type, context)
+        {
             throw ForgeError(.invalidScenario, "scenario key \(path(context.codingPath)) must be \(type)")
         } catch let Swift.DecodingError.dataCorrupted(context) {
             throw ForgeError(.invalidScenario, "scenario key \(path(context.codingPath)): \(context.debugDescription)")
@@ -115,9 +118,11 @@ public struct Purchase: Codable, Sendable, Hashable {
     /// Subscription period as ISO 8601 (`P1W`, `P1M`, `P1Y`, …); default `P1M`.
     public var period: String?
 
-    public init(productID: String, type: ProductType? = nil, quantity: Int? = nil, purchaseDate: String? = nil,
-                expiresDate: String? = nil, expired: Bool? = nil, renewals: Int? = nil, cancelled: CancellationReason? = nil,
-                trial: Bool? = nil, intro: Bool? = nil, promo: String? = nil, period: String? = nil) {
+    public init(
+        productID: String, type: ProductType? = nil, quantity: Int? = nil, purchaseDate: String? = nil,
+        expiresDate: String? = nil, expired: Bool? = nil, renewals: Int? = nil, cancelled: CancellationReason? = nil,
+        trial: Bool? = nil, intro: Bool? = nil, promo: String? = nil, period: String? = nil
+    ) {
         self.productID = productID
         self.type = type
         self.quantity = quantity

@@ -158,8 +158,10 @@ public enum OID {
     /// The OIDs every receipt writes, encoded once.
     private static let common: [String: [UInt8]] = {
         var table: [String: [UInt8]] = [:]
-        for dotted in [KnownOID.data, KnownOID.signedData, KnownOID.rsaEncryption, KnownOID.sha1WithRSAEncryption,
-                       KnownOID.sha256WithRSAEncryption, KnownOID.sha1, KnownOID.sha256] {
+        for dotted in [
+            KnownOID.data, KnownOID.signedData, KnownOID.rsaEncryption, KnownOID.sha1WithRSAEncryption,
+            KnownOID.sha256WithRSAEncryption, KnownOID.sha1, KnownOID.sha256,
+        ] {
             table[dotted] = try? slowEncodeContent(dotted)
         }
         return table
@@ -173,7 +175,8 @@ public enum OID {
     private static func slowEncodeContent(_ dotted: String) throws(ReceiptDecodingError) -> [UInt8] {
         let arcs = dotted.split(separator: ".").map { UInt64($0) }
         guard arcs.count >= 2, arcs.allSatisfy({ $0 != nil }), let first = arcs[0], let second = arcs[1],
-              first <= 2, first == 2 || second < 40 else {
+            first <= 2, first == 2 || second < 40
+        else {
             throw ReceiptDecodingError(.invalidValue, at: 0, "'\(dotted)' is not a dotted object identifier")
         }
         var out: [UInt8] = []

@@ -115,8 +115,9 @@ public struct BERReader: Sendable {
                     throw ReceiptDecodingError(.truncated, at: limit, "expected end-of-contents (00 00) closing the indefinite \(ASN1Tag.name(identifier)) at byte \(offset)")
                 }
                 if bytes[cursor] == 0, bytes[cursor + 1] == 0 {
-                    return BERNode(identifier: identifier, offset: offset, contentRange: contentStart..<cursor,
-                                   endOffset: cursor + 2, lengthForm: .indefinite)
+                    return BERNode(
+                        identifier: identifier, offset: offset, contentRange: contentStart..<cursor,
+                        endOffset: cursor + 2, lengthForm: .indefinite)
                 }
                 cursor = try node(at: cursor, limit: limit, depth: depth + 1).endOffset
             }
@@ -143,11 +144,13 @@ public struct BERReader: Sendable {
         }
         let contentStart = offset + 1 + lengthOctets
         guard length <= limit - contentStart else {
-            throw ReceiptDecodingError(.truncated, at: contentStart,
-                                "expected \(length) content bytes for the \(ASN1Tag.name(identifier)) at byte \(offset), found only \(max(0, limit - contentStart)) (truncated?)")
+            throw ReceiptDecodingError(
+                .truncated, at: contentStart,
+                "expected \(length) content bytes for the \(ASN1Tag.name(identifier)) at byte \(offset), found only \(max(0, limit - contentStart)) (truncated?)")
         }
-        return BERNode(identifier: identifier, offset: offset, contentRange: contentStart..<(contentStart + length),
-                       endOffset: contentStart + length, lengthForm: .definite(octets: lengthOctets, isMinimal: isMinimal))
+        return BERNode(
+            identifier: identifier, offset: offset, contentRange: contentStart..<(contentStart + length),
+            endOffset: contentStart + length, lengthForm: .definite(octets: lengthOctets, isMinimal: isMinimal))
     }
 
     /// Reads a node and checks its identifier.
@@ -156,16 +159,19 @@ public struct BERReader: Sendable {
             throw ReceiptDecodingError(.truncated, at: offset, "expected \(what) (\(ASN1Tag.name(identifier))), found the end of its parent")
         }
         guard bytes[offset] == identifier else {
-            throw ReceiptDecodingError(.unexpectedTag, at: offset,
-                                "expected \(what) (\(ASN1Tag.name(identifier)), 0x\(hex(identifier))), found \(ASN1Tag.name(bytes[offset])) (0x\(hex(bytes[offset])))")
+            throw ReceiptDecodingError(
+                .unexpectedTag, at: offset,
+                "expected \(what) (\(ASN1Tag.name(identifier)), 0x\(hex(identifier))), found \(ASN1Tag.name(bytes[offset])) (0x\(hex(bytes[offset])))")
         }
         return try node(at: offset, limit: limit)
     }
 
     /// The direct children of a constructed node, in order; more than `maximumCount` is `tooLarge`, found
     /// before they are all collected (a few bytes each, so 16 MiB of input could otherwise ask for millions).
-    public func children(of parent: BERNode, depth: Int = 0, maximumCount: Int = ReceiptLimits.maximumChildren,
-                         _ what: @autoclosure () -> String = "elements") throws(ReceiptDecodingError) -> [BERNode] {
+    public func children(
+        of parent: BERNode, depth: Int = 0, maximumCount: Int = ReceiptLimits.maximumChildren,
+        _ what: @autoclosure () -> String = "elements"
+    ) throws(ReceiptDecodingError) -> [BERNode] {
         var result: [BERNode] = []
         var cursor = parent.contentRange.lowerBound
         while cursor < parent.contentRange.upperBound {

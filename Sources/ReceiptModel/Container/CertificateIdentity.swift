@@ -14,12 +14,14 @@ public struct CertificateIdentity: Sendable, Hashable {
     public init(derEncoded bytes: [UInt8]) throws(ReceiptDecodingError) {
         let reader = BERReader(bytes)
         let certificate = try reader.node(at: 0, expecting: ASN1Tag.sequence, "Certificate")
-        let tbs = try reader.node(at: certificate.contentRange.lowerBound, limit: certificate.contentRange.upperBound,
-                                  expecting: ASN1Tag.sequence, "tbsCertificate")
+        let tbs = try reader.node(
+            at: certificate.contentRange.lowerBound, limit: certificate.contentRange.upperBound,
+            expecting: ASN1Tag.sequence, "tbsCertificate")
         var fields = try reader.children(of: tbs)
         if fields.first?.identifier == ASN1Tag.contextConstructed(0) { fields.removeFirst() }
         guard fields.count >= 5, fields[0].identifier == ASN1Tag.integer, fields[2].identifier == ASN1Tag.sequence,
-              fields[4].identifier == ASN1Tag.sequence else {
+            fields[4].identifier == ASN1Tag.sequence
+        else {
             throw ReceiptDecodingError(.unexpectedTag, at: tbs.offset, "expected tbsCertificate { serialNumber, signature, issuer, validity, subject, … }")
         }
         serialNumber = Array(reader.content(of: fields[0]))

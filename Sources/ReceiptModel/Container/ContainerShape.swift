@@ -49,9 +49,11 @@ public struct ContainerShape: Sendable, Hashable, Codable {
     public var hasCRLs: Bool
     public var trailingByteCount: Int
 
-    public init(lengths: Lengths, eContent: EContentForm, signedDataVersion: Int64, digestAlgorithmOIDs: [String],
-                signatureAlgorithmOIDs: [String], certificateCount: Int, signerCount: Int, hasSignedAttributes: Bool,
-                hasUnsignedAttributes: Bool, hasCRLs: Bool, trailingByteCount: Int) {
+    public init(
+        lengths: Lengths, eContent: EContentForm, signedDataVersion: Int64, digestAlgorithmOIDs: [String],
+        signatureAlgorithmOIDs: [String], certificateCount: Int, signerCount: Int, hasSignedAttributes: Bool,
+        hasUnsignedAttributes: Bool, hasCRLs: Bool, trailingByteCount: Int
+    ) {
         self.lengths = lengths
         self.eContent = eContent
         self.signedDataVersion = signedDataVersion

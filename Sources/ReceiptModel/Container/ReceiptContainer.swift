@@ -58,17 +58,21 @@ public struct ReceiptContainer: Sendable, Hashable {
             throw ReceiptDecodingError(.unexpectedTag, at: explicit.offset, "expected [0] content, found \(ASN1Tag.name(explicit.identifier))")
         }
         forms.add(explicit)
-        let signedData = try reader.node(at: explicit.contentRange.lowerBound, limit: explicit.contentRange.upperBound,
-                                         expecting: ASN1Tag.sequence, "SignedData")
+        let signedData = try reader.node(
+            at: explicit.contentRange.lowerBound, limit: explicit.contentRange.upperBound,
+            expecting: ASN1Tag.sequence, "SignedData")
         forms.add(signedData)
         let parts = try reader.children(of: signedData)
         guard parts.count >= 4 else {
-            throw ReceiptDecodingError(.truncated, at: signedData.contentRange.upperBound, "expected SignedData with version, digestAlgorithms, encapContentInfo, signerInfos; found \(parts.count) field(s)")
+            throw ReceiptDecodingError(
+                .truncated, at: signedData.contentRange.upperBound,
+                "expected SignedData with version, digestAlgorithms, encapContentInfo, signerInfos; found \(parts.count) field(s)")
         }
         signedDataVersion = try Self.integer(parts[0], reader, "SignedData.version")
         let digestSet = try Self.expect(parts[1], ASN1Tag.set, "SignedData.digestAlgorithms")
         forms.add(digestSet, wrapper: false)
-        digestAlgorithmOIDs = try reader.children(of: digestSet, maximumCount: ReceiptLimits.maximumDigestAlgorithms, "digest algorithms").map { node throws(ReceiptDecodingError) in
+        digestAlgorithmOIDs = try reader.children(of: digestSet, maximumCount: ReceiptLimits.maximumDigestAlgorithms, "digest algorithms").map {
+            node throws(ReceiptDecodingError) in
             try Self.algorithm(node, reader, "digestAlgorithm")
         }
 
@@ -113,7 +117,9 @@ public struct ReceiptContainer: Sendable, Hashable {
         }
         let signerSet = try Self.expect(parts[index], ASN1Tag.set, "SignedData.signerInfos")
         forms.add(signerSet, wrapper: false)
-        signers = try reader.children(of: signerSet, maximumCount: ReceiptLimits.maximumSignerInfos, "SignerInfos").map { node throws(ReceiptDecodingError) in try Self.signer(node, reader) }
+        signers = try reader.children(of: signerSet, maximumCount: ReceiptLimits.maximumSignerInfos, "SignerInfos").map { node throws(ReceiptDecodingError) in
+            try Self.signer(node, reader)
+        }
 
         shape = ContainerShape(
             lengths: forms.summary,
@@ -134,8 +140,9 @@ public struct ReceiptContainer: Sendable, Hashable {
 
     private static func expect(_ node: BERNode, _ identifier: UInt8, _ what: String) throws(ReceiptDecodingError) -> BERNode {
         guard node.identifier == identifier else {
-            throw ReceiptDecodingError(.unexpectedTag, at: node.offset,
-                                "expected \(what) (\(ASN1Tag.name(identifier))), found \(ASN1Tag.name(node.identifier))")
+            throw ReceiptDecodingError(
+                .unexpectedTag, at: node.offset,
+                "expected \(what) (\(ASN1Tag.name(identifier))), found \(ASN1Tag.name(node.identifier))")
         }
         return node
     }
@@ -189,7 +196,8 @@ public struct ReceiptContainer: Sendable, Hashable {
             for attribute in try reader.children(of: attributes, maximumCount: ReceiptLimits.maximumSignedAttributes, "signed attributes") {
                 let pair = try reader.children(of: attribute)
                 if pair.count == 2, (try? oid(pair[0], reader, "attrType")) == KnownOID.messageDigestAttribute,
-                   let value = try reader.children(of: pair[1]).first, value.identifier == ASN1Tag.octetString {
+                    let value = try reader.children(of: pair[1]).first, value.identifier == ASN1Tag.octetString
+                {
                     messageDigest = Array(reader.content(of: value))
                 }
             }
@@ -200,15 +208,16 @@ public struct ReceiptContainer: Sendable, Hashable {
         }
         let signatureAlgorithm = try algorithm(fields[index], reader, "SignerInfo.signatureAlgorithm")
         let signature = try expect(fields[index + 1], ASN1Tag.octetString, "SignerInfo.signature")
-        return Signer(version: version,
-                      issuer: Array(reader.encoding(of: sidParts[0])),
-                      serialNumber: Array(reader.content(of: sidParts[1])),
-                      digestAlgorithmOID: digest,
-                      signatureAlgorithmOID: signatureAlgorithm,
-                      signedAttributes: signedAttributes,
-                      messageDigest: messageDigest,
-                      hasUnsignedAttributes: index + 2 < fields.count && fields[index + 2].identifier == ASN1Tag.contextConstructed(1),
-                      signature: Array(reader.content(of: signature)))
+        return Signer(
+            version: version,
+            issuer: Array(reader.encoding(of: sidParts[0])),
+            serialNumber: Array(reader.content(of: sidParts[1])),
+            digestAlgorithmOID: digest,
+            signatureAlgorithmOID: signatureAlgorithm,
+            signedAttributes: signedAttributes,
+            messageDigest: messageDigest,
+            hasUnsignedAttributes: index + 2 < fields.count && fields[index + 2].identifier == ASN1Tag.contextConstructed(1),
+            signature: Array(reader.content(of: signature)))
     }
 }
 

@@ -42,8 +42,9 @@ public enum ReceiptInput {
             let twice = try base64(once.filter { !Self.isWhitespace($0) }, original: once, base: 0)
             if twice.first == ASN1Tag.sequence { return (twice, .doubleBase64) }
         }
-        throw ReceiptDecodingError(.unexpectedTag, at: 0,
-                            "expected a PKCS#7 receipt: DER starting with 0x30 or base64 starting with 'M'; found base64 of bytes starting 0x\(once.first.map(hex) ?? "")")
+        throw ReceiptDecodingError(
+            .unexpectedTag, at: 0,
+            "expected a PKCS#7 receipt: DER starting with 0x30 or base64 starting with 'M'; found base64 of bytes starting 0x\(once.first.map(hex) ?? "")")
     }
 
     private static func isWhitespace(_ byte: UInt8) -> Bool { byte == 0x0A || byte == 0x0D || byte == 0x20 || byte == 0x09 }
@@ -59,8 +60,9 @@ public enum ReceiptInput {
         }
         if let bad = normalized.firstIndex(where: { !Self.isBase64($0) }) {
             let offset = Self.originalOffset(ofFiltered: bad, in: original)
-            throw ReceiptDecodingError(.invalidValue, at: base + offset,
-                                "expected DER (0x30) or base64, found byte 0x\(hex(original[offset])) that is neither")
+            throw ReceiptDecodingError(
+                .invalidValue, at: base + offset,
+                "expected DER (0x30) or base64, found byte 0x\(hex(original[offset])) that is neither")
         }
         while normalized.count % 4 != 0 { normalized.append(UInt8(ascii: "=")) }
         guard let data = Data(base64Encoded: Data(normalized)) else {

@@ -37,8 +37,10 @@ public struct SignerInfoDraft: Sendable, Hashable {
     public var signatureAlgorithmOID: String
     public var signature: [UInt8]
 
-    public init(identity: CertificateIdentity, digestAlgorithmOID: String, signatureAlgorithmOID: String,
-                signedAttributes: [UInt8]? = nil, signature: [UInt8]) {
+    public init(
+        identity: CertificateIdentity, digestAlgorithmOID: String, signatureAlgorithmOID: String,
+        signedAttributes: [UInt8]? = nil, signature: [UInt8]
+    ) {
         issuer = identity.issuer
         serialNumber = identity.serialNumber
         self.digestAlgorithmOID = digestAlgorithmOID
@@ -59,8 +61,10 @@ public struct SignedDataDraft: Sendable, Hashable {
     public var signers: [SignerInfoDraft]
     public var layout: ContainerLayout
 
-    public init(digestAlgorithmOIDs: [String], payload: [UInt8], certificates: [[UInt8]], signers: [SignerInfoDraft],
-                layout: ContainerLayout) {
+    public init(
+        digestAlgorithmOIDs: [String], payload: [UInt8], certificates: [[UInt8]], signers: [SignerInfoDraft],
+        layout: ContainerLayout
+    ) {
         self.digestAlgorithmOIDs = digestAlgorithmOIDs
         self.payload = payload
         self.certificates = certificates

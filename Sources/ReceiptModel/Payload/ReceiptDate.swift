@@ -24,10 +24,11 @@ public enum ReceiptDate {
     public static func parse(_ text: String) -> Date? {
         let b = Array(text.utf8)
         guard b.count >= 20, b[4] == 0x2D, b[7] == 0x2D, b[10] == 0x54, b[13] == 0x3A, b[16] == 0x3A,
-              let year = number(b, 0, 4), let month = number(b, 5, 2), let day = number(b, 8, 2),
-              let hour = number(b, 11, 2), let minute = number(b, 14, 2), let second = number(b, 17, 2),
-              (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
-              hour < 24, minute < 60, second < 61 else { return nil }
+            let year = number(b, 0, 4), let month = number(b, 5, 2), let day = number(b, 8, 2),
+            let hour = number(b, 11, 2), let minute = number(b, 14, 2), let second = number(b, 17, 2),
+            (1...12).contains(month), (1...daysIn(month: month, year: year)).contains(day),
+            hour < 24, minute < 60, second < 61
+        else { return nil }
         var cursor = 19
         var fraction = 0.0
         if b[cursor] == 0x2E {

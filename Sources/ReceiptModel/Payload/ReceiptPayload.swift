@@ -30,7 +30,8 @@ public struct ReceiptAttribute: Sendable, Hashable {
     public func innerContent(_ identifier: UInt8) -> ArraySlice<UInt8>? {
         let reader = BERReader(value)
         guard let node = try? reader.node(at: 0), node.identifier == identifier, node.endOffset == value.count,
-              !node.isIndefinite else { return nil }
+            !node.isIndefinite
+        else { return nil }
         return value[node.contentRange]
     }
 
@@ -149,21 +150,25 @@ public struct DecodedPayload: Sendable, Hashable {
             var entries: [Entry] = []
             for node in try reader.children(of: set, "attributes") {
                 guard node.identifier == ASN1Tag.sequence else {
-                    throw ReceiptDecodingError(.unexpectedTag, at: node.offset,
-                                        "expected ReceiptAttribute (SEQUENCE), found \(ASN1Tag.name(node.identifier))")
+                    throw ReceiptDecodingError(
+                        .unexpectedTag, at: node.offset,
+                        "expected ReceiptAttribute (SEQUENCE), found \(ASN1Tag.name(node.identifier))")
                 }
                 let fields = try reader.children(of: node)
                 guard fields.count == 3 else {
-                    throw ReceiptDecodingError(.invalidValue, at: node.offset,
-                                        "expected ReceiptAttribute with 3 fields (type, version, value), found \(fields.count)")
+                    throw ReceiptDecodingError(
+                        .invalidValue, at: node.offset,
+                        "expected ReceiptAttribute with 3 fields (type, version, value), found \(fields.count)")
                 }
                 let type = try Self.integer(fields[0], reader, "attribute type")
                 let version = try Self.integer(fields[1], reader, "attribute version")
                 let value = try reader.octetStringContent(fields[2])
                 for part in [node] + fields where !Self.isMinimal(part) { minimal = false }
                 if value.segments > 0 { minimal = false }
-                entries.append(Entry(attribute: ReceiptAttribute(type: type, version: version, value: value.bytes),
-                                     offset: node.offset, encoding: Array(reader.encoding(of: node))))
+                entries.append(
+                    Entry(
+                        attribute: ReceiptAttribute(type: type, version: version, value: value.bytes),
+                        offset: node.offset, encoding: Array(reader.encoding(of: node))))
             }
             self.entries = entries
             self.usesMinimalLengths = minimal

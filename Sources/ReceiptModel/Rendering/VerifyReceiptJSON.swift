@@ -31,8 +31,10 @@ public enum VerifyReceiptJSON {
     public static func response(for receipt: AppReceipt, extras: Extras = Extras()) -> JSONValue {
         let type = receipt.receiptType ?? ""
         let environment = type.hasSuffix("Sandbox") ? "Sandbox" : (type.hasPrefix("Production") ? "Production" : type)
-        var members: [(String, JSONValue)] = [("status", .integer(0)), ("environment", .string(environment)),
-                                              ("receipt", receiptObject(receipt, extras: extras))]
+        var members: [(String, JSONValue)] = [
+            ("status", .integer(0)), ("environment", .string(environment)),
+            ("receipt", receiptObject(receipt, extras: extras)),
+        ]
         let subscriptions = receipt.inAppPurchases.filter { $0.productType == 3 || ($0.productType == nil && $0.expiresDate != nil) }
         if !subscriptions.isEmpty {
             let latestFirst = subscriptions.sorted { ($0.purchaseDate ?? .distantPast) > ($1.purchaseDate ?? .distantPast) }
@@ -43,7 +45,8 @@ public enum VerifyReceiptJSON {
             for purchase in latestFirst {
                 let original = purchase.originalTransactionID ?? purchase.transactionID ?? ""
                 guard seen.insert(original).inserted else { continue }
-                let lapsed = purchase.cancellationDate != nil
+                let lapsed =
+                    purchase.cancellationDate != nil
                     || (extras.now.flatMap { now in purchase.expiresDate.map { $0 <= now } } ?? false)
                 var info: [(String, JSONValue)] = [
                     ("auto_renew_product_id", .string(purchase.productID ?? "")),
@@ -108,9 +111,11 @@ public enum VerifyReceiptJSON {
     /// `name`, `name_ms`, `name_pst`.
     public static func triplet(_ name: String, _ date: Date) -> [(String, JSONValue)] {
         let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
-        return [(name, .string(wallClock(date, offsetSeconds: 0) + " Etc/GMT")),
-                (name + "_ms", .string(String(milliseconds))),
-                (name + "_pst", .string(wallClock(date, offsetSeconds: pacificOffset(date)) + " America/Los_Angeles"))]
+        return [
+            (name, .string(wallClock(date, offsetSeconds: 0) + " Etc/GMT")),
+            (name + "_ms", .string(String(milliseconds))),
+            (name + "_pst", .string(wallClock(date, offsetSeconds: pacificOffset(date)) + " America/Los_Angeles")),
+        ]
     }
 
     private static func wallClock(_ date: Date, offsetSeconds: Int) -> String {
