@@ -8,7 +8,7 @@ let swiftSettings: [SwiftSetting] = [
 ]
 
 // Dependencies point down: forge → ReceiptValidation / ReceiptForge → ReceiptModel + ForgeCrypto → COpenSSL;
-// ReceiptForge also → ReceiptCorpus (Foundation only).
+// ReceiptForge also → ReceiptCorpus (Foundation and ReceiptModel).
 let package = Package(
     name: "receipt-forge",
     platforms: [.macOS(.v15)],
@@ -35,12 +35,12 @@ let package = Package(
         .target(name: "ForgeCrypto", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
         // The receipt as bytes: BER in, DER or chosen BER out. No crypto, no dependencies.
         .target(name: "ReceiptModel", swiftSettings: swiftSettings),
-        // The corpus model (manifest, vectors, lint, schemas): Foundation only, so outside validators can use it without OpenSSL.
-        .target(name: "ReceiptCorpus", swiftSettings: swiftSettings),
+        // The corpus model (manifest, vectors, lint, schemas): Foundation and ReceiptModel (for JSON) only, so outside validators can use it without OpenSSL.
+        .target(name: "ReceiptCorpus", dependencies: ["ReceiptModel"], swiftSettings: swiftSettings),
         // Presets, scenarios, mutations, the vector catalogue and signing: receipts from the bundled TEST PKI.
         .target(name: "ReceiptForge", dependencies: ["ReceiptModel", "ForgeCrypto", "ReceiptCorpus"], swiftSettings: swiftSettings),
         // The conformance runner: judges any validator as a black box. Never imports the model or crypto.
-        .target(name: "ReceiptConformance", dependencies: ["ReceiptCorpus"], swiftSettings: swiftSettings),
+        .target(name: "ReceiptConformance", dependencies: ["ReceiptCorpus", "ReceiptModel"], swiftSettings: swiftSettings),
         // The http(s):// transport: the harness protocol over POST, or a verifyReceipt-style endpoint through a response mapping.
         .target(
             name: "ReceiptConformanceHTTP",
@@ -74,7 +74,7 @@ let package = Package(
 
         .testTarget(name: "ForgeCryptoTests", dependencies: ["ForgeCrypto"], swiftSettings: swiftSettings),
         .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel"], swiftSettings: swiftSettings),
-        .testTarget(name: "ReceiptCorpusTests", dependencies: ["ReceiptCorpus"], swiftSettings: swiftSettings),
+        .testTarget(name: "ReceiptCorpusTests", dependencies: ["ReceiptCorpus", "ReceiptModel"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ReceiptConformanceTests",
             dependencies: ["ReceiptConformance", "ReceiptCorpus", "ReceiptValidation", "ReceiptForge", "ReceiptModel", "ForgeCrypto"],
@@ -84,6 +84,6 @@ let package = Package(
             name: "ReceiptForgeTests", dependencies: ["ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance"],
             exclude: ["Fixtures"], swiftSettings: swiftSettings),
         // Runs the built `forge` binary, real files, and openssl as an independent oracle; reads ../shared/interop when present.
-        .testTarget(name: "ForgeCLITests", dependencies: ["forge", "ReceiptModel", "ReceiptConformance"], swiftSettings: swiftSettings),
+        .testTarget(name: "ForgeCLITests", dependencies: ["forge", "ReceiptModel", "ReceiptConformance", "ReceiptConformanceHTTP"], swiftSettings: swiftSettings),
     ]
 )

@@ -1,5 +1,7 @@
+public import ReceiptModel
+
 /// Why the runner could not use a file or a command it was given. Compared by code only.
-public struct ConformanceError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct ConformanceError: CodedError, Sendable {
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Storage: String, Sendable, Hashable {
             case invalidMapping, invalidResults, invalidCommand, invalidBaseline
@@ -24,8 +26,4 @@ public struct ConformanceError: Error, Sendable, Hashable, CustomStringConvertib
         self.message = message
     }
 
-    public var description: String { message }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

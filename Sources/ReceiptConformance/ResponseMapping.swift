@@ -1,5 +1,6 @@
 public import Foundation
 import ReceiptCorpus
+public import ReceiptModel
 
 /// Adapts an HTTP endpoint that does not speak the harness protocol — Apple's `verifyReceipt`, or a
 /// production validator that cannot be changed — so it can be judged without writing a harness.
@@ -31,7 +32,7 @@ public struct ResponseMapping: Codable, Sendable, Hashable {
         /// Appended to the target URL.
         public var path: String?
         public var headers: [String: String]?
-        public var body: MappingJSON
+        public var body: JSONValue
 
         /// The strings that may hold placeholders: path, header values, and the body's strings.
         var templates: [String] { [path ?? ""] + (headers.map { Array($0.values) } ?? []) + body.strings }
@@ -107,13 +108,13 @@ public struct ResponseMapping: Codable, Sendable, Hashable {
         do { mapping = try JSONDecoder().decode(ResponseMapping.self, from: data) } catch {
             throw ConformanceError(.invalidMapping, "not a response mapping: \(error)")
         }
-        if let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] {
+        if let object = (try? JSONValue(parsing: data))?.objectValue {
             let known: [(String, Set<String>)] = [
                 ("", ["mappingVersion", "name", "request", "response", "granularity", "features", "clockInjection"]),
                 ("request", ["path", "headers", "body"]), ("response", ["verdict", "accept", "reject", "errorClass", "message"]),
             ]
             for (member, keys) in known {
-                let level = member.isEmpty ? object : object[member] as? [String: Any] ?? [:]
+                let level = member.isEmpty ? object : object[member]?.objectValue ?? [:]
                 if let unknown = level.keys.sorted().first(where: { !keys.contains($0) }) {
                     throw ConformanceError(.invalidMapping, "unknown key '\(member.isEmpty ? "" : member + ".")\(unknown)'; known: \(keys.sorted().joined(separator: ", "))")
                 }
@@ -157,9 +158,9 @@ public struct ResponseMapping: Codable, Sendable, Hashable {
             }
             return out + rest
         }
-        func fill(_ json: MappingJSON) -> MappingJSON? {
+        func fill(_ json: JSONValue) -> JSONValue? {
             switch json {
-            case .string(let text): return resolve(text).map(MappingJSON.string)
+            case .string(let text): return resolve(text).map(JSONValue.string)
             case .array(let items): return .array(items.map { fill($0) ?? .null })
             case .object(let members): return .object(members.compactMapValues(fill))
             default: return json
@@ -174,7 +175,7 @@ public struct ResponseMapping: Codable, Sendable, Hashable {
 
     /// The harness reply an endpoint's answer amounts to.
     public func reply(seq: Int, httpStatus: Int, body: Data) -> HarnessReply {
-        let document = try? JSONDecoder().decode(MappingJSON.self, from: body)
+        let document = try? JSONValue(parsing: body)
         let verdictValue: String?
         if response.verdict == "@status" {
             verdictValue = String(httpStatus)
@@ -203,76 +204,14 @@ public struct ResponseMapping: Codable, Sendable, Hashable {
     }
 }
 
-/// Any JSON value, for mapping templates and for reading answers of unknown shape.
-public enum MappingJSON: Codable, Sendable, Hashable {
-    case null
-    case bool(Bool)
-    case number(Double)
-    case string(String)
-    case array([MappingJSON])
-    case object([String: MappingJSON])
-
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let number = try? container.decode(Double.self) {
-            self = .number(number)
-        } else if let flag = try? container.decode(Bool.self) {
-            self = .bool(flag)
-        } else if let text = try? container.decode(String.self) {
-            self = .string(text)
-        } else if let items = try? container.decode([MappingJSON].self) {
-            self = .array(items)
-        } else {
-            self = .object(try container.decode([String: MappingJSON].self))
-        }
-    }
-
+extension JSONValue {
     /// Every string inside, keys excluded: where a request template's placeholders are.
-    var strings: [String] {
+    fileprivate var strings: [String] {
         switch self {
         case .string(let text): [text]
         case .array(let items): items.flatMap(\.strings)
-        case .object(let members): members.values.flatMap(\.strings)
-        case .null, .bool, .number: []
-        }
-    }
-
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .null: try container.encodeNil()
-        case .bool(let flag): try container.encode(flag)
-        case .number(let number):
-            if number.rounded() == number, abs(number) < 1e15 { try container.encode(Int64(number)) } else { try container.encode(number) }
-        case .string(let text): try container.encode(text)
-        case .array(let items): try container.encode(items)
-        case .object(let members): try container.encode(members)
-        }
-    }
-
-    /// RFC 6901 JSON pointer lookup ("/result/0/status").
-    public func at(pointer: String) -> MappingJSON? {
-        var node: MappingJSON? = self
-        for token in pointer.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
-            let key = token.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
-            switch node {
-            case .object(let members)?: node = members[key]
-            case .array(let items)?: node = Int(key).flatMap { items.indices.contains($0) ? items[$0] : nil }
-            default: return nil
-            }
-        }
-        return node
-    }
-
-    /// A scalar as text: 21003 (not 21003.0), true, "text"; nil for null, arrays and objects.
-    var scalarText: String? {
-        switch self {
-        case .bool(let flag): String(flag)
-        case .number(let number): number.rounded() == number && abs(number) < 1e15 ? String(Int64(number)) : String(number)
-        case .string(let text): text
-        default: nil
+        case .object(let members): members.flatMap(\.value.strings)
+        case .null, .bool, .integer, .number: []
         }
     }
 }

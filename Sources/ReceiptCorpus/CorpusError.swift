@@ -1,5 +1,7 @@
+public import ReceiptModel
+
 /// Why the corpus could not be found or read. Compared by code only.
-public struct CorpusError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct CorpusError: CodedError, Sendable {
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Storage: String, Sendable, Hashable {
             case invalidManifest, notFound, io
@@ -22,8 +24,4 @@ public struct CorpusError: Error, Sendable, Hashable, CustomStringConvertible {
         self.message = message
     }
 
-    public var description: String { message }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

@@ -1,4 +1,5 @@
 public import Foundation
+import ReceiptModel
 
 /// JSON Schemas (draft 2020-12) for the corpus files, generated from the Codable models by encoding their
 /// exemplars (see `ShapeRecorder`), so they cannot drift from what `ManifestIO` reads and writes.
@@ -50,7 +51,7 @@ public enum CorpusSchemas {
     }
 
     private static func finish(
-        _ body: [String: JSONValue], renderer: SchemaRenderer, title: String, fileName: String, minimums: [String: Int]
+        _ body: JSONObject, renderer: SchemaRenderer, title: String, fileName: String, minimums: [String: Int]
     ) throws -> Data {
         var root = body
         root["$schema"] = .string("https://json-schema.org/draft/2020-12/schema")
@@ -61,7 +62,7 @@ public enum CorpusSchemas {
         }
         var document = JSONValue.object(root)
         for (pointer, minimum) in minimums.sorted(by: { $0.key < $1.key }) {
-            try document.add("minimum", .integer(minimum), at: pointer.split(separator: "/").map(String.init), fullPointer: pointer)
+            try document.add("minimum", .integer(Int64(minimum)), at: pointer.split(separator: "/").map(String.init), fullPointer: pointer)
         }
         return try CanonicalJSON.encode(document)
     }
@@ -77,7 +78,7 @@ package indirect enum SchemaAlternative {
 /// Turns shapes into schema keywords, collecting named types as `$defs`.
 private struct SchemaRenderer {
     let nullableOptionals: Bool
-    private(set) var definitions: [String: JSONValue] = [:]
+    private(set) var definitions = JSONObject()
 
     /// A `oneOf` branch: the message's object schema (discriminator pinned) or a group, both as `$ref`s.
     mutating func alternative(_ alternative: SchemaAlternative, discriminator: String) throws -> JSONValue {
@@ -116,7 +117,7 @@ private struct SchemaRenderer {
         case .dictionary(let values):
             return .object(["type": .string("object"), "additionalProperties": try schema(for: values)])
         case .object(let name, let properties, let required):
-            var propertySchemas: [String: JSONValue] = [:]
+            var propertySchemas = JSONObject()
             for (key, property) in properties.sorted(by: { $0.key < $1.key }) {
                 let rendered = try schema(for: property)
                 propertySchemas[key] = nullableOptionals && !required.contains(key) ? Self.nullable(rendered) : rendered
@@ -152,37 +153,10 @@ private struct SchemaRenderer {
     }
 }
 
-/// Just enough JSON to write schemas through the canonical encoder.
-private enum JSONValue: Encodable, Equatable {
-    case string(String)
-    case integer(Int)
-    case bool(Bool)
-    case array([JSONValue])
-    case object([String: JSONValue])
-
-    func encode(to encoder: any Encoder) throws {
-        switch self {
-        case .string(let text):
-            var container = encoder.singleValueContainer()
-            try container.encode(text)
-        case .integer(let number):
-            var container = encoder.singleValueContainer()
-            try container.encode(number)
-        case .bool(let flag):
-            var container = encoder.singleValueContainer()
-            try container.encode(flag)
-        case .array(let elements):
-            try elements.encode(to: encoder)
-        case .object(let members):
-            try members.encode(to: encoder)
-        }
-    }
-}
-
 extension JSONValue {
     /// Adds `keyword` to the schema object at `tokens` (a JSON pointer's, `~` escapes not needed by our
     /// names); a pointer naming nothing throws, so a refinement cannot go stale when a model changes.
-    mutating func add(_ keyword: String, _ value: JSONValue, at tokens: [String], fullPointer: String) throws {
+    fileprivate mutating func add(_ keyword: String, _ value: JSONValue, at tokens: [String], fullPointer: String) throws {
         guard case .object(var members) = self else {
             throw ShapeRecorder.exemplarGap([], "\(fullPointer) does not name a schema object")
         }

@@ -1,4 +1,5 @@
 public import Foundation
+public import ReceiptModel
 
 /// One place a JSON document breaks its schema.
 public struct SchemaViolation: Sendable, Hashable, CustomStringConvertible {
@@ -16,7 +17,7 @@ public struct SchemaViolation: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Why a schema cannot be used. Compared by code only.
-public struct SchemaError: Error, Sendable, Hashable, CustomStringConvertible {
+public struct SchemaError: CodedError, Sendable {
     public struct Code: Sendable, Hashable, CustomStringConvertible {
         private enum Storage: String, Sendable, Hashable {
             case invalidSchema, unsupportedKeyword, unresolvableReference
@@ -39,10 +40,6 @@ public struct SchemaError: Error, Sendable, Hashable, CustomStringConvertible {
         self.message = message
     }
 
-    public var description: String { message }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }
 
 /// A JSON Schema (draft 2020-12) validator for the subset the generated corpus and protocol schemas use:
@@ -62,7 +59,7 @@ public struct JSONSchemaValidator: Sendable {
     public init(schema: Data, at pointer: String = "") throws {
         let document: JSONValue
         do {
-            document = try JSONParser.parse(schema)
+            document = try JSONValue(parsing: schema)
         } catch {
             throw SchemaError(.invalidSchema, "the schema is not JSON: \(error.reason)")
         }
@@ -77,7 +74,7 @@ public struct JSONSchemaValidator: Sendable {
         if pointer.isEmpty {
             start = document
         } else {
-            guard let found = JSONPointer.resolve(pointer, in: document) else {
+            guard let found = document.at(pointer: pointer) else {
                 throw SchemaError(.unresolvableReference, "\(pointer) names nothing in the schema")
             }
             start = found
@@ -101,7 +98,7 @@ public struct JSONSchemaValidator: Sendable {
     public func violations(_ json: Data) -> [SchemaViolation] {
         let instance: JSONValue
         do {
-            instance = try JSONParser.parse(json)
+            instance = try JSONValue(parsing: json)
         } catch {
             return [SchemaViolation(path: "", message: "not JSON: \(error.reason)")]
         }
@@ -146,7 +143,7 @@ public struct JSONSchemaValidator: Sendable {
             report("expected one of \(allowed.map(\.listed).joined(separator: ", ")), got \(instance.summary)")
         }
         if let minimum = node.minimum, let value = instance.numericValue, value < minimum {
-            report("expected at least \(JSONValue.formatted(minimum)), got \(instance.summary)")
+            report("expected at least \(JSONValue.number(minimum).summary), got \(instance.summary)")
         }
         if case .object(let members) = instance {
             for name in node.required where members[name] == nil {
@@ -195,7 +192,7 @@ public struct JSONSchemaValidator: Sendable {
             for finding in constantFailures.joined() where finding.violation.path == first.violation.path {
                 for value in finding.expectedConstants ?? [] where !expected.contains(value) { expected.append(value) }
             }
-            let actual = JSONPointer.resolve(String(first.violation.path.dropFirst(path.count)), in: instance)?.summary ?? "nothing"
+            let actual = instance.at(pointer: String(first.violation.path.dropFirst(path.count)))?.summary ?? "nothing"
             return [
                 Finding(
                     violation: SchemaViolation(
@@ -274,7 +271,7 @@ private final class SchemaNode: Sendable {
         }
     }
 
-    private static func compile(_ keywords: [String: JSONValue], at pointer: String) throws -> SchemaNode {
+    private static func compile(_ keywords: JSONObject, at pointer: String) throws -> SchemaNode {
         func invalid(_ keyword: String, _ problem: String) -> SchemaError {
             SchemaError(.invalidSchema, "\(pointer)/\(keyword): \(problem)")
         }
@@ -337,39 +334,9 @@ private final class SchemaNode: Sendable {
     }
 }
 
-/// JSON as the validator needs it: integers kept apart from other numbers, booleans apart from both.
-private indirect enum JSONValue: Sendable, Equatable {
-    case null
-    case bool(Bool)
-    case integer(Int)
-    case number(Double)
-    case string(String)
-    case array([JSONValue])
-    case object([String: JSONValue])
-
-    /// Numbers compare by value (`1` equals `1.0`), as JSON Schema's `enum` and `const` require.
-    static func == (lhs: Self, rhs: Self) -> Bool {
-        switch (lhs, rhs) {
-        case (.null, .null): true
-        case (.bool(let left), .bool(let right)): left == right
-        case (.string(let left), .string(let right)): left == right
-        case (.array(let left), .array(let right)): left == right
-        case (.object(let left), .object(let right)): left == right
-        case (.integer(let left), .integer(let right)): left == right
-        default:
-            if let left = lhs.numericValue, let right = rhs.numericValue { left == right } else { false }
-        }
-    }
-
-    var numericValue: Double? {
-        switch self {
-        case .integer(let value): Double(value)
-        case .number(let value): value
-        default: nil
-        }
-    }
-
-    func matches(_ type: String) -> Bool {
+/// How the validator's messages show values.
+extension JSONValue {
+    fileprivate func matches(_ type: String) -> Bool {
         switch (type, self) {
         case ("null", .null), ("boolean", .bool), ("string", .string), ("array", .array), ("object", .object), ("integer", .integer),
             ("number", .integer), ("number", .number):
@@ -382,12 +349,9 @@ private indirect enum JSONValue: Sendable, Equatable {
     }
 
     /// The value as a message shows it: scalars as JSON (long strings cut), containers by kind.
-    var summary: String {
+    fileprivate var summary: String {
         switch self {
-        case .null: "null"
-        case .bool(let flag): flag ? "true" : "false"
-        case .integer(let value): String(value)
-        case .number(let value): Self.formatted(value)
+        case .null, .bool, .integer, .number: scalarText ?? "null"
         case .string(let text): Self.quoted(text.count > 60 ? String(text.prefix(57)) + "…" : text)
         case .array: "an array"
         case .object: "an object"
@@ -395,248 +359,8 @@ private indirect enum JSONValue: Sendable, Equatable {
     }
 
     /// How a permitted value is listed after "expected one of": strings bare, as the reader types them.
-    var listed: String {
+    fileprivate var listed: String {
         if case .string(let text) = self { return text }
         return summary
-    }
-
-    static func formatted(_ number: Double) -> String {
-        number.rounded() == number && abs(number) < 1e15 ? String(Int(number)) : String(number)
-    }
-
-    private static func quoted(_ text: String) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\t": result += "\\t"
-            case "\r": result += "\\r"
-            case _ where scalar.value < 0x20: result += String(format: "\\u%04x", scalar.value)
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
-    }
-}
-
-/// RFC 6901 pointers: building them for messages and following them into a schema or instance.
-private enum JSONPointer {
-    static func escape(_ token: String) -> String {
-        token.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
-    }
-
-    static func unescape(_ token: String) -> String {
-        token.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
-    }
-
-    static func resolve(_ pointer: String, in value: JSONValue) -> JSONValue? {
-        guard !pointer.isEmpty else { return value }
-        guard pointer.hasPrefix("/") else { return nil }
-        var current = value
-        for token in pointer.dropFirst().split(separator: "/", omittingEmptySubsequences: false).map({ unescape(String($0)) }) {
-            switch current {
-            case .object(let members):
-                guard let next = members[token] else { return nil }
-                current = next
-            case .array(let elements):
-                guard let index = Int(token), elements.indices.contains(index) else { return nil }
-                current = elements[index]
-            default:
-                return nil
-            }
-        }
-        return current
-    }
-}
-
-/// A strict RFC 8259 parser over bytes. Hand-written because `JSONSerialization` on Linux cannot tell
-/// `true` from `1`, and decoding through `JSONDecoder` by trial and error is slow and loses `1` vs `1.0`.
-private struct JSONParser {
-    struct Failure: Error {
-        let reason: String
-    }
-
-    /// Deep enough for any real message, shallow enough that hostile input cannot exhaust the stack.
-    static let maximumDepth = 512
-
-    private let bytes: [UInt8]
-    private var index = 0
-
-    private init(_ bytes: [UInt8]) { self.bytes = bytes }
-
-    static func parse(_ data: Data) throws(Failure) -> JSONValue {
-        var parser = JSONParser([UInt8](data))
-        parser.skipWhitespace()
-        guard parser.index < parser.bytes.count else { throw Failure(reason: "the input is empty") }
-        let value = try parser.value(depth: 0)
-        parser.skipWhitespace()
-        guard parser.index == parser.bytes.count else { throw parser.failure("unexpected text after the JSON value") }
-        return value
-    }
-
-    private func failure(_ reason: String) -> Failure { Failure(reason: "\(reason) at byte \(index)") }
-
-    private mutating func skipWhitespace() {
-        while index < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[index]) { index += 1 }
-    }
-
-    private mutating func value(depth: Int) throws(Failure) -> JSONValue {
-        guard depth < Self.maximumDepth else { throw failure("nested deeper than \(Self.maximumDepth) levels") }
-        guard index < bytes.count else { throw failure("unexpected end of input") }
-        switch bytes[index] {
-        case UInt8(ascii: "{"): return try object(depth: depth)
-        case UInt8(ascii: "["): return try array(depth: depth)
-        case UInt8(ascii: "\""): return .string(try string())
-        case UInt8(ascii: "t"): try literal("true"); return .bool(true)
-        case UInt8(ascii: "f"): try literal("false"); return .bool(false)
-        case UInt8(ascii: "n"): try literal("null"); return .null
-        case UInt8(ascii: "-"), UInt8(ascii: "0")...UInt8(ascii: "9"): return try number()
-        default: throw failure("unexpected character")
-        }
-    }
-
-    private mutating func literal(_ word: StaticString) throws(Failure) {
-        let expected = UnsafeBufferPointer(start: word.utf8Start, count: word.utf8CodeUnitCount)
-        guard index + expected.count <= bytes.count, bytes[index..<index + expected.count].elementsEqual(expected) else {
-            throw failure("invalid literal")
-        }
-        index += expected.count
-    }
-
-    private mutating func expect(_ byte: UInt8, _ what: String) throws(Failure) {
-        skipWhitespace()
-        guard index < bytes.count, bytes[index] == byte else { throw failure("expected \(what)") }
-        index += 1
-    }
-
-    private mutating func object(depth: Int) throws(Failure) -> JSONValue {
-        index += 1
-        var members: [String: JSONValue] = [:]
-        skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
-            index += 1
-            return .object(members)
-        }
-        while true {
-            skipWhitespace()
-            guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw failure("expected a property name") }
-            let key = try string()
-            try expect(UInt8(ascii: ":"), "':'")
-            skipWhitespace()
-            members[key] = try value(depth: depth + 1)
-            skipWhitespace()
-            guard index < bytes.count else { throw failure("unterminated object") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "}") { index += 1; return .object(members) }
-            throw failure("expected ',' or '}'")
-        }
-    }
-
-    private mutating func array(depth: Int) throws(Failure) -> JSONValue {
-        index += 1
-        var elements: [JSONValue] = []
-        skipWhitespace()
-        if index < bytes.count, bytes[index] == UInt8(ascii: "]") {
-            index += 1
-            return .array(elements)
-        }
-        while true {
-            skipWhitespace()
-            elements.append(try value(depth: depth + 1))
-            skipWhitespace()
-            guard index < bytes.count else { throw failure("unterminated array") }
-            if bytes[index] == UInt8(ascii: ",") { index += 1; continue }
-            if bytes[index] == UInt8(ascii: "]") { index += 1; return .array(elements) }
-            throw failure("expected ',' or ']'")
-        }
-    }
-
-    private mutating func string() throws(Failure) -> String {
-        index += 1
-        var utf8: [UInt8] = []
-        while index < bytes.count {
-            let byte = bytes[index]
-            index += 1
-            switch byte {
-            case UInt8(ascii: "\""):
-                guard let text = String(validating: utf8, as: UTF8.self) else { throw failure("string is not valid UTF-8") }
-                return text
-            case UInt8(ascii: "\\"):
-                guard index < bytes.count else { break }
-                let escape = bytes[index]
-                index += 1
-                switch escape {
-                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): utf8.append(escape)
-                case UInt8(ascii: "b"): utf8.append(0x08)
-                case UInt8(ascii: "f"): utf8.append(0x0C)
-                case UInt8(ascii: "n"): utf8.append(0x0A)
-                case UInt8(ascii: "r"): utf8.append(0x0D)
-                case UInt8(ascii: "t"): utf8.append(0x09)
-                case UInt8(ascii: "u"):
-                    var scalar = try hexQuad()
-                    if (0xD800..<0xDC00).contains(scalar) {
-                        // A high surrogate must be followed by an escaped low one.
-                        guard index + 1 < bytes.count, bytes[index] == UInt8(ascii: "\\"), bytes[index + 1] == UInt8(ascii: "u") else {
-                            throw failure("unpaired surrogate")
-                        }
-                        index += 2
-                        let low = try hexQuad()
-                        guard (0xDC00..<0xE000).contains(low) else { throw failure("unpaired surrogate") }
-                        scalar = 0x10000 + ((scalar - 0xD800) << 10) + (low - 0xDC00)
-                    }
-                    guard let unicode = Unicode.Scalar(scalar) else { throw failure("unpaired surrogate") }
-                    utf8.append(contentsOf: Array(String(Character(unicode)).utf8))
-                default:
-                    throw failure("invalid escape")
-                }
-            case 0x00..<0x20:
-                throw failure("control character in a string")
-            default:
-                utf8.append(byte)
-            }
-        }
-        throw failure("unterminated string")
-    }
-
-    private mutating func hexQuad() throws(Failure) -> UInt32 {
-        guard index + 4 <= bytes.count else { throw failure("short \\u escape") }
-        var value: UInt32 = 0
-        for byte in bytes[index..<index + 4] {
-            guard let digit = Character(Unicode.Scalar(byte)).hexDigitValue else { throw failure("invalid \\u escape") }
-            value = value * 16 + UInt32(digit)
-        }
-        index += 4
-        return value
-    }
-
-    private mutating func number() throws(Failure) -> JSONValue {
-        let start = index
-        func digits() -> Int {
-            let first = index
-            while index < bytes.count, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
-            return index - first
-        }
-        if bytes[index] == UInt8(ascii: "-") { index += 1 }
-        let integerStart = index
-        guard digits() > 0 else { throw failure("invalid number") }
-        if bytes[integerStart] == UInt8(ascii: "0"), index - integerStart > 1 { throw failure("leading zero in a number") }
-        var isInteger = true
-        if index < bytes.count, bytes[index] == UInt8(ascii: ".") {
-            index += 1
-            isInteger = false
-            guard digits() > 0 else { throw failure("invalid number") }
-        }
-        if index < bytes.count, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
-            index += 1
-            isInteger = false
-            if index < bytes.count, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
-            guard digits() > 0 else { throw failure("invalid number") }
-        }
-        let text = String(decoding: bytes[start..<index], as: UTF8.self)
-        if isInteger, let value = Int(text) { return .integer(value) }
-        guard let value = Double(text) else { throw failure("invalid number") }
-        return .number(value)
     }
 }

@@ -1,7 +1,7 @@
-import ReceiptModel
+public import ReceiptModel
 
 /// Why the forge could not make what was asked. Compared by code only.
-public struct ForgeError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct ForgeError: CodedError, Sendable {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Storage: String, Hashable, Sendable {
             case invalidScenario, invalidRecipe, conflictingOptions, certificateSetInvalid, wouldOverwrite, ioFailed, cryptoFailed, encodingFailed
@@ -37,9 +37,6 @@ public struct ForgeError: Error, Hashable, Sendable, CustomStringConvertible {
     }
 
     public var description: String { (step.map { "step \($0): " } ?? "") + message }
-
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 
     /// Runs an OpenSSL-backed step, turning its error into a `cryptoFailed` that says what was being done.
     static func wrapping<T>(_ what: String, _ body: () throws -> T) throws(ForgeError) -> T {

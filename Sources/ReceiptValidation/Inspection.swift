@@ -153,7 +153,7 @@ public struct Inspection: Sendable {
     // MARK: JSON
 
     public func json() -> JSONValue {
-        var members: [(String, JSONValue)] = [
+        var members: JSONObject = [
             (
                 "input",
                 .object([
@@ -269,7 +269,7 @@ public struct Inspection: Sendable {
     }
 
     static func attributeJSON(_ attribute: ReceiptAttribute) -> JSONValue {
-        var members: [(String, JSONValue)] = [
+        var members: JSONObject = [
             ("type", .integer(Int64(attribute.type))),
             ("name", AttributeType.named(attribute.type).map { .string($0.name) } ?? .null),
             ("version", .integer(Int64(attribute.version))),

@@ -34,14 +34,12 @@ struct HarnessRoutes: Sendable {
             return json(200, harness.helloMessage())
         case ("POST", "/validate"):
             guard let request = try? JSONDecoder().decode(ValidateRequest.self, from: Data(body)) else {
-                let seq = (try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any])?["seq"] as? Int ?? -1
+                let seq = (try? JSONValue(parsing: body))?["seq"]?.integerValue.map(Int.init) ?? -1
                 return json(400, HarnessReply.errored(seq: seq, message: "the body is not a validate message (harness protocol v1)"))
             }
             return json(200, harness.reply(to: request))
         case ("POST", "/verifyReceipt"):
-            guard let object = try? JSONSerialization.jsonObject(with: Data(body)) as? [String: Any],
-                let receiptData = object["receipt-data"] as? String
-            else {
+            guard let receiptData = (try? JSONValue(parsing: body))?["receipt-data"]?.stringValue else {
                 return Response(status: 200, body: Array(#"{"status":21000}"#.utf8))  // Apple: the request body was not readable
             }
             let context = Context(

@@ -1,36 +1,13 @@
 import Foundation
 import ReceiptCorpus
+import ReceiptModel
 import Testing
 
-/// Parsed JSON that keeps booleans and integers apart (JSONSerialization blurs them on Linux).
-private indirect enum JSON: Decodable, Equatable {
-    case null, bool(Bool), integer(Int), number(Double), string(String), array([JSON]), object([String: JSON])
+/// The package's JSON value, which keeps booleans and integers apart (JSONSerialization blurs them on Linux).
+private typealias JSON = JSONValue
 
-    init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Int.self) {
-            self = .integer(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSON].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: JSON].self))
-        }
-    }
-
-    static func parse(_ data: Data) throws -> JSON { try JSONDecoder().decode(JSON.self, from: data) }
-
-    subscript(key: String) -> JSON? {
-        guard case .object(let members) = self else { return nil }
-        return members[key]
-    }
+extension JSONValue {
+    fileprivate static func parse(_ data: Data) throws -> JSON { try JSONValue(parsing: data) }
 
     var objectKeys: Set<String> {
         guard case .object(let members) = self else { return [] }

@@ -62,14 +62,14 @@ public struct Scenario: Codable, Sendable, Hashable {
 
     /// Decodes a spec file, refusing unknown keys so a typo is an error rather than a silent default.
     public static func decode(json data: Data) throws(ForgeError) -> Scenario {
-        let object: Any
-        do { object = try JSONSerialization.jsonObject(with: data) } catch {
-            throw ForgeError(.invalidScenario, "the scenario is not valid JSON: \(error.localizedDescription)")
+        let document: JSONValue
+        do { document = try JSONValue(parsing: data) } catch {
+            throw ForgeError(.invalidScenario, "the scenario is not valid JSON: \(error.reason)")
         }
-        guard let top = object as? [String: Any] else { throw ForgeError(.invalidScenario, "the scenario must be a JSON object") }
+        guard let top = document.objectValue else { throw ForgeError(.invalidScenario, "the scenario must be a JSON object") }
         try rejectUnknownKeys(top, known: CodingKeys.allCases.map(\.rawValue), at: "scenario")
-        for (index, purchase) in (top["purchases"] as? [Any] ?? []).enumerated() {
-            guard let fields = purchase as? [String: Any] else { throw ForgeError(.invalidScenario, "purchases[\(index)] must be a JSON object") }
+        for (index, purchase) in (top["purchases"]?.arrayValue ?? []).enumerated() {
+            guard let fields = purchase.objectValue else { throw ForgeError(.invalidScenario, "purchases[\(index)] must be a JSON object") }
             try rejectUnknownKeys(fields, known: Purchase.CodingKeys.allCases.map(\.rawValue), at: "purchases[\(index)]")
         }
         do { return try JSONDecoder().decode(Scenario.self, from: data) } catch let Swift.DecodingError.typeMismatch(type, context),
@@ -83,7 +83,7 @@ public struct Scenario: Codable, Sendable, Hashable {
         }
     }
 
-    private static func rejectUnknownKeys(_ object: [String: Any], known: [String], at place: String) throws(ForgeError) {
+    private static func rejectUnknownKeys(_ object: JSONObject, known: [String], at place: String) throws(ForgeError) {
         if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
             throw ForgeError(.invalidScenario, "unknown key '\(unknown)' in \(place); known keys: \(known.joined(separator: ", "))")
         }

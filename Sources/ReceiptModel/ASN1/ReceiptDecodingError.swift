@@ -2,7 +2,7 @@
 ///
 /// Every decoding failure names the byte offset and what was expected there, so that `forge inspect`
 /// can print one line a person can act on. Compared by code only, like swift-asn1's `ASN1Error`.
-public struct ReceiptDecodingError: Error, Hashable, Sendable, CustomStringConvertible {
+public struct ReceiptDecodingError: CodedError, Sendable {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
         private enum Storage: String, Hashable, Sendable {
             case truncated, invalidLength, unexpectedTag, tooDeep, trailingBytes, invalidValue, tooLarge, empty
@@ -52,6 +52,4 @@ public struct ReceiptDecodingError: Error, Hashable, Sendable, CustomStringConve
 
     public var description: String { "at \(region) \(offset): \(message)" }
 
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
-    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
 }

@@ -31,7 +31,7 @@ public enum VerifyReceiptJSON {
     public static func response(for receipt: AppReceipt, extras: Extras = Extras()) -> JSONValue {
         let type = receipt.receiptType ?? ""
         let environment = type.hasSuffix("Sandbox") ? "Sandbox" : (type.hasPrefix("Production") ? "Production" : type)
-        var members: [(String, JSONValue)] = [
+        var members: JSONObject = [
             ("status", .integer(0)), ("environment", .string(environment)),
             ("receipt", receiptObject(receipt, extras: extras)),
         ]
@@ -48,7 +48,7 @@ public enum VerifyReceiptJSON {
                 let lapsed =
                     purchase.cancellationDate != nil
                     || (extras.now.flatMap { now in purchase.expiresDate.map { $0 <= now } } ?? false)
-                var info: [(String, JSONValue)] = [
+                var info: JSONObject = [
                     ("auto_renew_product_id", .string(purchase.productID ?? "")),
                     ("product_id", .string(purchase.productID ?? "")),
                     ("original_transaction_id", .string(original)),
@@ -65,7 +65,7 @@ public enum VerifyReceiptJSON {
 
     /// The `receipt` object.
     public static func receiptObject(_ receipt: AppReceipt, extras: Extras = Extras()) -> JSONValue {
-        var members: [(String, JSONValue)] = []
+        var members = JSONObject()
         if let type = receipt.receiptType { members.append(("receipt_type", .string(type))) }
         let itemID = receipt.appItemID ?? 0
         members += [("adam_id", .integer(itemID)), ("app_item_id", .integer(itemID))]
@@ -86,7 +86,7 @@ public enum VerifyReceiptJSON {
     }
 
     static func transaction(_ purchase: InAppPurchase, extras: Extras) -> JSONValue {
-        var members: [(String, JSONValue)] = [("quantity", .string(String(purchase.quantity ?? 1)))]
+        var members: JSONObject = [("quantity", .string(String(purchase.quantity ?? 1)))]
         if let product = purchase.productID { members.append(("product_id", .string(product))) }
         if let id = purchase.transactionID { members.append(("transaction_id", .string(id))) }
         members.append(("original_transaction_id", .string(purchase.originalTransactionID ?? purchase.transactionID ?? "")))

@@ -1,0 +1,16 @@
+/// The package's one error pattern, after swift-asn1's `ASN1Error`: a struct with a stable `code` to match
+/// on in `catch` and tests, and a `message` for people. Equality and hashing look at the code only, since
+/// messages carry details (offsets, paths, OpenSSL's reason texts) that vary between runs and versions.
+///
+/// ForgeCrypto's error follows the same shape without this protocol, so that target depends on OpenSSL alone.
+public protocol CodedError: Error, Hashable, CustomStringConvertible {
+    associatedtype Code: Hashable & CustomStringConvertible
+    var code: Code { get }
+    var message: String { get }
+}
+
+extension CodedError {
+    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.code == rhs.code }
+    public func hash(into hasher: inout Hasher) { hasher.combine(code) }
+    public var description: String { message }
+}
