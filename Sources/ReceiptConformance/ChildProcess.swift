@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -19,8 +20,7 @@ private func killProcess(_ pid: pid_t) {
 /// stdin is written in order by one writer thread, stdout and stderr are drained by one thread each,
 /// and the exit is awaited through the termination handler. Foundation starts the child as the
 /// leader of a new process group, so `kill()` ends whatever the harness spawned as well.
-final class ChildProcess: @unchecked Sendable {
-    // `process`, `input` and `writer` are set once in init; the mutable state is behind `exit`'s lock.
+final class ChildProcess: Sendable {
     let process: Process
     /// The last bytes the harness wrote to stderr, for the report of a crash or a timeout.
     let stderrTail = CapturedOutput(limit: 2048, keep: .tail)
@@ -143,24 +143,22 @@ final class ChildProcess: @unchecked Sendable {
 
 /// Writes a harness's stdin in order on a thread of its own, which may block as long as the harness
 /// does not read: the thread ends when the pipe is closed, by `close` or by the harness dying (EPIPE).
-private final class StdinWriter: @unchecked Sendable {
-    enum Item {
+private final class StdinWriter: Sendable {
+    enum Item: Sendable {
         case data(Data, failed: @Sendable () -> Void)
         case close
     }
 
-    // `queue` is guarded by `condition`; `handle` is only used by the writer thread.
-    private let condition = NSCondition()
-    private var queue: [Item] = []
+    private let queue = Mutex<[Item]>([])
+    /// Counts the items queued: the writer thread sleeps on it while there is nothing to write.
+    private let available = DispatchSemaphore(value: 0)
 
     init(_ handle: FileHandle) {
         let thread = Thread { [self] in
             var open = true
             while true {
-                condition.lock()
-                while queue.isEmpty { condition.wait() }
-                let item = queue.removeFirst()
-                condition.unlock()
+                available.wait()
+                guard let item = queue.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { continue }
                 switch item {
                 case .data(let data, let failed):
                     if open {
@@ -179,10 +177,8 @@ private final class StdinWriter: @unchecked Sendable {
     }
 
     func enqueue(_ item: Item) {
-        condition.lock()
-        queue.append(item)
-        condition.signal()
-        condition.unlock()
+        queue.withLock { $0.append(item) }
+        available.signal()
     }
 }
 
@@ -195,28 +191,30 @@ public enum HarnessProcesses {
 
     static let live = LiveGroups()
 
-    final class LiveGroups: @unchecked Sendable {
-        // Guarded by `lock`, which is held across a launch so that `killAll` cannot miss one in flight.
-        private let lock = NSRecursiveLock()
-        private var pids: Set<Int32> = []
-        private var closed = false
+    final class LiveGroups: Sendable {
+        private struct State {
+            var pids: Set<Int32> = []
+            var closed = false
+        }
+        /// Held across a launch, so that `killAll` cannot miss a harness in flight.
+        private let state = Mutex(State())
 
         func launch(_ process: Process, _ name: String) throws(HarnessStartError) {
-            lock.lock()
-            defer { lock.unlock() }
-            guard !closed else { throw HarnessStartError(description: "the run was interrupted") }
-            do { try process.run() } catch {
-                throw HarnessStartError(description: "cannot start \(name): \(error.localizedDescription)")
+            try state.withLock { state throws(HarnessStartError) in
+                guard !state.closed else { throw HarnessStartError(description: "the run was interrupted") }
+                do { try process.run() } catch {
+                    throw HarnessStartError(description: "cannot start \(name): \(error.localizedDescription)")
+                }
+                state.pids.insert(process.processIdentifier)
             }
-            pids.insert(process.processIdentifier)
         }
 
-        func remove(_ pid: Int32) { lock.withLock { _ = pids.remove(pid) } }
+        func remove(_ pid: Int32) { state.withLock { _ = $0.pids.remove(pid) } }
 
         func killAll() {
-            lock.withLock {
-                closed = true
-                for pid in pids {
+            state.withLock { state in
+                state.closed = true
+                for pid in state.pids {
                     killProcess(-pid)
                     killProcess(pid)
                 }
@@ -232,13 +230,14 @@ struct HarnessStartError: Error, CustomStringConvertible {
 
 /// What a harness wrote to one stream, bounded: a harness printing garbage forever costs the runner
 /// `limit` bytes, not its memory.
-final class CapturedOutput: @unchecked Sendable {
+final class CapturedOutput: Sendable {
     enum Keep { case head, tail }
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var bytes = Data()
-    private var dropped = 0
-    private var isClosed = false
+    private struct State {
+        var bytes = Data()
+        var dropped = 0
+        var isClosed = false
+    }
+    private let state = Mutex(State())
     let limit: Int
     let keep: Keep
 
@@ -248,74 +247,75 @@ final class CapturedOutput: @unchecked Sendable {
     }
 
     func append(_ chunk: Data) {
-        lock.withLock {
+        state.withLock { state in
             switch keep {
             case .head:
-                let room = max(0, limit - bytes.count)
-                bytes.append(chunk.prefix(room))
-                dropped += chunk.count - min(room, chunk.count)
+                let room = max(0, limit - state.bytes.count)
+                state.bytes.append(chunk.prefix(room))
+                state.dropped += chunk.count - min(room, chunk.count)
             case .tail:
-                bytes.append(chunk)
-                if bytes.count > limit {
-                    dropped += bytes.count - limit
-                    bytes = Data(bytes.suffix(limit))
+                state.bytes.append(chunk)
+                if state.bytes.count > limit {
+                    state.dropped += state.bytes.count - limit
+                    state.bytes = Data(state.bytes.suffix(limit))
                 }
             }
         }
     }
 
     /// The stream ended.
-    func close() { lock.withLock { isClosed = true } }
+    func close() { state.withLock { $0.isClosed = true } }
 
     /// Waits until the stream ended, or `limit` passed.
     func closed(upTo limit: Duration) async {
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: limit)
-        while !lock.withLock({ isClosed }), clock.now < deadline { try? await Task.sleep(for: .milliseconds(1)) }
+        while !state.withLock({ $0.isClosed }), clock.now < deadline { try? await Task.sleep(for: .milliseconds(1)) }
     }
 
-    var data: Data { lock.withLock { bytes } }
+    var data: Data { state.withLock { $0.bytes } }
     /// Bytes beyond the limit that were not kept.
-    var droppedCount: Int { lock.withLock { dropped } }
+    var droppedCount: Int { state.withLock { $0.dropped } }
 }
 
 /// A process exit that any number of tasks can await, each giving up when cancelled.
-private final class ExitSignal: @unchecked Sendable {
-    // Guarded by `lock`.
-    private let lock = NSLock()
-    private var done = false
-    private var waiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
-    private var nextID: UInt64 = 0
+private final class ExitSignal: Sendable {
+    private struct State {
+        var done = false
+        var waiters: [UInt64: CheckedContinuation<Bool, Never>] = [:]
+        var nextID: UInt64 = 0
+    }
+    private let state = Mutex(State())
 
-    var hasExited: Bool { lock.withLock { done } }
+    var hasExited: Bool { state.withLock { $0.done } }
 
     func signal() {
-        let resumed = lock.withLock {
-            done = true
-            defer { waiters = [:] }
-            return waiters.values
+        let resumed = state.withLock { state in
+            state.done = true
+            defer { state.waiters = [:] }
+            return Array(state.waiters.values)
         }
         for waiter in resumed { waiter.resume(returning: true) }
     }
 
     /// True once the process exited; false if the waiting task was cancelled first.
     func wait() async -> Bool {
-        let id = lock.withLock {
-            nextID += 1
-            return nextID
+        let id = state.withLock { state in
+            state.nextID += 1
+            return state.nextID
         }
         return await withTaskCancellationHandler {
             await withCheckedContinuation { continuation in
-                let resumeNow: Bool? = lock.withLock {
-                    if done { return true }
+                let resumeNow: Bool? = state.withLock { state in
+                    if state.done { return true }
                     if Task.isCancelled { return false }
-                    waiters[id] = continuation
+                    state.waiters[id] = continuation
                     return nil
                 }
                 if let resumeNow { continuation.resume(returning: resumeNow) }
             }
         } onCancel: {
-            let waiter = lock.withLock { waiters.removeValue(forKey: id) }
+            let waiter = state.withLock { $0.waiters.removeValue(forKey: id) }
             waiter?.resume(returning: false)
         }
     }

@@ -138,6 +138,36 @@ public struct ConformanceRunner: Sendable {
         _ validator: some ReceiptValidator, vectors: String? = nil, profile: String? = nil, baseline: String? = nil,
         parallelism: Int = ProcessInfo.processInfo.activeProcessorCount
     ) async throws -> RunResults {
+        let (manifest, directory) = try corpus(vectors, profile: profile)
+        return try await checked(validator, manifest: manifest, directory: directory, profile: profile, baseline: baseline, parallelism: parallelism)
+    }
+
+    /// The same for a target named as `forge run --target` names it (`stdio:python3 harness.py`,
+    /// `http://127.0.0.1:8080`, `swift:reference`), built by the first of `providers` that serves it
+    /// (``ProcessTargets`` is always added) and released after the run. `configure` adjusts the plan
+    /// (timeout, mapping, headers) before the target is built.
+    ///
+    /// ```swift
+    /// let results = try await ConformanceRunner.check(target: "stdio:python3 harness.py", profile: "strict")
+    /// let viaHTTP = try await ConformanceRunner.check(target: "http://127.0.0.1:8080", providers: [HTTPTargets()])
+    /// ```
+    public static func check(
+        target: String, providers: [any TargetProvider] = [], vectors: String? = nil, profile: String? = nil, baseline: String? = nil,
+        parallelism: Int = ProcessInfo.processInfo.activeProcessorCount, configure: (inout TargetPlan) -> Void = { _ in }
+    ) async throws -> RunResults {
+        let parsed = try Target(target)
+        let (manifest, directory) = try corpus(vectors, profile: profile)
+        var plan = TargetPlan(manifest: manifest, vectorsDirectory: directory)
+        plan.connections = parallelism
+        configure(&plan)
+        var results = try await (providers + [ProcessTargets()]).withValidator(parsed, plan: plan) { validator in
+            try await checked(validator, manifest: manifest, directory: directory, profile: profile, baseline: baseline, parallelism: parallelism)
+        }
+        results.target = parsed.text
+        return results
+    }
+
+    private static func corpus(_ vectors: String?, profile: String?) throws -> (Manifest, URL) {
         let location = try CorpusLocation.resolve(
             explicit: vectors, environment: ProcessInfo.processInfo.environment,
             currentDirectory: URL(fileURLWithPath: FileManager.default.currentDirectoryPath))
@@ -145,8 +175,14 @@ public struct ConformanceRunner: Sendable {
         if let profile, manifest.profiles[profile] == nil {
             throw CorpusError(.invalidManifest, "unknown profile '\(profile)'; the corpus defines \(manifest.profiles.keys.sorted().joined(separator: ", "))")
         }
+        return (manifest, location.vectors)
+    }
+
+    private static func checked(
+        _ validator: some ReceiptValidator, manifest: Manifest, directory: URL, profile: String?, baseline: String?, parallelism: Int
+    ) async throws -> RunResults {
         let known = try baseline.map { path throws(ConformanceError) in try Baseline.load(contentsOf: URL(fileURLWithPath: path)) }
-        var results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: location.vectors, profile: profile, parallelism: parallelism)
+        var results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: directory, profile: profile, parallelism: parallelism)
             .run(validator)
         _ = known?.apply(to: &results, today: Baseline.today)
         return results

@@ -5,6 +5,11 @@ public import ReceiptCorpus
 /// answer is never sent: the harness only sees the receipt and its context.
 public enum HarnessProtocol {
     public static let version = 1
+
+    /// Every message's `type`, in both directions.
+    public enum MessageType: String, Sendable, CaseIterable {
+        case hello, validate, result, errored, stop
+    }
 }
 
 /// The harness's self-description, its answer to the runner's `hello`.
@@ -18,7 +23,7 @@ public struct HarnessHello: Codable, Sendable, Hashable {
         case fine
     }
 
-    public var type = "hello"
+    public var type = HarnessProtocol.MessageType.hello.rawValue
     public var `protocol`: Int
     public var implementation: String
     public var features: [String]
@@ -48,7 +53,7 @@ public struct ValidateRequest: Codable, Sendable, Hashable {
         public init(data: String) { self.data = data }
     }
 
-    public var type = "validate"
+    public var type = HarnessProtocol.MessageType.validate.rawValue
     public var seq: Int
     public var id: String
     public var input: Input
@@ -87,7 +92,7 @@ public enum HarnessReply: Codable, Sendable, Hashable {
         let container = try decoder.container(keyedBy: Keys.self)
         let seq = try container.decode(Int.self, forKey: .seq)
         switch try container.decode(String.self, forKey: .type) {
-        case "result":
+        case HarnessProtocol.MessageType.result.rawValue:
             self = .result(
                 seq: seq, verdict: try container.decode(Verdict.self, forKey: .verdict),
                 errorClass: try container.decodeIfPresent(String.self, forKey: .errorClass),
@@ -95,7 +100,7 @@ public enum HarnessReply: Codable, Sendable, Hashable {
                 decoded: try container.decodeIfPresent(DecodedReceipt.self, forKey: .decoded))
         case "skipped":
             self = .skipped(seq: seq, reason: try container.decode(String.self, forKey: .reason))
-        case "errored":
+        case HarnessProtocol.MessageType.errored.rawValue:
             self = .errored(seq: seq, message: try container.decode(String.self, forKey: .message))
         case let other:
             throw DecodingError.dataCorruptedError(forKey: .type, in: container, debugDescription: "unknown reply type '\(other)'; expected result, skipped or errored")
@@ -107,7 +112,7 @@ public enum HarnessReply: Codable, Sendable, Hashable {
         try container.encode(seq, forKey: .seq)
         switch self {
         case .result(_, let verdict, let errorClass, let message, let decoded):
-            try container.encode("result", forKey: .type)
+            try container.encode(HarnessProtocol.MessageType.result.rawValue, forKey: .type)
             try container.encode(verdict, forKey: .verdict)
             try container.encodeIfPresent(errorClass, forKey: .errorClass)
             try container.encodeIfPresent(message, forKey: .message)
@@ -116,7 +121,7 @@ public enum HarnessReply: Codable, Sendable, Hashable {
             try container.encode("skipped", forKey: .type)
             try container.encode(reason, forKey: .reason)
         case .errored(_, let message), .failed(_, _, let message):
-            try container.encode("errored", forKey: .type)
+            try container.encode(HarnessProtocol.MessageType.errored.rawValue, forKey: .type)
             try container.encode(message, forKey: .message)
         }
     }

@@ -2,7 +2,7 @@
 /// with a `HarnessHello`. A type of its own so every transport writes the same bytes and the protocol
 /// schema is generated from it.
 public struct RunnerHello: Codable, Sendable, Hashable {
-    public var type = "hello"
+    public var type = HarnessProtocol.MessageType.hello.rawValue
     public var `protocol`: Int
     /// The corpus version being run (`Manifest.suite.version`).
     public var suite: String
@@ -15,7 +15,7 @@ public struct RunnerHello: Codable, Sendable, Hashable {
 
 /// The runner's last message (`{"type":"stop"}`): the harness may exit.
 public struct StopMessage: Codable, Sendable, Hashable {
-    public var type = "stop"
+    public var type = HarnessProtocol.MessageType.stop.rawValue
 
     public init() {}
 }

@@ -1,5 +1,5 @@
 import Foundation
-import ReceiptCorpus
+public import ReceiptCorpus
 
 /// `--shard k/n`: vector `id` belongs to shard `(first 8 bytes of SHA-256(id), big-endian) mod n`,
 /// numbered from 1. Membership depends on the id alone, so shards stay stable as the corpus grows
@@ -57,6 +57,24 @@ extension RunResults {
         merged.counts = counting(merged.results)
         merged.shard = nil
         return merged
+    }
+}
+
+extension RunResults {
+    /// The shards merged, with every vector of `manifest` that no shard ran added as SKIP (returned too, so
+    /// the caller can name them): a merged run always accounts for the whole corpus.
+    public static func merged(_ parts: [RunResults], corpus manifest: Manifest) throws(ConformanceError) -> (RunResults, missing: [Vector]) {
+        var merged = try merged(parts)
+        let ran = Set(merged.results.map(\.id))
+        let missing = manifest.vectors.filter { !ran.contains($0.id) }
+        guard !missing.isEmpty else { return (merged, []) }
+        merged.results += missing.map { vector in
+            VectorResult(
+                id: vector.id, revision: vector.revision, severity: vector.severity, outcome: .skip, expected: vector.expected.verdict,
+                expectedErrorClasses: vector.expected.errorClasses, verdict: nil, errorClass: nil,
+                message: "not run: in none of the merged shards", durationMicroseconds: 0)
+        }
+        return (try Self.merged([merged]), missing)
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// The `stdio:` transport: one persistent harness process speaking NDJSON, one message per line.
 ///
@@ -169,7 +170,7 @@ public final class StdioValidator: ReceiptValidator, Sendable {
                 kill()
                 throw HandshakeError(description: "the hello breaks the protocol: \(violation)")
             }
-            guard let decoded = try? JSONDecoder().decode(HarnessHello.self, from: Data(line.utf8)), decoded.type == "hello" else {
+            guard let decoded = try? JSONDecoder().decode(HarnessHello.self, from: Data(line.utf8)), decoded.type == HarnessProtocol.MessageType.hello.rawValue else {
                 kill()
                 throw HandshakeError(description: "expected a hello message, got: \(line.prefix(200))\(said)")
             }
@@ -308,16 +309,19 @@ public final class StdioValidator: ReceiptValidator, Sendable {
 }
 
 /// Splits a harness's stdout into lines, refusing to buffer a line beyond `limit`.
-private final class LineReader: @unchecked Sendable {
+private final class LineReader: Sendable {
     enum Event: Sendable {
         case line(String)
         case overlong
         case end
     }
 
-    // Only touched from the one Dispatch thread that drains stdout.
-    private var buffer = Data()
-    private var stopped = false
+    private struct State {
+        var buffer = Data()
+        var stopped = false
+    }
+    /// Fed by the one thread that drains stdout, so never contended; the lock makes that a checked fact.
+    private let state = Mutex(State())
     private let limit: Int
     private let emit: @Sendable (Event) -> Void
 
@@ -327,27 +331,32 @@ private final class LineReader: @unchecked Sendable {
     }
 
     func feed(_ chunk: Data?) {
-        guard !stopped else { return }
+        for event in state.withLock({ Self.split(chunk, into: &$0, limit: limit) }) { emit(event) }
+    }
+
+    private static func split(_ chunk: Data?, into state: inout State, limit: Int) -> [Event] {
+        guard !state.stopped else { return [] }
         guard let chunk else {
-            stopped = true
-            emit(.end)
-            return
+            state.stopped = true
+            return [.end]
         }
+        var events: [Event] = []
         // Only the new bytes can hold a newline: scanning the whole buffer again would be quadratic.
-        var lineStart = buffer.startIndex
-        var searchFrom = buffer.endIndex
-        buffer.append(chunk)
-        while let newline = buffer[searchFrom...].firstIndex(of: 0x0A) {
-            let line = String(decoding: buffer[lineStart..<newline], as: UTF8.self)
-            if !line.trimmingCharacters(in: .whitespaces).isEmpty { emit(.line(line)) }
-            lineStart = buffer.index(after: newline)
+        var lineStart = state.buffer.startIndex
+        var searchFrom = state.buffer.endIndex
+        state.buffer.append(chunk)
+        while let newline = state.buffer[searchFrom...].firstIndex(of: 0x0A) {
+            let line = String(decoding: state.buffer[lineStart..<newline], as: UTF8.self)
+            if !line.trimmingCharacters(in: .whitespaces).isEmpty { events.append(.line(line)) }
+            lineStart = state.buffer.index(after: newline)
             searchFrom = lineStart
         }
-        buffer.removeSubrange(buffer.startIndex..<lineStart)
-        if buffer.count > limit {
-            stopped = true
-            buffer = Data()
-            emit(.overlong)
+        state.buffer.removeSubrange(state.buffer.startIndex..<lineStart)
+        if state.buffer.count > limit {
+            state.stopped = true
+            state.buffer = Data()
+            events.append(.overlong)
         }
+        return events
     }
 }

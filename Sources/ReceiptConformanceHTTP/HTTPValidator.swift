@@ -127,3 +127,19 @@ public struct HTTPTransportError: Error, CustomStringConvertible {
     public let description: String
     init(_ description: String) { self.description = description }
 }
+
+/// `http://` and `https://` targets, contributed by this module so programs that never speak HTTP need not
+/// link it.
+public struct HTTPTargets: TargetProvider {
+    public init() {}
+
+    public func serves(_ target: Target) -> Bool { target.kind == .http }
+
+    public func withValidator<T>(_ target: Target, plan: TargetPlan, _ body: (any ReceiptValidator) async throws -> T) async throws -> T {
+        let validator = HTTPValidator(
+            url: target.address, mode: plan.mapping.map { .mapping($0) } ?? .protocol, timeout: plan.timeLimit(for: target),
+            headers: plan.httpHeaders, features: plan.features, password: plan.sharedSecret, connections: plan.connections,
+            checker: plan.checker, trustRoots: plan.httpTrustRoots)
+        return try await withRelease(body, validator) { await validator.shutdown() }
+    }
+}

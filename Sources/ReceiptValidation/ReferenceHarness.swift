@@ -12,6 +12,9 @@ public struct ReferenceHarness: ReceiptValidator {
 
     public init(anchors: [String: X509Certificate]) { self.anchors = anchors }
 
+    /// `swift:reference`, for ``ConformanceRunner/check(target:providers:vectors:profile:baseline:configure:)`` and `forge run`.
+    public static let provider = InProcessTargets(["reference": { try ReferenceHarness(vectorsDirectory: $0) }])
+
     /// Loads the trust anchors a corpus names.
     public init(vectorsDirectory: URL) throws {
         let manifest = try ManifestIO.load(from: vectorsDirectory)

@@ -63,9 +63,10 @@ struct BenchRunner: AsyncParsableCommand {
 
     func run() async throws {
         let (manifest, directory) = try location.manifest()
-        let settings = TargetSettings(
-            timeout: 10, features: Array(manifest.features.keys).sorted(), granularity: .none, httpHeaders: [],
-            sharedSecret: nil, connections: parallel, checker: nil, mapping: try mapping.map(TargetSettings.loadMapping))
+        var plan = TargetPlan(manifest: manifest, vectorsDirectory: directory)
+        plan.timeout = 10
+        plan.connections = parallel
+        plan.mapping = try mapping.map(TargetPlan.loadMapping)
         let runner = ConformanceRunner(manifest: manifest, vectorsDirectory: directory, profile: "apple-compatible", parallelism: parallel)
         var rows: [(String, Double, [String: Int])] = []
         for uri in target {
@@ -73,7 +74,7 @@ struct BenchRunner: AsyncParsableCommand {
                 if uri == Self.noOp {
                     try await measure(NoOpValidator(features: Array(manifest.features.keys)), runner)
                 } else {
-                    try await settings.withValidator(try parsed(uri), manifest: manifest, directory: directory) { try await measure($0, runner) }
+                    try await targetProviders.withValidator(try parsed(uri), plan: plan) { try await measure($0, runner) }
                 }
             rows.append((uri, rate, counts))
         }

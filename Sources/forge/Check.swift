@@ -88,9 +88,10 @@ struct Validate: AsyncParsableCommand {
     }
 
     func run() async throws {
-        if harness { return try await serveHarness() }
+        if harness { return try serveHarness() }
         if let listen, let (host, port) = Self.hostAndPort(listen) { return try await serveHTTP(host: host, port: port) }
-        let (bytes, source) = try readInput(file!)
+        guard let file else { throw ValidationError("give a receipt file (or - for stdin)") }
+        let (bytes, source) = try readInput(file)
         let report = ReferenceValidator().validate(bytes, context: try checks.context())
         let inspection = Inspection(report: report, source: source, inputSize: bytes.count, includeChecks: true)
         if json {
@@ -132,32 +133,11 @@ extension Validate {
 
 /// `forge validate --harness`: the reference validator behind the stdio transport.
 extension Validate {
-    func serveHarness() async throws {
+    func serveHarness() throws {
         let directory = try VectorsCommand.Location.locate(vectors)
         let reference: ReferenceHarness
         do { reference = try ReferenceHarness(vectorsDirectory: directory) } catch { throw fail("cannot load trust anchors from \(directory.path): \(error)", Exit.dataError) }
-        let encoder = JSONEncoder()
-        func send(_ value: some Encodable) {
-            guard let data = try? encoder.encode(value) else { return }
-            FileHandle.standardOutput.write(data + Data([0x0A]))
-        }
-        while let line = readLine() {
-            guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], let type = object["type"] as? String else {
-                note("ignoring a line that is not a protocol message: \(line.prefix(80))")
-                continue
-            }
-            switch type {
-            case "hello": send(await reference.hello())
-            case "validate":
-                guard let request = try? JSONDecoder().decode(ValidateRequest.self, from: Data(line.utf8)) else {
-                    send(HarnessReply.errored(seq: object["seq"] as? Int ?? -1, message: "malformed validate message"))
-                    continue
-                }
-                send(await reference.validate(request))
-            case "stop": return
-            default: note("ignoring message type '\(type)'")
-            }
-        }
+        StdioHarnessServer.serve(reference, write: { FileHandle.standardOutput.write($0) }, note: note)
     }
 }
 

@@ -167,10 +167,14 @@ struct Run: AsyncParsableCommand {
         let include: (Vector) -> Bool = { vector in
             (run.isEmpty || run.contains { matches(vector.id, $0) }) && !skip.contains { matches(vector.id, $0) } && (shard?.contains(vector.id) ?? true)
         }
-        let shared = TargetSettings(
-            timeout: timeout, features: Array(manifest.features.keys).sorted(), granularity: .none, httpHeaders: httpHeaders.map(TargetSettings.header),
-            sharedSecret: sharedSecret ?? ProcessInfo.processInfo.environment["RF_SHARED_SECRET"], connections: parallel,
-            checker: validateProtocol ? try protocolCheck() : nil, mapping: try mapping.map(TargetSettings.loadMapping), httpTrustRoots: httpCA)
+        var shared = TargetPlan(manifest: manifest, vectorsDirectory: directory)
+        shared.timeout = timeout
+        shared.httpHeaders = httpHeaders.map(TargetPlan.header)
+        shared.sharedSecret = sharedSecret ?? ProcessInfo.processInfo.environment["RF_SHARED_SECRET"]
+        shared.connections = parallel
+        shared.checker = validateProtocol ? try protocolCheck() : nil
+        shared.mapping = try mapping.map(TargetPlan.loadMapping)
+        shared.httpTrustRoots = httpCA
         var runs: [RunResults] = []
         for (index, uri) in targets.enumerated() {
             var settings = shared
@@ -178,14 +182,18 @@ struct Run: AsyncParsableCommand {
             if let value = Self.perTarget(granularity, index) { settings.granularity = value }
             let label = self.label.isEmpty ? nil : self.label[index]
             let runner = ConformanceRunner(manifest: manifest, vectorsDirectory: directory, profile: profile, parallelism: parallel, maxErrors: maxErrors)
-            let progress = ProgressLine(enabled: !quiet && isatty(STDERR_FILENO) == 1, label: target.count > 1 ? label ?? uri.text : nil)
+            let progress = ProgressLine(enabled: !quiet && isatty(STDERR_FILENO) == 1, label: target.count > 1 ? label ?? uri.text : nil) {
+                FileHandle.standardError.write(Data($0.utf8))
+            }
             var outcome: RunResults
             do {
-                outcome = try await settings.withValidator(uri, manifest: manifest, directory: directory) { validator in
+                outcome = try await targetProviders.withValidator(uri, plan: settings) { validator in
                     try await runner.run(validator, selecting: include) { result, done, total in progress.update(result.outcome, done: done, total: total) }
                 }
             } catch let error as CorpusError {
                 throw fail(error.message, Exit.dataError)
+            } catch let error as ConformanceError where error.code == .invalidCommand {
+                throw fail(error.message, Exit.usage)
             }
             progress.finish()
             outcome.shard = shard?.description
@@ -210,10 +218,10 @@ struct Run: AsyncParsableCommand {
         }
         if let writeBaseline {
             let existing = FileManager.default.fileExists(atPath: writeBaseline) ? try loadBaseline(writeBaseline) : known
-            try writeOutput(try Self.encoder.encode(Baseline.written(from: outcome, keeping: existing)), to: writeBaseline)
+            try writeOutput(try ReportFiles.encoder.encode(Baseline.written(from: outcome, keeping: existing)), to: writeBaseline)
         }
         try writeReports([outcome], differential: nil, manifest: manifest)
-        printOutcome(outcome)
+        print(ConsoleReport.outcome(outcome, quiet: quiet), terminator: "")
         let code = outcome.exitCode
         if code != 0 { throw ExitCode(code) }
     }
@@ -221,48 +229,13 @@ struct Run: AsyncParsableCommand {
     private func finishDifferential(_ runs: [RunResults], manifest: Manifest) throws {
         let differential = DifferentialResults(runs: runs)
         try writeReports(runs, differential: differential, manifest: manifest)
-        for (name, run) in zip(differential.targets, runs) {
-            print("== \(name): \(run.results.count) vectors in \(run.durationDescription)")
-            printOutcome(run)
-        }
-        print("Times: " + zip(differential.targets, runs).map { "\($0) \($1.durationDescription)" }.joined(separator: ", "))
-        print("\(differential.disagreements.count) disagreement\(differential.disagreements.count == 1 ? "" : "s") between \(differential.targets.joined(separator: ", "))")
-        for disagreement in differential.disagreements {
-            let answers = differential.targets.map { "\($0): \(disagreement.answers[$0] ?? "-")" }.joined(separator: "; ")
-            print("DISAGREE \(disagreement.id) (expected \(disagreement.expected.rawValue)): \(answers)")
-        }
+        print(ConsoleReport.differential(differential, runs: runs, quiet: quiet), terminator: "")
         let code = differential.exitCode
         if code != 0 { throw ExitCode(code) }
     }
 
     private func writeReports(_ runs: [RunResults], differential: DifferentialResults?, manifest: Manifest) throws {
-        if let results {
-            try writeOutput(try differential.map { try Self.encoder.encode($0) } ?? Self.encoder.encode(runs[0]), to: results)
-        }
-        if let junit { try writeOutput(Data(JUnitReport.xml(runs).utf8), to: junit) }
-        if let markdown {
-            var text = runs.map { MarkdownReport.render($0, manifest: manifest) }.joined(separator: "\n")
-            if let differential { text += "\n" + MarkdownReport.render(disagreements: differential) }
-            try writeOutput(Data(text.utf8), to: markdown)
-        }
-        if let html {
-            let page = differential == nil ? HTMLReport.render(runs[0], manifest: manifest) : HTMLReport.render(matrix: runs, manifest: manifest)
-            try writeOutput(Data(page.utf8), to: html)
-        }
-    }
-
-    private func printOutcome(_ outcome: RunResults) {
-        for result in outcome.results where result.outcome.isConformanceFailure || result.outcome.isInfrastructureFailure {
-            print(result.summaryLine(padded: true))
-        }
-        if let diagnosis = outcome.canaryDiagnosis { print("CANARIES FAILED: \(diagnosis)") }
-        if quiet, let stopped = outcome.stoppedEarly { print("STOPPED: \(stopped)") }
-        if quiet {
-            let counts = outcome.counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
-            print("\(outcome.results.count) vectors in \(outcome.durationMilliseconds) ms: \(counts)")
-        } else {
-            print(ConsoleReport.summary(outcome), terminator: "")
-        }
+        try ReportFiles(results: results, junit: junit, markdown: markdown, html: html).write(runs, differential: differential, manifest: manifest, to: writeOutput)
     }
 
     private func protocolCheck() throws -> ProtocolViolationCheck {
@@ -299,127 +272,5 @@ struct Run: AsyncParsableCommand {
     /// `a,b,c` → features; the empty list is ''.
     static func featureNames(_ list: String) -> [String] {
         list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && $0 != "''" }
-    }
-
-    static var encoder: JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
-        return encoder
-    }
-}
-
-extension Run {
-    struct Merge: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Combine the results.json of shards (forge run --shard k/n) into one run, and render its reports.",
-            discussion:
-                "Reports as for `forge run`: --results, --junit, --markdown, --html, and --vectors for the corpus. Vectors of the corpus that no shard ran are added as SKIP and named on stderr. Exit codes as for `forge run`: the merged run's 0, 1 or 2; 65 for files that are not results of one suite, implementation and profile.\n\nExample: forge run merge shard1.json shard2.json --results results.json --junit junit.xml"
-        )
-
-        @Argument(help: ArgumentHelp("results.json files of the shards.", valueName: "file"))
-        var files: [String]
-        /// --vectors, --results, --junit, --markdown and --html are `forge run`'s own, given before or after `merge`.
-        @ParentCommand var options: Run
-
-        func run() throws {
-            let parts = try files.map(Run.loadResults)
-            var merged: RunResults
-            do { merged = try RunResults.merged(parts) } catch { throw fail(error.message, Exit.dataError) }
-            let (manifest, _) = try options.location.manifest()
-            let ran = Set(merged.results.map(\.id))
-            let missing = manifest.vectors.filter { !ran.contains($0.id) }
-            if !missing.isEmpty {
-                note(
-                    "\(missing.count) vector\(missing.count == 1 ? "" : "s") in no shard, listed as SKIP: \(missing.prefix(5).map(\.id).joined(separator: ", "))\(missing.count > 5 ? ", …" : "")"
-                )
-                merged.results += missing.map { vector in
-                    VectorResult(
-                        id: vector.id, revision: vector.revision, severity: vector.severity, outcome: .skip, expected: vector.expected.verdict,
-                        expectedErrorClasses: vector.expected.errorClasses, verdict: nil, errorClass: nil,
-                        message: "not run: in none of the merged shards", durationMicroseconds: 0)
-                }
-                merged = try RunResults.merged([merged])
-            }
-            if let results = options.results { try writeOutput(try Run.encoder.encode(merged), to: results) }
-            if let junit = options.junit { try writeOutput(Data(JUnitReport.xml([merged]).utf8), to: junit) }
-            if let markdown = options.markdown { try writeOutput(Data(MarkdownReport.render(merged, manifest: manifest).utf8), to: markdown) }
-            if let html = options.html { try writeOutput(Data(HTMLReport.render(merged, manifest: manifest).utf8), to: html) }
-            print(ConsoleReport.summary(merged))
-            let code = merged.exitCode
-            if code != 0 { throw ExitCode(code) }
-        }
-    }
-}
-
-extension Run {
-    struct Matrix: ParsableCommand {
-        static let configuration = CommandConfiguration(
-            abstract: "Put the results.json of several validators side by side: a Markdown known-results matrix.",
-            discussion: """
-                One row per validator (outcome counts and time), then one row per family with each validator's \
-                PASS / FALSE_ACCEPT / FALSE_REJECT / WRONG_REASON / SKIP. Validators are named by their --label, \
-                else by the implementation their harness declared. scripts/known-results.sh uses it to write the \
-                README's table.
-
-                Example: forge run matrix results/openssl.json results/aprv.json -o matrix.md
-                """)
-
-        @Argument(help: ArgumentHelp("results.json files of forge run (one target each).", valueName: "file"))
-        var files: [String]
-        @Option(name: .shortAndLong, help: ArgumentHelp("Write the Markdown here instead of stdout.", valueName: "file"))
-        var output: String?
-
-        func validate() throws {
-            guard !files.isEmpty else { throw ValidationError("give at least one results.json") }
-        }
-
-        func run() throws {
-            let markdown = Data(MatrixReport.render(try files.map(Run.loadResults)).utf8)
-            if let output { try writeOutput(markdown, to: output) } else { FileHandle.standardOutput.write(markdown) }
-        }
-    }
-}
-
-/// The progress line on a terminal's stderr, redrawn in place; silent when stderr is not a terminal.
-final class ProgressLine: @unchecked Sendable {
-    private let enabled: Bool
-    private let label: String?
-    private var counts: [Outcome: Int] = [:]
-    private var lastDraw = ContinuousClock.now
-
-    init(enabled: Bool, label: String?) {
-        self.enabled = enabled
-        self.label = label
-    }
-
-    func update(_ outcome: Outcome, done: Int, total: Int) {
-        counts[outcome, default: 0] += 1
-        guard enabled, done == total || ContinuousClock.now - lastDraw > .milliseconds(100) else { return }
-        lastDraw = ContinuousClock.now
-        let line = ConsoleReport.progressLine(done: done, total: total, counts: counts)
-        FileHandle.standardError.write(Data("\r\(label.map { "\($0) " } ?? "")\(line)\u{1B}[K".utf8))
-    }
-
-    func finish() {
-        if enabled { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
-    }
-}
-
-/// Ctrl-C or a CI runner's SIGTERM must not leave harnesses behind: they lead process groups of their
-/// own, which the terminal's signal does not reach. On SIGINT, SIGTERM or SIGHUP, every harness group
-/// is killed and forge exits 128 + the signal's number; the run's reports are not written.
-enum Interrupts {
-    static func stopHarnessesOnSignal() -> [any DispatchSourceSignal] {
-        [SIGINT, SIGTERM, SIGHUP].map { number in
-            signal(number, SIG_IGN)  // the source below sees it instead of the default action
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
-                HarnessProcesses.killAll()
-                FileHandle.standardError.write(Data("\nforge: interrupted (signal \(number)); harness processes stopped, no reports written\n".utf8))
-                exit(128 + number)
-            }
-            source.resume()
-            return source
-        }
     }
 }

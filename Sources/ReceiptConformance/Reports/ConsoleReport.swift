@@ -1,3 +1,5 @@
+import ReceiptCorpus
+
 /// Plain-text output for a terminal or a CI log: a progress line while running, a summary at the end.
 ///
 /// Lines stay within 100 characters so CI log viewers do not wrap them, and ANSI colour is opt-in
@@ -158,5 +160,35 @@ public enum ConsoleReport {
     private static func paint(_ text: String, _ style: String?) -> String {
         guard let style, !text.isEmpty else { return text }
         return style + text + "\u{1B}[0m"
+    }
+
+    // MARK: - What `forge run` prints
+
+    /// One run's console output: every failing vector on a line, the canary diagnosis, then the summary
+    /// table, or with `quiet` one line of counts (and why the run stopped early, if it did).
+    public static func outcome(_ results: RunResults, quiet: Bool) -> String {
+        var lines = results.results.filter { $0.outcome.isConformanceFailure || $0.outcome.isInfrastructureFailure }.map { $0.summaryLine(padded: true) }
+        if let diagnosis = results.canaryDiagnosis { lines.append("CANARIES FAILED: \(diagnosis)") }
+        guard quiet else { return lines.map { $0 + "\n" }.joined() + summary(results) }
+        if let stopped = results.stoppedEarly { lines.append("STOPPED: \(stopped)") }
+        let counts = results.counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
+        lines.append("\(results.results.count) vectors in \(results.durationMilliseconds) ms: \(counts)")
+        return lines.map { $0 + "\n" }.joined()
+    }
+
+    /// Differential mode: each target's outcome, the times side by side, then every disagreement.
+    public static func differential(_ differential: DifferentialResults, runs: [RunResults], quiet: Bool) -> String {
+        var text = ""
+        for (name, run) in zip(differential.targets, runs) {
+            text += "== \(name): \(run.results.count) vectors in \(run.durationDescription)\n" + outcome(run, quiet: quiet)
+        }
+        text += "Times: " + zip(differential.targets, runs).map { "\($0) \($1.durationDescription)" }.joined(separator: ", ") + "\n"
+        let count = differential.disagreements.count
+        text += "\(count) disagreement\(count == 1 ? "" : "s") between \(differential.targets.joined(separator: ", "))\n"
+        for disagreement in differential.disagreements {
+            let answers = differential.targets.map { "\($0): \(disagreement.answers[$0] ?? "-")" }.joined(separator: "; ")
+            text += "DISAGREE \(disagreement.id) (expected \(disagreement.expected.rawValue)): \(answers)\n"
+        }
+        return text
     }
 }
