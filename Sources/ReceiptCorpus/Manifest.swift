@@ -305,3 +305,20 @@ public struct DecodedPurchase: Codable, Sendable, Hashable {
         self.cancellationDate = cancellationDate
     }
 }
+
+/// Ids of the trust anchors the bundled corpus defines. The manifest owns the vocabulary (another corpus may
+/// define other anchors), so these are the one spelling for code that writes or serves this corpus, not a
+/// closed enum.
+public enum TrustAnchorID {
+    /// The TEST root that plays Apple Root CA.
+    public static let forgeRoot = "forge-root"
+    /// The TEST StoreKit certificate that plays Xcode's.
+    public static let forgeStoreKit = "forge-storekit"
+}
+
+/// Ids of the profiles the bundled corpus defines (see ``TrustAnchorID`` for why these are constants).
+public enum ProfileID {
+    public static let strict = "strict"
+    public static let appleCompatible = "apple-compatible"
+    public static let lenient = "lenient"
+}

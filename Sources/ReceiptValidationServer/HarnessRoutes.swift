@@ -43,7 +43,7 @@ struct HarnessRoutes: Sendable {
                 return Response(status: 200, body: Array(#"{"status":21000}"#.utf8))  // Apple: the request body was not readable
             }
             let context = Context(
-                now: headers["x-forge-now"] ?? ReceiptDate.format(Date()), trustAnchor: headers["x-forge-trust-anchor"] ?? "forge-root",
+                now: headers["x-forge-now"] ?? ReceiptDate.format(Date()), trustAnchor: headers["x-forge-trust-anchor"] ?? TrustAnchorID.forgeRoot,
                 bundleId: headers["x-forge-bundle-id"], appVersion: headers["x-forge-app-version"],
                 deviceId: headers["x-forge-device-id"], environment: headers["x-forge-environment"])
             return Response(status: 200, body: Array(harness.verifyReceipt(receiptData: receiptData, context: context).serialized(pretty: false).utf8))

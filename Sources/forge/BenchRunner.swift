@@ -67,7 +67,7 @@ struct BenchRunner: AsyncParsableCommand {
         plan.timeout = 10
         plan.connections = parallel
         plan.mapping = try mapping.map(TargetPlan.loadMapping)
-        let runner = ConformanceRunner(manifest: manifest, vectorsDirectory: directory, profile: "apple-compatible", parallelism: parallel)
+        let runner = ConformanceRunner(manifest: manifest, vectorsDirectory: directory, profile: ProfileID.appleCompatible, parallelism: parallel)
         var rows: [(String, Double, [String: Int])] = []
         for uri in target {
             let (rate, counts) =

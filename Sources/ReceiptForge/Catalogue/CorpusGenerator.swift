@@ -25,8 +25,8 @@ public struct CorpusGenerator: Sendable {
         var files: [String: Data] = [:]
         var anchors: [String: TrustAnchor] = [:]
         for (id, role, text) in [
-            ("forge-root", CertificateRole.root, "The receipt-forge TEST root (plays Apple Root CA)."),
-            ("forge-storekit", .storeKit, "The receipt-forge TEST StoreKit certificate (plays Xcode's StoreKit certificate)."),
+            (TrustAnchorID.forgeRoot, CertificateRole.root, "The receipt-forge TEST root (plays Apple Root CA)."),
+            (TrustAnchorID.forgeStoreKit, .storeKit, "The receipt-forge TEST StoreKit certificate (plays Xcode's StoreKit certificate)."),
         ] {
             let der = forge.pki[role].certificate.derRepresentation
             files["anchors/\(id).der"] = Data(der)

@@ -96,14 +96,14 @@ extension VectorCatalogue {
         var appleCompatible: [String: Verdict] = [:]
         for flag in flags { appleCompatible[flag] = appleWrites.contains(flag) ? .valid : appleRefuses.contains(flag) ? .invalid : .acceptable }
         return [
-            "strict": Profile(
+            ProfileID.strict: Profile(
                 description: "Only Apple's exact shapes: every quirk is a rejection.",
                 acceptable: Dictionary(uniqueKeysWithValues: flags.map { ($0, .invalid) }), otherwise: .invalid),
-            "apple-compatible": Profile(
+            ProfileID.appleCompatible: Profile(
                 description:
                     "Accepts what Apple writes and its verifiers accept, rejects what RFC 5280 or Apple's verifiers refuse, and leaves harmless shapes Apple never writes to the validator.",
                 acceptable: appleCompatible, otherwise: .acceptable),
-            "lenient": Profile(description: "Either verdict passes on every acceptable vector.", acceptable: [:], otherwise: .acceptable),
+            ProfileID.lenient: Profile(description: "Either verdict passes on every acceptable vector.", acceptable: [:], otherwise: .acceptable),
         ]
     }()
 }

@@ -133,7 +133,7 @@ public enum VectorCatalogue {
             "xcode::under-app-store-root",
             "An Xcode receipt judged by a validator that trusts only the App Store root: the self-signed StoreKit certificate is not a trust anchor.",
             scenario: scenario(.xcode2023), verdict: .invalid, errorClasses: [.chainUntrusted], severity: .critical,
-            trustAnchor: "forge-root"),
+            trustAnchor: TrustAnchorID.forgeRoot),
         VectorSpec(
             "xcode::environment-in-production", "An Xcode receipt (type 0 = Xcode) checked by an app expecting Production.",
             scenario: scenario(.xcode2023), verdict: .invalid, errorClasses: [.bindingEnvironment], severity: .high,

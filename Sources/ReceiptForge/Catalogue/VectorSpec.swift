@@ -55,7 +55,7 @@ public struct VectorSpec: Sendable {
         self.canary = canary
         self.now = VectorCatalogue.now
         self.made = made
-        self.trustAnchor = trustAnchor ?? ((scenario.preset ?? .appstore).isXcode ? "forge-storekit" : "forge-root")
+        self.trustAnchor = trustAnchor ?? ((scenario.preset ?? .appstore).isXcode ? TrustAnchorID.forgeStoreKit : TrustAnchorID.forgeRoot)
         self.bundleID = bundleID
         self.appVersion = appVersion
         self.deviceID = deviceID
