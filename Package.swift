@@ -7,13 +7,16 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),  // SE-0409
 ]
 
-// Dependencies point down: forge → ReceiptValidation / ReceiptForge → ReceiptModel + ForgeCrypto → COpenSSL;
-// ReceiptForge also → ReceiptCorpus (Foundation and ReceiptModel).
+// Dependencies point down: forge → ForgeCLI → ReceiptValidation / ReceiptForge → ReceiptModel + ForgeCrypto → COpenSSL;
+// ReceiptForge also → ReceiptCorpus (Foundation and ReceiptModel). The network (swift-nio, BoringSSL,
+// async-http-client) is linked only by forge-http, which forge hands HTTP work over to: `swift run forge make`
+// on a fresh clone compiles none of it.
 let package = Package(
     name: "receipt-forge",
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "forge", targets: ["forge"]),
+        .executable(name: "forge-http", targets: ["forge-http"]),
         .library(name: "ReceiptModel", targets: ["ReceiptModel"]),
         .library(name: "ReceiptForge", targets: ["ReceiptForge"]),
         .library(name: "ReceiptValidation", targets: ["ReceiptValidation"]),
@@ -54,22 +57,31 @@ let package = Package(
         .target(
             name: "ReceiptValidation", dependencies: ["ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance"],
             swiftSettings: swiftSettings),
-        // `forge validate --listen`: the reference validator as an HTTP service (harness protocol and verifyReceipt).
+        // The reference validator served: over stdio (`forge validate --harness`) and the HTTP routes (harness
+        // protocol and verifyReceipt) independent of any socket library.
         .target(
-            name: "ReceiptValidationServer",
+            name: "ReceiptValidationServer", dependencies: ["ReceiptValidation", "ReceiptConformance", "ReceiptCorpus", "ReceiptModel"],
+            swiftSettings: swiftSettings),
+        // `forge validate --listen`: those routes on a swift-nio listener.
+        .target(
+            name: "ReceiptValidationHTTP",
             dependencies: [
-                "ReceiptValidation", "ReceiptConformance", "ReceiptCorpus", "ReceiptModel",
+                "ReceiptValidation", "ReceiptValidationServer",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOFoundationCompat", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings),
-        .executableTarget(
-            name: "forge",
+        // The commands, shared by both executables; no network code (see NetworkSupport).
+        .target(
+            name: "ForgeCLI",
             dependencies: [
                 "ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance",
-                "ReceiptConformanceHTTP", "ReceiptValidationServer",
-                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "ReceiptValidationServer", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
+            swiftSettings: swiftSettings),
+        .executableTarget(name: "forge", dependencies: ["ForgeCLI"], swiftSettings: swiftSettings),
+        .executableTarget(
+            name: "forge-http", dependencies: ["ForgeCLI", "ReceiptConformance", "ReceiptConformanceHTTP", "ReceiptValidation", "ReceiptValidationHTTP"],
             swiftSettings: swiftSettings),
 
         .testTarget(name: "ForgeCryptoTests", dependencies: ["ForgeCrypto"], swiftSettings: swiftSettings),
@@ -83,7 +95,7 @@ let package = Package(
         .testTarget(
             name: "ReceiptForgeTests", dependencies: ["ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance"],
             exclude: ["Fixtures"], swiftSettings: swiftSettings),
-        // Runs the built `forge` binary, real files, and openssl as an independent oracle; reads ../shared/interop when present.
-        .testTarget(name: "ForgeCLITests", dependencies: ["forge", "ReceiptModel", "ReceiptConformance", "ReceiptConformanceHTTP"], swiftSettings: swiftSettings),
+        // Runs the built `forge` (and `forge-http`) binaries, real files, and openssl as an independent oracle; reads ../shared/interop when present.
+        .testTarget(name: "ForgeCLITests", dependencies: ["forge", "forge-http", "ReceiptModel", "ReceiptConformance", "ReceiptConformanceHTTP"], swiftSettings: swiftSettings),
     ]
 )

@@ -2,7 +2,7 @@ import Foundation
 import ReceiptConformance
 import ReceiptCorpus
 import ReceiptModel
-import ReceiptValidation
+public import ReceiptValidation
 
 /// What `forge validate --listen` answers, independent of the socket plumbing:
 ///
@@ -16,18 +16,22 @@ import ReceiptValidation
 /// `X-Forge-Bundle-Id`, `X-Forge-App-Version`, `X-Forge-Device-Id` and `X-Forge-Environment`
 /// (what the runner's built-in verifyreceipt mapping sends); without them it judges at the wall clock
 /// under the test root, as Apple's endpoint would under Apple's.
-struct HarnessRoutes: Sendable {
-    static let maximumBody = 32 << 20
+public struct HarnessRoutes: Sendable {
+    /// The largest request body a listener should accept.
+    public static let maximumBody = 32 << 20
 
-    struct Response {
-        var status: Int
-        var body: [UInt8]
-        var contentType = "application/json"
+    public struct Response: Sendable {
+        public var status: Int
+        public var body: [UInt8]
+        public var contentType = "application/json"
     }
 
     let harness: ReferenceHarness
 
-    func respond(method: String, path: String, headers: [String: String], body: [UInt8]) -> Response {
+    public init(harness: ReferenceHarness) { self.harness = harness }
+
+    /// The answer to one request; `headers` keyed by lower-case name.
+    public func respond(method: String, path: String, headers: [String: String], body: [UInt8]) -> Response {
         let route = String(path.prefix { $0 != "?" })
         switch (method, route) {
         case ("GET", "/hello"):

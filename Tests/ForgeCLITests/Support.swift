@@ -47,10 +47,11 @@ struct RunResult {
 
 /// Runs a program to completion with the given stdin, in `directory`.
 @discardableResult
-func run(_ executable: URL, _ arguments: [String], stdin: Data? = nil, in directory: URL? = nil) throws -> RunResult {
+func run(_ executable: URL, _ arguments: [String], stdin: Data? = nil, in directory: URL? = nil, environment: [String: String]? = nil) throws -> RunResult {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
+    if let environment { process.environment = environment }
     if let directory { process.currentDirectoryURL = directory }
     let output = Pipe(), error = Pipe(), input = Pipe()
     process.standardOutput = output

@@ -3,6 +3,7 @@ import NIOFoundationCompat
 import NIOHTTP1
 import NIOPosix
 public import ReceiptValidation
+import ReceiptValidationServer
 
 /// `forge validate --listen`: the reference validator as an HTTP service, so the runner's `http://`
 /// transport is tested end to end against a real second process, and so load generators have an

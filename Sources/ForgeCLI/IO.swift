@@ -9,6 +9,8 @@ enum Exit {
     static let usage = ExitCode(64)
     static let dataError = ExitCode(65)
     static let noInput = ExitCode(66)
+    /// A part of forge that is not built (forge-http).
+    static let unavailable = ExitCode(69)
     static let software = ExitCode(70)
     static let cannotCreate = ExitCode(73)
 }

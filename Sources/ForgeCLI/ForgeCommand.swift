@@ -1,10 +1,12 @@
 import ArgumentParser
 
-/// Entry point. `--cancelled` takes an optional value (`--cancelled` or `--cancelled=app-issue`),
-/// which swift-argument-parser cannot express, so a bare `--cancelled` is rewritten before parsing.
-@main
-enum Main {
-    static func main() async {
+/// The command line of both executables: `forge`, which links no network code, and `forge-http`, which
+/// passes what it links for HTTP as `network`.
+public enum ForgeCLI {
+    public static func main(network: (any NetworkSupport)? = nil) async {
+        Network.install(network)
+        // `--cancelled` takes an optional value (`--cancelled` or `--cancelled=app-issue`), which
+        // swift-argument-parser cannot express, so a bare `--cancelled` is rewritten before parsing.
         let arguments = CommandLine.arguments.dropFirst().map { $0 == "--cancelled" ? "--cancelled=other" : $0 }
         await ForgeCommand.main(Array(arguments))
     }
@@ -17,7 +19,7 @@ struct ForgeCommand: AsyncParsableCommand {
         discussion: """
             Receipts are PKCS#7 SignedData shaped byte for byte like real App Store, sandbox and Xcode receipts, signed by the bundled receipt-forge TEST PKI (see Certificates/README.md). Trust Certificates/root.pem (or Certificates/storekit.pem for Xcode presets) in the validator under test.
 
-            Exit codes: 0 success (valid receipt), 1 invalid receipt (validate), 64 usage error or conflicting options, 65 unreadable input data, 66 input file missing, 70 internal error, 73 cannot write output.
+            Exit codes: 0 success (valid receipt), 1 invalid receipt (validate), 64 usage error or conflicting options, 65 unreadable input data, 66 input file missing, 69 forge-http needed but not built, 70 internal error, 73 cannot write output.
             """,
         version: "0.1.0",
         subcommands: [Make.self, Inspect.self, Validate.self, VectorsCommand.self, Run.self, Seeds.self, Mutate.self, CA.self, Bench.self])

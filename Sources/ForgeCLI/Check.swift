@@ -89,7 +89,9 @@ struct Validate: AsyncParsableCommand {
 
     func run() async throws {
         if harness { return try serveHarness() }
-        if let listen, let (host, port) = Self.hostAndPort(listen) { return try await serveHTTP(host: host, port: port) }
+        if let listen, let (host, port) = Self.hostAndPort(listen) {
+            return try await serveHTTP(network: try Network.required(for: "--listen"), host: host, port: port)
+        }
         guard let file else { throw ValidationError("give a receipt file (or - for stdin)") }
         let (bytes, source) = try readInput(file)
         let report = ReferenceValidator().validate(bytes, context: try checks.context())
@@ -116,12 +118,12 @@ extension Validate {
         return host.isEmpty ? nil : (host, port)
     }
 
-    func serveHTTP(host: String, port: Int) async throws {
+    func serveHTTP(network: any NetworkSupport, host: String, port: Int) async throws {
         let directory = try VectorsCommand.Location.locate(vectors)
         let reference: ReferenceHarness
         do { reference = try ReferenceHarness(vectorsDirectory: directory) } catch { throw fail("cannot load trust anchors from \(directory.path): \(error)", Exit.dataError) }
-        let server: HarnessServer
-        do { server = try await HarnessServer.start(host: host, port: port, harness: reference, threads: threads) } catch {
+        let server: any ListeningServer
+        do { server = try await network.listen(host: host, port: port, harness: reference, threads: threads) } catch {
             throw fail("cannot listen on \(host):\(port): \(error)", Exit.software)
         }
         let shown = host.contains(":") ? "[\(host)]" : host

@@ -1,11 +1,7 @@
 import Foundation
 import ReceiptConformance
-import ReceiptConformanceHTTP
 import ReceiptCorpus
 import ReceiptValidation
-
-/// The transports this program links: every `--target` kind, and `swift:reference` in process.
-let targetProviders: [any TargetProvider] = [ReferenceHarness.provider, ProcessTargets(), HTTPTargets()]
 
 extension TargetPlan {
     /// `Name: value` → (name, value).

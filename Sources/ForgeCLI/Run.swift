@@ -157,6 +157,7 @@ struct Run: AsyncParsableCommand {
         // Checked here, not in validate(): `forge run merge` shares these options and has no target.
         guard !target.isEmpty else { throw ValidationError("give --target (\(Target.forms))") }
         let targets = try parsedTargets()
+        if let remote = targets.first(where: { $0.kind == .http }) { _ = try Network.required(for: "--target \(remote)") }
         let interrupts = Interrupts.stopHarnessesOnSignal()
         defer { interrupts.forEach { $0.cancel() } }
         let (manifest, directory) = try location.manifest()
@@ -187,7 +188,7 @@ struct Run: AsyncParsableCommand {
             }
             var outcome: RunResults
             do {
-                outcome = try await targetProviders.withValidator(uri, plan: settings) { validator in
+                outcome = try await Network.targetProviders.withValidator(uri, plan: settings) { validator in
                     try await runner.run(validator, selecting: include) { result, done, total in progress.update(result.outcome, done: done, total: total) }
                 }
             } catch let error as CorpusError {

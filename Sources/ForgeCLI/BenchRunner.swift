@@ -62,6 +62,9 @@ struct BenchRunner: AsyncParsableCommand {
     }
 
     func run() async throws {
+        for text in target where text != Self.noOp {
+            if try parsed(text).kind == .http { _ = try Network.required(for: "--target \(text)") }
+        }
         let (manifest, directory) = try location.manifest()
         var plan = TargetPlan(manifest: manifest, vectorsDirectory: directory)
         plan.timeout = 10
@@ -74,7 +77,7 @@ struct BenchRunner: AsyncParsableCommand {
                 if uri == Self.noOp {
                     try await measure(NoOpValidator(features: Array(manifest.features.keys)), runner)
                 } else {
-                    try await targetProviders.withValidator(try parsed(uri), plan: plan) { try await measure($0, runner) }
+                    try await Network.targetProviders.withValidator(try parsed(uri), plan: plan) { try await measure($0, runner) }
                 }
             rows.append((uri, rate, counts))
         }

@@ -1,0 +1,26 @@
+import ForgeCLI
+import ReceiptConformance
+import ReceiptConformanceHTTP
+import ReceiptValidation
+import ReceiptValidationHTTP
+
+/// `forge-http`: the same command line as `forge`, with the HTTP client and listeners linked in. `forge`
+/// runs it for `--target http(s)://…` and `--listen`; it can also be called directly.
+@main
+enum ForgeHTTPMain {
+    static func main() async { await ForgeCLI.main(network: HTTPSupport()) }
+}
+
+private struct HTTPSupport: NetworkSupport {
+    var targetProviders: [any TargetProvider] { [HTTPTargets()] }
+
+    func listen(host: String, port: Int, harness: ReferenceHarness, threads: Int) async throws -> any ListeningServer {
+        Listener(server: try await HarnessServer.start(host: host, port: port, harness: harness, threads: threads))
+    }
+}
+
+private struct Listener: ListeningServer {
+    let server: HarnessServer
+    var port: Int { server.port }
+    func waitUntilClosed() async throws { try await server.waitUntilClosed() }
+}

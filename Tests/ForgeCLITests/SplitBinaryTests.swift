@@ -1,0 +1,48 @@
+import Foundation
+import Testing
+
+/// `forge` links no network code; `forge-http` does, and `forge` hands HTTP work over to it.
+@Suite("forge and forge-http", .timeLimit(.minutes(5)))
+struct SplitBinaryTests {
+    static let helper = forgeBinary.deletingLastPathComponent().appendingPathComponent("forge-http")
+
+    /// Whether the executable holds Swift symbols of module `module` (mangled as `<length><name>`).
+    private func links(_ binary: URL, _ module: String) throws -> Bool {
+        let bytes = try Data(contentsOf: binary)
+        return bytes.range(of: Data("\(module.count)\(module)".utf8)) != nil
+    }
+
+    @Test("forge has none of swift-nio, NIOSSL or AsyncHTTPClient in it; forge-http has them all")
+    func noNetworkInForge() throws {
+        for module in ["NIOCore", "NIOPosix", "NIOSSL", "AsyncHTTPClient"] {
+            #expect(try !links(forgeBinary, module), "forge links \(module)")
+            #expect(try links(Self.helper, module), "forge-http does not link \(module)")
+        }
+    }
+
+    @Test("without forge-http, an HTTP target is exit 69 naming the build command; nothing else needs it")
+    func missingHelper() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let alone = directory.appendingPathComponent("forge")
+        try FileManager.default.copyItem(at: forgeBinary, to: alone)
+        let environment = ["PATH": "/usr/bin:/bin", "HOME": directory.path]
+        let vectors = repositoryRoot.appendingPathComponent("Vectors").path
+        let remote = try run(alone, ["run", "--vectors", vectors, "--target", "http://127.0.0.1:9"], environment: environment)
+        #expect(remote.status == 69)
+        #expect(remote.stderr.contains("swift build --product forge-http"), "\(remote.stderr)")
+        let listen = try run(alone, ["validate", "--listen", "127.0.0.1:0", "--vectors", vectors], environment: environment)
+        #expect(listen.status == 69)
+        let local = try run(alone, ["run", "--vectors", vectors, "--target", "swift:reference", "--quiet", "--run", "canary::*"], environment: environment)
+        #expect(local.status == 0, "\(local.text)\(local.stderr)")
+        let made = try run(alone, ["make", "--product", "com.example.pro", "-o", directory.appendingPathComponent("r.der").path], environment: environment)
+        #expect(made.status == 0, "\(made.stderr)")
+    }
+
+    @Test("forge-http answers the same command line as forge")
+    func sameCommands() throws {
+        let forgeHelp = try run(forgeBinary, ["--help"]), helperHelp = try run(Self.helper, ["--help"])
+        #expect(forgeHelp.status == 0 && helperHelp.status == 0)
+        #expect(forgeHelp.text == helperHelp.text)
+    }
+}
