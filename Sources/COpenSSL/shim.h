@@ -49,4 +49,94 @@ static inline void COpenSSL_sk_X509_free(STACK_OF(X509) *stack) {
     sk_X509_free(stack);
 }
 
+/*
+ * RSA keys without OpenSSL 3's decoder framework, which costs about 0.4 ms a private key and 0.1 ms a public
+ * key (most of a `forge make` process's start-up): the legacy RSA-specific parsers take microseconds. Both
+ * read one DER structure at *cursor, advance it past what they read like any d2i function, and return NULL
+ * (with *cursor unchanged) for anything that is not a plain rsaEncryption key, so the caller can fall back
+ * to the generic decoder and its error text.
+ */
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+
+static inline EVP_PKEY *COpenSSL_wrap_RSA(RSA *rsa) {
+    EVP_PKEY *key = rsa ? EVP_PKEY_new() : NULL;
+    if (key == NULL || EVP_PKEY_assign_RSA(key, rsa) != 1) {
+        EVP_PKEY_free(key);
+        RSA_free(rsa);
+        return NULL;
+    }
+    return key;
+}
+
+/*
+ * PKCS#8 PrivateKeyInfo with rsaEncryption, or a PKCS#1 RSAPrivateKey, with RSA blinding off: blinding hides
+ * a secret key from timing attacks, and these keys are public TEST keys, while its set-up (seeding the
+ * random generator) costs the first signature of a process about 2 ms. PKCS#1 v1.5 signatures do not
+ * depend on it: same key, same digest, same bytes.
+ */
+static inline EVP_PKEY *COpenSSL_d2i_RSA_private_key(const unsigned char **cursor, long length) {
+    const unsigned char *start = *cursor, *after = *cursor;
+    RSA *rsa = NULL;
+    PKCS8_PRIV_KEY_INFO *info = d2i_PKCS8_PRIV_KEY_INFO(NULL, &after, length);
+    if (info != NULL) {
+        const ASN1_OBJECT *algorithm = NULL;
+        const unsigned char *inner = NULL;
+        int innerLength = 0;
+        if (PKCS8_pkey_get0(&algorithm, &inner, &innerLength, NULL, info) == 1 && OBJ_obj2nid(algorithm) == NID_rsaEncryption) {
+            const unsigned char *innerCursor = inner;
+            rsa = d2i_RSAPrivateKey(NULL, &innerCursor, innerLength);
+            if (rsa != NULL && innerCursor != inner + innerLength) {
+                RSA_free(rsa);
+                rsa = NULL;
+            }
+        }
+        PKCS8_PRIV_KEY_INFO_free(info);
+    } else {
+        after = start;
+        rsa = d2i_RSAPrivateKey(NULL, &after, length);
+    }
+    if (rsa != NULL) RSA_set_flags(rsa, RSA_FLAG_NO_BLINDING);
+    EVP_PKEY *key = COpenSSL_wrap_RSA(rsa);
+    ERR_clear_error();
+    if (key != NULL) *cursor = after;
+    return key;
+}
+
+/* SubjectPublicKeyInfo with rsaEncryption. */
+static inline EVP_PKEY *COpenSSL_d2i_RSA_public_key(const unsigned char **cursor, long length) {
+    const unsigned char *after = *cursor;
+    RSA *rsa = NULL;
+    X509_PUBKEY *spki = d2i_X509_PUBKEY(NULL, &after, length);
+    if (spki != NULL) {
+        ASN1_OBJECT *algorithm = NULL;
+        const unsigned char *bits = NULL;
+        int bitsLength = 0;
+        if (X509_PUBKEY_get0_param(&algorithm, &bits, &bitsLength, NULL, spki) == 1 && OBJ_obj2nid(algorithm) == NID_rsaEncryption) {
+            const unsigned char *bitsCursor = bits;
+            rsa = d2i_RSAPublicKey(NULL, &bitsCursor, bitsLength);
+            if (rsa != NULL && bitsCursor != bits + bitsLength) {
+                RSA_free(rsa);
+                rsa = NULL;
+            }
+        }
+        X509_PUBKEY_free(spki);
+    }
+    EVP_PKEY *key = COpenSSL_wrap_RSA(rsa);
+    ERR_clear_error();
+    if (key != NULL) *cursor = after;
+    return key;
+}
+
+/* PKCS#1 v1.5 with the RSA code itself, for keys made by COpenSSL_d2i_RSA_private_key: the EVP path would
+   copy the key into a provider, where blinding is on again. 1 on success, like RSA_sign. */
+static inline int COpenSSL_RSA_sign_PKCS1(EVP_PKEY *key, int digestNID, const unsigned char *digest, unsigned int digestLength,
+                                          unsigned char *signature, unsigned int *signatureLength) {
+    RSA *rsa = (RSA *)EVP_PKEY_get0_RSA(key);
+    if (rsa == NULL) return 0;
+    return RSA_sign(digestNID, digest, digestLength, signature, signatureLength, rsa);
+}
+
+#pragma GCC diagnostic pop
+
 #endif

@@ -8,6 +8,7 @@ import Synchronization
 
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "bench",
         abstract: "Benchmarks: `forge bench make` (the default) and `forge bench runner`.",
         subcommands: [BenchMake.self, BenchRunner.self], defaultSubcommand: BenchMake.self)
 }

@@ -11,6 +11,7 @@ struct CA: ParsableCommand {
 
     struct Init: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "init",
             abstract: "Create a fresh Apple-shaped TEST PKI (new RSA-2048 keys) in a directory.",
             discussion: """
                 Writes root, WWDR-like intermediates (G5 and SHA-1 era), receipt-signing leaves, an Xcode-like StoreKit certificate and a foreign root, each as <name>.pem and <name>.key.pem, plus a README with fingerprints. Use it with `forge make --certificates DIR`. Refuses to replace existing files unless --force. These are TEST credentials: the keys are not protected.

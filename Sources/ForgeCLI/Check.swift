@@ -57,6 +57,7 @@ struct CheckOptions: ParsableArguments {
 
 struct Validate: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "validate",
         abstract: "Validate a receipt with the reference validator (Apple's documented steps, in order).",
         discussion: """
             Steps: parse; signature by the embedded certificate the SignerInfo names, with the SignerInfo's digest; chain to --root at the receipt creation date (or --at), requiring the marker OIDs and a 3-certificate chain unless the signer is itself a trusted self-signed certificate (Xcode); bundle id; app version; device hash; environment; receipt expiration (type 21). Input: DER, base64 (line breaks allowed) or base64 of base64, from a file or - for stdin. Exit codes: 0 valid, 1 invalid, 65 unreadable input, 66 missing file, 64 usage.
@@ -145,6 +146,7 @@ extension Validate {
 
 struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "inspect",
         abstract: "Decode any receipt: container shape, certificates, every attribute, and the checks if asked.",
         discussion: """
             Accepts DER, base64 (with or without line breaks) and base64 of base64, from a file or - (stdin). Unknown attribute types are shown in hex. Give --root, --bundle-id, --device-id, … to also run the validator's checks. On unreadable input: one line naming the byte offset and what was expected, exit 65.

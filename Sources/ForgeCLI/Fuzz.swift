@@ -7,6 +7,7 @@ import ReceiptModel
 
 struct Seeds: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "seeds",
         abstract: "Export the corpus as fuzzer seeds: one file per vector named by its sha256, an index, and a token dictionary.",
         discussion:
             "Writes DIR/<sha256> for every vector, DIR/index.jsonl (one line per seed: sha256, id, verdict, file) and a libFuzzer/AFL dictionary of receipt tokens (OIDs, attribute-type encodings, ASN.1 headers, environment strings), DIR/receipt.dict unless --dict names another file."
@@ -45,6 +46,7 @@ struct Seeds: ParsableCommand {
 
 struct Mutate: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "mutate",
         abstract: "Make structure-aware mutants of catalogue vectors, each with a recipe that replays byte for byte.",
         discussion: """
             Examples:

@@ -6,6 +6,7 @@ import ReceiptModel
 
 struct Make: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "make",
         abstract: "Make a receipt: valid by default, in the shape of a real one.",
         discussion: """
             Examples:

@@ -12,6 +12,7 @@ import ReceiptValidation
 
 struct Run: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "run",
         abstract: "Run the corpus against a validator and judge it.",
         discussion: """
             TARGETS (--target; give several to compare them: differential mode)

@@ -6,6 +6,7 @@ import ReceiptCorpus
 extension Run {
     struct Matrix: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "matrix",
             abstract: "Put the results.json of several validators side by side: a Markdown known-results matrix.",
             discussion: """
                 One row per validator (outcome counts and time), then one row per family with each validator's \

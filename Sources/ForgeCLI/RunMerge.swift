@@ -6,6 +6,7 @@ import ReceiptCorpus
 extension Run {
     struct Merge: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "merge",
             abstract: "Combine the results.json of shards (forge run --shard k/n) into one run, and render its reports.",
             discussion:
                 "Reports as for `forge run`: --results, --junit, --markdown, --html, and --vectors for the corpus. Vectors of the corpus that no shard ran are added as SKIP and named on stderr. Exit codes as for `forge run`: the merged run's 0, 1 or 2; 65 for files that are not results of one suite, implementation and profile.\n\nExample: forge run merge shard1.json shard2.json --results results.json --junit junit.xml"

@@ -38,6 +38,7 @@ struct VectorsCommand: ParsableCommand {
 
     struct Generate: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "generate",
             abstract: "Write every vector, the trust anchors, the schemas and manifest.json.",
             discussion:
                 "Deterministic: the same forge writes the same bytes, so `forge vectors generate && git diff --exit-code Vectors/` is the reproducibility check. Files of retired vectors are removed."
@@ -67,6 +68,7 @@ struct VectorsCommand: ParsableCommand {
 
     struct Lint: ParsableCommand {
         static let configuration = CommandConfiguration(
+            commandName: "lint",
             abstract: "Check the corpus: ids, files and hashes, flags and notes, expectations, pinned times, anchors, canaries.",
             discussion: "Exit codes: 0 clean, 1 findings (one line each), 65 unreadable manifest.")
         @OptionGroup var location: Location
@@ -81,7 +83,8 @@ struct VectorsCommand: ParsableCommand {
     }
 
     struct List: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "List vectors whose id matches a pattern (* matches anything).")
+        static let configuration = CommandConfiguration(
+            commandName: "list", abstract: "List vectors whose id matches a pattern (* matches anything).")
         @Argument(help: "Pattern, e.g. 'chain::*' or '*expired*'. Default: all.")
         var pattern: String = "*"
         @OptionGroup var location: Location
@@ -100,7 +103,8 @@ struct VectorsCommand: ParsableCommand {
     }
 
     struct Show: ParsableCommand {
-        static let configuration = CommandConfiguration(abstract: "Show one vector: description, expectation, context, recipe and the inspect view of its bytes.")
+        static let configuration = CommandConfiguration(
+            commandName: "show", abstract: "Show one vector: description, expectation, context, recipe and the inspect view of its bytes.")
         @Argument(help: "The vector id, e.g. chain::foreign-root.")
         var id: String
         @OptionGroup var location: Location

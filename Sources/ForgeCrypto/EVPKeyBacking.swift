@@ -7,9 +7,12 @@ internal import COpenSSL
 /// shared `EVP_PKEY` from several threads at once.
 final class EVPKeyBacking: @unchecked Sendable {
     let pointer: OpaquePointer
+    /// Made by the RSA-specific parser: a legacy RSA key with blinding off, signed through `RSA_sign`.
+    let isLegacyRSA: Bool
 
-    init(takingOwnershipOf pointer: OpaquePointer) {
+    init(takingOwnershipOf pointer: OpaquePointer, legacyRSA: Bool = false) {
         self.pointer = pointer
+        self.isLegacyRSA = legacyRSA
     }
 
     deinit {

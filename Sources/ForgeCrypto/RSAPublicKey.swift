@@ -18,13 +18,18 @@ public struct RSAPublicKey: Sendable, Hashable {
     /// Parses SubjectPublicKeyInfo DER; the bytes must be exactly one structure.
     public init(derRepresentation: [UInt8]) throws {
         OpenSSLErrorQueue.clear()
-        let backing = try decodedExactly(
-            derRepresentation,
-            failure: .keyParsingFailed,
-            function: "d2i_PUBKEY",
-            decode: { d2i_PUBKEY(nil, $0, $1) },
-            takeOwnership: EVPKeyBacking.init(takingOwnershipOf:)
-        )
+        // As for private keys: the RSA-specific parser first, the generic decoder for anything else.
+        let backing: EVPKeyBacking
+        if let fast = try? decodedExactly(
+            derRepresentation, failure: .keyParsingFailed, function: "d2i_RSA_PUBKEY", decode: { COpenSSL_d2i_RSA_public_key($0, $1) },
+            takeOwnership: { EVPKeyBacking(takingOwnershipOf: $0) })
+        {
+            backing = fast
+        } else {
+            backing = try decodedExactly(
+                derRepresentation, failure: .keyParsingFailed, function: "d2i_PUBKEY", decode: { d2i_PUBKEY(nil, $0, $1) },
+                takeOwnership: { EVPKeyBacking(takingOwnershipOf: $0) })
+        }
         try self.init(backing: backing)
     }
 

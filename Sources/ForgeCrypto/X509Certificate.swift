@@ -79,6 +79,11 @@ public struct X509Certificate: Sendable, Hashable {
         try self.init(backing: backing, derEncoded: derEncoded)
     }
 
+    /// The DER of the first `CERTIFICATE` block in `pem`, not parsed: for callers that only embed the bytes.
+    public static func firstDER(inPEM pem: String) throws -> [UInt8] {
+        try pemBlocks(in: pem, labeled: pemLabels, failure: .certificateParsingFailed, stoppingAfterFirst: true)[0]
+    }
+
     /// Parses the first `CERTIFICATE` block in `pemEncoded`; other blocks (keys, CRLs) before it are skipped.
     public init(pemEncoded: String) throws {
         let blocks = try pemBlocks(in: pemEncoded, labeled: Self.pemLabels, failure: .certificateParsingFailed, stoppingAfterFirst: true)

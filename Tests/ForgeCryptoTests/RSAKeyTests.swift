@@ -93,6 +93,32 @@ import Testing
         #expect(error.context == "not an RSA key")
     }
 
+    /// The RSA-specific fast parser must not turn an RSA-PSS key (another algorithm OID) into a plain RSA key.
+    @Test func rejectsRSAPSSKeysPrivateAndPublic() throws {
+        let openssl = try OpenSSLCommandLine()
+        defer { openssl.removeDirectory() }
+        #expect(try openssl.run("genpkey", "-algorithm", "RSA-PSS", "-pkeyopt", "rsa_keygen_bits:2048", "-out", "pss.pem").exitStatus == 0)
+        #expect(try openssl.run("pkey", "-in", "pss.pem", "-pubout", "-outform", "DER", "-out", "pss.pub.der").exitStatus == 0)
+        let pem = String(decoding: try openssl.read("pss.pem"), as: UTF8.self)
+        let privateError = try #require(throws: ForgeCryptoError.self) { try RSAPrivateKey(pemRepresentation: pem) }
+        #expect(privateError.context == "not an RSA key")
+        let publicError = try #require(throws: ForgeCryptoError.self) { try RSAPublicKey(derRepresentation: [UInt8](try openssl.read("pss.pub.der"))) }
+        #expect(publicError.context == "not an RSA key")
+    }
+
+    /// The fast parser and OpenSSL's own PEM reading give the same key: same public key, same signatures.
+    @Test func fastParserAgreesWithOpenSSL() throws {
+        let openssl = try OpenSSLCommandLine()
+        defer { openssl.removeDirectory() }
+        #expect(try openssl.run("genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", "k.pem").exitStatus == 0)
+        #expect(try openssl.run("pkey", "-in", "k.pem", "-pubout", "-outform", "DER", "-out", "k.pub.der").exitStatus == 0)
+        let key = try RSAPrivateKey(pemRepresentation: String(decoding: try openssl.read("k.pem"), as: UTF8.self))
+        #expect(key.publicKey.derRepresentation == [UInt8](try openssl.read("k.pub.der")))
+        let digest = [UInt8](repeating: 7, count: 32)
+        let signature = try key.signature(forDigest: digest, algorithm: .sha256)
+        #expect(try RSAPublicKey(derRepresentation: [UInt8](try openssl.read("k.pub.der"))).isValidSignature(signature, forDigest: digest, algorithm: .sha256))
+    }
+
     @Test func tooSmallKeyFailsGeneration() throws {
         let error = try #require(throws: ForgeCryptoError.self) { try RSAPrivateKey.generate(bits: 256) }
         #expect(error.code == .keyGenerationFailed)

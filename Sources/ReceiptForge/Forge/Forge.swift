@@ -1,6 +1,7 @@
 public import Foundation
 public import ForgeCrypto
 public import ReceiptModel
+import Synchronization
 
 /// A receipt the forge made, with everything needed to check or reproduce it.
 public struct ForgedReceipt: Sendable {
@@ -28,8 +29,13 @@ public struct ForgedReceipt: Sendable {
 /// random source: `now` and the seed are inputs.
 public struct Forge: Sendable {
     public let pki: TestPKI
-    /// What signing in each preset's shape needs, worked out once: the key, the embedded certificates, the SignerInfo id.
-    private let signing: [Preset: Signing]
+    /// What signing in each preset's shape needs (the key, the embedded certificates, the SignerInfo id),
+    /// worked out on the first receipt of that preset: a process making one receipt parses one chain.
+    private let signing = SigningCache()
+
+    private final class SigningCache: Sendable {
+        let entries = Mutex<[Preset: Signing]>([:])
+    }
 
     private struct Signing: Sendable {
         let key: RSAPrivateKey
@@ -40,17 +46,20 @@ public struct Forge: Sendable {
 
     public init(pki: TestPKI) throws(ForgeError) {
         self.pki = pki
-        var signing: [Preset: Signing] = [:]
-        for preset in Preset.allCases {
-            let signer = pki[preset.chain[0]]
-            let identity = try ForgeError.encoding("reading the \(preset.chain[0].fileStem) certificate") { () throws(ReceiptDecodingError) in
-                try CertificateIdentity(derEncoded: signer.certificate.derRepresentation)
-            }
-            signing[preset] = Signing(
-                key: signer.privateKey, certificates: preset.chain.map { pki[$0].certificate.derRepresentation },
-                identity: identity, trustAnchor: pki[preset.trustAnchor].certificate)
+    }
+
+    private func setup(for preset: Preset) throws(ForgeError) -> Signing {
+        if let known = signing.entries.withLock({ $0[preset] }) { return known }
+        let certificates = preset.chain.map { pki.certificateDER($0) }
+        let identity = try ForgeError.encoding("reading the \(preset.chain[0].fileStem) certificate") { () throws(ReceiptDecodingError) in
+            try CertificateIdentity(derEncoded: certificates[0])
         }
-        self.signing = signing
+        let key = pki.privateKey(preset.chain[0])
+        let anchor = pki.certificate(preset.trustAnchor)
+        let setup = Signing(
+            key: key, certificates: certificates, identity: identity, trustAnchor: anchor)
+        signing.entries.withLock { $0[preset] = setup }
+        return setup
     }
 
     /// Makes one receipt.
@@ -75,7 +84,7 @@ public struct Forge: Sendable {
         }
         var plan = try ReceiptPlan(scenario, now: now, naming: naming)
         let preset = plan.preset
-        let setup = signing[preset]!
+        let setup = try setup(for: preset)
         var stages = ForgeStages(
             pki: pki, preset: preset, attributes: try plan.attributes(), ordering: preset.setOrdering, payload: [],
             signerKey: setup.key, signerIdentity: setup.identity, hashAlgorithm: preset.digest,

@@ -1,6 +1,7 @@
 public import Foundation
 public import ForgeCrypto
 import ReceiptModel
+import Synchronization
 
 /// A certificate with the key that belongs to it.
 public struct Credential: Sendable {
@@ -16,18 +17,31 @@ public struct Credential: Sendable {
 /// The whole test PKI: one credential per role.
 ///
 /// The default set is committed in `Certificates/` and compiled into the binary
-/// (`BundledCertificates`), so `forge make` works from any directory and from a copied binary.
+/// (`BundledCertificates`), so `forge make` works from any directory and from a copied binary. It is
+/// parsed role by role on first use: a receipt needs one key and three certificates of the fourteen
+/// objects, and parsing them all was most of a `forge make` process's time.
 public struct TestPKI: Sendable {
-    public let credentials: [CertificateRole: Credential]
+    private let store: CredentialStore
 
-    public subscript(role: CertificateRole) -> Credential { credentials[role]! }
+    public subscript(role: CertificateRole) -> Credential { store.credential(role) }
 
-    /// The set compiled into the binary, equal to the repository's `Certificates/` (a test checks it).
+    /// Only the private key of `role` (parsing its certificate is not needed to sign).
+    public func privateKey(_ role: CertificateRole) -> RSAPrivateKey { store.privateKey(role) }
+
+    /// Only the certificate of `role`, without its key.
+    public func certificate(_ role: CertificateRole) -> X509Certificate { store.certificate(role) }
+
+    /// Only the DER of `role`'s certificate, unparsed (what a receipt embeds).
+    public func certificateDER(_ role: CertificateRole) -> [UInt8] { store.certificateDER(role) }
+
+    /// The set compiled into the binary, equal to the repository's `Certificates/` (a test checks it, and
+    /// that every role parses, so the lazy parse cannot fail in a build that passed its tests).
     public static func bundled() throws(ForgeError) -> TestPKI {
-        try TestPKI(files: BundledCertificates.files, source: "the bundled test PKI")
+        TestPKI(store: CredentialStore(files: BundledCertificates.files, source: "the bundled test PKI", parsed: [:]))
     }
 
-    /// Loads `<stem>.pem` and `<stem>.key.pem` for every role from a directory.
+    /// Loads `<stem>.pem` and `<stem>.key.pem` for every role from a directory, checking all of them now:
+    /// a user's set that is broken fails here, with the file named, never later.
     public static func load(from directory: URL) throws(ForgeError) -> TestPKI {
         var files: [String: String] = [:]
         for role in CertificateRole.allCases {
@@ -39,33 +53,22 @@ public struct TestPKI: Sendable {
                 files[name] = text
             }
         }
-        return try TestPKI(files: files, source: directory.path)
+        var parsed: [CertificateRole: Credential] = [:]
+        for role in CertificateRole.allCases { parsed[role] = try CredentialStore.parse(role, files: files, source: directory.path) }
+        return TestPKI(store: CredentialStore(files: files, source: directory.path, parsed: parsed))
     }
 
-    init(files: [String: String], source: String) throws(ForgeError) {
-        var credentials: [CertificateRole: Credential] = [:]
-        for role in CertificateRole.allCases {
-            guard let certificatePEM = files[role.fileStem + ".pem"], let keyPEM = files[role.fileStem + ".key.pem"] else {
-                throw ForgeError(.certificateSetInvalid, "\(source) has no \(role.fileStem).pem / \(role.fileStem).key.pem")
-            }
-            do {
-                let credential = Credential(
-                    certificate: try X509Certificate(pemEncoded: certificatePEM),
-                    privateKey: try RSAPrivateKey(pemRepresentation: keyPEM))
-                guard credential.privateKey.publicKey == credential.certificate.publicKey else {
-                    throw ForgeError(.certificateSetInvalid, "\(source): \(role.fileStem).key.pem is not the key of \(role.fileStem).pem")
-                }
-                credentials[role] = credential
-            } catch let error as ForgeError {
-                throw error
-            } catch {
-                throw ForgeError(.certificateSetInvalid, "\(source): \(role.fileStem): \(error)")
-            }
-        }
-        self.credentials = credentials
+    /// Every role parsed now (for tests and `forge ca`), with the first problem as an error.
+    public func validated() throws(ForgeError) -> TestPKI {
+        for role in CertificateRole.allCases { _ = try store.parsedCredential(role) }
+        return self
     }
 
-    private init(credentials: [CertificateRole: Credential]) { self.credentials = credentials }
+    private init(store: CredentialStore) { self.store = store }
+
+    private init(credentials: [CertificateRole: Credential]) {
+        self.store = CredentialStore(files: [:], source: "a generated test PKI", parsed: credentials)
+    }
 
     /// A fresh set: new RSA-2048 keys for every role, certificates issued from `TestPKIProfile`.
     public static func generate() throws(ForgeError) -> TestPKI {
@@ -154,4 +157,87 @@ public struct TestPKI: Sendable {
 
 extension String {
     func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+}
+
+/// The credentials of one set, parsed on first use and kept: whole credentials, or only a key or only a
+/// certificate's bytes when that is all a caller needs (a receipt embeds certificates it never parses).
+private final class CredentialStore: Sendable {
+    private struct Parsed {
+        var credentials: [CertificateRole: Credential] = [:]
+        var keys: [CertificateRole: RSAPrivateKey] = [:]
+        var certificateDER: [CertificateRole: [UInt8]] = [:]
+        var certificates: [CertificateRole: X509Certificate] = [:]
+    }
+    private let files: [String: String]
+    private let source: String
+    private let parsed: Mutex<Parsed>
+
+    init(files: [String: String], source: String, parsed credentials: [CertificateRole: Credential]) {
+        self.files = files
+        self.source = source
+        self.parsed = Mutex(Parsed(credentials: credentials))
+    }
+
+    func credential(_ role: CertificateRole) -> Credential { bundled { () throws(ForgeError) in try parsedCredential(role) } }
+
+    func privateKey(_ role: CertificateRole) -> RSAPrivateKey {
+        bundled { () throws(ForgeError) in
+            if let known = parsed.withLock({ $0.keys[role] ?? $0.credentials[role]?.privateKey }) { return known }
+            let key = try Self.wrapping(role, source) { try RSAPrivateKey(pemRepresentation: try Self.file(role.fileStem + ".key.pem", files, source)) }
+            parsed.withLock { $0.keys[role] = key }
+            return key
+        }
+    }
+
+    func certificateDER(_ role: CertificateRole) -> [UInt8] {
+        bundled { () throws(ForgeError) in
+            if let known = parsed.withLock({ $0.certificateDER[role] ?? $0.credentials[role]?.certificate.derRepresentation }) { return known }
+            let der = try Self.wrapping(role, source) { try X509Certificate.firstDER(inPEM: try Self.file(role.fileStem + ".pem", files, source)) }
+            parsed.withLock { $0.certificateDER[role] = der }
+            return der
+        }
+    }
+
+    func certificate(_ role: CertificateRole) -> X509Certificate {
+        bundled { () throws(ForgeError) in
+            if let known = parsed.withLock({ $0.certificates[role] ?? $0.credentials[role]?.certificate }) { return known }
+            let certificate = try Self.wrapping(role, source) { try X509Certificate(pemEncoded: try Self.file(role.fileStem + ".pem", files, source)) }
+            parsed.withLock { $0.certificates[role] = certificate }
+            return certificate
+        }
+    }
+
+    func parsedCredential(_ role: CertificateRole) throws(ForgeError) -> Credential {
+        if let known = parsed.withLock({ $0.credentials[role] }) { return known }
+        let credential = try Self.parse(role, files: files, source: source)
+        parsed.withLock { $0.credentials[role] = credential }
+        return credential
+    }
+
+    /// Only the compiled-in set is parsed lazily, and its tests parse every role: a failure here is a broken build.
+    private func bundled<T>(_ body: () throws(ForgeError) -> T) -> T {
+        do { return try body() } catch { preconditionFailure("\(error.message)") }
+    }
+
+    static func parse(_ role: CertificateRole, files: [String: String], source: String) throws(ForgeError) -> Credential {
+        let certificatePEM = try file(role.fileStem + ".pem", files, source), keyPEM = try file(role.fileStem + ".key.pem", files, source)
+        let credential = try wrapping(role, source) {
+            Credential(certificate: try X509Certificate(pemEncoded: certificatePEM), privateKey: try RSAPrivateKey(pemRepresentation: keyPEM))
+        }
+        guard credential.privateKey.publicKey == credential.certificate.publicKey else {
+            throw ForgeError(.certificateSetInvalid, "\(source): \(role.fileStem).key.pem is not the key of \(role.fileStem).pem")
+        }
+        return credential
+    }
+
+    private static func file(_ name: String, _ files: [String: String], _ source: String) throws(ForgeError) -> String {
+        guard let text = files[name] else { throw ForgeError(.certificateSetInvalid, "\(source) has no \(name)") }
+        return text
+    }
+
+    private static func wrapping<T>(_ role: CertificateRole, _ source: String, _ body: () throws -> T) throws(ForgeError) -> T {
+        do { return try body() } catch let error as ForgeError { throw error } catch {
+            throw ForgeError(.certificateSetInvalid, "\(source): \(role.fileStem): \(error)")
+        }
+    }
 }
