@@ -81,7 +81,11 @@ let package = Package(
             swiftSettings: swiftSettings),
         .executableTarget(name: "forge", dependencies: ["ForgeCLI"], swiftSettings: swiftSettings),
         .executableTarget(
-            name: "forge-http", dependencies: ["ForgeCLI", "ReceiptConformance", "ReceiptConformanceHTTP", "ReceiptValidation", "ReceiptValidationHTTP"],
+            name: "forge-http",
+            dependencies: [
+                "ForgeCLI", "ReceiptConformance", "ReceiptConformanceHTTP", "ReceiptValidation", "ReceiptValidationHTTP",
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+            ],
             swiftSettings: swiftSettings),
 
         .testTarget(name: "ForgeCryptoTests", dependencies: ["ForgeCrypto"], swiftSettings: swiftSettings),

@@ -8,6 +8,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-10}
 concurrency=${2:-8}
 swift build -c release --product forge >/dev/null
+swift build -c release --product forge-http >/dev/null  # forge hands --listen over to it
 forge="$(swift build -c release --show-bin-path)/forge"
 work=$(mktemp -d)
 trap 'kill $server 2>/dev/null || true; rm -rf "$work"' EXIT

@@ -13,6 +13,9 @@ struct Make: ParsableCommand {
               forge make --product com.example.pro --expired -o expired.der
               forge make --preset xcode-2023 --product com.example.coins --format base64
               forge make --spec scenario.json --now 2025-01-01T00:00:00Z --format json
+              forge make --product com.example.pro --count 10000 --out receipts/ --seed 1 --now 2025-01-01T00:00:00Z
+
+            BATCH: --count N --out DIR makes N receipts in one process on --jobs threads: DIR/receipt-<i>.der (or .b64, .json) and DIR/index.jsonl (one line per receipt: file, seed, transaction ids). Receipt i uses seed S+i, S being --seed or the derived seed, so a batch with --seed and --now is the same bytes on every run and with any --jobs.
 
             Purchase options (--type, --expired, --renewals, …) apply to every --product. Subscription options imply --type auto-renewable. With --spec, flags override the spec's fields; --product replaces its purchases, and purchase options without --product apply to each of the spec's purchases. The time is the wall clock unless --now pins it, and the seed is derived from the inputs unless --seed pins it: the same arguments with --now give the same bytes. Both are reported on stderr. Trust the reported trust anchor (Certificates/root.pem, or storekit.pem for xcode-*) to accept it.
             """)
@@ -67,6 +70,12 @@ struct Make: ParsableCommand {
     var certificates: String?
     @Flag(name: [.customShort("q"), .long], help: "Do not report what was made on stderr.")
     var quiet = false
+    @Option(help: ArgumentHelp("Make this many receipts (needs --out); see BATCH.", valueName: "n"))
+    var count: Int?
+    @Option(help: ArgumentHelp("With --count: the directory the receipts and index.jsonl are written to.", valueName: "dir"))
+    var out: String?
+    @Option(help: ArgumentHelp("With --count: threads. Default: the number of cores.", valueName: "n"))
+    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
 
     enum OutputFormat: String, ExpressibleByArgument, CaseIterable { case der, base64, json }
 
@@ -74,6 +83,14 @@ struct Make: ParsableCommand {
         if let cancelled, CancellationReason(argument: cancelled) == nil {
             throw ValidationError("--cancelled takes other (0) or app-issue (1), not '\(cancelled)'")
         }
+        if let count {
+            guard (1...10_000_000).contains(count) else { throw ValidationError("--count must be between 1 and 10000000") }
+            guard out != nil else { throw ValidationError("--count needs --out DIR (the receipts are files in it)") }
+            guard output == nil else { throw ValidationError("--count writes into --out DIR; -o/--output is for one receipt") }
+        } else if out != nil {
+            throw ValidationError("--out is for a batch: give --count N too, or -o FILE for one receipt")
+        }
+        guard (1...256).contains(jobs) else { throw ValidationError("--jobs must be between 1 and 256") }
     }
 
     func run() throws {
@@ -87,6 +104,7 @@ struct Make: ParsableCommand {
             try now.map { try parseDate($0, option: "--now") }
             ?? scenario.now.map { try parseDate($0, option: "the spec's now") } ?? wallClock()
         let pki = try loadPKI(certificates)
+        if let count, let out { return try makeBatch(scenario, now: creation, count: count, into: out, pki: pki) }
         let receipt: ForgedReceipt
         do {
             receipt = try Forge(pki: pki).make(scenario, now: creation, naming: spec == nil ? .flags : .specKeys)
@@ -129,7 +147,7 @@ struct Make: ParsableCommand {
         }
     }
 
-    private func render(_ receipt: ForgedReceipt, as format: OutputFormat) throws -> Data {
+    func render(_ receipt: ForgedReceipt, as format: OutputFormat) throws -> Data {
         switch format {
         case .der:
             return Data(receipt.bytes)

@@ -22,7 +22,7 @@ public struct RSAPublicKey: Sendable, Hashable {
         let backing: EVPKeyBacking
         if let fast = try? decodedExactly(
             derRepresentation, failure: .keyParsingFailed, function: "d2i_RSA_PUBKEY", decode: { COpenSSL_d2i_RSA_public_key($0, $1) },
-            takeOwnership: { EVPKeyBacking(takingOwnershipOf: $0) })
+            takeOwnership: { EVPKeyBacking(takingOwnershipOf: $0, legacyRSA: true) })
         {
             backing = fast
         } else {
@@ -51,6 +51,10 @@ public struct RSAPublicKey: Sendable, Hashable {
         defer { OpenSSLErrorQueue.clear() }
         guard !signature.isEmpty, digest.count == algorithm.digestLength, let method = try? algorithm.fetchedMethod else {
             return false
+        }
+        if backing.isLegacyRSA {
+            guard let length = UInt32(exactly: signature.count) else { return false }
+            return COpenSSL_RSA_verify_PKCS1(backing.pointer, EVP_MD_get_type(method), digest, UInt32(digest.count), signature, length) == 1
         }
         let verified = try? backing.withOperationContext(failure: .signingFailed) { context in
             EVP_PKEY_verify_init(context) == 1

@@ -81,7 +81,10 @@ public struct ValidationReport: Sendable {
 ///    signer is itself a trusted self-signed certificate (the Xcode StoreKit shape);
 /// 4. bundle id; 5. app version; 6. device hash; 7. environment; 8. receipt expiration (type 21).
 public struct ReferenceValidator: Sendable {
-    public init() {}
+    /// Reused certificates and chain verdicts (see ``ValidationCache``); nil computes everything every time.
+    public let cache: ValidationCache?
+
+    public init(cache: ValidationCache? = .shared) { self.cache = cache }
 
     public func validate(_ input: [UInt8], context: ValidationContext) -> ValidationReport {
         var checks: [Check] = []
@@ -114,7 +117,7 @@ public struct ReferenceValidator: Sendable {
                 checks: [.failed("parse", .containerNoContent, "the SignedData has no eContent (detached signature)")],
                 transport: transport, container: container, receipt: nil, certificates: [])
         }
-        let certificates = container.certificates.compactMap { try? X509Certificate(derEncoded: $0) }
+        let certificates = container.certificates.compactMap { der in cache.map { $0.certificate(der) } ?? (try? X509Certificate(derEncoded: der)) }
         checks.append(structureCheck(container))
         // The payload is read now (the chain is judged at its creation date) but judged after the
         // signature: Apple's order is signature, chain, then payload.
@@ -242,7 +245,10 @@ public struct ReferenceValidator: Sendable {
         }
         guard !context.trustedRoots.isEmpty else { return .failed("chain", .chainUntrusted, "no trusted root configured") }
         let intermediates = certificates.filter { $0 != signer }
-        switch ChainVerifier.verify(leaf: signer, intermediates: intermediates, trustedRoots: context.trustedRoots, at: time) {
+        let verdict =
+            cache?.chain(leaf: signer, intermediates: intermediates, trustedRoots: context.trustedRoots, at: time)
+            ?? ChainVerifier.verify(leaf: signer, intermediates: intermediates, trustedRoots: context.trustedRoots, at: time)
+        switch verdict {
         case .untrusted(let reason, let code, let depth):
             let errorClass: ErrorClass =
                 switch code {

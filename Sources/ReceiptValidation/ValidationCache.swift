@@ -1,0 +1,91 @@
+public import ForgeCrypto
+public import Foundation
+import Synchronization
+
+/// What the reference validator may reuse between receipts: parsed certificates, keyed by their exact DER
+/// bytes, and chain verdicts, keyed by the exact bytes of the leaf, the intermediates (in order) and the trusted
+/// roots, and the evaluation instant (to the second, as the verifier sees it). Nothing else enters a key,
+/// and nothing else decides those results, so a hit returns what a fresh computation would — a test runs
+/// the whole corpus cold, warm and without a cache and compares every verdict and error class.
+///
+/// Most receipts of a corpus, or of an app, carry the same three certificates: parsing them and building
+/// their path with OpenSSL is most of a validation's cost, and OpenSSL 3's decoders take global locks
+/// that make parallel validations queue behind each other.
+public final class ValidationCache: Sendable {
+    /// The cache the reference validator uses unless told otherwise.
+    public static let shared = ValidationCache()
+
+    /// Entries kept of each kind before the cache starts over; a hostile stream of distinct certificates costs
+    /// memory up to this bound, then cache misses.
+    public let capacity: Int
+
+    /// Bytes as a key, hashed as one block (`[UInt8]`'s own hashing feeds the hasher a byte at a time).
+    private struct Bytes: Hashable {
+        let value: [UInt8]
+        func hash(into hasher: inout Hasher) { value.withUnsafeBytes { hasher.combine(bytes: $0) } }
+    }
+
+    private struct ChainKey: Hashable {
+        let leaf: Bytes
+        let intermediates: [Bytes]
+        let roots: [Bytes]
+        let instant: Int64?
+    }
+
+    private struct State {
+        var certificates: [Bytes: X509Certificate] = [:]
+        var chains: [ChainKey: ChainVerificationResult] = [:]
+        var hits = 0
+        var misses = 0
+    }
+
+    private let state = Mutex(State())
+
+    public init(capacity: Int = 1024) { self.capacity = max(1, capacity) }
+
+    /// The parsed certificate, or nil when the bytes are not one (not cached: bad bytes are rare and cheap to refuse).
+    public func certificate(_ der: [UInt8]) -> X509Certificate? {
+        let key = Bytes(value: der)
+        if let known = state.withLock({ state -> X509Certificate? in
+            let found = state.certificates[key]
+            if found != nil { state.hits += 1 }
+            return found
+        }) {
+            return known
+        }
+        guard let parsed = try? X509Certificate(derEncoded: der) else { return nil }
+        return state.withLock { state in
+            state.misses += 1
+            if state.certificates.count >= capacity { state.certificates = [:] }
+            // Another thread may have parsed it meanwhile: keep the first, so every caller shares one object.
+            if let first = state.certificates[key] { return first }
+            state.certificates[key] = parsed
+            return parsed
+        }
+    }
+
+    /// `ChainVerifier.verify`, remembered.
+    public func chain(leaf: X509Certificate, intermediates: [X509Certificate], trustedRoots: [X509Certificate], at time: Date?) -> ChainVerificationResult {
+        let key = ChainKey(
+            leaf: Bytes(value: leaf.derRepresentation), intermediates: intermediates.map { Bytes(value: $0.derRepresentation) },
+            roots: trustedRoots.map { Bytes(value: $0.derRepresentation) },
+            instant: time.map { Int64($0.timeIntervalSince1970.rounded(.down)) })
+        if let known = state.withLock({ state -> ChainVerificationResult? in
+            let found = state.chains[key]
+            if found != nil { state.hits += 1 }
+            return found
+        }) {
+            return known
+        }
+        let result = ChainVerifier.verify(leaf: leaf, intermediates: intermediates, trustedRoots: trustedRoots, at: time)
+        state.withLock { state in
+            state.misses += 1
+            if state.chains.count >= capacity { state.chains = [:] }
+            state.chains[key] = result
+        }
+        return result
+    }
+
+    /// Lookups answered from the cache and computed, since it was made.
+    public var statistics: (hits: Int, misses: Int) { state.withLock { ($0.hits, $0.misses) } }
+}

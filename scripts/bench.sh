@@ -1,0 +1,117 @@
+#!/usr/bin/env bash
+# Every speed figure of issue 11 / DESIGN §7, side by side, measured in one run on this machine:
+#   per call   forge --version and forge make (processes), the naive openssl CLI pipeline and the Python
+#              baseline (../shared/baselines) making the same receipt shape, one receipt per call
+#   batch      forge make --count with 1 job and with every core, the raw RSA-2048 sign rate (forge bench make,
+#              openssl speed), the Python baseline's own loop
+#   validator  the reference validator in process, over stdio and over HTTP, and wrk on the same endpoint
+# Usage: scripts/bench.sh [calls, default 50] [batch receipts, default 4000] [seconds per validator target, default 5]
+# Needs: a release build (done here), openssl, python3 (a venv with pyasn1 and cryptography is made in
+# .oracles/bench), hyperfine and wrk (apt-get install hyperfine wrk; without them those rows are skipped).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+calls=${1:-50}
+batch=${2:-4000}
+seconds=${3:-5}
+cores=$(nproc)
+baselines=../shared/baselines
+swift build -c release --product forge >/dev/null
+swift build -c release --product forge-http >/dev/null
+forge="$(swift build -c release --show-bin-path)/forge"
+work=$(mktemp -d)
+server=""
+trap '[ -n "$server" ] && kill $server 2>/dev/null; rm -rf "$work"' EXIT
+rows=()
+row() { rows+=("$(printf '%-52s %14s   %s' "$1" "$2" "${3:-}")"); printf '%-52s %14s   %s\n' "$1" "$2" "${3:-}" >&2; }
+ms_per_call() { python3 -c "import sys; print(f'{$1 * 1000 / $2:.1f} ms')"; }
+now=2025-01-01T00:00:00Z
+
+# The CA the baselines read: the bundled TEST PKI's leaf, key, intermediate and root.
+mkdir -p "$work/ca"
+cp Certificates/receipt-signing.pem "$work/ca/leaf.pem"; cp Certificates/receipt-signing.key.pem "$work/ca/leaf.key"
+cp Certificates/wwdr-g5.pem "$work/ca/inter.pem"; cp Certificates/root.pem "$work/ca/root.pem"
+
+python=python3
+if [ -f "$baselines/py-forge.py" ]; then
+  if [ ! -x .oracles/bench/bin/python ]; then
+    python3 -m venv .oracles/bench && .oracles/bench/bin/pip install -q pyasn1 cryptography >/dev/null || true
+  fi
+  [ -x .oracles/bench/bin/python ] && python=.oracles/bench/bin/python
+fi
+
+echo "== per call ($calls calls each, wall time per call)" >&2
+if command -v hyperfine >/dev/null; then
+  hyperfine -N -w 5 -r "$calls" --export-json "$work/calls.json" --prepare "rm -f $work/one.der" \
+    "$forge --version" "$forge make --product com.example.pro --expired --now $now -o $work/one.der" >/dev/null 2>&1
+  read -r version make < <(python3 -c "import json; r=json.load(open('$work/calls.json'))['results']; print(r[0]['mean']*1000, r[1]['mean']*1000)")
+  row "forge --version" "$(printf '%.1f ms' "$version")"
+  row "forge make (one receipt per process)" "$(printf '%.1f ms' "$make")" "$(python3 -c "print(f'{$make/$version:.2f} x --version')")"
+else
+  row "forge make per call" "skipped" "hyperfine not installed"
+fi
+start=$(date +%s.%N)
+"$baselines/naive-openssl-forge.sh" "$calls" "$work/naive" "$work/ca" >/dev/null 2>&1 || true
+naive=$(python3 -c "print(($(date +%s.%N) - $start) * 1000 / $calls)")
+row "naive openssl pipeline (2 processes per receipt)" "$(printf '%.1f ms' "$naive")" \
+  "$( [ -n "${make:-}" ] && python3 -c "print(f'forge make is {$naive/$make:.2f}x faster')")"
+if [ "$python" != python3 ]; then
+  start=$(date +%s.%N)
+  for ((i = 0; i < calls; i++)); do "$python" "$baselines/py-forge.py" 1 "$work/py1" "$work/ca" >/dev/null; done
+  pycall=$(python3 -c "print(($(date +%s.%N) - $start) * 1000 / $calls)")
+  row "Python baseline (one process per receipt)" "$(printf '%.1f ms' "$pycall")"
+fi
+
+echo "== batch ($batch receipts)" >&2
+"$forge" bench make --seconds 6 --rounds 5 --json >"$work/make.json" 2>/dev/null
+read -r sign1 signN make1 makeN < <(python3 -c "import json; d=json.load(open('$work/make.json')); print(*d['signPerSecond'], *d['makePerSecond'])")
+speed=$(openssl speed -seconds 3 rsa2048 2>/dev/null | awk '/^rsa 2048/ {print int($6)}')
+row "openssl speed rsa2048 sign/s (1 core)" "$speed"
+row "raw RSA-2048 sign/s in forge (1 core / $cores)" "$sign1 / $signN"
+row "forge make in process receipts/s (1 / $cores)" "$make1 / $makeN" "$(python3 -c "print(f'{$make1/$sign1:.2f} of raw sign, {$make1/$speed:.2f} of openssl speed')")"
+for jobs in 1 "$cores"; do
+  rm -rf "$work/batch"
+  start=$(date +%s.%N)
+  "$forge" make --product com.example.pro --count "$batch" --out "$work/batch" --seed 1 --now "$now" --jobs "$jobs" -q
+  rate=$(python3 -c "print(int($batch / ($(date +%s.%N) - $start)))")
+  [ "$jobs" = 1 ] && batch1=$rate
+  row "forge make --count $batch --jobs $jobs (files) receipts/s" "$rate" "$(python3 -c "print(f'{$rate/$sign1/$jobs:.2f} of raw sign per core')")"
+done
+if [ "$python" != python3 ]; then
+  pyrate=$("$python" "$baselines/py-forge.py" 500 "$work/py" "$work/ca" | tail -1 | awk '{print $1}')
+  row "Python baseline loop receipts/s (1 process)" "$pyrate" "$(python3 -c "print(f'forge --jobs 1 is {$batch1/$pyrate:.1f}x')")"
+fi
+naiverate=$("$baselines/naive-openssl-forge.sh" 100 "$work/naive2" "$work/ca" 2>/dev/null | tail -1 | awk '{print $1}')
+row "naive openssl pipeline receipts/s" "$naiverate" "$(python3 -c "print(f'forge --jobs 1 is {$batch1/$naiverate:.1f}x')")"
+
+echo "== validator (vectors/s, --parallel 8, $seconds s per target)" >&2
+"$forge" validate --listen 127.0.0.1:0 --vectors Vectors >"$work/server.out" &
+server=$!
+until grep -q listening "$work/server.out" 2>/dev/null; do sleep 0.1; done
+url=$(grep -o 'http://[0-9.]*:[0-9]*' "$work/server.out")
+"$forge" bench runner --vectors Vectors --seconds "$seconds" --parallel 8 --json \
+  --target swift:reference --target "stdio:$forge validate --harness --vectors Vectors" --target "$url" >"$work/runner.json"
+read -r inproc stdio http < <(python3 -c "import json; r=json.load(open('$work/runner.json')); print(*[int(x['vectorsPerSecond']) for x in r])")
+row "reference validator in process" "$inproc"
+row "reference validator over stdio" "$stdio"
+row "reference validator over HTTP (forge run)" "$http"
+if command -v wrk >/dev/null; then
+  python3 - "$work/requests.lua" <<'PY'
+import base64, json, sys
+manifest = json.load(open("Vectors/manifest.json"))
+bodies = []
+for seq, v in enumerate(manifest["vectors"]):
+    data = base64.b64encode(open("Vectors/" + v["file"], "rb").read()).decode()
+    bodies.append(json.dumps({"type": "validate", "seq": seq, "id": v["id"], "input": {"encoding": "base64", "data": data}, "context": v["context"]}))
+with open(sys.argv[1], "w") as out:
+    out.write("local bodies = {\n" + ",\n".join("[==[" + b + "]==]" for b in bodies) + "\n}\n")
+    out.write('local i = 0\nrequest = function()\n  i = i % #bodies + 1\n  return wrk.format("POST", "/validate", {["Content-Type"] = "application/json"}, bodies[i])\nend\n')
+PY
+  wrk_rate=$(wrk -t 1 -c 8 -d "${seconds}s" -s "$work/requests.lua" "$url" | awk '/Requests\/sec/ {print int($2)}')
+  row "wrk on the same endpoint (requests/s)" "$wrk_rate" "$(python3 -c "print(f'forge run over HTTP = {$http/$wrk_rate:.2f} x wrk')")"
+else
+  row "wrk" "skipped" "wrk not installed"
+fi
+
+echo
+echo "forge bench — $(date -u +%Y-%m-%dT%H:%MZ), $cores cores, $(uname -m)"
+printf '%s\n' "${rows[@]}"
