@@ -74,11 +74,14 @@ work=$fuzz/.corpus/$target
 mkdir -p "$work" "$fuzz/FailCases"
 time_limit=(); [ "$seconds" -gt 0 ] && time_limit=(-max_total_time="$seconds")
 echo "fuzz.sh: $binary ${time_limit[*]} $*" >&2
-status=0
-# -detect_leaks=1: a leak is a finding too; the artifact prefix puts findings where the tests replay them.
+# -detect_leaks=1: a leak is a finding too (lsan.supp says which reports are not); the artifact prefix puts
+# findings where the tests replay them.
+set +e
+LSAN_OPTIONS="suppressions=$fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
 "$binary" "$work" "$inputs" "${dict[@]}" "${time_limit[@]}" -timeout=10 -rss_limit_mb=4096 -detect_leaks=1 -max_len=16384 \
-    -artifact_prefix="$fuzz/FailCases/$target-" -print_final_stats=1 "$@" 2>&1 | tee "$fuzz/.corpus/$target.log" | grep -E '^(#[0-9]+ +pulse|==[0-9]+==ERROR|SUMMARY|Test unit written)' >&2 || true
+    -artifact_prefix="$fuzz/FailCases/$target-" -print_final_stats=1 "$@" 2>&1 | tee "$fuzz/.corpus/$target.log" | grep -E '^(#[0-9]+ +pulse|==[0-9]+==ERROR|SUMMARY|Test unit written)' >&2
 status=${PIPESTATUS[0]}
+set -e
 if [ "$status" -ne 0 ]; then
     echo "fuzz.sh: $target found something (exit $status); see $fuzz/.corpus/$target.log and FuzzTesting/FailCases/" >&2
     exit 1
