@@ -49,7 +49,7 @@ public struct ExecValidator: ReceiptValidator {
         var environment = ProcessInfo.processInfo.environment
         switch mode {
         case .protocol:
-            guard let json = try? JSONEncoder().encode(request) else { return .errored(seq: request.seq, message: "cannot encode the request") }
+            let json = request.jsonLine
             input = json + Data("\n".utf8)
         case .exitCode:
             input = Data(base64Encoded: request.input.data) ?? Data()

@@ -1,4 +1,6 @@
+public import Foundation
 public import ReceiptCorpus
+import ReceiptModel
 
 /// Harness protocol v1 (DESIGN §6): what the runner and a validator under test say to each other.
 /// The same Codable messages travel in process, over stdio as NDJSON and over HTTP. The expected
@@ -64,6 +66,25 @@ public struct ValidateRequest: Codable, Sendable, Hashable {
         self.id = id
         self.input = Input(data: base64)
         self.context = context
+    }
+}
+
+extension ValidateRequest {
+    /// The message as one line of compact JSON, the same members `JSONEncoder` writes but several times faster
+    /// (a receipt's base64 is copied, not escaped character by character): every transport sends this.
+    public var jsonLine: Data {
+        var context: JSONObject = [("now", .string(self.context.now)), ("trustAnchor", .string(self.context.trustAnchor))]
+        for (key, value) in [
+            ("bundleId", self.context.bundleId), ("appVersion", self.context.appVersion), ("deviceId", self.context.deviceId),
+            ("environment", self.context.environment),
+        ] {
+            if let value { context.append((key, .string(value))) }
+        }
+        let message: JSONValue = .object([
+            ("type", .string(type)), ("seq", .integer(Int64(seq))), ("id", .string(id)),
+            ("input", .object([("encoding", .string(input.encoding)), ("data", .string(input.data))])), ("context", .object(context)),
+        ])
+        return Data(message.serialized(pretty: false).utf8)
     }
 }
 

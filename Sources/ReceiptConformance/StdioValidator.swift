@@ -100,10 +100,11 @@ public final class StdioValidator: ReceiptValidator, Sendable {
         /// Writes a request to the current harness and arms its timeout.
         private func dispatch(_ entry: Waiting) {
             let seq = entry.request.seq
-            guard let child, var line = try? JSONEncoder().encode(entry.request) else {
+            guard let child else {
                 entry.continuation.resume(returning: .errored(seq: seq, message: "cannot send the request"))
                 return
             }
+            var line = entry.request.jsonLine
             line.append(0x0A)
             var entry = entry
             entry.deadline = ContinuousClock.now.advanced(by: timeout)

@@ -82,7 +82,7 @@ public struct HTTPValidator: ReceiptValidator {
         do {
             switch mode {
             case .protocol:
-                let body = try JSONEncoder().encode(request)
+                let body = request.jsonLine
                 let (status, answer) = try await send(method: .POST, url: url + "/validate", headers: [("content-type", "application/json")], body: body)
                 if let violation = checker?.check(answer) { return .errored(seq: request.seq, message: violation) }
                 guard status == 200 || status == 400 else {

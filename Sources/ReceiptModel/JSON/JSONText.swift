@@ -62,6 +62,12 @@ extension JSONValue {
 
     private static func writeString(_ text: String, into out: inout String) {
         out += "\""
+        // Most strings (ids, base64, dates) need no escape: copied whole, not scalar by scalar.
+        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+            out += text
+            out += "\""
+            return
+        }
         for scalar in text.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""

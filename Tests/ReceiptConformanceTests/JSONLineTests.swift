@@ -1,0 +1,32 @@
+import Foundation
+import ReceiptConformance
+import ReceiptCorpus
+import Testing
+
+/// `ValidateRequest.jsonLine`, the fast encoding every transport sends, says what `JSONEncoder` says.
+@Suite("ValidateRequest.jsonLine")
+struct JSONLineTests {
+    @Test(
+        "decodes to the same request as the Codable encoding, with optional context members and escapes",
+        arguments: [
+            Context(now: "2025-01-01T00:00:00Z", trustAnchor: "forge-root"),
+            Context(
+                now: "2025-01-01T00:00:00Z", trustAnchor: "a \"quoted\"\\anchor", bundleId: "com.example.app", appVersion: "1.0\n",
+                deviceId: "70A21D61-5404-4D93-8B54-4667ECC13D9A", environment: "Production"),
+        ])
+    func sameMessage(context: Context) throws {
+        let request = ValidateRequest(seq: 42, id: "family::name\u{1}", base64: "MIIB+/==", context: context)
+        let line = request.jsonLine
+        #expect(!line.contains(0x0A), "one line")
+        #expect(try JSONDecoder().decode(ValidateRequest.self, from: line) == request)
+        let viaCodable = try JSONSerialization.jsonObject(with: JSONEncoder().encode(request)) as? NSDictionary
+        #expect(try JSONSerialization.jsonObject(with: line) as? NSDictionary == viaCodable)
+    }
+
+    @Test("every runner message it writes conforms to the harness protocol schema")
+    func conformsToSchema() throws {
+        let checker = try ProtocolChecker()
+        let request = ValidateRequest(seq: 1, id: "x::y", base64: "AA==", context: Context(now: "2025-01-01T00:00:00Z", trustAnchor: "forge-root", bundleId: "b"))
+        #expect(checker.check(runnerMessage: request.jsonLine).isEmpty)
+    }
+}
