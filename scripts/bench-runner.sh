@@ -42,17 +42,7 @@ PY
 
 command -v wrk >/dev/null || { echo "wrk not installed: no load-generator comparison"; exit 0; }
 # wrk sends the runner's own requests: every vector's validate message, in turn, to the same endpoint.
-python3 - "$work/requests.lua" <<'PY'
-import base64, json, sys
-manifest = json.load(open("Vectors/manifest.json"))
-bodies = []
-for seq, v in enumerate(manifest["vectors"]):
-    data = base64.b64encode(open("Vectors/" + v["file"], "rb").read()).decode()
-    bodies.append(json.dumps({"type": "validate", "seq": seq, "id": v["id"], "input": {"encoding": "base64", "data": data}, "context": v["context"]}))
-with open(sys.argv[1], "w") as out:
-    out.write("local bodies = {\n" + ",\n".join("[==[" + b + "]==]" for b in bodies) + "\n}\n")
-    out.write('local i = 0\nrequest = function()\n  i = i % #bodies + 1\n  return wrk.format("POST", "/validate", {["Content-Type"] = "application/json"}, bodies[i])\nend\n')
-PY
+python3 scripts/wrk-requests.py "$work/requests.lua"
 wrk -t 1 -c "$concurrency" -d "${seconds}s" -s "$work/requests.lua" "$url" | tee "$work/wrk.txt"
 runner=$(awk -v url="$url" '$3 == url {print $1}' "$work/runner.txt")
 wrk_rate=$(awk '/Requests\/sec/ {print int($2)}' "$work/wrk.txt")

@@ -92,17 +92,7 @@ echo "== validator (vectors/s, --parallel 8, $seconds s per target)" >&2
 read -r inproc stdio < <(python3 -c "import json; r=json.load(open('$work/runner.json')); print(*[int(x['vectorsPerSecond']) for x in r])")
 row "reference validator in process" "$inproc" "target >= 10000"
 row "reference validator over stdio" "$stdio" "target >= 3000"
-python3 - "$work/requests.lua" <<'PY'
-import base64, json, sys
-manifest = json.load(open("Vectors/manifest.json"))
-bodies = []
-for seq, v in enumerate(manifest["vectors"]):
-    data = base64.b64encode(open("Vectors/" + v["file"], "rb").read()).decode()
-    bodies.append(json.dumps({"type": "validate", "seq": seq, "id": v["id"], "input": {"encoding": "base64", "data": data}, "context": v["context"]}))
-with open(sys.argv[1], "w") as out:
-    out.write("local bodies = {\n" + ",\n".join("[==[" + b + "]==]" for b in bodies) + "\n}\n")
-    out.write('local i = 0\nrequest = function()\n  i = i % #bodies + 1\n  return wrk.format("POST", "/validate", {["Content-Type"] = "application/json"}, bodies[i])\nend\n')
-PY
+python3 scripts/wrk-requests.py "$work/requests.lua"
 # The server with one event-loop thread, then one per core: on a small machine the runner and the server
 # share the cores, while wrk costs almost none, so both are shown.
 for threads in 1 "$cores"; do

@@ -1,6 +1,7 @@
 #ifndef COPENSSL_SHIM_H
 #define COPENSSL_SHIM_H
 
+#include <string.h>
 #include <openssl/asn1.h>
 #include <openssl/bio.h>
 #include <openssl/bn.h>
@@ -103,26 +104,20 @@ static inline EVP_PKEY *COpenSSL_d2i_RSA_private_key(const unsigned char **curso
     return key;
 }
 
-/* SubjectPublicKeyInfo with rsaEncryption. */
+/*
+ * SubjectPublicKeyInfo with rsaEncryption. The AlgorithmIdentifier is matched as bytes (rsaEncryption with NULL
+ * parameters, the only encoding RFC 3279 allows) before d2i_RSA_PUBKEY, which would also take an RSA-PSS key and
+ * make it plain RSA; d2i_X509_PUBKEY would check the OID itself but decodes the key through the decoder framework.
+ */
 static inline EVP_PKEY *COpenSSL_d2i_RSA_public_key(const unsigned char **cursor, long length) {
-    const unsigned char *after = *cursor;
-    RSA *rsa = NULL;
-    X509_PUBKEY *spki = d2i_X509_PUBKEY(NULL, &after, length);
-    if (spki != NULL) {
-        ASN1_OBJECT *algorithm = NULL;
-        const unsigned char *bits = NULL;
-        int bitsLength = 0;
-        if (X509_PUBKEY_get0_param(&algorithm, &bits, &bitsLength, NULL, spki) == 1 && OBJ_obj2nid(algorithm) == NID_rsaEncryption) {
-            const unsigned char *bitsCursor = bits;
-            rsa = d2i_RSAPublicKey(NULL, &bitsCursor, bitsLength);
-            if (rsa != NULL && bitsCursor != bits + bitsLength) {
-                RSA_free(rsa);
-                rsa = NULL;
-            }
-        }
-        X509_PUBKEY_free(spki);
-    }
-    EVP_PKEY *key = COpenSSL_wrap_RSA(rsa);
+    static const unsigned char rsaEncryption[] = {0x30, 0x0d, 0x06, 0x09, 0x2a, 0x86, 0x48, 0x86, 0xf7, 0x0d, 0x01, 0x01, 0x01, 0x05, 0x00};
+    const unsigned char *der = *cursor;
+    if (length < 2 || der[0] != 0x30) return NULL;
+    long header = 2;
+    if (der[1] & 0x80) header += der[1] & 0x7f;
+    if (length < header + (long)sizeof(rsaEncryption) || memcmp(der + header, rsaEncryption, sizeof(rsaEncryption)) != 0) return NULL;
+    const unsigned char *after = der;
+    EVP_PKEY *key = COpenSSL_wrap_RSA(d2i_RSA_PUBKEY(NULL, &after, length));
     ERR_clear_error();
     if (key != NULL) *cursor = after;
     return key;

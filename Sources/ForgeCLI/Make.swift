@@ -117,7 +117,8 @@ struct Make: ParsableCommand {
         if !quiet {
             note("made \(receipt.preset.rawValue) receipt, \(receipt.bytes.count) bytes, \(receipt.transactions.count) transaction(s)\(output.map { " → \($0)" } ?? "")")
             note("now \(ReceiptDate.format(receipt.now)), seed \(receipt.seed), device id \(receipt.deviceID), bundle id \(receipt.bundleID)")
-            note("trust anchor: \(receipt.trustAnchor.subject)")
+            let set = certificates.map { "\($0)/" } ?? "Certificates/ (compiled in)"
+            note("trust anchor: \(receipt.trustAnchorRole.fileStem).pem of \(set)")
         }
     }
 

@@ -17,8 +17,12 @@ public struct ForgedReceipt: Sendable {
     public let appVersion: String
     public let environment: String
     public let transactions: [Transaction]
-    /// The certificate a validator must trust to accept this receipt.
-    public let trustAnchor: X509Certificate
+    /// The role of the certificate a validator must trust to accept this receipt.
+    public let trustAnchorRole: CertificateRole
+    let pki: TestPKI
+    /// The certificate a validator must trust to accept this receipt (parsed when asked: making a receipt
+    /// does not need it).
+    public var trustAnchor: X509Certificate { pki.certificate(trustAnchorRole) }
 }
 
 /// Makes receipts: valid by default, in the shape of a preset, signed by the test PKI.
@@ -41,7 +45,6 @@ public struct Forge: Sendable {
         let key: RSAPrivateKey
         let certificates: [[UInt8]]
         let identity: CertificateIdentity
-        let trustAnchor: X509Certificate
     }
 
     public init(pki: TestPKI) throws(ForgeError) {
@@ -55,9 +58,8 @@ public struct Forge: Sendable {
             try CertificateIdentity(derEncoded: certificates[0])
         }
         let key = pki.privateKey(preset.chain[0])
-        let anchor = pki.certificate(preset.trustAnchor)
         let setup = Signing(
-            key: key, certificates: certificates, identity: identity, trustAnchor: anchor)
+            key: key, certificates: certificates, identity: identity)
         signing.entries.withLock { $0[preset] = setup }
         return setup
     }
@@ -114,7 +116,7 @@ public struct Forge: Sendable {
         return ForgedReceipt(
             bytes: stages.bytes, payload: stages.payload, preset: preset, now: plan.now, seed: plan.seed,
             deviceID: plan.deviceID, bundleID: plan.bundleID, appVersion: plan.appVersion,
-            environment: plan.environment, transactions: plan.transactions, trustAnchor: setup.trustAnchor)
+            environment: plan.environment, transactions: plan.transactions, trustAnchorRole: preset.trustAnchor, pki: pki)
     }
 }
 
