@@ -16,7 +16,13 @@ public enum StdioHarnessServer {
             guard let data = try? encoder.encode(value) else { return }
             write(data + [0x0A])
         }
+        let decoder = JSONDecoder()
         while let line = readLine() {
+            // Nearly every line is a validate request: decoded once, directly.
+            if let request = try? decoder.decode(ValidateRequest.self, from: Data(line.utf8)), request.type == HarnessProtocol.MessageType.validate.rawValue {
+                send(harness.reply(to: request))
+                continue
+            }
             guard let message = try? JSONValue(parsing: Data(line.utf8)), let type = message["type"]?.stringValue else {
                 note("ignoring a line that is not a protocol message: \(line.prefix(80))")
                 continue

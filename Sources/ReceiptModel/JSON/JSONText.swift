@@ -55,6 +55,16 @@ extension JSONValue {
         }
     }
 
+    private static func needsEscape(_ text: String) -> Bool {
+        func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
+            for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
+            return false
+        }
+        if let found = text.utf8.withContiguousStorageIfAvailable(scan) { return found }
+        var copy = text
+        return copy.withUTF8(scan)
+    }
+
     private static func newline(_ out: inout String, _ indent: Int?) {
         guard let indent else { return }
         out += "\n" + String(repeating: "  ", count: indent)
@@ -63,7 +73,7 @@ extension JSONValue {
     private static func writeString(_ text: String, into out: inout String) {
         out += "\""
         // Most strings (ids, base64, dates) need no escape: copied whole, not scalar by scalar.
-        if !text.utf8.contains(where: { $0 < 0x20 || $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") }) {
+        if !needsEscape(text) {
             out += text
             out += "\""
             return
@@ -189,6 +199,14 @@ private struct JSONParser {
 
     private mutating func string() throws(JSONParseError) -> String {
         index += 1
+        // Fast path: no escape before the closing quote (ids, dates, base64), so the bytes are the string.
+        var end = index
+        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20 { end += 1 }
+        if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
+            guard let text = String(validating: bytes[index..<end], as: UTF8.self) else { throw failure("string is not valid UTF-8") }
+            index = end + 1
+            return text
+        }
         var utf8: [UInt8] = []
         while index < bytes.count {
             let byte = bytes[index]
