@@ -75,7 +75,7 @@ struct Make: ParsableCommand {
     @Option(help: ArgumentHelp("With --count: the directory the receipts and index.jsonl are written to.", valueName: "dir"))
     var out: String?
     @Option(help: ArgumentHelp("With --count: threads. Default: the number of cores.", valueName: "n"))
-    var jobs: Int = ProcessInfo.processInfo.activeProcessorCount
+    var jobs: Int?
 
     enum OutputFormat: String, ExpressibleByArgument, CaseIterable { case der, base64, json }
 
@@ -90,7 +90,10 @@ struct Make: ParsableCommand {
         } else if out != nil {
             throw ValidationError("--out is for a batch: give --count N too, or -o FILE for one receipt")
         }
-        guard (1...256).contains(jobs) else { throw ValidationError("--jobs must be between 1 and 256") }
+        if let jobs {
+            guard count != nil else { throw ValidationError("--jobs is for a batch: give --count N and --out DIR too") }
+            guard (1...256).contains(jobs) else { throw ValidationError("--jobs must be between 1 and 256") }
+        }
     }
 
     func run() throws {

@@ -26,6 +26,7 @@ extension Make {
         let showProgress = !quiet && isatty(STDERR_FILENO) == 1
         let started = ContinuousClock.now
         let make = self
+        let jobs = self.jobs ?? ProcessInfo.processInfo.activeProcessorCount
         do {
             try ReceiptBatch.make(scenario, now: now, count: count, jobs: jobs, forge: forge, naming: spec == nil ? .flags : .specKeys) { number, receipt in
                 let name = "receipt-" + String(repeating: "0", count: digits - String(number).count) + String(number) + "." + suffix

@@ -47,6 +47,7 @@ struct BatchTests {
         arguments: [
             (["--count", "3"], "needs --out"), (["--out", "x"], "give --count"), (["--count", "3", "--out", "x", "-o", "y"], "-o/--output is for one receipt"),
             (["--count", "0", "--out", "x"], "between 1 and"), (["--count", "3", "--out", "x", "--jobs", "0"], "--jobs"),
+            (["--jobs", "2"], "--jobs is for a batch"),
         ])
     func misuse(arguments: [String], message: String) throws {
         let result = try forge(arguments: ["make", "--product", "p"] + arguments)
