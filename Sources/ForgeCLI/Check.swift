@@ -72,7 +72,7 @@ struct Validate: AsyncParsableCommand {
     var harness = false
     @Option(
         help: ArgumentHelp(
-            "Serve the reference validator over HTTP: GET /hello and POST /validate (harness protocol v1), POST /verifyReceipt (Apple's request and response shape). Port 0 picks a free port; the URL is printed on stdout.",
+            "Serve the reference validator over HTTP: GET /hello and POST /validate (harness protocol v1), POST /verifyReceipt (Apple's request and response shape). Port 0 picks a free port; the URL is printed on stdout. Served by forge-http (built by `swift build`), which forge starts.",
             valueName: "host:port"))
     var listen: String?
     @Option(help: ArgumentHelp("With --listen: event-loop threads. Default: one per core.", valueName: "n"))

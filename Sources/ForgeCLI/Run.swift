@@ -35,6 +35,7 @@ struct Run: AsyncParsableCommand {
                   The same messages over HTTP: GET BASE/hello, POST BASE/validate.
                   With --mapping verifyreceipt: POST {"receipt-data","password"}
                   and read Apple's status codes; --mapping FILE adapts any JSON API.
+                  Run by forge-http (built by `swift build`), which forge starts.
             CMD is split like shell words (quote paths with spaces), not expanded.
 
             OUTCOMES (decided by the runner, never by the harness)
