@@ -98,24 +98,29 @@ public struct ReceiptPayload: Sendable, Hashable {
 
     /// Encodes the SET, ordering its elements as asked.
     public func encoded(ordering: SetOrdering, length: ASN1Writer.Length = .minimal) -> [UInt8] {
-        var elements = attributes.map { $0.encoded() }
-        if ordering == .derSorted { elements.sort(by: Self.derSetOrder) }
+        let elements = attributes.map { $0.encoded() }
+        // Sorting positions rather than the arrays themselves: swapping arrays retains and releases
+        // them, which cost a batch more than the comparisons (measured: 5% of `make --count`).
+        var order = Array(elements.indices)
+        if ordering == .derSorted { order.sort { Self.derSetOrder(elements[$0], elements[$1]) } }
         let total = elements.reduce(0) { $0 + $1.count }
         var writer = ASN1Writer(reservingCapacity: total + 6)
         writer.appendConstructed(ASN1Tag.set, length: length) { writer in
-            for element in elements { writer.appendEncoded(element) }
+            for index in order { writer.appendEncoded(elements[index]) }
         }
         return writer.bytes
     }
 
     /// X.690 §11.6: SET OF elements compare as octet strings, the shorter padded with trailing zeros.
     public static func derSetOrder(_ lhs: [UInt8], _ rhs: [UInt8]) -> Bool {
-        for index in 0..<max(lhs.count, rhs.count) {
-            let left = index < lhs.count ? lhs[index] : 0
-            let right = index < rhs.count ? rhs[index] : 0
-            if left != right { return left < right }
+        lhs.withUnsafeBufferPointer { left in
+            rhs.withUnsafeBufferPointer { right in
+                let common = min(left.count, right.count)
+                for index in 0..<common where left[index] != right[index] { return left[index] < right[index] }
+                // Past the shorter one, its padding is zeros: the longer sorts later if any byte is not zero.
+                return left.count < right.count && right[common...].contains { $0 != 0 }
+            }
         }
-        return false
     }
 }
 
