@@ -25,11 +25,15 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.6.0"),
-        // HTTP only where it is spoken: the runner's http(s):// transport and `forge validate --listen`.
+        // HTTP only where it is spoken: the runner's http(s):// transport and the servers.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
         .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.25.0"),
         // Already built for async-http-client; named to trust a private CA for https:// targets (--http-ca).
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.30.0"),
+        // The servers (`forge serve`, `forge validate --listen`): routing, middleware, TLS, graceful shutdown.
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.20.0"),
+        // Already built for Hummingbird; named for the shutdown signals.
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
     ],
     targets: [
         // libcrypto from the system (apt libssl-dev); imported only by ForgeCrypto.
@@ -57,18 +61,25 @@ let package = Package(
         .target(
             name: "ReceiptValidation", dependencies: ["ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance"],
             swiftSettings: swiftSettings),
+        // Apple's verifyReceipt, socket-free: statuses, routing, shared secret, server-side history, faults, the request log.
+        .target(
+            name: "ReceiptServe", dependencies: ["ReceiptValidation", "ReceiptForge", "ReceiptModel", "ReceiptCorpus", "ForgeCrypto"],
+            swiftSettings: swiftSettings),
         // The reference validator served: over stdio (`forge validate --harness`) and the HTTP routes (harness
         // protocol and verifyReceipt) independent of any socket library.
         .target(
-            name: "ReceiptValidationServer", dependencies: ["ReceiptValidation", "ReceiptConformance", "ReceiptCorpus", "ReceiptModel"],
+            name: "ReceiptValidationServer",
+            dependencies: ["ReceiptValidation", "ReceiptServe", "ReceiptConformance", "ReceiptCorpus", "ReceiptModel"],
             swiftSettings: swiftSettings),
-        // `forge validate --listen`: those routes on a swift-nio listener.
+        // The HTTP servers on Hummingbird: `forge serve` and `forge validate --listen`.
         .target(
-            name: "ReceiptValidationHTTP",
+            name: "ReceiptServeHTTP",
             dependencies: [
-                "ReceiptValidation", "ReceiptValidationServer",
+                "ReceiptServe", "ReceiptValidationServer", "ReceiptModel",
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"), .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOFoundationCompat", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: swiftSettings),
         // The commands, shared by both executables; no network code (see NetworkSupport).
@@ -76,14 +87,15 @@ let package = Package(
             name: "ForgeCLI",
             dependencies: [
                 "ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance",
-                "ReceiptValidationServer", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "ReceiptValidationServer", "ReceiptServe", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings),
         .executableTarget(name: "forge", dependencies: ["ForgeCLI"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "forge-http",
             dependencies: [
-                "ForgeCLI", "ReceiptConformance", "ReceiptConformanceHTTP", "ReceiptValidation", "ReceiptValidationHTTP",
+                "ForgeCLI", "ReceiptConformance", "ReceiptConformanceHTTP", "ReceiptValidation", "ReceiptValidationServer", "ReceiptServe",
+                "ReceiptServeHTTP",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings),

@@ -27,20 +27,7 @@ struct CheckOptions: ParsableArguments {
     var isEmpty: Bool { root.isEmpty && bundleId == nil && appVersion == nil && deviceId == nil && environment == nil && at == nil }
 
     func context() throws -> ValidationContext {
-        var roots: [X509Certificate] = []
-        for path in root {
-            let (bytes, _) = try readInput(path)
-            do {
-                if bytes.first == 0x30 {
-                    roots.append(try X509Certificate(derEncoded: bytes))
-                } else {
-                    roots += try X509Certificate.all(fromPEM: String(decoding: bytes, as: UTF8.self))
-                }
-            } catch {
-                throw fail("\(path) is not a PEM or DER certificate: \(error)", Exit.dataError)
-            }
-        }
-        if root.isEmpty { roots = [try loadPKI(nil)[.root].certificate] }
+        let roots = try loadRoots(root)
         var device: [UInt8]?
         if let deviceId {
             guard let parsed = DeviceID(deviceId) else {
@@ -123,14 +110,15 @@ extension Validate {
         let directory = try VectorsCommand.Location.locate(vectors)
         let reference: ReferenceHarness
         do { reference = try ReferenceHarness(vectorsDirectory: directory) } catch { throw fail("cannot load trust anchors from \(directory.path): \(error)", Exit.dataError) }
-        let server: any ListeningServer
-        do { server = try await network.listen(host: host, port: port, harness: reference, threads: threads) } catch {
+        let shown = host.contains(":") ? "[\(host)]" : host
+        do {
+            try await network.listen(HTTPListener(host: host, port: port, tls: nil, threads: threads), routes: HarnessRoutes(harness: reference)) { port in
+                // stdout, unbuffered: scripts and tests read the port from this line.
+                FileHandle.standardOutput.write(Data("listening on http://\(shown):\(port) (GET /hello, POST /validate, POST /verifyReceipt)\n".utf8))
+            }
+        } catch {
             throw fail("cannot listen on \(host):\(port): \(error)", Exit.software)
         }
-        let shown = host.contains(":") ? "[\(host)]" : host
-        // stdout, unbuffered: scripts and tests read the port from this line.
-        FileHandle.standardOutput.write(Data("listening on http://\(shown):\(server.port) (GET /hello, POST /validate, POST /verifyReceipt)\n".utf8))
-        try await server.waitUntilClosed()
     }
 }
 
@@ -167,4 +155,22 @@ struct Inspect: ParsableCommand {
         let inspection = Inspection(report: report, source: source, inputSize: bytes.count, includeChecks: !checks.isEmpty)
         print(json ? inspection.json().serialized() : inspection.text())
     }
+}
+
+/// The certificates of `--root` files (PEM, several per file, or DER); the bundled TEST root when none.
+func loadRoots(_ paths: [String]) throws -> [X509Certificate] {
+    var roots: [X509Certificate] = []
+    for path in paths {
+        let (bytes, _) = try readInput(path)
+        do {
+            if bytes.first == 0x30 {
+                roots.append(try X509Certificate(derEncoded: bytes))
+            } else {
+                roots += try X509Certificate.all(fromPEM: String(decoding: bytes, as: UTF8.self))
+            }
+        } catch {
+            throw fail("\(path) is not a PEM or DER certificate: \(error)", Exit.dataError)
+        }
+    }
+    return paths.isEmpty ? [try loadPKI(nil)[.root].certificate] : roots
 }

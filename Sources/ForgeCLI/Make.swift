@@ -160,11 +160,9 @@ struct Make: ParsableCommand {
         case .json:
             let decoded: AppReceipt
             do { decoded = try AppReceipt(payloadBytes: receipt.payload) } catch { throw fail("re-reading the payload: \(error)", Exit.software) }
-            var reasons: [String: Int] = [:]
-            for transaction in receipt.transactions { if let reason = transaction.cancellationReason { reasons[transaction.transactionID] = reason.code } }
             let extras = VerifyReceiptJSON.Extras(
-                cancellationReasons: reasons, latestReceipt: Data(receipt.bytes).base64EncodedString(),
-                requestDate: receipt.now, now: receipt.now)
+                cancellationReasons: receipt.history.cancellationReasons, latestReceipt: Data(receipt.bytes).base64EncodedString(),
+                requestDate: receipt.now, now: receipt.now, pendingRenewals: receipt.history.pendingRenewals)
             return Data((VerifyReceiptJSON.response(for: decoded, extras: extras).serialized() + "\n").utf8)
         }
     }

@@ -1,6 +1,8 @@
 import Foundation
 public import ReceiptConformance
-public import ReceiptValidation
+import ReceiptValidation
+public import ReceiptServe
+public import ReceiptValidationServer
 import Synchronization
 #if canImport(Glibc)
     import Glibc
@@ -9,21 +11,27 @@ import Synchronization
 #endif
 
 /// What `forge-http` links and `forge` does not: the HTTP client of the runner's `http(s)://` targets and
-/// the listeners (`forge validate --listen`). Kept out of `forge` so that the first build on a fresh clone
-/// compiles no swift-nio, BoringSSL or async-http-client before the first receipt.
+/// the servers (`forge serve`, `forge validate --listen`). Kept out of `forge` so that the first build on
+/// a fresh clone compiles no swift-nio, BoringSSL, Hummingbird or async-http-client before the first receipt.
 public protocol NetworkSupport: Sendable {
     /// Providers for the targets only the network can reach (`http://`, `https://`).
     var targetProviders: [any TargetProvider] { get }
-    /// Starts serving `harness` over HTTP on `host:port` (0: any free port).
-    func listen(host: String, port: Int, harness: ReferenceHarness, threads: Int) async throws -> any ListeningServer
+    /// Serves `routes` (the harness protocol) until SIGINT or SIGTERM; `announce` gets the bound port.
+    func listen(_ listener: HTTPListener, routes: HarnessRoutes, announce: @escaping @Sendable (Int) async -> Void) async throws
+    /// Serves Apple's verifyReceipt endpoints until SIGINT or SIGTERM; `announce` gets the bound port.
+    func serve(
+        _ listener: HTTPListener, service: VerifyReceiptService, faults: FaultPlan, log: RequestLog,
+        announce: @escaping @Sendable (Int) async -> Void
+    ) async throws
 }
 
-/// A server started by ``NetworkSupport/listen(host:port:harness:threads:)``.
-public protocol ListeningServer: Sendable {
-    /// The bound port (useful with port 0).
-    var port: Int { get }
-    /// Returns when the server is closed.
-    func waitUntilClosed() async throws
+/// Where a server listens, over HTTP or (with credentials) HTTPS.
+public struct HTTPListener: Sendable {
+    public var host: String
+    public var port: Int
+    public var tls: ServingCredentials?
+    /// Event-loop threads; nil shares the process's (one per core).
+    public var threads: Int?
 }
 
 /// The network support of this process, or the hand-over to `forge-http` when there is none.

@@ -97,6 +97,16 @@ public struct CertificateExtension: Sendable, Hashable {
     /// The issuer certificate must carry a subjectKeyIdentifier; for a self-signed certificate the own key is used.
     public static var authorityKeyIdentifier: Self { Self(.authorityKeyIdentifier) }
 
+    /// subjectAltName with DNS names and IP addresses (4 or 16 bytes each), as a TLS serving certificate needs.
+    public static func subjectAlternativeNames(dnsNames: [String], ipAddresses: [[UInt8]]) throws -> Self {
+        let names = try dnsNames.map { name in
+            guard name.utf8.allSatisfy({ $0 < 0x80 }) else { throw ForgeCryptoError(.invalidInput, "the DNS name \"\(name)\" is not ASCII") }
+            return DER.element(tag: 0x82, contents: Array(name.utf8))  // [2] IMPLICIT IA5String
+        }
+        let addresses = ipAddresses.map { DER.element(tag: 0x87, contents: $0) }  // [7] IMPLICIT OCTET STRING
+        return custom(oid: "2.5.29.17", critical: false, derValue: DER.sequence(names + addresses))
+    }
+
     /// Any extension, written verbatim: `derValue` becomes the extnValue contents (it is not checked to be valid DER).
     /// E.g. Apple's receipt-signing marker `1.2.840.113635.100.6.11.1` with DER NULL `[0x05, 0x00]`.
     public static func custom(oid: String, critical: Bool, derValue: [UInt8]) -> Self {

@@ -45,44 +45,6 @@ public struct ReferenceHarness: ReceiptValidator {
             message: report.verdict == .valid ? nil : report.message, decoded: nil)
     }
 
-    /// A `verifyReceipt`-style answer (Apple's response shape and status codes) for `receipt-data`.
-    /// Apple's endpoint knows no bundle id or clock; ours takes them from `context`, and adds the exact
-    /// error class as `forge_error_class` so a mapping file can grade reasons finely.
-    public func verifyReceipt(receiptData: String, context: Context) -> JSONValue {
-        guard let validationContext = validationContext(context) else {
-            return .object([("status", .integer(21000)), ("forge_message", .string("the context's now is not a date"))])
-        }
-        // receipt-data is the base64 of the receipt file's bytes (line breaks allowed); what those bytes
-        // are (DER, base64 text, PEM…) is then judged exactly as over the harness protocol.
-        guard let bytes = Data(base64Encoded: receiptData, options: .ignoreUnknownCharacters) else {
-            return .object([
-                ("status", .integer(21002)), ("forge_error_class", .string(ErrorClass.inputEncoding.rawValue)),
-                ("forge_message", .string("receipt-data is not base64")),
-            ])
-        }
-        let report = ReferenceValidator().validate([UInt8](bytes), context: validationContext)
-        if report.verdict == .valid, let receipt = report.receipt {
-            return VerifyReceiptJSON.response(for: receipt, extras: .init(now: validationContext.now))
-        }
-        let errorClass = report.errorClass ?? .containerMalformed
-        let sandbox = report.receipt?.receiptType?.hasSuffix("Sandbox") ?? false
-        return .object([
-            ("status", .integer(Self.verifyReceiptStatus(errorClass, sandboxReceipt: sandbox))),
-            ("forge_error_class", .string(errorClass.rawValue)), ("forge_message", .string(report.message)),
-        ])
-    }
-
-    /// Apple's documented status for a failure: 21002 unreadable, 21003 not authenticated, 21007/21008
-    /// wrong environment, and 21010 ("could not be authorized") for what Apple leaves to the app.
-    static func verifyReceiptStatus(_ errorClass: ErrorClass, sandboxReceipt: Bool) -> Int64 {
-        switch errorClass.family {
-        case "signature", "chain": 21003
-        case "binding" where errorClass == .bindingEnvironment: sandboxReceipt ? 21007 : 21008
-        case "binding", "policy": 21010
-        default: 21002
-        }
-    }
-
     private func validationContext(_ context: Context) -> ValidationContext? {
         guard let now = ReceiptDate.parse(context.now) else { return nil }
         return ValidationContext(

@@ -3,6 +3,7 @@ import ReceiptConformance
 import ReceiptCorpus
 import ReceiptModel
 public import ReceiptValidation
+import ReceiptServe
 
 /// What `forge validate --listen` answers, independent of the socket plumbing:
 ///
@@ -12,10 +13,9 @@ public import ReceiptValidation
 /// | `POST /validate` | a `validate` message | `result` / `errored` (protocol v1) |
 /// | `POST /verifyReceipt` | `{"receipt-data", "password"}` | `{"status", "environment", "receipt", …}` like Apple's |
 ///
-/// `/verifyReceipt` reads the vector's context from `X-Forge-Now`, `X-Forge-Trust-Anchor`,
-/// `X-Forge-Bundle-Id`, `X-Forge-App-Version`, `X-Forge-Device-Id` and `X-Forge-Environment`
-/// (what the runner's built-in verifyreceipt mapping sends); without them it judges at the wall clock
-/// under the test root, as Apple's endpoint would under Apple's.
+/// `/verifyReceipt` is `forge serve`'s production endpoint without history or faults
+/// (``VerifyReceiptService``): it reads the vector's context from the runner's `X-Forge-*` headers;
+/// without them it judges at the wall clock under the test root, as Apple's endpoint would under Apple's.
 public struct HarnessRoutes: Sendable {
     /// The largest request body a listener should accept.
     public static let maximumBody = 32 << 20
@@ -27,8 +27,13 @@ public struct HarnessRoutes: Sendable {
     }
 
     let harness: ReferenceHarness
+    let verifyReceipt: VerifyReceiptService
 
-    public init(harness: ReferenceHarness) { self.harness = harness }
+    public init(harness: ReferenceHarness) {
+        self.harness = harness
+        let root = harness.anchors[TrustAnchorID.forgeRoot].map { [$0] } ?? []
+        verifyReceipt = VerifyReceiptService(configuration: .init(trustedRoots: root, namedAnchors: harness.anchors))
+    }
 
     /// The answer to one request; `headers` keyed by lower-case name.
     public func respond(method: String, path: String, headers: [String: String], body: [UInt8]) -> Response {
@@ -43,14 +48,8 @@ public struct HarnessRoutes: Sendable {
             }
             return json(200, harness.reply(to: request))
         case ("POST", "/verifyReceipt"):
-            guard let receiptData = (try? JSONValue(parsing: body))?["receipt-data"]?.stringValue else {
-                return Response(status: 200, body: Array(#"{"status":21000}"#.utf8))  // Apple: the request body was not readable
-            }
-            let context = Context(
-                now: headers["x-forge-now"] ?? ReceiptDate.format(Date()), trustAnchor: headers["x-forge-trust-anchor"] ?? TrustAnchorID.forgeRoot,
-                bundleId: headers["x-forge-bundle-id"], appVersion: headers["x-forge-app-version"],
-                deviceId: headers["x-forge-device-id"], environment: headers["x-forge-environment"])
-            return Response(status: 200, body: Array(harness.verifyReceipt(receiptData: receiptData, context: context).serialized(pretty: false).utf8))
+            let answer = verifyReceipt.answer(endpoint: .production, body: body, overrides: .init(headers: headers))
+            return Response(status: 200, body: Array(answer.body.serialized(pretty: false).utf8))
         case (_, "/hello"), (_, "/validate"), (_, "/verifyReceipt"):
             return Response(status: 405, body: Array("method \(method) is not allowed on \(route)\n".utf8), contentType: "text/plain")
         default:

@@ -5,8 +5,9 @@ import NIOCore
 import NIOPosix
 import ReceiptConformance
 import ReceiptConformanceHTTP
-import ReceiptValidation
-import ReceiptValidationHTTP
+import ReceiptServe
+import ReceiptServeHTTP
+import ReceiptValidationServer
 
 /// `forge-http`: the same command line as `forge`, with the HTTP client and listeners linked in. `forge`
 /// runs it for `--target http(s)://…` and `--listen`; it can also be called directly.
@@ -28,13 +29,18 @@ enum ForgeHTTPMain {
 private struct HTTPSupport: NetworkSupport {
     var targetProviders: [any TargetProvider] { [HTTPTargets()] }
 
-    func listen(host: String, port: Int, harness: ReferenceHarness, threads: Int) async throws -> any ListeningServer {
-        Listener(server: try await HarnessServer.start(host: host, port: port, harness: harness, threads: threads))
+    func listen(_ listener: HTTPListener, routes: HarnessRoutes, announce: @escaping @Sendable (Int) async -> Void) async throws {
+        try await ForgeServers.serveHarness(Self.listener(listener), routes: routes, announce: announce)
     }
-}
 
-private struct Listener: ListeningServer {
-    let server: HarnessServer
-    var port: Int { server.port }
-    func waitUntilClosed() async throws { try await server.waitUntilClosed() }
+    func serve(
+        _ listener: HTTPListener, service: VerifyReceiptService, faults: FaultPlan, log: RequestLog,
+        announce: @escaping @Sendable (Int) async -> Void
+    ) async throws {
+        try await ForgeServers.serveVerifyReceipt(Self.listener(listener), service: service, faults: faults, log: log, announce: announce)
+    }
+
+    private static func listener(_ listener: HTTPListener) -> ForgeServers.Listener {
+        ForgeServers.Listener(host: listener.host, port: listener.port, tls: listener.tls, threads: listener.threads)
+    }
 }

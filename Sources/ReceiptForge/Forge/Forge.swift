@@ -17,6 +17,8 @@ public struct ForgedReceipt: Sendable {
     public let appVersion: String
     public let environment: String
     public let transactions: [Transaction]
+    /// Renewal state and refunds as of the receipt's creation (the scenario's timeline).
+    public let history: SubscriptionHistory
     /// The role of the certificate a validator must trust to accept this receipt.
     public let trustAnchorRole: CertificateRole
     let pki: TestPKI
@@ -70,9 +72,11 @@ public struct Forge: Sendable {
     ///   - now: the creation time; relative options (`expired`…) follow it.
     ///   - naming: how problems name fields (flags for the CLI, keys for spec files).
     ///   - mutations: named defects applied on top of the valid receipt, in order (see ``Mutation``).
+    ///   - reissuedAt: a receipt issued again later, as `latest_receipt` is: the purchases as they were at
+    ///     `now` (same ids), the timeline's events up to this instant, and this creation date.
     public func make(
         _ scenario: Scenario, now: Date, naming: FieldNaming = .specKeys,
-        mutations: [MutationStep] = []
+        mutations: [MutationStep] = [], reissuedAt: Date? = nil
     ) throws(ForgeError) -> ForgedReceipt {
         guard mutations.count <= MutationBounds.maxSteps else {
             throw ForgeError(.invalidRecipe, "\(mutations.count) mutation steps; at most \(MutationBounds.maxSteps) are allowed")
@@ -84,7 +88,7 @@ public struct Forge: Sendable {
                 throw located
             }
         }
-        var plan = try ReceiptPlan(scenario, now: now, naming: naming)
+        var plan = try ReceiptPlan(scenario, now: now, naming: naming, reissuedAt: reissuedAt)
         let preset = plan.preset
         let setup = try setup(for: preset)
         var stages = ForgeStages(
@@ -116,7 +120,8 @@ public struct Forge: Sendable {
         return ForgedReceipt(
             bytes: stages.bytes, payload: stages.payload, preset: preset, now: plan.now, seed: plan.seed,
             deviceID: plan.deviceID, bundleID: plan.bundleID, appVersion: plan.appVersion,
-            environment: plan.environment, transactions: plan.transactions, trustAnchorRole: preset.trustAnchor, pki: pki)
+            environment: plan.environment, transactions: plan.transactions, history: plan.history, trustAnchorRole: preset.trustAnchor,
+            pki: pki)
     }
 }
 
@@ -188,13 +193,18 @@ struct ReceiptPlan {
     let environment: String
     let deviceID: DeviceID
     let transactions: [Transaction]
+    let history: SubscriptionHistory
     let scenario: Scenario
     var random: SeededGenerator
 
-    init(_ scenario: Scenario, now: Date, naming: FieldNaming) throws(ForgeError) {
+    init(_ scenario: Scenario, now anchor: Date, naming: FieldNaming, reissuedAt: Date? = nil) throws(ForgeError) {
         for (index, purchase) in scenario.purchases.enumerated() {
             try purchase.validate(naming: naming, place: "purchases[\(index)].")
         }
+        for (index, event) in (scenario.timeline ?? []).enumerated() {
+            try event.validate(place: "timeline[\(index)].", products: scenario.purchases)
+        }
+        let now = reissuedAt ?? anchor
         let preset = scenario.preset ?? .appstore
         if let bundle = scenario.bundleID, bundle.isEmpty {
             throw ForgeError(.invalidScenario, "\(naming.name("bundleId")) must not be empty")
@@ -202,7 +212,7 @@ struct ReceiptPlan {
         self.preset = preset
         self.now = now
         self.scenario = scenario
-        seed = scenario.seed ?? Self.derivedSeed(scenario, now: now)
+        seed = scenario.seed ?? Self.derivedSeed(scenario, now: anchor)
         random = SeededGenerator(seed: seed)
         bundleID = scenario.bundleID ?? "com.example.app"
         appVersion = scenario.appVersion ?? "1"
@@ -220,8 +230,11 @@ struct ReceiptPlan {
             deviceID = DeviceID(uuidBytes: uuid)
         }
         var ids = IDSource(random: random, isXcode: preset.isXcode)
-        transactions = scenario.purchases.flatMap { $0.transactions(now: now, ids: &ids) }
+        let base = scenario.purchases.flatMap { $0.transactions(now: anchor, ids: &ids) }
         random = ids.random
+        let periods = Dictionary(
+            scenario.purchases.map { ($0.productID, $0.period.flatMap(SubscriptionPeriod.init) ?? .month) }, uniquingKeysWith: { first, _ in first })
+        (transactions, history) = scenario.history(applyingTo: base, periods: periods, until: now, seed: seed, isXcode: preset.isXcode)
     }
 
     /// With no explicit seed, the seed is a hash of the scenario and the time: the same inputs give

@@ -21,11 +21,13 @@ public struct Scenario: Codable, Sendable, Hashable {
     public var appItemID: Int64?
     public var ageRating: String?
     public var purchases: [Purchase]
+    /// What happened after the purchases (renewals, refunds, billing retry…); see ``TimelineEvent``.
+    public var timeline: [TimelineEvent]?
 
     public init(
         preset: Preset? = nil, bundleID: String? = nil, appVersion: String? = nil, originalAppVersion: String? = nil,
         environment: String? = nil, deviceID: String? = nil, now: String? = nil, seed: UInt64? = nil,
-        appItemID: Int64? = nil, ageRating: String? = nil, purchases: [Purchase] = []
+        appItemID: Int64? = nil, ageRating: String? = nil, purchases: [Purchase] = [], timeline: [TimelineEvent]? = nil
     ) {
         self.preset = preset
         self.bundleID = bundleID
@@ -38,11 +40,12 @@ public struct Scenario: Codable, Sendable, Hashable {
         self.appItemID = appItemID
         self.ageRating = ageRating
         self.purchases = purchases
+        self.timeline = timeline
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case preset, bundleID = "bundleId", appVersion, originalAppVersion, environment, deviceID = "deviceId", now, seed
-        case appItemID = "appItemId", ageRating, purchases
+        case appItemID = "appItemId", ageRating, purchases, timeline
     }
 
     public init(from decoder: any Decoder) throws {
@@ -58,6 +61,7 @@ public struct Scenario: Codable, Sendable, Hashable {
         appItemID = try container.decodeIfPresent(Int64.self, forKey: .appItemID)
         ageRating = try container.decodeIfPresent(String.self, forKey: .ageRating)
         purchases = try container.decodeIfPresent([Purchase].self, forKey: .purchases) ?? []
+        timeline = try container.decodeIfPresent([TimelineEvent].self, forKey: .timeline)
     }
 
     /// Decodes a spec file, refusing unknown keys so a typo is an error rather than a silent default.
@@ -71,6 +75,10 @@ public struct Scenario: Codable, Sendable, Hashable {
         for (index, purchase) in (top["purchases"]?.arrayValue ?? []).enumerated() {
             guard let fields = purchase.objectValue else { throw ForgeError(.invalidScenario, "purchases[\(index)] must be a JSON object") }
             try rejectUnknownKeys(fields, known: Purchase.CodingKeys.allCases.map(\.rawValue), at: "purchases[\(index)]")
+        }
+        for (index, event) in (top["timeline"]?.arrayValue ?? []).enumerated() {
+            guard let fields = event.objectValue else { throw ForgeError(.invalidScenario, "timeline[\(index)] must be a JSON object") }
+            try rejectUnknownKeys(fields, known: TimelineEvent.CodingKeys.allCases.map(\.rawValue), at: "timeline[\(index)]")
         }
         do { return try JSONDecoder().decode(Scenario.self, from: data) } catch let Swift.DecodingError.typeMismatch(type, context),
             let Swift.DecodingError.valueNotFound(type, context)

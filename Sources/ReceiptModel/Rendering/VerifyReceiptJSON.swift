@@ -8,7 +8,8 @@ public import Foundation
 /// `version_external_identifier` as numbers. Auto-renewable subscriptions add `latest_receipt_info`,
 /// `pending_renewal_info` and `latest_receipt`.
 public enum VerifyReceiptJSON {
-    /// What the bytes cannot say: the verifyReceipt-only fields.
+    /// What the bytes cannot say: the verifyReceipt-only fields, and what Apple's server knows that the
+    /// receipt on the device does not (`forge serve`'s timeline).
     public struct Extras: Sendable {
         /// `cancellation_reason` by transaction id ("0" other, "1" app issue).
         public var cancellationReasons: [String: Int]
@@ -18,12 +19,71 @@ public enum VerifyReceiptJSON {
         public var requestDate: Date?
         /// The time auto-renew status is judged at: a subscription whose latest period ended before it is not renewing.
         public var now: Date?
+        /// The server's transactions, newer than the receipt's (`latest_receipt_info`); the receipt's own when nil.
+        public var latestTransactions: [InAppPurchase]?
+        /// The server's renewal state per subscription (`pending_renewal_info`); derived from the receipt when nil.
+        public var pendingRenewals: [PendingRenewal]?
+        /// `exclude-old-transactions`: only the latest transaction of each subscription in `latest_receipt_info`.
+        public var excludeOldTransactions: Bool
 
-        public init(cancellationReasons: [String: Int] = [:], latestReceipt: String? = nil, requestDate: Date? = nil, now: Date? = nil) {
+        public init(
+            cancellationReasons: [String: Int] = [:], latestReceipt: String? = nil, requestDate: Date? = nil, now: Date? = nil,
+            latestTransactions: [InAppPurchase]? = nil, pendingRenewals: [PendingRenewal]? = nil, excludeOldTransactions: Bool = false
+        ) {
             self.cancellationReasons = cancellationReasons
             self.latestReceipt = latestReceipt
             self.requestDate = requestDate
             self.now = now
+            self.latestTransactions = latestTransactions
+            self.pendingRenewals = pendingRenewals
+            self.excludeOldTransactions = excludeOldTransactions
+        }
+    }
+
+    /// One element of `pending_renewal_info`: what will happen at the subscription's next renewal.
+    public struct PendingRenewal: Sendable, Hashable {
+        public var originalTransactionID: String
+        public var productID: String
+        public var autoRenewProductID: String
+        public var autoRenewStatus: Bool
+        /// 1 the customer cancelled, 2 billing error, 3 price increase not consented, 4 product unavailable, 5 other.
+        public var expirationIntent: Int?
+        public var isInBillingRetryPeriod: Bool?
+        public var gracePeriodExpiresDate: Date?
+        /// 0 the customer has not yet consented to a price increase, 1 consented.
+        public var priceConsentStatus: Int?
+        public var promotionalOfferID: String?
+
+        public init(
+            originalTransactionID: String, productID: String, autoRenewProductID: String? = nil, autoRenewStatus: Bool,
+            expirationIntent: Int? = nil, isInBillingRetryPeriod: Bool? = nil, gracePeriodExpiresDate: Date? = nil,
+            priceConsentStatus: Int? = nil, promotionalOfferID: String? = nil
+        ) {
+            self.originalTransactionID = originalTransactionID
+            self.productID = productID
+            self.autoRenewProductID = autoRenewProductID ?? productID
+            self.autoRenewStatus = autoRenewStatus
+            self.expirationIntent = expirationIntent
+            self.isInBillingRetryPeriod = isInBillingRetryPeriod
+            self.gracePeriodExpiresDate = gracePeriodExpiresDate
+            self.priceConsentStatus = priceConsentStatus
+            self.promotionalOfferID = promotionalOfferID
+        }
+
+        var json: JSONValue {
+            var members: JSONObject = [
+                ("auto_renew_product_id", .string(autoRenewProductID)), ("product_id", .string(productID)),
+                ("original_transaction_id", .string(originalTransactionID)), ("auto_renew_status", .string(autoRenewStatus ? "1" : "0")),
+            ]
+            if let expirationIntent { members.append(("expiration_intent", .string(String(expirationIntent)))) }
+            if let isInBillingRetryPeriod { members.append(("is_in_billing_retry_period", .string(isInBillingRetryPeriod ? "1" : "0"))) }
+            if let gracePeriodExpiresDate { members += triplet("grace_period_expires_date", gracePeriodExpiresDate) }
+            if let priceConsentStatus {
+                members.append(("price_consent_status", .string(String(priceConsentStatus))))
+                members.append(("price_increase_status", .string(String(priceConsentStatus))))
+            }
+            if let promotionalOfferID { members.append(("promotional_offer_id", .string(promotionalOfferID))) }
+            return .object(members)
         }
     }
 
@@ -35,32 +95,38 @@ public enum VerifyReceiptJSON {
             ("status", .integer(0)), ("environment", .string(environment)),
             ("receipt", receiptObject(receipt, extras: extras)),
         ]
-        let subscriptions = receipt.inAppPurchases.filter { $0.productType == 3 || ($0.productType == nil && $0.expiresDate != nil) }
+        let isSubscription = { (purchase: InAppPurchase) in purchase.productType == 3 || (purchase.productType == nil && purchase.expiresDate != nil) }
+        let subscriptions = (extras.latestTransactions ?? receipt.inAppPurchases).filter(isSubscription)
         if !subscriptions.isEmpty {
-            let latestFirst = subscriptions.sorted { ($0.purchaseDate ?? .distantPast) > ($1.purchaseDate ?? .distantPast) }
+            // Newest first, as Apple's responses are observed to be (clients read element 0); not documented.
+            var latestFirst = subscriptions.sorted { ($0.purchaseDate ?? .distantPast) > ($1.purchaseDate ?? .distantPast) }
+            if extras.excludeOldTransactions {
+                var seen = Set<String>()
+                latestFirst = latestFirst.filter { seen.insert($0.originalTransactionID ?? $0.transactionID ?? "").inserted }
+            }
             if let latest = extras.latestReceipt { members.append(("latest_receipt", .string(latest))) }
             members.append(("latest_receipt_info", .array(latestFirst.map { transaction($0, extras: extras) })))
-            var pending: [JSONValue] = []
-            var seen = Set<String>()
-            for purchase in latestFirst {
-                let original = purchase.originalTransactionID ?? purchase.transactionID ?? ""
-                guard seen.insert(original).inserted else { continue }
-                let lapsed =
-                    purchase.cancellationDate != nil
-                    || (extras.now.flatMap { now in purchase.expiresDate.map { $0 <= now } } ?? false)
-                var info: JSONObject = [
-                    ("auto_renew_product_id", .string(purchase.productID ?? "")),
-                    ("product_id", .string(purchase.productID ?? "")),
-                    ("original_transaction_id", .string(original)),
-                    ("auto_renew_status", .string(lapsed ? "0" : "1")),
-                ]
-                // 1 = the customer cancelled; 2 = billing error is not modelled here.
-                if lapsed { info.append(("expiration_intent", .string("1"))) }
-                pending.append(.object(info))
-            }
-            members.append(("pending_renewal_info", .array(pending)))
+            let pending = extras.pendingRenewals ?? derivedRenewals(latestFirst, now: extras.now)
+            members.append(("pending_renewal_info", .array(pending.map(\.json))))
         }
         return .object(members)
+    }
+
+    /// Without a server-side history: one entry per subscription, renewing unless its latest period was
+    /// cancelled or ended before `now` (then the customer is taken to have cancelled).
+    static func derivedRenewals(_ latestFirst: [InAppPurchase], now: Date?) -> [PendingRenewal] {
+        var pending: [PendingRenewal] = []
+        var seen = Set<String>()
+        for purchase in latestFirst {
+            let original = purchase.originalTransactionID ?? purchase.transactionID ?? ""
+            guard seen.insert(original).inserted else { continue }
+            let lapsed = purchase.cancellationDate != nil || (now.flatMap { now in purchase.expiresDate.map { $0 <= now } } ?? false)
+            pending.append(
+                PendingRenewal(
+                    originalTransactionID: original, productID: purchase.productID ?? "", autoRenewStatus: !lapsed,
+                    expirationIntent: lapsed ? 1 : nil))
+        }
+        return pending
     }
 
     /// The `receipt` object.
@@ -129,7 +195,7 @@ public enum VerifyReceiptJSON {
     static func pacificOffset(_ date: Date) -> Int {
         let year = ReceiptDate.civil(date).year
         func sunday(month: Int, nth: Int) -> Date {
-            let first = ReceiptDate.parse(String(format: "%04d-%02d-01T00:00:00Z", year, month))!
+            let first = ReceiptDate.instant(year: year, month: month, day: 1, hour: 0, minute: 0, second: 0)
             let weekday = ((Int((first.timeIntervalSince1970 / 86_400).rounded(.down)) + 4) % 7 + 7) % 7  // 0 = Sunday
             return first.addingTimeInterval(Double(((7 - weekday) % 7 + 7 * (nth - 1)) * 86_400))
         }

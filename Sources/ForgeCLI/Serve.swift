@@ -1,0 +1,108 @@
+import ArgumentParser
+import Foundation
+import ReceiptCorpus
+import ReceiptForge
+import ReceiptModel
+import ReceiptServe
+
+/// `forge serve`: Apple's verifyReceipt endpoints, hermetic. Served by forge-http (which forge starts).
+struct Serve: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve Apple's verifyReceipt endpoints (production and sandbox) for testing server code, with faults on demand.",
+        discussion: """
+            POST /verifyReceipt plays https://buy.itunes.apple.com/verifyReceipt and POST /sandbox/verifyReceipt plays https://sandbox.itunes.apple.com/verifyReceipt: the request {"receipt-data", "password", "exclude-old-transactions"}, HTTP 200 with Apple's JSON and status codes:
+              0 valid (decoded: receipt, in_app, latest_receipt_info, pending_renewal_info, latest_receipt)
+              21000 not a POST, or the body is not a JSON object      21002 receipt-data missing or not a receipt
+              21003 signature or chain fails under --root               21004 wrong or missing password (--shared-secret)
+              21006 valid, subscription expired (--legacy-expired-status) 21007 sandbox receipt sent to production
+              21008 production receipt sent to sandbox                 21010 account deleted (timeline event)
+              21005, 21009, 21100-21199 (with is-retryable): only as faults
+
+            Server-side history: --scenario FILE takes the JSON of `forge make --spec`, with its "now" (when the device's receipt was made) and a "timeline" of what happened since, e.g.
+              {"bundleId": "com.example.app", "now": "2025-01-01T00:00:00Z", "purchases": [{"productId": "pro.monthly", "purchaseDate": "2024-12-15T00:00:00Z", "period": "P1M"}],
+               "timeline": [{"event": "renew", "count": 2}, {"event": "billing-retry", "at": "2025-03-15T00:00:00Z"}]}
+            Events: renew (count), cancel, refund (reason other|app-issue), billing-retry, grace-period (days), recover, price-increase (consent pending|accepted|declined), change-product (to), account-deleted. A receipt with the scenario's transactions is answered as of the server's clock (--now, or X-Forge-Now per request): latest_receipt_info, pending_renewal_info and a re-issued latest_receipt reflect the events up to then.
+
+            Faults, by --fault or while running with POST /_forge/faults: [production:|sandbox:|any:]ACTION[,count=N|,percent=P][,latency=MS], ACTION one of status=CODE [retryable=false], http=CODE, close (half a response, then the connection closes), not-json, latency=MS. E.g. --fault production:status=21005,count=2 --fault sandbox:http=503,percent=25. GET /_forge/faults lists them, DELETE /_forge/faults clears them; GET /_forge/log is the request log (JSON Lines; --log FILE also appends it to a file).
+
+            TEST ONLY: receipts are judged under the bundled TEST root (Certificates/root.pem) unless --root; --tls serves HTTPS with a certificate issued by that root for the host, localhost and 127.0.0.1, so a client trusts Certificates/root.pem. Stops cleanly on SIGINT or SIGTERM.
+            """)
+
+    @Option(help: ArgumentHelp("Where to listen; port 0 picks a free port. The URLs are printed on stdout.", valueName: "host:port"))
+    var listen = "127.0.0.1:8080"
+    @Flag(help: "Serve HTTPS with a certificate issued by the TEST root (trust Certificates/root.pem in the client).")
+    var tls = false
+    @Option(help: ArgumentHelp("The app's shared secret: receipts with auto-renewable purchases then need it as password (21004).", valueName: "secret"))
+    var sharedSecret: String?
+    @Option(help: ArgumentHelp("A server-side history (forge make --spec JSON with now and a timeline); repeatable.", valueName: "file"))
+    var scenario: [String] = []
+    @Option(help: ArgumentHelp("Fault on demand (see above); repeatable, first match applies.", valueName: "spec"))
+    var fault: [String] = []
+    @Option(help: ArgumentHelp("The server's clock (YYYY-MM-DDThh:mm:ssZ). Default: the wall clock.", valueName: "date"))
+    var now: String?
+    @Option(help: ArgumentHelp("Seed of the percent= fault draws.", valueName: "n"))
+    var seed: UInt64 = 0
+    @Flag(help: "Answer 21006 with the decoded receipt when every subscription has expired, as verifyReceipt did for iOS 6-style receipts.")
+    var legacyExpiredStatus = false
+    @Option(help: ArgumentHelp("Append the request log (JSON Lines) to this file.", valueName: "file"))
+    var log: String?
+    @Option(help: ArgumentHelp("Trusted root certificate, PEM or DER (repeatable). Default: the bundled TEST root.", valueName: "file"))
+    var root: [String] = []
+    @Option(help: ArgumentHelp("Event-loop threads. Default: one per core.", valueName: "n"))
+    var threads: Int?
+
+    func validate() throws {
+        if Validate.hostAndPort(listen) == nil { throw ValidationError("--listen must be host:port (e.g. 127.0.0.1:8080, port 0 for any), not '\(listen)'") }
+        if let now, ReceiptDate.parse(now) == nil { throw ValidationError("--now '\(now)' is not a date like 2025-01-31T12:00:00Z") }
+        if let threads, !(1...64).contains(threads) { throw ValidationError("--threads must be between 1 and 64") }
+        for spec in fault {
+            do { _ = try Fault(parsing: spec) } catch { throw ValidationError("--fault \(error.message)") }
+        }
+    }
+
+    func run() async throws {
+        guard let (host, port) = Validate.hostAndPort(listen) else { throw ValidationError("--listen must be host:port") }
+        let network = try Network.required(for: "forge serve")
+        let pki = try loadPKI(nil)
+        var scenarios: [Scenario] = []
+        for path in scenario {
+            let (bytes, _) = try readInput(path)
+            do { scenarios.append(try Scenario.decode(json: Data(bytes))) } catch { throw fail("\(path): \(error.message)", Exit.dataError) }
+        }
+        let histories: ServerHistories
+        do { histories = try ServerHistories(scenarios: scenarios, forge: try Forge(pki: pki)) } catch {
+            throw fail(error.description, error.code == .invalidScenario || error.code == .conflictingOptions ? Exit.dataError : Exit.software)
+        }
+        let anchors = [TrustAnchorID.forgeRoot: pki.certificate(.root), TrustAnchorID.forgeStoreKit: pki.certificate(.storeKit)]
+        let service = VerifyReceiptService(
+            configuration: .init(
+                trustedRoots: try loadRoots(root), sharedSecret: sharedSecret, legacyExpiredStatus: legacyExpiredStatus,
+                now: now.flatMap(ReceiptDate.parse), namedAnchors: anchors),
+            histories: histories)
+        let faults = FaultPlan(try fault.map { spec throws in try Fault(parsing: spec) }, seed: seed)
+        let requestLog: RequestLog
+        do { requestLog = try RequestLog(file: log.map { URL(fileURLWithPath: $0) }) } catch { throw fail(error.message, Exit.cannotCreate) }
+        var credentials: ServingCredentials?
+        if tls {
+            do { credentials = try ServingCredentials.issue(for: host, by: pki) } catch { throw fail("cannot issue the serving certificate: \(error)", Exit.software) }
+        }
+        let scheme = tls ? "https" : "http"
+        let shown = host.contains(":") ? "[\(host)]" : (host == "0.0.0.0" ? "127.0.0.1" : host)
+        let listener = HTTPListener(host: host, port: port, tls: credentials, threads: threads)
+        do {
+            try await network.serve(listener, service: service, faults: faults, log: requestLog) { port in
+                let base = "\(scheme)://\(shown):\(port)"
+                var lines = [
+                    "production  \(base)\(AppleEndpoint.production.path)", "sandbox     \(base)\(AppleEndpoint.sandbox.path)",
+                    "control     \(base)/_forge/faults  \(base)/_forge/log",
+                ]
+                if tls { lines.append("trust       Certificates/root.pem (the TEST root that issued the serving certificate)") }
+                // stdout, unbuffered: the first line names the port, for scripts and tests.
+                FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+            }
+        } catch {
+            throw fail("cannot serve on \(host):\(port): \(error)", Exit.software)
+        }
+    }
+}

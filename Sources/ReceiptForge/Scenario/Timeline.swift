@@ -1,0 +1,213 @@
+public import Foundation
+public import ReceiptModel
+
+/// Something that happened to a purchase after it was made: the scenario's `timeline`.
+///
+/// A receipt shows the events up to its creation time; `forge serve` shows those up to the time of the
+/// request, so `latest_receipt_info` and `pending_renewal_info` can be ahead of the receipt on the
+/// device — the situation server code must handle.
+public struct TimelineEvent: Codable, Sendable, Hashable {
+    public enum Kind: String, Codable, Sendable, CaseIterable {
+        /// `count` more periods (default 1), back to back from the latest one's end; `at` is ignored.
+        case renew
+        /// The customer turns auto-renew off at `at`; the subscription runs to the end of its period.
+        case cancel
+        /// Apple refunds the latest transaction of the product at `at` (`reason`: other / app-issue).
+        case refund
+        /// The renewal at the end of the latest period failed; Apple keeps retrying (from `at`).
+        case billingRetry = "billing-retry"
+        /// As billing-retry, with a grace period of `days` (default 16) after the latest period's end.
+        case gracePeriod = "grace-period"
+        /// Billing recovered at `at`: a new period starts then and the retry state ends.
+        case recover
+        /// A price increase at `at`; `consent` pending (default), accepted or declined.
+        case priceIncrease = "price-increase"
+        /// From the next renewal on, the subscription renews as product `to` (upgrade, downgrade, crossgrade).
+        case changeProduct = "change-product"
+        /// The customer's account is gone from `at` on: verifyReceipt answers 21010.
+        case accountDeleted = "account-deleted"
+    }
+
+    public enum Consent: String, Codable, Sendable, CaseIterable { case pending, accepted, declined }
+
+    public var event: Kind
+    public var at: String?
+    /// The product the event concerns; default: the scenario's first auto-renewable subscription.
+    public var productID: String?
+    public var count: Int?
+    public var reason: CancellationReason?
+    public var days: Int?
+    public var consent: Consent?
+    public var to: String?
+
+    public init(
+        _ event: Kind, at: String? = nil, productID: String? = nil, count: Int? = nil, reason: CancellationReason? = nil,
+        days: Int? = nil, consent: Consent? = nil, to: String? = nil
+    ) {
+        self.event = event
+        self.at = at
+        self.productID = productID
+        self.count = count
+        self.reason = reason
+        self.days = days
+        self.consent = consent
+        self.to = to
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case event, at, productID = "productId", count, reason, days, consent, to
+    }
+
+    func validate(place: String, products: [Purchase]) throws(ForgeError) {
+        if event != .renew, at == nil {
+            throw ForgeError(.invalidScenario, "'\(place)at' is required for a \(event.rawValue) event (a date like 2025-02-01T00:00:00Z)")
+        }
+        if let at, ReceiptDate.parse(at) == nil {
+            throw ForgeError(.invalidScenario, "'\(place)at' '\(at)' is not a date like 2025-02-01T00:00:00Z")
+        }
+        if let count, !(1...1_000).contains(count) { throw ForgeError(.invalidScenario, "'\(place)count' must be between 1 and 1000, not \(count)") }
+        if let days, !(1...90).contains(days) { throw ForgeError(.invalidScenario, "'\(place)days' must be between 1 and 90, not \(days)") }
+        if event == .changeProduct, to?.isEmpty ?? true { throw ForgeError(.invalidScenario, "'\(place)to' names the product a change-product event renews as") }
+        guard event != .accountDeleted else { return }
+        let concerned = products.filter { productID == nil ? $0.resolvedType == .autoRenewable : $0.productID == productID }
+        if concerned.isEmpty {
+            throw ForgeError(
+                .invalidScenario,
+                productID.map { "'\(place)productId' \($0) is not one of the scenario's purchases" }
+                    ?? "'\(place)productId' is needed: the scenario has no auto-renewable subscription")
+        }
+        if event != .refund, concerned.contains(where: { $0.resolvedType != .autoRenewable }) {
+            throw ForgeError(.invalidScenario, "a \(event.rawValue) event needs an auto-renewable subscription; \(productID ?? "") is not one")
+        }
+    }
+}
+
+/// What Apple's server knows at one instant: every transaction (the receipt's and the timeline's) and
+/// each subscription's renewal state.
+public struct SubscriptionHistory: Sendable, Hashable {
+    public var pendingRenewals: [VerifyReceiptJSON.PendingRenewal]
+    /// `cancellation_reason` by transaction id, for refunds.
+    public var cancellationReasons: [String: Int]
+    /// From when the account is deleted (verifyReceipt 21010), if it is by the instant.
+    public var accountDeletedAt: Date?
+
+    /// Whether every subscription has lapsed by `date` (verifyReceipt's legacy 21006).
+    public func allSubscriptionsExpired(at date: Date, transactions: [Transaction]) -> Bool {
+        let latest = Dictionary(grouping: transactions.filter { $0.type == .autoRenewable }, by: \.originalTransactionID).values
+            .compactMap { $0.max { $0.purchaseDate < $1.purchaseDate } }
+        return !latest.isEmpty && latest.allSatisfy { ($0.expiresDate.map { $0 <= date } ?? false) || $0.cancellationDate != nil }
+    }
+}
+
+extension Scenario {
+    /// Applies the timeline's events up to `until` to the purchases' transactions. New transactions get
+    /// ids from a generator of their own, so the receipt's ids do not move when the timeline grows.
+    func history(
+        applyingTo base: [Transaction], periods: [String: SubscriptionPeriod], until: Date, seed: UInt64, isXcode: Bool
+    ) -> (transactions: [Transaction], history: SubscriptionHistory) {
+        var transactions = base
+        var ids = IDSource(random: SeededGenerator(seed: seed ^ 0x7469_6D65_6C69_6E65), isXcode: isXcode)  // "timeline"
+        struct State {
+            var autoRenew = true
+            var autoRenewProduct: String?
+            var retry = false
+            var grace: Date?
+            var consent: TimelineEvent.Consent?
+        }
+        var states: [String: State] = [:]  // by product id
+        var reasons: [String: Int] = [:]
+        var deleted: Date?
+        var subscriptionProducts: [String] = []
+        for purchase in purchases where purchase.resolvedType == .autoRenewable && !subscriptionProducts.contains(purchase.productID) {
+            subscriptionProducts.append(purchase.productID)
+        }
+
+        func latestIndex(_ product: String) -> Int? {
+            transactions.indices.filter { transactions[$0].productID == product }.max { transactions[$0].purchaseDate < transactions[$1].purchaseDate }
+        }
+        func appendPeriod(_ product: String, from start: Date) {
+            guard let last = latestIndex(product).map({ transactions[$0] }) else { return }
+            let period = periods[product] ?? .month
+            transactions.append(
+                Transaction(
+                    productID: product, type: .autoRenewable, quantity: last.quantity, transactionID: ids.transactionID(),
+                    originalTransactionID: last.originalTransactionID, purchaseDate: start, originalPurchaseDate: last.originalPurchaseDate,
+                    expiresDate: period.advance(start, by: 1), webOrderLineItemID: ids.webOrderLineItemID(), cancellationDate: nil,
+                    cancellationReason: nil, isTrialPeriod: false, isInIntroOfferPeriod: false, promotionalOfferID: nil))
+        }
+
+        for event in timeline ?? [] {
+            let at = event.at.flatMap(ReceiptDate.parse)
+            if let at, at > until { continue }
+            if event.event == .accountDeleted {
+                deleted = deleted ?? at
+                continue
+            }
+            guard let product = event.productID ?? subscriptionProducts.first else { continue }
+            var state = states[product] ?? State()
+            switch event.event {
+            case .renew:
+                for _ in 0..<(event.count ?? 1) {
+                    guard let end = latestIndex(product).flatMap({ transactions[$0].expiresDate }), end <= until else { break }
+                    appendPeriod(product, from: end)
+                }
+            case .cancel:
+                state.autoRenew = false
+            case .refund:
+                if let index = latestIndex(product), let at {
+                    transactions[index].cancellationDate = at
+                    transactions[index].cancellationReason = event.reason ?? .other
+                    reasons[transactions[index].transactionID] = (event.reason ?? .other).code
+                    state.autoRenew = false
+                }
+            case .billingRetry:
+                state.retry = true
+            case .gracePeriod:
+                state.retry = true
+                state.grace = latestIndex(product).flatMap { transactions[$0].expiresDate }.map { $0.addingTimeInterval(Double((event.days ?? 16) * 86_400)) }
+            case .recover:
+                if let at { appendPeriod(product, from: at) }
+                state.retry = false
+                state.grace = nil
+            case .priceIncrease:
+                state.consent = event.consent ?? .pending
+            case .changeProduct:
+                state.autoRenewProduct = event.to
+            case .accountDeleted:
+                break
+            }
+            states[product] = state
+        }
+
+        for transaction in transactions where reasons[transaction.transactionID] == nil {
+            if let reason = transaction.cancellationReason, transaction.cancellationDate != nil { reasons[transaction.transactionID] = reason.code }
+        }
+        var pending: [VerifyReceiptJSON.PendingRenewal] = []
+        for product in subscriptionProducts {
+            guard let last = latestIndex(product).map({ transactions[$0] }) else { continue }
+            let state = states[product] ?? State()
+            let lapsed = last.cancellationDate != nil || (last.expiresDate.map { $0 <= until } ?? false)
+            let inGrace = state.grace.map { $0 > until } ?? false
+            var intent: Int?
+            var autoRenew = state.autoRenew && state.consent != .declined
+            if lapsed || (state.retry && !inGrace) {
+                if state.retry && last.cancellationDate == nil {
+                    intent = 2
+                } else if state.consent == .declined {
+                    intent = 3
+                } else {
+                    intent = 1
+                    autoRenew = false
+                }
+            }
+            pending.append(
+                VerifyReceiptJSON.PendingRenewal(
+                    originalTransactionID: last.originalTransactionID, productID: last.productID,
+                    autoRenewProductID: state.autoRenewProduct ?? last.productID, autoRenewStatus: autoRenew, expirationIntent: intent,
+                    isInBillingRetryPeriod: lapsed || state.retry ? state.retry && last.cancellationDate == nil : nil,
+                    gracePeriodExpiresDate: inGrace ? state.grace : nil,
+                    priceConsentStatus: state.consent.map { $0 == .accepted ? 1 : 0 }))
+        }
+        return (transactions, SubscriptionHistory(pendingRenewals: pending, cancellationReasons: reasons, accountDeletedAt: deleted))
+    }
+}
