@@ -45,11 +45,16 @@ public struct VerifyReceiptService: Sendable {
         public var appVersion: String?
         public var deviceID: [UInt8]?
         public var environment: String?
+        /// The request carries a vector's context (any `X-Forge-*` header; the runner leaves out the ones the
+        /// vector does not set): its environment is judged from `X-Forge-Environment` alone, not routed by
+        /// endpoint (no 21007/21008 unless the vector expects another environment).
+        public var bindsEnvironment: Bool
 
         public init(
             now: Date? = nil, trustAnchor: String? = nil, bundleID: String? = nil, appVersion: String? = nil, deviceID: [UInt8]? = nil,
-            environment: String? = nil
+            environment: String? = nil, bindsEnvironment: Bool? = nil
         ) {
+            self.bindsEnvironment = bindsEnvironment ?? (environment != nil)
             self.now = now
             self.trustAnchor = trustAnchor
             self.bundleID = bundleID
@@ -66,7 +71,8 @@ public struct VerifyReceiptService: Sendable {
             self.init(
                 now: value("x-forge-now").flatMap(ReceiptDate.parse), trustAnchor: value("x-forge-trust-anchor"),
                 bundleID: value("x-forge-bundle-id"), appVersion: value("x-forge-app-version"),
-                deviceID: value("x-forge-device-id").flatMap(DeviceID.init)?.bytes, environment: value("x-forge-environment"))
+                deviceID: value("x-forge-device-id").flatMap(DeviceID.init)?.bytes, environment: value("x-forge-environment"),
+                bindsEnvironment: headers.keys.contains { $0.hasPrefix("x-forge-") })
         }
     }
 
@@ -115,7 +121,7 @@ public struct VerifyReceiptService: Sendable {
             let errorClass = report.errorClass ?? .containerMalformed
             return failure(Self.status(for: errorClass, sandboxReceipt: sandboxReceipt), errorClass, report.message, summary: summary)
         }
-        if overrides.environment == nil {
+        if !overrides.bindsEnvironment {
             if endpoint == .production, sandboxReceipt { return Answer(status: .sandboxReceiptInProduction, body: Self.status(.sandboxReceiptInProduction), summary: summary) }
             if endpoint == .sandbox, !sandboxReceipt { return Answer(status: .productionReceiptInSandbox, body: Self.status(.productionReceiptInSandbox), summary: summary) }
         }
