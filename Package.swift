@@ -22,6 +22,7 @@ let package = Package(
         .library(name: "ReceiptValidation", targets: ["ReceiptValidation"]),
         .library(name: "ReceiptCorpus", targets: ["ReceiptCorpus"]),
         .library(name: "ReceiptConformance", targets: ["ReceiptConformance"]),
+        .library(name: "ReceiptServe", targets: ["ReceiptServe"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.6.0"),
@@ -109,7 +110,8 @@ let package = Package(
             swiftSettings: swiftSettings),
         // Fixtures/ (the vector revision ledger) is read from the source tree by path, not bundled.
         .testTarget(
-            name: "ReceiptForgeTests", dependencies: ["ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance"],
+            name: "ReceiptForgeTests",
+            dependencies: ["ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance", "ReceiptServe"],
             exclude: ["Fixtures"], swiftSettings: swiftSettings),
         // Runs the built `forge` (and `forge-http`) binaries, real files, and openssl as an independent oracle; reads ../shared/interop when present.
         .testTarget(name: "ForgeCLITests", dependencies: ["forge", "forge-http", "ReceiptModel", "ReceiptConformance", "ReceiptConformanceHTTP"], swiftSettings: swiftSettings),

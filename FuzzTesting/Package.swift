@@ -32,6 +32,13 @@ let package = Package(
             ]),
         // forge mutate --replay on arbitrary JSON.
         .executableTarget(name: "FuzzRecipeReplay", dependencies: ["FuzzSupport", .product(name: "ReceiptForge", package: "receipt-forge")]),
+        // forge serve's verifyReceipt service: request bodies, receipts, fault specs and scenario timelines.
+        .executableTarget(
+            name: "FuzzVerifyReceipt",
+            dependencies: [
+                "FuzzSupport", .product(name: "ReceiptServe", package: "receipt-forge"), .product(name: "ReceiptForge", package: "receipt-forge"),
+                .product(name: "ReceiptModel", package: "receipt-forge"),
+            ]),
         // The manifest, baseline, mapping, results and harness-message decoders.
         .executableTarget(
             name: "FuzzDecoders",

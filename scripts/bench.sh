@@ -5,6 +5,7 @@
 #   batch      forge make --count with 1 job and with every core, the raw RSA-2048 sign rate (forge bench make,
 #              openssl speed), the Python baseline's own loop
 #   validator  the reference validator in process, over stdio and over HTTP, and wrk on the same endpoint
+#   serve      wrk against forge serve's /verifyReceipt, without and with a server-side history
 # Usage: scripts/bench.sh [calls, default 50] [batch receipts, default 4000] [seconds per validator target, default 5]
 # Needs: a release build (done here), openssl, python3 (a venv with pyasn1 and cryptography is made in
 # .oracles/bench), hyperfine and wrk (apt-get install hyperfine wrk; without them those rows are skipped).
@@ -107,6 +108,35 @@ for threads in 1 "$cores"; do
     row "wrk on the same endpoint (requests/s)" "$wrk_rate" "$(python3 -c "print(f'forge run over HTTP = {$http/$wrk_rate:.2f} x wrk (target >= 0.8)')")"
   else
     row "wrk" "skipped" "wrk not installed"
+  fi
+  kill "$server"; wait "$server" 2>/dev/null || true; server=""
+done
+
+echo "== forge serve (wrk -t 1 -c 8, $seconds s each)" >&2
+serve_lua() {  # $1 receipt, $2 out.lua: POST one verifyReceipt body to /verifyReceipt, over and over
+  python3 - "$1" "$2" <<'PY'
+import base64, json, sys
+body = json.dumps({"receipt-data": base64.b64encode(open(sys.argv[1], "rb").read()).decode(), "password": "s3cret"})
+open(sys.argv[2], "w").write('request = function()\n  return wrk.format("POST", "/verifyReceipt", {["Content-Type"] = "application/json"}, [==[' + body + ']==])\nend\n')
+PY
+}
+"$forge" make -q --product pro.monthly --renewals 2 --now "$now" -o "$work/serve.der"
+"$forge" make -q --spec examples/serve-history.json -o "$work/history.der"
+serve_lua "$work/serve.der" "$work/serve.lua"
+serve_lua "$work/history.der" "$work/history.lua"
+for mode in plain history; do
+  extra=(); lua="$work/serve.lua"
+  [ "$mode" = history ] && { extra=(--scenario examples/serve-history.json); lua="$work/history.lua"; }
+  "$forge" serve --listen 127.0.0.1:0 --now 2025-04-05T00:00:00Z --shared-secret s3cret "${extra[@]}" >"$work/serve.out" &
+  server=$!
+  until grep -q production "$work/serve.out" 2>/dev/null; do sleep 0.1; done
+  url=$(grep -o 'http://[0-9.]*:[0-9]*' "$work/serve.out" | head -1)
+  if command -v wrk >/dev/null; then
+    rate=$(wrk -t 1 -c 8 -d "${seconds}s" -s "$lua" "$url" | awk '/Requests\/sec/ {print int($2)}')
+    case $mode in
+      plain) row "forge serve /verifyReceipt, valid subscription" "$rate" "requests/s (validate + decode + JSON)" ;;
+      history) row "forge serve /verifyReceipt, with --scenario history" "$rate" "requests/s (+ re-issue latest_receipt: one RSA sign)" ;;
+    esac
   fi
   kill "$server"; wait "$server" 2>/dev/null || true; server=""
 done

@@ -14,7 +14,7 @@ where the first stopped. A crash, leak or timeout stops the run: its input is wr
 FuzzTesting/FailCases/TARGET-<kind>-<sha1>, where `swift test` replays it (FailCaseTests), and the
 script exits 1. The summary line (executions, exec/s, coverage) is printed at the end.
 
-Targets: FuzzReceiptDecoder, FuzzReferenceValidator, FuzzInspect, FuzzRecipeReplay, FuzzDecoders.
+Targets: FuzzReceiptDecoder, FuzzReferenceValidator, FuzzInspect, FuzzRecipeReplay, FuzzDecoders, FuzzVerifyReceipt.
 
 Examples:
   scripts/fuzz.sh FuzzReceiptDecoder 600
@@ -26,7 +26,7 @@ TXT
 [ $# -ge 1 ] || { usage >&2; exit 64; }
 case $1 in -h|--help) usage; exit 0 ;; esac
 root=$(cd "$(dirname "$0")/.." && pwd)
-targets=(FuzzReceiptDecoder FuzzReferenceValidator FuzzInspect FuzzRecipeReplay FuzzDecoders)
+targets=(FuzzReceiptDecoder FuzzReferenceValidator FuzzInspect FuzzRecipeReplay FuzzDecoders FuzzVerifyReceipt)
 if [ "$1" = --list ]; then printf '%s\n' "${targets[@]}"; exit 0; fi
 target=$1; shift
 [[ " ${targets[*]} " == *" $target "* ]] || { echo "fuzz.sh: unknown target $target (one of ${targets[*]})" >&2; exit 64; }

@@ -3,6 +3,7 @@ import ReceiptConformance
 import ReceiptCorpus
 import ReceiptForge
 import ReceiptModel
+import ReceiptServe
 import ReceiptValidation
 import Testing
 
@@ -19,7 +20,7 @@ struct FailCaseTests {
     @Test("The fail cases are there, each named after a fuzz target")
     func named() {
         #expect(Self.cases.count >= 2)
-        let targets = ["FuzzReceiptDecoder", "FuzzReferenceValidator", "FuzzInspect", "FuzzRecipeReplay", "FuzzDecoders"]
+        let targets = ["FuzzReceiptDecoder", "FuzzReferenceValidator", "FuzzInspect", "FuzzRecipeReplay", "FuzzDecoders", "FuzzVerifyReceipt"]
         #expect(Self.cases.filter { name in !targets.contains { name.hasPrefix($0 + "-") } } == [])
     }
 
@@ -45,6 +46,16 @@ struct FailCaseTests {
             let recipe = data.first == UInt8(ascii: "{") ? try JSONDecoder().decode(MutantRecipe.self, from: data) : MutantRecipe(choosingFrom: bytes)
             // Refused or rebuilt; either way the same on every replay.
             #expect((try? Self.mutator.replay(recipe)) == (try? Self.mutator.replay(recipe)))
+        case "FuzzVerifyReceipt":
+            let service = VerifyReceiptService(configuration: .init(trustedRoots: [Self.pki[.root].certificate], sharedSecret: "s3cret", now: pinnedNow))
+            let rest = Array(bytes.dropFirst())
+            for endpoint in AppleEndpoint.allCases {
+                _ = service.answer(endpoint: endpoint, body: rest)
+                let body = #"{"receipt-data":""# + Data(rest).base64EncodedString() + #"","password":"s3cret"}"#
+                _ = service.answer(endpoint: endpoint, body: Array(body.utf8))
+            }
+            _ = try? Fault(parsing: String(decoding: rest, as: UTF8.self))
+            if let scenario = try? Scenario.decode(json: Data(rest)) { _ = try? Self.mutator.forge.make(scenario, now: pinnedNow, reissuedAt: pinnedNow) }
         default:  // FuzzDecoders
             if let manifest = try? ManifestIO.decode(data) { _ = Linter.lint(manifest, vectorsDirectory: nil) }
             if let baseline = try? JSONDecoder().decode(Baseline.self, from: data) {

@@ -190,7 +190,8 @@ extension Scenario {
             let inGrace = state.grace.map { $0 > until } ?? false
             var intent: Int?
             var autoRenew = state.autoRenew && state.consent != .declined
-            if lapsed || (state.retry && !inGrace) {
+            // In a grace period the customer keeps the service: no expiration intent yet.
+            if lapsed, !inGrace {
                 if state.retry && last.cancellationDate == nil {
                     intent = 2
                 } else if state.consent == .declined {
