@@ -5,6 +5,9 @@
 #include <openssl/asn1.h>
 #include <openssl/bio.h>
 #include <openssl/bn.h>
+#include <openssl/core_names.h>
+#include <openssl/ec.h>
+#include <openssl/hmac.h>
 #include <openssl/err.h>
 #include <openssl/evp.h>
 #include <openssl/objects.h>
@@ -22,6 +25,11 @@ static inline long COpenSSL_BIO_get_mem_data(BIO *bio, char **contents) {
 
 static inline void COpenSSL_free(void *pointer) {
     OPENSSL_free(pointer);
+}
+
+/* EVP_EC_gen is a macro over the variadic EVP_PKEY_Q_keygen. */
+static inline EVP_PKEY *COpenSSL_EC_gen(const char *curve) {
+    return EVP_EC_gen(curve);
 }
 
 /* RFC 2253 name printing, but UTF-8 left readable instead of escaped as \XX. */

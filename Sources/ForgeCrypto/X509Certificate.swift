@@ -20,8 +20,8 @@ final class X509Backing: @unchecked Sendable {
 
 /// A parsed X.509 certificate, keeping the exact DER it was read from.
 ///
-/// All accessors are decoded once at init, so reading them never fails. Only RSA certificates are
-/// accepted, since ``publicKey`` is an ``RSAPublicKey``. Equality and hashing use ``derRepresentation``.
+/// All accessors are decoded once at init, so reading them never fails. RSA and EC (P-256, P-384)
+/// certificates are accepted. Equality and hashing use ``derRepresentation``.
 public struct X509Certificate: Sendable, Hashable {
     let backing: X509Backing
 
@@ -39,8 +39,8 @@ public struct X509Certificate: Sendable, Hashable {
     public let notBefore: Date
     /// End of the validity period.
     public let notAfter: Date
-    /// The certified RSA public key.
-    public let publicKey: RSAPublicKey
+    /// The certified public key.
+    public let publicKey: PublicKey
     /// The outer `signatureAlgorithm` OID, e.g. `"1.2.840.113549.1.1.11"` for sha256WithRSAEncryption.
     public let signatureAlgorithmOID: String
     /// Whether subject and issuer are the same name (the certificate claims to issue itself).
@@ -150,7 +150,7 @@ extension X509Certificate {
         }
         let keyDER = try encodedDER(failure: .certificateParsingFailed, context: "i2d_X509_PUBKEY") { i2d_X509_PUBKEY(keyInfo, $0) }
         do {
-            self.publicKey = try RSAPublicKey(derRepresentation: keyDER)
+            self.publicKey = try PublicKey(derRepresentation: keyDER)
         } catch {
             throw ForgeCryptoError(.certificateParsingFailed, "subjectPublicKeyInfo rejected (\(error))")
         }
@@ -253,6 +253,45 @@ extension X509Certificate {
                 isCritical: X509_EXTENSION_get_critical(`extension`) != 0,
                 value: contents(of: value)
             )
+        }
+    }
+}
+
+/// A certified public key: RSA (receipts) or EC (StoreKit 2 JWS).
+public enum PublicKey: Sendable, Hashable {
+    case rsa(RSAPublicKey)
+    case ec(ECPublicKey)
+
+    /// Parses SubjectPublicKeyInfo DER: rsaEncryption, or id-ecPublicKey on P-256 or P-384.
+    public init(derRepresentation: [UInt8]) throws {
+        if let rsa = try? RSAPublicKey(derRepresentation: derRepresentation) {
+            self = .rsa(rsa)
+        } else {
+            self = .ec(try ECPublicKey(derRepresentation: derRepresentation))
+        }
+    }
+
+    public var rsa: RSAPublicKey? {
+        if case .rsa(let key) = self { return key }
+        return nil
+    }
+
+    public var ec: ECPublicKey? {
+        if case .ec(let key) = self { return key }
+        return nil
+    }
+
+    public var derRepresentation: [UInt8] {
+        switch self {
+        case .rsa(let key): key.derRepresentation
+        case .ec(let key): key.derRepresentation
+        }
+    }
+
+    var backing: EVPKeyBacking {
+        switch self {
+        case .rsa(let key): key.backing
+        case .ec(let key): key.backing
         }
     }
 }

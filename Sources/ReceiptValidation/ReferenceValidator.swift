@@ -215,9 +215,9 @@ public struct ReferenceValidator: Sendable {
             }
             signedBytes = attributes
         }
-        guard certificate.publicKey.isValidSignature(signer.signature, for: signedBytes, algorithm: digest) else {
+        guard let key = certificate.publicKey.rsa, key.isValidSignature(signer.signature, for: signedBytes, algorithm: digest) else {
             var detail = "RSA \(digest.rawValue) signature does not verify with \(certificate.commonName ?? certificate.subject)"
-            if let recovered = certificate.publicKey.recoveredDigestInfo(from: signer.signature), let used = Self.digestName(inDigestInfo: recovered),
+            if let recovered = certificate.publicKey.rsa?.recoveredDigestInfo(from: signer.signature), let used = Self.digestName(inDigestInfo: recovered),
                 used != digest.rawValue
             {
                 detail += " (the signature holds a \(used) digest)"

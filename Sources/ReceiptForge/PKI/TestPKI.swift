@@ -224,7 +224,7 @@ private final class CredentialStore: Sendable {
         let credential = try wrapping(role, source) {
             Credential(certificate: try X509Certificate(pemEncoded: certificatePEM), privateKey: try RSAPrivateKey(pemRepresentation: keyPEM))
         }
-        guard credential.privateKey.publicKey == credential.certificate.publicKey else {
+        guard credential.privateKey.publicKey == credential.certificate.publicKey.rsa else {
             throw ForgeError(.certificateSetInvalid, "\(source): \(role.fileStem).key.pem is not the key of \(role.fileStem).pem")
         }
         return credential
