@@ -23,6 +23,7 @@ let package = Package(
         .library(name: "ReceiptCorpus", targets: ["ReceiptCorpus"]),
         .library(name: "ReceiptConformance", targets: ["ReceiptConformance"]),
         .library(name: "ReceiptServe", targets: ["ReceiptServe"]),
+        .library(name: "StoreKitForge", targets: ["StoreKitForge"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.6.0"),
@@ -47,6 +48,8 @@ let package = Package(
         .target(name: "ReceiptCorpus", dependencies: ["ReceiptModel"], swiftSettings: swiftSettings),
         // Presets, scenarios, mutations, the vector catalogue and signing: receipts from the bundled TEST PKI.
         .target(name: "ReceiptForge", dependencies: ["ReceiptModel", "ForgeCrypto", "ReceiptCorpus"], swiftSettings: swiftSettings),
+        // StoreKit 2: the EC test PKI and signed JWS (transactions, renewal info, AppTransaction, notifications, realtime).
+        .target(name: "StoreKitForge", dependencies: ["ReceiptForge", "ReceiptModel", "ForgeCrypto"], swiftSettings: swiftSettings),
         // The conformance runner: judges any validator as a black box. Never imports the model or crypto.
         .target(name: "ReceiptConformance", dependencies: ["ReceiptCorpus", "ReceiptModel"], swiftSettings: swiftSettings),
         // The http(s):// transport: the harness protocol over POST, or a verifyReceipt-style endpoint through a response mapping.
@@ -88,7 +91,7 @@ let package = Package(
             name: "ForgeCLI",
             dependencies: [
                 "ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance",
-                "ReceiptValidationServer", "ReceiptServe", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "ReceiptValidationServer", "ReceiptServe", "StoreKitForge", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings),
         .executableTarget(name: "forge", dependencies: ["ForgeCLI"], swiftSettings: swiftSettings),

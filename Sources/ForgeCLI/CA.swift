@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ForgeCrypto
 import ReceiptForge
+import StoreKitForge
 
 struct CA: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -21,15 +22,36 @@ struct CA: ParsableCommand {
         var out: String
         @Flag(help: "Replace existing files.")
         var force = false
+        @Flag(
+            help:
+                "The EC set that signs StoreKit 2 JWS instead (P-384 root and intermediate, P-256 leaf, Xcode-like P-256): jws-*.pem and jws-*.key.pem, for `forge jws make --jws-certificates DIR`."
+        )
+        var jws = false
 
         func run() throws {
             let directory = URL(fileURLWithPath: out)
+            if jws { return try writeJWS(to: directory) }
             do {
                 let pki = try TestPKI.generate()
                 try pki.write(to: directory, overwrite: force)
                 for role in CertificateRole.allCases { print("\(out)/\(role.fileStem).pem  \(pki[role].certificate.subject)") }
             } catch {
                 throw fail(error.message, error.code == .wouldOverwrite ? Exit.cannotCreate : Exit.software)
+            }
+        }
+
+        private func writeJWS(to directory: URL) throws {
+            do {
+                let files = try JWSTestPKI.generate().files()
+                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+                for name in files.keys.sorted() {
+                    let url = directory.appendingPathComponent(name)
+                    if !force, FileManager.default.fileExists(atPath: url.path) { throw fail("\(url.path) exists; --force replaces it", Exit.cannotCreate) }
+                    try Data((files[name] ?? "").utf8).write(to: url)
+                }
+                for role in JWSRole.allCases { print("\(out)/\(role.fileStem).pem") }
+            } catch let error as ForgeError {
+                throw fail(error.message, Exit.software)
             }
         }
     }

@@ -22,5 +22,5 @@ struct ForgeCommand: AsyncParsableCommand {
             Exit codes: 0 success (valid receipt), 1 invalid receipt (validate), 64 usage error or conflicting options, 65 unreadable input data, 66 input file missing, 69 forge-http needed but not built, 70 internal error, 73 cannot write output.
             """,
         version: "0.1.0",
-        subcommands: [Make.self, Inspect.self, Validate.self, VectorsCommand.self, Run.self, Serve.self, Seeds.self, Mutate.self, CA.self, Bench.self])
+        subcommands: [Make.self, Inspect.self, Validate.self, JWSCommand.self, VectorsCommand.self, Run.self, Serve.self, Seeds.self, Mutate.self, CA.self, Bench.self])
 }

@@ -1,6 +1,7 @@
 public import ArgumentParser
 import Foundation
 import ReceiptForge
+import StoreKitForge
 import ReceiptModel
 
 /// sysexits(3) codes, documented in `forge --help`.
@@ -77,3 +78,4 @@ func wallClock() -> Date { Date(timeIntervalSince1970: Date().timeIntervalSince1
 
 extension Preset: ExpressibleByArgument {}
 extension ProductType: ExpressibleByArgument {}
+extension JWSKind: ExpressibleByArgument {}

@@ -20,48 +20,7 @@ struct Make: ParsableCommand {
             Purchase options (--type, --expired, --renewals, …) apply to every --product. Subscription options imply --type auto-renewable. With --spec, flags override the spec's fields; --product replaces its purchases, and purchase options without --product apply to each of the spec's purchases. The time is the wall clock unless --now pins it, and the seed is derived from the inputs unless --seed pins it: the same arguments with --now give the same bytes. Both are reported on stderr. Trust the reported trust anchor (Certificates/root.pem, or storekit.pem for xcode-*) to accept it.
             """)
 
-    @Option(name: .customLong("product"), help: ArgumentHelp("A product bought (repeatable).", valueName: "id"))
-    var products: [String] = []
-    @Option(help: "Product type: consumable, non-consumable, non-renewing, auto-renewable.")
-    var type: ProductType?
-    @Flag(help: "The subscription's latest period ended one day before --now.")
-    var expired = false
-    @Option(help: ArgumentHelp("When the latest subscription period ends.", valueName: "date"))
-    var expires: String?
-    @Option(help: ArgumentHelp("Subscription renewals after the first period (N renewals = N+1 transactions).", valueName: "n"))
-    var renewals: Int?
-    @Option(help: ArgumentHelp("Refunded/cancelled: --cancelled, or --cancelled=other|app-issue.", valueName: "reason"))
-    var cancelled: String?
-    @Flag(help: "The first subscription period is a free trial.")
-    var trial = false
-    @Flag(help: "The first subscription period is an introductory offer.")
-    var intro = false
-    @Option(help: ArgumentHelp("Promotional offer id on the latest period.", valueName: "id"))
-    var promo: String?
-    @Option(help: "Quantity of each purchase.")
-    var quantity: Int?
-    @Option(help: ArgumentHelp("Subscription period, ISO 8601 (P1W, P1M, P1Y). Default P1M.", valueName: "period"))
-    var period: String?
-    @Option(help: ArgumentHelp("When the (first) purchase happened.", valueName: "date"))
-    var purchaseDate: String?
-    @Option(help: "App bundle identifier. Default com.example.app.")
-    var bundleId: String?
-    @Option(help: "App version (attribute 3). Default 1.")
-    var appVersion: String?
-    @Option(help: "Original app version (attribute 19). Default 1.0; absent from Xcode receipts unless given.")
-    var originalAppVersion: String?
-    @Option(help: "Receipt type (attribute 0): Production, ProductionSandbox, Xcode, ProductionVPP…")
-    var environment: String?
-    @Option(help: ArgumentHelp("Device the hash binds to: a UUID (iOS) or a MAC aa:bb:cc:dd:ee:ff (macOS). Default: derived from the seed.", valueName: "id"))
-    var deviceId: String?
-    @Option(help: ArgumentHelp("Creation time, e.g. 2025-01-31T12:00:00Z. Default: now.", valueName: "date"))
-    var now: String?
-    @Option(help: "Seed for every generated id and byte.")
-    var seed: UInt64?
-    @Option(help: "Shape: appstore, appstore-sha1, sandbox, xcode-2020, xcode-2023. Default appstore.")
-    var preset: Preset?
-    @Option(help: ArgumentHelp("A scenario JSON file (see README); flags override it.", valueName: "file"))
-    var spec: String?
+    @OptionGroup(title: "Scenario") var scenarioOptions: ScenarioOptions
     @Option(help: "Output: der, base64, json (the verifyReceipt decoded form). Default der; base64 when stdout is a terminal.")
     var format: OutputFormat?
     @Option(name: [.customShort("o"), .long], help: ArgumentHelp("Output file (written atomically). Default: stdout.", valueName: "file"))
@@ -80,9 +39,6 @@ struct Make: ParsableCommand {
     enum OutputFormat: String, ExpressibleByArgument, CaseIterable { case der, base64, json }
 
     func validate() throws {
-        if let cancelled, CancellationReason(argument: cancelled) == nil {
-            throw ValidationError("--cancelled takes other (0) or app-issue (1), not '\(cancelled)'")
-        }
         if let count {
             guard (1...10_000_000).contains(count) else { throw ValidationError("--count must be between 1 and 10000000") }
             guard out != nil else { throw ValidationError("--count needs --out DIR (the receipts are files in it)") }
@@ -97,15 +53,8 @@ struct Make: ParsableCommand {
     }
 
     func run() throws {
-        var scenario = Scenario()
-        if let spec {
-            let (bytes, _) = try readInput(spec)
-            do { scenario = try Scenario.decode(json: Data(bytes)) } catch { throw fail("\(spec): \(error.message)", Exit.dataError) }
-        }
-        applyFlags(to: &scenario)
-        let creation =
-            try now.map { try parseDate($0, option: "--now") }
-            ?? scenario.now.map { try parseDate($0, option: "the spec's now") } ?? wallClock()
+        let (scenario, creation) = try scenarioOptions.resolved()
+        let spec = scenarioOptions.spec
         let pki = try loadPKI(certificates)
         if let count, let out { return try makeBatch(scenario, now: creation, count: count, into: out, pki: pki) }
         let receipt: ForgedReceipt
@@ -122,32 +71,6 @@ struct Make: ParsableCommand {
             note("now \(ReceiptDate.format(receipt.now)), seed \(receipt.seed), device id \(receipt.deviceID), bundle id \(receipt.bundleID)")
             let set = certificates.map { "\($0)/" } ?? "Certificates/ (compiled in)"
             note("trust anchor: \(receipt.trustAnchorRole.fileStem).pem of \(set)")
-        }
-    }
-
-    private func applyFlags(to scenario: inout Scenario) {
-        if let preset { scenario.preset = preset }
-        if let bundleId { scenario.bundleID = bundleId }
-        if let appVersion { scenario.appVersion = appVersion }
-        if let originalAppVersion { scenario.originalAppVersion = originalAppVersion }
-        if let environment { scenario.environment = environment }
-        if let deviceId { scenario.deviceID = deviceId }
-        if let seed { scenario.seed = seed }
-        if !products.isEmpty { scenario.purchases = products.map { Purchase(productID: $0) } }
-        for index in scenario.purchases.indices {
-            var purchase = scenario.purchases[index]
-            if let type { purchase.type = type }
-            if expired { purchase.expired = true }
-            if let expires { purchase.expiresDate = expires }
-            if let renewals { purchase.renewals = renewals }
-            if let cancelled { purchase.cancelled = CancellationReason(argument: cancelled) }
-            if trial { purchase.trial = true }
-            if intro { purchase.intro = true }
-            if let promo { purchase.promo = promo }
-            if let quantity { purchase.quantity = quantity }
-            if let period { purchase.period = period }
-            if let purchaseDate { purchase.purchaseDate = purchaseDate }
-            scenario.purchases[index] = purchase
         }
     }
 

@@ -28,7 +28,7 @@ extension Make {
         let make = self
         let jobs = self.jobs ?? ProcessInfo.processInfo.activeProcessorCount
         do {
-            try ReceiptBatch.make(scenario, now: now, count: count, jobs: jobs, forge: forge, naming: spec == nil ? .flags : .specKeys) { number, receipt in
+            try ReceiptBatch.make(scenario, now: now, count: count, jobs: jobs, forge: forge, naming: scenarioOptions.spec == nil ? .flags : .specKeys) { number, receipt in
                 let name = "receipt-" + String(repeating: "0", count: digits - String(number).count) + String(number) + "." + suffix
                 try PlainFile.write(try make.render(receipt, as: format), to: folder.appendingPathComponent(name))
                 let line = JSONValue.object([

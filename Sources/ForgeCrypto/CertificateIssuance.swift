@@ -13,6 +13,31 @@ extension X509Certificate {
         issuer: X509Certificate?,
         issuerKey: RSAPrivateKey
     ) throws -> X509Certificate {
+        try issue(template, subjectKey: subjectKey.backing, issuer: issuer, issuerKey: issuerKey.backing, resign: nil)
+    }
+
+    /// Issues a certificate signed with ECDSA by `issuerKey` (ecdsa-with-SHA256/384 after `template.signatureDigest`).
+    /// OpenSSL signs with a random nonce; the signature is then replaced by an RFC 6979 one over the same
+    /// TBSCertificate, so the same inputs give the same DER, as with RSA.
+    public static func issue(
+        _ template: CertificateTemplate,
+        subjectKey: PublicKey,
+        issuer: X509Certificate?,
+        issuerKey: ECPrivateKey
+    ) throws -> X509Certificate {
+        try issue(template, subjectKey: subjectKey.backing, issuer: issuer, issuerKey: issuerKey.backing) { tbs, algorithm in
+            let signature = try issuerKey.derSignature(forDigest: try template.signatureDigest.digest(tbs), algorithm: template.signatureDigest)
+            return DER.sequence([tbs, algorithm, DER.element(tag: 0x03, contents: [0x00] + signature)])
+        }
+    }
+
+    private static func issue(
+        _ template: CertificateTemplate,
+        subjectKey: EVPKeyBacking,
+        issuer: X509Certificate?,
+        issuerKey: EVPKeyBacking,
+        resign: ((_ tbs: [UInt8], _ algorithm: [UInt8]) throws -> [UInt8])?
+    ) throws -> X509Certificate {
         OpenSSLErrorQueue.clear()
         guard let certificate = X509_new() else {
             throw ForgeCryptoError(.certificateIssuanceFailed, "X509_new")
@@ -37,23 +62,31 @@ extension X509Certificate {
         guard ASN1_TIME_set(X509_getm_notAfter(certificate), timeT(template.notAfter)) != nil else {
             throw ForgeCryptoError(.certificateIssuanceFailed, "ASN1_TIME_set(notAfter)")
         }
-        guard X509_set_pubkey(certificate, subjectKey.backing.pointer) == 1 else {
+        guard X509_set_pubkey(certificate, subjectKey.pointer) == 1 else {
             throw ForgeCryptoError(.certificateIssuanceFailed, "X509_set_pubkey")
         }
 
         var context = X509V3_CTX()
         X509V3_set_ctx(&context, issuer?.backing.pointer ?? certificate, certificate, nil, nil, 0)
-        guard X509V3_set_issuer_pkey(&context, issuerKey.backing.pointer) == 1 else {
+        guard X509V3_set_issuer_pkey(&context, issuerKey.pointer) == 1 else {
             throw ForgeCryptoError(.certificateIssuanceFailed, "X509V3_set_issuer_pkey")
         }
         for `extension` in template.extensions {
             try `extension`.append(to: certificate, context: &context)
         }
 
-        guard X509_sign(certificate, issuerKey.backing.pointer, try template.signatureDigest.fetchedMethod) > 0 else {
+        guard X509_sign(certificate, issuerKey.pointer, try template.signatureDigest.fetchedMethod) > 0 else {
             throw ForgeCryptoError(.certificateIssuanceFailed, "X509_sign(\(template.signatureDigest))")
         }
-        let der = try encodedDER(failure: .certificateIssuanceFailed, context: "i2d_X509") { i2d_X509(certificate, $0) }
+        var der = try encodedDER(failure: .certificateIssuanceFailed, context: "i2d_X509") { i2d_X509(certificate, $0) }
+        if let resign {
+            let tbs = try encodedDER(failure: .certificateIssuanceFailed, context: "i2d_re_X509_tbs") { i2d_re_X509_tbs(certificate, $0) }
+            var algorithm: UnsafePointer<X509_ALGOR>?
+            X509_get0_signature(nil, &algorithm, certificate)
+            guard let algorithm else { throw ForgeCryptoError(.certificateIssuanceFailed, "X509_get0_signature") }
+            let algorithmDER = try encodedDER(failure: .certificateIssuanceFailed, context: "i2d_X509_ALGOR") { i2d_X509_ALGOR(algorithm, $0) }
+            der = try resign(tbs, algorithmDER)
+        }
         return try X509Certificate(derEncoded: der)
     }
 

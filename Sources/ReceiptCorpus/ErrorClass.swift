@@ -50,6 +50,14 @@ public struct ErrorClass: RawRepresentable, Sendable, Hashable, Codable, CustomS
     public static let bindingDeviceHash = ErrorClass(rawValue: "binding.device-hash")
     public static let bindingEnvironment = ErrorClass(rawValue: "binding.environment")
     public static let policyExpired = ErrorClass(rawValue: "policy.expired")
+    public static let bindingAppAppleID = ErrorClass(rawValue: "binding.app-apple-id")
+    public static let jws = ErrorClass(rawValue: "jws")
+    public static let jwsFormat = ErrorClass(rawValue: "jws.format")
+    public static let jwsHeader = ErrorClass(rawValue: "jws.header")
+    public static let jwsAlgorithm = ErrorClass(rawValue: "jws.algorithm")
+    public static let jwsX5C = ErrorClass(rawValue: "jws.x5c")
+    public static let jwsSignature = ErrorClass(rawValue: "jws.signature")
+    public static let jwsNested = ErrorClass(rawValue: "jws.nested")
 
     /// Every class of the taxonomy, families included, with what it means: the manifest's `errorTaxonomy`.
     public static let all: KeyValuePairs<ErrorClass, String> = [
@@ -89,6 +97,14 @@ public struct ErrorClass: RawRepresentable, Sendable, Hashable, Codable, CustomS
         .policy: "Valid, but no longer usable.",
         .policyExpired: "The receipt's own expiration date (type 21) has passed.",
         .resource: "The validator ran out of time or memory.",
+        .bindingAppAppleID: "Another app (a JWS's appAppleId, checked in Production).",
+        .jws: "The compact JWS of StoreKit 2 signed data.",
+        .jwsFormat: "Not three base64url parts, or a part that is not JSON.",
+        .jwsHeader: "The protected header is not a JSON object Apple's verifiers read.",
+        .jwsAlgorithm: "An alg other than ES256.",
+        .jwsX5C: "x5c missing, not the expected number of certificates, or not base64 DER.",
+        .jwsSignature: "The ES256 signature does not verify (r‖s of 64 bytes under the leaf key).",
+        .jwsNested: "A signed JWS inside the payload (a notification's transaction or renewal info) fails.",
     ]
 
     /// ``all`` as the manifest writes it: class → description.

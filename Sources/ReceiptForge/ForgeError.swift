@@ -39,7 +39,7 @@ public struct ForgeError: CodedError, Sendable {
     public var description: String { (step.map { "step \($0): " } ?? "") + message }
 
     /// Runs an OpenSSL-backed step, turning its error into a `cryptoFailed` that says what was being done.
-    static func wrapping<T>(_ what: String, _ body: () throws -> T) throws(ForgeError) -> T {
+    public static func wrapping<T>(_ what: String, _ body: () throws -> T) throws(ForgeError) -> T {
         do { return try body() } catch let error as ForgeError { throw error } catch {
             throw ForgeError(.cryptoFailed, "\(what): \(error)")
         }

@@ -250,13 +250,7 @@ public struct ReferenceValidator: Sendable {
             ?? ChainVerifier.verify(leaf: signer, intermediates: intermediates, trustedRoots: context.trustedRoots, at: time)
         switch verdict {
         case .untrusted(let reason, let code, let depth):
-            let errorClass: ErrorClass =
-                switch code {
-                case 10: .chainExpired  // X509_V_ERR_CERT_HAS_EXPIRED
-                case 9: .chainNotYetValid  // X509_V_ERR_CERT_NOT_YET_VALID
-                case 2, 18, 19, 20, 21: .chainUntrusted  // issuer unknown, self-signed, untrusted root, cannot verify leaf
-                default: .chainInvalid
-                }
+            let errorClass = Self.chainErrorClass(verifyError: code)
             var detail = "\(reason) (at depth \(depth), evaluated at \(ReceiptDate.format(time)))"
             if errorClass == .chainUntrusted, signer.isSelfIssued {
                 detail += "; the signer is self-signed (Xcode StoreKit shape): trust its certificate to accept such receipts"
@@ -276,6 +270,16 @@ public struct ReferenceValidator: Sendable {
                 return .failed("chain", .chainIntermediateMarker, "intermediate lacks the WWDR marker \(KnownOID.appleWWDRIntermediateMarker)")
             }
             return .passed("chain", "\(chain.map { $0.commonName ?? $0.subject }.joined(separator: " → ")), at \(ReceiptDate.format(time)), marker OIDs present")
+        }
+    }
+
+    /// The taxonomy's class for OpenSSL's `X509_V_ERR_*` code.
+    static func chainErrorClass(verifyError code: Int) -> ErrorClass {
+        switch code {
+        case 10: .chainExpired  // X509_V_ERR_CERT_HAS_EXPIRED
+        case 9: .chainNotYetValid  // X509_V_ERR_CERT_NOT_YET_VALID
+        case 2, 18, 19, 20, 21: .chainUntrusted  // issuer unknown, self-signed, untrusted root, cannot verify leaf
+        default: .chainInvalid
         }
     }
 

@@ -1,0 +1,168 @@
+import ArgumentParser
+import ForgeCrypto
+import Foundation
+import ReceiptCorpus
+import ReceiptForge
+import ReceiptModel
+import ReceiptValidation
+import StoreKitForge
+
+/// `forge jws`: StoreKit 2 signed data — forged, inspected and verified.
+struct JWSCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "jws",
+        abstract: "StoreKit 2 signed data (JWS): transactions, renewal info, AppTransaction, notifications V2, realtime requests.",
+        discussion: """
+            JWS are ES256-signed by the bundled EC TEST PKI (Certificates/jws/: a P-384 root like Apple Root CA - G3, a P-384 intermediate like WWDR G6, a P-256 signing leaf), x5c = leaf, intermediate, root; with an xcode-* preset, by a self-signed Xcode-like certificate with kid Apple_Xcode_Key. Nonces follow RFC 6979, so the same scenario, --now and --seed give the same bytes. TEST ONLY: trust Certificates/jws/jws-root-g3.pem in your server's tests, never in production.
+            """,
+        subcommands: [MakeJWS.self, InspectJWS.self, ValidateJWS.self])
+}
+
+struct MakeJWS: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "make",
+        abstract: "Forge a signed JWS of one kind from a scenario (the same flags and spec as `forge make`).",
+        discussion: """
+            Kinds: transaction, renewal, app-transaction, notification, realtime. The ids, dates, bundle and device are those of the receipt `forge make` makes from the same arguments, so a server that sees both during a migration sees one history. Environment: Production by default, Sandbox with --preset sandbox, Xcode with --preset xcode-2023 (fractional-millisecond dates, ids "0", one self-signed certificate).
+
+            Examples:
+              forge jws make transaction --product pro.monthly --renewals 2 --now 2025-01-01T00:00:00Z
+              forge jws make notification --notification-type DID_RENEW --product pro.monthly --preset sandbox -o n.jws
+              forge jws make app-transaction --bundle-id com.example.app --set originalPlatform='"macOS"'
+            """)
+
+    @Argument(help: ArgumentHelp("transaction, renewal, app-transaction, notification or realtime.", valueName: "kind"))
+    var kind: JWSKind
+    @OptionGroup(title: "Scenario") var scenarioOptions: ScenarioOptions
+    @Option(name: .customLong("about"), help: ArgumentHelp("The purchase (product id) the JWS is about. Default: the first.", valueName: "id"))
+    var about: String?
+    @Option(help: ArgumentHelp("notificationType of a notification (SUBSCRIBED, DID_RENEW, EXPIRED, REFUND, TEST, …).", valueName: "type"))
+    var notificationType = "DID_RENEW"
+    @Option(help: ArgumentHelp("subtype of a notification (INITIAL_BUY, AUTO_RENEW_DISABLED, VOLUNTARY, …).", valueName: "subtype"))
+    var subtype: String?
+    @Option(help: ArgumentHelp("appAccountToken (a UUID) on transactions.", valueName: "uuid"))
+    var appAccountToken: String?
+    @Option(help: ArgumentHelp("Price in milliunits (9990 = 9.99).", valueName: "n"))
+    var price: Int64 = 9990
+    @Option(help: "ISO 4217 currency.")
+    var currency = "USD"
+    @Option(help: ArgumentHelp("Set a payload field to a JSON value (repeatable): --set revocationType='\"REFUND_FULL\"'.", valueName: "key=json"))
+    var set: [String] = []
+    @Option(help: ArgumentHelp("Remove a payload field (repeatable).", valueName: "key"))
+    var unset: [String] = []
+    @Option(help: ArgumentHelp("An EC set made by `forge ca init --jws` instead of the bundled one.", valueName: "dir"))
+    var jwsCertificates: String?
+    @Option(name: [.customShort("o"), .long], help: ArgumentHelp("Output file (the compact JWS and a newline). Default: stdout.", valueName: "file"))
+    var output: String?
+    @Option(help: "Print the JWS (compact, the default) or json: {kind, environment, jws, header, payload}.")
+    var format: JWSOutput = .compact
+    @Flag(name: [.customShort("q"), .long], help: "Do not report what was made on stderr.")
+    var quiet = false
+
+    enum JWSOutput: String, ExpressibleByArgument, CaseIterable { case compact, json }
+
+    func run() throws {
+        let (scenario, creation) = try scenarioOptions.resolved()
+        var overrides: [(String, JSONValue)] = []
+        for assignment in set {
+            guard let equals = assignment.firstIndex(of: "="), let value = try? JSONValue(parsing: Array(assignment[assignment.index(after: equals)...].utf8)) else {
+                throw fail("--set \(assignment): give key=json, e.g. price=4990 or storefront='\"FRA\"'", Exit.usage)
+            }
+            overrides.append((String(assignment[..<equals]), value))
+        }
+        let options = JWSOptions(
+            productID: about, notificationType: notificationType, subtype: subtype, currency: currency, price: price, appAccountToken: appAccountToken,
+            overrides: overrides, removals: unset)
+        let forged: ForgedJWS
+        do {
+            let pki = try jwsCertificates.map { try JWSTestPKI.load(from: URL(fileURLWithPath: $0)) } ?? JWSTestPKI.bundled()
+            forged = try JWSForge(pki: pki, receipts: Forge(pki: loadPKI(nil))).make(kind, scenario: scenario, now: creation, options: options)
+        } catch let error as ForgeError {
+            throw fail(error.message, error.code == .conflictingOptions || error.code == .invalidScenario ? Exit.usage : Exit.dataError)
+        }
+        let text: String
+        switch format {
+        case .compact: text = forged.compact
+        case .json:
+            text = JSONValue.object([
+                ("kind", .string(kind.rawValue)), ("environment", .string(forged.environment)), ("jws", .string(forged.compact)), ("payload", forged.payload),
+            ]).serialized()
+        }
+        try writeOutput(Data((text + "\n").utf8), to: output)
+        if !quiet {
+            note("made \(kind.rawValue) JWS, \(forged.compact.utf8.count) bytes, environment \(forged.environment), bundle id \(forged.bundleID)\(output.map { " → \($0)" } ?? "")")
+            note("trust anchor: Certificates/jws/\(forged.environment == "Xcode" ? JWSRole.xcode.fileStem : JWSRole.root.fileStem).pem (compiled in)")
+        }
+    }
+}
+
+struct InspectJWS: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "inspect",
+        abstract: "Decode a JWS: header, x5c chain (subjects, validity, marker OIDs), payload, nested JWS.",
+        discussion: "Reads a compact JWS from a file or - (stdin). Nothing is verified: use `forge jws validate` for that. Exit 65 when it is not a compact JWS.")
+
+    @Argument(help: ArgumentHelp("JWS file, or - for standard input.", valueName: "file"))
+    var file: String
+    @Flag(help: "Print as JSON.")
+    var json = false
+
+    func run() throws {
+        let (bytes, _) = try readInput(file)
+        let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        guard let value = JWSInspection.describe(text) else { throw fail("not a compact JWS (header.payload.signature, base64url JSON)", Exit.dataError) }
+        print(json ? value.serialized() : JWSInspection.text(value))
+    }
+}
+
+struct ValidateJWS: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "validate",
+        abstract: "Verify a JWS as Apple's SignedDataVerifier does (offline), with an error class on failure.",
+        discussion: """
+            Checks: compact form; alg ES256; x5c of exactly 3 (Xcode: 1, pinned); the chain x5c[0] → x5c[1] → --root (x5c[2] is never trusted) with the markers 1.2.840.113635.100.6.11.1 and 1.2.840.113635.100.6.2.1, at signedDate (receiptCreationDate for AppTransaction) unless --at; the ES256 signature; bundleId; environment; appAppleId in Production (AppTransaction, notification, realtime); a notification's signed transaction and renewal info, the same way. Exit 0 valid, 1 invalid, 65 not a JWS, 64 usage.
+            """)
+
+    @Argument(help: ArgumentHelp("JWS file, or - for standard input.", valueName: "file"))
+    var file: String
+    @Option(help: ArgumentHelp("Trusted root, PEM or DER (repeatable). Default: the bundled JWS TEST root (the Xcode certificate with --environment Xcode).", valueName: "file"))
+    var root: [String] = []
+    @Option(help: "Expected bundleId.")
+    var bundleId: String?
+    @Option(help: "Expected appAppleId (checked in Production).")
+    var appAppleId: Int64?
+    @Option(help: "Expected environment: Production, Sandbox or Xcode.")
+    var environment: String?
+    @Option(help: ArgumentHelp("Evaluate the chain at this time instead of signedDate.", valueName: "date"))
+    var at: String?
+    @Flag(help: "Print the verdict, error class, checks and payload as JSON.")
+    var json = false
+
+    func run() throws {
+        let (bytes, _) = try readInput(file)
+        let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        var roots: [X509Certificate] = []
+        if root.isEmpty {
+            let pki: JWSTestPKI
+            do { pki = try JWSTestPKI.bundled() } catch { throw fail(error.message, Exit.software) }
+            roots = [pki.certificate(environment == "Xcode" ? .xcode : .root)].compactMap { $0 }
+        } else {
+            roots = try loadRoots(root)
+        }
+        let context = JWSVerificationContext(
+            trustedRoots: roots, bundleID: bundleId, appAppleID: appAppleId, environment: environment,
+            at: try at.map { try parseDate($0, option: "--at") })
+        let report = JWSVerifier().verify(text, context: context)
+        if json {
+            print(JWSInspection.reportJSON(report).serialized())
+        } else {
+            for check in report.checks where check.status == .failed { print("FAIL \(check.name): \(check.detail) [\(check.errorClass?.rawValue ?? "")]") }
+            print("\(report.verdict.rawValue)\(report.errorClass.map { " (\($0))" } ?? "")")
+        }
+        if report.isUnreadable {
+            if !json { FileHandle.standardError.write(Data("forge: error: \(report.message)\n".utf8)) }
+            throw Exit.dataError
+        }
+        if report.verdict == .invalid { throw Exit.invalid }
+    }
+}

@@ -1,0 +1,97 @@
+public import ForgeCrypto
+import Foundation
+import ReceiptCorpus
+public import ReceiptModel
+
+/// `forge jws inspect` and `forge jws validate --json`: what a JWS holds, as JSON and as text.
+public enum JWSInspection {
+    /// Header, certificates, payload and nested JWS, decoded; nil when the text is not a compact JWS.
+    public static func describe(_ text: String) -> JSONValue? {
+        guard let jws = try? CompactJWS(parsing: text), let header = try? JSONValue(parsing: jws.header), let payload = try? JSONValue(parsing: jws.payload) else {
+            return nil
+        }
+        let certificates = (header["x5c"]?.arrayValue ?? []).map { entry -> JSONValue in
+            guard let text = entry.stringValue, let der = base64(text), let certificate = try? X509Certificate(derEncoded: der) else {
+                return .object([("unreadable", .bool(true))])
+            }
+            return certificateJSON(certificate)
+        }
+        var members: JSONObject = [
+            ("kind", JWSVerifier.kind(of: payload).map(JSONValue.string) ?? .null), ("header", header), ("certificates", .array(certificates)),
+            ("payload", payload), ("signatureBytes", .integer(Int64(jws.signature.count))),
+        ]
+        var nested = JSONObject()
+        for field in ["signedTransactionInfo", "signedRenewalInfo"] {
+            if let inner = payload["data"]?[field]?.stringValue, let decoded = describe(inner) { nested.append((field, decoded)) }
+        }
+        if !nested.isEmpty { members.append(("nested", .object(nested))) }
+        return .object(members)
+    }
+
+    static func base64(_ text: String) -> [UInt8]? { Array(decodingBase64: text) }
+
+    static func certificateJSON(_ certificate: X509Certificate) -> JSONValue {
+        let markers = [KnownOID.appleReceiptSigningMarker, KnownOID.appleWWDRIntermediateMarker].filter { certificate.hasExtension(oid: $0) }
+        return .object([
+            ("subject", .string(certificate.subject)), ("issuer", .string(certificate.issuer)),
+            ("notBefore", .string(ReceiptDate.format(certificate.notBefore))), ("notAfter", .string(ReceiptDate.format(certificate.notAfter))),
+            ("key", .string(certificate.publicKey.ec.map { "EC \($0.curve.rawValue)" } ?? "RSA")), ("isCA", .bool(certificate.isCA)),
+            ("markers", .array(markers.map(JSONValue.string))), ("sha256Fingerprint", .string(hexString(certificate.sha256Fingerprint))),
+        ])
+    }
+
+    /// Human-readable form of ``describe(_:)``.
+    public static func text(_ value: JSONValue) -> String {
+        var lines: [String] = []
+        lines.append("kind: \(value["kind"]?.stringValue ?? "unknown")")
+        lines.append("header: \((value["header"] ?? .null).withoutX5C.serialized(pretty: false))")
+        for (index, certificate) in (value["certificates"]?.arrayValue ?? []).enumerated() {
+            let markers = certificate["markers"]?.arrayValue?.compactMap(\.stringValue).joined(separator: ", ") ?? ""
+            lines.append(
+                "x5c[\(index)]: \(certificate["subject"]?.stringValue ?? "unreadable") (\(certificate["key"]?.stringValue ?? "?"); "
+                    + "\(certificate["notBefore"]?.stringValue ?? "?") → \(certificate["notAfter"]?.stringValue ?? "?")\(markers.isEmpty ? "" : "; markers \(markers)"))")
+        }
+        lines.append("payload: " + (value["payload"] ?? .null).serialized())
+        for (field, inner) in value["nested"]?.objectValue ?? [] {
+            lines.append("\(field) (nested JWS):")
+            lines.append(text(inner).split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+        }
+        return lines.joined(separator: "\n")
+    }
+
+    /// `forge jws validate --json`.
+    public static func reportJSON(_ report: JWSReport) -> JSONValue {
+        var members: JSONObject = [
+            ("verdict", .string(report.verdict.rawValue)), ("errorClass", report.errorClass.map { .string($0.rawValue) } ?? .null),
+            ("message", .string(report.message)), ("kind", report.kind.map(JSONValue.string) ?? .null),
+            (
+                "checks",
+                .array(
+                    report.checks.map {
+                        .object([
+                            ("name", .string($0.name)), ("status", .string($0.status.rawValue)), ("detail", .string($0.detail)),
+                            ("errorClass", $0.errorClass.map { .string($0.rawValue) } ?? .null),
+                        ])
+                    })
+            ),
+        ]
+        if let payload = report.payload { members.append(("payload", payload)) }
+        return .object(members)
+    }
+}
+
+extension JSONValue {
+    /// The header with `x5c` shortened to a count, for one readable line.
+    fileprivate var withoutX5C: JSONValue {
+        guard var object = objectValue else { return self }
+        if let count = object["x5c"]?.arrayValue?.count { object["x5c"] = .string("[\(count) certificates]") }
+        return .object(object)
+    }
+}
+
+extension Array where Element == UInt8 {
+    fileprivate init?(decodingBase64 text: String) {
+        guard let data = Foundation.Data(base64Encoded: text) else { return nil }
+        self.init(data)
+    }
+}

@@ -1,0 +1,197 @@
+public import Foundation
+public import ForgeCrypto
+public import ReceiptCorpus
+public import ReceiptModel
+
+/// What a StoreKit 2 JWS is checked against: Apple's `SignedDataVerifier` configuration, offline.
+public struct JWSVerificationContext: Sendable {
+    public var trustedRoots: [X509Certificate]
+    public var bundleID: String?
+    /// Required to match in Production for AppTransaction, notifications and realtime requests.
+    public var appAppleID: Int64?
+    /// `Production`, `Sandbox` or `Xcode`; unchecked when nil.
+    public var environment: String?
+    /// The instant the chain is evaluated at; default: the payload's `signedDate` (`receiptCreationDate` for AppTransaction).
+    public var at: Date?
+
+    public init(trustedRoots: [X509Certificate], bundleID: String? = nil, appAppleID: Int64? = nil, environment: String? = nil, at: Date? = nil) {
+        self.trustedRoots = trustedRoots
+        self.bundleID = bundleID
+        self.appAppleID = appAppleID
+        self.environment = environment
+        self.at = at
+    }
+}
+
+/// The verdict on one JWS, every step, and what could be read.
+public struct JWSReport: Sendable {
+    public let checks: [Check]
+    public let header: JSONValue?
+    public let payload: JSONValue?
+    /// The `x5c` certificates that parsed, in order.
+    public let certificates: [X509Certificate]
+    /// Reports of the signed JWS inside the payload, by field (`signedTransactionInfo`, `signedRenewalInfo`).
+    public let nested: [(field: String, report: JWSReport)]
+    /// `transaction`, `renewal`, `app-transaction`, `notification` or `realtime`, as recognised from the payload.
+    public let kind: String?
+
+    public var verdict: ValidationReport.Verdict { firstFailure == nil ? .valid : .invalid }
+    public var firstFailure: Check? { checks.first { $0.status == .failed } }
+    public var errorClass: ErrorClass? { firstFailure?.errorClass }
+    public var message: String { firstFailure.map { "\($0.name): \($0.detail)" } ?? "JWS is valid" }
+    /// Not a JWS at all (exit 65 territory).
+    public var isUnreadable: Bool { errorClass == .jwsFormat }
+}
+
+/// The reference verifier for StoreKit 2 signed data, with `SignedDataVerifier` semantics (storekit2-facts
+/// §4): compact JWS; `alg` ES256 only; `x5c` of exactly three certificates (Xcode: one, pinned among the
+/// roots); the chain built from `x5c[0]` and `x5c[1]` to a configured root (never `x5c[2]`), both marker
+/// OIDs required, evaluated at `signedDate` (`receiptCreationDate` for AppTransaction); the signature under
+/// the leaf's P-256 key; then bundleId, environment and, in Production, appAppleId; nested JWS verified alike.
+public struct JWSVerifier: Sendable {
+    public init() {}
+
+    public func verify(_ text: String, context: JWSVerificationContext) -> JWSReport {
+        var checks: [Check] = []
+        let jws: CompactJWS
+        do { jws = try CompactJWS(parsing: text) } catch {
+            return JWSReport(checks: [.failed("format", .jwsFormat, error.description)], header: nil, payload: nil, certificates: [], nested: [], kind: nil)
+        }
+        let header = try? JSONValue(parsing: jws.header)
+        let payload = try? JSONValue(parsing: jws.payload)
+        guard let header, header.objectValue != nil else {
+            return JWSReport(checks: [.failed("format", .jwsFormat, "the header is not a JSON object")], header: nil, payload: payload, certificates: [], nested: [], kind: nil)
+        }
+        guard let payload, payload.objectValue != nil else {
+            return JWSReport(checks: [.failed("format", .jwsFormat, "the payload is not a JSON object")], header: header, payload: nil, certificates: [], nested: [], kind: nil)
+        }
+        checks.append(.passed("format", "three base64url parts; header and payload are JSON objects"))
+        let kind = Self.kind(of: payload)
+
+        // Header: alg, then x5c.
+        guard header["alg"] == .string("ES256") else {
+            checks.append(.failed("header", .jwsAlgorithm, "alg is \(header["alg"]?.serialized(pretty: false) ?? "absent"); Apple signs ES256 only"))
+            return JWSReport(checks: checks, header: header, payload: payload, certificates: [], nested: [], kind: kind)
+        }
+        let xcode = context.environment == "Xcode"
+        guard let entries = header["x5c"]?.arrayValue else {
+            checks.append(.failed("header", .jwsX5C, "no x5c array in the header"))
+            return JWSReport(checks: checks, header: header, payload: payload, certificates: [], nested: [], kind: kind)
+        }
+        var certificates: [X509Certificate] = []
+        for (index, entry) in entries.enumerated() {
+            // RFC 7515 §4.1.6: standard base64 (not url), no line breaks.
+            guard let text = entry.stringValue, let der = Data(base64Encoded: text).map(Array.init), let certificate = try? X509Certificate(derEncoded: der) else {
+                if index < 2 || xcode {
+                    checks.append(.failed("header", .jwsX5C, "x5c[\(index)] is not a base64 DER certificate"))
+                    return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind)
+                }
+                continue  // x5c[2] is never used: the root comes from configuration
+            }
+            certificates.append(certificate)
+        }
+        let expectedCount = xcode ? 1 : 3
+        guard entries.count == expectedCount else {
+            checks.append(
+                .failed("header", .jwsX5C, "x5c has \(entries.count) certificates; \(xcode ? "Xcode signs with one" : "Apple's chain has exactly 3 (leaf, intermediate, root)")"))
+            return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind)
+        }
+        checks.append(.passed("header", "alg ES256, x5c of \(entries.count)"))
+
+        // The instant: signedDate, or receiptCreationDate for AppTransaction, unless pinned.
+        let dateField = kind == "app-transaction" ? "receiptCreationDate" : "signedDate"
+        guard let instant = context.at ?? payload[dateField]?.numericValue.map({ Date(timeIntervalSince1970: $0 / 1000) }) else {
+            checks.append(.failed("chain", .payloadMissingField, "no numeric \(dateField) to evaluate the chain at; pin a time"))
+            return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind)
+        }
+        guard let leaf = certificates.first else { return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind) }
+        checks.append(chainCheck(leaf: leaf, intermediate: xcode ? nil : certificates.dropFirst().first, roots: context.trustedRoots, at: instant, xcode: xcode))
+        if checks.last?.status == .failed { return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind) }
+
+        // The signature under the leaf's key.
+        if let key = leaf.publicKey.ec, key.curve == .p256, key.isValidSignature(jws.signature, for: Array(jws.signingInput.utf8), algorithm: .sha256) {
+            checks.append(.passed("signature", "ES256 over the signing input verifies under the leaf's P-256 key"))
+        } else {
+            let why = leaf.publicKey.ec?.curve == .p256 ? "\(jws.signature.count)-byte signature does not verify" : "the leaf's key is not P-256"
+            checks.append(.failed("signature", .jwsSignature, why))
+            return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind)
+        }
+
+        checks += claimChecks(payload, kind: kind, context: context)
+        var nested: [(String, JWSReport)] = []
+        if let data = payload["data"]?.objectValue {
+            for field in ["signedTransactionInfo", "signedRenewalInfo"] {
+                guard let inner = data[field]?.stringValue else { continue }
+                let report = verify(inner, context: context)
+                nested.append((field, report))
+                checks.append(
+                    report.verdict == .valid
+                        ? .passed("nested", "\(field) verifies") : .failed("nested", .jwsNested, "\(field): \(report.message) [\(report.errorClass?.rawValue ?? "")]"))
+            }
+        }
+        return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: nested, kind: kind)
+    }
+
+    private func chainCheck(leaf: X509Certificate, intermediate: X509Certificate?, roots: [X509Certificate], at time: Date, xcode: Bool) -> Check {
+        guard !roots.isEmpty else { return .failed("chain", .chainUntrusted, "no trusted root configured") }
+        if xcode {
+            guard roots.contains(leaf) else { return .failed("chain", .chainUntrusted, "the Xcode certificate is not one of the trusted roots") }
+            guard leaf.notBefore <= time, time <= leaf.notAfter else { return .failed("chain", .chainExpired, "the Xcode certificate is not valid at \(ReceiptDate.format(time))") }
+            return .passed("chain", "the pinned Xcode certificate, at \(ReceiptDate.format(time))")
+        }
+        switch ChainVerifier.verify(leaf: leaf, intermediates: intermediate.map { [$0] } ?? [], trustedRoots: roots, at: time) {
+        case .untrusted(let reason, let code, let depth):
+            return .failed("chain", ReferenceValidator.chainErrorClass(verifyError: code), "\(reason) (at depth \(depth), evaluated at \(ReceiptDate.format(time)))")
+        case .trusted(let chain):
+            guard chain.count == 3 else { return .failed("chain", .chainLength, "the path has \(chain.count) certificates; Apple's has 3") }
+            guard chain[0].hasExtension(oid: KnownOID.appleReceiptSigningMarker) else {
+                return .failed("chain", .chainLeafMarker, "the leaf lacks the marker \(KnownOID.appleReceiptSigningMarker)")
+            }
+            guard chain[1].hasExtension(oid: KnownOID.appleWWDRIntermediateMarker) else {
+                return .failed("chain", .chainIntermediateMarker, "the intermediate lacks the marker \(KnownOID.appleWWDRIntermediateMarker)")
+            }
+            return .passed("chain", "\(chain.map { $0.commonName ?? $0.subject }.joined(separator: " → ")), at \(ReceiptDate.format(time)), marker OIDs present")
+        }
+    }
+
+    private func claimChecks(_ payload: JSONValue, kind: String?, context: JWSVerificationContext) -> [Check] {
+        var checks: [Check] = []
+        let data = payload["data"] ?? payload["summary"] ?? payload["externalPurchaseToken"]
+        let claims = kind == "notification" ? (data ?? .object([])) : payload
+        if let bundle = context.bundleID, kind != "renewal", kind != "realtime" {
+            let actual = claims["bundleId"]?.stringValue
+            checks.append(actual == bundle ? .passed("bundleId", bundle) : .failed("bundleId", .bindingBundleID, "bundleId is \(actual ?? "absent"), expected \(bundle)"))
+        }
+        if let environment = context.environment {
+            var actual = (kind == "app-transaction" ? claims["receiptType"] : claims["environment"])?.stringValue
+            if actual == nil, let id = payload["externalPurchaseToken"]?["externalPurchaseId"]?.stringValue {
+                actual = id.hasPrefix("SANDBOX") ? "Sandbox" : "Production"
+            }
+            checks.append(
+                actual == environment
+                    ? .passed("environment", environment) : .failed("environment", .bindingEnvironment, "environment is \(actual ?? "absent"), expected \(environment)"))
+        }
+        if context.environment == "Production", ["app-transaction", "notification", "realtime"].contains(kind ?? "") {
+            let actual = claims["appAppleId"]?.integerValue
+            if let expected = context.appAppleID {
+                checks.append(
+                    actual == expected
+                        ? .passed("appAppleId", String(expected))
+                        : .failed("appAppleId", .bindingAppAppleID, "appAppleId is \(actual.map(String.init) ?? "absent"), expected \(expected)"))
+            } else {
+                checks.append(.failed("appAppleId", .bindingAppAppleID, "Production needs the app's Apple id (--app-apple-id) to check appAppleId"))
+            }
+        }
+        return checks
+    }
+
+    /// What the payload is, by the fields only that kind has.
+    public static func kind(of payload: JSONValue) -> String? {
+        if payload["notificationType"] != nil { return "notification" }
+        if payload["receiptType"] != nil { return "app-transaction" }
+        if payload["autoRenewStatus"] != nil || payload["autoRenewProductId"] != nil { return "renewal" }
+        if payload["requestIdentifier"] != nil, payload["userLocale"] != nil { return "realtime" }
+        if payload["transactionId"] != nil { return "transaction" }
+        return nil
+    }
+}

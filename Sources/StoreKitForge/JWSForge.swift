@@ -1,0 +1,309 @@
+public import Foundation
+public import ForgeCrypto
+public import ReceiptForge
+public import ReceiptModel
+
+/// The five StoreKit 2 signed artefacts.
+public enum JWSKind: String, Sendable, Hashable, CaseIterable, Codable {
+    case transaction
+    case renewal
+    case appTransaction = "app-transaction"
+    case notification
+    /// Retention Messaging's realtime request (`DecodedRealtimeRequestBody`).
+    case realtime
+}
+
+/// What a JWS says beyond the scenario: the notification's type, prices, fields set by hand.
+public struct JWSOptions: Sendable {
+    /// Which purchase (by product id) the transaction, renewal or notification is about; default: the first.
+    public var productID: String?
+    public var notificationType: String
+    public var subtype: String?
+    public var storefront: String
+    public var storefrontID: String
+    public var currency: String
+    /// Price in milliunits (9990 = 9.99).
+    public var price: Int64
+    public var appAccountToken: String?
+    /// Fields replaced or added after the payload is built (`--set key=json`): any field of Apple's vocabularies.
+    public var overrides: [(String, JSONValue)]
+    /// Fields removed (`--unset key`).
+    public var removals: [String]
+
+    public init(
+        productID: String? = nil, notificationType: String = "DID_RENEW", subtype: String? = nil, storefront: String = "USA",
+        storefrontID: String = "143441", currency: String = "USD", price: Int64 = 9990, appAccountToken: String? = nil,
+        overrides: [(String, JSONValue)] = [], removals: [String] = []
+    ) {
+        self.productID = productID
+        self.notificationType = notificationType
+        self.subtype = subtype
+        self.storefront = storefront
+        self.storefrontID = storefrontID
+        self.currency = currency
+        self.price = price
+        self.appAccountToken = appAccountToken
+        self.overrides = overrides
+        self.removals = removals
+    }
+}
+
+/// A forged JWS and what went into it.
+public struct ForgedJWS: Sendable {
+    public let kind: JWSKind
+    public let compact: String
+    public let payload: JSONValue
+    /// `Production`, `Sandbox` or `Xcode`.
+    public let environment: String
+    public let bundleID: String
+    public let appAppleID: Int64?
+}
+
+/// Signs StoreKit 2 payloads as Apple does: ES256, compact serialization, `x5c` = leaf, intermediate,
+/// root (Xcode: one self-signed certificate and `kid` "Apple_Xcode_Key"). RFC 6979 nonces make the
+/// same scenario, time and seed give the same bytes.
+public struct JWSForge: Sendable {
+    public let pki: JWSTestPKI
+    let receipts: Forge
+
+    public init(pki: JWSTestPKI, receipts: Forge) {
+        self.pki = pki
+        self.receipts = receipts
+    }
+
+    /// The compact JWS of `payload`.
+    public func sign(_ payload: JSONValue, xcode: Bool) throws(ForgeError) -> String {
+        let chain = pki.x5c(xcode: xcode).map { JSONValue.string(Data($0.derRepresentation).base64EncodedString()) }
+        let header: JSONValue =
+            xcode
+            ? .object([("kid", .string("Apple_Xcode_Key")), ("typ", .string("JWT")), ("alg", .string("ES256")), ("x5c", .array(chain))])
+            : .object([("alg", .string("ES256")), ("x5c", .array(chain)), ("typ", .string("JWT"))])
+        let input = Base64URL.encode(Array(header.serialized(pretty: false).utf8)) + "." + Base64URL.encode(Array(payload.serialized(pretty: false).utf8))
+        guard let key = pki.key(xcode ? .xcode : .leaf) else { throw ForgeError(.certificateSetInvalid, "the JWS test PKI has no signing key") }
+        let signature = try ForgeError.wrapping("signing the JWS") { try key.signature(for: Array(input.utf8), algorithm: .sha256) }
+        return input + "." + Base64URL.encode(signature)
+    }
+
+    /// Forges one artefact of `scenario` at `now`, consistent with the receipt `forge make` makes of it
+    /// (same transaction ids, dates, device and bundle).
+    public func make(_ kind: JWSKind, scenario: Scenario, now: Date, options: JWSOptions = JWSOptions()) throws(ForgeError) -> ForgedJWS {
+        let receipt = try receipts.make(scenario, now: now)
+        let world = try World(receipt: receipt, scenario: scenario, options: options)
+        var payload: JSONValue
+        switch kind {
+        case .transaction: payload = try world.transaction(world.latest())
+        case .renewal: payload = try world.renewal()
+        case .appTransaction: payload = world.appTransaction()
+        case .realtime: payload = try world.realtime()
+        case .notification:
+            let subscription = (try? world.latest())?.type == .autoRenewable
+            let signedTransaction = try sign(try world.transaction(world.latest()), xcode: world.isXcode)
+            let signedRenewal = subscription ? try sign(try world.renewal(), xcode: world.isXcode) : nil
+            payload = world.notification(signedTransaction: signedTransaction, signedRenewal: signedRenewal)
+        }
+        if var members = payload.objectValue {
+            for (key, value) in options.overrides { members[key] = value }
+            for key in options.removals { members[key] = nil }
+            payload = .object(members)
+        }
+        return ForgedJWS(
+            kind: kind, compact: try sign(payload, xcode: world.isXcode), payload: payload, environment: world.environment, bundleID: receipt.bundleID,
+            appAppleID: world.appAppleID)
+    }
+}
+
+/// The facts every payload draws on, from the receipt forged for the same scenario.
+struct World {
+    let receipt: ForgedReceipt
+    let options: JWSOptions
+    let environment: String
+    let isXcode: Bool
+    let appAppleID: Int64?
+    let originalApplicationVersion: String
+    let appTransactionID: String
+    let nonce: String
+    let fraction: Double
+    let productID: String?
+
+    init(receipt: ForgedReceipt, scenario: Scenario, options: JWSOptions) throws(ForgeError) {
+        self.receipt = receipt
+        self.options = options
+        isXcode = receipt.preset.isXcode
+        environment = isXcode ? "Xcode" : (receipt.environment.hasSuffix("Sandbox") ? "Sandbox" : "Production")
+        let decoded = try? AppReceipt(payloadBytes: receipt.payload)
+        let itemID = scenario.appItemID ?? decoded?.appItemID ?? 0
+        appAppleID = environment == "Production" ? itemID : (itemID == 0 ? nil : itemID)
+        originalApplicationVersion = decoded?.originalAppVersion ?? "1.0"
+        var random = SeededGenerator(seed: receipt.seed ^ 0x6A77_735F_666F_7267)  // "jws_forg"
+        appTransactionID = isXcode ? "0" : "70" + random.decimalString(digits: 16)
+        var uuid = random.bytes(16)
+        uuid[6] = uuid[6] & 0x0F | 0x40
+        uuid[8] = uuid[8] & 0x3F | 0x80
+        nonce = DeviceID(uuidBytes: uuid).description.lowercased()
+        fraction = Double(random.below(10_000)) / 10_000
+        productID = options.productID
+    }
+
+    /// Epoch milliseconds; Xcode writes fractional ones ("dates are not well formed").
+    func date(_ date: Date) -> JSONValue {
+        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        return isXcode ? .number(milliseconds + fraction) : .integer(Int64(milliseconds))
+    }
+
+    var signedDate: JSONValue { date(receipt.now) }
+
+    func id(_ value: String) -> JSONValue { .string(isXcode ? "0" : value) }
+
+    func latest() throws(ForgeError) -> Transaction {
+        let candidates = receipt.transactions.filter { productID == nil || $0.productID == productID }
+        guard let latest = candidates.max(by: { $0.purchaseDate < $1.purchaseDate }) else {
+            throw ForgeError(
+                .invalidScenario, productID.map { "no purchase of \($0) in the scenario" } ?? "the scenario has no purchase: give --product or purchases")
+        }
+        return latest
+    }
+
+    static func typeName(_ type: ProductType) -> String {
+        switch type {
+        case .consumable: "Consumable"
+        case .nonConsumable: "Non-Consumable"
+        case .nonRenewing: "Non-Renewing Subscription"
+        case .autoRenewable: "Auto-Renewable Subscription"
+        }
+    }
+
+    /// A stable subscription group id per product family (digits, like Apple's).
+    func groupIdentifier(_ product: String) -> String { "2" + String(StableHash.fnv1a(Data(product.utf8)) % 10_000_000).leftPadded(7) }
+
+    func transaction(_ t: Transaction) throws(ForgeError) -> JSONValue {
+        var members: JSONObject = [
+            ("originalTransactionId", id(t.originalTransactionID)), ("transactionId", id(t.transactionID)),
+        ]
+        let subscription = t.type == .autoRenewable
+        if subscription { members.append(("webOrderLineItemId", id(String(t.webOrderLineItemID)))) }
+        members += [("bundleId", .string(receipt.bundleID)), ("productId", .string(t.productID))]
+        if subscription { members.append(("subscriptionGroupIdentifier", .string(groupIdentifier(t.productID)))) }
+        members += [("purchaseDate", date(t.purchaseDate)), ("originalPurchaseDate", date(t.originalPurchaseDate))]
+        if let expires = t.expiresDate { members.append(("expiresDate", date(expires))) }
+        members += [("quantity", .integer(Int64(t.quantity))), ("type", .string(Self.typeName(t.type)))]
+        if let token = options.appAccountToken { members.append(("appAccountToken", .string(token))) }
+        members += [("inAppOwnershipType", .string("PURCHASED")), ("signedDate", signedDate)]
+        if let revoked = t.cancellationDate {
+            members += [("revocationReason", .integer(Int64(t.cancellationReason?.code ?? 0))), ("revocationDate", date(revoked))]
+        }
+        if t.isTrialPeriod || t.isInIntroOfferPeriod {
+            members.append(("offerType", .integer(1)))
+        } else if let promo = t.promotionalOfferID {
+            members += [("offerType", .integer(2)), ("offerIdentifier", .string(promo))]
+        }
+        members += [
+            ("environment", .string(environment)), ("storefront", .string(options.storefront)), ("storefrontId", .string(options.storefrontID)),
+            ("transactionReason", .string(t.transactionID == t.originalTransactionID ? "PURCHASE" : "RENEWAL")),
+            ("currency", .string(options.currency)), ("price", .integer(t.isTrialPeriod ? 0 : options.price)),
+        ]
+        if t.isTrialPeriod {
+            members.append(("offerDiscountType", .string("FREE_TRIAL")))
+        } else if t.isInIntroOfferPeriod {
+            members.append(("offerDiscountType", .string("PAY_AS_YOU_GO")))
+        }
+        members.append(("appTransactionId", .string(appTransactionID)))
+        if t.isTrialPeriod || t.isInIntroOfferPeriod { members.append(("offerPeriod", .string("P1M"))) }
+        return .object(members)
+    }
+
+    func renewal() throws(ForgeError) -> JSONValue {
+        let last = try latest()
+        guard last.type == .autoRenewable else { throw ForgeError(.invalidScenario, "renewal info needs an auto-renewable subscription; \(last.productID) is not one") }
+        let state = receipt.history.pendingRenewals.first { $0.originalTransactionID == last.originalTransactionID }
+        var members = JSONObject()
+        if let intent = state?.expirationIntent { members.append(("expirationIntent", .integer(Int64(intent)))) }
+        members += [
+            ("originalTransactionId", id(last.originalTransactionID)), ("autoRenewProductId", .string(state?.autoRenewProductID ?? last.productID)),
+            ("productId", .string(last.productID)), ("autoRenewStatus", .integer(state?.autoRenewStatus == false ? 0 : 1)),
+            ("isInBillingRetryPeriod", .bool(state?.isInBillingRetryPeriod ?? false)),
+        ]
+        if let consent = state?.priceConsentStatus { members.append(("priceIncreaseStatus", .integer(Int64(consent)))) }
+        if let grace = state?.gracePeriodExpiresDate { members.append(("gracePeriodExpiresDate", date(grace))) }
+        members += [("signedDate", signedDate), ("environment", .string(environment))]
+        let first = receipt.transactions.filter { $0.originalTransactionID == last.originalTransactionID }.map(\.purchaseDate).min() ?? last.purchaseDate
+        members.append(("recentSubscriptionStartDate", date(first)))
+        if let renewal = last.expiresDate { members.append(("renewalDate", date(renewal))) }
+        members += [("currency", .string(options.currency)), ("renewalPrice", .integer(options.price)), ("appTransactionId", .string(appTransactionID))]
+        return .object(members)
+    }
+
+    func appTransaction() -> JSONValue {
+        let receiptType = isXcode ? "Xcode" : environment
+        var members: JSONObject = [("receiptType", .string(receiptType))]
+        if let appAppleID { members.append(("appAppleId", .integer(appAppleID))) }
+        members += [
+            ("bundleId", .string(receipt.bundleID)), ("applicationVersion", .string(receipt.appVersion)),
+            ("versionExternalIdentifier", .integer(environment == "Production" ? 840_000_000 + Int64(receipt.seed % 100_000) : 0)),
+            ("receiptCreationDate", date(receipt.now)),
+            // Xcode writes year 1 (-62135769600000); the others the first download, before any purchase.
+            (
+                "originalPurchaseDate",
+                isXcode
+                    ? .integer(-62_135_769_600_000)
+                    : date(receipt.transactions.map(\.originalPurchaseDate).min().map { $0.addingTimeInterval(-86_400) } ?? receipt.now.addingTimeInterval(-86_400))
+            ),
+            ("originalApplicationVersion", .string(originalApplicationVersion)),
+            ("deviceVerification", .string(deviceVerification)), ("deviceVerificationNonce", .string(nonce)),
+            ("appTransactionId", .string(appTransactionID)), ("originalPlatform", .string("iOS")), ("signedDate", signedDate),
+        ]
+        return .object(members)
+    }
+
+    /// base64(SHA-384(nonce ‖ device id)), both as lowercase text. [guess: Apple documents the inputs, not the byte layout]
+    var deviceVerification: String {
+        let input = Array((nonce + receipt.deviceID.description.lowercased()).utf8)
+        return Data((try? DigestAlgorithm.sha384.digest(input)) ?? []).base64EncodedString()
+    }
+
+    func notification(signedTransaction: String, signedRenewal: String?) -> JSONValue {
+        let t = try? latest()
+        var data: JSONObject = []
+        if let appAppleID { data.append(("appAppleId", .integer(appAppleID))) }
+        data += [("bundleId", .string(receipt.bundleID)), ("bundleVersion", .string(receipt.appVersion)), ("environment", .string(environment))]
+        data.append(("signedTransactionInfo", .string(signedTransaction)))
+        if let signedRenewal { data.append(("signedRenewalInfo", .string(signedRenewal))) }
+        if t?.type == .autoRenewable { data.append(("status", .integer(status(t)))) }
+        var members: JSONObject = [("notificationType", .string(options.notificationType))]
+        if let subtype = options.subtype { members.append(("subtype", .string(subtype))) }
+        members += [("notificationUUID", .string(uuid(salt: 1))), ("data", .object(data)), ("version", .string("2.0")), ("signedDate", signedDate)]
+        return .object(members)
+    }
+
+    /// 1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked.
+    func status(_ t: Transaction?) -> Int64 {
+        guard let t else { return 1 }
+        if t.cancellationDate != nil { return 5 }
+        let state = receipt.history.pendingRenewals.first { $0.originalTransactionID == t.originalTransactionID }
+        if state?.gracePeriodExpiresDate != nil { return 4 }
+        if state?.isInBillingRetryPeriod == true { return 3 }
+        return (t.expiresDate.map { $0 <= receipt.now } ?? false) ? 2 : 1
+    }
+
+    func realtime() throws(ForgeError) -> JSONValue {
+        let t = try latest()
+        var members: JSONObject = [("originalTransactionId", id(t.originalTransactionID))]
+        if let appAppleID { members.append(("appAppleId", .integer(appAppleID))) }
+        members += [
+            ("productId", .string(t.productID)), ("userLocale", .string("en-US")), ("requestIdentifier", .string(uuid(salt: 2))),
+            ("environment", .string(environment)), ("signedDate", signedDate),
+        ]
+        return .object(members)
+    }
+
+    func uuid(salt: UInt64) -> String {
+        var random = SeededGenerator(seed: receipt.seed &+ salt &* 0x9E37_79B9_7F4A_7C15)
+        var bytes = random.bytes(16)
+        bytes[6] = bytes[6] & 0x0F | 0x40
+        bytes[8] = bytes[8] & 0x3F | 0x80
+        return DeviceID(uuidBytes: bytes).description.lowercased()
+    }
+}
+
+extension String {
+    fileprivate func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
+}

@@ -1,0 +1,191 @@
+public import Foundation
+public import ForgeCrypto
+public import ReceiptForge
+import ReceiptModel
+
+/// A certificate of the Apple-shaped EC test PKI that signs StoreKit 2 JWS.
+public enum JWSRole: String, Sendable, Hashable, CaseIterable, Codable {
+    /// P-384 root, plays Apple Root CA - G3.
+    case root
+    /// P-384 intermediate, plays Apple Worldwide Developer Relations CA - G6 (marker 1.2.840.113635.100.6.2.1).
+    case intermediate
+    /// P-256 signing leaf, plays "Prod ECC Mac App Store and iTunes Store Receipt Signing" (marker 1.2.840.113635.100.6.11.1).
+    case leaf
+    /// P-256 self-signed certificate, plays Xcode's "StoreKit Testing in Xcode".
+    case xcode
+
+    public var fileStem: String {
+        switch self {
+        case .root: "jws-root-g3"
+        case .intermediate: "jws-wwdr-g6"
+        case .leaf: "jws-signing"
+        case .xcode: "jws-xcode"
+        }
+    }
+
+    public var curve: ECCurve { self == .root || self == .intermediate ? .p384 : .p256 }
+    public var issuer: JWSRole? {
+        switch self {
+        case .root, .xcode: nil
+        case .intermediate: .root
+        case .leaf: .intermediate
+        }
+    }
+}
+
+/// The EC test PKI: keys and certificates, compiled in from `Certificates/jws/` (TEST only, not Apple).
+///
+/// Certificates are issued with RFC 6979 signatures, so issuing them again from the committed keys gives
+/// the committed bytes (a test checks this).
+public struct JWSTestPKI: Sendable {
+    public let keys: [JWSRole: ECPrivateKey]
+    public let certificates: [JWSRole: X509Certificate]
+
+    public func key(_ role: JWSRole) -> ECPrivateKey? { keys[role] }
+    public func certificate(_ role: JWSRole) -> X509Certificate? { certificates[role] }
+
+    /// The chain a JWS carries in `x5c`: leaf, intermediate, root (Xcode: its one certificate).
+    public func x5c(xcode: Bool) -> [X509Certificate] {
+        (xcode ? [JWSRole.xcode] : [.leaf, .intermediate, .root]).compactMap { certificates[$0] }
+    }
+
+    /// The compiled-in set.
+    public static func bundled() throws(ForgeError) -> JWSTestPKI {
+        try load(files: BundledJWSCertificates.files, source: "the bundled JWS test PKI")
+    }
+
+    /// A set written by ``write(to:)`` (or `forge ca init --jws`).
+    public static func load(from directory: URL) throws(ForgeError) -> JWSTestPKI {
+        var files: [String: String] = [:]
+        for role in JWSRole.allCases {
+            for name in ["\(role.fileStem).pem", "\(role.fileStem).key.pem"] {
+                guard let text = try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8) else {
+                    throw ForgeError(.certificateSetInvalid, "\(directory.path)/\(name) is missing or unreadable")
+                }
+                files[name] = text
+            }
+        }
+        return try load(files: files, source: directory.path)
+    }
+
+    static func load(files: [String: String], source: String) throws(ForgeError) -> JWSTestPKI {
+        var keys: [JWSRole: ECPrivateKey] = [:]
+        var certificates: [JWSRole: X509Certificate] = [:]
+        for role in JWSRole.allCases {
+            guard let keyText = files["\(role.fileStem).key.pem"], let certificateText = files["\(role.fileStem).pem"] else {
+                throw ForgeError(.certificateSetInvalid, "\(source) lacks \(role.fileStem).pem or its key")
+            }
+            do {
+                keys[role] = try ECPrivateKey(pemRepresentation: keyText)
+                certificates[role] = try X509Certificate(pemEncoded: certificateText)
+            } catch {
+                throw ForgeError(.certificateSetInvalid, "\(source): \(role.fileStem): \(error)")
+            }
+            guard keys[role]?.publicKey == certificates[role]?.publicKey.ec else {
+                throw ForgeError(.certificateSetInvalid, "\(source): the key of \(role.fileStem) does not match its certificate")
+            }
+        }
+        return JWSTestPKI(keys: keys, certificates: certificates)
+    }
+
+    /// Fresh keys, certificates issued from them.
+    public static func generate() throws(ForgeError) -> JWSTestPKI {
+        var keys: [JWSRole: ECPrivateKey] = [:]
+        for role in JWSRole.allCases {
+            keys[role] = try ForgeError.wrapping("generating the \(role.rawValue) key") { try ECPrivateKey.generate(curve: role.curve) }
+        }
+        return try issue(keys: keys)
+    }
+
+    /// Issues every certificate from `keys`: deterministic, the same keys give the same certificates.
+    public static func issue(keys: [JWSRole: ECPrivateKey]) throws(ForgeError) -> JWSTestPKI {
+        var certificates: [JWSRole: X509Certificate] = [:]
+        for role in [JWSRole.root, .intermediate, .leaf, .xcode] {
+            guard let key = keys[role] else { throw ForgeError(.certificateSetInvalid, "no key for \(role.rawValue)") }
+            let issuerKey = role.issuer.flatMap { keys[$0] } ?? key
+            let issuer = role.issuer.flatMap { certificates[$0] }
+            certificates[role] = try ForgeError.wrapping("issuing the \(role.rawValue) certificate") {
+                try X509Certificate.issue(JWSProfile.template(for: role), subjectKey: .ec(key.publicKey), issuer: issuer, issuerKey: issuerKey)
+            }
+        }
+        return JWSTestPKI(keys: keys, certificates: certificates)
+    }
+
+    /// `<stem>.pem` and `<stem>.key.pem` for every role.
+    public func files() throws(ForgeError) -> [String: String] {
+        var files: [String: String] = [:]
+        for role in JWSRole.allCases {
+            guard let key = keys[role], let certificate = certificates[role] else { continue }
+            files["\(role.fileStem).pem"] = certificate.pemRepresentation
+            files["\(role.fileStem).key.pem"] = try ForgeError.wrapping("encoding a key") { try key.pemRepresentation }
+        }
+        return files
+    }
+}
+
+/// The certificate templates of the EC test PKI, shaped after Apple's JWS chain (storekit2-facts §2).
+public enum JWSProfile {
+    static let base = TestPKIProfile.loopbackBase
+
+    public static func template(for role: JWSRole) -> CertificateTemplate {
+        let name: [(String, String)]
+        var extensions: [CertificateExtension]
+        let serial: [UInt8]
+        var digest = DigestAlgorithm.sha384
+        var notBefore = ReceiptDate.instant(year: 2020, month: 1, day: 1)
+        var notAfter = ReceiptDate.instant(year: 2049, month: 12, day: 31, hour: 23, minute: 59, second: 59)
+        switch role {
+        case .root:
+            name = [("CN", "receipt-forge TEST Root CA - G3 — not Apple"), ("OU", "receipt-forge TEST Certification Authority"), ("O", "receipt-forge TEST"), ("C", "US")]
+            extensions = [.subjectKeyIdentifier, .basicConstraints(isCA: true, critical: true), .keyUsage([.keyCertSign, .cRLSign], critical: true)]
+            serial = [0x2D, 0xC5, 0xFC, 0x88, 0xD2, 0xC5, 0x4B, 0x95]
+        case .intermediate:
+            name = [("CN", "receipt-forge TEST Worldwide Developer Relations CA — not Apple"), ("OU", "G6"), ("O", "receipt-forge TEST"), ("C", "US")]
+            extensions = [
+                .basicConstraints(isCA: true, pathLength: 0, critical: true), .authorityKeyIdentifier,
+                .authorityInformationAccess(ocsp: ["\(base)/ocsp03-applerootcag3"], caIssuers: []),
+                .custom(oid: "2.5.29.31", critical: false, derValue: crlDistributionPoint("\(base)/applerootcag3.crl")), .subjectKeyIdentifier,
+                .keyUsage([.keyCertSign, .cRLSign], critical: true),
+                .custom(oid: KnownOID.appleWWDRIntermediateMarker, critical: false, derValue: [0x05, 0x00]),
+            ]
+            serial = [0x74, 0x8A, 0x3C, 0x2E, 0x11, 0x0F, 0x66, 0x06]
+            notAfter = ReceiptDate.instant(year: 2048, month: 12, day: 31, hour: 23, minute: 59, second: 59)
+        case .leaf:
+            name = [
+                ("CN", "receipt-forge TEST Prod ECC Receipt Signing — not Apple"),
+                ("OU", "receipt-forge TEST Worldwide Developer Relations"), ("O", "receipt-forge TEST"), ("C", "US"),
+            ]
+            extensions = [
+                .basicConstraints(isCA: false, critical: true), .authorityKeyIdentifier,
+                .authorityInformationAccess(ocsp: ["\(base)/ocsp03-wwdrg602"], caIssuers: ["\(base)/wwdrg6.der"]),
+                .certificatePolicies([
+                    CertificatePolicy(
+                        oid: KnownOID.appleReceiptSigningPolicy, cpsURI: "\(base)/certificateauthority/",
+                        userNotice: "TEST certificate of receipt-forge, not issued by Apple. Reliance on it by any party is a test.")
+                ]),
+                .subjectKeyIdentifier, .keyUsage([.digitalSignature], critical: true),
+                .custom(oid: KnownOID.appleReceiptSigningMarker, critical: false, derValue: [0x05, 0x00]),
+            ]
+            serial = [0x79, 0x9C, 0x4E, 0x1B, 0x63, 0x9C, 0x2A, 0x23, 0x5C, 0x33, 0x5B, 0x0A]
+            notAfter = ReceiptDate.instant(year: 2047, month: 12, day: 31, hour: 23, minute: 59, second: 59)
+        case .xcode:
+            name = [("CN", "receipt-forge TEST StoreKit Testing in Xcode — not Apple"), ("O", "receipt-forge TEST StoreKit Testing in Xcode")]
+            extensions = [.basicConstraints(isCA: true, pathLength: 0, critical: true), .keyUsage([.digitalSignature], critical: true), .subjectKeyIdentifier]
+            serial = [0x01]
+            digest = .sha256
+            notBefore = ReceiptDate.instant(year: 2023, month: 10, day: 19)
+        }
+        return CertificateTemplate(
+            serialNumber: serial, subject: DistinguishedName(name), notBefore: notBefore, notAfter: notAfter, extensions: extensions, signatureDigest: digest)
+    }
+
+    /// `CRLDistributionPoints ::= SEQUENCE OF DistributionPoint` with one fullName URI.
+    static func crlDistributionPoint(_ uri: String) -> [UInt8] {
+        func element(_ tag: UInt8, _ contents: [UInt8]) -> [UInt8] {
+            let count = contents.count
+            let length: [UInt8] = count < 0x80 ? [UInt8(count)] : (count < 0x100 ? [0x81, UInt8(count)] : [0x82, UInt8(count >> 8), UInt8(count & 0xFF)])
+            return [tag] + length + contents
+        }
+        return element(0x30, element(0x30, element(0xA0, element(0xA0, element(0x86, Array(uri.utf8))))))
+    }
+}

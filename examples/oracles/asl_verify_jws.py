@@ -1,0 +1,42 @@
+#!/usr/bin/env python3
+"""Apple's own app-store-server-library (PyPI) as an oracle for forged StoreKit 2 JWS.
+
+    asl_verify_jws.py ROOT_PEM ENVIRONMENT BUNDLE_ID APP_APPLE_ID KIND JWS_FILE
+
+KIND: transaction, renewal, app-transaction, notification, realtime. Runs SignedDataVerifier with the given
+root (our TEST root), online checks off, and prints one JSON line: {"verdict": "accept"|"reject", "status":
+Apple's VerificationStatus name or null, "decoded": a few fields}. Exit 0 accept, 1 reject.
+"""
+import json
+import sys
+
+from appstoreserverlibrary.models.Environment import Environment
+from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier, VerificationException
+from cryptography import x509
+from cryptography.hazmat.primitives.serialization import Encoding
+
+root_pem, environment, bundle_id, app_apple_id, kind, path = sys.argv[1:7]
+root = x509.load_pem_x509_certificate(open(root_pem, "rb").read()).public_bytes(Encoding.DER)
+verifier = SignedDataVerifier([root], False, Environment(environment), bundle_id, int(app_apple_id) if app_apple_id != "-" else None)
+text = open(path).read().strip()
+method = {
+    "transaction": verifier.verify_and_decode_signed_transaction,
+    "renewal": verifier.verify_and_decode_renewal_info,
+    "app-transaction": verifier.verify_and_decode_app_transaction,
+    "notification": verifier.verify_and_decode_notification,
+    "realtime": getattr(verifier, "verify_and_decode_realtime_request", None),
+}[kind]
+if method is None:
+    print(json.dumps({"verdict": "unsupported", "status": None}))
+    sys.exit(2)
+try:
+    decoded = method(text)
+except VerificationException as error:
+    print(json.dumps({"verdict": "reject", "status": error.status.name}))
+    sys.exit(1)
+fields = {}
+for name in ("transactionId", "originalTransactionId", "bundleId", "notificationType", "receiptType", "autoRenewStatus", "appAppleId"):
+    value = getattr(decoded, name, None)
+    if value is not None:
+        fields[name] = value if isinstance(value, (int, str)) else str(value)
+print(json.dumps({"verdict": "accept", "status": None, "decoded": fields}))
