@@ -106,6 +106,7 @@ let package = Package(
 
         .testTarget(name: "ForgeCryptoTests", dependencies: ["ForgeCrypto"], swiftSettings: swiftSettings),
         .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel"], swiftSettings: swiftSettings),
+        .testTarget(name: "StoreKitForgeTests", dependencies: ["StoreKitForge", "ForgeCrypto"], swiftSettings: swiftSettings),
         .testTarget(name: "ReceiptCorpusTests", dependencies: ["ReceiptCorpus", "ReceiptModel"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ReceiptConformanceTests",

@@ -270,7 +270,30 @@ struct World {
         if t?.type == .autoRenewable { data.append(("status", .integer(status(t)))) }
         var members: JSONObject = [("notificationType", .string(options.notificationType))]
         if let subtype = options.subtype { members.append(("subtype", .string(subtype))) }
-        members += [("notificationUUID", .string(uuid(salt: 1))), ("data", .object(data)), ("version", .string("2.0")), ("signedDate", signedDate)]
+        members.append(("notificationUUID", .string(uuid(salt: 1))))
+        switch (options.notificationType, options.subtype) {
+        case ("RENEWAL_EXTENSION", "SUMMARY"?):
+            // The outcome of a mass renewal-date extension: `summary` instead of `data`.
+            var summary: JSONObject = [("requestIdentifier", .string(uuid(salt: 3))), ("environment", .string(environment))]
+            if let appAppleID { summary.append(("appAppleId", .integer(appAppleID))) }
+            summary += [
+                ("bundleId", .string(receipt.bundleID)), ("productId", .string(t?.productID ?? "")),
+                ("storefrontCountryCodes", .array([.string(options.storefront)])), ("succeededCount", .integer(1)), ("failedCount", .integer(0)),
+            ]
+            members.append(("summary", .object(summary)))
+        case ("EXTERNAL_PURCHASE_TOKEN", _):
+            // No `data`: the environment is read from the id's SANDBOX prefix.
+            var token: JSONObject = [
+                ("externalPurchaseId", .string((environment == "Production" ? "" : "SANDBOX_") + uuid(salt: 4))),
+                ("tokenCreationDate", date(receipt.now)),
+            ]
+            if let appAppleID { token.append(("appAppleId", .integer(appAppleID))) }
+            token.append(("bundleId", .string(receipt.bundleID)))
+            members.append(("externalPurchaseToken", .object(token)))
+        default:
+            members.append(("data", .object(data)))
+        }
+        members += [("version", .string("2.0")), ("signedDate", signedDate)]
         return .object(members)
     }
 
@@ -286,8 +309,9 @@ struct World {
 
     func realtime() throws(ForgeError) -> JSONValue {
         let t = try latest()
-        var members: JSONObject = [("originalTransactionId", id(t.originalTransactionID))]
-        if let appAppleID { members.append(("appAppleId", .integer(appAppleID))) }
+        // Apple's model requires appAppleId here in every environment; sandbox receipts carry 0, so one is derived.
+        let appID = appAppleID ?? Int64(100_000_000 + receipt.seed % 1_800_000_000)
+        var members: JSONObject = [("originalTransactionId", id(t.originalTransactionID)), ("appAppleId", .integer(appID))]
         members += [
             ("productId", .string(t.productID)), ("userLocale", .string("en-US")), ("requestIdentifier", .string(uuid(salt: 2))),
             ("environment", .string(environment)), ("signedDate", signedDate),

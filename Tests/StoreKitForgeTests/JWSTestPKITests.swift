@@ -1,0 +1,40 @@
+import ForgeCrypto
+import Foundation
+import StoreKitForge
+import Testing
+
+/// The EC test PKI regenerates byte for byte and has Apple's chain shape.
+@Suite("JWS test PKI")
+struct JWSTestPKITests {
+    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("Certificates/jws")
+
+    @Test("The compiled-in set equals Certificates/jws, and issuing again from its keys gives the same certificates")
+    func regenerates() throws {
+        let bundled = try JWSTestPKI.bundled()
+        let files = try JWSTestPKI.load(from: Self.directory)
+        let reissued = try JWSTestPKI.issue(keys: bundled.keys)
+        for role in JWSRole.allCases {
+            #expect(bundled.certificate(role) == files.certificate(role), "\(role): run scripts/embed-certificates.sh")
+            #expect(reissued.certificate(role)?.derRepresentation == bundled.certificate(role)?.derRepresentation, "\(role)")
+        }
+    }
+
+    @Test("Apple's shape: P-384 root and intermediate, P-256 leaf, markers, AKI/SKI, critical constraints")
+    func shape() throws {
+        let pki = try JWSTestPKI.bundled()
+        let root = try #require(pki.certificate(.root))
+        let intermediate = try #require(pki.certificate(.intermediate))
+        let leaf = try #require(pki.certificate(.leaf))
+        let xcode = try #require(pki.certificate(.xcode))
+        #expect(root.publicKey.ec?.curve == .p384 && intermediate.publicKey.ec?.curve == .p384 && leaf.publicKey.ec?.curve == .p256)
+        #expect(root.signatureAlgorithmOID == "1.2.840.10045.4.3.3" && leaf.signatureAlgorithmOID == "1.2.840.10045.4.3.3")  // ecdsa-with-SHA384
+        #expect(intermediate.hasExtension(oid: "1.2.840.113635.100.6.2.1") && intermediate.pathLength == 0 && intermediate.isCritical(oid: "2.5.29.19") == true)
+        #expect(leaf.hasExtension(oid: "1.2.840.113635.100.6.11.1") && !leaf.isCA && leaf.keyUsage == ["digitalSignature"])
+        #expect(leaf.isCritical(oid: "2.5.29.15") == true && leaf.isCritical(oid: "2.5.29.19") == true)
+        for certificate in [intermediate, leaf] { #expect(certificate.hasExtension(oid: "2.5.29.35") && certificate.hasExtension(oid: "2.5.29.14")) }
+        #expect(leaf.isIssued(by: intermediate) && intermediate.isIssued(by: root) && root.isIssued(by: root))
+        #expect(xcode.isCA && xcode.pathLength == 0 && xcode.keyUsage == ["digitalSignature"])
+        // Self-signed with digitalSignature only (no keyCertSign), as Xcode's is: OpenSSL does not call it its own issuer.
+    }
+}
