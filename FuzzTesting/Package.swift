@@ -39,6 +39,13 @@ let package = Package(
                 "FuzzSupport", .product(name: "ReceiptServe", package: "receipt-forge"), .product(name: "ReceiptForge", package: "receipt-forge"),
                 .product(name: "ReceiptModel", package: "receipt-forge"),
             ]),
+        // The reference JWS verifier and the JWS inspector on arbitrary text.
+        .executableTarget(
+            name: "FuzzJWSVerifier",
+            dependencies: [
+                "FuzzSupport", .product(name: "ReceiptValidation", package: "receipt-forge"), .product(name: "StoreKitForge", package: "receipt-forge"),
+                .product(name: "ReceiptModel", package: "receipt-forge"),
+            ]),
         // The manifest, baseline, mapping, results and harness-message decoders.
         .executableTarget(
             name: "FuzzDecoders",

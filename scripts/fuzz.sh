@@ -14,7 +14,7 @@ where the first stopped. A crash, leak or timeout stops the run: its input is wr
 FuzzTesting/FailCases/TARGET-<kind>-<sha1>, where `swift test` replays it (FailCaseTests), and the
 script exits 1. The summary line (executions, exec/s, coverage) is printed at the end.
 
-Targets: FuzzReceiptDecoder, FuzzReferenceValidator, FuzzInspect, FuzzRecipeReplay, FuzzDecoders, FuzzVerifyReceipt.
+Targets: FuzzReceiptDecoder, FuzzReferenceValidator, FuzzInspect, FuzzRecipeReplay, FuzzDecoders, FuzzVerifyReceipt, FuzzJWSVerifier.
 
 Examples:
   scripts/fuzz.sh FuzzReceiptDecoder 600
@@ -26,7 +26,7 @@ TXT
 [ $# -ge 1 ] || { usage >&2; exit 64; }
 case $1 in -h|--help) usage; exit 0 ;; esac
 root=$(cd "$(dirname "$0")/.." && pwd)
-targets=(FuzzReceiptDecoder FuzzReferenceValidator FuzzInspect FuzzRecipeReplay FuzzDecoders FuzzVerifyReceipt)
+targets=(FuzzReceiptDecoder FuzzReferenceValidator FuzzInspect FuzzRecipeReplay FuzzDecoders FuzzVerifyReceipt FuzzJWSVerifier)
 if [ "$1" = --list ]; then printf '%s\n' "${targets[@]}"; exit 0; fi
 target=$1; shift
 [[ " ${targets[*]} " == *" $target "* ]] || { echo "fuzz.sh: unknown target $target (one of ${targets[*]})" >&2; exit 64; }
@@ -65,7 +65,20 @@ for word in sorted(words):
     if len(word) < 64: print(json.dumps(json.dumps(word)))
 PY
 fi
+# JWS of every kind (mode byte 0: raw text) and receipts inside verifyReceipt requests (mode byte 2).
+if [ ! -d "$seeds/jws" ]; then
+    mkdir -p "$seeds/jws" "$seeds/verifyreceipt"
+    forge_bin="$(cd "$root" && swift build --show-bin-path)/forge"
+    for kind in transaction renewal app-transaction notification realtime; do
+        for preset in appstore sandbox xcode-2023; do
+            { printf '\x00'; "$forge_bin" jws make "$kind" --product p --renewals 1 --period P1M --preset "$preset" --now 2025-01-01T00:00:00Z -q; } >"$seeds/jws/$kind-$preset" || true
+        done
+    done
+    for receipt in "$seeds"/receipts/*; do { printf '\x02'; cat "$receipt"; } >"$seeds/verifyreceipt/$(basename "$receipt")"; done
+fi
 case $target in
+    FuzzJWSVerifier) inputs=$seeds/jws; dict=() ;;
+    FuzzVerifyReceipt) inputs=$seeds/verifyreceipt; dict=(-dict="$seeds/receipt.dict") ;;
     FuzzRecipeReplay) inputs=$seeds/recipes; dict=(-dict="$seeds/recipe.dict") ;;
     FuzzDecoders) inputs=$seeds/json; dict=() ;;
     *) inputs=$seeds/receipts; dict=(-dict="$seeds/receipt.dict") ;;

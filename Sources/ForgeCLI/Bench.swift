@@ -4,6 +4,7 @@ import Foundation
 import ForgeCrypto
 import ReceiptForge
 import ReceiptModel
+import StoreKitForge
 import Synchronization
 
 struct Bench: ParsableCommand {
@@ -29,6 +30,8 @@ struct BenchMake: ParsableCommand {
     var rounds: Int = 9
     @Option(help: "Preset of the receipts made.")
     var preset: Preset = .appstore
+    @Option(help: ArgumentHelp("Measure JWS of this kind instead (transaction, renewal, …) against raw ES256 signing (RFC 6979, P-256).", valueName: "kind"))
+    var jws: JWSKind?
     @Flag(help: "Print the figures as JSON.")
     var json = false
 
@@ -52,11 +55,32 @@ struct BenchMake: ParsableCommand {
         let now = ReceiptDate.parse("2025-01-01T00:00:00Z")!
         let scenario = Scenario(preset: preset, purchases: [Purchase(productID: "com.example.pro", renewals: 2)])
 
-        let sign: @Sendable (Int, Int) -> Void = { thread, _ in _ = try? keys[thread].signature(forDigest: digest, algorithm: algorithm) }
-        let make: @Sendable (Int, Int) -> Void = { [forges] thread, index in
+        var sign: @Sendable (Int, Int) -> Void = { thread, _ in _ = try? keys[thread].signature(forDigest: digest, algorithm: algorithm) }
+        var make: @Sendable (Int, Int) -> Void = { [forges] thread, index in
             var seeded = scenario
             seeded.seed = UInt64(index)
             _ = try? forges[thread].make(seeded, now: now)
+        }
+        var labels = ("raw RSA-2048 sign/s (\(algorithm.rawValue))", "forge make receipts/s")
+        if let jws {
+            var jwsForges: [JWSForge] = []
+            for forge in forges {
+                do { jwsForges.append(JWSForge(pki: try JWSTestPKI.bundled(), receipts: forge)) } catch { throw fail(error.message, Exit.software) }
+            }
+            let leafKeys = jwsForges.compactMap { $0.pki.key(.leaf) }
+            let jwsScenario = Scenario(purchases: [Purchase(productID: "com.example.pro", renewals: 2, period: "P1M")])
+            sign = { thread, index in
+                // A different digest each time: RFC 6979 nonces are derived per message.
+                var message = digest
+                withUnsafeBytes(of: index) { message.replaceSubrange(0..<$0.count, with: $0) }
+                _ = try? leafKeys[thread].signature(forDigest: Array(message.prefix(32)), algorithm: .sha256)
+            }
+            make = { [jwsForges] thread, index in
+                var seeded = jwsScenario
+                seeded.seed = UInt64(index)
+                _ = try? jwsForges[thread].make(jws, scenario: seeded, now: now)
+            }
+            labels = ("raw ES256 sign/s (RFC 6979, P-256)", "forge jws make \(jws.rawValue)/s")
         }
         // Sign and make alternate in short rounds and the median of the per-round figures is kept,
         // so drift in the machine's speed (a shared VM) hits both sides of the ratio alike.
@@ -65,8 +89,8 @@ struct BenchMake: ParsableCommand {
         let signRates = (single.sign, parallel.sign)
         let makeRates = (single.make, parallel.make)
         var rows: [(label: String, single: Double, parallel: Double)] = []
-        rows.append(("raw RSA-2048 sign/s (\(algorithm.rawValue))", signRates.0, signRates.1))
-        rows.append(("forge make receipts/s", makeRates.0, makeRates.1))
+        rows.append((labels.0, signRates.0, signRates.1))
+        rows.append((labels.1, makeRates.0, makeRates.1))
         rows.append(("ratio make / sign", single.ratio, parallel.ratio))
         rows.append(("scaling vs 1 thread (make)", 1, makeRates.1 / makeRates.0))
         if json {
@@ -80,7 +104,9 @@ struct BenchMake: ParsableCommand {
                 ]).serialized())
             return
         }
-        print("forge bench — preset \(preset.rawValue), 1 product with 2 renewals; median of \(rounds) alternating rounds in \(seconds)s per column")
+        print(
+            "forge bench — \(jws.map { "JWS \($0.rawValue)" } ?? "preset \(preset.rawValue)"), 1 product with 2 renewals; median of \(rounds) alternating rounds in \(seconds)s per column"
+        )
         print("".padding(toLength: 34, withPad: " ", startingAt: 0) + "1 thread".leftPad(12) + "\(jobs) jobs".leftPad(12))
         for row in rows {
             let isRatio = row.label.hasPrefix("ratio") || row.label.hasPrefix("scaling")

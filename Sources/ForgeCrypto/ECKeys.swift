@@ -1,5 +1,5 @@
 internal import COpenSSL
-public import Foundation
+import Foundation
 
 /// The NIST curves Apple's JWS PKI uses: P-384 (Apple Root CA - G3, WWDR G6) and P-256 (the signing leaf).
 public enum ECCurve: String, Sendable, Hashable, CaseIterable {
@@ -201,8 +201,7 @@ enum ECDSASignature {
     static func sign(digest: [UInt8], scalar: [UInt8], curve: ECCurve, hash: DigestAlgorithm) throws -> [UInt8] {
         OpenSSLErrorQueue.clear()
         let numbers = try BigNumbers()
-        guard let group = EC_GROUP_new_by_curve_name(curve.nid) else { throw ForgeCryptoError(.signingFailed, "EC_GROUP_new_by_curve_name") }
-        defer { EC_GROUP_free(group) }
+        guard let group = (curve == .p256 ? ECGroup.p256 : ECGroup.p384)?.pointer else { throw ForgeCryptoError(.signingFailed, "EC_GROUP_new_by_curve_name") }
         guard let point = EC_POINT_new(group) else { throw ForgeCryptoError(.signingFailed, "EC_POINT_new") }
         defer { EC_POINT_free(point) }
         let order = try numbers.make()
@@ -311,4 +310,22 @@ final class BigNumbers {
         owned.forEach { BN_clear_free($0) }
         BN_CTX_free(context)
     }
+}
+
+/// One `EC_GROUP` per curve for the process (with OpenSSL's precomputed generator multiples), owned here.
+///
+/// `@unchecked Sendable` invariant: the group is never modified after creation; OpenSSL only reads it
+/// during point multiplication, which is safe from several threads at once.
+final class ECGroup: @unchecked Sendable {
+    let pointer: OpaquePointer
+
+    private init?(nid: Int32) {
+        guard let group = EC_GROUP_new_by_curve_name(nid) else { return nil }
+        pointer = group
+    }
+
+    deinit { EC_GROUP_free(pointer) }
+
+    static let p256 = ECGroup(nid: ECCurve.p256.nid)
+    static let p384 = ECGroup(nid: ECCurve.p384.nid)
 }

@@ -65,20 +65,26 @@ public struct ForgedJWS: Sendable {
 public struct JWSForge: Sendable {
     public let pki: JWSTestPKI
     let receipts: Forge
+    /// The encoded protected headers (App Store, Xcode): the same for every JWS of this PKI.
+    private let headers: (appStore: String, xcode: String)
 
     public init(pki: JWSTestPKI, receipts: Forge) {
         self.pki = pki
         self.receipts = receipts
+        func header(xcode: Bool) -> String {
+            let chain = pki.x5c(xcode: xcode).map { JSONValue.string(Data($0.derRepresentation).base64EncodedString()) }
+            let header: JSONValue =
+                xcode
+                ? .object([("kid", .string("Apple_Xcode_Key")), ("typ", .string("JWT")), ("alg", .string("ES256")), ("x5c", .array(chain))])
+                : .object([("alg", .string("ES256")), ("x5c", .array(chain)), ("typ", .string("JWT"))])
+            return Base64URL.encode(Array(header.serialized(pretty: false).utf8))
+        }
+        headers = (header(xcode: false), header(xcode: true))
     }
 
     /// The compact JWS of `payload`.
     public func sign(_ payload: JSONValue, xcode: Bool) throws(ForgeError) -> String {
-        let chain = pki.x5c(xcode: xcode).map { JSONValue.string(Data($0.derRepresentation).base64EncodedString()) }
-        let header: JSONValue =
-            xcode
-            ? .object([("kid", .string("Apple_Xcode_Key")), ("typ", .string("JWT")), ("alg", .string("ES256")), ("x5c", .array(chain))])
-            : .object([("alg", .string("ES256")), ("x5c", .array(chain)), ("typ", .string("JWT"))])
-        let input = Base64URL.encode(Array(header.serialized(pretty: false).utf8)) + "." + Base64URL.encode(Array(payload.serialized(pretty: false).utf8))
+        let input = (xcode ? headers.xcode : headers.appStore) + "." + Base64URL.encode(Array(payload.serialized(pretty: false).utf8))
         guard let key = pki.key(xcode ? .xcode : .leaf) else { throw ForgeError(.certificateSetInvalid, "the JWS test PKI has no signing key") }
         let signature = try ForgeError.wrapping("signing the JWS") { try key.signature(for: Array(input.utf8), algorithm: .sha256) }
         return input + "." + Base64URL.encode(signature)
@@ -87,7 +93,7 @@ public struct JWSForge: Sendable {
     /// Forges one artefact of `scenario` at `now`, consistent with the receipt `forge make` makes of it
     /// (same transaction ids, dates, device and bundle).
     public func make(_ kind: JWSKind, scenario: Scenario, now: Date, options: JWSOptions = JWSOptions()) throws(ForgeError) -> ForgedJWS {
-        let receipt = try receipts.make(scenario, now: now)
+        let receipt = try receipts.make(scenario, now: now, sign: false)
         let world = try World(receipt: receipt, scenario: scenario, options: options)
         var payload: JSONValue
         switch kind {

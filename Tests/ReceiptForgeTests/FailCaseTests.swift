@@ -20,7 +20,7 @@ struct FailCaseTests {
     @Test("The fail cases are there, each named after a fuzz target")
     func named() {
         #expect(Self.cases.count >= 2)
-        let targets = ["FuzzReceiptDecoder", "FuzzReferenceValidator", "FuzzInspect", "FuzzRecipeReplay", "FuzzDecoders", "FuzzVerifyReceipt"]
+        let targets = ["FuzzReceiptDecoder", "FuzzReferenceValidator", "FuzzInspect", "FuzzRecipeReplay", "FuzzDecoders", "FuzzVerifyReceipt", "FuzzJWSVerifier"]
         #expect(Self.cases.filter { name in !targets.contains { name.hasPrefix($0 + "-") } } == [])
     }
 
@@ -46,6 +46,10 @@ struct FailCaseTests {
             let recipe = data.first == UInt8(ascii: "{") ? try JSONDecoder().decode(MutantRecipe.self, from: data) : MutantRecipe(choosingFrom: bytes)
             // Refused or rebuilt; either way the same on every replay.
             #expect((try? Self.mutator.replay(recipe)) == (try? Self.mutator.replay(recipe)))
+        case "FuzzJWSVerifier":
+            let text = String(decoding: bytes.dropFirst(), as: UTF8.self)
+            _ = JWSInspection.reportJSON(JWSVerifier().verify(text, context: JWSVerificationContext(trustedRoots: [], environment: "Production")))
+            if let described = JWSInspection.describe(text) { _ = JWSInspection.text(described) }
         case "FuzzVerifyReceipt":
             let service = VerifyReceiptService(configuration: .init(trustedRoots: [Self.pki[.root].certificate], sharedSecret: "s3cret", now: pinnedNow))
             let rest = Array(bytes.dropFirst())

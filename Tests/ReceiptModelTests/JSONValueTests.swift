@@ -64,3 +64,18 @@ struct JSONValueTests {
         #expect(String(decoding: try encoder.encode(value), as: UTF8.self) == #"{"a":"s","b":[1,2.5,false,null]}"#)
     }
 }
+
+@Suite("Base64URL")
+struct Base64URLTests {
+    @Test("Encodes as Foundation's base64 with the URL alphabet and no padding, and decodes back, for every length mod 3")
+    func roundTrip() {
+        for length in 0..<40 {
+            let bytes = (0..<length).map { UInt8(truncatingIfNeeded: $0 &* 97 &+ 251) }
+            let reference = Data(bytes).base64EncodedString().replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacingOccurrences(of: "=", with: "")
+            #expect(Base64URL.encode(bytes) == reference)
+            #expect(Base64URL.decode(Base64URL.encode(bytes)) == bytes)
+        }
+        #expect(Base64URL.decode("a+b") == nil && Base64URL.decode("abc=") == nil && Base64URL.decode("a") == nil)
+    }
+}

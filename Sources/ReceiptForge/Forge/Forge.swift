@@ -72,11 +72,12 @@ public struct Forge: Sendable {
     ///   - now: the creation time; relative options (`expired`…) follow it.
     ///   - naming: how problems name fields (flags for the CLI, keys for spec files).
     ///   - mutations: named defects applied on top of the valid receipt, in order (see ``Mutation``).
+    ///   - sign: false resolves the scenario and encodes the payload only (``ForgedReceipt/bytes`` is empty).
     ///   - reissuedAt: a receipt issued again later, as `latest_receipt` is: the purchases as they were at
     ///     `now` (same ids), the timeline's events up to this instant, and this creation date.
     public func make(
         _ scenario: Scenario, now: Date, naming: FieldNaming = .specKeys,
-        mutations: [MutationStep] = [], reissuedAt: Date? = nil
+        mutations: [MutationStep] = [], reissuedAt: Date? = nil, sign: Bool = true
     ) throws(ForgeError) -> ForgedReceipt {
         guard mutations.count <= MutationBounds.maxSteps else {
             throw ForgeError(.invalidRecipe, "\(mutations.count) mutation steps; at most \(MutationBounds.maxSteps) are allowed")
@@ -109,6 +110,13 @@ public struct Forge: Sendable {
         try run(.attributes)
         stages.payload = ReceiptPayload(stages.attributes).encoded(ordering: stages.ordering)
         try run(.payload)
+        guard sign else {
+            // What the scenario resolves to, without the signature (JWS built from the same scenario need no receipt).
+            return ForgedReceipt(
+                bytes: [], payload: stages.payload, preset: preset, now: plan.now, seed: plan.seed, deviceID: plan.deviceID,
+                bundleID: plan.bundleID, appVersion: plan.appVersion, environment: plan.environment, transactions: plan.transactions,
+                history: plan.history, trustAnchorRole: preset.trustAnchor, pki: pki)
+        }
         try run(.signing)
         try stages.sign()
         try run(.signed)
