@@ -141,6 +141,9 @@ for mode in plain history; do
   kill "$server"; wait "$server" 2>/dev/null || true; server=""
 done
 
+while read -r line; do row "forge serve start-up to URLs ($(echo "$line" | cut -d' ' -f1))" "$(echo "$line" | grep -o 'median [0-9]* ms' | cut -d' ' -f2-)" "median of 10"; done \
+  < <(python3 scripts/serve-startup.py "$forge" | sed 's/^--scenario examples\/serve-history.json/scenario/; s/^--tls/tls/')
+
 echo
 echo "forge bench — $(date -u +%Y-%m-%dT%H:%MZ), $cores cores, $(uname -m)"
 printf '%s\n' "${rows[@]}"

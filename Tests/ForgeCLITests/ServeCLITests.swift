@@ -142,6 +142,49 @@ struct ServeCLITests {
         #expect(plain["environment"] as? String == "Sandbox" && (plain["latest_receipt_info"] as? [Any])?.count == 4)
     }
 
+    @Test("Field by field, the documented shape (receipt-facts §b.7): known keys only, strings except the four numeric ids, date triplets complete")
+    func documentedShape() async throws {
+        let fixture = try Fixture()
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        let server = try Self.start(["--scenario", fixture.path("history.json")])
+        defer { server.stop() }
+        let answer = try await Self.verify(server.url + "/verifyReceipt", ["receipt-data": try fixture.base64("history.der")])
+        let top: Set<String> = ["status", "environment", "is-retryable", "receipt", "latest_receipt", "latest_receipt_info", "pending_renewal_info"]
+        #expect(Set(answer.keys).isSubset(of: top))
+        func withTriplets(_ names: [String]) -> Set<String> { Set(names.flatMap { [$0, $0 + "_ms", $0 + "_pst"] }) }
+        let receiptKeys: Set<String> = Set([
+            "receipt_type", "adam_id", "app_item_id", "bundle_id", "application_version", "download_id", "version_external_identifier",
+            "original_application_version", "in_app",
+        ]).union(withTriplets(["receipt_creation_date", "request_date", "original_purchase_date", "expiration_date", "preorder_date"]))
+        let transactionKeys: Set<String> = Set([
+            "quantity", "product_id", "transaction_id", "original_transaction_id", "web_order_line_item_id", "cancellation_reason", "is_trial_period",
+            "is_in_intro_offer_period", "is_upgraded", "promotional_offer_id", "offer_code_ref_name", "subscription_group_identifier",
+            "in_app_ownership_type", "app_account_token",
+        ]).union(withTriplets(["purchase_date", "original_purchase_date", "expires_date", "cancellation_date"]))
+        let pendingKeys: Set<String> = Set([
+            "auto_renew_product_id", "auto_renew_status", "expiration_intent", "is_in_billing_retry_period", "offer_code_ref_name",
+            "original_transaction_id", "price_consent_status", "price_increase_status", "product_id", "promotional_offer_id",
+        ]).union(withTriplets(["grace_period_expires_date"]))
+        let receipt = try #require(answer["receipt"] as? [String: Any])
+        #expect(Set(receipt.keys).isSubset(of: receiptKeys), "\(Set(receipt.keys).subtracting(receiptKeys))")
+        let numeric: Set<String> = ["adam_id", "app_item_id", "download_id", "version_external_identifier"]
+        for (key, value) in receipt where key != "in_app" { #expect(numeric.contains(key) ? value is Int : value is String, "receipt.\(key)") }
+        let transactions = (receipt["in_app"] as? [[String: Any]] ?? []) + (answer["latest_receipt_info"] as? [[String: Any]] ?? [])
+        let pending = answer["pending_renewal_info"] as? [[String: Any]] ?? []
+        #expect(!transactions.isEmpty && !pending.isEmpty)
+        for (objects, keys) in [(transactions, transactionKeys), (pending, pendingKeys)] {
+            for object in objects {
+                #expect(Set(object.keys).isSubset(of: keys), "\(Set(object.keys).subtracting(keys))")
+                #expect(object.values.allSatisfy { $0 is String })
+                for key in object.keys where key.hasSuffix("_ms") {
+                    let base = String(key.dropLast(3))
+                    #expect(object[base] as? String != nil && (object[base + "_pst"] as? String)?.hasSuffix(" America/Los_Angeles") == true)
+                    #expect((object[base] as? String)?.hasSuffix(" Etc/GMT") == true && Int64(object[key] as? String ?? "x") != nil)
+                }
+            }
+        }
+    }
+
     @Test("--legacy-expired-status answers 21006 with the decoded receipt when every subscription has expired")
     func legacyExpired() async throws {
         let fixture = try Fixture()
