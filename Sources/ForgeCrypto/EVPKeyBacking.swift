@@ -24,6 +24,15 @@ final class EVPKeyBacking: @unchecked Sendable {
         EVP_PKEY_get_base_id(pointer) == EVP_PKEY_RSA
     }
 
+    /// The private key as unencrypted PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`).
+    func privateKeyPEM() throws -> String {
+        OpenSSLErrorQueue.clear()
+        let bytes = try bytesWritten(failure: .keyEncodingFailed, context: "PEM_write_bio_PrivateKey") { bio in
+            PEM_write_bio_PrivateKey(bio, pointer, nil, nil, 0, nil, nil) == 1
+        }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
     /// The SubjectPublicKeyInfo DER of the key's public half.
     func subjectPublicKeyInfo(failure code: ForgeCryptoError.Code) throws -> [UInt8] {
         try encodedDER(failure: code, context: "i2d_PUBKEY") { i2d_PUBKEY(pointer, $0) }

@@ -62,11 +62,7 @@ public struct RSAPrivateKey: Sendable {
     /// The key as unencrypted PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`).
     public var pemRepresentation: String {
         get throws {
-            OpenSSLErrorQueue.clear()
-            let bytes = try bytesWritten(failure: .keyEncodingFailed, context: "PEM_write_bio_PrivateKey") { bio in
-                PEM_write_bio_PrivateKey(bio, backing.pointer, nil, nil, 0, nil, nil) == 1
-            }
-            return String(decoding: bytes, as: UTF8.self)
+            try backing.privateKeyPEM()
         }
     }
 

@@ -142,10 +142,7 @@ struct World {
         originalApplicationVersion = decoded?.originalAppVersion ?? "1.0"
         var random = SeededGenerator(seed: receipt.seed ^ 0x6A77_735F_666F_7267)  // "jws_forg"
         appTransactionID = isXcode ? "0" : "70" + random.decimalString(digits: 16)
-        var uuid = random.bytes(16)
-        uuid[6] = uuid[6] & 0x0F | 0x40
-        uuid[8] = uuid[8] & 0x3F | 0x80
-        nonce = DeviceID(uuidBytes: uuid).description.lowercased()
+        nonce = random.uuid().description.lowercased()
         fraction = Double(random.below(10_000)) / 10_000
         productID = options.productID
     }
@@ -327,10 +324,7 @@ struct World {
 
     func uuid(salt: UInt64) -> String {
         var random = SeededGenerator(seed: receipt.seed &+ salt &* 0x9E37_79B9_7F4A_7C15)
-        var bytes = random.bytes(16)
-        bytes[6] = bytes[6] & 0x0F | 0x40
-        bytes[8] = bytes[8] & 0x3F | 0x80
-        return DeviceID(uuidBytes: bytes).description.lowercased()
+        return random.uuid().description.lowercased()
     }
 }
 

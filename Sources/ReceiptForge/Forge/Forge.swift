@@ -232,10 +232,7 @@ struct ReceiptPlan {
             }
             deviceID = parsed
         } else {
-            var uuid = random.bytes(16)
-            uuid[6] = uuid[6] & 0x0F | 0x40  // version 4
-            uuid[8] = uuid[8] & 0x3F | 0x80  // RFC 4122 variant
-            deviceID = DeviceID(uuidBytes: uuid)
+            deviceID = random.uuid()
         }
         var ids = IDSource(random: random, isXcode: preset.isXcode)
         let base = scenario.purchases.flatMap { $0.transactions(now: anchor, ids: &ids) }
