@@ -115,7 +115,9 @@ let package = Package(
         // Fixtures/ (the vector revision ledger) is read from the source tree by path, not bundled.
         .testTarget(
             name: "ReceiptForgeTests",
-            dependencies: ["ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance", "ReceiptServe"],
+            dependencies: [
+                "ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance", "ReceiptServe", "StoreKitForge",
+            ],
             exclude: ["Fixtures"], swiftSettings: swiftSettings),
         // Runs the built `forge` (and `forge-http`) binaries, real files, and openssl as an independent oracle; reads ../shared/interop when present.
         .testTarget(name: "ForgeCLITests", dependencies: ["forge", "forge-http", "ReceiptModel", "ReceiptConformance", "ReceiptConformanceHTTP"], swiftSettings: swiftSettings),

@@ -29,6 +29,7 @@ Validators (NAME: what it wraps; what is installed):
   iap      iap_local_receipt 0.2.0                            pip: iap_local_receipt==0.2.0 pyOpenSSL==22.0.0
                                                                    cryptography==37.0.4 (old pins: own venv)
   asl      app-store-server-library 3.1.2 ReceiptUtility      pip: app-store-server-library==3.1.2 (parse only)
+  asl-jws  app-store-server-library 3.1.2 SignedDataVerifier  asl's venv (StoreKit 2 JWS vectors only)
 
 Each run is `forge run --target exit:... --label NAME --profile apple-compatible --features ... --granularity ...
 --results DIR/results/NAME.json --quiet`. forge run exiting 1 (the validator fails vectors) is the expected
@@ -70,7 +71,7 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$dir" ] || { usage >&2; die "give DIR, where the validators are installed (e.g. .oracles)" 64; }
 
-all=(openssl aprv iap asl)
+all=(openssl aprv iap asl asl-jws)
 for name in "${only[@]}"; do
     [[ " ${all[*]} " == *" $name "* ]] || die "--only $name: not one of ${all[*]}" 64
 done
@@ -105,12 +106,16 @@ features() {
         aprv) echo "sha1,robustness,large,transport-decoding" ;;
         iap) echo "device-hash,sha1,robustness,large" ;;
         asl) echo "xcode,sha1,robustness,large,transport-decoding" ;;
+        asl-jws) echo "jws" ;;
     esac
 }
 granularity() { case $1 in aprv|iap) echo coarse ;; *) echo none ;; esac; }
+# Which vectors: the StoreKit 2 families for a JWS verifier, the receipt families for the others.
+selection() { case $1 in asl-jws) echo "--run" "jws-*" ;; *) echo "--skip" "jws-*" ;; esac; }
 target() {
     case $1 in
         openssl) echo "exit:examples/openssl-harness.sh" ;;
+        asl-jws) echo "exit:\"$dir/asl/bin/python\" examples/harnesses/asl_jws.py" ;;
         *) echo "exit:\"$dir/$1/bin/python\" examples/harnesses/$1.py" ;;
     esac
 }
@@ -145,13 +150,14 @@ for name in "${all[@]}"; do
     if [ "$name" = openssl ]; then
         command -v openssl >/dev/null || { say "openssl: not on PATH, skipped"; failed+=("openssl (not installed)"); continue; }
     else
-        install "$name" || die "$name: installation failed"
+        install "${name%-jws}" || die "$name: installation failed"  # asl-jws runs in asl's venv
     fi
     results=$dir/results/$name.json
     say "$name: forge run --target $(target "$name") --features $(features "$name") --granularity $(granularity "$name")"
     status=0
+    read -r -a only_vectors <<<"$(selection "$name")"
     "$forge" run --vectors "$root/Vectors" --target "$(target "$name")" --label "$name" --profile apple-compatible \
-        --features "$(features "$name")" --granularity "$(granularity "$name")" --timeout 20 \
+        --features "$(features "$name")" --granularity "$(granularity "$name")" --timeout 20 "${only_vectors[@]}" \
         --results "$results" --quiet >"$dir/$name.log" 2>&1 || status=$?
     case $status in
         0) say "$name: conformant (exit 0); results in $results" ;;

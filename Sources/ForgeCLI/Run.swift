@@ -24,7 +24,7 @@ struct Run: AsyncParsableCommand {
               exit:CMD
                   One process per vector: the receipt bytes on stdin, the context
                   in RF_ID, RF_NOW, RF_TRUST_ANCHOR (path of the anchor's DER file),
-                  RF_BUNDLE_ID, RF_APP_VERSION, RF_DEVICE_ID, RF_ENVIRONMENT.
+                  RF_BUNDLE_ID, RF_APP_VERSION, RF_DEVICE_ID, RF_ENVIRONMENT, RF_ARTIFACT (receipt or jws-*), RF_APP_APPLE_ID.
                   Exit 0 accepts, 1 rejects (first stdout line: the error class),
                   anything else is an error. See examples/openssl-harness.sh.
               stdio:CMD

@@ -3,6 +3,7 @@ import Foundation
 import ReceiptConformance
 import ReceiptCorpus
 import ReceiptForge
+import StoreKitForge
 import ReceiptModel
 import ReceiptValidation
 
@@ -55,7 +56,10 @@ struct VectorsCommand: ParsableCommand {
             let conformanceSchemas: [String: Data]
             do { conformanceSchemas = try ConformanceSchemas.all() } catch { throw fail("cannot generate the runner's schemas: \(error)", Exit.software) }
             do {
-                let manifest = try CorpusGenerator(forge: try Forge(pki: pki), additionalSchemas: conformanceSchemas).write(to: directory)
+                let forge = try Forge(pki: pki)
+                let manifest = try CorpusGenerator(
+                    forge: forge, additionalSchemas: conformanceSchemas, extras: try JWSVectorCatalogue.corpusExtras(receipts: forge)
+                ).write(to: directory)
                 let elapsed = start.duration(to: clock.now)
                 let families = Dictionary(grouping: manifest.vectors, by: \.family).map { "\($0.key) \($0.value.count)" }.sorted()
                 print("wrote \(manifest.vectors.count) vectors to \(directory.path) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))")

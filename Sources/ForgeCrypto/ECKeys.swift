@@ -325,3 +325,15 @@ final class ECGroup: @unchecked Sendable {
     static let p256 = ECGroup(nid: ECCurve.p256.nid)
     static let p384 = ECGroup(nid: ECCurve.p384.nid)
 }
+
+/// HMAC-SHA-256 (JWS HS256), for the forge's algorithm-confusion vectors.
+public enum HMACSHA256 {
+    public static func mac(key: [UInt8], message: [UInt8]) throws -> [UInt8] {
+        var out = [UInt8](repeating: 0, count: 32)
+        var length: UInt32 = 0
+        guard HMAC(try DigestAlgorithm.sha256.fetchedMethod, key, Int32(key.count), message, message.count, &out, &length) != nil, length == 32 else {
+            throw ForgeCryptoError(.signingFailed, "HMAC-SHA-256")
+        }
+        return out
+    }
+}

@@ -11,7 +11,7 @@ import ReceiptCorpus
 /// - `.protocol`: the `validate` message (JSON) on stdin, one reply (JSON) on stdout.
 /// - `.exitCode`: the receipt bytes on stdin and the context in environment variables (`RF_ID`,
 ///   `RF_NOW`, `RF_TRUST_ANCHOR` — a DER file path —, `RF_BUNDLE_ID`, `RF_APP_VERSION`, `RF_DEVICE_ID`,
-///   `RF_ENVIRONMENT`); exit 0 accepts, 1 rejects (an optional first stdout line is the error class),
+///   `RF_ENVIRONMENT`, `RF_ARTIFACT` — receipt or jws-* —, `RF_APP_APPLE_ID`); exit 0 accepts, 1 rejects (an optional first stdout line is the error class),
 ///   anything else is an error. A shell script can wrap any validator in a few lines this way.
 public struct ExecValidator: ReceiptValidator {
     public enum Mode: Sendable { case `protocol`, exitCode }
@@ -60,6 +60,7 @@ public struct ExecValidator: ReceiptValidator {
             for (key, value) in [
                 ("RF_BUNDLE_ID", context.bundleId), ("RF_APP_VERSION", context.appVersion),
                 ("RF_DEVICE_ID", context.deviceId), ("RF_ENVIRONMENT", context.environment),
+                ("RF_ARTIFACT", context.artifactKind.rawValue), ("RF_APP_APPLE_ID", context.appAppleId.map(String.init)),
             ] {
                 environment[key] = value ?? ""
             }

@@ -76,10 +76,11 @@ extension ValidateRequest {
         var context: JSONObject = [("now", .string(self.context.now)), ("trustAnchor", .string(self.context.trustAnchor))]
         for (key, value) in [
             ("bundleId", self.context.bundleId), ("appVersion", self.context.appVersion), ("deviceId", self.context.deviceId),
-            ("environment", self.context.environment),
+            ("environment", self.context.environment), ("artifact", self.context.artifact),
         ] {
             if let value { context.append((key, .string(value))) }
         }
+        if let appAppleId = self.context.appAppleId { context.append(("appAppleId", .integer(appAppleId))) }
         let message: JSONValue = .object([
             ("type", .string(type)), ("seq", .integer(Int64(seq))), ("id", .string(id)),
             ("input", .object([("encoding", .string(input.encoding)), ("data", .string(input.data))])), ("context", .object(context)),

@@ -84,7 +84,9 @@ public struct ResponseMapping: Codable, Sendable, Hashable {
                 "21010": .binding,
             ].mapValues(\.rawValue),
             errorClass: nil, message: nil),
-        granularity: HarnessHello.Granularity.none)
+        granularity: HarnessHello.Granularity.none,
+        // Receipts only: StoreKit 2 JWS have no verifyReceipt.
+        features: Feature.allCases.filter { $0 != .jws }.map(\.rawValue))
 
     public init(
         name: String, request: Request, response: Response, granularity: HarnessHello.Granularity? = nil, features: [String]? = nil,

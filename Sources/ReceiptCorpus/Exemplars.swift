@@ -62,7 +62,7 @@ extension Context {
     public static var exemplar: Self {
         Context(
             now: "2024-01-01T00:00:00Z", trustAnchor: "test-root", bundleId: "com.example.app", appVersion: "1.0",
-            deviceId: "3F2504E0-4F89-11D3-9A0C-0305E82C3301", environment: "Production")
+            deviceId: "3F2504E0-4F89-11D3-9A0C-0305E82C3301", environment: "Production", artifact: "jws-transaction", appAppleId: 1_234_567_890)
     }
 }
 

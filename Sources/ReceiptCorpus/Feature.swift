@@ -7,6 +7,7 @@ public enum Feature: String, Codable, Sendable, Hashable, CaseIterable, Comparab
     case robustness
     case large
     case transportDecoding = "transport-decoding"
+    case jws
 
     /// The manifest's `features` entry: what declaring the feature promises.
     public var summary: String {
@@ -16,6 +17,8 @@ public enum Feature: String, Codable, Sendable, Hashable, CaseIterable, Comparab
         case .sha1: "The validator accepts SHA-1-era receipts."
         case .robustness: "Hostile or truncated input; the validator must reject without crashing or hanging."
         case .large: "Receipts over 100 KiB with hundreds of purchases."
+        case .jws:
+            "The validator verifies StoreKit 2 JWS (context.artifact jws-*): ES256, x5c to the anchor, bundleId, environment, appAppleId."
         case .transportDecoding:
             "The validator takes the receipt as text too (base64 and its variants, PEM), not only as DER bytes, as verifyReceipt's receipt-data or a server's request body carries it."
         }

@@ -205,10 +205,14 @@ public struct Context: Codable, Sendable, Hashable {
     /// UUID (iOS identifierForVendor) or MAC address (macOS) text, for the device hash check.
     public var deviceId: String?
     public var environment: String?
+    /// What the file is (``ArtifactKind``); absent for an app receipt, so receipt harnesses need not know it.
+    public var artifact: String?
+    /// The app's Apple id a JWS verifier is configured with (checked in Production).
+    public var appAppleId: Int64?
 
     public init(
         now: String, trustAnchor: String, bundleId: String? = nil, appVersion: String? = nil,
-        deviceId: String? = nil, environment: String? = nil
+        deviceId: String? = nil, environment: String? = nil, artifact: String? = nil, appAppleId: Int64? = nil
     ) {
         self.now = now
         self.trustAnchor = trustAnchor
@@ -216,7 +220,24 @@ public struct Context: Codable, Sendable, Hashable {
         self.appVersion = appVersion
         self.deviceId = deviceId
         self.environment = environment
+        self.artifact = artifact
+        self.appAppleId = appAppleId
     }
+
+    /// The artefact kind, receipt when unnamed.
+    public var artifactKind: ArtifactKind { artifact.flatMap(ArtifactKind.init(rawValue:)) ?? .receipt }
+}
+
+/// What a vector's file holds: an app receipt (PKCS#7) or one of StoreKit 2's signed JWS.
+public enum ArtifactKind: String, Codable, Sendable, Hashable, CaseIterable {
+    case receipt
+    case jwsTransaction = "jws-transaction"
+    case jwsRenewal = "jws-renewal"
+    case jwsAppTransaction = "jws-app-transaction"
+    case jwsNotification = "jws-notification"
+    case jwsRealtime = "jws-realtime"
+
+    public var isJWS: Bool { self != .receipt }
 }
 
 /// The expected outcome of validating a vector.
@@ -314,6 +335,10 @@ public enum TrustAnchorID {
     public static let forgeRoot = "forge-root"
     /// The TEST StoreKit certificate that plays Xcode's.
     public static let forgeStoreKit = "forge-storekit"
+    /// The EC TEST root that plays Apple Root CA - G3 for StoreKit 2 JWS.
+    public static let forgeJWSRoot = "forge-jws-root"
+    /// The EC TEST certificate that plays Xcode's JWS signing certificate.
+    public static let forgeJWSXcode = "forge-jws-xcode"
 }
 
 /// Ids of the profiles the bundled corpus defines (see ``TrustAnchorID`` for why these are constants).

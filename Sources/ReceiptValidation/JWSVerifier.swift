@@ -147,6 +147,8 @@ public struct JWSVerifier: Sendable {
             guard chain[0].hasExtension(oid: KnownOID.appleReceiptSigningMarker) else {
                 return .failed("chain", .chainLeafMarker, "the leaf lacks the marker \(KnownOID.appleReceiptSigningMarker)")
             }
+            // Apple's signing leaf is CA:FALSE (critical); path validation alone lets a CA sign as an end entity.
+            guard !chain[0].isCA else { return .failed("chain", .chainInvalid, "the signing certificate is a CA; Apple's leaf says CA:FALSE") }
             guard chain[1].hasExtension(oid: KnownOID.appleWWDRIntermediateMarker) else {
                 return .failed("chain", .chainIntermediateMarker, "the intermediate lacks the marker \(KnownOID.appleWWDRIntermediateMarker)")
             }

@@ -38,6 +38,16 @@ public struct ReferenceHarness: ReceiptValidator {
     /// The same answer without suspension, for callers already on a thread of their own (an HTTP event loop).
     public func reply(to request: ValidateRequest) -> HarnessReply {
         guard let bytes = Data(base64Encoded: request.input.data) else { return .errored(seq: request.seq, message: "input.data is not base64") }
+        if request.context.artifactKind.isJWS {
+            // StoreKit 2: the JWS verifier, configured as Apple's SignedDataVerifier would be for this app.
+            let context = JWSVerificationContext(
+                trustedRoots: anchors[request.context.trustAnchor].map { [$0] } ?? [], bundleID: request.context.bundleId,
+                appAppleID: request.context.appAppleId, environment: request.context.environment)
+            let report = JWSVerifier().verify(String(decoding: bytes, as: UTF8.self), context: context)
+            return .result(
+                seq: request.seq, verdict: report.verdict == .valid ? .accept : .reject, errorClass: report.errorClass?.rawValue,
+                message: report.verdict == .valid ? nil : report.message, decoded: nil)
+        }
         guard let context = validationContext(request.context) else { return .errored(seq: request.seq, message: "context.now is not a date") }
         let report = ReferenceValidator().validate([UInt8](bytes), context: context)
         return .result(

@@ -27,6 +27,10 @@ struct KnownResultsTests {
     @Test("app-store-server-library ReceiptUtility: the README's row and column hold", .enabled(if: installed("asl")))
     func asl() throws { try check("asl") }
 
+    /// Apple's SignedDataVerifier over the whole StoreKit 2 corpus: the outcome counts are the README's row.
+    @Test("app-store-server-library SignedDataVerifier (StoreKit 2 JWS): the README's row and column hold", .enabled(if: installed("asl")))
+    func aslJWS() throws { try check("asl-jws") }
+
     /// Runs the script for `name` into a scratch folder (the installed venv linked in), on a copy of the
     /// README, and compares the two matrices for that validator.
     func check(_ name: String) throws {
@@ -35,7 +39,8 @@ struct KnownResultsTests {
         let scratch = directory.appendingPathComponent("oracles")
         try FileManager.default.createDirectory(at: scratch, withIntermediateDirectories: true)
         if name != "openssl" {
-            try FileManager.default.createSymbolicLink(at: scratch.appendingPathComponent(name), withDestinationURL: Self.oracles.appendingPathComponent(name))
+            let venv = name == "asl-jws" ? "asl" : name  // the JWS row runs in asl's venv
+            try FileManager.default.createSymbolicLink(at: scratch.appendingPathComponent(venv), withDestinationURL: Self.oracles.appendingPathComponent(venv))
         }
         let readme = directory.appendingPathComponent("README.md")
         try FileManager.default.copyItem(at: repositoryRoot.appendingPathComponent("README.md"), to: readme)

@@ -321,7 +321,7 @@ struct ServeCLITests {
         #expect(outcome.status == 0, "\(outcome.text)\(outcome.stderr)")
         let parsed = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: results)) as? [String: Any])
         let rows = try #require(parsed["results"] as? [[String: Any]])
-        #expect(rows.count == corpusCount && rows.allSatisfy(agrees))
+        #expect(rows.count == corpusCount && rows.allSatisfy(agreesOnReceipts))
     }
 
     @Test("Bad flags and files are refused with Apple-free errors; SIGTERM stops the server cleanly")

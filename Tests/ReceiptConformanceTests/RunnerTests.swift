@@ -80,7 +80,7 @@ struct RunnerTests {
         #expect(results.exitCode == 2)
         let diagnosis = try #require(results.canaryDiagnosis)
         #expect(diagnosis.contains("`xcode`") && diagnosis.contains("declare features without"), "\(diagnosis)")
-        #expect(diagnosis.contains("--features device-hash,large,robustness,sha1,transport-decoding"), "\(diagnosis)")
+        #expect(diagnosis.contains("--features device-hash,jws,large,robustness,sha1,transport-decoding"), "\(diagnosis)")
         #expect(!diagnosis.contains("is the test root"))
     }
 

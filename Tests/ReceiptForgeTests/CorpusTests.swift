@@ -3,6 +3,7 @@ import ForgeCrypto
 import ReceiptConformance
 import ReceiptCorpus
 import ReceiptForge
+import StoreKitForge
 import ReceiptModel
 import ReceiptValidation
 import Testing
@@ -12,7 +13,10 @@ import Testing
 struct CorpusTests {
     static let vectors = repositoryRoot.appendingPathComponent("Vectors")
     /// Generated as `forge vectors generate` does: with the conformance runner's schemas.
-    static let generated = try! CorpusGenerator(forge: Forge(pki: TestPKI.bundled()), additionalSchemas: ConformanceSchemas.all()).build()
+    static let forge = try! Forge(pki: TestPKI.bundled())
+    static let generated = try! CorpusGenerator(
+        forge: forge, additionalSchemas: ConformanceSchemas.all(), extras: JWSVectorCatalogue.corpusExtras(receipts: forge)
+    ).build()
 
     @Test("Regenerating gives the committed Vectors/ byte for byte (run `swift run forge vectors generate` after changing the forge)")
     func reproducible() throws {

@@ -13,11 +13,28 @@ public struct CorpusGenerator: Sendable {
     /// File name → JSON Schema written into `schema/` beside the corpus's own (the conformance runner's
     /// protocol, results and baseline schemas). Passed in so this module need not depend on the runner's.
     public let additionalSchemas: [String: Data]
+    /// Vectors of other artefacts (StoreKit 2 JWS), made elsewhere: their files, trust anchors and flag notes.
+    public let extras: Extras
 
-    public init(forge: Forge, specs: [VectorSpec] = VectorCatalogue.all, additionalSchemas: [String: Data] = [:]) {
+    public struct Extras: Sendable {
+        /// Manifest entries (file and hash are filled in here) and their bytes.
+        public var vectors: [(vector: Vector, bytes: [UInt8])]
+        /// Trust anchor id → DER and description.
+        public var anchors: [String: (der: [UInt8], description: String)]
+        public var notes: [String: Note]
+
+        public init(vectors: [(vector: Vector, bytes: [UInt8])] = [], anchors: [String: (der: [UInt8], description: String)] = [:], notes: [String: Note] = [:]) {
+            self.vectors = vectors
+            self.anchors = anchors
+            self.notes = notes
+        }
+    }
+
+    public init(forge: Forge, specs: [VectorSpec] = VectorCatalogue.all, additionalSchemas: [String: Data] = [:], extras: Extras = Extras()) {
         self.forge = forge
         self.specs = specs
         self.additionalSchemas = additionalSchemas
+        self.extras = extras
     }
 
     /// The manifest and every file it names, relative to the corpus directory.
@@ -31,6 +48,10 @@ public struct CorpusGenerator: Sendable {
             let der = forge.pki[role].certificate.derRepresentation
             files["anchors/\(id).der"] = Data(der)
             anchors[id] = TrustAnchor(file: "anchors/\(id).der", sha256: try sha256(der), testOnly: true, description: text)
+        }
+        for (id, anchor) in extras.anchors {
+            files["anchors/\(id).der"] = Data(anchor.der)
+            anchors[id] = TrustAnchor(file: "anchors/\(id).der", sha256: try sha256(anchor.der), testOnly: true, description: anchor.description)
         }
         var vectors: [Vector] = []
         for spec in specs {
@@ -51,10 +72,16 @@ public struct CorpusGenerator: Sendable {
                         preset: (spec.scenario.preset ?? .appstore).rawValue,
                         recipe: spec.mutations.map { RecipeStep(mutation: $0.mutation, parameters: $0.parameters) })))
         }
+        for (extra, bytes) in extras.vectors {
+            var vector = extra
+            files[vector.file] = Data(bytes)
+            vector.sha256 = try sha256(bytes)
+            vectors.append(vector)
+        }
         let manifest = Manifest(
             schemaVersion: 1, suite: Suite(name: "receipt-forge", version: "2026.11.0"),
             generator: Generator(name: "forge", version: "0.1.0", seed: String(VectorSpec.corpusSeed)),
-            trustAnchors: anchors, notes: VectorCatalogue.notes, features: VectorCatalogue.features,
+            trustAnchors: anchors, notes: VectorCatalogue.notes.merging(extras.notes) { first, _ in first }, features: VectorCatalogue.features,
             errorTaxonomy: VectorCatalogue.errorTaxonomy, profiles: VectorCatalogue.profiles, vectors: vectors)
         do {
             files["manifest.json"] = try ManifestIO.encode(manifest)

@@ -1,0 +1,451 @@
+public import Foundation
+public import ForgeCrypto
+public import ReceiptCorpus
+public import ReceiptForge
+public import ReceiptModel
+
+/// One StoreKit 2 conformance vector: which artefact, which named mutations, what a correct verifier answers.
+public struct JWSVectorSpec: Sendable {
+    public let id: String
+    public var revision = 1
+    public let description: String
+    public let kind: JWSKind
+    public let preset: Preset
+    public var notificationType = "DID_RENEW"
+    public var subtype: String?
+    public let mutations: [JWSMutation]
+    public let verdict: Verdict
+    public let errorClasses: [ErrorClass]
+    public var flags: [String] = []
+    public var severity: Severity = .high
+    /// The verifier's configuration: expected environment (nil: the artefact's own), bundle id, app id.
+    public var environment: String?
+    public var bundleID = "com.example.app"
+    public var appAppleID: AppID = .artefact
+    public var trustAnchor: String?
+
+    public enum AppID: Sendable { case artefact, none, value(Int64) }
+
+    public var family: String { String(id.prefix { $0 != ":" }) }
+    public var name: String { String(id.split(separator: ":").last ?? "") }
+    public var artifact: ArtifactKind {
+        switch kind {
+        case .transaction: .jwsTransaction
+        case .renewal: .jwsRenewal
+        case .appTransaction: .jwsAppTransaction
+        case .notification: .jwsNotification
+        case .realtime: .jwsRealtime
+        }
+    }
+}
+
+/// The StoreKit 2 families of `Vectors/`: valid artefacts of every kind, then named defects from the bug
+/// classes of storekit2-facts §5 and §8 — Wycheproof's ECDSA and JWS classes recomputed over our own JWS,
+/// x5c shapes, certificate strictness, the validity instant, claim binding, nested JWS, resource limits.
+public enum JWSVectorCatalogue {
+    static let scenario = Scenario(
+        bundleID: "com.example.app", purchases: [Purchase(productID: "com.example.pro.monthly", purchaseDate: "2025-05-01T00:00:00Z", renewals: 1, period: "P1M")])
+
+    /// Builds the vector's file: the compact JWS and a newline-free end.
+    public static func bytes(of spec: JWSVectorSpec, forge: JWSForge) throws(ForgeError) -> (bytes: [UInt8], forged: ForgedJWS) {
+        var scenario = scenario
+        scenario.preset = spec.preset
+        scenario.seed = StableHash.fnv1a(spec.id.utf8, basis: StableHash.offsetBasis ^ VectorSpec.corpusSeed)
+        guard let now = ReceiptDate.parse(VectorCatalogue.now) else { throw ForgeError(.invalidScenario, "bad pinned time") }
+        let options = JWSOptions(notificationType: spec.notificationType, subtype: spec.subtype)
+        let forged = try forge.make(spec.kind, scenario: scenario, now: now, options: options, mutations: spec.mutations)
+        return (Array(forged.compact.utf8), forged)
+    }
+
+    /// The manifest entries and files of every JWS vector (the generator adds the hashes).
+    public static func vectors(forge: JWSForge) throws(ForgeError) -> [(vector: Vector, bytes: [UInt8])] {
+        try all.map { spec throws(ForgeError) in
+            let (bytes, forged) = try bytes(of: spec, forge: forge)
+            let environment = spec.environment ?? forged.environment
+            // A server configured for Production always knows its app's Apple id (Apple's verifiers require it).
+            let appID: Int64? =
+                switch spec.appAppleID {
+                case .artefact: forged.appAppleID ?? (environment == "Production" ? 1_000_000_001 : nil)
+                case .none: nil
+                case .value(let id): id
+                }
+            let anchor = spec.trustAnchor ?? (forged.environment == "Xcode" || environment == "Xcode" ? TrustAnchorID.forgeJWSXcode : TrustAnchorID.forgeJWSRoot)
+            let vector = Vector(
+                id: spec.id, revision: spec.revision, description: spec.description, file: "\(spec.family)/\(spec.name).jws", sha256: "", flags: spec.flags,
+                severity: spec.severity, features: [Feature.jws.rawValue], canary: false,
+                context: Context(
+                    now: VectorCatalogue.now, trustAnchor: anchor, bundleId: spec.bundleID, environment: environment, artifact: spec.artifact.rawValue,
+                    appAppleId: appID),
+                expected: Expectation(verdict: spec.verdict, errorClasses: spec.errorClasses.map(\.rawValue)),
+                provenance: Provenance(preset: "jws-" + spec.preset.rawValue, recipe: spec.mutations.map { RecipeStep(mutation: $0.id, parameters: [:]) }))
+            return (vector, bytes)
+        }
+    }
+
+    /// The flags of JWS vectors, explained.
+    public static let notes: [String: Note] = [
+        "JWS_MALLEABLE_SIGNATURE": Note(
+            bugClass: "ecdsa-malleability",
+            description: "(r, n−s) is a second valid ES256 signature of the same input; verifiers accept it, so code must not use signatures as ids.",
+            links: ["https://github.com/C2SP/wycheproof"]),
+        "JWS_UNSIGNED_XCODE": Note(
+            bugClass: "unsigned-xcode-accepted",
+            description:
+                "environment Xcode with no usable signature: Apple's verifiers skip crypto for Xcode, so a server that falls back to an Xcode verifier in production accepts forgeries.",
+            effect: "Free purchases for anyone who sets environment to Xcode.", links: ["https://github.com/PicoMLX/PicoAIProxy/pull/3"]),
+        "JWS_NESTED_UNVERIFIED": Note(
+            bugClass: "unverified-nested-jws", description: "The signed notification is genuine but the transaction inside is not.",
+            effect: "Notifications forward forged transactions.", links: ["https://github.com/apple/app-store-server-library-node/issues/216"]),
+        "JWS_LEAF_IS_CA": Note(
+            bugClass: "leaf-basic-constraints", description: "A signing certificate with CA:TRUE: not Apple's shape, but only Apple's CA could issue it.",
+            links: ["https://www.rfc-editor.org/rfc/rfc5280#section-4.2.1.9"]),
+        "JWS_SIGNED_DATE_MISSING": Note(
+            bugClass: "validity-instant", description: "No numeric signedDate: a verifier may refuse, or evaluate the chain at the current time as Apple's Python library does.",
+            links: ["https://github.com/apple/app-store-server-library-python"]),
+        "JWS_VALIDITY_INSTANT": Note(
+            bugClass: "validity-instant",
+            description: "Apple's libraries disagree on when an AppTransaction's chain is evaluated: receiptCreationDate (Swift, Java, Node) or signedDate first (Python).",
+            links: ["https://github.com/apple/app-store-server-library-python"]),
+    ]
+
+    static let kinds: [JWSKind] = [.transaction, .renewal, .appTransaction, .notification, .realtime]
+
+    static func spec(
+        _ id: String, _ description: String, _ kind: JWSKind = .transaction, preset: Preset = .appstore, _ mutations: [JWSMutation] = [],
+        _ verdict: Verdict, _ classes: [ErrorClass] = [], severity: Severity = .high, environment: String? = nil, bundleID: String = "com.example.app",
+        appID: JWSVectorSpec.AppID = .artefact, flags: [String] = [], notification: (String, String?)? = nil
+    ) -> JWSVectorSpec {
+        var spec = JWSVectorSpec(
+            id: id, description: description, kind: kind, preset: preset, mutations: mutations, verdict: verdict, errorClasses: classes)
+        spec.severity = severity
+        spec.environment = environment
+        spec.bundleID = bundleID
+        spec.appAppleID = appID
+        spec.flags = flags
+        if let notification { (spec.notificationType, spec.subtype) = notification }
+        return spec
+    }
+
+    public static let all: [JWSVectorSpec] = valid + signature + header + format + x5c + chain + time + binding + nested + resource
+
+    // MARK: - Valid artefacts
+
+    static let valid: [JWSVectorSpec] = {
+        var specs: [JWSVectorSpec] = []
+        for kind in kinds {
+            specs.append(spec("jws-valid::\(kind.rawValue)-production", "A valid \(kind.rawValue) JWS in Production, as Apple signs it.", kind, [], .valid, severity: .critical))
+            specs.append(spec("jws-valid::\(kind.rawValue)-sandbox", "A valid \(kind.rawValue) JWS in Sandbox.", kind, preset: .sandbox, [], .valid, severity: .critical))
+        }
+        for kind in [JWSKind.transaction, .renewal, .appTransaction] {
+            specs.append(
+                spec(
+                    "jws-valid::\(kind.rawValue)-xcode",
+                    "An Xcode-signed \(kind.rawValue): one self-signed certificate, kid Apple_Xcode_Key, fractional-millisecond dates; valid when the Xcode certificate is the anchor.",
+                    kind, preset: .xcode2023, [], .valid))
+        }
+        let notifications: [(String, String?)] = [
+            ("SUBSCRIBED", "INITIAL_BUY"), ("SUBSCRIBED", "RESUBSCRIBE"), ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED"), ("EXPIRED", "VOLUNTARY"),
+            ("DID_FAIL_TO_RENEW", "GRACE_PERIOD"), ("REFUND", nil), ("TEST", nil), ("RENEWAL_EXTENSION", "SUMMARY"), ("EXTERNAL_PURCHASE_TOKEN", "UNREPORTED"),
+            ("PRICE_INCREASE", "PENDING"), ("ONE_TIME_CHARGE", nil), ("FUTURE_NOTIFICATION_TYPE", "FUTURE_SUBTYPE"),
+        ]
+        for (type, subtype) in notifications {
+            let name = (type + (subtype.map { "-" + $0 } ?? "")).lowercased().replacingOccurrences(of: "_", with: "-")
+            specs.append(
+                spec(
+                    "jws-valid::notification-\(name)",
+                    "A signed \(type)\(subtype.map { "/" + $0 } ?? "") notification\(type.hasPrefix("FUTURE") ? ": an unknown type must be tolerated" : "").",
+                    .notification, [], .valid, notification: (type, subtype)))
+        }
+        specs.append(
+            spec(
+                "jws-valid::unknown-fields", "Fields no verifier knows yet: they must be ignored.", .transaction,
+                [.addField("futureField", .string("x")), .addField("advancedCommerceInfo", .object([("requestReferenceId", .string("r"))]))], .valid))
+        specs.append(
+            spec(
+                "jws-valid::unknown-enum-values", "Values of known fields that are new (type, inAppOwnershipType): readable, as Apple's libraries allow.", .transaction,
+                [.addField("type", .string("Future Product Type")), .addField("inAppOwnershipType", .string("FUTURE_OWNERSHIP"))], .valid))
+        specs.append(spec("jws-valid::null-optional-field", "An optional field present as null.", .transaction, [.addField("appAccountToken", .null)], .valid))
+        specs.append(spec("jws-valid::typ-absent", "No typ: nothing in Apple's verification reads it.", .transaction, [.removeHeader("typ")], .valid))
+        specs.append(spec("jws-valid::kid-present", "A kid in a production header: ignored.", .transaction, [.addHeader("kid", .string("anything"))], .valid))
+        specs.append(
+            spec(
+                "jws-valid::malleable-high-s", "(r, n−s): the other valid ECDSA signature of the same input.", .transaction, [.negateS], .valid, flags: ["JWS_MALLEABLE_SIGNATURE"])
+        )
+        return specs
+    }()
+
+    // MARK: - Signatures (Wycheproof ECDSA P-256 classes over our own JWS)
+
+    static let signature: [JWSVectorSpec] = {
+        var specs: [JWSVectorSpec] = []
+        let cases: [(String, String, JWSMutation)] = [
+            ("r-zero", "r = 0", .rZero), ("s-zero", "s = 0", .sZero), ("both-zero", "r = s = 0", .bothZero),
+            ("r-plus-n", "r + n (33 bytes, 65 in all)", .rPlusN), ("s-plus-n", "s + n (65 bytes)", .sPlusN),
+            ("der-signature", "an X9.62 DER signature instead of r‖s", .derSignature), ("short-63", "63 bytes (first dropped)", .truncate(63)),
+            ("long-65", "65 bytes (a zero appended)", .appendZero), ("empty", "an empty signature", .emptySignature),
+            ("r-only", "r alone (32 bytes)", .truncate(32)), ("bit-flip-r", "one bit of r flipped", .flipBit(0)),
+            ("bit-flip-s", "one bit of s flipped", .flipBit(40)), ("other-message", "a valid signature of another payload", .signOtherPayload),
+            ("foreign-key", "signed by a P-256 key outside the chain", .signWithForeignKey),
+            ("intermediate-key", "signed by the intermediate's P-384 key (96 bytes)", .signWith(.intermediate)),
+            ("root-key", "signed by the root's key", .signWith(.root)), ("swapped-r-s", "s‖r", .swapRS),
+        ]
+        for kind in [JWSKind.transaction, .notification] {
+            for (name, what, mutation) in cases {
+                specs.append(
+                    spec(
+                        "jws-signature::\(kind.rawValue)-\(name)", "\(kind.rawValue): \(what); the signature must not verify.", kind, [mutation], .invalid, [.jwsSignature],
+                        severity: .critical))
+            }
+        }
+        return specs
+    }()
+
+    // MARK: - Header and algorithm
+
+    static let header: [JWSVectorSpec] = [
+        spec(
+            "jws-header::alg-none", "alg none and no signature: the oldest JWT bug.", .transaction, [.setHeader("alg", .string("none")), .emptySignature], .invalid,
+            [.jwsAlgorithm, .jwsSignature], severity: .critical),
+        spec(
+            "jws-header::alg-none-signed", "alg none, ES256 signature kept.", .transaction, [.setHeader("alg", .string("none"))], .invalid, [.jwsAlgorithm, .jwsSignature],
+            severity: .critical),
+        spec(
+            "jws-header::alg-hs256-ec-key", "HS256 keyed with the leaf's public key bytes (algorithm confusion).", .transaction,
+            [.setHeader("alg", .string("HS256")), .hmacWithLeafKey], .invalid, [.jwsAlgorithm, .jwsSignature], severity: .critical),
+        spec("jws-header::alg-es384", "alg ES384 over a P-256 key.", .transaction, [.setHeader("alg", .string("ES384"))], .invalid, [.jwsAlgorithm, .jwsSignature]),
+        spec("jws-header::alg-rs256", "alg RS256.", .transaction, [.setHeader("alg", .string("RS256"))], .invalid, [.jwsAlgorithm, .jwsSignature]),
+        spec("jws-header::alg-lowercase", "alg es256.", .transaction, [.setHeader("alg", .string("es256"))], .invalid, [.jwsAlgorithm, .jwsSignature]),
+        spec("jws-header::alg-absent", "No alg.", .transaction, [.removeHeader("alg")], .invalid, [.jwsAlgorithm, .jwsHeader, .jwsSignature]),
+        spec("jws-header::alg-number", "alg as a number.", .transaction, [.setHeader("alg", .integer(256))], .invalid, [.jwsAlgorithm, .jwsHeader, .jwsSignature]),
+        spec(
+            "jws-header::duplicate-alg-last-none", "alg twice, ES256 then none: parsers that keep the last see none.", .transaction, [.duplicateAlgNone], .invalid,
+            [.jwsAlgorithm, .jwsHeader, .jwsSignature]),
+        spec(
+            "jws-header::embedded-jwk", "A jwk of a foreign key, and the JWS signed by it: the embedded key must not be trusted.", .transaction,
+            [.embedForeignJWK, .signWithForeignKey], .invalid, [.jwsSignature, .chain], severity: .critical),
+        spec(
+            "jws-header::x5u-injection", "An x5u URL and a foreign signature.", .transaction, [.addHeader("x5u", .string("http://127.0.0.1:1/chain.pem")), .signWithForeignKey],
+            .invalid, [.jwsSignature], severity: .critical),
+        spec(
+            "jws-header::jku-injection", "A jku URL and a foreign signature.", .transaction, [.addHeader("jku", .string("http://127.0.0.1:1/jwks.json")), .signWithForeignKey],
+            .invalid, [.jwsSignature], severity: .critical),
+        spec(
+            "jws-header::kid-injection-foreign", "A kid naming a key and a foreign signature.", .transaction,
+            [.addHeader("kid", .string("../../keys/foreign")), .signWithForeignKey], .invalid, [.jwsSignature]),
+        spec("jws-header::not-json", "The header is not JSON.", .transaction, [.headerBytes(Array("not json".utf8))], .invalid, [.jwsFormat, .jwsHeader]),
+        spec("jws-header::array", "The header is a JSON array.", .transaction, [.headerBytes(Array("[\"ES256\"]".utf8))], .invalid, [.jwsFormat, .jwsHeader]),
+        spec("jws-header::x5c-string", "x5c is a string, not an array.", .transaction, [.setHeader("x5c", .string("MII"))], .invalid, [.jwsX5C, .jwsHeader]),
+        spec(
+            "jws-header::x5c-numbers", "x5c holds numbers.", .transaction, [.setHeader("x5c", .array([.integer(1), .integer(2), .integer(3)]))], .invalid, [.jwsX5C, .jwsHeader]),
+        spec(
+            "jws-header::xcode-kid-production", "An Xcode-shaped header (kid, one certificate) checked as Production.", .transaction, preset: .xcode2023, [], .invalid,
+            [.jwsX5C, .chain, .bindingEnvironment], environment: "Production"),
+    ]
+
+    // MARK: - Compact form
+
+    static let format: [JWSVectorSpec] = [
+        spec("jws-format::two-parts", "header.payload, no signature part.", .transaction, [.dropSignaturePart], .invalid, [.jwsFormat]),
+        spec("jws-format::four-parts", "An extra part.", .transaction, [.appendPart], .invalid, [.jwsFormat]),
+        spec("jws-format::five-parts-jwe", "Five parts, JWE-shaped.", .transaction, [.appendPart, .appendPart], .invalid, [.jwsFormat]),
+        spec("jws-format::json-serialization", "The flattened JSON serialization instead of compact.", .transaction, [.jsonSerialization], .invalid, [.jwsFormat]),
+        spec("jws-format::padding", "Base64 padding on the parts.", .transaction, [.padParts], .invalid, [.jwsFormat]),
+        spec("jws-format::standard-base64", "+ and / instead of - and _ in the signature.", .transaction, [.standardAlphabetSignature], .invalid, [.jwsFormat, .jwsSignature]),
+        spec("jws-format::whitespace", "A space inside the payload part.", .transaction, [.insertSpace], .invalid, [.jwsFormat]),
+        spec("jws-format::empty", "Empty input.", .transaction, [.replaceCompact("")], .invalid, [.jwsFormat]),
+        spec("jws-format::dots-only", "Two dots.", .transaction, [.replaceCompact("..")], .invalid, [.jwsFormat]),
+        spec("jws-format::payload-not-utf8", "The signed payload is not UTF-8.", .transaction, [.payloadBytes([0x7B, 0xFF, 0xFE, 0x7D])], .invalid, [.jwsFormat, .payload]),
+        spec("jws-format::payload-array", "The signed payload is a JSON array.", .transaction, [.payloadBytes(Array("[1,2,3]".utf8))], .invalid, [.jwsFormat, .payload]),
+        spec(
+            "jws-format::payload-empty-object", "The signed payload is {}: no signedDate to evaluate the chain at.", .transaction, [.payloadBytes(Array("{}".utf8))], .invalid,
+            [.payloadMissingField, .payload, .binding]),
+        spec("jws-format::payload-not-json", "The signed payload is not JSON.", .transaction, [.payloadBytes(Array("hello".utf8))], .invalid, [.jwsFormat, .payload]),
+        spec(
+            "jws-format::deep-nesting", "The signed payload nests 10,000 arrays.", .transaction, [.payloadBytes(Array(String(repeating: "[", count: 10_000).utf8))], .invalid,
+            [.jwsFormat, .payload, .resource]),
+    ]
+
+    // MARK: - x5c shapes
+
+    static let x5c: [JWSVectorSpec] = [
+        spec("jws-x5c::missing", "No x5c.", .transaction, [.removeHeader("x5c"), .clearChain], .invalid, [.jwsX5C, .jwsHeader], severity: .critical),
+        spec("jws-x5c::empty", "x5c is [].", .transaction, [.chainRoles([])], .invalid, [.jwsX5C], severity: .critical),
+        spec("jws-x5c::leaf-only", "x5c holds the leaf alone.", .transaction, [.chainRoles([.leaf])], .invalid, [.jwsX5C, .chainLength], severity: .critical),
+        spec("jws-x5c::two-certificates", "Leaf and intermediate, no root.", .transaction, [.chainRoles([.leaf, .intermediate])], .invalid, [.jwsX5C, .chainLength]),
+        spec("jws-x5c::four-certificates", "The root twice.", .transaction, [.chainRoles([.leaf, .intermediate, .root, .root])], .invalid, [.jwsX5C, .chainLength]),
+        spec("jws-x5c::garbage-third", "x5c[2] is not a certificate: never used, since the root comes from configuration (Java rejects).", .transaction, [.garbageThird], .valid),
+        spec("jws-x5c::reversed", "Root, intermediate, leaf.", .transaction, [.chainRoles([.root, .intermediate, .leaf])], .invalid, [.chain, .jwsSignature, .jwsX5C]),
+        spec("jws-x5c::intermediate-first", "Intermediate, leaf, root.", .transaction, [.chainRoles([.intermediate, .leaf, .root])], .invalid, [.chain, .jwsSignature, .jwsX5C]),
+        spec(
+            "jws-x5c::root-only-three", "The root three times: a root-only check passes it.", .transaction, [.chainRoles([.root, .root, .root])], .invalid,
+            [.chain, .jwsSignature], severity: .critical),
+        spec("jws-x5c::base64url-entries", "x5c entries in base64url (RFC 7515 says standard base64).", .transaction, [.x5cBase64URL], .invalid, [.jwsX5C]),
+        spec("jws-x5c::pem-entries", "x5c entries as PEM text.", .transaction, [.x5cPEM], .invalid, [.jwsX5C]),
+        spec(
+            "jws-x5c::xcode-certificate-production", "The Xcode certificate as a one-entry x5c in Production.", .transaction, [.xcodeChainInProduction], .invalid,
+            [.jwsX5C, .chain], severity: .critical),
+        spec(
+            "jws-x5c::leaf-is-intermediate", "x5c[0] is the intermediate itself (signed with its key).", .transaction,
+            [.chainRoles([.intermediate, .intermediate, .root]), .signWith(.intermediate)], .invalid, [.chain, .jwsSignature]),
+    ]
+
+    // MARK: - Certificate strictness
+
+    static let chain: [JWSVectorSpec] = [
+        spec("jws-chain::foreign-root", "A complete Apple-shaped chain under another root.", .transaction, [.foreignChain], .invalid, [.chainUntrusted], severity: .critical),
+        spec(
+            "jws-chain::leaf-without-marker", "A leaf under our intermediate without 1.2.840.113635.100.6.11.1: any end entity of the CA.", .transaction, [.leafVariant(.noMarker)],
+            .invalid, [.chainLeafMarker], severity: .critical),
+        spec(
+            "jws-chain::intermediate-without-marker", "An intermediate under our root without 1.2.840.113635.100.6.2.1.", .transaction, [.intermediateVariant(.noMarker)], .invalid,
+            [.chainIntermediateMarker], severity: .critical),
+        spec(
+            "jws-chain::leaf-marker-critical", "The leaf marker marked critical: an unknown critical extension.", .transaction, [.leafVariant(.criticalMarker)], .invalid,
+            [.chainInvalid, .chain]),
+        spec("jws-chain::leaf-expired", "The leaf expired before signedDate.", .transaction, [.leafVariant(.expired)], .invalid, [.chainExpired], severity: .critical),
+        spec("jws-chain::leaf-not-yet-valid", "The leaf becomes valid after signedDate.", .transaction, [.leafVariant(.notYetValid)], .invalid, [.chainNotYetValid]),
+        spec("jws-chain::intermediate-expired", "The intermediate expired before signedDate.", .transaction, [.intermediateVariant(.expired)], .invalid, [.chainExpired]),
+        spec(
+            "jws-chain::intermediate-not-ca", "The intermediate says CA:FALSE.", .transaction, [.intermediateVariant(.notCA)], .invalid, [.chainInvalid, .chain],
+            severity: .critical),
+        spec(
+            "jws-chain::leaf-is-ca",
+            "The leaf says CA:TRUE: path validation accepts a CA as the end entity, but Apple's leaf is CA:FALSE; refusing it is stricter, accepting it lets no forgery through.",
+            .transaction, [.leafVariant(.isCA)], .acceptable, [.chain], flags: ["JWS_LEAF_IS_CA"]),
+        spec(
+            "jws-chain::leaf-signed-by-root", "The leaf issued by the root directly, placed in a three-certificate x5c.", .transaction, [.leafVariant(.signedByRoot)], .invalid,
+            [.chain, .chainLength], severity: .critical),
+        spec("jws-chain::intermediate-self-signed", "A self-signed intermediate.", .transaction, [.intermediateVariant(.selfSigned)], .invalid, [.chainUntrusted, .chain]),
+        spec("jws-chain::leaf-bad-certificate-signature", "The leaf's certificate signature does not verify.", .transaction, [.leafVariant(.badSignature)], .invalid, [.chain]),
+        spec(
+            "jws-chain::critical-unknown-extension", "An unknown critical extension in the leaf.", .transaction, [.leafVariant(.criticalUnknown)], .invalid,
+            [.chainInvalid, .chain]),
+        spec(
+            "jws-chain::pathlen-exceeded", "An extra CA between intermediate and leaf (x5c of 3 with pathlen 0 violated).", .transaction, [.pathlenExceeded], .invalid,
+            [.chain, .jwsX5C]),
+    ]
+
+    // MARK: - The validity instant
+
+    static let time: [JWSVectorSpec] = [
+        spec(
+            "jws-time::signed-date-missing",
+            "No signedDate: Apple always writes one; Apple's Python verifier then evaluates the chain at the current time. Only Apple's key could sign it, so accepting lets no forgery through.",
+            .transaction, [.removeField("signedDate")], .acceptable, [.payloadMissingField, .payload], flags: ["JWS_SIGNED_DATE_MISSING"]),
+        spec(
+            "jws-time::signed-date-string", "signedDate as a string: treated as absent by verifiers that read numbers.", .transaction,
+            [.addField("signedDate", .string("1750000000000"))], .acceptable, [.payloadMissingField, .payload], flags: ["JWS_SIGNED_DATE_MISSING"]),
+        spec(
+            "jws-time::signed-date-negative", "signedDate before 1970: before the chain's validity.", .transaction, [.addField("signedDate", .integer(-1_000))], .invalid,
+            [.chainNotYetValid, .chain]),
+        spec(
+            "jws-time::signed-date-huge", "signedDate in the year 33658: after the chain expired.", .transaction, [.addField("signedDate", .integer(1_000_000_000_000_000))],
+            .invalid, [.chainExpired, .chain]),
+        spec(
+            "jws-time::signed-date-fractional", "A fractional signedDate inside the validity (Xcode writes these).", .transaction,
+            [.addField("signedDate", .number(1_749_988_800_000.5))], .valid),
+        spec(
+            "jws-time::signed-date-before-chain", "signedDate in 2019, before the chain's notBefore (2020).", .transaction, [.addField("signedDate", .integer(1_546_300_800_000))],
+            .invalid, [.chainNotYetValid, .chain]),
+        spec(
+            "jws-time::signed-date-after-chain", "signedDate in 2050, after the chain's notAfter.", .transaction, [.addField("signedDate", .integer(2_556_144_000_000))], .invalid,
+            [.chainExpired, .chain]),
+        spec(
+            "jws-time::app-transaction-creation-date-wins",
+            "AppTransaction: receiptCreationDate inside the validity, signedDate outside. Apple's Swift, Java and Node libraries evaluate the chain at receiptCreationDate and accept; Python prefers signedDate and rejects.",
+            .appTransaction, [.addField("signedDate", .integer(2_556_144_000_000))], .valid, flags: ["JWS_VALIDITY_INSTANT"]),
+    ]
+
+    // MARK: - Claim binding
+
+    static let binding: [JWSVectorSpec] = [
+        spec("jws-binding::transaction-other-bundle", "Another app's transaction.", .transaction, [], .invalid, [.bindingBundleID], severity: .critical, bundleID: "com.other.app"),
+        spec(
+            "jws-binding::app-transaction-other-bundle", "Another app's AppTransaction.", .appTransaction, [], .invalid, [.bindingBundleID], severity: .critical,
+            bundleID: "com.other.app"),
+        spec(
+            "jws-binding::notification-other-bundle", "A notification for another app.", .notification, [], .invalid, [.bindingBundleID], severity: .critical,
+            bundleID: "com.other.app"),
+        spec(
+            "jws-binding::sandbox-transaction-in-production", "A Sandbox transaction checked as Production.", .transaction, preset: .sandbox, [], .invalid, [.bindingEnvironment],
+            severity: .critical, environment: "Production"),
+        spec(
+            "jws-binding::production-transaction-in-sandbox", "A Production transaction checked as Sandbox.", .transaction, [], .invalid, [.bindingEnvironment],
+            environment: "Sandbox"),
+        spec(
+            "jws-binding::renewal-sandbox-in-production", "Sandbox renewal info checked as Production.", .renewal, preset: .sandbox, [], .invalid, [.bindingEnvironment],
+            environment: "Production"),
+        spec("jws-binding::environment-missing", "No environment in the payload.", .transaction, [.removeField("environment")], .invalid, [.bindingEnvironment]),
+        spec(
+            "jws-binding::environment-xcode-signed-production", "environment Xcode inside a production-signed JWS, checked as Production.", .transaction,
+            [.addField("environment", .string("Xcode"))], .invalid, [.bindingEnvironment]),
+        spec(
+            "jws-binding::unsigned-xcode-in-production", "alg none, environment Xcode, no signature: what a server that cascades to an Xcode verifier accepts.", .transaction,
+            [.addField("environment", .string("Xcode")), .setHeader("alg", .string("none")), .emptySignature], .invalid, [.jwsAlgorithm, .jwsSignature, .bindingEnvironment],
+            severity: .critical, flags: ["JWS_UNSIGNED_XCODE"]),
+        spec(
+            "jws-binding::app-transaction-other-app-id", "An AppTransaction of another app id in Production.", .appTransaction, [], .invalid, [.bindingAppAppleID],
+            severity: .critical, appID: .value(1)),
+        spec("jws-binding::notification-other-app-id", "A notification of another app id in Production.", .notification, [], .invalid, [.bindingAppAppleID], appID: .value(1)),
+        spec("jws-binding::realtime-other-app-id", "A realtime request of another app id in Production.", .realtime, [], .invalid, [.bindingAppAppleID], appID: .value(1)),
+        spec(
+            "jws-binding::app-transaction-app-id-missing", "An AppTransaction without appAppleId in Production.", .appTransaction, [.removeField("appAppleId")], .invalid,
+            [.bindingAppAppleID]),
+        spec(
+            "jws-binding::receipt-type-sandbox-in-production", "AppTransaction receiptType Sandbox checked as Production.", .appTransaction, preset: .sandbox, [], .invalid,
+            [.bindingEnvironment], environment: "Production", appID: .value(1)),
+    ]
+
+    // MARK: - Nested JWS
+
+    static let nested: [JWSVectorSpec] = [
+        spec(
+            "jws-nested::transaction-tampered", "The notification is genuine; its signedTransactionInfo's signature is not.", .notification,
+            [.nested("signedTransactionInfo", .flipBit(8))], .invalid, [.jwsNested], severity: .critical, flags: ["JWS_NESTED_UNVERIFIED"]),
+        spec(
+            "jws-nested::renewal-tampered", "signedRenewalInfo's signature does not verify.", .notification, [.nested("signedRenewalInfo", .flipBit(8))], .invalid, [.jwsNested],
+            severity: .critical, flags: ["JWS_NESTED_UNVERIFIED"]),
+        spec(
+            "jws-nested::transaction-foreign-chain", "signedTransactionInfo signed under another root.", .notification, [.nested("signedTransactionInfo", .foreignChain)], .invalid,
+            [.jwsNested], severity: .critical, flags: ["JWS_NESTED_UNVERIFIED"]),
+        spec(
+            "jws-nested::transaction-sandbox", "A Sandbox transaction inside a Production notification.", .notification, [.nestedEnvironment("signedTransactionInfo", "Sandbox")],
+            .invalid, [.jwsNested], flags: ["JWS_NESTED_UNVERIFIED"]),
+        spec(
+            "jws-nested::transaction-alg-none", "signedTransactionInfo with alg none.", .notification, [.nested("signedTransactionInfo", .setHeader("alg", .string("none")))],
+            .invalid, [.jwsNested], severity: .critical, flags: ["JWS_NESTED_UNVERIFIED"]),
+        spec(
+            "jws-nested::transaction-not-jws", "signedTransactionInfo is plain JSON text.", .notification, [.replaceNested("signedTransactionInfo", "{\"transactionId\":\"1\"}")],
+            .invalid, [.jwsNested], flags: ["JWS_NESTED_UNVERIFIED"]),
+        spec(
+            "jws-nested::transaction-other-bundle", "signedTransactionInfo of another app.", .notification, [.nestedBundle("signedTransactionInfo", "com.other.app")], .invalid,
+            [.jwsNested], flags: ["JWS_NESTED_UNVERIFIED"]),
+    ]
+
+    // MARK: - Resources
+
+    static let resource: [JWSVectorSpec] = [
+        spec(
+            "jws-resource::payload-1mib", "A 1 MiB field in a signed payload: valid, and must be judged in time.", .transaction,
+            [.addField("padding", .string(String(repeating: "A", count: 1 << 20)))], .valid, severity: .medium),
+        spec(
+            "jws-resource::x5c-100-entries", "x5c with 100 certificates.", .transaction, [.chainRoles(Array(repeating: .leaf, count: 100))], .invalid,
+            [.jwsX5C, .chainLength, .resource], severity: .medium),
+        spec("jws-resource::header-1mib", "A 1 MiB header member.", .transaction, [.addHeader("pad", .string(String(repeating: "A", count: 1 << 20)))], .valid, severity: .medium),
+    ]
+}
+
+extension JWSVectorCatalogue {
+    /// What the corpus generator needs to add the JWS families: vectors, their anchors, their notes.
+    public static func corpusExtras(receipts: Forge) throws(ForgeError) -> CorpusGenerator.Extras {
+        let pki = try JWSTestPKI.bundled()
+        guard let root = pki.certificate(.root), let xcode = pki.certificate(.xcode) else { throw ForgeError(.certificateSetInvalid, "the JWS test PKI is incomplete") }
+        return CorpusGenerator.Extras(
+            vectors: try vectors(forge: JWSForge(pki: pki, receipts: receipts)),
+            anchors: [
+                TrustAnchorID.forgeJWSRoot: (root.derRepresentation, "The receipt-forge EC TEST root for StoreKit 2 JWS (plays Apple Root CA - G3)."),
+                TrustAnchorID.forgeJWSXcode: (xcode.derRepresentation, "The receipt-forge EC TEST certificate of Xcode-signed JWS (plays StoreKit Testing in Xcode)."),
+            ],
+            notes: notes)
+    }
+}
