@@ -5,6 +5,7 @@ import ReceiptCorpus
 import ReceiptForge
 import ReceiptModel
 import ReceiptValidation
+import ReceiptValidationServer
 import StoreKitForge
 
 /// `forge jws`: StoreKit 2 signed data — forged, inspected and verified.
@@ -124,7 +125,11 @@ struct ValidateJWS: ParsableCommand {
             """)
 
     @Argument(help: ArgumentHelp("JWS file, or - for standard input.", valueName: "file"))
-    var file: String
+    var file: String?
+    @Flag(help: "Serve the harness protocol v1 on stdin/stdout for `forge run --target stdio:…`: receipts and JWS, with the corpus's trust anchors.")
+    var harness = false
+    @Option(help: ArgumentHelp("With --harness: the corpus whose trust anchors to load.", valueName: "dir"))
+    var vectors: String?
     @Option(help: ArgumentHelp("Trusted root, PEM or DER (repeatable). Default: the bundled JWS TEST root (the Xcode certificate with --environment Xcode).", valueName: "file"))
     var root: [String] = []
     @Option(help: "Expected bundleId.")
@@ -138,8 +143,20 @@ struct ValidateJWS: ParsableCommand {
     @Flag(help: "Print the verdict, error class, checks and payload as JSON.")
     var json = false
 
+    func validate() throws {
+        if harness, file != nil { throw ValidationError("a harness reads requests, not a file; give no file with --harness") }
+        if !harness, file == nil { throw ValidationError("give a JWS file (or - for stdin), or --harness") }
+    }
+
     func run() throws {
-        let (bytes, _) = try readInput(file)
+        if harness {
+            // The same reference harness as `forge validate --harness`: it judges each vector by its artifact kind.
+            let directory = try VectorsCommand.Location.locate(vectors)
+            let reference: ReferenceHarness
+            do { reference = try ReferenceHarness(vectorsDirectory: directory) } catch { throw fail("cannot load trust anchors from \(directory.path): \(error)", Exit.dataError) }
+            return StdioHarnessServer.serve(reference, write: { FileHandle.standardOutput.write($0) }, note: note)
+        }
+        let (bytes, _) = try readInput(file ?? "-")
         let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         var roots: [X509Certificate] = []
         if root.isEmpty {

@@ -195,6 +195,19 @@ struct JWSCLITests {
         }
     }
 
+    @Test("The JWS families of the corpus through `forge jws validate --harness` over stdio: the reference verifier agrees with every vector")
+    func corpusOverStdio() throws {
+        let vectors = repositoryRoot.appendingPathComponent("Vectors").path
+        let results = FileManager.default.temporaryDirectory.appendingPathComponent("jws-\(UUID().uuidString).json")
+        defer { try? FileManager.default.removeItem(at: results) }
+        let run = try forge(
+            "run", "--target", "stdio:\(forgeBinary.path) jws validate --harness --vectors \(vectors)", "--vectors", vectors, "--run", "jws-*",
+            "--results", results.path, "--quiet")
+        #expect(run.status == 0, "\(run.text)\(run.stderr)")
+        let rows = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: results)) as? [String: Any])["results"] as? [[String: Any]]
+        #expect((rows?.count ?? 0) >= 150 && rows?.allSatisfy(agrees) == true)
+    }
+
     @Test("One scenario, both artefacts: the transaction JWS carries the receipt's transaction ids and dates")
     func receiptTwin() throws {
         let arguments = ["--product", "pro.monthly", "--renewals", "2", "--now", Self.now, "--seed", "42", "-q"]

@@ -1,6 +1,6 @@
 import ReceiptModel
 
-/// Tokens a fuzzer should splice into receipts: OIDs, attribute-type encodings, headers and strings.
+/// Tokens a fuzzer should splice into receipts and JWS: OIDs, attribute-type encodings, headers, JSON members and strings.
 /// Written in the libFuzzer/AFL dictionary format (`name="\xHH…"`).
 public enum FuzzDictionary {
     public static func text() -> String {
@@ -31,6 +31,15 @@ public enum FuzzDictionary {
         ] {
             entries.append((name, ASN1Value.utf8String(text)))
             entries.append((name + "_ia5", ASN1Value.ia5String(text)))
+        }
+        // StoreKit 2 JWS: the tokens of compact headers and payloads, as text.
+        for (name, text) in [
+            ("jws_es256", "ES256"), ("jws_alg", "\"alg\""), ("jws_x5c", "\"x5c\""), ("jws_typ", "\"typ\":\"JWT\""), ("jws_none", "\"none\""),
+            ("jws_hs256", "HS256"), ("jws_b64_brace", "eyJ"), ("jws_dot", "."), ("jws_signed_date", "\"signedDate\":"),
+            ("jws_environment", "\"environment\":\"Sandbox\""), ("jws_bundle", "\"bundleId\":"), ("jws_app_id", "\"appAppleId\":"),
+            ("jws_nested", "\"signedTransactionInfo\":"), ("jws_notification", "\"notificationType\":"), ("jws_kid", "\"kid\":\"Apple_Xcode_Key\""),
+        ] {
+            entries.append((name, Array(text.utf8)))
         }
         return entries.map { name, bytes in "\(name)=\"" + bytes.map { "\\x" + hexString([$0]) }.joined() + "\"" }.joined(separator: "\n") + "\n"
     }
