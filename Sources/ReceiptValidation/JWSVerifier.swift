@@ -82,11 +82,10 @@ public struct JWSVerifier: Sendable {
         for (index, entry) in entries.enumerated() {
             // RFC 7515 §4.1.6: standard base64 (not url), no line breaks.
             guard let text = entry.stringValue, let der = Data(base64Encoded: text).map(Array.init), let certificate = try? X509Certificate(derEncoded: der) else {
-                if index < 2 || xcode {
-                    checks.append(.failed("header", .jwsX5C, "x5c[\(index)] is not a base64 DER certificate"))
-                    return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind)
-                }
-                continue  // x5c[2] is never used: the root comes from configuration
+                // x5c[2] is never trusted (the root comes from configuration), but one that is not a certificate
+                // is refused, as Java's verifier does: the stricter of the two answers Apple's libraries give.
+                checks.append(.failed("header", .jwsX5C, "x5c[\(index)] is not a base64 DER certificate"))
+                return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind)
             }
             certificates.append(certificate)
         }

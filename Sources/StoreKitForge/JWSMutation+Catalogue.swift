@@ -243,7 +243,10 @@ extension JWSMutation {
     /// A second CA between the intermediate and a new leaf: the intermediate's pathlen 0 is exceeded.
     static let pathlenExceeded = Self(id: "jws.chain-pathlen-exceeded", stage: .build) { draft, context in
         let sub = try context.derivedKey("sub-ca", curve: .p384)
-        let subDER = try context.issue(.intermediate, key: sub, issuer: (try context.certificate(.intermediate), try context.key(.intermediate)))
+        // A name of its own: a self-issued CA would not count against pathlen (RFC 5280 §4.2.1.9).
+        let subDER = try context.issue(.intermediate, key: sub, issuer: (try context.certificate(.intermediate), try context.key(.intermediate))) {
+            $0.subject = DistinguishedName([("CN", "receipt-forge TEST Sub CA — not Apple"), ("O", "receipt-forge TEST"), ("C", "US")])
+        }
         let subCertificate = try ForgeError.wrapping("parsing") { try X509Certificate(derEncoded: subDER) }
         let leaf = try context.derivedKey("sub-leaf", curve: .p256)
         draft.x5c = [try context.issue(.leaf, key: leaf, issuer: (subCertificate, sub)), subDER, try context.certificate(.intermediate).derRepresentation]

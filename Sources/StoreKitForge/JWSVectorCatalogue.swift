@@ -102,6 +102,9 @@ public enum JWSVectorCatalogue {
         "JWS_SIGNED_DATE_MISSING": Note(
             bugClass: "validity-instant", description: "No numeric signedDate: a verifier may refuse, or evaluate the chain at the current time as Apple's Python library does.",
             links: ["https://github.com/apple/app-store-server-library-python"]),
+        "JWS_X5C_THIRD_UNREAD": Note(
+            bugClass: "x5c-root-entry", description: "The root travels in x5c[2] but must never be trusted from there; whether it is parsed at all is implementation-defined.",
+            links: ["https://github.com/apple/app-store-server-library-java"]),
         "JWS_VALIDITY_INSTANT": Note(
             bugClass: "validity-instant",
             description: "Apple's libraries disagree on when an AppTransaction's chain is evaluated: receiptCreationDate (Swift, Java, Node) or signedDate first (Python).",
@@ -273,7 +276,10 @@ public enum JWSVectorCatalogue {
         spec("jws-x5c::leaf-only", "x5c holds the leaf alone.", .transaction, [.chainRoles([.leaf])], .invalid, [.jwsX5C, .chainLength], severity: .critical),
         spec("jws-x5c::two-certificates", "Leaf and intermediate, no root.", .transaction, [.chainRoles([.leaf, .intermediate])], .invalid, [.jwsX5C, .chainLength]),
         spec("jws-x5c::four-certificates", "The root twice.", .transaction, [.chainRoles([.leaf, .intermediate, .root, .root])], .invalid, [.jwsX5C, .chainLength]),
-        spec("jws-x5c::garbage-third", "x5c[2] is not a certificate: never used, since the root comes from configuration (Java rejects).", .transaction, [.garbageThird], .valid),
+        spec(
+            "jws-x5c::garbage-third",
+            "x5c[2] is not a certificate. Apple's Swift, Python and Node verifiers never read it (the root comes from configuration); Java and verifiers that parse the whole chain reject it. Either is safe.",
+            .transaction, [.garbageThird], .acceptable, [.jwsX5C], flags: ["JWS_X5C_THIRD_UNREAD"]),
         spec("jws-x5c::reversed", "Root, intermediate, leaf.", .transaction, [.chainRoles([.root, .intermediate, .leaf])], .invalid, [.chain, .jwsSignature, .jwsX5C]),
         spec("jws-x5c::intermediate-first", "Intermediate, leaf, root.", .transaction, [.chainRoles([.intermediate, .leaf, .root])], .invalid, [.chain, .jwsSignature, .jwsX5C]),
         spec(

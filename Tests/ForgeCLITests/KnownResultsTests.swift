@@ -31,6 +31,12 @@ struct KnownResultsTests {
     @Test("app-store-server-library SignedDataVerifier (StoreKit 2 JWS): the README's row and column hold", .enabled(if: installed("asl")))
     func aslJWS() throws { try check("asl-jws") }
 
+    /// vapor/jwt-kit's X5CVerifier, built from the package mirror by the script (`.ci/run` builds it).
+    @Test(
+        "vapor/jwt-kit X5CVerifier (StoreKit 2 JWS): the README's row and column hold",
+        .enabled(if: FileManager.default.isExecutableFile(atPath: oracles.appendingPathComponent("jwtkit/release/jwtkit-harness").path)))
+    func jwtkit() throws { try check("jwtkit") }
+
     /// Runs the script for `name` into a scratch folder (the installed venv linked in), on a copy of the
     /// README, and compares the two matrices for that validator.
     func check(_ name: String) throws {
