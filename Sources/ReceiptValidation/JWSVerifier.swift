@@ -148,6 +148,15 @@ public struct JWSVerifier: Sendable {
             }
             // Apple's signing leaf is CA:FALSE (critical); path validation alone lets a CA sign as an end entity.
             guard !chain[0].isCA else { return .failed("chain", .chainInvalid, "the signing certificate is a CA; Apple's leaf says CA:FALSE") }
+            // RFC 5280 §4.2.1.1/§4.2.1.2 key identifiers (Apple's Python verifier runs OpenSSL's strict mode).
+            for (certificate, name) in [(chain[0], "leaf"), (chain[1], "intermediate")] {
+                guard certificate.hasExtension(oid: "2.5.29.35") else { return .failed("chain", .chainInvalid, "the \(name) has no authorityKeyIdentifier") }
+                guard certificate.hasExtension(oid: "2.5.29.14") else { return .failed("chain", .chainInvalid, "the \(name) has no subjectKeyIdentifier") }
+            }
+            guard chain[0].keyUsage.map({ $0.contains("digitalSignature") }) ?? true else {
+                return .failed("chain", .chainInvalid, "the leaf's keyUsage does not allow digitalSignature")
+            }
+            guard chain[0].extendedKeyUsage == nil else { return .failed("chain", .chainInvalid, "the leaf has an extendedKeyUsage Apple's does not") }
             guard chain[1].hasExtension(oid: KnownOID.appleWWDRIntermediateMarker) else {
                 return .failed("chain", .chainIntermediateMarker, "the intermediate lacks the marker \(KnownOID.appleWWDRIntermediateMarker)")
             }

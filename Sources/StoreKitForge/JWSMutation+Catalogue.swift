@@ -198,6 +198,7 @@ extension JWSMutation {
     public enum CertificateVariant: String, Sendable {
         case noMarker = "no-marker", criticalMarker = "critical-marker", expired, notYetValid = "not-yet-valid", isCA = "ca"
         case signedByRoot = "signed-by-root", badSignature = "bad-signature", criticalUnknown = "critical-unknown", notCA = "not-ca", selfSigned = "self-signed"
+        case noAKI = "no-aki", noSKI = "no-ski", keyUsageKeyCertSign = "ku-keycertsign", ekuServerAuth = "eku-server-auth"
     }
 
     static func edit(_ template: inout CertificateTemplate, _ variant: CertificateVariant, marker: String) {
@@ -215,6 +216,11 @@ extension JWSMutation {
                 $0 == .basicConstraints(isCA: true, pathLength: 0, critical: true) ? .basicConstraints(isCA: false, critical: true) : $0
             }
         case .criticalUnknown: template.extensions.append(.custom(oid: "1.3.6.1.4.1.55555.1", critical: true, derValue: [0x05, 0x00]))
+        case .noAKI: template.extensions.removeAll { $0 == .authorityKeyIdentifier }
+        case .noSKI: template.extensions.removeAll { $0 == .subjectKeyIdentifier }
+        case .keyUsageKeyCertSign:
+            template.extensions = template.extensions.map { $0 == .keyUsage([.digitalSignature], critical: true) ? .keyUsage([.keyCertSign], critical: true) : $0 }
+        case .ekuServerAuth: template.extensions.append(.extendedKeyUsage([.serverAuth]))
         case .signedByRoot, .badSignature, .selfSigned: break
         }
     }

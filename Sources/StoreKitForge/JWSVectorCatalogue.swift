@@ -105,6 +105,12 @@ public enum JWSVectorCatalogue {
         "JWS_X5C_THIRD_UNREAD": Note(
             bugClass: "x5c-root-entry", description: "The root travels in x5c[2] but must never be trusted from there; whether it is parsed at all is implementation-defined.",
             links: ["https://github.com/apple/app-store-server-library-java"]),
+        "JWS_KEY_IDENTIFIERS": Note(
+            bugClass: "key-identifiers", description: "A missing subjectKeyIdentifier on an end entity: RFC 5280 says SHOULD; strict verifiers refuse it.",
+            links: ["https://www.rfc-editor.org/rfc/rfc5280#section-4.2.1.2"]),
+        "JWS_LEAF_EKU": Note(
+            bugClass: "leaf-eku", description: "An extendedKeyUsage Apple's signing leaf does not have; only Apple's CA could issue it.",
+            links: ["https://www.rfc-editor.org/rfc/rfc5280#section-4.2.1.12"]),
         "JWS_VALIDITY_INSTANT": Note(
             bugClass: "validity-instant",
             description: "Apple's libraries disagree on when an AppTransaction's chain is evaluated: receiptCreationDate (Swift, Java, Node) or signedDate first (Python).",
@@ -326,6 +332,24 @@ public enum JWSVectorCatalogue {
         spec(
             "jws-chain::critical-unknown-extension", "An unknown critical extension in the leaf.", .transaction, [.leafVariant(.criticalUnknown)], .invalid,
             [.chainInvalid, .chain]),
+        spec(
+            "jws-chain::leaf-without-aki", "A leaf without authorityKeyIdentifier: Apple's Python verifier's strict X.509 mode refuses it; RFC 5280 requires it.", .transaction,
+            [.leafVariant(.noAKI)], .invalid, [.chainInvalid, .chain]),
+        spec(
+            "jws-chain::leaf-without-ski", "A leaf without subjectKeyIdentifier (RFC 5280 says SHOULD, Apple's leaf has one).", .transaction, [.leafVariant(.noSKI)], .acceptable,
+            [.chainInvalid, .chain], flags: ["JWS_KEY_IDENTIFIERS"]),
+        spec(
+            "jws-chain::intermediate-without-ski", "An intermediate without subjectKeyIdentifier: RFC 5280 requires it of a CA.", .transaction, [.intermediateVariant(.noSKI)],
+            .invalid, [.chainInvalid, .chain]),
+        spec(
+            "jws-chain::intermediate-without-aki", "An intermediate without authorityKeyIdentifier: RFC 5280 requires it.", .transaction, [.intermediateVariant(.noAKI)], .invalid,
+            [.chainInvalid, .chain]),
+        spec(
+            "jws-chain::leaf-keycertsign-only", "A leaf whose keyUsage is keyCertSign, not digitalSignature: it may not sign data.", .transaction,
+            [.leafVariant(.keyUsageKeyCertSign)], .invalid, [.chainInvalid, .chain]),
+        spec(
+            "jws-chain::leaf-eku-server-auth", "A leaf with extendedKeyUsage serverAuth, which Apple's leaf does not have: a TLS certificate of the CA.", .transaction,
+            [.leafVariant(.ekuServerAuth)], .acceptable, [.chainInvalid, .chain], flags: ["JWS_LEAF_EKU"]),
         spec(
             "jws-chain::pathlen-exceeded", "An extra CA between intermediate and leaf (x5c of 3 with pathlen 0 violated).", .transaction, [.pathlenExceeded], .invalid,
             [.chain, .jwsX5C]),
