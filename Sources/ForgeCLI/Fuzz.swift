@@ -88,7 +88,10 @@ struct Mutate: ParsableCommand {
             return
         }
         let bases = VectorCatalogue.all.filter { matches($0.id, from) }
-        guard !bases.isEmpty else { throw fail("no vector matches '\(from)'", Exit.usage) }
+        guard !bases.isEmpty else {
+            let jws = from.hasPrefix("jws") ? " (mutants are made of receipt vectors; the StoreKit 2 families are not mutated yet)" : ""
+            throw fail("no vector matches '\(from)'\(jws)", Exit.usage)
+        }
         let directory = URL(fileURLWithPath: out!)
         do { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) } catch {
             throw fail("cannot create \(out!): \(error.localizedDescription)", Exit.cannotCreate)

@@ -140,6 +140,7 @@ struct VectorsCommand: ParsableCommand {
                     + [
                         context.bundleId.map { ", bundle id \($0)" }, context.appVersion.map { ", version \($0)" },
                         context.deviceId.map { ", device \($0)" }, context.environment.map { ", environment \($0)" },
+                        context.artifact.map { ", artifact \($0)" }, context.appAppleId.map { ", app Apple id \($0)" },
                     ]
                     .compactMap { $0 }.joined())
             print(
@@ -150,6 +151,11 @@ struct VectorsCommand: ParsableCommand {
                     }.joined())
             print("file: \(vector.file) (sha256 \(vector.sha256))\n")
             let bytes = try readInput(directory.appendingPathComponent(vector.file).path).bytes
+            if context.artifactKind.isJWS {
+                let text = String(decoding: bytes, as: UTF8.self)
+                print(JWSInspection.describe(text).map(JWSInspection.text) ?? "(not a readable JWS: \(bytes.count) bytes)")
+                return
+            }
             let report = ReferenceValidator().validate(bytes, context: ValidationContext(trustedRoots: [], now: ReceiptDate.parse(context.now) ?? Date()))
             if report.container == nil {
                 print("(not a readable receipt: \(report.message))")

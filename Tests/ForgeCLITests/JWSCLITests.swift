@@ -206,6 +206,9 @@ struct JWSCLITests {
         #expect(run.status == 0, "\(run.text)\(run.stderr)")
         let rows = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: results)) as? [String: Any])["results"] as? [[String: Any]]
         #expect((rows?.count ?? 0) >= 150 && rows?.allSatisfy(agrees) == true)
+        // `forge vectors show` decodes a JWS vector as a JWS.
+        let shown = try forge("vectors", "show", "jws-valid::notification-production", "--vectors", vectors)
+        #expect(shown.status == 0 && shown.text.contains("kind: notification") && shown.text.contains("signedTransactionInfo (nested JWS)"))
     }
 
     @Test("One scenario, both artefacts: the transaction JWS carries the receipt's transaction ids and dates")
