@@ -4,6 +4,7 @@ import ForgeCrypto
 import ReceiptCorpus
 import ReceiptForge
 import ReceiptModel
+import StoreKitForge
 
 struct Seeds: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -51,6 +52,7 @@ struct Mutate: ParsableCommand {
         discussion: """
             Examples:
               forge mutate --from 'valid::*' --seed 7 --count 100 --out mutants/
+              forge mutate --from 'jws-*' --count 50 --out jws-mutants/      (StoreKit 2: <id>.jws)
               forge mutate --replay mutants/mut-valid-appstore-subscription-1a2b3c4d.recipe.json -o again.der
 
             Each mutant is <out>/<id>.der with <out>/<id>.recipe.json beside it: the base vector, the steps, and the oracle — must-reject when bytes were changed after signing, none when the forge re-signed (judge such mutants by comparing validators).
@@ -82,16 +84,17 @@ struct Mutate: ParsableCommand {
         if let replay {
             let data = Data(try readInput(replay).bytes)
             guard let recipe = try? JSONDecoder().decode(MutantRecipe.self, from: data) else { throw fail("\(replay) is not a mutant recipe", Exit.dataError) }
-            do { try writeOutput(Data(try mutator.replay(recipe)), to: output) } catch let error as ForgeError {
+            do {
+                let bytes = recipe.base.hasPrefix("jws-") ? try jwsMutator().build(recipe) : try mutator.replay(recipe)
+                try writeOutput(Data(bytes), to: output)
+            } catch let error as ForgeError {
                 throw fail("\(replay): \(error.message)", Exit.dataError)
             }
             return
         }
         let bases = VectorCatalogue.all.filter { matches($0.id, from) }
-        guard !bases.isEmpty else {
-            let jws = from.hasPrefix("jws") ? " (mutants are made of receipt vectors; the StoreKit 2 families are not mutated yet)" : ""
-            throw fail("no vector matches '\(from)'\(jws)", Exit.usage)
-        }
+        let jwsBases = JWSVectorCatalogue.all.filter { matches($0.id, from) }
+        guard !bases.isEmpty || !jwsBases.isEmpty else { throw fail("no vector matches '\(from)'", Exit.usage) }
         let directory = URL(fileURLWithPath: out!)
         do { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) } catch {
             throw fail("cannot create \(out!): \(error.localizedDescription)", Exit.cannotCreate)
@@ -101,7 +104,21 @@ struct Mutate: ParsableCommand {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         var made = 0
-        for drawn in mutator.recipes(from: bases, seed: seed, count: count) {
+        // Receipt and JWS bases share the count in proportion to how many of each matched.
+        let jwsCount = count * jwsBases.count / (bases.count + jwsBases.count)
+        if !jwsBases.isEmpty {
+            let jws = try jwsMutator()
+            for (name, recipe) in jws.mutants(from: jwsBases, seed: seed, count: jwsCount) {
+                do {
+                    try writeOutput(Data(try jws.build(recipe)), to: directory.appendingPathComponent(name + ".jws").path)
+                    try writeOutput(try encoder.encode(recipe), to: directory.appendingPathComponent(name + ".recipe.json").path)
+                    made += 1
+                } catch let error as ForgeError {
+                    note("skipped \(name): \(error.message)")
+                }
+            }
+        }
+        for drawn in bases.isEmpty ? [] : mutator.recipes(from: bases, seed: seed, count: count - jwsCount) {
             do {
                 let (bytes, recipe) = try mutator.build(drawn)
                 let name = recipe.id.replacingOccurrences(of: "::", with: "-")
@@ -114,6 +131,15 @@ struct Mutate: ParsableCommand {
         }
         let elapsed = start.duration(to: clock.now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        print("wrote \(made) mutants of \(bases.count) base vector(s) to \(out!) in \(String(format: "%.2f", seconds)) s (\(Int(Double(made) / max(seconds, 1e-9))) mutants/s)")
+        print(
+            "wrote \(made) mutants of \(bases.count + jwsBases.count) base vector(s) to \(out!) in \(String(format: "%.2f", seconds)) s (\(Int(Double(made) / max(seconds, 1e-9))) mutants/s)"
+        )
+    }
+}
+
+/// The JWS mutator over the bundled PKIs.
+func jwsMutator() throws -> JWSMutator {
+    do { return JWSMutator(forge: JWSForge(pki: try JWSTestPKI.bundled(), receipts: try Forge(pki: loadPKI(nil)))) } catch let error as ForgeError {
+        throw fail(error.message, Exit.software)
     }
 }

@@ -13,7 +13,7 @@ public struct JWSVectorSpec: Sendable {
     public let preset: Preset
     public var notificationType = "DID_RENEW"
     public var subtype: String?
-    public let mutations: [JWSMutation]
+    public var mutations: [JWSMutation]
     public let verdict: Verdict
     public let errorClasses: [ErrorClass]
     public var flags: [String] = []

@@ -211,6 +211,28 @@ struct JWSCLITests {
         #expect(shown.status == 0 && shown.text.contains("kind: notification") && shown.text.contains("signedTransactionInfo (nested JWS)"))
     }
 
+    @Test("forge mutate covers the StoreKit 2 families: JWS mutants with recipes that replay byte for byte, judged by the reference verifier without a trap")
+    func mutants() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let made = try forge("mutate", "--from", "jws-*", "--seed", "11", "--count", "25", "--out", directory.path)
+        #expect(made.status == 0 && made.text.contains("wrote 25 mutants"), "\(made.text)\(made.stderr)")
+        let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".jws") }.sorted()
+        #expect(files.count >= 20)  // names collide when the same base and steps are drawn twice
+        for file in files.prefix(8) {
+            let recipe = directory.appendingPathComponent(file.replacingOccurrences(of: ".jws", with: ".recipe.json")).path
+            let again = try forge("mutate", "--replay", recipe)
+            let original = try Data(contentsOf: directory.appendingPathComponent(file))
+            #expect(again.status == 0 && again.stdout == original, "\(file)")
+            let verdict = try forge("jws", "validate", directory.appendingPathComponent(file).path)
+            #expect([0, 1, 65].contains(verdict.status), "\(file): \(verdict.stderr)")
+        }
+        let again = try forge("mutate", "--from", "jws-*", "--seed", "11", "--count", "25", "--out", directory.appendingPathComponent("again").path)
+        #expect(again.status == 0)
+        let repeated = try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("again").path).filter { $0.hasSuffix(".jws") }
+        #expect(repeated.sorted() == files)
+    }
+
     @Test("One scenario, both artefacts: the transaction JWS carries the receipt's transaction ids and dates")
     func receiptTwin() throws {
         let arguments = ["--product", "pro.monthly", "--renewals", "2", "--now", Self.now, "--seed", "42", "-q"]
