@@ -40,6 +40,9 @@ let package = Package(
     targets: [
         // libcrypto from the system (apt libssl-dev); imported only by ForgeCrypto.
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
+        // renameat2(RENAME_EXCHANGE) / renamex_np(RENAME_SWAP), which Glibc's Swift module does not export: a staged
+        // folder replaces its target in one step (StagedFolder).
+        .target(name: "CForgeSystem"),
         // Keys, X.509 issuance, raw RSA PKCS#1 v1.5, digests, chain verification over OpenSSL.
         .target(name: "ForgeCrypto", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
         // The receipt as bytes: BER in, DER or chosen BER out. No crypto, no dependencies.
@@ -47,7 +50,7 @@ let package = Package(
         // The corpus model (manifest, vectors, lint, schemas): Foundation and ReceiptModel (for JSON) only, so outside validators can use it without OpenSSL.
         .target(name: "ReceiptCorpus", dependencies: ["ReceiptModel"], swiftSettings: swiftSettings),
         // Presets, scenarios, mutations, the vector catalogue and signing: receipts from the bundled TEST PKI.
-        .target(name: "ReceiptForge", dependencies: ["ReceiptModel", "ForgeCrypto", "ReceiptCorpus"], swiftSettings: swiftSettings),
+        .target(name: "ReceiptForge", dependencies: ["ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "CForgeSystem"], swiftSettings: swiftSettings),
         // StoreKit 2: the EC test PKI and signed JWS (transactions, renewal info, AppTransaction, notifications, realtime).
         .target(name: "StoreKitForge", dependencies: ["ReceiptForge", "ReceiptModel", "ForgeCrypto"], swiftSettings: swiftSettings),
         // The conformance runner: judges any validator as a black box. Never imports the model or crypto.

@@ -23,11 +23,7 @@ struct Seeds: ParsableCommand {
     func run() throws {
         let (manifest, directory) = try location.manifest()
         let output = URL(fileURLWithPath: out)
-        do {
-            try FileManager.default.createDirectory(at: output, withIntermediateDirectories: true)
-        } catch {
-            throw fail("cannot create \(out): \(error.localizedDescription)", Exit.cannotCreate)
-        }
+        do { try Folder.create(output) } catch { throw fail(error.message, Exit.cannotCreate) }
         var index: [String] = []
         for vector in manifest.vectors {
             let bytes = try readInput(directory.appendingPathComponent(vector.file).path).bytes
@@ -96,9 +92,7 @@ struct Mutate: ParsableCommand {
         let jwsBases = JWSVectorCatalogue.all.filter { matches($0.id, from) }
         guard !bases.isEmpty || !jwsBases.isEmpty else { throw fail("no vector matches '\(from)'", Exit.usage) }
         let directory = URL(fileURLWithPath: out!)
-        do { try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true) } catch {
-            throw fail("cannot create \(out!): \(error.localizedDescription)", Exit.cannotCreate)
-        }
+        do { try Folder.create(directory) } catch { throw fail(error.message, Exit.cannotCreate) }
         let clock = ContinuousClock()
         let start = clock.now
         let encoder = JSONEncoder()

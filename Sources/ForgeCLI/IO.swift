@@ -58,11 +58,7 @@ func writeOutput(_ data: Data, to path: String?) throws {
         FileHandle.standardOutput.write(data)
         return
     }
-    do {
-        try AtomicFile.write(data, to: URL(fileURLWithPath: path))
-    } catch {
-        throw fail("cannot write \(path): \(error.localizedDescription)", Exit.cannotCreate)
-    }
+    do { try AtomicFile.write(data, to: URL(fileURLWithPath: path)) } catch { throw fail(error.message, Exit.cannotCreate) }
 }
 
 /// Parses a `YYYY-MM-DDThh:mm:ssZ` option value.

@@ -11,11 +11,26 @@ import Synchronization
 
 /// `forge make --count N --out DIR`: see the BATCH section of `forge make --help`.
 extension Make {
-    func makeBatch(_ scenario: Scenario, now: Date, count: Int, into directory: String, pki: TestPKI) throws {
-        let folder = URL(fileURLWithPath: directory)
-        do { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) } catch {
-            throw fail("cannot create \(directory): \(error.localizedDescription)", Exit.cannotCreate)
+    static let indexName = "index.jsonl"
+
+    /// The files an earlier batch wrote into `directory`: its index and the receipts the index lists.
+    static func batchFiles(in directory: URL) -> Set<String> {
+        guard let data = try? Data(contentsOf: directory.appendingPathComponent(indexName), options: .alwaysMapped) else { return [] }
+        var files: Set<String> = [indexName]
+        for line in data.split(separator: UInt8(ascii: "\n")) {
+            if let file = (try? JSONValue(parsing: line))?.objectValue?["file"]?.stringValue, !file.contains("/") { files.insert(file) }
         }
+        return files
+    }
+
+    func makeBatch(_ scenario: Scenario, now: Date, count: Int, into directory: String, pki: TestPKI) throws {
+        let interrupts = StagedOutputInterrupts()
+        let folder: StagedFolder
+        do { folder = try StagedFolder(replacing: URL(fileURLWithPath: directory), owned: Self.batchFiles) } catch {
+            throw fail(error.message, Exit.cannotCreate)
+        }
+        interrupts.guarding(folder)
+        defer { folder.discard() }
         let forge: Forge
         do { forge = try Forge(pki: pki) } catch { throw fail(error.message, Exit.software) }
         let format = self.format ?? .der
@@ -30,7 +45,7 @@ extension Make {
         do {
             try ReceiptBatch.make(scenario, now: now, count: count, jobs: jobs, forge: forge, naming: scenarioOptions.spec == nil ? .flags : .specKeys) { number, receipt in
                 let name = "receipt-" + String(repeating: "0", count: digits - String(number).count) + String(number) + "." + suffix
-                try PlainFile.write(try make.render(receipt, as: format), to: folder.appendingPathComponent(name))
+                try folder.write(try make.render(receipt, as: format), to: name)
                 let line = JSONValue.object([
                     ("file", .string(name)), ("seed", .string(String(receipt.seed))),
                     ("transactionIds", .array(receipt.transactions.map { .string($0.transactionID) })),
@@ -42,12 +57,18 @@ extension Make {
                 }
             }
         } catch let error as ForgeError {
-            throw fail(error.message, error.code == .conflictingOptions || error.code == .invalidScenario ? Exit.usage : Exit.software)
+            let code = error.code == .ioFailed ? Exit.cannotCreate : error.code == .conflictingOptions || error.code == .invalidScenario ? Exit.usage : Exit.software
+            throw fail(error.message, code)
+        } catch let exit as ExitCode {
+            throw exit
         } catch {
-            throw fail("writing into \(directory): \(error.localizedDescription)", Exit.cannotCreate)
+            throw fail("writing into \(directory): \(error)", Exit.software)
         }
         let lines = index.withLock { $0.compactMap { $0 } }.joined(separator: "\n") + "\n"
-        try writeOutput(Data(lines.utf8), to: folder.appendingPathComponent("index.jsonl").path)
+        do {
+            try folder.write(Data(lines.utf8), to: Self.indexName)
+            if let left = try folder.commit() { note("files appeared in the old \(directory) while the batch ran; they are in \(left.path)") }
+        } catch { throw fail(error.message, Exit.cannotCreate) }
         let elapsed = started.duration(to: .now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }

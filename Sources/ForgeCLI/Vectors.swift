@@ -42,7 +42,7 @@ struct VectorsCommand: ParsableCommand {
             commandName: "generate",
             abstract: "Write every vector, the trust anchors, the schemas and manifest.json.",
             discussion:
-                "Deterministic: the same forge writes the same bytes, so `forge vectors generate && git diff --exit-code Vectors/` is the reproducibility check. Files of retired vectors are removed."
+                "Deterministic: the same forge writes the same bytes, so `forge vectors generate && git diff --exit-code Vectors/` is the reproducibility check.\n\nThe corpus is written whole: into a staging folder beside DIR, which then replaces DIR in one step, so an interrupt or a full disk leaves the old corpus as it was. DIR must be new, empty or a corpus forge wrote (its manifest.json): of that, the files its manifest listed are replaced (retired vectors disappear) and a README.md is kept. Anything else in DIR refuses with exit 73 naming it, and nothing is changed."
         )
 
         @Option(help: ArgumentHelp("Directory to write. Default: the located corpus (./Vectors in the repository).", valueName: "dir"))
@@ -55,17 +55,18 @@ struct VectorsCommand: ParsableCommand {
             let pki = try loadPKI(nil)
             let conformanceSchemas: [String: Data]
             do { conformanceSchemas = try ConformanceSchemas.all() } catch { throw fail("cannot generate the runner's schemas: \(error)", Exit.software) }
+            let interrupts = StagedOutputInterrupts()
             do {
                 let forge = try Forge(pki: pki)
                 let manifest = try CorpusGenerator(
                     forge: forge, additionalSchemas: conformanceSchemas, extras: try JWSVectorCatalogue.corpusExtras(receipts: forge)
-                ).write(to: directory)
+                ).write(to: directory, staged: interrupts.guarding)
                 let elapsed = start.duration(to: clock.now)
                 let families = Dictionary(grouping: manifest.vectors, by: \.family).map { "\($0.key) \($0.value.count)" }.sorted()
                 print("wrote \(manifest.vectors.count) vectors to \(directory.path) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))")
                 print(families.joined(separator: ", "))
             } catch {
-                throw fail(error.message, error.code == .ioFailed ? Exit.cannotCreate : Exit.software)
+                throw fail(error.message, error.code == .ioFailed || error.code == .wouldOverwrite ? Exit.cannotCreate : Exit.software)
             }
         }
     }

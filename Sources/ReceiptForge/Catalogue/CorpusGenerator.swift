@@ -99,28 +99,29 @@ public struct CorpusGenerator: Sendable {
         return (manifest, files)
     }
 
-    /// Writes the corpus into `directory`, removing files of earlier generations it no longer names.
-    public func write(to directory: URL) throws(ForgeError) -> Manifest {
+    /// Writes the corpus as `directory`, whole: into a staging sibling that then replaces it (``StagedFolder``).
+    /// The folder must be new, empty or an earlier corpus (its `manifest.json` written by forge): of that, the
+    /// files its manifest listed are removed and a `README.md` is kept; anything else refuses, naming it.
+    /// `staged` is told the staging folder before any file is written, so an interrupt can discard it.
+    public func write(to directory: URL, staged: (StagedFolder) -> Void = { _ in }) throws(ForgeError) -> Manifest {
         let (manifest, files) = try build()
-        let manager = FileManager.default
-        do {
-            for (path, data) in files.sorted(by: { $0.key < $1.key }) {
-                let url = directory.appendingPathComponent(path)
-                try manager.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
-                if (try? Data(contentsOf: url)) != data { try AtomicFile.write(data, to: url) }
-            }
-            // Stale vector files (retired ids) must not linger: the corpus is exactly what the manifest names.
-            let kept = Set(files.keys).union(["README.md"])
-            if let walker = manager.enumerator(at: directory, includingPropertiesForKeys: [.isRegularFileKey]) {
-                for case let url as URL in walker where (try? url.resourceValues(forKeys: [.isRegularFileKey]).isRegularFile) == true {
-                    let relative = String(url.standardizedFileURL.path.dropFirst(directory.standardizedFileURL.path.count + 1))
-                    if !kept.contains(relative) { try manager.removeItem(at: url) }
-                }
-            }
-        } catch {
-            throw ForgeError(.ioFailed, "writing the corpus to \(directory.path): \(error.localizedDescription)")
+        let folder = try StagedFolder(replacing: directory, kept: ["README.md"]) { existing throws(ForgeError) in
+            Self.files(listedIn: existing).union(files.keys.filter { $0.hasPrefix("schema/") })
+        }
+        staged(folder)
+        defer { folder.discard() }
+        for (path, data) in files.sorted(by: { $0.key < $1.key }) { try folder.write(data, to: path) }
+        if let left = try folder.commit() {
+            throw ForgeError(.ioFailed, "the corpus is written, but files appeared in the old one meanwhile; they are in \(left.path)")
         }
         return manifest
+    }
+
+    /// The files an earlier corpus in `directory` consists of, by its manifest; none when there is no manifest of
+    /// ours there (then every file in the folder is the user's).
+    static func files(listedIn directory: URL) -> Set<String> {
+        guard let manifest = try? ManifestIO.load(from: directory), manifest.generator.name == "forge" else { return [] }
+        return Set(manifest.vectors.map(\.file) + manifest.trustAnchors.values.map(\.file) + ["manifest.json"])
     }
 
     private func sha256(_ bytes: [UInt8]) throws(ForgeError) -> String {

@@ -109,6 +109,12 @@ public struct Forge: Sendable {
         }
         try run(.attributes)
         stages.payload = ReceiptPayload(stages.attributes).encoded(ordering: stages.ordering)
+        // The container adds the certificates and the signature: a few KiB.
+        if steps.isEmpty, stages.payload.count > ReceiptLimits.maximumInputSize - (64 << 10) {
+            throw ForgeError(
+                .invalidScenario,
+                "the receipt would be over \(stages.payload.count) bytes; validators read at most \(ReceiptLimits.maximumInputSize) (16 MiB)")
+        }
         try run(.payload)
         guard sign else {
             // What the scenario resolves to, without the signature (JWS built from the same scenario need no receipt).
@@ -205,12 +211,25 @@ struct ReceiptPlan {
     let scenario: Scenario
     var random: SeededGenerator
 
+    /// Purchases one receipt may hold: what the decoders accept in one payload (``ReceiptLimits/maximumChildren``),
+    /// less room for the receipt's own attributes.
+    static let maximumTransactions = ReceiptLimits.maximumChildren - 100
+
     init(_ scenario: Scenario, now anchor: Date, naming: FieldNaming, reissuedAt: Date? = nil) throws(ForgeError) {
         for (index, purchase) in scenario.purchases.enumerated() {
             try purchase.validate(naming: naming, place: "purchases[\(index)].")
         }
         for (index, event) in (scenario.timeline ?? []).enumerated() {
             try event.validate(place: "timeline[\(index)].", products: scenario.purchases)
+        }
+        // Bounded before anything is made: a receipt validators would refuse is not worth minutes and gigabytes.
+        let requested =
+            scenario.purchases.reduce(0) { $0 + ($1.renewals ?? 0) + 1 } + (scenario.timeline ?? []).reduce(0) { $0 + ($1.count ?? 1) + 1 }
+        guard requested <= Self.maximumTransactions else {
+            throw ForgeError(
+                .invalidScenario,
+                "the scenario asks for up to \(requested) transactions; a receipt holds at most \(Self.maximumTransactions) "
+                    + "(validators refuse more than \(ReceiptLimits.maximumChildren) attributes in the payload)")
         }
         let now = reissuedAt ?? anchor
         let preset = scenario.preset ?? .appstore

@@ -117,15 +117,9 @@ public struct TestPKI: Sendable {
         if !overwrite, !existing.isEmpty {
             throw ForgeError(.wouldOverwrite, "\(directory.path) already holds \(existing.joined(separator: ", ")); pass --force to replace them")
         }
-        do {
-            try manager.createDirectory(at: directory, withIntermediateDirectories: true)
-            for (name, text) in files.sorted(by: { $0.key < $1.key }) {
-                try AtomicFile.write(Data(text.utf8), to: directory.appendingPathComponent(name))
-            }
-        } catch let error as ForgeError {
-            throw error
-        } catch {
-            throw ForgeError(.ioFailed, "writing \(directory.path): \(error.localizedDescription)")
+        try Folder.create(directory)
+        for (name, text) in files.sorted(by: { $0.key < $1.key }) {
+            try AtomicFile.write(Data(text.utf8), to: directory.appendingPathComponent(name))
         }
     }
 
