@@ -86,7 +86,10 @@ struct Run: AsyncParsableCommand {
     var shard: String?
     @Option(help: "Vectors in flight at once (capped by the harness's maxConcurrency).")
     var parallel: Int = ProcessInfo.processInfo.activeProcessorCount
-    @Option(help: "Seconds per vector before TIMEOUT (the harness is restarted). Default: 5 for exec/exit, 2 otherwise.")
+    @Option(
+        help: ArgumentHelp(
+            "Seconds per vector before TIMEOUT (the harness is restarted), at most \(Int(HarnessLimits.maximumTimeoutSeconds)). For http(s) targets it covers the whole exchange: connect, request, headers and body. Default: \(Int(HarnessLimits.defaultProcessTimeoutSeconds)) for exec/exit, \(Int(HarnessLimits.defaultTimeoutSeconds)) otherwise.",
+            valueName: "seconds"))
     var timeout: Double?
     @Option(
         help: ArgumentHelp(
@@ -126,7 +129,11 @@ struct Run: AsyncParsableCommand {
 
     func validate() throws {
         guard (1...256).contains(parallel) else { throw ValidationError("--parallel must be between 1 and 256") }
-        if let timeout { guard timeout > 0 else { throw ValidationError("--timeout must be positive") } }
+        if let timeout {
+            guard timeout > 0, timeout <= HarnessLimits.maximumTimeoutSeconds else {
+                throw ValidationError("--timeout must be more than 0 and at most \(Int(HarnessLimits.maximumTimeoutSeconds)) seconds")
+            }
+        }
         if let maxErrors { guard maxErrors >= 0 else { throw ValidationError("--max-errors must be 0 or more") } }
         for list in features {
             let unknown = Self.featureNames(list).filter { Feature(rawValue: $0) == nil }
@@ -204,10 +211,12 @@ struct Run: AsyncParsableCommand {
             outcome.label = label
             runs.append(outcome)
         }
-        if runs.count == 1 {
-            try finishSingle(runs[0], manifest: manifest)
-        } else {
-            try finishDifferential(runs, manifest: manifest)
+        try Interrupts.finishing {
+            if runs.count == 1 {
+                try finishSingle(runs[0], manifest: manifest)
+            } else {
+                try finishDifferential(runs, manifest: manifest)
+            }
         }
     }
 

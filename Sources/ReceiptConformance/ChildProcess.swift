@@ -14,54 +14,52 @@ private func killProcess(_ pid: pid_t) {
 
 /// A harness process under the runner's control, for the `exec:`, `exit:` and `stdio:` transports.
 ///
+/// It is started by `ProcessSpawn`: with no signal blocked and every signal at its default action (whatever
+/// the runner's thread blocks or ignores), as the leader of a new process group, so that `kill()` ends what
+/// the harness spawned as well. A descendant that leaves the group (`setsid`, `setpgid`) is out of reach
+/// and may outlive the run: the runner cannot tell it from any other process of the user's.
+///
 /// Blocking I/O runs on threads of its own, never on Swift's cooperative pool nor on Dispatch's global
 /// queues (whose few threads also fire `Task.sleep`'s timers: a harness that never reads its stdin or
 /// never closes its stdout would otherwise delay every timeout by the second Dispatch takes to notice).
 /// stdin is written in order by one writer thread, stdout and stderr are drained by one thread each,
-/// and the exit is awaited through the termination handler. Foundation starts the child as the
-/// leader of a new process group, so `kill()` ends whatever the harness spawned as well.
+/// and one more waits for the exit.
 final class ChildProcess: Sendable {
-    let process: Process
+    /// The pid: the process group of the harness and its children.
+    let pid: pid_t
     /// The last bytes the harness wrote to stderr, for the report of a crash or a timeout.
-    let stderrTail = CapturedOutput(limit: 2048, keep: .tail)
+    let stderrTail = CapturedOutput(limit: HarnessLimits.stderrTailBytes, keep: .tail)
     private let writer: StdinWriter
     private let exit = ExitSignal()
+    /// How the harness ended; set, under this lock, just before it is reaped. While it is nil the pid is
+    /// the harness's (a zombie keeps it), so `kill()` holding the lock can never reach a recycled pid.
+    private let ending = Mutex<Termination?>(nil)
 
     /// Starts `command` (looked up in `PATH`); `stdout` receives each chunk the harness writes, then
-    /// `nil` at end of file, on a Dispatch thread.
+    /// `nil` at end of file, on a thread of its own.
     init(
         _ command: [String], environment: [String: String]? = nil,
         stdout: @escaping @Sendable (Data?) -> Void
     ) throws(HarnessStartError) {
-        Self.ignoreBrokenPipes
-        guard !command.isEmpty else { throw HarnessStartError(description: "the target names no command") }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = command
-        if let environment { process.environment = environment }
-        let stdinPipe = Pipe(), stdoutPipe = Pipe(), stderrPipe = Pipe()
-        process.standardInput = stdinPipe
-        process.standardOutput = stdoutPipe
-        process.standardError = stderrPipe
-        let exit = self.exit
-        process.terminationHandler = { process in
-            HarnessProcesses.live.remove(process.processIdentifier)
-            exit.signal()
+        Self.signalDispositions
+        guard let name = command.first else { throw HarnessStartError(description: "the target names no command") }
+        let started = try HarnessProcesses.live.launch { () throws(HarnessStartError) -> ProcessSpawn.Started in
+            try ProcessSpawn.start(["/usr/bin/env"] + command, environment: environment ?? ProcessInfo.processInfo.environment, name: name)
         }
-        try HarnessProcesses.live.launch(process, command[0])
-        self.process = process
-        self.writer = StdinWriter(stdinPipe.fileHandleForWriting)
+        self.pid = started.pid
+        self.writer = StdinWriter(started.stdin)
+        awaitExit()
         let tail = stderrTail
-        Self.drain(stdoutPipe.fileHandleForReading, into: stdout)
-        Self.drain(stderrPipe.fileHandleForReading) { chunk in
+        Self.drain(started.stdout, into: stdout)
+        Self.drain(started.stderr) { chunk in
             if let chunk { tail.append(chunk) } else { tail.close() }
         }
     }
 
-    /// The pid: the process group of the harness and its children.
-    var pid: Int32 { process.processIdentifier }
-
     var isRunning: Bool { !exit.hasExited }
+
+    /// How the harness ended, or nil while it runs.
+    var termination: Termination? { ending.withLock { $0 } }
 
     /// Queues `data` for the harness's stdin; `failed` runs if the harness no longer reads it.
     func write(_ data: Data, failed: @escaping @Sendable () -> Void = {}) {
@@ -89,9 +87,11 @@ final class ChildProcess: Sendable {
 
     /// SIGKILL to the harness's whole process group (and to the harness itself, should it have left it).
     func kill() {
-        guard !exit.hasExited else { return }
-        killProcess(-pid)
-        killProcess(pid)
+        ending.withLock { ending in
+            guard ending == nil else { return }
+            killProcess(-pid)
+            killProcess(pid)
+        }
     }
 
     /// `stop` asked politely: close stdin, give the harness `grace` to exit, then kill its group.
@@ -102,22 +102,44 @@ final class ChildProcess: Sendable {
 
     /// Waits briefly for an exiting harness's last stderr bytes, so that a report can quote them.
     func settle() async {
-        _ = await exited(within: .milliseconds(200))
-        await stderrTail.closed(upTo: .milliseconds(200))
+        _ = await exited(within: HarnessLimits.settleGrace)
+        await stderrTail.closed(upTo: HarnessLimits.settleGrace)
     }
 
     /// How the harness ended, for a report: "exited with status 3", "killed by signal 11", or still running.
     var exitDescription: String {
-        guard exit.hasExited else { return "it was still running, and was killed" }
-        return process.terminationReason == .uncaughtSignal
-            ? "killed by signal \(process.terminationStatus)"
-            : "exited with status \(process.terminationStatus)"
+        switch termination {
+        case nil: "it was still running, and was killed"
+        case .exited(let status): "exited with status \(status)"
+        case .signalled(let signal): "killed by signal \(signal)"
+        case .unknown: "it ended, how is unknown"
+        }
     }
 
     /// The last lines of stderr as one line, or "" when the harness wrote nothing there.
     var stderrText: String {
         String(decoding: stderrTail.data, as: UTF8.self).split(whereSeparator: \.isNewline)
             .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.suffix(5).joined(separator: " | ")
+    }
+
+    /// Waits for the harness's exit on a thread of its own: first without reaping it, to take it off the
+    /// live list and record how it ended while its pid still cannot be reused, then reaping it.
+    private func awaitExit() {
+        let thread = Thread { [self] in
+            var info = siginfo_t()
+            while waitid(P_PID, id_t(bitPattern: pid), &info, WEXITED | WNOWAIT) == -1, errno == EINTR {}
+            HarnessProcesses.live.remove(pid)
+            ending.withLock { ending in
+                var status: Int32 = 0
+                var reaped: pid_t
+                repeat { reaped = waitpid(pid, &status, 0) } while reaped == -1 && errno == EINTR
+                ending = reaped == pid ? Termination(waitStatus: status) : .unknown
+            }
+            exit.signal()
+        }
+        thread.name = "receipt-forge harness waiter"
+        thread.stackSize = 64 << 10
+        thread.start()
     }
 
     /// Reads a pipe to its end on a thread of its own.
@@ -136,9 +158,29 @@ final class ChildProcess: Sendable {
         thread.start()
     }
 
-    /// A harness that exits without reading its stdin must give the runner EPIPE, not SIGPIPE's
-    /// default of killing the runner with no report. Set once, for the whole process.
-    private static let ignoreBrokenPipes: Void = { _ = signal(SIGPIPE, SIG_IGN) }()
+    /// The runner's own signal dispositions that harnesses depend on, set once for the whole process. A
+    /// harness that exits without reading its stdin must give the runner EPIPE, not SIGPIPE's default of
+    /// killing the runner with no report. And SIGCHLD must not be ignored (a parent may have left it so):
+    /// the kernel would then reap harnesses itself, and their exit statuses would be lost. Harnesses start
+    /// with every signal at its default, whatever is set here.
+    private static let signalDispositions: Void = {
+        _ = signal(SIGPIPE, SIG_IGN)
+        _ = signal(SIGCHLD, SIG_DFL)
+    }()
+}
+
+/// How a harness process ended.
+enum Termination: Sendable, Equatable {
+    case exited(Int32)
+    case signalled(Int32)
+    /// Its status was lost: something else in this process reaped it.
+    case unknown
+
+    /// From a `waitpid` status (the macros of <sys/wait.h> do not reach Swift).
+    init(waitStatus: Int32) {
+        let signal = waitStatus & 0x7F
+        self = signal == 0 ? .exited((waitStatus >> 8) & 0xFF) : .signalled(signal)
+    }
 }
 
 /// Writes a harness's stdin in order on a thread of its own, which may block as long as the harness
@@ -193,23 +235,24 @@ public enum HarnessProcesses {
 
     final class LiveGroups: Sendable {
         private struct State {
-            var pids: Set<Int32> = []
+            var pids: Set<pid_t> = []
             var closed = false
         }
-        /// Held across a launch, so that `killAll` cannot miss a harness in flight.
+        /// Held across a start, so that `killAll` cannot miss a harness in flight; every harness starts
+        /// under it, so no two starts can hand each other's pipes to their children either.
         private let state = Mutex(State())
 
-        func launch(_ process: Process, _ name: String) throws(HarnessStartError) {
+        func launch(_ start: () throws(HarnessStartError) -> ProcessSpawn.Started) throws(HarnessStartError) -> ProcessSpawn.Started {
             try state.withLock { state throws(HarnessStartError) in
                 guard !state.closed else { throw HarnessStartError(description: "the run was interrupted") }
-                do { try process.run() } catch {
-                    throw HarnessStartError(description: "cannot start \(name): \(error.localizedDescription)")
-                }
-                state.pids.insert(process.processIdentifier)
+                let started = try start()
+                state.pids.insert(started.pid)
+                return started
             }
         }
 
-        func remove(_ pid: Int32) { state.withLock { _ = $0.pids.remove(pid) } }
+        /// A harness exited and is about to be reaped: `killAll` must no longer signal its pid.
+        func remove(_ pid: pid_t) { state.withLock { _ = $0.pids.remove(pid) } }
 
         func killAll() {
             state.withLock { state in

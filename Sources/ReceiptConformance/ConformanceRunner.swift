@@ -196,7 +196,7 @@ public struct ConformanceRunner: Sendable {
         let clock = ContinuousClock()
         let start = clock.now
         let selected = manifest.vectors.filter(include)
-        let hello: HarnessHello
+        var hello: HarnessHello
         do {
             hello = try await validator.hello()
         } catch {
@@ -208,6 +208,7 @@ public struct ConformanceRunner: Sendable {
                 canaryDiagnosis: "the harness handshake failed: \(error)", counts: RunResults.counting(results), results: results,
                 durationMilliseconds: 0)
         }
+        hello.implementation = HarnessLimits.recorded(hello.implementation)
         let classifier = Classifier(
             profile: profileName.flatMap { manifest.profiles[$0] }, granularity: hello.errorGranularity,
             decodes: hello.features.contains("decode"))
@@ -304,10 +305,11 @@ public struct ConformanceRunner: Sendable {
                     case .errored(_, let text), .failed(_, _, let text): message = text
                     }
                     let outcome = reply.seq == request.seq ? classifier.classify(vector, reply) : .error
+                    // Judged on the whole reply; recorded bounded, so a report grows with the vectors, not the harness's words.
                     return VectorResult(
                         id: vector.id, revision: vector.revision, severity: vector.severity, outcome: outcome, expected: expected,
-                        expectedErrorClasses: vector.expected.errorClasses, verdict: verdict, errorClass: errorClass,
-                        message: reply.seq == request.seq ? message : "reply seq \(reply.seq) does not answer request \(request.seq)",
+                        expectedErrorClasses: vector.expected.errorClasses, verdict: verdict, errorClass: errorClass.map(HarnessLimits.recorded),
+                        message: reply.seq == request.seq ? message.map(HarnessLimits.recorded) : "reply seq \(reply.seq) does not answer request \(request.seq)",
                         durationMicroseconds: Int(took.components.seconds * 1_000_000 + took.components.attoseconds / 1_000_000_000_000))
                 }
             }

@@ -73,15 +73,24 @@ public struct ExecValidator: ReceiptValidator {
             return .failed(seq: request.seq, failure: .timeout, message: "no answer within \(timeout); the process group was killed\(stderr.isEmpty ? "" : "; stderr: \(stderr)")")
         case .signalled(let signal, let stderr):
             return .failed(seq: request.seq, failure: .crash, message: "killed by signal \(signal)\(stderr.isEmpty ? "" : "; stderr: \(stderr)")")
-        case .exited(let status, let stdout, let stderr):
+        case .lost(let stderr):
+            return .errored(seq: request.seq, message: "the harness ended, but its exit status was lost\(stderr.isEmpty ? "" : "; stderr: \(stderr)")")
+        case .exited(let status, let stdout, let overflowed, let stderr):
             switch mode {
             case .protocol:
-                let line = stdout.split(separator: UInt8(ascii: "\n")).first.map { Data($0) } ?? Data()
+                let first = stdout.split(separator: UInt8(ascii: "\n"), maxSplits: 1).first ?? stdout[stdout.endIndex...]
+                // The reply is the first line: one that ran past the bytes kept is a flood, not a reply.
+                if overflowed, first.endIndex == stdout.endIndex {
+                    return .errored(seq: request.seq, message: HarnessLimits.overlong("a reply"))
+                }
+                let line = Data(first)
                 if let violation = checker?.check(line) { return .errored(seq: request.seq, message: violation) }
                 guard let reply = try? JSONDecoder().decode(HarnessReply.self, from: line) else {
                     return .errored(
                         seq: request.seq,
-                        message: "not a protocol reply (exit \(status)): \(String(decoding: stdout.prefix(200), as: UTF8.self))\(stderr.isEmpty ? "" : "; stderr: \(stderr)")")
+                        message:
+                            "not a protocol reply (exit \(status)): \(String(decoding: stdout.prefix(HarnessLimits.quotedPrefix), as: UTF8.self))\(stderr.isEmpty ? "" : "; stderr: \(stderr)")"
+                    )
                 }
                 return reply
             case .exitCode:
@@ -96,16 +105,19 @@ public struct ExecValidator: ReceiptValidator {
     }
 
     enum ProcessOutcome {
-        case exited(status: Int32, stdout: Data, stderr: String)
+        /// `overflowed`: stdout went on past the `HarnessLimits.maximumMessageBytes` kept.
+        case exited(status: Int32, stdout: Data, overflowed: Bool, stderr: String)
         case signalled(Int32, stderr: String)
+        case lost(stderr: String)
         case timedOut(stderr: String)
         case failedToStart(String)
     }
 
     /// Runs a command to completion or until `timeout`, then kills its whole process group. The first
-    /// MiB of stdout is kept (a reply is one line), and the tail of stderr for the report.
+    /// `HarnessLimits.maximumMessageBytes` of stdout are kept (a reply is one line), and the tail of stderr
+    /// for the report.
     static func runProcess(_ command: [String], input: Data, environment: [String: String], timeout: Duration) async -> ProcessOutcome {
-        let stdout = CapturedOutput(limit: 1 << 20, keep: .head)
+        let stdout = CapturedOutput(limit: HarnessLimits.maximumMessageBytes, keep: .head)
         let child: ChildProcess
         do {
             child = try ChildProcess(command, environment: environment) { chunk in
@@ -122,11 +134,12 @@ public struct ExecValidator: ReceiptValidator {
             return .timedOut(stderr: child.stderrText)
         }
         // A grandchild that left the process group may hold the pipes open: wait for their end, briefly.
-        await stdout.closed(upTo: .milliseconds(500))
+        await stdout.closed(upTo: HarnessLimits.pipeDrainGrace)
         await child.settle()
-        if child.process.terminationReason == .uncaughtSignal {
-            return .signalled(child.process.terminationStatus, stderr: child.stderrText)
+        switch child.termination {
+        case .signalled(let signal): return .signalled(signal, stderr: child.stderrText)
+        case .exited(let status): return .exited(status: status, stdout: stdout.data, overflowed: stdout.droppedCount > 0, stderr: child.stderrText)
+        case .unknown, nil: return .lost(stderr: child.stderrText)
         }
-        return .exited(status: child.process.terminationStatus, stdout: stdout.data, stderr: child.stderrText)
     }
 }

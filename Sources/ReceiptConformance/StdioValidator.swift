@@ -36,16 +36,14 @@ public final class StdioValidator: ReceiptValidator, Sendable {
     public func stop() async { await session.shutdown() }
 
     /// What the harness wrote that answered no waiting request (a second reply, a log line between
-    /// requests): protocol violations that no vector's outcome could carry. At most 20, then "… and more".
+    /// requests): protocol violations that no vector's outcome could carry. At most
+    /// `HarnessLimits.maximumStrayLines`, then "… and more".
     public func strayLines() async -> [String] { await session.stray }
 
     /// Why the harness could not be started or did not say hello.
     public struct HandshakeError: Error, CustomStringConvertible {
         public let description: String
     }
-
-    /// The longest line a harness may write: a reply is small, an endless line is a broken harness.
-    static let maximumLineLength = 4 << 20
 
     actor Session {
         private let command: [String]
@@ -137,7 +135,7 @@ public final class StdioValidator: ReceiptValidator, Sendable {
             bufferedHello = nil
             // Events reach the session in the order the harness wrote them: one stream, one consumer.
             let (events, sink) = AsyncStream.makeStream(of: LineReader.Event.self)
-            let reader = LineReader(limit: StdioValidator.maximumLineLength) { event in
+            let reader = LineReader(limit: HarnessLimits.maximumMessageBytes) { event in
                 sink.yield(event)
                 if case .line = event {} else { sink.finish() }
             }
@@ -198,7 +196,7 @@ public final class StdioValidator: ReceiptValidator, Sendable {
             switch event {
             case .line(let line): received(line)
             case .overlong:
-                let violation = "protocol violation: a line longer than \(StdioValidator.maximumLineLength) bytes; the harness was restarted"
+                let violation = "\(HarnessLimits.overlong("a line")); the harness was restarted"
                 if let oldest = order.first { finish(oldest, .errored(seq: oldest, message: violation)) }
                 failAll(.crash, "the harness was restarted after writing an overlong line")
             case .end:
@@ -226,12 +224,12 @@ public final class StdioValidator: ReceiptValidator, Sendable {
                     finish(reply.seq, checker?.check(data).map { .errored(seq: reply.seq, message: $0) } ?? reply)
                 } else {
                     // A second reply, or one to a request never sent: the harness's fault, but no vector's.
-                    unattributed("a reply to seq \(reply.seq), which is not waiting for one: \(line.prefix(120))")
+                    unattributed("a reply to seq \(reply.seq), which is not waiting for one: \(line.prefix(HarnessLimits.quotedPrefix))")
                 }
             } else if let oldest = order.first {
-                finish(oldest, .errored(seq: oldest, message: "protocol violation: the harness printed '\(line.prefix(120))'"))
+                finish(oldest, .errored(seq: oldest, message: "protocol violation: the harness printed '\(line.prefix(HarnessLimits.quotedPrefix))'"))
             } else {
-                unattributed("a line while no request was waiting: \(line.prefix(120))")
+                unattributed("a line while no request was waiting: \(line.prefix(HarnessLimits.quotedPrefix))")
             }
         }
 
@@ -239,7 +237,8 @@ public final class StdioValidator: ReceiptValidator, Sendable {
         private(set) var stray: [String] = []
 
         private func unattributed(_ violation: String) {
-            if stray.count < 20 { stray.append(violation) } else if stray.count == 20 { stray.append("… and more") }
+            let limit = HarnessLimits.maximumStrayLines
+            if stray.count < limit { stray.append(violation) } else if stray.count == limit { stray.append("… and more") }
         }
 
         private func inputRefused(_ seq: Int, generation: Int) {
@@ -304,7 +303,7 @@ public final class StdioValidator: ReceiptValidator, Sendable {
             var stop = (try? JSONEncoder().encode(StopMessage())) ?? Data()
             stop.append(0x0A)
             child.write(stop)
-            await child.terminate(grace: .milliseconds(500))
+            await child.terminate(grace: HarnessLimits.stopGrace)
         }
     }
 }

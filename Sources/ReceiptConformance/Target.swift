@@ -42,5 +42,7 @@ public struct Target: Sendable, Hashable, CustomStringConvertible {
     public var description: String { text }
 
     /// Seconds per vector before TIMEOUT unless the user says: a process per vector starts slower.
-    public var defaultTimeout: Double { kind == .exec || kind == .exit ? 5 : 2 }
+    public var defaultTimeout: Double {
+        kind == .exec || kind == .exit ? HarnessLimits.defaultProcessTimeoutSeconds : HarnessLimits.defaultTimeoutSeconds
+    }
 }

@@ -30,7 +30,7 @@ public struct TargetPlan: Sendable {
     }
 
     /// The per-vector time limit for `target`.
-    public func timeLimit(for target: Target) -> Duration { .milliseconds(Int64((timeout ?? target.defaultTimeout) * 1000)) }
+    public func timeLimit(for target: Target) -> Duration { HarnessLimits.timeout(seconds: timeout ?? target.defaultTimeout) }
 }
 
 /// Turns the targets it knows into validators for the length of a run, then releases them (ends processes,

@@ -11,7 +11,9 @@ public import ReceiptConformance
 /// `ResponseMapping` (`verifyReceipt` built in).
 ///
 /// A transport failure (refused, reset) is retried once, since validating is idempotent; an answer
-/// is never retried. Past the per-vector timeout the vector is TIMEOUT and the connection dropped.
+/// is never retried. The per-vector timeout covers the whole exchange (connect, request, response headers
+/// and body, the retry included): past it the vector is TIMEOUT and the connection dropped. A body longer
+/// than `HarnessLimits.maximumMessageBytes` is a protocol violation, found while it is read.
 public struct HTTPValidator: ReceiptValidator {
     public enum Mode: Sendable {
         case `protocol`
@@ -43,7 +45,9 @@ public struct HTTPValidator: ReceiptValidator {
         self.password = password
         self.checker = checker
         var configuration = HTTPClient.Configuration()
-        configuration.timeout = .init(connect: .seconds(5))
+        // Within the exchange's own deadline; clamped, so that no Duration can overflow the conversion.
+        let seconds = min(max(timeout.components.seconds, 0), Int64(HarnessLimits.maximumTimeoutSeconds))
+        configuration.timeout = .init(connect: .milliseconds(max(1, seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)))
         configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, connections))
         configuration.decompression = .disabled
         if let trustRoots {
@@ -67,10 +71,14 @@ public struct HTTPValidator: ReceiptValidator {
                 errorGranularity: mapping.granularity ?? .none, clockInjection: mapping.judgesAtContextTime, maxConcurrency: 256)
         case .protocol:
             let status: Int, body: Data
-            do { (status, body) = try await send(method: .GET, url: url + "/hello", headers: [], body: nil) } catch {
+            do { (status, body) = try await send(method: .GET, url: url + "/hello", headers: [], body: nil) } catch let failure as ExchangeFailure {
+                throw HTTPTransportError("GET \(url)/hello: \(failure)")
+            } catch {
                 throw HTTPTransportError("cannot reach \(url)/hello: \(error)")
             }
-            guard status == 200 else { throw HTTPTransportError("GET \(url)/hello answered HTTP \(status): \(String(decoding: body.prefix(200), as: UTF8.self))") }
+            guard status == 200 else {
+                throw HTTPTransportError("GET \(url)/hello answered HTTP \(status): \(String(decoding: body.prefix(HarnessLimits.quotedPrefix), as: UTF8.self))")
+            }
             if let violation = checker?.check(body) { throw HTTPTransportError("GET \(url)/hello: \(violation)") }
             do { return try JSONDecoder().decode(HarnessHello.self, from: body) } catch {
                 throw HTTPTransportError("GET \(url)/hello did not answer a harness hello: \(error)")
@@ -86,39 +94,71 @@ public struct HTTPValidator: ReceiptValidator {
                 let (status, answer) = try await send(method: .POST, url: url + "/validate", headers: [("content-type", "application/json")], body: body)
                 if let violation = checker?.check(answer) { return .errored(seq: request.seq, message: violation) }
                 guard status == 200 || status == 400 else {
-                    return .errored(seq: request.seq, message: "POST \(url)/validate answered HTTP \(status): \(String(decoding: answer.prefix(200), as: UTF8.self))")
+                    return .errored(
+                        seq: request.seq, message: "POST \(url)/validate answered HTTP \(status): \(String(decoding: answer.prefix(HarnessLimits.quotedPrefix), as: UTF8.self))")
                 }
                 do { return try JSONDecoder().decode(HarnessReply.self, from: answer) } catch {
-                    return .errored(seq: request.seq, message: "not a harness reply: \(String(decoding: answer.prefix(200), as: UTF8.self))")
+                    return .errored(seq: request.seq, message: "not a harness reply: \(String(decoding: answer.prefix(HarnessLimits.quotedPrefix), as: UTF8.self))")
                 }
             case .mapping(let mapping):
                 let (path, mapped, body) = mapping.request(for: request, password: password, environment: ProcessInfo.processInfo.environment)
                 let (status, answer) = try await send(method: .POST, url: url + path, headers: [("content-type", "application/json")] + mapped, body: body)
                 return mapping.reply(seq: request.seq, httpStatus: status, body: answer)
             }
-        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
-            return .failed(seq: request.seq, failure: .timeout, message: "no answer within \(timeout)")
+        } catch ExchangeFailure.timedOut {
+            return .failed(seq: request.seq, failure: .timeout, message: "\(ExchangeFailure.timedOut(timeout)); the connection was dropped")
+        } catch ExchangeFailure.overlong {
+            return .errored(seq: request.seq, message: "\(ExchangeFailure.overlong)")
         } catch {
             return .errored(seq: request.seq, message: "\(url): \(error)")
         }
     }
 
+    /// One exchange, status and body, within `timeout` from its start to the body's last byte: AsyncHTTPClient's
+    /// own deadline ends when the headers arrive, so a body that stalls or drips is raced against a timer, and
+    /// cancelled (its connection closed) when the timer wins.
     private func send(method: HTTPMethod, url: String, headers: [(String, String)], body: Data?) async throws -> (Int, Data) {
         var request = HTTPClientRequest(url: url)
         request.method = method
         for (name, value) in headers + self.headers { request.headers.add(name: name, value: value) }
         if let body { request.body = .bytes(ByteBuffer(data: body)) }
-        let deadline = NIODeadline.now() + .nanoseconds(Int64(timeout.components.seconds * 1_000_000_000 + timeout.components.attoseconds / 1_000_000_000))
-        let response: HTTPClientResponse
-        do {
-            response = try await client.execute(request, deadline: deadline)
-        } catch let error as HTTPClientError where error == .deadlineExceeded || error == .readTimeout {
-            throw error
-        } catch {
-            response = try await client.execute(request, deadline: deadline)  // one retry, for transport errors only
+        let client = self.client, timeout = self.timeout, prepared = request
+        return try await withThrowingTaskGroup(of: (Int, Data)?.self) { group in
+            group.addTask {
+                let response: HTTPClientResponse
+                do {
+                    response = try await client.execute(prepared, deadline: .distantFuture)
+                } catch  where !Task.isCancelled {
+                    response = try await client.execute(prepared, deadline: .distantFuture)  // one retry, for transport errors only
+                }
+                do {
+                    let collected = try await response.body.collect(upTo: HarnessLimits.maximumMessageBytes)
+                    return (Int(response.status.code), Data(buffer: collected))
+                } catch is NIOTooManyBytesError {
+                    throw ExchangeFailure.overlong
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                return nil
+            }
+            defer { group.cancelAll() }
+            guard let first = try await group.next(), let answer = first else { throw ExchangeFailure.timedOut(timeout) }
+            return answer
         }
-        let collected = try await response.body.collect(upTo: 32 << 20)
-        return (Int(response.status.code), Data(buffer: collected))
+    }
+}
+
+/// How an exchange failed on the runner's side of the protocol: it took too long, or its body was too long.
+enum ExchangeFailure: Error, CustomStringConvertible {
+    case timedOut(Duration)
+    case overlong
+
+    var description: String {
+        switch self {
+        case .timedOut(let limit): "no complete answer within \(limit) (the time limit covers connect, request, headers and body)"
+        case .overlong: HarnessLimits.overlong("a response body")
+        }
     }
 }
 
