@@ -1,5 +1,6 @@
 import Foundation
 import ReceiptConformance
+import ReceiptForge
 import Synchronization
 #if canImport(Glibc)
     import Glibc
@@ -7,39 +8,54 @@ import Synchronization
     import Darwin
 #endif
 
-/// Ctrl-C or a CI runner's SIGTERM must not leave harnesses behind: they lead process groups of their
-/// own, which the terminal's signal does not reach. On SIGINT, SIGTERM or SIGHUP, every harness group
-/// is killed and forge exits 128 + the signal's number; the run's reports are not written.
-///
-/// Whether a run was interrupted or wrote its reports is decided once, under a lock, by whichever comes
-/// first: an interrupt marks the run before it kills a harness, so the deaths it causes can never reach a
-/// report as CRASH; and once the reports are being written, a signal no longer ends the run, which finishes
-/// as it would have. An interrupted run writes no report; a run that reports was not interrupted.
+/// SIGINT, SIGTERM and SIGHUP for the commands that must clean up before they exit (DESIGN §8): the first
+/// signal runs the command's stop action and exits 128 + its number; a second one while that runs exits at
+/// once. The signals are seen by dispatch sources, not handlers, so the stop actions may lock and write.
 enum Interrupts {
-    private enum Stage { case running, interrupted, reporting }
-    private static let stage = Mutex(Stage.running)
-
-    static func stopHarnessesOnSignal() -> [any DispatchSourceSignal] {
-        [SIGINT, SIGTERM, SIGHUP].map { number in
+    /// Installs the sources; `stop` says what the interrupt left behind ("no reports written"). Keep the result alive.
+    static func onSignal(_ stop: @escaping @Sendable () -> String) -> [any DispatchSourceSignal] {
+        let stopping = StopFlag()
+        return [SIGINT, SIGTERM, SIGHUP].map { number in
             signal(number, SIG_IGN)  // the source below sees it instead of the default action
             let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler { interrupted(by: number) }
+            source.setEventHandler {
+                guard !stopping.raised.exchange(true, ordering: .sequentiallyConsistent) else { _exit(128 + number) }
+                let outcome = stop()
+                FileHandle.standardError.write(Data("\nforge: interrupted (signal \(number)); \(outcome)\n".utf8))
+                exit(128 + number)
+            }
             source.resume()
             return source
         }
     }
 
-    private static func interrupted(by number: Int32) {
-        let first = stage.withLock { stage in
-            guard stage == .running else { return false }
-            stage = .interrupted
-            return true
+    private final class StopFlag: Sendable { let raised = Atomic(false) }
+
+    // MARK: forge run
+
+    /// Ctrl-C or a CI runner's SIGTERM must not leave harnesses behind: they lead process groups of their
+    /// own, which the terminal's signal does not reach. On a signal every harness group is killed and the
+    /// run's reports are not written.
+    ///
+    /// Whether a run was interrupted or wrote its reports is decided once, under a lock, by whichever comes
+    /// first: an interrupt marks the run before it kills a harness, so the deaths it causes can never reach a
+    /// report as CRASH; and once the reports are being written, a signal no longer ends the run, which finishes
+    /// as it would have. An interrupted run writes no report; a run that reports was not interrupted.
+    private enum Stage { case running, interrupted, reporting }
+    private static let stage = Mutex(Stage.running)
+
+    static func stopHarnessesOnSignal() -> [any DispatchSourceSignal] {
+        onSignal {
+            let first = stage.withLock { stage in
+                guard stage == .running else { return false }
+                stage = .interrupted
+                return true
+            }
+            // The reports began first: the run itself ends forge, as it would have.
+            guard first else { while true { sleep(60) } }
+            HarnessProcesses.killAll()
+            return "harness processes stopped, no reports written"
         }
-        // A second signal, or one after the reports began: the first handler, or the run itself, ends forge.
-        guard first else { return }
-        HarnessProcesses.killAll()
-        FileHandle.standardError.write(Data("\nforge: interrupted (signal \(number)); harness processes stopped, no reports written\n".utf8))
-        exit(128 + number)
     }
 
     /// Runs `finish` (write the reports, print the summary) unless the run was interrupted; from then on an
@@ -55,4 +71,16 @@ enum Interrupts {
         }
         return try finish()
     }
+
+    // MARK: staged output
+
+    /// While a folder is staged (`vectors generate`, `make --count`), a signal discards the staging folder: the
+    /// target stays the old folder, and nothing of the new one is left beside it. `guarding` names the folder.
+    static func discardStagedOnSignal() -> (sources: [any DispatchSourceSignal], guarding: @Sendable (StagedFolder) -> Void) {
+        let folder = StagedFolderSlot()
+        let sources = onSignal { folder.value.withLock { $0 }?.discard() == false ? "the output was already complete" : "nothing was written" }
+        return (sources, { staged in folder.value.withLock { $0 = staged } })
+    }
+
+    private final class StagedFolderSlot: Sendable { let value = Mutex<StagedFolder?>(nil) }
 }

@@ -24,7 +24,7 @@ extension Make {
     }
 
     func makeBatch(_ scenario: Scenario, now: Date, count: Int, into directory: String, pki: TestPKI) throws {
-        let interrupts = StagedOutputInterrupts()
+        let interrupts = Interrupts.discardStagedOnSignal()
         let folder: StagedFolder
         do { folder = try StagedFolder(replacing: URL(fileURLWithPath: directory), owned: Self.batchFiles) } catch {
             throw fail(error.message, Exit.cannotCreate)

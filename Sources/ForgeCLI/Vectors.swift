@@ -55,7 +55,7 @@ struct VectorsCommand: ParsableCommand {
             let pki = try loadPKI(nil)
             let conformanceSchemas: [String: Data]
             do { conformanceSchemas = try ConformanceSchemas.all() } catch { throw fail("cannot generate the runner's schemas: \(error)", Exit.software) }
-            let interrupts = StagedOutputInterrupts()
+            let interrupts = Interrupts.discardStagedOnSignal()
             do {
                 let forge = try Forge(pki: pki)
                 let manifest = try CorpusGenerator(
