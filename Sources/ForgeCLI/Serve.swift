@@ -26,7 +26,7 @@ struct Serve: AsyncParsableCommand {
 
             Faults, by --fault or while running with POST /_forge/faults: [production:|sandbox:|any:]ACTION[,count=N|,percent=P][,latency=MS], ACTION one of status=CODE [retryable=false], http=CODE, close (half a response, then the connection closes), not-json, latency=MS. E.g. --fault production:status=21005,count=2 --fault sandbox:http=503,percent=25. GET /_forge/faults lists them, DELETE /_forge/faults clears them; GET /_forge/log is the request log (JSON Lines; --log FILE also appends it to a file).
 
-            Control routes (/_forge/*) are for the test that owns the server: they answer loopback clients only, unless --control-token TOKEN is set; then every client, loopback too, sends Authorization: Bearer TOKEN (else 401, or 403 from another host without a token; JSON {"error", "message"}). --listen on a non-loopback address prints the address bound and warns on stderr.
+            Control routes (/_forge/*) are for the test that owns the server: they answer loopback clients only (403 to others), unless --control-token TOKEN is set; then every client, loopback too, must send Authorization: Bearer TOKEN (401 without it). Refusals are JSON {"error", "message"}. --listen on a non-loopback address prints the address bound and warns on stderr.
 
             \(ServerOptions.limitsHelp) The request log in memory keeps the last --log-capacity entries (default \(ServerLimits.defaultLogCapacity)); GET /_forge/log says in X-Forge-Log-Evicted how many it pushed out and in X-Forge-Log-Dropped how many lines --log FILE could not take (a full disk: said once on stderr; a line is written whole or not at all). At most \(ServerLimits.maximumFaults) faults are in force at once (POST /_forge/faults answers 409 past that). On the verifyReceipt endpoints a refusal keeps Apple's shape: HTTP 200 with status 21000 (the body: too large, broken framing, cut off) or 21005 (busy, no answer in time), forge_error and forge_message.
 
@@ -143,17 +143,17 @@ struct Serve: AsyncParsableCommand {
 struct ServerOptions: ParsableArguments {
     @Option(
         help: ArgumentHelp(
-            "Servers: seconds a connection gets to send a request's headers (from its opening or the previous answer), and again its body; then it is closed (a cut-off body is answered 408).",
+            "Seconds a connection gets to send a request's headers (from its opening or the previous answer), and again its body; then it is closed (a cut-off body is answered 408).",
             valueName: "seconds"))
     var readTimeout = ServerLimits.defaultReadTimeout
     @Option(
         help: ArgumentHelp(
-            "Servers: seconds the requests in flight get after SIGINT or SIGTERM; then the server exits anyway (0). A second signal exits at once (128 + its number).",
+            "Seconds the requests in flight get after SIGINT or SIGTERM; then the server exits anyway (0). A second signal exits at once (128 + its number).",
             valueName: "seconds"))
     var shutdownGrace = ServerLimits.defaultShutdownGrace
     @Option(
         help: ArgumentHelp(
-            "Servers: requests answered at once, on threads of their own (default: one per core, at least 2); \(ServerLimits.queuedAnswersPerWorker) more per worker may wait, past that a request is refused as busy.",
+            "Requests answered at once, on threads of their own (default: one per core, at least 2); \(ServerLimits.queuedAnswersPerWorker) more per worker may wait, past that a request is refused as busy.",
             valueName: "n"))
     var workers: Int?
 
@@ -170,6 +170,6 @@ struct ServerOptions: ParsableArguments {
 
     /// The fixed limits, for both commands' `--help`.
     static let limitsHelp = """
-        Limits: a request body is at most \(ServerLimits.maximumBody) bytes, and the server holds at most \(ServerLimits.maximumBodyBytesInFlight) bytes of bodies not yet answered over every connection (past either the body is refused and the connection closed); a request's headers must arrive within --read-timeout seconds (default \(ServerLimits.defaultReadTimeout)) of the connection's opening or the previous answer, its body within --read-timeout of its headers (else the connection closes; a cut-off body is answered 408); answers are computed by --workers threads off the event loops, so a heavy request never holds a light one, and a request that gets no answer within \(ServerLimits.answerTimeout) s is told so (503, or 21005 on verifyReceipt). SIGINT or SIGTERM stops accepting and gives the requests in flight --shutdown-grace seconds (default \(ServerLimits.defaultShutdownGrace)), then exits 0; a second signal exits at once with 128 + its number.
+        Limits: a request body is at most \(ServerLimits.maximumBody >> 20) MiB, and the server holds at most \(ServerLimits.maximumBodyBytesInFlight >> 20) MiB of bodies not yet answered over every connection (past either the body is refused and the connection closed); a request's headers must arrive within --read-timeout seconds (default \(ServerLimits.defaultReadTimeout)) of the connection's opening or the previous answer, its body within --read-timeout of its headers (else the connection closes; a cut-off body is answered 408); answers are computed by --workers threads off the event loops, so a heavy request never holds a light one, and a request that gets no answer within \(ServerLimits.answerTimeout) s is told so (503, or 21005 on verifyReceipt). SIGINT or SIGTERM stops accepting and gives the requests in flight --shutdown-grace seconds (default \(ServerLimits.defaultShutdownGrace)), then exits 0; a second signal exits at once with 128 + its number.
         """
 }

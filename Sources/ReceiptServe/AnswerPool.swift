@@ -14,12 +14,12 @@ public final class AnswerPool: @unchecked Sendable {
         init(_ run: @escaping @Sendable () -> Void) { self.run = run }
     }
 
-    /// Guards `queue`, `stopped` and `idle` (the `@unchecked Sendable` above: nothing else is mutable).
+    /// Guards `queue`, `stopped` and `busyWorkers` (the `@unchecked Sendable` above: nothing else is mutable).
     private let condition = NSCondition()
     private var queue: [Job] = []
     private var stopped = false
-    /// Workers waiting for a job: a request they will take at once does not count as queued.
-    private var idle = 0
+    /// Workers running a job; a request a free worker will take at once does not count as queued.
+    private var busyWorkers = 0
     public let workers: Int
     public let maximumQueued: Int
 
@@ -35,6 +35,13 @@ public final class AnswerPool: @unchecked Sendable {
 
     public convenience init(limits: ServerLimits) {
         self.init(workers: limits.workers, maximumQueued: limits.queuedAnswers)
+    }
+
+    /// Requests being answered, and waiting for a worker.
+    public var load: (running: Int, waiting: Int) {
+        condition.lock()
+        defer { condition.unlock() }
+        return (busyWorkers, queue.count)
     }
 
     /// Ends the worker threads once the queue is empty; later requests are refused.
@@ -55,7 +62,7 @@ public final class AnswerPool: @unchecked Sendable {
             let refusal: ServerRefusal? =
                 stopped
                 ? ServerRefusal(.shuttingDown, "the server is stopping")
-                : queue.count >= maximumQueued + idle ? busy() : nil
+                : queue.count >= maximumQueued + workers - busyWorkers ? busy() : nil
             if refusal == nil {
                 queue.append(job)
                 condition.signal()
@@ -90,9 +97,7 @@ public final class AnswerPool: @unchecked Sendable {
     private func work() {
         while true {
             condition.lock()
-            idle += 1
             while queue.isEmpty, !stopped { condition.wait() }
-            idle -= 1
             if queue.isEmpty {
                 condition.unlock()
                 return
@@ -100,8 +105,12 @@ public final class AnswerPool: @unchecked Sendable {
             let job = queue.removeFirst()
             let run = job.run
             job.run = nil
+            busyWorkers += 1
             condition.unlock()
             run?()
+            condition.lock()
+            busyWorkers -= 1
+            condition.unlock()
         }
     }
 }
