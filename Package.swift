@@ -34,8 +34,10 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.30.0"),
         // The servers (`forge serve`, `forge validate --listen`): routing, middleware, TLS, graceful shutdown.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.20.0"),
-        // Already built for Hummingbird; named for the shutdown signals.
+        // Already built for Hummingbird; named for the service group the servers run in.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
+        // Already built for Hummingbird; named for the typed HTTP parts the servers' read deadlines watch.
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.24.0"),
     ],
     targets: [
         // libcrypto from the system (apt libssl-dev); imported only by ForgeCrypto.
@@ -84,8 +86,9 @@ let package = Package(
             dependencies: [
                 "ReceiptServe", "ReceiptValidationServer", "ReceiptModel",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "HummingbirdTLS", package: "hummingbird"), .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: swiftSettings),

@@ -7,6 +7,7 @@ import ReceiptModel
 import ReceiptConformance
 import ReceiptValidation
 import ReceiptValidationServer
+import ReceiptServe
 
 /// The expectations a receipt is checked against; shared by `validate` and `inspect`.
 struct CheckOptions: ParsableArguments {
@@ -48,6 +49,8 @@ struct Validate: AsyncParsableCommand {
         abstract: "Validate a receipt with the reference validator (Apple's documented steps, in order).",
         discussion: """
             Steps: parse; signature by the embedded certificate the SignerInfo names, with the SignerInfo's digest; chain to --root at the receipt creation date (or --at), requiring the marker OIDs and a 3-certificate chain unless the signer is itself a trusted self-signed certificate (Xcode); bundle id; app version; device hash; environment; receipt expiration (type 21). Input: DER, base64 (line breaks allowed) or base64 of base64, from a file or - for stdin. Exit codes: 0 valid, 1 invalid, 65 unreadable input, 66 missing file, 64 usage.
+
+            With --listen: \(ServerOptions.limitsHelp) A refusal is JSON {"error", "message"} with the HTTP status that says the same (413, 400, 408, 503), except on POST /verifyReceipt, which keeps Apple's shape (HTTP 200, status 21000 or 21005, forge_error, forge_message). --listen on a non-loopback address prints the address bound and warns on stderr.
             """)
 
     @Argument(help: ArgumentHelp("Receipt file, or - for standard input.", valueName: "file"))
@@ -66,6 +69,7 @@ struct Validate: AsyncParsableCommand {
     var threads: Int = ProcessInfo.processInfo.activeProcessorCount
     @Option(help: ArgumentHelp("With --harness or --listen: the corpus whose trust anchors to load.", valueName: "dir"))
     var vectors: String?
+    @OptionGroup(title: "With --listen") var server: ServerOptions
 
     func validate() throws {
         if harness, listen != nil { throw ValidationError("--harness (stdio) and --listen (HTTP) are two ways to serve; choose one") }
@@ -110,11 +114,12 @@ extension Validate {
         let directory = try VectorsCommand.Location.locate(vectors)
         let reference: ReferenceHarness
         do { reference = try ReferenceHarness(vectorsDirectory: directory) } catch { throw fail("cannot load trust anchors from \(directory.path): \(error)", Exit.dataError) }
-        let shown = host.contains(":") ? "[\(host)]" : host
+        let listener = HTTPListener(host: host, port: port, tls: nil, threads: threads, limits: server.limits)
         do {
-            try await network.listen(HTTPListener(host: host, port: port, tls: nil, threads: threads), routes: HarnessRoutes(harness: reference)) { port in
+            try await network.listen(listener, routes: HarnessRoutes(harness: reference)) { bound in
                 // stdout, unbuffered: scripts and tests read the port from this line.
-                FileHandle.standardOutput.write(Data("listening on http://\(shown):\(port) (GET /hello, POST /validate, POST /verifyReceipt)\n".utf8))
+                FileHandle.standardOutput.write(Data("listening on http://\(bound.authority) (GET /hello, POST /validate, POST /verifyReceipt)\n".utf8))
+                if !bound.isLoopback { note("warning: listening on \(bound.authority), not loopback: anyone who can reach it can send requests") }
             }
         } catch {
             throw fail("cannot listen on \(host):\(port): \(error)", Exit.software)

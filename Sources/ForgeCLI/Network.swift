@@ -16,22 +16,24 @@ import Synchronization
 public protocol NetworkSupport: Sendable {
     /// Providers for the targets only the network can reach (`http://`, `https://`).
     var targetProviders: [any TargetProvider] { get }
-    /// Serves `routes` (the harness protocol) until SIGINT or SIGTERM; `announce` gets the bound port.
-    func listen(_ listener: HTTPListener, routes: HarnessRoutes, announce: @escaping @Sendable (Int) async -> Void) async throws
-    /// Serves Apple's verifyReceipt endpoints until SIGINT or SIGTERM; `announce` gets the bound port.
+    /// Serves `routes` (the harness protocol) until SIGINT or SIGTERM; `announce` gets the address bound.
+    func listen(_ listener: HTTPListener, routes: HarnessRoutes, announce: @escaping @Sendable (ServerAddress) async -> Void) async throws
+    /// Serves Apple's verifyReceipt endpoints until SIGINT or SIGTERM; `announce` gets the address bound.
+    /// Without `controlToken` the control routes answer loopback clients only.
     func serve(
-        _ listener: HTTPListener, service: VerifyReceiptService, faults: FaultPlan, log: RequestLog,
-        announce: @escaping @Sendable (Int) async -> Void
+        _ listener: HTTPListener, service: VerifyReceiptService, faults: FaultPlan, log: RequestLog, controlToken: String?,
+        announce: @escaping @Sendable (ServerAddress) async -> Void
     ) async throws
 }
 
-/// Where a server listens, over HTTP or (with credentials) HTTPS.
+/// Where a server listens, over HTTP or (with credentials) HTTPS, and what it bounds.
 public struct HTTPListener: Sendable {
     public var host: String
     public var port: Int
     public var tls: ServingCredentials?
     /// Event-loop threads; nil shares the process's (one per core).
     public var threads: Int?
+    public var limits: ServerLimits
 }
 
 /// The network support of this process, or the hand-over to `forge-http` when there is none.

@@ -26,7 +26,11 @@ struct Serve: AsyncParsableCommand {
 
             Faults, by --fault or while running with POST /_forge/faults: [production:|sandbox:|any:]ACTION[,count=N|,percent=P][,latency=MS], ACTION one of status=CODE [retryable=false], http=CODE, close (half a response, then the connection closes), not-json, latency=MS. E.g. --fault production:status=21005,count=2 --fault sandbox:http=503,percent=25. GET /_forge/faults lists them, DELETE /_forge/faults clears them; GET /_forge/log is the request log (JSON Lines; --log FILE also appends it to a file).
 
-            TEST ONLY: receipts are judged under the bundled TEST root (Certificates/root.pem) unless --root; --tls serves HTTPS with a certificate issued by that root for the host, localhost and 127.0.0.1, so a client trusts Certificates/root.pem. Stops cleanly on SIGINT or SIGTERM.
+            Control routes (/_forge/*) are for the test that owns the server: they answer loopback clients only (403 to others), unless --control-token TOKEN is set; then every client, loopback too, must send Authorization: Bearer TOKEN (401 without it). Refusals are JSON {"error", "message"}. --listen on a non-loopback address prints the address bound and warns on stderr.
+
+            \(ServerOptions.limitsHelp) The request log in memory keeps the last --log-capacity entries (default \(ServerLimits.defaultLogCapacity)); GET /_forge/log says in X-Forge-Log-Evicted how many it pushed out and in X-Forge-Log-Dropped how many lines --log FILE could not take (a full disk: said once on stderr; a line is written whole or not at all). At most \(ServerLimits.maximumFaults) faults are in force at once (POST /_forge/faults answers 409 past that). On the verifyReceipt endpoints a refusal keeps Apple's shape: HTTP 200 with status 21000 (the body: too large, broken framing, cut off) or 21005 (busy, no answer in time), forge_error and forge_message.
+
+            TEST ONLY: receipts are judged under the bundled TEST root (Certificates/root.pem) unless --root; --tls serves HTTPS with a certificate issued by that root for the host, localhost and 127.0.0.1, so a client trusts Certificates/root.pem.
             """)
 
     @Option(help: ArgumentHelp("Where to listen; port 0 picks a free port. The URLs are printed on stdout.", valueName: "host:port"))
@@ -51,11 +55,25 @@ struct Serve: AsyncParsableCommand {
     var root: [String] = []
     @Option(help: ArgumentHelp("Event-loop threads. Default: one per core.", valueName: "n"))
     var threads: Int?
+    @OptionGroup(title: "Limits") var server: ServerOptions
+    @Option(help: ArgumentHelp("Request log entries kept in memory for GET /_forge/log (a ring: the oldest go first).", valueName: "n"))
+    var logCapacity = ServerLimits.defaultLogCapacity
+    @Option(
+        help: ArgumentHelp(
+            "Let any client use the control routes (/_forge/*) that sends Authorization: Bearer TOKEN, and no client without it. Default: loopback clients only.",
+            valueName: "token"))
+    var controlToken: String?
 
     func validate() throws {
         if Validate.hostAndPort(listen) == nil { throw ValidationError("--listen must be host:port (e.g. 127.0.0.1:8080, port 0 for any), not '\(listen)'") }
         if let now, ReceiptDate.parse(now) == nil { throw ValidationError("--now '\(now)' is not a date like 2025-01-31T12:00:00Z") }
         if let threads, !(1...64).contains(threads) { throw ValidationError("--threads must be between 1 and 64") }
+        let capacity = ServerLimits.logCapacityRange
+        guard capacity.contains(logCapacity) else { throw ValidationError("--log-capacity must be between \(capacity.lowerBound) and \(capacity.upperBound)") }
+        if let controlToken, controlToken.isEmpty || controlToken.contains(where: { $0.isWhitespace || !$0.isASCII }) {
+            throw ValidationError("--control-token must be non-empty printable ASCII without spaces (it is sent as Authorization: Bearer TOKEN)")
+        }
+        guard fault.count <= ServerLimits.maximumFaults else { throw ValidationError("at most \(ServerLimits.maximumFaults) --fault options") }
         for spec in fault {
             do { _ = try Fault(parsing: spec) } catch { throw ValidationError("--fault \(error.message)") }
         }
@@ -80,19 +98,24 @@ struct Serve: AsyncParsableCommand {
                 trustedRoots: try loadRoots(root), sharedSecret: sharedSecret, legacyExpiredStatus: legacyExpiredStatus,
                 now: now.flatMap(ReceiptDate.parse), namedAnchors: anchors),
             histories: histories)
-        let faults = FaultPlan(try fault.map { spec throws in try Fault(parsing: spec) }, seed: seed)
+        let faults: FaultPlan
+        do { faults = try FaultPlan(try fault.map { spec throws(ServeError) in try Fault(parsing: spec) }, seed: seed) } catch {
+            throw fail("--fault \(error.message)", Exit.usage)
+        }
         let requestLog: RequestLog
-        do { requestLog = try RequestLog(file: log.map { URL(fileURLWithPath: $0) }) } catch { throw fail(error.message, Exit.cannotCreate) }
+        do {
+            requestLog = try RequestLog(file: log.map { URL(fileURLWithPath: $0) }, capacity: logCapacity) { note("warning: \($0)") }
+        } catch { throw fail(error.message, Exit.cannotCreate) }
         var credentials: ServingCredentials?
         if tls {
             do { credentials = try ServingCredentials.issue(for: host, by: pki) } catch { throw fail("cannot issue the serving certificate: \(error)", Exit.software) }
         }
         let scheme = tls ? "https" : "http"
-        let shown = host.contains(":") ? "[\(host)]" : (host == "0.0.0.0" ? "127.0.0.1" : host)
-        let listener = HTTPListener(host: host, port: port, tls: credentials, threads: threads)
+        let listener = HTTPListener(host: host, port: port, tls: credentials, threads: threads, limits: server.limits)
+        let controlToken = controlToken
         do {
-            try await network.serve(listener, service: service, faults: faults, log: requestLog) { port in
-                let base = "\(scheme)://\(shown):\(port)"
+            try await network.serve(listener, service: service, faults: faults, log: requestLog, controlToken: controlToken) { bound in
+                let base = "\(scheme)://\(bound.authority)"
                 var lines = [
                     "production  \(base)\(AppleEndpoint.production.path)", "sandbox     \(base)\(AppleEndpoint.sandbox.path)",
                     "control     \(base)/_forge/faults  \(base)/_forge/log",
@@ -100,9 +123,53 @@ struct Serve: AsyncParsableCommand {
                 if tls { lines.append("trust       Certificates/root.pem (the TEST root that issued the serving certificate)") }
                 // stdout, unbuffered: the first line names the port, for scripts and tests.
                 FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+                if !bound.isLoopback {
+                    let control =
+                        controlToken == nil ? "the control routes answer loopback clients only (--control-token to open them)" : "the control routes need the --control-token"
+                    note("warning: listening on \(bound.authority), not loopback: anyone who can reach it can send requests; \(control)")
+                }
             }
         } catch {
             throw fail("cannot serve on \(host):\(port): \(error)", Exit.software)
         }
+        if requestLog.dropped > 0, let path = requestLog.path {
+            note("warning: \(requestLog.dropped) of \(requestLog.recorded) request log entries could not be written to \(path)")
+        }
     }
+}
+
+/// The bounds both servers (`forge serve`, `forge validate --listen`) take from the command line; the rest
+/// of ``ServerLimits`` is fixed and stated in ``limitsHelp``.
+struct ServerOptions: ParsableArguments {
+    @Option(
+        help: ArgumentHelp(
+            "Seconds a connection gets to send a request's headers (from its opening or the previous answer), and again its body; then it is closed (a cut-off body is answered 408).",
+            valueName: "seconds"))
+    var readTimeout = ServerLimits.defaultReadTimeout
+    @Option(
+        help: ArgumentHelp(
+            "Seconds the requests in flight get after SIGINT or SIGTERM; then the server exits anyway (0). A second signal exits at once (128 + its number).",
+            valueName: "seconds"))
+    var shutdownGrace = ServerLimits.defaultShutdownGrace
+    @Option(
+        help: ArgumentHelp(
+            "Requests answered at once, on threads of their own (default: one per core, at least 2); \(ServerLimits.queuedAnswersPerWorker) more per worker may wait, past that a request is refused as busy.",
+            valueName: "n"))
+    var workers: Int?
+
+    func validate() throws {
+        for (name, value, range) in [
+            ("--read-timeout", readTimeout, ServerLimits.readTimeoutRange), ("--shutdown-grace", shutdownGrace, ServerLimits.shutdownGraceRange),
+            ("--workers", workers ?? ServerLimits.defaultWorkers, ServerLimits.workersRange),
+        ] where !range.contains(value) {
+            throw ValidationError("\(name) must be between \(range.lowerBound) and \(range.upperBound)")
+        }
+    }
+
+    var limits: ServerLimits { ServerLimits(readTimeoutSeconds: readTimeout, shutdownGraceSeconds: shutdownGrace, workers: workers) }
+
+    /// The fixed limits, for both commands' `--help`.
+    static let limitsHelp = """
+        Limits: a request body is at most \(ServerLimits.maximumBody >> 20) MiB, and the server holds at most \(ServerLimits.maximumBodyBytesInFlight >> 20) MiB of bodies not yet answered over every connection (past either the body is refused and the connection closed); a request's headers must arrive within --read-timeout seconds (default \(ServerLimits.defaultReadTimeout)) of the connection's opening or the previous answer, its body within --read-timeout of its headers (else the connection closes; a cut-off body is answered 408); answers are computed by --workers threads off the event loops, so a heavy request never holds a light one, and a request that gets no answer within \(ServerLimits.answerTimeout) s is told so (503, or 21005 on verifyReceipt). SIGINT or SIGTERM stops accepting and gives the requests in flight --shutdown-grace seconds (default \(ServerLimits.defaultShutdownGrace)), then exits 0; a second signal exits at once with 128 + its number.
+        """
 }

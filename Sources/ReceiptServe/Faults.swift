@@ -9,6 +9,8 @@ public struct ServeError: CodedError, Sendable {
         case invalidFault
         /// The request log cannot be written.
         case logFailed
+        /// ``ServerLimits/maximumFaults`` are in force already.
+        case tooManyFaults
         public var description: String { rawValue }
     }
 
@@ -164,7 +166,8 @@ public struct Fault: Sendable, Hashable {
 
 /// The faults in force, shared by every request: the first fault that matches a request's endpoint (and
 /// its percentage draw) applies, and a counted fault is used up. Percentages come from a seeded
-/// generator, so a run with the same requests in the same order fails the same ones.
+/// generator, so a run with the same requests in the same order fails the same ones. At most
+/// ``ServerLimits/maximumFaults`` are in force at once: every request looks through them.
 public final class FaultPlan: Sendable {
     private struct State {
         var faults: [Fault]
@@ -172,11 +175,22 @@ public final class FaultPlan: Sendable {
     }
     private let state: Mutex<State>
 
-    public init(_ faults: [Fault] = [], seed: UInt64 = 0) {
+    public init(_ faults: [Fault] = [], seed: UInt64 = 0) throws(ServeError) {
+        guard faults.count <= ServerLimits.maximumFaults else { throw Self.full }
         state = Mutex(State(faults: faults, random: SeededGenerator(seed: seed)))
     }
 
-    public func add(_ fault: Fault) { state.withLock { $0.faults.append(fault) } }
+    public func add(_ fault: Fault) throws(ServeError) {
+        let added = state.withLock { state in
+            guard state.faults.count < ServerLimits.maximumFaults else { return false }
+            state.faults.append(fault)
+            return true
+        }
+        guard added else { throw Self.full }
+    }
+
+    private static let full = ServeError(
+        .tooManyFaults, "at most \(ServerLimits.maximumFaults) faults are in force at once; DELETE /_forge/faults (or use count=N) first")
 
     public func clear() { state.withLock { $0.faults.removeAll() } }
 

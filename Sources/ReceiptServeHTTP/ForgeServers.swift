@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import Hummingbird
 import HummingbirdCore
 import HummingbirdTLS
@@ -6,14 +6,19 @@ import Logging
 import NIOCore
 import NIOPosix
 import NIOSSL
-import UnixSignals
-public import ReceiptModel
+import ServiceLifecycle
+import Synchronization
+import ReceiptModel
 public import ReceiptServe
 public import ReceiptValidationServer
 
 /// The package's HTTP servers, on Hummingbird: `forge serve` (Apple's verifyReceipt endpoints, faults,
-/// the request log, the control routes) and `forge validate --listen` (the harness protocol). Each runs
-/// until SIGINT or SIGTERM, then stops accepting, finishes the requests in flight and returns.
+/// the request log, the control routes) and `forge validate --listen` (the harness protocol).
+///
+/// Both are bounded the same way (``ServerLimits``): answers are computed on an ``AnswerPool`` off the
+/// event loops, request bodies are capped one by one and all together, every read has a deadline
+/// (``ReadDeadlineHandler``), and SIGINT or SIGTERM stops accepting and gives the requests in flight the
+/// shutdown grace period; then — or at a second signal — the process exits.
 public enum ForgeServers {
     /// Where to listen, and the certificate to serve HTTPS with (HTTP when nil).
     public struct Listener: Sendable {
@@ -22,54 +27,76 @@ public enum ForgeServers {
         public var tls: ServingCredentials?
         /// Event-loop threads; nil shares the process's (one per core).
         public var threads: Int?
+        public var limits: ServerLimits
 
-        public init(host: String, port: Int, tls: ServingCredentials? = nil, threads: Int? = nil) {
+        public init(host: String, port: Int, tls: ServingCredentials? = nil, threads: Int? = nil, limits: ServerLimits = ServerLimits()) {
             self.host = host
             self.port = port
             self.tls = tls
             self.threads = threads
+            self.limits = limits
         }
     }
 
-    /// `forge serve`. `announce` gets the bound port (useful with port 0) once the server accepts.
+    /// `forge serve`. `announce` gets the address bound (useful with port 0) once the server accepts.
+    /// Without `controlToken` the control routes answer loopback clients only; with it, whoever sends it
+    /// as `Authorization: Bearer TOKEN`.
     public static func serveVerifyReceipt(
-        _ listener: Listener, service: VerifyReceiptService, faults: FaultPlan, log: RequestLog,
-        announce: @escaping @Sendable (Int) async -> Void
+        _ listener: Listener, service: VerifyReceiptService, faults: FaultPlan, log: RequestLog, controlToken: String? = nil,
+        announce: @escaping @Sendable (ServerAddress) async -> Void
     ) async throws {
-        let router = Router()
-        let endpoints = VerifyReceiptRoutes(service: service, faults: faults, log: log)
+        let runtime = ServerRuntime(limits: listener.limits)
+        let router = Router(context: ForgeRequestContext.self)
+        router.add(middleware: InFlightMiddleware(runtime: runtime))
+        let endpoints = VerifyReceiptRoutes(service: service, faults: faults, log: log, runtime: runtime)
         for endpoint in AppleEndpoint.allCases {
-            router.post(RouterPath(endpoint.path)) { request, _ in try await endpoints.respond(endpoint, request) }
+            router.post(RouterPath(endpoint.path)) { request, _ in await endpoints.respond(endpoint, request) }
             // Apple: 21000, "the request was not made using the HTTP POST request method".
-            router.get(RouterPath(endpoint.path)) { request, _ in try await endpoints.respond(endpoint, request) }
+            router.get(RouterPath(endpoint.path)) { request, _ in await endpoints.respond(endpoint, request) }
         }
-        ControlRoutes(faults: faults, log: log).register(on: router)
-        try await run(router, listener, announce: announce)
+        ControlRoutes(faults: faults, log: log, runtime: runtime, token: controlToken).register(on: router)
+        try await run(router, listener, runtime: runtime, announce: announce)
     }
 
     /// `forge validate --listen`: every request goes to the socket-free ``HarnessRoutes``.
     public static func serveHarness(
-        _ listener: Listener, routes: HarnessRoutes, announce: @escaping @Sendable (Int) async -> Void
+        _ listener: Listener, routes: HarnessRoutes, announce: @escaping @Sendable (ServerAddress) async -> Void
     ) async throws {
-        let router = Router()
-        router.add(middleware: HarnessMiddleware(routes: routes))
-        try await run(router, listener, announce: announce)
+        let runtime = ServerRuntime(limits: listener.limits)
+        let router = Router(context: ForgeRequestContext.self)
+        router.add(middleware: InFlightMiddleware(runtime: runtime))
+        router.add(middleware: HarnessMiddleware(routes: routes, runtime: runtime))
+        try await run(router, listener, runtime: runtime, announce: announce)
     }
 
     private static func run(
-        _ router: Router<BasicRequestContext>, _ listener: Listener, announce: @escaping @Sendable (Int) async -> Void
+        _ router: Router<ForgeRequestContext>, _ listener: Listener, runtime: ServerRuntime,
+        announce: @escaping @Sendable (ServerAddress) async -> Void
     ) async throws {
         var logger = Logger(label: "forge")
         logger.logLevel = .warning
         let group: MultiThreadedEventLoopGroup? = listener.threads.map { MultiThreadedEventLoopGroup(numberOfThreads: max(1, $0)) }
-        let server: HTTPServerBuilder = try listener.tls.map { try .tls(.http1(), tlsConfiguration: try $0.configuration()) } ?? .http1()
+        let readTimeout = listener.limits.readTimeoutSeconds
+        let http1 = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: [ReadDeadlineHandler(seconds: readTimeout)]))
+        let server: HTTPServerBuilder = try listener.tls.map { try .tls(http1, tlsConfiguration: try $0.configuration()) } ?? http1
         let application = Application(
             router: router, server: server,
             configuration: ApplicationConfiguration(address: .hostname(listener.host, port: listener.port), serverName: nil),
-            onServerRunning: { channel in await announce(channel.localAddress?.port ?? listener.port) },
+            onServerRunning: { channel in
+                let bound = channel.localAddress
+                await announce(ServerAddress(host: bound?.ipAddress ?? listener.host, port: bound?.port ?? listener.port))
+            },
             eventLoopGroupProvider: group.map { .shared($0) } ?? .singleton, logger: logger)
+        let services = ServiceGroup(services: [application], logger: logger)
+        let signals = ShutdownSignals(graceSeconds: listener.limits.shutdownGraceSeconds, unanswered: { runtime.inFlight }) {
+            await services.triggerGracefulShutdown()
+        }
+        defer {
+            signals.cancel()
+            runtime.pool.stop()
+        }
         do {
-            try await application.runService(gracefulShutdownSignals: [.sigterm, .sigint])
+            try await services.run()
         } catch {
             try? await group?.shutdownGracefully()
             throw error
@@ -86,36 +113,114 @@ extension ServingCredentials {
     }
 }
 
+/// What one server shares between its routes: the workers, the body budget, the requests in flight.
+final class ServerRuntime: Sendable {
+    let pool: AnswerPool
+    let bodies = RequestBodies()
+    private let requests = Mutex(0)
+
+    init(limits: ServerLimits) { pool = AnswerPool(limits: limits) }
+
+    var inFlight: Int { requests.withLock { $0 } }
+
+    func begin() { requests.withLock { $0 += 1 } }
+    func end() { requests.withLock { $0 -= 1 } }
+}
+
+/// The request context of both servers: Hummingbird's, plus the client's address (for the control routes).
+struct ForgeRequestContext: RequestContext {
+    var coreContext: CoreRequestContextStorage
+    let remoteAddress: SocketAddress?
+
+    init(source: ApplicationRequestContextSource) {
+        coreContext = .init(source: source)
+        remoteAddress = source.channel.remoteAddress
+    }
+}
+
+/// Counts the requests being answered, for the note at the end of the shutdown grace period.
+private struct InFlightMiddleware: RouterMiddleware {
+    typealias Context = ForgeRequestContext
+    let runtime: ServerRuntime
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        runtime.begin()
+        defer { runtime.end() }
+        return try await next(request, context)
+    }
+}
+
+/// Responses shared by the routes.
+enum Responses {
+    /// A request's headers by lower-case name, as the socket-free routes take them.
+    static func headers(of request: Request) -> [String: String] {
+        var headers: [String: String] = [:]
+        for field in request.headers { headers[field.name.canonicalName] = field.value }
+        return headers
+    }
+
+    /// `GET /_forge/log`'s counts of what it does not hold.
+    static let logDropped = HTTPFields.Element.Name("X-Forge-Log-Dropped")
+    static let logEvicted = HTTPFields.Element.Name("X-Forge-Log-Evicted")
+
+    static func bytes(_ status: HTTPResponse.Status, contentType: String, _ body: [UInt8], headers: HTTPFields = [:]) -> Response {
+        var fields = headers
+        fields[.contentType] = contentType
+        return Response(status: status, headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+    }
+
+    static func text(_ body: String, status: HTTPResponse.Status = .ok) -> Response {
+        bytes(status, contentType: "text/plain", Array(body.utf8))
+    }
+
+    /// A refusal: Apple's shape (HTTP 200, `status` 21000 or 21005) on the verifyReceipt endpoints, else
+    /// `{"error", "message"}` with the HTTP status that says the same. A refused body is not read on: the
+    /// connection closes after the answer.
+    static func refusal(_ refusal: ServerRefusal, appleShape: Bool, headers: HTTPFields = [:]) -> Response {
+        var fields = headers
+        let bodyRefused: Set<ServerRefusal.Code> = [.bodyTooLarge, .bodyMalformed, .bodyIncomplete, .bodiesInFlight]
+        if bodyRefused.contains(refusal.code) { fields[.connection] = "close" }
+        let json = appleShape ? refusal.verifyReceiptJSON : refusal.json
+        return bytes(appleShape ? .ok : .init(code: refusal.httpStatus), contentType: "application/json", Array(json.serialized(pretty: false).utf8), headers: fields)
+    }
+}
+
 /// Both verifyReceipt endpoints: a fault if one applies, else the service's answer; each request logged.
 private struct VerifyReceiptRoutes: Sendable {
     let service: VerifyReceiptService
     let faults: FaultPlan
     let log: RequestLog
+    let runtime: ServerRuntime
 
-    func respond(_ endpoint: AppleEndpoint, _ request: Request) async throws -> Response {
+    func respond(_ endpoint: AppleEndpoint, _ request: Request) async -> Response {
         var entry: JSONObject = [("endpoint", .string(endpoint.rawValue)), ("method", .string(request.method.rawValue)), ("path", .string(request.uri.path))]
         let fault = faults.next(for: endpoint)
-        if let fault, fault.latencyMilliseconds > 0 { try await Task.sleep(for: .milliseconds(fault.latencyMilliseconds)) }
+        if let fault, fault.latencyMilliseconds > 0 { try? await Task.sleep(for: .milliseconds(fault.latencyMilliseconds)) }
         entry.append(("fault", fault.map { .string($0.spec) } ?? .null))
 
-        func json(_ status: VerifyReceiptStatus, _ body: JSONValue, summary: JSONObject = []) -> Response {
+        func json(_ status: VerifyReceiptStatus, _ body: [UInt8], summary: JSONObject = []) -> Response {
             entry += [("httpStatus", .integer(200)), ("status", .integer(status.rawValue))]
             entry += summary
             log.record(entry)
-            return Self.response(.ok, contentType: "application/json", Array(body.serialized(pretty: false).utf8))
+            return Responses.bytes(.ok, contentType: "application/json", body)
+        }
+        func refused(_ refusal: ServerRefusal) -> Response {
+            entry += [("httpStatus", .integer(200)), ("status", refusal.verifyReceiptJSON["status"] ?? .null), ("refused", .string(refusal.code.rawValue))]
+            log.record(entry)
+            return Responses.refusal(refusal, appleShape: true)
         }
         switch fault?.action {
         case .status(let status, let retryable)?:
-            return json(status, VerifyReceiptService.status(status, retryable: retryable))
+            return json(status, Array(VerifyReceiptService.status(status, retryable: retryable).serialized(pretty: false).utf8))
         case .http(let code)?:
             entry += [("httpStatus", .integer(Int64(code))), ("status", .null)]
             log.record(entry)
-            return Self.response(.init(code: code), contentType: "text/plain", Array("forge serve: fault http=\(code)\n".utf8))
+            return Responses.bytes(.init(code: code), contentType: "text/plain", Array("forge serve: fault http=\(code)\n".utf8))
         case .notJSON?:
             entry += [("httpStatus", .integer(200)), ("status", .null)]
             log.record(entry)
             let page = "<html><head><title>503 Service Temporarily Unavailable</title></head><body>Service Unavailable</body></html>\n"
-            return Self.response(.ok, contentType: "text/html", Array(page.utf8))
+            return Responses.bytes(.ok, contentType: "text/html", Array(page.utf8))
         case .close?:
             entry += [("httpStatus", .integer(200)), ("status", .null)]
             log.record(entry)
@@ -131,83 +236,148 @@ private struct VerifyReceiptRoutes: Sendable {
         case .none?, nil:
             break
         }
-        guard request.method == .post else { return json(.unreadableRequest, VerifyReceiptService.status(.unreadableRequest)) }
-        let body: ByteBuffer
-        do { body = try await request.body.collect(upTo: HarnessRoutes.maximumBody) } catch {
-            return json(.unreadableRequest, VerifyReceiptService.status(.unreadableRequest, message: "the body is over \(HarnessRoutes.maximumBody) bytes"))
+        guard request.method == .post else {
+            return json(.unreadableRequest, Array(VerifyReceiptService.status(.unreadableRequest).serialized(pretty: false).utf8))
         }
-        var headers: [String: String] = [:]
-        for field in request.headers { headers[field.name.canonicalName] = field.value }
-        let answer = service.answer(endpoint: endpoint, body: Array(body.readableBytesView), overrides: .init(headers: headers))
-        return json(answer.status, answer.body, summary: answer.summary)
-    }
-
-    static func response(_ status: HTTPResponse.Status, contentType: String, _ body: [UInt8]) -> Response {
-        Response(status: status, headers: [.contentType: contentType], body: ResponseBody(byteBuffer: ByteBuffer(bytes: body)))
+        let body: HeldBody
+        do { body = try await runtime.bodies.collect(request, maximum: ServerLimits.maximumBody) } catch { return refused(error) }
+        defer { body.release() }
+        let headers = Responses.headers(of: request)
+        let service = service
+        let bytes = body.bytes
+        do {
+            let (answer, serialized) = try await runtime.pool.answer {
+                let answer = service.answer(endpoint: endpoint, body: bytes, overrides: .init(headers: headers))
+                return (answer, Array(answer.body.serialized(pretty: false).utf8))
+            }
+            return json(answer.status, serialized, summary: answer.summary)
+        } catch {
+            return refused(error)
+        }
     }
 
     struct ClosedOnPurpose: Error {}
 }
 
-/// `/_forge/…`: change faults while the server runs, read or clear the request log.
+/// `/_forge/…`: change faults while the server runs, read or clear the request log. For the test that
+/// owns the server: loopback clients only, unless a control token is set — then any client that sends
+/// `Authorization: Bearer TOKEN`, and no client without it.
 ///
 /// | route | does |
 /// |---|---|
 /// | `GET /_forge/faults` | the faults in force, one spec per line |
 /// | `POST /_forge/faults` | adds a fault: a JSON object (`{"endpoint":"production","status":21005,"count":2}`) or a spec line |
 /// | `DELETE /_forge/faults` | removes every fault |
-/// | `GET /_forge/log` | the request log so far, JSON Lines |
+/// | `GET /_forge/log` | the request log in memory, JSON Lines; `X-Forge-Log-Dropped` and `X-Forge-Log-Evicted` count what is missing |
 /// | `DELETE /_forge/log` | empties the in-memory log (the `--log` file keeps everything) |
 private struct ControlRoutes: Sendable {
     let faults: FaultPlan
     let log: RequestLog
+    let runtime: ServerRuntime
+    let token: String?
 
-    func register(on router: Router<BasicRequestContext>) {
-        router.get("/_forge/faults") { _, _ in text(faults.faults.map { $0.spec + "\n" }.joined()) }
-        router.delete("/_forge/faults") { _, _ in
-            faults.clear()
-            return text("")
+    func register(on router: Router<ForgeRequestContext>) {
+        router.get("/_forge/faults") { request, context in
+            guarded(request, context) { Responses.text(faults.faults.map { $0.spec + "\n" }.joined()) }
         }
-        router.post("/_forge/faults") { request, _ in
-            let body = try await request.body.collect(upTo: 64 << 10)
-            let bytes = Array(body.readableBytesView)
-            do throws(ServeError) {
-                let fault: Fault
-                if let value = try? JSONValue(parsing: bytes) {
-                    fault = try Fault(json: value)
-                } else {
-                    fault = try Fault(parsing: String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
-                }
-                faults.add(fault)
-                return text(fault.spec + "\n", status: .created)
-            } catch {
-                return text(error.message + "\n", status: .badRequest)
+        router.delete("/_forge/faults") { request, context in
+            guarded(request, context) {
+                faults.clear()
+                return Responses.text("")
             }
         }
-        router.get("/_forge/log") { _, _ in
-            VerifyReceiptRoutes.response(.ok, contentType: "application/x-ndjson", Array(log.jsonLines.utf8))
+        router.post("/_forge/faults") { request, context in
+            if let refusal = refusal(request, context) { return refusal }
+            let body: HeldBody
+            do throws(ServerRefusal) { body = try await runtime.bodies.collect(request, maximum: ServerLimits.maximumControlBody) } catch {
+                return Responses.refusal(error, appleShape: false)
+            }
+            defer { body.release() }
+            do throws(ServeError) {
+                let fault: Fault
+                if let value = try? JSONValue(parsing: body.bytes) {
+                    fault = try Fault(json: value)
+                } else {
+                    fault = try Fault(parsing: String(decoding: body.bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+                }
+                try faults.add(fault)
+                return Responses.text(fault.spec + "\n", status: .created)
+            } catch {
+                return Responses.text(error.message + "\n", status: error.code == .tooManyFaults ? .conflict : .badRequest)
+            }
         }
-        router.delete("/_forge/log") { _, _ in
-            log.clear()
-            return text("")
+        router.get("/_forge/log") { request, context in
+            guarded(request, context) {
+                var headers: HTTPFields = [:]
+                if let dropped = Responses.logDropped { headers[dropped] = String(log.dropped) }
+                if let evicted = Responses.logEvicted { headers[evicted] = String(log.evicted) }
+                return Responses.bytes(.ok, contentType: "application/x-ndjson", Array(log.jsonLines.utf8), headers: headers)
+            }
+        }
+        router.delete("/_forge/log") { request, context in
+            guarded(request, context) {
+                log.clear()
+                return Responses.text("")
+            }
         }
     }
 
-    private func text(_ body: String, status: HTTPResponse.Status = .ok) -> Response {
-        VerifyReceiptRoutes.response(status, contentType: "text/plain", Array(body.utf8))
+    private func guarded(_ request: Request, _ context: ForgeRequestContext, _ answer: () -> Response) -> Response {
+        refusal(request, context) ?? answer()
+    }
+
+    /// Nil when the client may use the control routes; else the refusal to send.
+    private func refusal(_ request: Request, _ context: ForgeRequestContext) -> Response? {
+        guard let token else {
+            let peer = context.remoteAddress?.ipAddress ?? "an unknown address"
+            if ServerAddress.isLoopback(peer) { return nil }
+            return Responses.refusal(
+                ServerRefusal(
+                    .controlForbidden,
+                    "the control routes (/_forge/*) answer loopback clients only, not \(peer); start the server with --control-token TOKEN and send Authorization: Bearer TOKEN"
+                ), appleShape: false)
+        }
+        let sent = request.headers[.authorization]
+        if let sent, Self.same(sent, "Bearer " + token) { return nil }
+        var challenge: HTTPFields = [:]
+        challenge[.wwwAuthenticate] = #"Bearer realm="forge""#
+        let why = sent == nil ? "need Authorization: Bearer TOKEN (the server's --control-token)" : "were sent another token than the server's --control-token"
+        return Responses.refusal(ServerRefusal(.controlUnauthorized, "the control routes (/_forge/*) \(why)"), appleShape: false, headers: challenge)
+    }
+
+    /// Compares in time that depends on the lengths only.
+    private static func same(_ a: String, _ b: String) -> Bool {
+        let left = Array(a.utf8), right = Array(b.utf8)
+        guard left.count == right.count else { return false }
+        return zip(left, right).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
     }
 }
 
-/// Hands every request to ``HarnessRoutes``, which owns the routing and the 404/405 texts.
+/// Hands every request to ``HarnessRoutes``, which owns the routing and the 404/405 texts; POSTs are
+/// answered on the pool (validation is the heavy part), the rest at once.
 private struct HarnessMiddleware: RouterMiddleware {
-    typealias Context = BasicRequestContext
+    typealias Context = ForgeRequestContext
     let routes: HarnessRoutes
+    let runtime: ServerRuntime
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
-        let body = try await request.body.collect(upTo: HarnessRoutes.maximumBody)
-        var headers: [String: String] = [:]
-        for field in request.headers { headers[field.name.canonicalName] = field.value }
-        let answer = routes.respond(method: request.method.rawValue, path: request.uri.path, headers: headers, body: Array(body.readableBytesView))
-        return VerifyReceiptRoutes.response(.init(code: answer.status), contentType: answer.contentType, answer.body)
+        let headers = Responses.headers(of: request)
+        let method = request.method.rawValue, path = request.uri.path
+        func response(_ answer: HarnessRoutes.Response) -> Response {
+            Responses.bytes(.init(code: answer.status), contentType: answer.contentType, answer.body)
+        }
+        guard request.method == .post else { return response(routes.respond(method: method, path: path, headers: headers, body: [])) }
+        let appleShape = HarnessRoutes.answersLikeApple(path: path)
+        let body: HeldBody
+        do { body = try await runtime.bodies.collect(request, maximum: ServerLimits.maximumBody) } catch {
+            return Responses.refusal(error, appleShape: appleShape)
+        }
+        defer { body.release() }
+        let routes = routes, bytes = body.bytes
+        do {
+            return response(try await runtime.pool.answer { routes.respond(method: method, path: path, headers: headers, body: bytes) })
+        } catch {
+            return Responses.refusal(error, appleShape: appleShape)
+        }
     }
 }

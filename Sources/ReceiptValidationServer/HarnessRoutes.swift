@@ -17,9 +17,6 @@ import ReceiptServe
 /// (``VerifyReceiptService``): it reads the vector's context from the runner's `X-Forge-*` headers;
 /// without them it judges at the wall clock under the test root, as Apple's endpoint would under Apple's.
 public struct HarnessRoutes: Sendable {
-    /// The largest request body a listener should accept.
-    public static let maximumBody = 32 << 20
-
     public struct Response: Sendable {
         public var status: Int
         public var body: [UInt8]
@@ -35,9 +32,14 @@ public struct HarnessRoutes: Sendable {
         verifyReceipt = VerifyReceiptService(configuration: .init(trustedRoots: root, namedAnchors: harness.anchors))
     }
 
+    /// Whether a refusal on `path` takes Apple's verifyReceipt shape (HTTP 200, `{"status": 21000…}`).
+    public static func answersLikeApple(path: String) -> Bool { route(path) == "/verifyReceipt" }
+
+    private static func route(_ path: String) -> String { String(path.prefix { $0 != "?" }) }
+
     /// The answer to one request; `headers` keyed by lower-case name.
     public func respond(method: String, path: String, headers: [String: String], body: [UInt8]) -> Response {
-        let route = String(path.prefix { $0 != "?" })
+        let route = Self.route(path)
         switch (method, route) {
         case ("GET", "/hello"):
             return json(200, harness.helloMessage())

@@ -29,18 +29,19 @@ enum ForgeHTTPMain {
 private struct HTTPSupport: NetworkSupport {
     var targetProviders: [any TargetProvider] { [HTTPTargets()] }
 
-    func listen(_ listener: HTTPListener, routes: HarnessRoutes, announce: @escaping @Sendable (Int) async -> Void) async throws {
+    func listen(_ listener: HTTPListener, routes: HarnessRoutes, announce: @escaping @Sendable (ServerAddress) async -> Void) async throws {
         try await ForgeServers.serveHarness(Self.listener(listener), routes: routes, announce: announce)
     }
 
     func serve(
-        _ listener: HTTPListener, service: VerifyReceiptService, faults: FaultPlan, log: RequestLog,
-        announce: @escaping @Sendable (Int) async -> Void
+        _ listener: HTTPListener, service: VerifyReceiptService, faults: FaultPlan, log: RequestLog, controlToken: String?,
+        announce: @escaping @Sendable (ServerAddress) async -> Void
     ) async throws {
-        try await ForgeServers.serveVerifyReceipt(Self.listener(listener), service: service, faults: faults, log: log, announce: announce)
+        try await ForgeServers.serveVerifyReceipt(
+            Self.listener(listener), service: service, faults: faults, log: log, controlToken: controlToken, announce: announce)
     }
 
     private static func listener(_ listener: HTTPListener) -> ForgeServers.Listener {
-        ForgeServers.Listener(host: listener.host, port: listener.port, tls: listener.tls, threads: listener.threads)
+        ForgeServers.Listener(host: listener.host, port: listener.port, tls: listener.tls, threads: listener.threads, limits: listener.limits)
     }
 }
