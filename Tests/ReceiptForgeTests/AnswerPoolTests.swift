@@ -12,12 +12,13 @@ struct AnswerPoolTests {
         let pool = AnswerPool(workers: 1, maximumQueued: 1)
         defer { pool.stop() }
         let gate = DispatchSemaphore(value: 0)
-        async let held = pool.answer {
+        // Deadlines far past the test: on a loaded machine the test's own task may wait long for a thread.
+        async let held = pool.answer(within: 600) {
             gate.wait()
             return 1
         }
         try await Self.until { pool.load.running == 1 }
-        async let queued = pool.answer { 2 }
+        async let queued = pool.answer(within: 600) { 2 }
         try await Self.until { pool.load.waiting == 1 }
         var refusal: ServerRefusal?
         do { _ = try await pool.answer { 3 } } catch { refusal = error }
