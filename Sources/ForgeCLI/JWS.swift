@@ -109,7 +109,7 @@ struct InspectJWS: ParsableCommand {
     var json = false
 
     func run() throws {
-        let (bytes, _) = try readInput(file)
+        let (bytes, _) = try readInput(file, kind: .jws)
         let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard let value = JWSInspection.describe(text) else { throw fail("not a compact JWS (header.payload.signature, base64url JSON)", Exit.dataError) }
         print(json ? value.serialized() : JWSInspection.text(value))
@@ -156,7 +156,7 @@ struct ValidateJWS: ParsableCommand {
             do { reference = try ReferenceHarness(vectorsDirectory: directory) } catch { throw fail("cannot load trust anchors from \(directory.path): \(error)", Exit.dataError) }
             return StdioHarnessServer.serve(reference, write: { FileHandle.standardOutput.write($0) }, note: note)
         }
-        let (bytes, _) = try readInput(file ?? "-")
+        let (bytes, _) = try readInput(file ?? "-", kind: .jws)
         let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         var roots: [X509Certificate] = []
         if root.isEmpty {
