@@ -171,6 +171,19 @@ struct ParsingRobustnessTests {
         #expect(result.status == 1 && result.text.hasSuffix("invalid (jws.signature)\n"), "exit \(result.status): \(result.text.suffix(300))\(result.stderr)")
     }
 
+    // MARK: found on the way: scripts/fuzz.sh's seed step
+
+    @Test("forge mutate composes JWS mutations in any order without a trap (a zeroed s after an emptied signature, a leaf variant after x5c-clear)")
+    func jwsMutantsCompose() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for seed in 1...3 {
+            let out = directory.appendingPathComponent("seed-\(seed)")
+            let result = try forge("mutate", "--from", "jws-*", "--seed", String(seed), "--count", "300", "--out", out.path)
+            #expect(result.status == 0, "seed \(seed): exit \(result.status) (4 is SIGILL): \(result.stderr.prefix(400))")
+        }
+    }
+
     // MARK: item 12: counts and sizes before work, in the right words
 
     /// A header whose x5c has the real three certificates, then copies of the shortest (the root: 10,002 entries
