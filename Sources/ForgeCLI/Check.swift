@@ -166,7 +166,7 @@ struct Inspect: ParsableCommand {
 func loadRoots(_ paths: [String]) throws -> [X509Certificate] {
     var roots: [X509Certificate] = []
     for path in paths {
-        let (bytes, _) = try readInput(path)
+        let (bytes, _) = try readInput(path, kind: .certificate)
         do {
             if bytes.first == 0x30 {
                 roots.append(try X509Certificate(derEncoded: bytes))

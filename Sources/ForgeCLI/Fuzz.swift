@@ -26,7 +26,7 @@ struct Seeds: ParsableCommand {
         do { try Folder.create(output) } catch { throw fail(error.message, Exit.cannotCreate) }
         var index: [String] = []
         for vector in manifest.vectors {
-            let bytes = try readInput(directory.appendingPathComponent(vector.file).path).bytes
+            let bytes = try readInput(directory.appendingPathComponent(vector.file).path, kind: .vector).bytes
             try writeOutput(Data(bytes), to: output.appendingPathComponent(vector.sha256).path)
             let line = JSONValue.object([
                 ("sha256", .string(vector.sha256)), ("id", .string(vector.id)),
@@ -78,7 +78,7 @@ struct Mutate: ParsableCommand {
         let mutator: Mutator
         do { mutator = Mutator(forge: try Forge(pki: pki)) } catch { throw fail(error.message, Exit.software) }
         if let replay {
-            let data = Data(try readInput(replay).bytes)
+            let data = Data(try readInput(replay, kind: .json).bytes)
             guard let recipe = try? JSONDecoder().decode(MutantRecipe.self, from: data) else { throw fail("\(replay) is not a mutant recipe", Exit.dataError) }
             do {
                 let bytes = recipe.base.hasPrefix("jws-") ? try jwsMutator().build(recipe) : try mutator.replay(recipe)

@@ -26,15 +26,32 @@ func note(_ message: String) {
     FileHandle.standardError.write(Data("forge: \(message)\n".utf8))
 }
 
-/// Reads a file or standard input (`-`), refusing anything larger than a receipt can be before reading it all.
-func readInput(_ path: String) throws -> (bytes: [UInt8], source: String) {
+/// What a command reads, for the words of its size error: a JWS over the limit is not "a receipt".
+enum InputKind {
+    case receipt, jws, json, certificate, vector
+
+    /// The plural a message names: "receipts are at most …".
+    var plural: String {
+        switch self {
+        case .receipt: "receipts"
+        case .jws: "JWS"
+        case .json: "JSON files forge reads"
+        case .certificate: "certificate files"
+        case .vector: "vector files"
+        }
+    }
+}
+
+/// Reads a file or standard input (`-`), refusing anything larger than ``ReceiptLimits/maximumInputSize``
+/// (16 MiB) before reading it all; the message names what `kind` of input was too large.
+func readInput(_ path: String, kind: InputKind = .receipt) throws -> (bytes: [UInt8], source: String) {
     let limit = ReceiptInput.maximumSize
     if path == "-" {
         var data = Data()
         while let chunk = try FileHandle.standardInput.read(upToCount: 1 << 16), !chunk.isEmpty {
             data.append(chunk)
             if data.count > limit {
-                throw fail("standard input is larger than \(limit) bytes; receipts are smaller (at byte \(limit))", Exit.dataError)
+                throw fail("standard input is larger than \(limit) bytes; \(kind.plural) are at most \(limit) bytes (at byte \(limit))", Exit.dataError)
             }
         }
         return ([UInt8](data), "stdin")
@@ -43,10 +60,10 @@ func readInput(_ path: String) throws -> (bytes: [UInt8], source: String) {
     guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
         throw fail("no such file: \(path)", Exit.noInput)
     }
-    guard !isDirectory.boolValue else { throw fail("\(path) is a directory, not a receipt file", Exit.noInput) }
+    guard !isDirectory.boolValue else { throw fail("\(path) is a directory, not a file", Exit.noInput) }
     let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
     guard size <= limit else {
-        throw fail("\(path) is \(size) bytes; receipts are at most \(limit) bytes (at byte \(limit))", Exit.dataError)
+        throw fail("\(path) is \(size) bytes; \(kind.plural) are at most \(limit) bytes (at byte \(limit))", Exit.dataError)
     }
     guard let data = FileManager.default.contents(atPath: path) else { throw fail("cannot read \(path)", Exit.noInput) }
     return ([UInt8](data), path)

@@ -101,7 +101,9 @@ struct InspectJWS: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect",
         abstract: "Decode a JWS: header, x5c chain (subjects, validity, marker OIDs), payload, nested JWS.",
-        discussion: "Reads a compact JWS from a file or - (stdin). Nothing is verified: use `forge jws validate` for that. Exit 65 when it is not a compact JWS.")
+        discussion: """
+            Reads a compact JWS (at most 16 MiB) from a file or - (stdin). Nothing is verified: use `forge jws validate` for that. Decodes at most 16 x5c entries (certificatesNotShown counts the rest). Exit 65 when it is not a compact JWS.
+            """)
 
     @Argument(help: ArgumentHelp("JWS file, or - for standard input.", valueName: "file"))
     var file: String
@@ -109,7 +111,7 @@ struct InspectJWS: ParsableCommand {
     var json = false
 
     func run() throws {
-        let (bytes, _) = try readInput(file)
+        let (bytes, _) = try readInput(file, kind: .jws)
         let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         guard let value = JWSInspection.describe(text) else { throw fail("not a compact JWS (header.payload.signature, base64url JSON)", Exit.dataError) }
         print(json ? value.serialized() : JWSInspection.text(value))
@@ -121,7 +123,7 @@ struct ValidateJWS: ParsableCommand {
         commandName: "validate",
         abstract: "Verify a JWS as Apple's SignedDataVerifier does (offline), with an error class on failure.",
         discussion: """
-            Checks: compact form; alg ES256; x5c of exactly 3 (Xcode: 1, pinned); the chain x5c[0] → x5c[1] → --root (x5c[2] is never trusted) with the markers 1.2.840.113635.100.6.11.1 and 1.2.840.113635.100.6.2.1, at signedDate (receiptCreationDate for AppTransaction) unless --at; the ES256 signature; bundleId; environment; appAppleId in Production (AppTransaction, notification, realtime); a notification's signed transaction and renewal info, the same way. Exit 0 valid, 1 invalid, 65 not a JWS, 64 usage.
+            Checks: compact form; alg ES256; x5c of exactly 3 (Xcode: 1, pinned); the chain x5c[0] → x5c[1] → --root (x5c[2] is never trusted) with the markers 1.2.840.113635.100.6.11.1 and 1.2.840.113635.100.6.2.1, at signedDate (receiptCreationDate for AppTransaction) unless --at; the ES256 signature; bundleId; environment; appAppleId in Production (AppTransaction, notification, realtime); a notification's signed transaction and renewal info, the same way. A JWS is at most 16 MiB; x5c is counted before any entry is decoded; a signedDate (receiptCreationDate) outside ±8.64e15 ms around 1970 is payload.invalid-field. Exit 0 valid, 1 invalid, 65 not a JWS, 64 usage.
             """)
 
     @Argument(help: ArgumentHelp("JWS file, or - for standard input.", valueName: "file"))
@@ -156,7 +158,7 @@ struct ValidateJWS: ParsableCommand {
             do { reference = try ReferenceHarness(vectorsDirectory: directory) } catch { throw fail("cannot load trust anchors from \(directory.path): \(error)", Exit.dataError) }
             return StdioHarnessServer.serve(reference, write: { FileHandle.standardOutput.write($0) }, note: note)
         }
-        let (bytes, _) = try readInput(file ?? "-")
+        let (bytes, _) = try readInput(file ?? "-", kind: .jws)
         let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         var roots: [X509Certificate] = []
         if root.isEmpty {

@@ -265,7 +265,7 @@ struct Run: AsyncParsableCommand {
 
     /// A results.json of one target (what merge and matrix read); anything else is bad data (exit 65).
     static func loadResults(_ file: String) throws -> RunResults {
-        let data = Data(try readInput(file).bytes)
+        let data = Data(try readInput(file, kind: .json).bytes)
         do { return try JSONDecoder().decode(RunResults.self, from: data) } catch {
             throw fail("\(file) is not a results.json of a single forge run target: \(error)", Exit.dataError)
         }

@@ -58,7 +58,7 @@ struct ScenarioOptions: ParsableArguments {
     func resolved() throws -> (Scenario, Date) {
         var scenario = Scenario()
         if let spec {
-            let (bytes, _) = try readInput(spec)
+            let (bytes, _) = try readInput(spec, kind: .json)
             do { scenario = try Scenario.decode(json: Data(bytes)) } catch { throw fail("\(spec): \(error.message)", Exit.dataError) }
         }
         applyFlags(to: &scenario)

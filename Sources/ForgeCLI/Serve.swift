@@ -85,7 +85,7 @@ struct Serve: AsyncParsableCommand {
         let pki = try loadPKI(nil)
         var scenarios: [Scenario] = []
         for path in scenario {
-            let (bytes, _) = try readInput(path)
+            let (bytes, _) = try readInput(path, kind: .json)
             do { scenarios.append(try Scenario.decode(json: Data(bytes))) } catch { throw fail("\(path): \(error.message)", Exit.dataError) }
         }
         let histories: ServerHistories

@@ -13,7 +13,7 @@ extension TargetPlan {
     /// `verifyreceipt` or a mapping file.
     static func loadMapping(_ name: String) throws -> ResponseMapping {
         if name == "verifyreceipt" { return .verifyReceipt }
-        let data = Data(try readInput(name).bytes)
+        let data = Data(try readInput(name, kind: .json).bytes)
         do { return try ResponseMapping.load(data) } catch { throw fail("\(name): \(error.message)", Exit.dataError) }
     }
 }

@@ -151,7 +151,7 @@ struct VectorsCommand: ParsableCommand {
                             + step.parameters.sorted { $0.key < $1.key }.map { " \($0.key)=\($0.value.count > 24 ? String($0.value.prefix(24)) + "…" : $0.value)" }.joined()
                     }.joined())
             print("file: \(vector.file) (sha256 \(vector.sha256))\n")
-            let bytes = try readInput(directory.appendingPathComponent(vector.file).path).bytes
+            let bytes = try readInput(directory.appendingPathComponent(vector.file).path, kind: .vector).bytes
             if context.artifactKind.isJWS {
                 let text = String(decoding: bytes, as: UTF8.self)
                 print(JWSInspection.describe(text).map(JWSInspection.text) ?? "(not a readable JWS: \(bytes.count) bytes)")

@@ -56,10 +56,13 @@ extension X509Certificate {
                 throw ForgeCryptoError(.certificateIssuanceFailed, "X509_set_issuer_name")
             }
         }
-        guard ASN1_TIME_set(X509_getm_notBefore(certificate), timeT(template.notBefore)) != nil else {
+        guard let notBefore = timeT(template.notBefore), let notAfter = timeT(template.notAfter) else {
+            throw ForgeCryptoError(.invalidInput, "validity \(template.notBefore.timeIntervalSince1970) to \(template.notAfter.timeIntervalSince1970) s since 1970 is not a time_t")
+        }
+        guard ASN1_TIME_set(X509_getm_notBefore(certificate), notBefore) != nil else {
             throw ForgeCryptoError(.certificateIssuanceFailed, "ASN1_TIME_set(notBefore)")
         }
-        guard ASN1_TIME_set(X509_getm_notAfter(certificate), timeT(template.notAfter)) != nil else {
+        guard ASN1_TIME_set(X509_getm_notAfter(certificate), notAfter) != nil else {
             throw ForgeCryptoError(.certificateIssuanceFailed, "ASN1_TIME_set(notAfter)")
         }
         guard X509_set_pubkey(certificate, subjectKey.pointer) == 1 else {
@@ -105,10 +108,5 @@ extension X509Certificate {
         guard X509_set_serialNumber(certificate, integer) == 1 else {
             throw ForgeCryptoError(.certificateIssuanceFailed, "X509_set_serialNumber")
         }
-    }
-
-    /// Whole seconds since 1970, rounded down (OpenSSL's `time_t`).
-    private static func timeT(_ date: Date) -> time_t {
-        time_t(date.timeIntervalSince1970.rounded(.down))
     }
 }

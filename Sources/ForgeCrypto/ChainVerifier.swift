@@ -45,7 +45,11 @@ public enum ChainVerifier {
         guard let parameters = X509_STORE_CTX_get0_param(context) else { return internalFailure("X509_STORE_CTX_get0_param") }
         var flags: UInt = 0
         if let time {
-            X509_VERIFY_PARAM_set_time(parameters, time_t(time.timeIntervalSince1970.rounded(.down)))
+            guard let seconds = timeT(time) else {
+                return .untrusted(
+                    reason: "the evaluation time (\(time.timeIntervalSince1970) s since 1970) is not a time_t", code: Int(X509_V_ERR_UNSPECIFIED), depth: 0)
+            }
+            X509_VERIFY_PARAM_set_time(parameters, seconds)
         } else {
             flags |= UInt(X509_V_FLAG_NO_CHECK_TIME)
         }

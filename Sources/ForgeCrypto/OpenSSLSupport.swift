@@ -34,6 +34,12 @@ enum OpenSSLErrorQueue {
     }
 }
 
+/// Whole seconds since 1970, rounded down, as OpenSSL's `time_t`; nil when the date is not finite or does not
+/// fit (a date from input may be 1e300 s): the one conversion of a `Date` to OpenSSL time, checked.
+func timeT(_ date: Date) -> time_t? {
+    time_t(exactly: date.timeIntervalSince1970.rounded(.down))
+}
+
 /// Runs `body` with a read-only memory BIO over the UTF-8 bytes of `text`; the BIO is freed afterwards.
 func withMemoryBIO<Result>(
     reading text: String,

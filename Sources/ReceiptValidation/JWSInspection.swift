@@ -5,12 +5,14 @@ public import ReceiptModel
 
 /// `forge jws inspect` and `forge jws validate --json`: what a JWS holds, as JSON and as text.
 public enum JWSInspection {
-    /// Header, certificates, payload and nested JWS, decoded; nil when the text is not a compact JWS.
+    /// Header, certificates, payload and nested JWS, decoded; nil when the text is not a compact JWS. At most
+    /// ``JWSLimits/maximumCertificates`` of `x5c` are decoded; `certificatesNotShown` counts the rest.
     public static func describe(_ text: String) -> JSONValue? {
         guard let jws = try? CompactJWS(parsing: text), let header = try? JSONValue(parsing: jws.header), let payload = try? JSONValue(parsing: jws.payload) else {
             return nil
         }
-        let certificates = (header["x5c"]?.arrayValue ?? []).map { entry -> JSONValue in
+        let entries = header["x5c"]?.arrayValue ?? []
+        let certificates = entries.prefix(JWSLimits.maximumCertificates).map { entry -> JSONValue in
             guard let text = entry.stringValue, let der = base64(text), let certificate = try? X509Certificate(derEncoded: der) else {
                 return .object([("unreadable", .bool(true))])
             }
@@ -20,6 +22,7 @@ public enum JWSInspection {
             ("kind", JWSVerifier.kind(of: payload).map(JSONValue.string) ?? .null), ("header", header), ("certificates", .array(certificates)),
             ("payload", payload), ("signatureBytes", .integer(Int64(jws.signature.count))),
         ]
+        if entries.count > certificates.count { members.append(("certificatesNotShown", .integer(Int64(entries.count - certificates.count)))) }
         var nested = JSONObject()
         for field in ["signedTransactionInfo", "signedRenewalInfo"] {
             if let inner = payload["data"]?[field]?.stringValue, let decoded = describe(inner) { nested.append((field, decoded)) }
@@ -51,6 +54,7 @@ public enum JWSInspection {
                 "x5c[\(index)]: \(certificate["subject"]?.stringValue ?? "unreadable") (\(certificate["key"]?.stringValue ?? "?"); "
                     + "\(certificate["notBefore"]?.stringValue ?? "?") → \(certificate["notAfter"]?.stringValue ?? "?")\(markers.isEmpty ? "" : "; markers \(markers)"))")
         }
+        if let more = value["certificatesNotShown"]?.integerValue { lines.append("x5c: \(more) more entries not decoded") }
         lines.append("payload: " + (value["payload"] ?? .null).serialized())
         for (field, inner) in value["nested"]?.objectValue ?? [] {
             lines.append("\(field) (nested JWS):")

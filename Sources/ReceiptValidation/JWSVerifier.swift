@@ -78,6 +78,13 @@ public struct JWSVerifier: Sendable {
             checks.append(.failed("header", .jwsX5C, "no x5c array in the header"))
             return JWSReport(checks: checks, header: header, payload: payload, certificates: [], nested: [], kind: kind)
         }
+        // The count before any certificate is decoded: a header of 10,000 entries costs one comparison.
+        let expectedCount = xcode ? 1 : 3
+        guard entries.count == expectedCount else {
+            checks.append(
+                .failed("header", .jwsX5C, "x5c has \(entries.count) certificates; \(xcode ? "Xcode signs with one" : "Apple's chain has exactly 3 (leaf, intermediate, root)")"))
+            return JWSReport(checks: checks, header: header, payload: payload, certificates: [], nested: [], kind: kind)
+        }
         var certificates: [X509Certificate] = []
         for (index, entry) in entries.enumerated() {
             // RFC 7515 §4.1.6: standard base64 (not url), no line breaks.
@@ -89,17 +96,23 @@ public struct JWSVerifier: Sendable {
             }
             certificates.append(certificate)
         }
-        let expectedCount = xcode ? 1 : 3
-        guard entries.count == expectedCount else {
-            checks.append(
-                .failed("header", .jwsX5C, "x5c has \(entries.count) certificates; \(xcode ? "Xcode signs with one" : "Apple's chain has exactly 3 (leaf, intermediate, root)")"))
-            return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind)
-        }
         checks.append(.passed("header", "alg ES256, x5c of \(entries.count)"))
 
         // The instant: signedDate, or receiptCreationDate for AppTransaction, unless pinned.
         let dateField = kind == "app-transaction" ? "receiptCreationDate" : "signedDate"
-        guard let instant = context.at ?? payload[dateField]?.numericValue.map({ Date(timeIntervalSince1970: $0 / 1000) }) else {
+        let instant: Date
+        if let at = context.at {
+            instant = at
+        } else if let value = payload[dateField], let milliseconds = value.numericValue {
+            // Checked before any conversion: 1e300 or Int64.max milliseconds is no instant, and must not trap.
+            guard let date = ReceiptDate.instant(milliseconds: milliseconds) else {
+                let shown = value.integerValue.map(String.init) ?? String(milliseconds)
+                checks.append(
+                    .failed("chain", .payloadInvalidField, "\(dateField) \(shown) is not an instant: dates are within \(ReceiptDate.representableRangeText)"))
+                return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind)
+            }
+            instant = date
+        } else {
             checks.append(.failed("chain", .payloadMissingField, "no numeric \(dateField) to evaluate the chain at; pin a time"))
             return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind)
         }

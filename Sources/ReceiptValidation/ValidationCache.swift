@@ -29,7 +29,8 @@ public final class ValidationCache: Sendable {
         let leaf: Bytes
         let intermediates: [Bytes]
         let roots: [Bytes]
-        let instant: Int64?
+        /// Whole seconds since 1970 as the verifier sees them, kept as a `Double`: no conversion to trap on.
+        let instant: Double?
     }
 
     private struct State {
@@ -69,7 +70,7 @@ public final class ValidationCache: Sendable {
         let key = ChainKey(
             leaf: Bytes(value: leaf.derRepresentation), intermediates: intermediates.map { Bytes(value: $0.derRepresentation) },
             roots: trustedRoots.map { Bytes(value: $0.derRepresentation) },
-            instant: time.map { Int64($0.timeIntervalSince1970.rounded(.down)) })
+            instant: time.map { $0.timeIntervalSince1970.rounded(.down) })
         if let known = state.withLock({ state -> ChainVerificationResult? in
             let found = state.chains[key]
             if found != nil { state.hits += 1 }

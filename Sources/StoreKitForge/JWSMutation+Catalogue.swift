@@ -79,8 +79,9 @@ extension JWSMutation {
         Self(id: id, stage: .signed) { draft, _ in edit(&draft.signature) }
     }
 
-    static let rZero = editSignature("jws.signature-r-zero") { $0.replaceSubrange(0..<32, with: [UInt8](repeating: 0, count: 32)) }
-    static let sZero = editSignature("jws.signature-s-zero") { $0.replaceSubrange(32..<64, with: [UInt8](repeating: 0, count: 32)) }
+    // Every edit is total: after another step (truncate, empty, DER) the signature may be shorter than r‖s.
+    static let rZero = editSignature("jws.signature-r-zero") { zero(&$0, 0..<32) }
+    static let sZero = editSignature("jws.signature-s-zero") { zero(&$0, 32..<64) }
     static let bothZero = editSignature("jws.signature-zero") { $0 = [UInt8](repeating: 0, count: 64) }
     static let rPlusN = editSignature("jws.signature-r-plus-n") { $0 = add(Array($0.prefix(32)), orderP256) + Array($0.suffix(32)) }
     static let sPlusN = editSignature("jws.signature-s-plus-n") { $0 = Array($0.prefix(32)) + add(Array($0.suffix(32)), orderP256) }
@@ -100,8 +101,21 @@ extension JWSMutation {
         signature = [0x30, UInt8(body.count)] + body
     }
 
+    /// The bytes of `range` that the signature has, zeroed.
+    static func zero(_ signature: inout [UInt8], _ range: Range<Int>) {
+        let present = range.clamped(to: signature.indices)
+        signature.replaceSubrange(present, with: [UInt8](repeating: 0, count: present.count))
+    }
+
+    /// `a` and `b` left-padded with zeros to the same length.
+    static func aligned(_ a: [UInt8], _ b: [UInt8]) -> ([UInt8], [UInt8]) {
+        let width = max(a.count, b.count)
+        return ([UInt8](repeating: 0, count: width - a.count) + a, [UInt8](repeating: 0, count: width - b.count) + b)
+    }
+
     /// Big-endian a + b, one byte longer when it carries.
     static func add(_ a: [UInt8], _ b: [UInt8]) -> [UInt8] {
+        let (a, b) = aligned(a, b)
         var result = [UInt8](repeating: 0, count: a.count)
         var carry = 0
         for index in stride(from: a.count - 1, through: 0, by: -1) {
@@ -114,6 +128,7 @@ extension JWSMutation {
 
     /// Big-endian a − b for a ≥ b.
     static func subtract(_ a: [UInt8], _ b: [UInt8]) -> [UInt8] {
+        let (a, b) = aligned(a, b)
         var result = [UInt8](repeating: 0, count: a.count)
         var borrow = 0
         for index in stride(from: a.count - 1, through: 0, by: -1) {
@@ -233,6 +248,8 @@ extension JWSMutation {
                 edit(&$0, variant, marker: KnownOID.appleReceiptSigningMarker)
             }
             if variant == .badSignature { der[der.count - 3] ^= 0x01 }
+            // After a step that emptied x5c there is no leaf to replace.
+            guard !draft.x5c.isEmpty else { return }
             draft.x5c[0] = der
         }
     }
@@ -242,7 +259,10 @@ extension JWSMutation {
         Self(id: "jws.intermediate-\(variant.rawValue)", stage: .build) { draft, context in
             let key = try context.key(.intermediate)
             let issuer = variant == .selfSigned ? nil : (try context.certificate(.root), try context.key(.root))
-            draft.x5c[1] = try context.issue(.intermediate, key: key, issuer: issuer) { edit(&$0, variant, marker: KnownOID.appleWWDRIntermediateMarker) }
+            let der = try context.issue(.intermediate, key: key, issuer: issuer) { edit(&$0, variant, marker: KnownOID.appleWWDRIntermediateMarker) }
+            // After a step that shortened x5c there is no intermediate to replace.
+            guard draft.x5c.count > 1 else { return }
+            draft.x5c[1] = der
         }
     }
 

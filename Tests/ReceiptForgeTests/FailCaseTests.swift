@@ -5,6 +5,7 @@ import ReceiptForge
 import ReceiptModel
 import ReceiptServe
 import ReceiptValidation
+import StoreKitForge
 import Testing
 
 /// Every input that ever crashed a fuzz target (`FuzzTesting/FailCases/<Target>-<kind>-<hash>`), replayed
@@ -47,8 +48,19 @@ struct FailCaseTests {
             // Refused or rebuilt; either way the same on every replay.
             #expect((try? Self.mutator.replay(recipe)) == (try? Self.mutator.replay(recipe)))
         case "FuzzJWSVerifier":
-            let text = String(decoding: bytes.dropFirst(), as: UTF8.self)
-            _ = JWSInspection.reportJSON(JWSVerifier().verify(text, context: JWSVerificationContext(trustedRoots: [], environment: "Production")))
+            // As the target reads it: the first byte picks raw text or header 0x00 payload, judged under the bundled root.
+            let rest = Array(bytes.dropFirst())
+            let text: String
+            if (bytes.first ?? 0) % 2 == 0 {
+                text = String(decoding: rest, as: UTF8.self)
+            } else {
+                let split = rest.firstIndex(of: 0) ?? rest.count
+                let payload = split < rest.count ? Array(rest[(split + 1)...]) : []
+                text = CompactJWS(header: Array(rest[..<split]), payload: payload, signature: Array(payload.suffix(64))).compact
+            }
+            let roots = [try JWSTestPKI.bundled().certificate(.root)].compactMap { $0 }
+            let context = JWSVerificationContext(trustedRoots: roots, bundleID: "com.example.app", appAppleID: 1, environment: "Production")
+            _ = JWSInspection.reportJSON(JWSVerifier().verify(text, context: context))
             if let described = JWSInspection.describe(text) { _ = JWSInspection.text(described) }
         case "FuzzVerifyReceipt":
             let service = VerifyReceiptService(configuration: .init(trustedRoots: [Self.pki[.root].certificate], sharedSecret: "s3cret", now: pinnedNow))

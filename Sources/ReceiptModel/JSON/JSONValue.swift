@@ -118,8 +118,18 @@ public indirect enum JSONValue: Sendable, Hashable {
 
 /// A JSON object's members in order. Setting a key that is present replaces its value in place, so a key
 /// appears at most once.
+///
+/// Lookups are constant time once an object has more than ``indexThreshold`` members: a key → position
+/// index is kept beside the members, so parsing an object of n keys is linear, not quadratic (a hostile
+/// body of a million keys is read in about a second, not hours). Small objects, nearly all of them, scan.
 public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryLiteral, ExpressibleByArrayLiteral {
     public private(set) var members: [(key: String, value: JSONValue)] = []
+    /// Each key's position in ``members``; nil while the object is small enough to scan.
+    private var positions: [String: Int]?
+
+    /// Members up to which a lookup scans instead of keeping an index (scanning a few short keys is cheaper
+    /// than hashing, and most objects a receipt or JWS renders are this small).
+    static let indexThreshold = 16
 
     public init() {}
 
@@ -140,16 +150,43 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
     public var keys: [String] { members.map(\.key) }
 
     public subscript(key: String) -> JSONValue? {
-        get { members.first { $0.key == key }?.value }
+        get { position(of: key).map { members[$0].value } }
         set {
-            let index = members.firstIndex { $0.key == key }
-            switch (index, newValue) {
+            switch (position(of: key), newValue) {
             case (let index?, let value?): members[index].value = value
-            case (let index?, nil): members.remove(at: index)
-            case (nil, let value?): members.append((key, value))
+            case (let index?, nil):
+                members.remove(at: index)
+                if positions != nil { reindex() }
+            case (nil, let value?): appendNew(key, value)
             case (nil, nil): break
             }
         }
+    }
+
+    private func position(of key: String) -> Int? {
+        if let positions { return positions[key] }
+        return members.firstIndex { $0.key == key }
+    }
+
+    /// Appends a member whose key is not present.
+    private mutating func appendNew(_ key: String, _ value: JSONValue) {
+        members.append((key, value))
+        if positions != nil {
+            positions?[key] = members.count - 1
+        } else if members.count > Self.indexThreshold {
+            reindex()
+        }
+    }
+
+    private mutating func reindex() {
+        guard members.count > Self.indexThreshold else {
+            positions = nil
+            return
+        }
+        var index: [String: Int] = [:]
+        index.reserveCapacity(members.count)
+        for (position, member) in members.enumerated() { index[member.key] = position }
+        positions = index
     }
 
     /// Adds (or replaces) one member: `object.append(("status", .integer(0)))`.
@@ -166,7 +203,7 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
     public func compactMapValues(_ transform: (JSONValue) throws -> JSONValue?) rethrows -> JSONObject {
         var result = JSONObject()
         for (key, value) in members {
-            if let mapped = try transform(value) { result.members.append((key, mapped)) }
+            if let mapped = try transform(value) { result.appendNew(key, mapped) }
         }
         return result
     }

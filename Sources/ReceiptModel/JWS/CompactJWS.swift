@@ -48,6 +48,15 @@ public enum Base64URL {
     }
 }
 
+/// How much a JWS may hold before it is refused, checked before the work it would cost.
+public enum JWSLimits {
+    /// Bytes of a compact JWS, the same 16 MiB as any input (``ReceiptLimits/maximumInputSize``): Apple's are
+    /// under 20 KiB; the corpus's largest carries a 1 MiB header member.
+    public static let maximumSize = ReceiptLimits.maximumInputSize
+    /// `x5c` entries `forge jws inspect` decodes (Apple sends 3, Xcode 1; the verifier decodes none unless there are exactly those).
+    public static let maximumCertificates = ReceiptLimits.maximumCertificates
+}
+
 /// A JWS in compact serialization (RFC 7515 §7.1): `header.payload.signature`, each base64url.
 public struct CompactJWS: Sendable, Hashable {
     public let header: [UInt8]
@@ -65,6 +74,9 @@ public struct CompactJWS: Sendable, Hashable {
 
     /// Parses the compact form; the reason it cannot, otherwise.
     public init(parsing text: String) throws(JWSFormatError) {
+        guard text.utf8.count <= JWSLimits.maximumSize else {
+            throw JWSFormatError("the JWS is \(text.utf8.count) bytes; a JWS is at most \(JWSLimits.maximumSize) bytes")
+        }
         let trimmed = text.hasSuffix("\n") ? String(text.dropLast()) : text
         let parts = trimmed.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3 else { throw JWSFormatError("a compact JWS has 3 dot-separated parts, this has \(parts.count)") }

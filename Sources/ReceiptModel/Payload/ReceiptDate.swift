@@ -20,6 +20,29 @@ public enum ReceiptDate {
     /// Foundation's `distantFuture` as receipts write it: the Xcode expiration sentinel.
     public static let sentinel = Date(timeIntervalSince1970: 64_092_211_200)  // 4001-01-01T00:00:00Z
 
+    /// The milliseconds since 1970 an instant read from input may name: ECMAScript's `Date` range,
+    /// ±8.64e15 ms (±100,000,000 days, years −271821 to 275760), what Apple's Node library can hold of a
+    /// StoreKit 2 date. Inside it every conversion below (milliseconds, seconds, `time_t`, calendar fields)
+    /// is exact; outside it, or not finite (`1e400` parses as infinity), an instant is refused, never trapped on.
+    public static let representableMilliseconds: ClosedRange<Double> = -8.64e15...8.64e15
+    /// ``representableMilliseconds`` in words, for messages.
+    public static let representableRangeText = "±8.64e15 ms around 1970 (years -271821 to 275760)"
+
+    /// The instant `milliseconds` after 1970 (a StoreKit 2 date: `signedDate`, `expiresDate`…); nil when
+    /// it is not finite or outside ``representableMilliseconds``. The one way a number from input becomes a date.
+    public static func instant(milliseconds: Double) -> Date? {
+        guard representableMilliseconds.contains(milliseconds) else { return nil }
+        return Date(timeIntervalSince1970: milliseconds / 1000)
+    }
+
+    /// Whole milliseconds since 1970, rounded down; nil outside ``representableMilliseconds`` (so the result
+    /// always fits an `Int64`, with room for a day's offset either way).
+    public static func milliseconds(_ date: Date) -> Int64? {
+        let milliseconds = (date.timeIntervalSince1970 * 1000).rounded(.down)
+        guard representableMilliseconds.contains(milliseconds) else { return nil }
+        return Int64(exactly: milliseconds)
+    }
+
     /// Parses every known variant; nil for the empty string and for anything malformed.
     public static func parse(_ text: String) -> Date? {
         let b = Array(text.utf8)
@@ -62,12 +85,14 @@ public enum ReceiptDate {
         return Date(timeIntervalSince1970: seconds)
     }
 
-    /// Writes a date in the given style (whole seconds; milliseconds for `.fractionalZulu`).
+    /// Writes a date in the given style (whole seconds; milliseconds for `.fractionalZulu`); years before 0
+    /// with a minus sign, years past 9999 with every digit. An instant outside ``representableMilliseconds``
+    /// is written as its seconds since 1970 in angle brackets, so a message can still name it.
     /// Built byte by byte: the forge writes dozens of dates per receipt.
     public static func format(_ date: Date, style: Style = .zulu) -> String {
         var shift: Int64 = 0
         if case .offset(let minutes) = style { shift = Int64(minutes) * 60 }
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        guard let milliseconds = milliseconds(date) else { return "<\(date.timeIntervalSince1970) s since 1970>" }
         let totalSeconds = floorDiv(milliseconds, 1000) + shift
         let days = floorDiv(totalSeconds, 86_400)
         let (year, month, day) = civil(fromDays: days)
@@ -78,6 +103,10 @@ public enum ReceiptDate {
             var divisor = 1
             for _ in 1..<width { divisor *= 10 }
             var rest = value
+            if rest < 0 {  // a year before 0 (proleptic Gregorian, ISO 8601's expanded form)
+                out.append(0x2D)
+                rest = -rest
+            }
             if rest >= divisor * 10 {  // wider than asked (years past 9999): write every digit
                 out.append(contentsOf: String(rest).utf8)
                 return
@@ -116,9 +145,12 @@ public enum ReceiptDate {
         }
     }
 
-    /// Calendar fields of a UTC instant, for JSON renderings that need them.
+    /// Calendar fields of a UTC instant, for JSON renderings that need them; an instant outside
+    /// ``representableMilliseconds`` is taken at the nearer end of the range.
     public static func civil(_ date: Date) -> (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) {
-        let seconds = Int64((date.timeIntervalSince1970).rounded(.down))
+        let bound = representableMilliseconds.upperBound / 1000
+        let clamped = date.timeIntervalSince1970.isNaN ? 0 : max(-bound, min(bound, date.timeIntervalSince1970))
+        let seconds = Int64(exactly: clamped.rounded(.down)) ?? 0
         let days = floorDiv(seconds, 86_400)
         let (year, month, day) = civil(fromDays: days)
         let rest = Int(seconds - days * 86_400)

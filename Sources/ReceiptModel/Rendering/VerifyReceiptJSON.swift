@@ -176,10 +176,11 @@ public enum VerifyReceiptJSON {
 
     /// `name`, `name_ms`, `name_pst`.
     public static func triplet(_ name: String, _ date: Date) -> [(String, JSONValue)] {
-        let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded(.down))
+        // Receipt dates are parsed from four-digit years, so always representable; anything else is written as it is.
+        let milliseconds = ReceiptDate.milliseconds(date).map(String.init) ?? String(date.timeIntervalSince1970 * 1000)
         return [
             (name, .string(wallClock(date, offsetSeconds: 0) + " Etc/GMT")),
-            (name + "_ms", .string(String(milliseconds))),
+            (name + "_ms", .string(milliseconds)),
             (name + "_pst", .string(wallClock(date, offsetSeconds: pacificOffset(date)) + " America/Los_Angeles")),
         ]
     }
