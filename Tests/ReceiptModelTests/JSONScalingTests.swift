@@ -6,7 +6,7 @@ import Testing
 /// Issue 19, item 5: a JSON object's lookups were a linear scan, so parsing n keys cost n² (a 32k-key
 /// verifyReceipt body took 30 s, a million keys never ended). Objects keep their order and their
 /// duplicate-key rule (first place, last value) while parsing and lookups are linear.
-@Suite("JSON objects scale linearly", .timeLimit(.minutes(3)))
+@Suite("JSON objects scale linearly", .timeLimit(.minutes(10)))
 struct JSONScalingTests {
     /// Runs `work` on a thread of its own and says whether it ended within `seconds` (a quadratic parse
     /// is left running, and the test fails instead of hanging).
@@ -29,17 +29,18 @@ struct JSONScalingTests {
         return Array((text + "}").utf8)
     }
 
-    @Test("A 1,000,000-key object (12 MB) parses, and every key is found, within 20 s")
+    /// 60 s, for a debug build on a loaded machine: a quadratic parse of this object takes hours.
+    @Test("A 1,000,000-key object (12 MB) parses, and every key is found, within 60 s")
     func millionKeys() {
         let bytes = Self.object(keys: 1_000_000)
         let checked = Mutex(false)
-        let finished = Self.completes(within: 20) {
+        let finished = Self.completes(within: 60) {
             guard let value = try? JSONValue(parsing: bytes), let object = value.objectValue else { return }
             var found = object.count == 1_000_000 && object.keys.first == "k0" && object.keys.last == "k999999"
             for index in stride(from: 0, to: 1_000_000, by: 1) where object["k\(index)"] != .integer(Int64(index)) { found = false }
             checked.withLock { $0 = found }
         }
-        #expect(finished, "parsing and looking up 1,000,000 keys did not finish within 20 s")
+        #expect(finished, "parsing and looking up 1,000,000 keys did not finish within 60 s")
         #expect(checked.withLock { $0 })
     }
 
