@@ -125,6 +125,16 @@ let package = Package(
                 "ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance", "ReceiptServe", "StoreKitForge",
             ],
             exclude: ["Fixtures"], swiftSettings: swiftSettings),
+        // The servers in process, through the same `build…Application` as forge-http (HummingbirdTesting's router
+        // client); the socket tests are in ForgeCLITests. HummingbirdTesting is linked here only.
+        .testTarget(
+            name: "ReceiptServeHTTPTests",
+            dependencies: [
+                "ReceiptServeHTTP", "ReceiptServe", "ReceiptValidation", "ReceiptValidationServer",
+                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings),
         // Runs the built `forge` (and `forge-http`) binaries, real files, and openssl as an independent oracle; reads ../shared/interop when present.
         .testTarget(name: "ForgeCLITests", dependencies: ["forge", "forge-http", "ReceiptModel", "ReceiptConformance", "ReceiptConformanceHTTP"], swiftSettings: swiftSettings),
     ]

@@ -1,12 +1,12 @@
 import Foundation
-import Hummingbird
-import HummingbirdCore
+public import Hummingbird
+public import HummingbirdCore
 import HummingbirdTLS
-import Logging
-import NIOCore
+public import Logging
+public import NIOCore
 import NIOPosix
 import NIOSSL
-import ServiceLifecycle
+public import ServiceLifecycle
 import Synchronization
 import ReceiptModel
 public import ReceiptServe
@@ -19,6 +19,9 @@ public import ReceiptValidationServer
 /// event loops, request bodies are capped one by one and all together, every read has a deadline
 /// (``ReadDeadlineHandler``), and SIGINT or SIGTERM stops accepting and gives the requests in flight the
 /// shutdown grace period; then — or at a second signal — the process exits.
+///
+/// Each server is put together in one place, `build…Application`, into a ``ForgeApplication``: `forge-http`
+/// serves it on a socket (``ForgeApplication/serve()``), tests drive it in process (`app.test(.router)`).
 public enum ForgeServers {
     /// Where to listen, and the certificate to serve HTTPS with (HTTP when nil).
     public struct Listener: Sendable {
@@ -38,69 +41,120 @@ public enum ForgeServers {
         }
     }
 
-    /// `forge serve`. `announce` gets the address bound (useful with port 0) once the server accepts.
-    /// Without `controlToken` the control routes answer loopback clients only; with it, whoever sends it
-    /// as `Authorization: Bearer TOKEN`.
-    public static func serveVerifyReceipt(
+    /// `forge serve`: Apple's two verifyReceipt endpoints and the control routes (``ControlRoutes``).
+    /// `announce` gets the address bound (useful with port 0) once the server accepts. Without
+    /// `controlToken` the control routes answer loopback clients only; with it, whoever sends it as
+    /// `Authorization: Bearer TOKEN`.
+    ///
+    /// The one place the server is put together: ``ForgeApplication/serve()`` runs it on a socket, and
+    /// tests run the same application in process (HummingbirdTesting's `app.test(.router)`).
+    public static func buildVerifyReceiptApplication(
         _ listener: Listener, service: VerifyReceiptService, faults: FaultPlan, log: RequestLog, controlToken: String? = nil,
-        announce: @escaping @Sendable (ServerAddress) async -> Void
-    ) async throws {
-        let runtime = ServerRuntime(limits: listener.limits)
-        let router = Router(context: ForgeRequestContext.self)
-        router.add(middleware: InFlightMiddleware(runtime: runtime))
-        let endpoints = VerifyReceiptRoutes(service: service, faults: faults, log: log, runtime: runtime)
-        for endpoint in AppleEndpoint.allCases {
-            router.post(RouterPath(endpoint.path)) { request, _ in await endpoints.respond(endpoint, request) }
-            // Apple: 21000, "the request was not made using the HTTP POST request method".
-            router.get(RouterPath(endpoint.path)) { request, _ in await endpoints.respond(endpoint, request) }
+        announce: @escaping @Sendable (ServerAddress) async -> Void = { _ in }
+    ) throws -> ForgeApplication {
+        try ForgeApplication(listener, announce: announce) { router, runtime in
+            let endpoints = VerifyReceiptRoutes(service: service, faults: faults, log: log, runtime: runtime)
+            for endpoint in AppleEndpoint.allCases {
+                router.post(RouterPath(endpoint.path)) { request, _ in await endpoints.respond(endpoint, request) }
+                // Apple: 21000, "the request was not made using the HTTP POST request method".
+                router.get(RouterPath(endpoint.path)) { request, _ in await endpoints.respond(endpoint, request) }
+            }
+            ControlRoutes(faults: faults, log: log, runtime: runtime, token: controlToken).register(on: router)
         }
-        ControlRoutes(faults: faults, log: log, runtime: runtime, token: controlToken).register(on: router)
-        try await run(router, listener, runtime: runtime, announce: announce)
     }
 
-    /// `forge validate --listen`: every request goes to the socket-free ``HarnessRoutes``.
-    public static func serveHarness(
-        _ listener: Listener, routes: HarnessRoutes, announce: @escaping @Sendable (ServerAddress) async -> Void
-    ) async throws {
+    /// `forge validate --listen`: the routes of ``HarnessRoutes`` (which also words the 404 and 405 of
+    /// the paths it does not route). Put together once, like ``buildVerifyReceiptApplication(_:service:faults:log:controlToken:announce:)``.
+    public static func buildHarnessApplication(
+        _ listener: Listener, routes: HarnessRoutes, announce: @escaping @Sendable (ServerAddress) async -> Void = { _ in }
+    ) throws -> ForgeApplication {
+        try ForgeApplication(listener, announce: announce) { router, runtime in
+            let endpoints = HarnessEndpoints(routes: routes, runtime: runtime)
+            router.add(middleware: UnroutedMiddleware(endpoints: endpoints))
+            for route in HarnessRoutes.routes {
+                guard let method = HTTPRequest.Method(route.method) else { continue }
+                router.on(RouterPath(route.path), method: method) { request, _ in await endpoints.respond(request) }
+            }
+        }
+    }
+}
+
+/// One of the servers, built by ``ForgeServers``: a Hummingbird application (so HummingbirdTesting can
+/// drive it in process) that also holds what its socket run needs — the requests in flight, for the note
+/// at the end of the shutdown grace period.
+///
+/// Its one service stops the answer pool's workers (and the event loops it made, with `threads`) once the
+/// server has stopped, whether it ran on a socket or in a test.
+public struct ForgeApplication: ApplicationProtocol {
+    public typealias Responder = RouterResponder<ForgeRequestContext>
+
+    private let application: Application<Responder>
+    private let runtime: ServerRuntime
+    private let limits: ServerLimits
+
+    /// The server as configured, with the routes `register` adds after the count of requests in flight.
+    fileprivate init(
+        _ listener: ForgeServers.Listener, announce: @escaping @Sendable (ServerAddress) async -> Void,
+        register: (Router<ForgeRequestContext>, ServerRuntime) -> Void
+    ) throws {
+        let http1 = HTTPServerBuilder.http1(
+            configuration: .init(additionalChannelHandlers: [ReadDeadlineHandler(seconds: listener.limits.readTimeoutSeconds)]))
+        // First, so that a certificate NIOSSL refuses leaves no worker or event loop behind.
+        let server: HTTPServerBuilder = try listener.tls.map { try .tls(http1, tlsConfiguration: try $0.configuration()) } ?? http1
         let runtime = ServerRuntime(limits: listener.limits)
         let router = Router(context: ForgeRequestContext.self)
         router.add(middleware: InFlightMiddleware(runtime: runtime))
-        router.add(middleware: HarnessMiddleware(routes: routes, runtime: runtime))
-        try await run(router, listener, runtime: runtime, announce: announce)
-    }
-
-    private static func run(
-        _ router: Router<ForgeRequestContext>, _ listener: Listener, runtime: ServerRuntime,
-        announce: @escaping @Sendable (ServerAddress) async -> Void
-    ) async throws {
+        register(router, runtime)
         var logger = Logger(label: "forge")
         logger.logLevel = .warning
         let group: MultiThreadedEventLoopGroup? = listener.threads.map { MultiThreadedEventLoopGroup(numberOfThreads: max(1, $0)) }
-        let readTimeout = listener.limits.readTimeoutSeconds
-        let http1 = HTTPServerBuilder.http1(configuration: .init(additionalChannelHandlers: [ReadDeadlineHandler(seconds: readTimeout)]))
-        let server: HTTPServerBuilder = try listener.tls.map { try .tls(http1, tlsConfiguration: try $0.configuration()) } ?? http1
-        let application = Application(
+        application = Application(
             router: router, server: server,
             configuration: ApplicationConfiguration(address: .hostname(listener.host, port: listener.port), serverName: nil),
+            services: [ServerResources(runtime: runtime, group: group)],
             onServerRunning: { channel in
                 let bound = channel.localAddress
                 await announce(ServerAddress(host: bound?.ipAddress ?? listener.host, port: bound?.port ?? listener.port))
             },
             eventLoopGroupProvider: group.map { .shared($0) } ?? .singleton, logger: logger)
-        let services = ServiceGroup(services: [application], logger: logger)
-        let signals = ShutdownSignals(graceSeconds: listener.limits.shutdownGraceSeconds, unanswered: { runtime.inFlight }) {
+        self.runtime = runtime
+        limits = listener.limits
+    }
+
+    public var responder: Responder { application.responder }
+    public var server: HTTPServerBuilder { application.server }
+    public var configuration: ApplicationConfiguration { application.configuration }
+    public var logger: Logger { application.logger }
+    public var eventLoopGroup: any EventLoopGroup { application.eventLoopGroup }
+    public var services: [any Service] { application.services }
+    public func onServerRunning(_ channel: any Channel) async { await application.onServerRunning(channel) }
+
+    /// Serves on the listener's socket until SIGINT or SIGTERM: the first stops accepting and gives the
+    /// requests in flight the shutdown grace period (``ShutdownSignals``).
+    public func serve() async throws {
+        let services = ServiceGroup(services: [self], logger: logger)
+        let runtime = runtime
+        let signals = ShutdownSignals(graceSeconds: limits.shutdownGraceSeconds, unanswered: { runtime.inFlight }) {
             await services.triggerGracefulShutdown()
         }
         defer {
             signals.cancel()
             runtime.pool.stop()
         }
-        do {
-            try await services.run()
-        } catch {
-            try? await group?.shutdownGracefully()
-            throw error
-        }
+        try await services.run()
+    }
+}
+
+/// What a server owns beyond its sockets, given back once it has stopped (Hummingbird stops an
+/// application's services after its server, so the requests in flight are answered first).
+private struct ServerResources: Service {
+    let runtime: ServerRuntime
+    let group: MultiThreadedEventLoopGroup?
+
+    func run() async throws {
+        // Returns at a graceful shutdown, throws when cancelled (the server could not start): both end here.
+        try? await gracefulShutdown()
+        runtime.pool.stop()
         try? await group?.shutdownGracefully()
     }
 }
@@ -128,11 +182,13 @@ final class ServerRuntime: Sendable {
 }
 
 /// The request context of both servers: Hummingbird's, plus the client's address (for the control routes).
-struct ForgeRequestContext: RequestContext {
-    var coreContext: CoreRequestContextStorage
+/// In process (HummingbirdTesting's `.router`) there is no client address: the control routes then need
+/// the control token, as for any client they cannot place on loopback.
+public struct ForgeRequestContext: RequestContext {
+    public var coreContext: CoreRequestContextStorage
     let remoteAddress: SocketAddress?
 
-    init(source: ApplicationRequestContextSource) {
+    public init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
     }
@@ -261,7 +317,8 @@ private struct VerifyReceiptRoutes: Sendable {
 
 /// `/_forge/…`: change faults while the server runs, read or clear the request log. For the test that
 /// owns the server: loopback clients only, unless a control token is set — then any client that sends
-/// `Authorization: Bearer TOKEN`, and no client without it.
+/// `Authorization: Bearer TOKEN`, and no client without it. A client without an address (in process,
+/// HummingbirdTesting's `.router`) is not loopback: it needs the token too — no switch trusts a peer.
 ///
 /// | route | does |
 /// |---|---|
@@ -353,20 +410,16 @@ private struct ControlRoutes: Sendable {
     }
 }
 
-/// Hands every request to ``HarnessRoutes``, which owns the routing and the 404/405 texts; POSTs are
-/// answered on the pool (validation is the heavy part), the rest at once.
-private struct HarnessMiddleware: RouterMiddleware {
-    typealias Context = ForgeRequestContext
+/// The harness routes as the router reaches them: GETs answered at once, POSTs on the pool (validation is
+/// the heavy part) once their body is read.
+private struct HarnessEndpoints: Sendable {
     let routes: HarnessRoutes
     let runtime: ServerRuntime
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func respond(_ request: Request) async -> Response {
         let headers = Responses.headers(of: request)
         let method = request.method.rawValue, path = request.uri.path
-        func response(_ answer: HarnessRoutes.Response) -> Response {
-            Responses.bytes(.init(code: answer.status), contentType: answer.contentType, answer.body)
-        }
-        guard request.method == .post else { return response(routes.respond(method: method, path: path, headers: headers, body: [])) }
+        guard request.method == .post else { return Self.response(routes.respond(method: method, path: path, headers: headers, body: [])) }
         let appleShape = HarnessRoutes.answersLikeApple(path: path)
         let body: HeldBody
         do { body = try await runtime.bodies.collect(request, maximum: ServerLimits.maximumBody) } catch {
@@ -375,9 +428,32 @@ private struct HarnessMiddleware: RouterMiddleware {
         defer { body.release() }
         let routes = routes, bytes = body.bytes
         do {
-            return response(try await runtime.pool.answer { routes.respond(method: method, path: path, headers: headers, body: bytes) })
+            return Self.response(try await runtime.pool.answer { routes.respond(method: method, path: path, headers: headers, body: bytes) })
         } catch {
             return Responses.refusal(error, appleShape: appleShape)
+        }
+    }
+
+    /// What the router does not route (another path, another method): ``HarnessRoutes``' 404 or 405, at
+    /// once and without reading the body.
+    func unrouted(_ request: Request) -> Response {
+        Self.response(routes.respond(method: request.method.rawValue, path: request.uri.path, headers: Responses.headers(of: request), body: []))
+    }
+
+    private static func response(_ answer: HarnessRoutes.Response) -> Response {
+        Responses.bytes(.init(code: answer.status), contentType: answer.contentType, answer.body)
+    }
+}
+
+/// Gives the router's "not found" (its answer to any path and method it was not given) to
+/// ``HarnessEndpoints/unrouted(_:)``, so the harness server words its 404 and 405 as ``HarnessRoutes`` does.
+private struct UnroutedMiddleware: RouterMiddleware {
+    typealias Context = ForgeRequestContext
+    let endpoints: HarnessEndpoints
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        do { return try await next(request, context) } catch let error as HTTPError where error.status == .notFound {
+            return endpoints.unrouted(request)
         }
     }
 }

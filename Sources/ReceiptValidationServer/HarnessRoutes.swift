@@ -32,6 +32,9 @@ public struct HarnessRoutes: Sendable {
         verifyReceipt = VerifyReceiptService(configuration: .init(trustedRoots: root, namedAnchors: harness.anchors))
     }
 
+    /// The routes above, as a server registers them; any other path is a 404, another method a 405.
+    public static let routes: [(method: String, path: String)] = [("GET", "/hello"), ("POST", "/validate"), ("POST", "/verifyReceipt")]
+
     /// Whether a refusal on `path` takes Apple's verifyReceipt shape (HTTP 200, `{"status": 21000…}`).
     public static func answersLikeApple(path: String) -> Bool { route(path) == "/verifyReceipt" }
 
@@ -52,10 +55,11 @@ public struct HarnessRoutes: Sendable {
         case ("POST", "/verifyReceipt"):
             let answer = verifyReceipt.answer(endpoint: .production, body: body, overrides: .init(headers: headers))
             return Response(status: 200, body: Array(answer.body.serialized(pretty: false).utf8))
-        case (_, "/hello"), (_, "/validate"), (_, "/verifyReceipt"):
+        case _ where Self.routes.contains { $0.path == route }:
             return Response(status: 405, body: Array("method \(method) is not allowed on \(route)\n".utf8), contentType: "text/plain")
         default:
-            return Response(status: 404, body: Array("no route \(route): GET /hello, POST /validate, POST /verifyReceipt\n".utf8), contentType: "text/plain")
+            let known = Self.routes.map { "\($0.method) \($0.path)" }.joined(separator: ", ")
+            return Response(status: 404, body: Array("no route \(route): \(known)\n".utf8), contentType: "text/plain")
         }
     }
 

@@ -30,15 +30,16 @@ private struct HTTPSupport: NetworkSupport {
     var targetProviders: [any TargetProvider] { [HTTPTargets()] }
 
     func listen(_ listener: HTTPListener, routes: HarnessRoutes, announce: @escaping @Sendable (ServerAddress) async -> Void) async throws {
-        try await ForgeServers.serveHarness(Self.listener(listener), routes: routes, announce: announce)
+        try await ForgeServers.buildHarnessApplication(Self.listener(listener), routes: routes, announce: announce).serve()
     }
 
     func serve(
         _ listener: HTTPListener, service: VerifyReceiptService, faults: FaultPlan, log: RequestLog, controlToken: String?,
         announce: @escaping @Sendable (ServerAddress) async -> Void
     ) async throws {
-        try await ForgeServers.serveVerifyReceipt(
-            Self.listener(listener), service: service, faults: faults, log: log, controlToken: controlToken, announce: announce)
+        try await ForgeServers.buildVerifyReceiptApplication(
+            Self.listener(listener), service: service, faults: faults, log: log, controlToken: controlToken, announce: announce
+        ).serve()
     }
 
     private static func listener(_ listener: HTTPListener) -> ForgeServers.Listener {
