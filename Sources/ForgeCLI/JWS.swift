@@ -24,7 +24,11 @@ struct MakeJWS: ParsableCommand {
         commandName: "make",
         abstract: "Forge a signed JWS of one kind from a scenario (the same flags and spec as `forge make`).",
         discussion: """
-            Kinds: transaction, renewal, app-transaction, notification, realtime. The ids, dates, bundle and device are those of the receipt `forge make` makes from the same arguments, so a server that sees both during a migration sees one history. Environment: Production by default, Sandbox with --preset sandbox, Xcode with --preset xcode-2023 (fractional-millisecond dates, ids "0", one self-signed certificate).
+            Kinds: transaction, renewal, app-transaction, notification, realtime. The ids, dates, bundle and device are those of the receipt `forge make` makes from the same arguments, so a server that sees both during a migration sees one history. Environment: Production by default, Sandbox with --preset sandbox, Xcode with --preset xcode-2023 (fractional-millisecond dates, ids "0", one self-signed certificate). --environment sets the claim only (the preset picks the signer), in Apple's spelling exactly: `sandbox` is refused, not read as Production.
+
+            Notifications: --notification-type and --subtype take Apple's values; a pair Apple never sends (REFUND --subtype INITIAL_BUY) exits 64 naming it. TEST needs no --product: without one it carries no transaction, as Apple's does.
+
+            --set POINTER=JSON and --unset POINTER edit the payload by RFC 6901 pointer (/data/appAppleId; a bare name is a top-level member). A member Apple's schema does not have exits 64 naming the key and the pointer, unless --allow-unknown-keys; so does a number JSON cannot carry (1e400).
 
             Examples:
               forge jws make transaction --product pro.monthly --renewals 2 --now 2025-01-01T00:00:00Z
@@ -37,20 +41,27 @@ struct MakeJWS: ParsableCommand {
     @OptionGroup(title: "Scenario") var scenarioOptions: ScenarioOptions
     @Option(name: .customLong("about"), help: ArgumentHelp("The purchase (product id) the JWS is about. Default: the first.", valueName: "id"))
     var about: String?
-    @Option(help: ArgumentHelp("notificationType of a notification (SUBSCRIBED, DID_RENEW, EXPIRED, REFUND, TEST, …).", valueName: "type"))
-    var notificationType = "DID_RENEW"
-    @Option(help: ArgumentHelp("subtype of a notification (INITIAL_BUY, AUTO_RENEW_DISABLED, VOLUNTARY, …).", valueName: "subtype"))
-    var subtype: String?
+    @Option(help: "The environment claim (AppTransaction: receiptType). Default: the preset's (Production; Sandbox for sandbox; Xcode for xcode-*).")
+    var environment: Environment?
+    @Option(help: ArgumentHelp("The app's Apple id (notification data, AppTransaction, realtime). Default: the receipt's (absent outside Production).", valueName: "n"))
+    var appAppleId: Int64?
+    @Option(help: "notificationType of a notification.")
+    var notificationType: NotificationType = .didRenew
+    @Option(help: "subtype of a notification: one Apple sends with --notification-type.")
+    var subtype: NotificationSubtype?
     @Option(help: ArgumentHelp("appAccountToken (a UUID) on transactions.", valueName: "uuid"))
     var appAccountToken: String?
     @Option(help: ArgumentHelp("Price in milliunits (9990 = 9.99).", valueName: "n"))
     var price: Int64 = 9990
     @Option(help: "ISO 4217 currency.")
     var currency = "USD"
-    @Option(help: ArgumentHelp("Set a payload field to a JSON value (repeatable): --set revocationType='\"REFUND_FULL\"'.", valueName: "key=json"))
+    @Option(
+        help: ArgumentHelp("Set a payload member to a JSON value (repeatable): --set /data/appAppleId=1234, --set revocationType='\"REFUND_FULL\"'.", valueName: "pointer=json"))
     var set: [String] = []
-    @Option(help: ArgumentHelp("Remove a payload field (repeatable).", valueName: "key"))
+    @Option(help: ArgumentHelp("Remove a payload member (repeatable): --unset /data/status.", valueName: "pointer"))
     var unset: [String] = []
+    @Flag(help: "Let --set add members Apple's schema does not have.")
+    var allowUnknownKeys = false
     @Option(help: ArgumentHelp("An EC set made by `forge ca init --jws` instead of the bundled one.", valueName: "dir"))
     var jwsCertificates: String?
     @Option(name: [.customShort("o"), .long], help: ArgumentHelp("Output file (the compact JWS and a newline). Default: stdout.", valueName: "file"))
@@ -62,18 +73,26 @@ struct MakeJWS: ParsableCommand {
 
     enum JWSOutput: String, ExpressibleByArgument, CaseIterable { case compact, json }
 
+    func validate() throws {
+        if let appAppleId, appAppleId < 1 { throw ValidationError("--app-apple-id must be a positive number, not \(appAppleId)") }
+    }
+
+    /// A bare member name is the top-level member; anything else must be a pointer.
+    static func pointer(_ text: some StringProtocol) -> String { text.hasPrefix("/") ? String(text) : "/" + JSONPointer.escape(String(text)) }
+
     func run() throws {
-        let (scenario, creation) = try scenarioOptions.resolved()
+        let (scenario, creation) = try scenarioOptions.resolved(receiptType: environment?.receiptType)
         var overrides: [(String, JSONValue)] = []
         for assignment in set {
             guard let equals = assignment.firstIndex(of: "="), let value = try? JSONValue(parsing: Array(assignment[assignment.index(after: equals)...].utf8)) else {
-                throw fail("--set \(assignment): give key=json, e.g. price=4990 or storefront='\"FRA\"'", Exit.usage)
+                throw fail("--set \(assignment): give pointer=json, e.g. /data/appAppleId=1234 or storefront='\"FRA\"'", Exit.usage)
             }
-            overrides.append((String(assignment[..<equals]), value))
+            overrides.append((Self.pointer(assignment[..<equals]), value))
         }
         let options = JWSOptions(
-            productID: about, notificationType: notificationType, subtype: subtype, currency: currency, price: price, appAccountToken: appAccountToken,
-            overrides: overrides, removals: unset)
+            productID: about, environment: environment, appAppleID: appAppleId, notificationType: notificationType.rawValue, subtype: subtype?.rawValue,
+            currency: currency, price: price, appAccountToken: appAccountToken, overrides: overrides, removals: unset.map { Self.pointer($0) },
+            allowUnknownKeys: allowUnknownKeys)
         let forged: ForgedJWS
         do {
             let pki = try jwsCertificates.map { try JWSTestPKI.load(from: URL(fileURLWithPath: $0)) } ?? JWSTestPKI.bundled()
@@ -86,13 +105,15 @@ struct MakeJWS: ParsableCommand {
         case .compact: text = forged.compact
         case .json:
             text = JSONValue.object([
-                ("kind", .string(kind.rawValue)), ("environment", .string(forged.environment)), ("jws", .string(forged.compact)), ("payload", forged.payload),
+                ("kind", .string(kind.rawValue)), ("environment", .string(forged.environment.rawValue)), ("jws", .string(forged.compact)), ("payload", forged.payload),
             ]).serialized()
         }
         try writeOutput(Data((text + "\n").utf8), to: output)
         if !quiet {
-            note("made \(kind.rawValue) JWS, \(forged.compact.utf8.count) bytes, environment \(forged.environment), bundle id \(forged.bundleID)\(output.map { " → \($0)" } ?? "")")
-            note("trust anchor: Certificates/jws/\(forged.environment == "Xcode" ? JWSRole.xcode.fileStem : JWSRole.root.fileStem).pem (compiled in)")
+            note(
+                "made \(kind.rawValue) JWS, \(forged.compact.utf8.count) bytes, environment \(forged.environment.rawValue), bundle id \(forged.bundleID)\(output.map { " → \($0)" } ?? "")"
+            )
+            note("trust anchor: Certificates/jws/\(forged.xcodeSigned ? JWSRole.xcode.fileStem : JWSRole.root.fileStem).pem (compiled in)")
         }
     }
 }

@@ -21,6 +21,8 @@ struct Make: ParsableCommand {
             """)
 
     @OptionGroup(title: "Scenario") var scenarioOptions: ScenarioOptions
+    @Option(help: "Receipt type (attribute 0), Apple's spelling exactly. Default: the preset's (Production; ProductionSandbox for sandbox; Xcode for xcode-*).")
+    var environment: ReceiptType?
     @Option(help: "Output: der, base64, json (the verifyReceipt decoded form). Default der; base64 when stdout is a terminal.")
     var format: OutputFormat?
     @Option(name: [.customShort("o"), .long], help: ArgumentHelp("Output file (written atomically). Default: stdout.", valueName: "file"))
@@ -53,7 +55,7 @@ struct Make: ParsableCommand {
     }
 
     func run() throws {
-        let (scenario, creation) = try scenarioOptions.resolved()
+        let (scenario, creation) = try scenarioOptions.resolved(receiptType: environment)
         let spec = scenarioOptions.spec
         let pki = try loadPKI(certificates)
         if let count, let out { return try makeBatch(scenario, now: creation, count: count, into: out, pki: pki) }

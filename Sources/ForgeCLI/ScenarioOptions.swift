@@ -35,8 +35,6 @@ struct ScenarioOptions: ParsableArguments {
     var appVersion: String?
     @Option(help: "Original app version (attribute 19). Default 1.0; absent from Xcode receipts unless given.")
     var originalAppVersion: String?
-    @Option(help: "Receipt type (attribute 0): Production, ProductionSandbox, Xcode, ProductionVPP…")
-    var environment: String?
     @Option(help: ArgumentHelp("Device the hash binds to: a UUID (iOS) or a MAC aa:bb:cc:dd:ee:ff (macOS). Default: derived from the seed.", valueName: "id"))
     var deviceId: String?
     @Option(help: ArgumentHelp("Creation time, e.g. 2025-01-31T12:00:00Z. Default: now.", valueName: "date"))
@@ -55,13 +53,16 @@ struct ScenarioOptions: ParsableArguments {
     }
 
     /// The spec (if any) with the flags applied, and the creation time: --now, the spec's now, or the wall clock.
-    func resolved() throws -> (Scenario, Date) {
+    /// `receiptType` is the command's own `--environment` (`forge make`: a receipt type; `forge jws make`: the
+    /// receipt type of its environment).
+    func resolved(receiptType: ReceiptType? = nil) throws -> (Scenario, Date) {
         var scenario = Scenario()
         if let spec {
             let (bytes, _) = try readInput(spec, kind: .json)
             do { scenario = try Scenario.decode(json: Data(bytes)) } catch { throw fail("\(spec): \(error.message)", Exit.dataError) }
         }
         applyFlags(to: &scenario)
+        if let receiptType { scenario.environment = receiptType.rawValue }
         let creation =
             try now.map { try parseDate($0, option: "--now") }
             ?? scenario.now.map { try parseDate($0, option: "the spec's now") } ?? wallClock()
@@ -73,7 +74,6 @@ struct ScenarioOptions: ParsableArguments {
         if let bundleId { scenario.bundleID = bundleId }
         if let appVersion { scenario.appVersion = appVersion }
         if let originalAppVersion { scenario.originalAppVersion = originalAppVersion }
-        if let environment { scenario.environment = environment }
         if let deviceId { scenario.deviceID = deviceId }
         if let seed { scenario.seed = seed }
         if !products.isEmpty { scenario.purchases = products.map { Purchase(productID: $0) } }

@@ -17,6 +17,13 @@ public enum JWSKind: String, Sendable, Hashable, CaseIterable, Codable {
 public struct JWSOptions: Sendable {
     /// Which purchase (by product id) the transaction, renewal or notification is about; default: the first.
     public var productID: String?
+    /// The `environment` claim (an AppTransaction's `receiptType`); nil: the scenario's receipt type's environment.
+    /// The preset alone picks the signer, so `.xcode` on an App Store preset is an Xcode claim under the App Store chain.
+    public var environment: Environment?
+    /// The app's Apple id where Apple's payloads carry one (notification `data`, AppTransaction, realtime); nil: the
+    /// receipt's (attribute 1), absent outside Production when that is 0.
+    public var appAppleID: Int64?
+    /// Wire values: Apple's (``NotificationType``, ``NotificationSubtype``), or unknown future ones the corpus forges.
     public var notificationType: String
     public var subtype: String?
     public var storefront: String
@@ -25,17 +32,21 @@ public struct JWSOptions: Sendable {
     /// Price in milliunits (9990 = 9.99).
     public var price: Int64
     public var appAccountToken: String?
-    /// Fields replaced or added after the payload is built (`--set key=json`): any field of Apple's vocabularies.
+    /// Members replaced or added after the payload is built, by RFC 6901 pointer (`/data/appAppleId`).
     public var overrides: [(String, JSONValue)]
-    /// Fields removed (`--unset key`).
+    /// Members removed, by pointer.
     public var removals: [String]
+    /// Let `overrides` add members Apple's schema (``PayloadSchema``) does not have.
+    public var allowUnknownKeys: Bool
 
     public init(
-        productID: String? = nil, notificationType: String = "DID_RENEW", subtype: String? = nil, storefront: String = "USA",
-        storefrontID: String = "143441", currency: String = "USD", price: Int64 = 9990, appAccountToken: String? = nil,
-        overrides: [(String, JSONValue)] = [], removals: [String] = []
+        productID: String? = nil, environment: Environment? = nil, appAppleID: Int64? = nil, notificationType: String = "DID_RENEW", subtype: String? = nil,
+        storefront: String = "USA", storefrontID: String = "143441", currency: String = "USD", price: Int64 = 9990, appAccountToken: String? = nil,
+        overrides: [(String, JSONValue)] = [], removals: [String] = [], allowUnknownKeys: Bool = false
     ) {
         self.productID = productID
+        self.environment = environment
+        self.appAppleID = appAppleID
         self.notificationType = notificationType
         self.subtype = subtype
         self.storefront = storefront
@@ -45,6 +56,7 @@ public struct JWSOptions: Sendable {
         self.appAccountToken = appAccountToken
         self.overrides = overrides
         self.removals = removals
+        self.allowUnknownKeys = allowUnknownKeys
     }
 }
 
@@ -53,8 +65,10 @@ public struct ForgedJWS: Sendable {
     public let kind: JWSKind
     public let compact: String
     public let payload: JSONValue
-    /// `Production`, `Sandbox` or `Xcode`.
-    public let environment: String
+    /// The payload's environment claim.
+    public let environment: Environment
+    /// Signed by the Xcode certificate (an `xcode-*` preset), whatever the claim.
+    public let xcodeSigned: Bool
     public let bundleID: String
     public let appAppleID: Int64?
 }
@@ -93,6 +107,11 @@ public struct JWSForge: Sendable {
     /// Forges one artefact of `scenario` at `now`, consistent with the receipt `forge make` makes of it
     /// (same transaction ids, dates, device and bundle).
     public func make(_ kind: JWSKind, scenario: Scenario, now: Date, options: JWSOptions = JWSOptions()) throws(ForgeError) -> ForgedJWS {
+        if kind == .notification, let type = NotificationType(rawValue: options.notificationType) {
+            let subtype = options.subtype.map { NotificationSubtype(rawValue: $0) }
+            // Unknown (future) values are the corpus's tolerance cases; a pair of known values must be one Apple sends.
+            if subtype != .some(nil), let refusal = type.refusal(of: subtype ?? nil) { throw ForgeError(.conflictingOptions, refusal) }
+        }
         let receipt = try receipts.make(scenario, now: now, sign: false)
         let world = try World(receipt: receipt, scenario: scenario, options: options)
         var payload: JSONValue
@@ -101,20 +120,24 @@ public struct JWSForge: Sendable {
         case .renewal: payload = try world.renewal()
         case .appTransaction: payload = world.appTransaction()
         case .realtime: payload = try world.realtime()
+        case .notification where options.notificationType == NotificationType.test.rawValue && receipt.transactions.isEmpty:
+            // Apple's TEST carries no transaction, so it needs no purchase.
+            payload = world.notification(signedTransaction: nil, signedRenewal: nil)
         case .notification:
             let subscription = (try? world.latest())?.type == .autoRenewable
             let signedTransaction = try sign(try world.transaction(world.latest()), xcode: world.isXcode)
             let signedRenewal = subscription ? try sign(try world.renewal(), xcode: world.isXcode) : nil
             payload = world.notification(signedTransaction: signedTransaction, signedRenewal: signedRenewal)
         }
-        if var members = payload.objectValue {
-            for (key, value) in options.overrides { members[key] = value }
-            for key in options.removals { members[key] = nil }
-            payload = .object(members)
+        for (pointer, value) in options.overrides {
+            try PayloadSchema.check(pointer, in: kind, allowUnknownKeys: options.allowUnknownKeys)
+            guard value.isCarriable else { throw ForgeError(.invalidScenario, "\(pointer): a number JSON cannot carry (out of range or not finite)") }
+            try payload.edit(pointer, setting: value)
         }
+        for pointer in options.removals { try payload.edit(pointer, setting: nil) }
         return ForgedJWS(
-            kind: kind, compact: try sign(payload, xcode: world.isXcode), payload: payload, environment: world.environment, bundleID: receipt.bundleID,
-            appAppleID: world.appAppleID)
+            kind: kind, compact: try sign(payload, xcode: world.isXcode), payload: payload, environment: world.environment, xcodeSigned: world.isXcode,
+            bundleID: receipt.bundleID, appAppleID: world.appAppleID)
     }
 }
 
@@ -122,7 +145,7 @@ public struct JWSForge: Sendable {
 struct World {
     let receipt: ForgedReceipt
     let options: JWSOptions
-    let environment: String
+    let environment: Environment
     let isXcode: Bool
     let appAppleID: Int64?
     let originalApplicationVersion: String
@@ -135,10 +158,14 @@ struct World {
         self.receipt = receipt
         self.options = options
         isXcode = receipt.preset.isXcode
-        environment = isXcode ? "Xcode" : (receipt.environment.hasSuffix("Sandbox") ? "Sandbox" : "Production")
+        guard let environment = options.environment ?? Environment(receiptType: receipt.environment) else {
+            let known = Environment.allCases.map(\.rawValue).joined(separator: ", ")
+            throw ForgeError(.invalidScenario, "the receipt type '\(receipt.environment)' has no StoreKit 2 environment: give one of \(known)")
+        }
+        self.environment = environment
         let decoded = try? AppReceipt(payloadBytes: receipt.payload)
-        let itemID = scenario.appItemID ?? decoded?.appItemID ?? 0
-        appAppleID = environment == "Production" ? itemID : (itemID == 0 ? nil : itemID)
+        let itemID = options.appAppleID ?? scenario.appItemID ?? decoded?.appItemID ?? 0
+        appAppleID = environment == .production ? itemID : (itemID == 0 ? nil : itemID)
         originalApplicationVersion = decoded?.originalAppVersion ?? "1.0"
         var random = SeededGenerator(seed: receipt.seed ^ 0x6A77_735F_666F_7267)  // "jws_forg"
         appTransactionID = isXcode ? "0" : "70" + random.decimalString(digits: 16)
@@ -200,7 +227,7 @@ struct World {
             members += [("offerType", .integer(2)), ("offerIdentifier", .string(promo))]
         }
         members += [
-            ("environment", .string(environment)), ("storefront", .string(options.storefront)), ("storefrontId", .string(options.storefrontID)),
+            ("environment", .string(environment.rawValue)), ("storefront", .string(options.storefront)), ("storefrontId", .string(options.storefrontID)),
             ("transactionReason", .string(t.transactionID == t.originalTransactionID ? "PURCHASE" : "RENEWAL")),
             ("currency", .string(options.currency)), ("price", .integer(t.isTrialPeriod ? 0 : options.price)),
         ]
@@ -227,7 +254,7 @@ struct World {
         ]
         if let consent = state?.priceConsentStatus { members.append(("priceIncreaseStatus", .integer(Int64(consent)))) }
         if let grace = state?.gracePeriodExpiresDate { members.append(("gracePeriodExpiresDate", date(grace))) }
-        members += [("signedDate", signedDate), ("environment", .string(environment))]
+        members += [("signedDate", signedDate), ("environment", .string(environment.rawValue))]
         let first = receipt.transactions.filter { $0.originalTransactionID == last.originalTransactionID }.map(\.purchaseDate).min() ?? last.purchaseDate
         members.append(("recentSubscriptionStartDate", date(first)))
         if let renewal = last.expiresDate { members.append(("renewalDate", date(renewal))) }
@@ -236,12 +263,11 @@ struct World {
     }
 
     func appTransaction() -> JSONValue {
-        let receiptType = isXcode ? "Xcode" : environment
-        var members: JSONObject = [("receiptType", .string(receiptType))]
+        var members: JSONObject = [("receiptType", .string(environment.rawValue))]
         if let appAppleID { members.append(("appAppleId", .integer(appAppleID))) }
         members += [
             ("bundleId", .string(receipt.bundleID)), ("applicationVersion", .string(receipt.appVersion)),
-            ("versionExternalIdentifier", .integer(environment == "Production" ? 840_000_000 + Int64(receipt.seed % 100_000) : 0)),
+            ("versionExternalIdentifier", .integer(environment == .production ? 840_000_000 + Int64(receipt.seed % 100_000) : 0)),
             ("receiptCreationDate", date(receipt.now)),
             // Xcode writes year 1 (-62135769600000); the others the first download, before any purchase.
             (
@@ -263,21 +289,24 @@ struct World {
         return Data((try? DigestAlgorithm.sha384.digest(input)) ?? []).base64EncodedString()
     }
 
-    func notification(signedTransaction: String, signedRenewal: String?) -> JSONValue {
+    /// A notification; without a signed transaction, Apple's TEST shape (`data` = appAppleId, bundleId, environment).
+    func notification(signedTransaction: String?, signedRenewal: String?) -> JSONValue {
         let t = try? latest()
         var data: JSONObject = []
         if let appAppleID { data.append(("appAppleId", .integer(appAppleID))) }
-        data += [("bundleId", .string(receipt.bundleID)), ("bundleVersion", .string(receipt.appVersion)), ("environment", .string(environment))]
-        data.append(("signedTransactionInfo", .string(signedTransaction)))
+        data.append(("bundleId", .string(receipt.bundleID)))
+        if signedTransaction != nil { data.append(("bundleVersion", .string(receipt.appVersion))) }
+        data.append(("environment", .string(environment.rawValue)))
+        if let signedTransaction { data.append(("signedTransactionInfo", .string(signedTransaction))) }
         if let signedRenewal { data.append(("signedRenewalInfo", .string(signedRenewal))) }
-        if t?.type == .autoRenewable { data.append(("status", .integer(status(t)))) }
+        if signedTransaction != nil, t?.type == .autoRenewable { data.append(("status", .integer(status(t)))) }
         var members: JSONObject = [("notificationType", .string(options.notificationType))]
         if let subtype = options.subtype { members.append(("subtype", .string(subtype))) }
         members.append(("notificationUUID", .string(uuid(salt: 1))))
         switch (options.notificationType, options.subtype) {
         case ("RENEWAL_EXTENSION", "SUMMARY"?):
             // The outcome of a mass renewal-date extension: `summary` instead of `data`.
-            var summary: JSONObject = [("requestIdentifier", .string(uuid(salt: 3))), ("environment", .string(environment))]
+            var summary: JSONObject = [("requestIdentifier", .string(uuid(salt: 3))), ("environment", .string(environment.rawValue))]
             if let appAppleID { summary.append(("appAppleId", .integer(appAppleID))) }
             summary += [
                 ("bundleId", .string(receipt.bundleID)), ("productId", .string(t?.productID ?? "")),
@@ -287,7 +316,7 @@ struct World {
         case ("EXTERNAL_PURCHASE_TOKEN", _):
             // No `data`: the environment is read from the id's SANDBOX prefix.
             var token: JSONObject = [
-                ("externalPurchaseId", .string((environment == "Production" ? "" : "SANDBOX_") + uuid(salt: 4))),
+                ("externalPurchaseId", .string((environment == .production ? "" : "SANDBOX_") + uuid(salt: 4))),
                 ("tokenCreationDate", date(receipt.now)),
             ]
             if let appAppleID { token.append(("appAppleId", .integer(appAppleID))) }
@@ -317,7 +346,7 @@ struct World {
         var members: JSONObject = [("originalTransactionId", id(t.originalTransactionID)), ("appAppleId", .integer(appID))]
         members += [
             ("productId", .string(t.productID)), ("userLocale", .string("en-US")), ("requestIdentifier", .string(uuid(salt: 2))),
-            ("environment", .string(environment)), ("signedDate", signedDate),
+            ("environment", .string(environment.rawValue)), ("signedDate", signedDate),
         ]
         return .object(members)
     }

@@ -97,12 +97,14 @@ extension JWSForge {
         _ kind: JWSKind, scenario: Scenario, now: Date, options: JWSOptions = JWSOptions(), mutations: [JWSMutation]
     ) throws(ForgeError) -> ForgedJWS {
         let base = try make(kind, scenario: scenario, now: now, options: options)
-        let xcode = base.environment == "Xcode"
+        let xcode = base.xcodeSigned
         let header: JSONObject =
             xcode ? [("kid", .string("Apple_Xcode_Key")), ("typ", .string("JWT")), ("alg", .string("ES256"))] : [("alg", .string("ES256")), ("typ", .string("JWT"))]
         var draft = JWSDraft(header: header, x5c: pki.x5c(xcode: xcode).map(\.derRepresentation), payload: base.payload, key: pki.key(xcode ? .xcode : .leaf))
         let compact = try assemble(&draft, mutations: mutations)
-        return ForgedJWS(kind: kind, compact: compact, payload: draft.payload, environment: base.environment, bundleID: base.bundleID, appAppleID: base.appAppleID)
+        return ForgedJWS(
+            kind: kind, compact: compact, payload: draft.payload, environment: base.environment, xcodeSigned: xcode, bundleID: base.bundleID,
+            appAppleID: base.appAppleID)
     }
 
     /// Runs the stages: build mutations, signing, signed mutations, encoding, compact mutations.

@@ -61,15 +61,15 @@ public enum JWSVectorCatalogue {
     public static func vectors(forge: JWSForge) throws(ForgeError) -> [(vector: Vector, bytes: [UInt8])] {
         try all.map { spec throws(ForgeError) in
             let (bytes, forged) = try bytes(of: spec, forge: forge)
-            let environment = spec.environment ?? forged.environment
+            let environment = spec.environment ?? forged.environment.rawValue
             // A server configured for Production always knows its app's Apple id (Apple's verifiers require it).
             let appID: Int64? =
                 switch spec.appAppleID {
-                case .artefact: forged.appAppleID ?? (environment == "Production" ? 1_000_000_001 : nil)
+                case .artefact: forged.appAppleID ?? (environment == Environment.production.rawValue ? 1_000_000_001 : nil)
                 case .none: nil
                 case .value(let id): id
                 }
-            let anchor = spec.trustAnchor ?? (forged.environment == "Xcode" || environment == "Xcode" ? TrustAnchorID.forgeJWSXcode : TrustAnchorID.forgeJWSRoot)
+            let anchor = spec.trustAnchor ?? (forged.xcodeSigned || environment == Environment.xcode.rawValue ? TrustAnchorID.forgeJWSXcode : TrustAnchorID.forgeJWSRoot)
             let vector = Vector(
                 id: spec.id, revision: spec.revision, description: spec.description, file: "\(spec.family)/\(spec.name).jws", sha256: "", flags: spec.flags,
                 severity: spec.severity, features: [Feature.jws.rawValue], canary: false,

@@ -31,7 +31,7 @@ struct ValidatorTests {
             forged.bytes,
             context: context(
                 preset.trustAnchor, bundle: "com.example.app", device: device,
-                version: "3.1", environment: preset.environment))
+                version: "3.1", environment: preset.receiptType.rawValue))
         #expect(report.verdict == .valid, "\(report.message)")
         #expect(report.checks.filter { $0.status == .passed }.map(\.name).contains("device hash"))
     }

@@ -244,7 +244,7 @@ struct ReceiptPlan {
         bundleID = scenario.bundleID ?? "com.example.app"
         appVersion = scenario.appVersion ?? "1"
         originalAppVersion = preset.isXcode ? scenario.originalAppVersion : (scenario.originalAppVersion ?? "1.0")
-        environment = scenario.environment ?? preset.environment
+        environment = scenario.environment ?? preset.receiptType.rawValue
         if let text = scenario.deviceID {
             guard let parsed = DeviceID(text) else {
                 throw ForgeError(.invalidScenario, "\(naming.name("deviceId")) '\(text)' is neither a UUID (8-4-4-4-12 hex) nor a MAC address (aa:bb:cc:dd:ee:ff)")

@@ -42,11 +42,12 @@ public enum Preset: String, Sendable, Hashable, CaseIterable, Codable {
 
     public var setOrdering: SetOrdering { isXcode ? .asGiven : .derSorted }
 
-    public var environment: String {
+    /// The receipt type (attribute 0) this preset writes unless the scenario says otherwise.
+    public var receiptType: ReceiptType {
         switch self {
-        case .appstore, .appstoreSHA1: "Production"
-        case .sandbox: "ProductionSandbox"
-        case .xcode2020, .xcode2023: "Xcode"
+        case .appstore, .appstoreSHA1: .production
+        case .sandbox: .productionSandbox
+        case .xcode2020, .xcode2023: .xcode
         }
     }
 
