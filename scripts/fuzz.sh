@@ -9,7 +9,8 @@ Usage: scripts/fuzz.sh TARGET [SECONDS] [-- LIBFUZZER_OPTIONS...]
 
 Builds FuzzTesting's TARGET optimized, with libFuzzer and AddressSanitizer (FuzzTesting/.build, kept between runs)
 and fuzzes it for SECONDS (default 60; 0: no time limit), inputs up to 16 KiB, seeded with `forge seeds` (every corpus vector, named by hash) and
-its token dictionary. The working corpus is kept in FuzzTesting/.corpus/TARGET, so a second run goes on
+its token dictionary; every target's dictionary also holds FuzzTesting/numbers.dict (numbers that are no instant
+or no integer: 1e300, 1e400, Int64.max, 2^64, -0, NaN…). The working corpus is kept in FuzzTesting/.corpus/TARGET, so a second run goes on
 where the first stopped. A crash, leak or timeout stops the run: its input is written to
 FuzzTesting/FailCases/TARGET-<kind>-<sha1>, where `swift test` replays it (FailCaseTests), and the
 script exits 1. The summary line (executions, exec/s, coverage) is printed at the end.
@@ -76,13 +77,33 @@ if [ ! -d "$seeds/jws" ]; then
     done
     for receipt in "$seeds"/receipts/*; do { printf '\x02'; cat "$receipt"; } >"$seeds/verifyreceipt/$(basename "$receipt")"; done
 fi
+# The same JWS as header and payload JSON (mode byte 1: header, 0x00, payload), so mutations edit the JSON itself
+# (a signedDate of 1e300) rather than its base64url; and verifyReceipt request bodies (mode byte 0).
+if [ ! -d "$seeds/jws-json" ]; then
+    mkdir -p "$seeds/jws-json" "$seeds/verifyreceipt-json"
+    python3 - "$seeds/jws" "$seeds/jws-json" "$seeds/receipts" "$seeds/verifyreceipt-json" <<'PY'
+import base64, pathlib, sys
+def unpad(part): return base64.urlsafe_b64decode(part + "=" * (-len(part) % 4))
+for path in pathlib.Path(sys.argv[1]).iterdir():
+    parts = path.read_bytes()[1:].strip().split(b".")
+    if len(parts) == 3:
+        (pathlib.Path(sys.argv[2]) / path.name).write_bytes(b"\x01" + unpad(parts[0].decode()) + b"\x00" + unpad(parts[1].decode()))
+for path in sorted(pathlib.Path(sys.argv[3]).iterdir())[:20]:
+    data = base64.b64encode(path.read_bytes()).decode()
+    body = '{"receipt-data":"%s","password":"s3cret","exclude-old-transactions":true}' % data
+    (pathlib.Path(sys.argv[4]) / path.name).write_bytes(b"\x00" + body.encode())
+PY
+fi
 case $target in
-    FuzzJWSVerifier) inputs=$seeds/jws; dict=() ;;
-    FuzzVerifyReceipt) inputs=$seeds/verifyreceipt; dict=(-dict="$seeds/receipt.dict") ;;
-    FuzzRecipeReplay) inputs=$seeds/recipes; dict=(-dict="$seeds/recipe.dict") ;;
-    FuzzDecoders) inputs=$seeds/json; dict=() ;;
-    *) inputs=$seeds/receipts; dict=(-dict="$seeds/receipt.dict") ;;
+    FuzzJWSVerifier) inputs=("$seeds/jws" "$seeds/jws-json"); base_dict=() ;;
+    FuzzVerifyReceipt) inputs=("$seeds/verifyreceipt" "$seeds/verifyreceipt-json"); base_dict=("$seeds/receipt.dict") ;;
+    FuzzRecipeReplay) inputs=("$seeds/recipes"); base_dict=("$seeds/recipe.dict") ;;
+    FuzzDecoders) inputs=("$seeds/json"); base_dict=() ;;
+    *) inputs=("$seeds/receipts"); base_dict=("$seeds/receipt.dict") ;;
 esac
+# libFuzzer takes one dictionary: the target's own tokens and the extreme numbers, in one file.
+cat "${base_dict[@]}" "$fuzz/numbers.dict" >"$seeds/$target.dict"
+dict=(-dict="$seeds/$target.dict")
 work=$fuzz/.corpus/$target
 mkdir -p "$work" "$fuzz/FailCases"
 time_limit=(); [ "$seconds" -gt 0 ] && time_limit=(-max_total_time="$seconds")
@@ -91,7 +112,7 @@ echo "fuzz.sh: $binary ${time_limit[*]} $*" >&2
 # findings where the tests replay them.
 set +e
 LSAN_OPTIONS="suppressions=$fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
-"$binary" "$work" "$inputs" "${dict[@]}" "${time_limit[@]}" -timeout=10 -rss_limit_mb=4096 -detect_leaks=1 -max_len=16384 \
+"$binary" "$work" "${inputs[@]}" "${dict[@]}" "${time_limit[@]}" -timeout=10 -rss_limit_mb=4096 -detect_leaks=1 -max_len=16384 \
     -artifact_prefix="$fuzz/FailCases/$target-" -print_final_stats=1 "$@" 2>&1 | tee "$fuzz/.corpus/$target.log" | grep -E '^(#[0-9]+ +pulse|==[0-9]+==ERROR|SUMMARY|Test unit written)' >&2
 status=${PIPESTATUS[0]}
 set -e
