@@ -1,6 +1,7 @@
 public import Foundation
 public import ForgeCrypto
 public import ReceiptForge
+import ReceiptModel
 
 /// A TLS serving certificate (DER chain, leaf first) and its private key (PEM), for `forge serve --tls`.
 public struct ServingCredentials: Sendable {
@@ -25,7 +26,8 @@ public struct ServingCredentials: Sendable {
             dnsNames.append(host)
         }
         let template = CertificateTemplate(
-            serialNumber: Array("forge-serve".utf8) + withUnsafeBytes(of: UInt64(now.timeIntervalSince1970).bigEndian, Array.init),
+            // The clock's seconds (any --now, before 1970 too) as eight bytes: a checked conversion, never a trap.
+            serialNumber: Array("forge-serve".utf8) + withUnsafeBytes(of: (ReceiptDate.milliseconds(now) ?? 0).bigEndian, Array.init),
             subject: DistinguishedName([("CN", "receipt-forge TEST serving certificate"), ("O", "receipt-forge TEST")]),
             notBefore: now.addingTimeInterval(-3600), notAfter: now.addingTimeInterval(30 * 86_400),
             extensions: [

@@ -211,6 +211,13 @@ struct ServeRobustnessTests {
         #expect(refused.headers["connection"] == "close")
     }
 
+    @Test("--tls with a clock before 1970 starts (the serving certificate's serial is a checked conversion, not a trap)")
+    func tlsBefore1970() throws {
+        let server = try ServerProcess(["serve", "--listen", "127.0.0.1:0", "--tls", "--now", "1960-01-01T00:00:00Z"])
+        defer { server.stop() }
+        #expect(server.port > 0)
+    }
+
     @Test("At most 1,000 faults are in force: the next POST /_forge/faults is refused with 409")
     func faultCap() throws {
         let server = try ServerProcess(["serve", "--listen", "127.0.0.1:0"] + Array(repeating: ["--fault", "sandbox:status=21005"], count: 1_000).flatMap { $0 })
