@@ -81,7 +81,7 @@ struct Mutate: ParsableCommand {
             let data = Data(try readInput(replay, kind: .json).bytes)
             guard let recipe = try? JSONDecoder().decode(MutantRecipe.self, from: data) else { throw fail("\(replay) is not a mutant recipe", Exit.dataError) }
             do {
-                let bytes = recipe.base.hasPrefix("jws-") ? try jwsMutator().build(recipe) : try mutator.replay(recipe)
+                let bytes = try RecipeReplayer(receipts: mutator, jws: try jwsMutator()).replay(recipe)
                 try writeOutput(Data(bytes), to: output)
             } catch let error as ForgeError {
                 throw fail("\(replay): \(error.message)", Exit.dataError)

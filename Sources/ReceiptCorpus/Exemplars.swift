@@ -73,7 +73,7 @@ extension Expectation {
 }
 
 extension Provenance {
-    public static var exemplar: Self { Provenance(preset: "appstore", recipe: [.exemplar]) }
+    public static var exemplar: Self { Provenance(preset: "appstore", recipe: [.exemplar], made: "2024-06-01T00:00:00Z") }
 }
 
 extension RecipeStep {

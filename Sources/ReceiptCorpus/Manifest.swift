@@ -261,10 +261,14 @@ public struct Provenance: Codable, Sendable, Hashable {
     public var preset: String
     /// Mutations applied to it, in order.
     public var recipe: [RecipeStep]
+    /// When the artefact was made, if not at `context.now` (a receipt made in the past and judged now):
+    /// with the preset and the recipe, it determines the bytes.
+    public var made: String?
 
-    public init(preset: String, recipe: [RecipeStep]) {
+    public init(preset: String, recipe: [RecipeStep], made: String? = nil) {
         self.preset = preset
         self.recipe = recipe
+        self.made = made
     }
 }
 

@@ -13,7 +13,8 @@ public struct JWSVectorSpec: Sendable {
     public let preset: Preset
     public var notificationType = "DID_RENEW"
     public var subtype: String?
-    public var mutations: [JWSMutation]
+    /// The recipe: JWS mutation steps, by id and parameters (``JWSMutation/named(_:)``).
+    public var mutations: [MutationStep]
     public let verdict: Verdict
     public let errorClasses: [ErrorClass]
     public var flags: [String] = []
@@ -53,7 +54,16 @@ public enum JWSVectorCatalogue {
         scenario.seed = StableHash.fnv1a(spec.id.utf8, basis: StableHash.offsetBasis ^ VectorSpec.corpusSeed)
         guard let now = ReceiptDate.parse(VectorCatalogue.now) else { throw ForgeError(.invalidScenario, "bad pinned time") }
         let options = JWSOptions(notificationType: spec.notificationType, subtype: spec.subtype)
-        let forged = try forge.make(spec.kind, scenario: scenario, now: now, options: options, mutations: spec.mutations)
+        guard spec.mutations.count <= MutationBounds.maxSteps else {
+            throw ForgeError(.invalidRecipe, "\(spec.mutations.count) steps; at most \(MutationBounds.maxSteps) are allowed")
+        }
+        var mutations: [JWSMutation] = []
+        for (index, step) in spec.mutations.enumerated() {
+            do throws(ForgeError) { mutations.append(try JWSMutation.named(step)) } catch {
+                throw ForgeError(error.code, "step \(index + 1) (\(step.mutation)): \(error.message)")
+            }
+        }
+        let forged = try forge.make(spec.kind, scenario: scenario, now: now, options: options, mutations: mutations)
         return (Array(forged.compact.utf8), forged)
     }
 
@@ -77,7 +87,7 @@ public enum JWSVectorCatalogue {
                     now: VectorCatalogue.now, trustAnchor: anchor, bundleId: spec.bundleID, environment: environment, artifact: spec.artifact.rawValue,
                     appAppleId: appID),
                 expected: Expectation(verdict: spec.verdict, errorClasses: spec.errorClasses.map(\.rawValue)),
-                provenance: Provenance(preset: "jws-" + spec.preset.rawValue, recipe: spec.mutations.map { RecipeStep(mutation: $0.id, parameters: [:]) }))
+                provenance: Provenance(preset: "jws-" + spec.preset.rawValue, recipe: spec.mutations.map { RecipeStep(mutation: $0.mutation, parameters: $0.parameters) }))
             return (vector, bytes)
         }
     }
@@ -120,12 +130,14 @@ public enum JWSVectorCatalogue {
     static let kinds: [JWSKind] = [.transaction, .renewal, .appTransaction, .notification, .realtime]
 
     static func spec(
-        _ id: String, _ description: String, _ kind: JWSKind = .transaction, preset: Preset = .appstore, _ mutations: [JWSMutation] = [],
+        _ id: String, _ description: String, _ kind: JWSKind = .transaction, preset: Preset = .appstore, _ mutations: [MutationStep] = [],
         _ verdict: Verdict, _ classes: [ErrorClass] = [], severity: Severity = .high, environment: String? = nil, bundleID: String = "com.example.app",
         appID: JWSVectorSpec.AppID = .artefact, flags: [String] = [], notification: (String, String?)? = nil
     ) -> JWSVectorSpec {
         var spec = JWSVectorSpec(
             id: id, description: description, kind: kind, preset: preset, mutations: mutations, verdict: verdict, errorClasses: classes)
+        // Revision 2: the recipe's steps gained their parameters (typed JWS mutations), so the provenance changed.
+        spec.revision = mutations.contains { !$0.parameters.isEmpty } ? 2 : 1
         spec.severity = severity
         spec.environment = environment
         spec.bundleID = bundleID
@@ -175,7 +187,7 @@ public enum JWSVectorCatalogue {
                 [.addField("type", .string("Future Product Type")), .addField("inAppOwnershipType", .string("FUTURE_OWNERSHIP"))], .valid))
         specs.append(spec("jws-valid::null-optional-field", "An optional field present as null.", .transaction, [.addField("appAccountToken", .null)], .valid))
         specs.append(spec("jws-valid::typ-absent", "No typ: nothing in Apple's verification reads it.", .transaction, [.removeHeader("typ")], .valid))
-        specs.append(spec("jws-valid::kid-present", "A kid in a production header: ignored.", .transaction, [.addHeader("kid", .string("anything"))], .valid))
+        specs.append(spec("jws-valid::kid-present", "A kid in a production header: ignored.", .transaction, [.setHeader("kid", .string("anything"))], .valid))
         specs.append(
             spec(
                 "jws-valid::malleable-high-s", "(r, n−s): the other valid ECDSA signature of the same input.", .transaction, [.negateS], .valid, flags: ["JWS_MALLEABLE_SIGNATURE"])
@@ -187,7 +199,7 @@ public enum JWSVectorCatalogue {
 
     static let signature: [JWSVectorSpec] = {
         var specs: [JWSVectorSpec] = []
-        let cases: [(String, String, JWSMutation)] = [
+        let cases: [(String, String, MutationStep)] = [
             ("r-zero", "r = 0", .rZero), ("s-zero", "s = 0", .sZero), ("both-zero", "r = s = 0", .bothZero),
             ("r-plus-n", "r + n (33 bytes, 65 in all)", .rPlusN), ("s-plus-n", "s + n (65 bytes)", .sPlusN),
             ("der-signature", "an X9.62 DER signature instead of r‖s", .derSignature), ("short-63", "63 bytes (first dropped)", .truncate(63)),
@@ -233,14 +245,14 @@ public enum JWSVectorCatalogue {
             "jws-header::embedded-jwk", "A jwk of a foreign key, and the JWS signed by it: the embedded key must not be trusted.", .transaction,
             [.embedForeignJWK, .signWithForeignKey], .invalid, [.jwsSignature, .chain], severity: .critical),
         spec(
-            "jws-header::x5u-injection", "An x5u URL and a foreign signature.", .transaction, [.addHeader("x5u", .string("http://127.0.0.1:1/chain.pem")), .signWithForeignKey],
+            "jws-header::x5u-injection", "An x5u URL and a foreign signature.", .transaction, [.setHeader("x5u", .string("http://127.0.0.1:1/chain.pem")), .signWithForeignKey],
             .invalid, [.jwsSignature], severity: .critical),
         spec(
-            "jws-header::jku-injection", "A jku URL and a foreign signature.", .transaction, [.addHeader("jku", .string("http://127.0.0.1:1/jwks.json")), .signWithForeignKey],
+            "jws-header::jku-injection", "A jku URL and a foreign signature.", .transaction, [.setHeader("jku", .string("http://127.0.0.1:1/jwks.json")), .signWithForeignKey],
             .invalid, [.jwsSignature], severity: .critical),
         spec(
             "jws-header::kid-injection-foreign", "A kid naming a key and a foreign signature.", .transaction,
-            [.addHeader("kid", .string("../../keys/foreign")), .signWithForeignKey], .invalid, [.jwsSignature]),
+            [.setHeader("kid", .string("../../keys/foreign")), .signWithForeignKey], .invalid, [.jwsSignature]),
         spec("jws-header::not-json", "The header is not JSON.", .transaction, [.headerBytes(Array("not json".utf8))], .invalid, [.jwsFormat, .jwsHeader]),
         spec("jws-header::array", "The header is a JSON array.", .transaction, [.headerBytes(Array("[\"ES256\"]".utf8))], .invalid, [.jwsFormat, .jwsHeader]),
         spec("jws-header::x5c-string", "x5c is a string, not an array.", .transaction, [.setHeader("x5c", .string("MII"))], .invalid, [.jwsX5C, .jwsHeader]),
@@ -457,11 +469,11 @@ public enum JWSVectorCatalogue {
     static let resource: [JWSVectorSpec] = [
         spec(
             "jws-resource::payload-1mib", "A 1 MiB field in a signed payload: valid, and must be judged in time.", .transaction,
-            [.addField("padding", .string(String(repeating: "A", count: 1 << 20)))], .valid, severity: .medium),
+            [.fillField("padding", count: 1 << 20)], .valid, severity: .medium),
         spec(
             "jws-resource::x5c-100-entries", "x5c with 100 certificates.", .transaction, [.chainRoles(Array(repeating: .leaf, count: 100))], .invalid,
             [.jwsX5C, .chainLength, .resource], severity: .medium),
-        spec("jws-resource::header-1mib", "A 1 MiB header member.", .transaction, [.addHeader("pad", .string(String(repeating: "A", count: 1 << 20)))], .valid, severity: .medium),
+        spec("jws-resource::header-1mib", "A 1 MiB header member.", .transaction, [.fillHeader("pad", count: 1 << 20)], .valid, severity: .medium),
     ]
 }
 

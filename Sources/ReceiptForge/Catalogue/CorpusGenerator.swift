@@ -70,7 +70,7 @@ public struct CorpusGenerator: Sendable {
                         decoded: spec.verdict == .valid ? Self.decoded(bytes) : nil),
                     provenance: Provenance(
                         preset: (spec.scenario.preset ?? .appstore).rawValue,
-                        recipe: spec.mutations.map { RecipeStep(mutation: $0.mutation, parameters: $0.parameters) })))
+                        recipe: spec.mutations.map { RecipeStep(mutation: $0.mutation, parameters: $0.parameters) }, made: spec.made)))
         }
         for (extra, bytes) in extras.vectors {
             var vector = extra

@@ -10,11 +10,15 @@ public struct MutantRecipe: Codable, Sendable, Hashable {
     /// `must-reject` when signed bytes changed after signing (no valid signature can survive);
     /// `none` when the forge re-signed, so only differential testing can judge the mutant.
     public var oracle: String
+    /// The base vector's own steps as a manifest records them (`provenance.recipe`): when present they
+    /// replace the catalogue's, so a manifest vector's recipe replays from its record.
+    public var own: [MutationStep]?
 
-    public init(base: String, steps: [MutationStep], oracle: String) {
+    public init(base: String, steps: [MutationStep], oracle: String, own: [MutationStep]? = nil) {
         self.base = base
         self.steps = steps
         self.oracle = oracle
+        self.own = own
     }
 
     /// A recipe read from bytes as a sequence of choices (the recipe-replay fuzz target's input): a base
@@ -123,9 +127,10 @@ public struct Mutator: Sendable {
     }
 
     private func base(of recipe: MutantRecipe) throws(ForgeError) -> VectorSpec {
-        guard let spec = specs.first(where: { $0.id == recipe.base }) else {
+        guard var spec = specs.first(where: { $0.id == recipe.base }) else {
             throw ForgeError(.invalidRecipe, "recipe base '\(recipe.base)' is not a catalogue vector")
         }
+        if let own = recipe.own { spec.mutations = own }
         guard spec.mutations.count + recipe.steps.count <= MutationBounds.maxSteps else {
             throw ForgeError(.invalidRecipe, "recipe has \(recipe.steps.count) steps; with the base vector's own, at most \(MutationBounds.maxSteps) are allowed")
         }

@@ -442,7 +442,7 @@ public enum VectorCatalogue {
         VectorSpec(
             "time::leaf-expired-now-valid-at-creation", "Made in 2024 when the leaf was valid; judged in 2025 after it expired. Apple's practice: evaluate at the creation date.",
             mutations: [m(.leafValidity, ["not-before": "2024-01-01T00:00:00Z", "not-after": "2025-01-01T00:00:00Z"])], verdict: .valid,
-            flags: ["HISTORICAL_VALIDATION"], severity: .high, made: "2024-06-01T00:00:00Z"),
+            flags: ["HISTORICAL_VALIDATION"], severity: .high, made: "2024-06-01T00:00:00Z", revision: 2),
         VectorSpec(
             "time::leaf-expired-at-creation", "The leaf had expired when the receipt was made.",
             mutations: [m(.reissueLeaf, ["variant": "expired"])], verdict: .invalid, errorClasses: [.chainExpired], severity: .high),
@@ -456,7 +456,7 @@ public enum VectorCatalogue {
         VectorSpec(
             "time::creation-in-the-future",
             "Creation date a year after the time the receipt is judged at. The chain is valid at creation; Apple never signs the future, but the date is signed: only strict decides (FUTURE_CREATION).",
-            verdict: .acceptable, flags: ["FUTURE_CREATION"], made: "2026-06-15T12:00:00Z", revision: 2),
+            verdict: .acceptable, flags: ["FUTURE_CREATION"], made: "2026-06-15T12:00:00Z", revision: 3),
         VectorSpec(
             "time::receipt-expired", "Receipt expiration (type 21) a month before now.",
             mutations: [m(.setAttribute, ["type": "21", "ia5": "2025-05-15T12:00:00Z"])], verdict: .invalid,

@@ -71,12 +71,18 @@ public struct Mutation: Sendable {
         return mutation
     }
 
-    /// Typed access to a step's parameters, with errors that name the mutation and the parameter.
-    struct Parameters {
-        let mutation: String
-        let values: [String: String]
+    /// Typed access to a step's parameters, with errors that name the mutation and the parameter (the JWS
+    /// mutations read theirs with it too).
+    package struct Parameters {
+        package let mutation: String
+        package let values: [String: String]
 
-        func string(_ name: String, default fallback: String? = nil) throws(ForgeError) -> String {
+        package init(mutation: String, values: [String: String]) {
+            self.mutation = mutation
+            self.values = values
+        }
+
+        package func string(_ name: String, default fallback: String? = nil) throws(ForgeError) -> String {
             guard let value = values[name] ?? fallback else {
                 throw ForgeError(.invalidRecipe, "mutation \(mutation) needs parameter '\(name)'")
             }
@@ -84,7 +90,7 @@ public struct Mutation: Sendable {
         }
 
         /// An integer within `range`: every number a recipe gives is checked before it sizes or indexes anything.
-        func int(_ name: String, in range: ClosedRange<Int>, default fallback: Int? = nil) throws(ForgeError) -> Int {
+        package func int(_ name: String, in range: ClosedRange<Int>, default fallback: Int? = nil) throws(ForgeError) -> Int {
             let text = try string(name, default: fallback.map(String.init))
             guard let value = Int(text) else { throw ForgeError(.invalidRecipe, "mutation \(mutation): '\(name)' must be an integer, not '\(text)'") }
             guard range.contains(value) else {
@@ -94,7 +100,7 @@ public struct Mutation: Sendable {
         }
 
         /// A dotted object identifier that encodes, checked here so a bad one is blamed on its step.
-        func oid(_ name: String) throws(ForgeError) -> String {
+        package func oid(_ name: String) throws(ForgeError) -> String {
             let text = try string(name)
             guard (try? OID.encodeContent(text)) != nil else {
                 throw ForgeError(.invalidRecipe, "mutation \(mutation): '\(name)' must be a dotted object identifier such as 1.2.840.113549.1.1.11, not '\(text)'")
@@ -102,7 +108,7 @@ public struct Mutation: Sendable {
             return text
         }
 
-        func bytes(_ name: String, default fallback: String? = nil) throws(ForgeError) -> [UInt8] {
+        package func bytes(_ name: String, default fallback: String? = nil) throws(ForgeError) -> [UInt8] {
             let text = try string(name, default: fallback)
             guard text.utf8.count <= 2 * MutationBounds.maxAddedBytes else {
                 throw ForgeError(.invalidRecipe, "mutation \(mutation): '\(name)' holds more than \(MutationBounds.maxAddedBytes) bytes")
@@ -119,7 +125,7 @@ public struct Mutation: Sendable {
             return bytes
         }
 
-        func role(_ name: String) throws(ForgeError) -> CertificateRole {
+        package func role(_ name: String) throws(ForgeError) -> CertificateRole {
             let text = try string(name)
             guard let role = CertificateRole(rawValue: text) else {
                 throw ForgeError(.invalidRecipe, "mutation \(mutation): '\(name)' must be one of \(CertificateRole.allCases.map(\.rawValue).joined(separator: ", "))")
@@ -127,7 +133,7 @@ public struct Mutation: Sendable {
             return role
         }
 
-        func choice<T: RawRepresentable & CaseIterable>(_ name: String, default fallback: T? = nil) throws(ForgeError) -> T where T.RawValue == String {
+        package func choice<T: RawRepresentable & CaseIterable>(_ name: String, default fallback: T? = nil) throws(ForgeError) -> T where T.RawValue == String {
             let text = try string(name, default: fallback?.rawValue)
             guard let value = T(rawValue: text) else {
                 throw ForgeError(.invalidRecipe, "mutation \(mutation): '\(name)' must be one of \(T.allCases.map(\.rawValue).joined(separator: ", "))")

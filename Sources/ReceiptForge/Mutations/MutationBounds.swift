@@ -13,6 +13,8 @@ public enum MutationBounds {
     public static let maxSegments = 4096
     /// `truncate` length, either way: far beyond any receipt, far from integer overflow.
     public static let maxTruncation = 1 << 30
+    /// Certificates a JWS recipe may put in `x5c` (`jws.x5c roles=…`).
+    public static let maxChainEntries = 1000
     /// Attribute types and versions: the INTEGER range receipts use, and then some.
     public static let attributeNumbers = Int(Int32.min)...Int(Int32.max)
 }

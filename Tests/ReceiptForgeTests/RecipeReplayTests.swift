@@ -1,0 +1,71 @@
+import Foundation
+import ReceiptCorpus
+import ReceiptForge
+import StoreKitForge
+import Testing
+
+/// Every vector's recorded recipe (`provenance`) rebuilds its committed bytes, through the replayer
+/// `forge mutate --replay` runs.
+@Suite("Recipe replay")
+struct RecipeReplayTests {
+    static let vectors = repositoryRoot.appendingPathComponent("Vectors")
+
+    static func replayer() throws -> RecipeReplayer {
+        RecipeReplayer(receipts: Mutator(forge: sharedForge), jws: JWSMutator(forge: JWSForge(pki: try JWSTestPKI.bundled(), receipts: sharedForge)))
+    }
+
+    @Test("Every manifest recipe replays byte for byte from its provenance")
+    func everyRecipeReplays() throws {
+        let manifest = try ManifestIO.load(from: Self.vectors)
+        let replayer = try Self.replayer()
+        var mismatches: [String] = []
+        for vector in manifest.vectors {
+            let own = vector.provenance.recipe.map { MutationStep($0.mutation, $0.parameters) }
+            let committed = try Data(contentsOf: Self.vectors.appendingPathComponent(vector.file))
+            do {
+                let bytes = try replayer.replay(MutantRecipe(base: vector.id, steps: [], oracle: "none", own: own))
+                if Data(bytes) != committed { mismatches.append(vector.id) }
+            } catch {
+                mismatches.append("\(vector.id): \(error.message)")
+            }
+        }
+        #expect(mismatches.isEmpty, "recipes that do not replay: \(mismatches)")
+    }
+
+    @Test("A JWS step names its value: two alg values are two recipes")
+    func jwsStepsCarryValues() throws {
+        let manifest = try ManifestIO.load(from: Self.vectors)
+        let recipes = ["jws-header::alg-none-signed", "jws-header::alg-es384", "jws-header::alg-rs256", "jws-header::alg-lowercase"].map { id in
+            manifest.vectors.first { $0.id == id }?.provenance.recipe
+        }
+        #expect(Set(recipes.compactMap { $0 }).count == 4)
+        #expect(recipes[1] == [RecipeStep(mutation: "jws.header-set", parameters: ["key": "alg", "value": "\"ES384\""])])
+    }
+
+    @Test("A bad JWS step is a coded error naming the step and the parameter, never a trap")
+    func badStepsAreCodedErrors() throws {
+        let jws = try Self.replayer().jws
+        let cases: [(MutationStep, String)] = [
+            (MutationStep("jws.header-set-alg"), "unknown JWS mutation"),
+            (MutationStep(JWSMutationID.headerSet, ["key": "alg"]), "'value'"),
+            (MutationStep(JWSMutationID.headerSet, ["key": "alg", "value": "none"]), "'value' must be JSON"),
+            (MutationStep(JWSMutationID.signatureTruncate, ["count": "-1"]), "'count' must be between"),
+            (MutationStep(JWSMutationID.signatureFlipBit, ["bit": "x"]), "'bit' must be an integer"),
+            (MutationStep(JWSMutationID.signWith, ["role": "boss"]), "'role' must be one of"),
+            (MutationStep(JWSMutationID.x5c, ["roles": "leaf,nobody"]), "'roles'"),
+            (MutationStep(JWSMutationID.payloadFill, ["key": "k", "count": "1048577"]), "'count' must be between"),
+            (MutationStep(JWSMutationID.nested, ["field": "signedTransactionInfo", "mutation": "jws.nested"]), "cannot nest"),
+        ]
+        for (step, expected) in cases {
+            let recipe = MutantRecipe(base: "jws-valid::transaction-production", steps: [MutationStep(JWSMutationID.signatureEmpty), step], oracle: "none")
+            do {
+                _ = try jws.build(recipe)
+                Issue.record("\(step) was accepted")
+            } catch {
+                #expect(error.code == .invalidRecipe)
+                #expect(error.message.contains("recipe step 2"), "\(error.message)")
+                #expect(error.message.contains(expected), "\(error.message)")
+            }
+        }
+    }
+}
