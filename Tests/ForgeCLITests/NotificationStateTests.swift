@@ -149,4 +149,33 @@ struct NotificationStateTests {
         #expect(try Self.make(Self.pairs[0], ["--expires", "2024-12-20T00:00:00Z"], in: directory).result.status == 0)
         #expect(try Self.make(Self.pairs[11], ["--renewals", "2"], in: directory).result.status == 0)
     }
+
+    @Test(
+        "A spec whose timeline holds the pair's events gives the same state in verifyReceipt's JSON (forge make) and in the notification",
+        arguments: [
+            ("EXPIRED", "BILLING_RETRY", #"[{"event":"billing-retry","at":"2024-12-31T00:00:00Z"},{"event":"billing-retry-ended","at":"2025-01-01T00:00:00Z"}]"#),
+            ("EXPIRED", "PRODUCT_NOT_FOR_SALE", #"[{"event":"product-withdrawn","at":"2025-01-01T00:00:00Z"}]"#),
+            ("DID_FAIL_TO_RENEW", "GRACE_PERIOD", #"[{"event":"grace-period","at":"2024-12-31T00:00:00Z"}]"#),
+        ])
+    func receiptAgrees(_ type: String, _ subtype: String, _ timeline: String) throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let spec = directory.appendingPathComponent("spec.json")
+        try Data(#"{"bundleId":"com.example.app","seed":7,"purchases":[{"productId":"pro.monthly","expired":true}],"timeline":\#(timeline)}"#.utf8).write(to: spec)
+        let receipt = try json(try forge("make", "--spec", spec.path, "--now", Self.now, "--format", "json", "-q"))
+        let pending = try #require((receipt["pending_renewal_info"] as? [[String: Any]])?.first)
+        let latest = try #require((receipt["latest_receipt_info"] as? [[String: Any]])?.first)
+        let path = directory.appendingPathComponent("n.jws").path
+        let made = try forge("jws", "make", "notification", "--spec", spec.path, "--now", Self.now, "--notification-type", type, "--subtype", subtype, "-q", "-o", path)
+        try #require(made.status == 0, "\(made.stderr)")
+        let nested = try #require(try json(try forge("jws", "inspect", path, "--json"))["nested"] as? [String: Any])
+        let transaction = try #require((nested["signedTransactionInfo"] as? [String: Any])?["payload"] as? [String: Any])
+        let renewal = try #require((nested["signedRenewalInfo"] as? [String: Any])?["payload"] as? [String: Any])
+        #expect((renewal["expirationIntent"] as? Int).map(String.init) == pending["expiration_intent"] as? String)
+        #expect(String(renewal["autoRenewStatus"] as? Int ?? -1) == pending["auto_renew_status"] as? String)
+        #expect((renewal["isInBillingRetryPeriod"] as? Bool == true ? "1" : "0") == pending["is_in_billing_retry_period"] as? String)
+        #expect((renewal["gracePeriodExpiresDate"] as? Int).map(String.init) == pending["grace_period_expires_date_ms"] as? String)
+        #expect(String(transaction["expiresDate"] as? Int ?? 0) == latest["expires_date_ms"] as? String)
+        #expect(transaction["transactionId"] as? String == latest["transaction_id"] as? String)
+    }
 }
