@@ -60,6 +60,11 @@ public struct JWSOptions: Sendable {
     }
 }
 
+extension JWSOptions {
+    /// The notification's type and subtype as Apple writes them in messages: `EXPIRED/VOLUNTARY`.
+    var pair: String { notificationType + (subtype.map { "/" + $0 } ?? "") }
+}
+
 /// A forged JWS and what went into it.
 public struct ForgedJWS: Sendable {
     public let kind: JWSKind
@@ -107,13 +112,21 @@ public struct JWSForge: Sendable {
     /// Forges one artefact of `scenario` at `now`, consistent with the receipt `forge make` makes of it
     /// (same transaction ids, dates, device and bundle).
     public func make(_ kind: JWSKind, scenario: Scenario, now: Date, options: JWSOptions = JWSOptions()) throws(ForgeError) -> ForgedJWS {
+        var scenario = scenario
+        var state = NotificationState.unchanged
         if kind == .notification, let type = NotificationType(rawValue: options.notificationType) {
             let subtype = options.subtype.map { NotificationSubtype(rawValue: $0) }
             // Unknown (future) values are the corpus's tolerance cases; a pair of known values must be one Apple sends.
             if subtype != .some(nil), let refusal = type.refusal(of: subtype ?? nil) { throw ForgeError(.conflictingOptions, refusal) }
+            // The pair's state goes into the scenario, so the receipt and every JWS of it agree; an unknown subtype claims nothing.
+            if subtype != .some(nil) {
+                state = type.state(subtype ?? nil)
+                scenario = try scenario.stating(state, pair: options.pair, about: options.productID, now: now)
+            }
         }
         let receipt = try receipts.make(scenario, now: now, sign: false)
         let world = try World(receipt: receipt, scenario: scenario, options: options)
+        try world.check(state, pair: options.pair)
         var payload: JSONValue
         switch kind {
         case .transaction: payload = try world.transaction(world.latest())
@@ -327,6 +340,38 @@ struct World {
         }
         members += [("version", .string("2.0")), ("signedDate", signedDate)]
         return .object(members)
+    }
+
+    /// Refuses a forged state other than the one the notification's pair implies: the scenario's own dates or
+    /// timeline won over the pair, so the notification would say one thing and carry another.
+    func check(_ state: NotificationState, pair: String) throws(ForgeError) {
+        guard state != .unchanged, let t = try? latest() else { return }
+        func refuse(_ implied: String, _ actual: String) -> ForgeError {
+            ForgeError(.conflictingOptions, "\(pair) implies \(implied), but the scenario's own dates or timeline make \(t.productID) \(actual) at now")
+        }
+        if state == .revoked, t.cancellationDate == nil { throw refuse("a revoked transaction", "not revoked") }
+        guard t.type == .autoRenewable else { return }
+        if let implied = state.status {
+            let actual = status(t)
+            if actual != implied { throw refuse("status \(implied) (\(Self.statusName(implied)))", "status \(actual) (\(Self.statusName(actual)))") }
+        }
+        let renewal = receipt.history.pendingRenewals.first { $0.originalTransactionID == t.originalTransactionID }
+        switch state {
+        case .active where renewal?.autoRenewStatus == false: throw refuse("auto-renew on", "auto-renew off")
+        case .autoRenewOff where renewal?.autoRenewStatus != false: throw refuse("auto-renew off", "auto-renew on")
+        case .renewed where t.transactionID == t.originalTransactionID && !isXcode: throw refuse("a renewal transaction", "a first purchase")
+        default: break
+        }
+    }
+
+    static func statusName(_ status: Int64) -> String {
+        switch status {
+        case 1: "active"
+        case 2: "expired"
+        case 3: "billing retry"
+        case 4: "grace period"
+        default: "revoked"
+        }
     }
 
     /// 1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked.

@@ -169,13 +169,16 @@ public enum JWSVectorCatalogue {
             ("DID_FAIL_TO_RENEW", "GRACE_PERIOD"), ("REFUND", nil), ("TEST", nil), ("RENEWAL_EXTENSION", "SUMMARY"), ("EXTERNAL_PURCHASE_TOKEN", "UNREPORTED"),
             ("PRICE_INCREASE", "PENDING"), ("ONE_TIME_CHARGE", nil), ("FUTURE_NOTIFICATION_TYPE", "FUTURE_SUBTYPE"),
         ]
+        // Revision 2: the notification carries the state its pair implies (issue 20): expired, refunded, in grace…
+        let restated: Set<String> = ["DID_CHANGE_RENEWAL_STATUS", "EXPIRED", "DID_FAIL_TO_RENEW", "REFUND", "PRICE_INCREASE"]
         for (type, subtype) in notifications {
             let name = (type + (subtype.map { "-" + $0 } ?? "")).lowercased().replacingOccurrences(of: "_", with: "-")
-            specs.append(
-                spec(
-                    "jws-valid::notification-\(name)",
-                    "A signed \(type)\(subtype.map { "/" + $0 } ?? "") notification\(type.hasPrefix("FUTURE") ? ": an unknown type must be tolerated" : "").",
-                    .notification, [], .valid, notification: (type, subtype)))
+            var notification = spec(
+                "jws-valid::notification-\(name)",
+                "A signed \(type)\(subtype.map { "/" + $0 } ?? "") notification\(type.hasPrefix("FUTURE") ? ": an unknown type must be tolerated" : "").",
+                .notification, [], .valid, notification: (type, subtype))
+            if restated.contains(type) { notification.revision = 2 }
+            specs.append(notification)
         }
         specs.append(
             spec(

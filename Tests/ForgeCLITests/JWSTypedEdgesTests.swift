@@ -87,7 +87,7 @@ struct JWSTypedEdgesTests {
 
     @Test("--app-apple-id goes where Apple's payloads carry it: notification data, AppTransaction, realtime; never a transaction")
     func appAppleID() throws {
-        let notification = try Self.make("notification", ["--product", "p", "--app-apple-id", "1234"])
+        let notification = try Self.make("notification", ["--product", "p", "--notification-type", "ONE_TIME_CHARGE", "--app-apple-id", "1234"])
         #expect(notification.status == 0, "\(notification.stderr)")
         #expect((notification.payload?["data"] as? [String: Any])?["appAppleId"] as? Int == 1234 && notification.payload?["appAppleId"] == nil)
         #expect(try Self.make("app-transaction", ["--app-apple-id", "1234"]).payload?["appAppleId"] as? Int == 1234)
@@ -95,13 +95,15 @@ struct JWSTypedEdgesTests {
         #expect(try Self.make("transaction", ["--product", "p", "--app-apple-id", "1234"]).payload?["appAppleId"] == nil)
         #expect(try Self.make("transaction", ["--product", "p", "--app-apple-id", "0"]).status == 64)
         guard Self.hasOracle else { return }
-        let verdict = try Self.appleVerdict("notification", environment: "Production", appAppleID: "1234", ["--product", "p", "--app-apple-id", "1234"])
+        let verdict = try Self.appleVerdict(
+            "notification", environment: "Production", appAppleID: "1234", ["--product", "p", "--notification-type", "ONE_TIME_CHARGE", "--app-apple-id", "1234"])
         #expect(verdict["verdict"] as? String == "accept", "\(verdict)")
     }
 
     @Test("--set/--unset take JSON pointers into Apple's schema; unknown keys and numbers JSON cannot carry exit 64")
     func pointers() throws {
-        let nested = try Self.make("notification", ["--product", "p", "--set", "/data/appAppleId=1234", "--unset", "/data/bundleVersion"])
+        let nested = try Self.make(
+            "notification", ["--product", "p", "--notification-type", "ONE_TIME_CHARGE", "--set", "/data/appAppleId=1234", "--unset", "/data/bundleVersion"])
         #expect(nested.status == 0, "\(nested.stderr)")
         let data = try #require(nested.payload?["data"] as? [String: Any])
         #expect(data["appAppleId"] as? Int == 1234 && data["bundleVersion"] == nil)
@@ -112,7 +114,7 @@ struct JWSTypedEdgesTests {
             ("notification", "appAppleId=1234", "appAppleId"), ("notification", "data.appAppleId=1234", "data.appAppleId"),
             ("transaction", "futureField=1", "futureField"), ("notification", "/data/futureField=1", "futureField"),
         ] {
-            let made = try Self.make(kind, ["--product", "p", "--set", assignment])
+            let made = try Self.make(kind, ["--product", "p", "--set", assignment] + (kind == "notification" ? ["--notification-type", "ONE_TIME_CHARGE"] : []))
             #expect(made.status == 64 && made.stderr.contains(key), "\(assignment): \(made.status) \(made.stderr)")
         }
         let allowed = try Self.make("transaction", ["--product", "p", "--set", "futureField=1", "--allow-unknown-keys"])
@@ -122,6 +124,6 @@ struct JWSTypedEdgesTests {
             #expect(made.status == 64, "price=\(number) was written as \(String(describing: made.payload?["price"]))")
         }
         #expect(try Self.make("transaction", ["--product", "p", "--set", "price=NaN"]).status == 64)
-        #expect(try Self.make("notification", ["--product", "p", "--set", "/summary/productId=\"x\""]).status == 64)  // no summary here
+        #expect(try Self.make("notification", ["--product", "p", "--notification-type", "ONE_TIME_CHARGE", "--set", "/summary/productId=\"x\""]).status == 64)  // no summary here
     }
 }

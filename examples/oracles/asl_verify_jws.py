@@ -5,7 +5,8 @@
 
 KIND: transaction, renewal, app-transaction, notification, realtime. Runs SignedDataVerifier with the given
 root (our TEST root), online checks off, and prints one JSON line: {"verdict": "accept"|"reject", "status":
-Apple's VerificationStatus name or null, "decoded": a few fields}. Exit 0 accept, 1 reject.
+Apple's VerificationStatus name or null, "decoded": a few fields, for a notification also data.status and its
+nested transaction and renewal info, verified and decoded}. Exit 0 accept, 1 reject.
 """
 import json
 import sys
@@ -34,9 +35,34 @@ try:
 except VerificationException as error:
     print(json.dumps({"verdict": "reject", "status": error.status.name}))
     sys.exit(1)
-fields = {}
-for name in ("transactionId", "originalTransactionId", "bundleId", "notificationType", "receiptType", "autoRenewStatus", "appAppleId"):
-    value = getattr(decoded, name, None)
-    if value is not None:
-        fields[name] = value if isinstance(value, (int, str)) else str(value)
+NAMES = (
+    "transactionId", "originalTransactionId", "bundleId", "notificationType", "subtype", "receiptType", "autoRenewStatus", "appAppleId",
+    "expiresDate", "revocationDate", "revocationReason", "transactionReason", "expirationIntent", "isInBillingRetryPeriod",
+    "gracePeriodExpiresDate", "priceIncreaseStatus",
+)
+
+
+def fields_of(decoded):
+    fields = {}
+    for name in NAMES:
+        value = getattr(decoded, name, None)
+        if value is not None:
+            fields[name] = value if isinstance(value, (int, str)) else str(value)
+    return fields
+
+
+fields = fields_of(decoded)
+# A notification's nested JWS, verified and decoded as Apple's library does: the state the notification carries.
+data = getattr(decoded, "data", None)
+if data is not None:
+    if data.status is not None:
+        fields["status"] = int(data.status)
+    try:
+        if data.signedTransactionInfo:
+            fields["transaction"] = fields_of(verifier.verify_and_decode_signed_transaction(data.signedTransactionInfo))
+        if data.signedRenewalInfo:
+            fields["renewal"] = fields_of(verifier.verify_and_decode_renewal_info(data.signedRenewalInfo))
+    except VerificationException as error:
+        print(json.dumps({"verdict": "reject", "status": error.status.name, "nested": True}))
+        sys.exit(1)
 print(json.dumps({"verdict": "accept", "status": None, "decoded": fields}))

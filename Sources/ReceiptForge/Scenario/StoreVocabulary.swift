@@ -96,6 +96,32 @@ public enum NotificationType: String, Sendable, Hashable, CaseIterable, Codable 
         }
     }
 
+    /// The state Apple is in when it sends this pair: the one table of what each notification says happened
+    /// (Apple's `notificationType` and `subtype` documentation). Unknown subtypes claim nothing.
+    public func state(_ subtype: NotificationSubtype?) -> NotificationState {
+        switch (self, subtype) {
+        case (.subscribed, _), (.offerRedeemed, _), (.renewalExtended, _), (.didChangeRenewalPref, _),
+            (.didChangeRenewalStatus, .autoRenewEnabled?):
+            .active
+        case (.didChangeRenewalStatus, _): .autoRenewOff
+        case (.priceIncrease, .accepted?): .priceIncrease(.accepted)
+        case (.priceIncrease, _): .priceIncrease(.pending)
+        case (.didRenew, .billingRecovery?): .recovered
+        case (.didRenew, _): .renewed
+        case (.expired, .billingRetry?): .expired(.billingError)
+        case (.expired, .priceIncrease?): .expired(.priceIncreaseDeclined)
+        case (.expired, .productNotForSale?): .expired(.productUnavailable)
+        case (.expired, _): .expired(.voluntary)
+        case (.didFailToRenew, .gracePeriod?): .gracePeriod
+        case (.didFailToRenew, _): .billingRetry
+        case (.gracePeriodExpired, _): .gracePeriodExpired
+        case (.refund, _), (.revoke, _): .revoked
+        case (.refundDeclined, _), (.refundReversed, _), (.consumptionRequest, _), (.test, _), (.renewalExtension, _), (.externalPurchaseToken, _), (.oneTimeCharge, _),
+            (.rescindConsent, _), (.metadataUpdate, _), (.migration, _), (.priceChange, _):
+            .unchanged
+        }
+    }
+
     /// Why Apple never sends this pair, or nil when it does.
     public func refusal(of subtype: NotificationSubtype?) -> String? {
         guard !subtypes.contains(subtype) else { return nil }
@@ -126,4 +152,71 @@ public enum NotificationSubtype: String, Sendable, Hashable, CaseIterable, Codab
     case unreported = "UNREPORTED"
     case activeTokenReminder = "ACTIVE_TOKEN_REMINDER"
     case created = "CREATED"
+}
+
+/// What a notification says about the purchase it carries, as Apple's documentation of each pair describes it.
+/// ``Scenario/stating(_:about:now:)`` brings a scenario into the state through its timeline, so the receipt,
+/// verifyReceipt and the JWS all show it.
+public enum NotificationState: Sendable, Hashable {
+    /// The notification claims nothing about the purchase (TEST, summaries, tokens, consumption requests…).
+    case unchanged
+    /// A subscription in its period, auto-renew on.
+    case active
+    /// In its period, auto-renew turned off (`DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED`).
+    case autoRenewOff
+    /// In its period, a price increase with the customer's consent pending or accepted.
+    case priceIncrease(TimelineEvent.Consent)
+    /// Renewed: the latest transaction is a renewal (`DID_RENEW`).
+    case renewed
+    /// Renewed after billing retry (`DID_RENEW/BILLING_RECOVERY`).
+    case recovered
+    /// Lapsed for good, for this reason.
+    case expired(ExpirationIntent)
+    /// Lapsed; Apple is retrying the payment (`DID_FAIL_TO_RENEW`).
+    case billingRetry
+    /// Lapsed, in billing retry, the customer still served until the grace period ends.
+    case gracePeriod
+    /// Still in billing retry, the grace period over.
+    case gracePeriodExpired
+    /// Refunded or revoked: the transaction carries revocationDate and revocationReason.
+    case revoked
+
+    /// The notification's `data.status` (Apple's `Status`): 1 active, 2 expired, 3 billing retry, 4 grace period,
+    /// 5 revoked; nil when the state claims nothing.
+    public var status: Int64? {
+        switch self {
+        case .unchanged: nil
+        case .active, .autoRenewOff, .priceIncrease, .renewed, .recovered: 1
+        case .expired: 2
+        case .billingRetry, .gracePeriodExpired: 3
+        case .gracePeriod: 4
+        case .revoked: 5
+        }
+    }
+
+    /// Whether only an auto-renewable subscription can be in this state.
+    public var needsSubscription: Bool {
+        switch self {
+        case .unchanged, .revoked: false
+        default: true
+        }
+    }
+
+    /// Whether the latest period has ended by the notification (nil: either, or a renewal follows it).
+    public var lapsed: Bool? {
+        switch self {
+        case .expired, .billingRetry, .gracePeriod, .gracePeriodExpired: true
+        case .active, .autoRenewOff, .priceIncrease: false
+        case .unchanged, .revoked, .renewed, .recovered: nil
+        }
+    }
+}
+
+/// Renewal info's `expirationIntent`, with Apple's raw values.
+public enum ExpirationIntent: Int, Sendable, Hashable, CaseIterable, Codable {
+    case voluntary = 1
+    case billingError = 2
+    case priceIncreaseDeclined = 3
+    case productUnavailable = 4
+    case other = 5
 }

@@ -26,6 +26,10 @@ public struct TimelineEvent: Codable, Sendable, Hashable {
         case changeProduct = "change-product"
         /// The customer's account is gone from `at` on: verifyReceipt answers 21010.
         case accountDeleted = "account-deleted"
+        /// Apple stops retrying the payment at `at`: the subscription has expired (expiration intent 2).
+        case billingRetryEnded = "billing-retry-ended"
+        /// The product leaves sale at `at`: the subscription does not renew (expiration intent 4).
+        case productWithdrawn = "product-withdrawn"
     }
 
     public enum Consent: String, Codable, Sendable, CaseIterable { case pending, accepted, declined }
@@ -113,6 +117,8 @@ extension Scenario {
             var retry = false
             var grace: Date?
             var consent: TimelineEvent.Consent?
+            /// Why it expired, when an event says so (billing retry ended, product withdrawn).
+            var intent: ExpirationIntent?
         }
         var states: [String: State] = [:]  // by product id
         var reasons: [String: Int] = [:]
@@ -173,6 +179,14 @@ extension Scenario {
                 state.consent = event.consent ?? .pending
             case .changeProduct:
                 state.autoRenewProduct = event.to
+            case .billingRetryEnded:
+                state.retry = false
+                state.grace = nil
+                state.autoRenew = false
+                state.intent = .billingError
+            case .productWithdrawn:
+                state.autoRenew = false
+                state.intent = .productUnavailable
             case .accountDeleted:
                 break
             }
@@ -192,7 +206,10 @@ extension Scenario {
             var autoRenew = state.autoRenew && state.consent != .declined
             // In a grace period the customer keeps the service: no expiration intent yet.
             if lapsed, !inGrace {
-                if state.retry && last.cancellationDate == nil {
+                if let stated = state.intent {
+                    intent = stated.rawValue
+                    autoRenew = false
+                } else if state.retry && last.cancellationDate == nil {
                     intent = 2
                 } else if state.consent == .declined {
                     intent = 3
@@ -210,5 +227,84 @@ extension Scenario {
                     priceConsentStatus: state.consent.map { $0 == .accepted ? 1 : 0 }))
         }
         return (transactions, SubscriptionHistory(pendingRenewals: pending, cancellationReasons: reasons, accountDeletedAt: deleted))
+    }
+}
+
+extension Scenario {
+    /// This scenario brought into `state` at `now` through its purchase and timeline, so the receipt, verifyReceipt
+    /// and the JWS forged from it all show what a notification of `pair` says: the purchase `productID` (default:
+    /// the first) lapses, renews, enters billing retry or is refunded. The scenario's own values win; one that
+    /// contradicts the state is a `conflictingOptions` error naming it.
+    public func stating(_ state: NotificationState, pair: String, about productID: String?, now: Date) throws(ForgeError) -> Scenario {
+        let chosen = productID.map { id in purchases.firstIndex { $0.productID == id } } ?? (purchases.isEmpty ? nil : 0)
+        guard state != .unchanged, let index = chosen else { return self }
+        var purchase = purchases[index]
+        let product = purchase.productID
+        if state.needsSubscription, purchase.resolvedType != .autoRenewable {
+            throw ForgeError(
+                .conflictingOptions, "\(pair) is about an auto-renewable subscription, and \(product) is \(purchase.resolvedType.rawValue): make it auto-renewable")
+        }
+        let stamp = ReceiptDate.format(now)
+        let explicitEnd = purchase.expiresDate.flatMap(ReceiptDate.parse)
+        func event(_ kind: TimelineEvent.Kind, days: Int? = nil, consent: TimelineEvent.Consent? = nil) -> TimelineEvent {
+            TimelineEvent(kind, at: stamp, productID: product, days: days, consent: consent)
+        }
+        /// The latest period ends before `now`: one day before unless the purchase says when.
+        func lapse() throws(ForgeError) {
+            guard let explicitEnd else {
+                purchase.expired = true
+                return
+            }
+            if explicitEnd > now {
+                throw ForgeError(
+                    .conflictingOptions, "\(pair) says the subscription's period has ended, but \(product) expires at \(purchase.expiresDate ?? ""), after now (\(stamp))")
+            }
+        }
+        var events: [TimelineEvent] = []
+        switch state {
+        case .unchanged:
+            break
+        case .active, .autoRenewOff, .priceIncrease:
+            if purchase.expired == true || explicitEnd.map({ $0 <= now }) == true {
+                let end = purchase.expired == true ? "is expired" : "expires at \(purchase.expiresDate ?? "")"
+                throw ForgeError(.conflictingOptions, "\(pair) says the subscription is in its period, but \(product) \(end), before now (\(stamp))")
+            }
+            if state == .autoRenewOff { events.append(event(.cancel)) }
+            if case .priceIncrease(let consent) = state { events.append(event(.priceIncrease, consent: consent)) }
+        case .renewed:
+            let renewed =
+                (purchase.renewals ?? 0) > 0 || (timeline ?? []).contains { [.renew, .recover].contains($0.event) && ($0.productID ?? product) == product }
+            if !renewed {
+                try lapse()
+                events.append(TimelineEvent(.renew, productID: product))
+            }
+        case .recovered:
+            try lapse()
+            events += [event(.billingRetry), event(.recover)]
+        case .expired(let intent):
+            try lapse()
+            switch intent {
+            case .voluntary, .other: events.append(event(.cancel))
+            case .billingError: events += [event(.billingRetry), event(.billingRetryEnded)]
+            case .priceIncreaseDeclined: events.append(event(.priceIncrease, consent: .declined))
+            case .productUnavailable: events.append(event(.productWithdrawn))
+            }
+        case .billingRetry:
+            try lapse()
+            events.append(event(.billingRetry))
+        case .gracePeriod:
+            try lapse()
+            events.append(event(.gracePeriod))
+        case .gracePeriodExpired:
+            // A one-day grace period after a period that ended a day ago (or earlier) is over by now.
+            try lapse()
+            events.append(event(.gracePeriod, days: 1))
+        case .revoked:
+            if purchase.cancelled == nil { events.append(event(.refund)) }
+        }
+        var scenario = self
+        scenario.purchases[index] = purchase
+        if !events.isEmpty { scenario.timeline = (timeline ?? []) + events }
+        return scenario
     }
 }

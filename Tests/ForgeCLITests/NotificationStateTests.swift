@@ -1,0 +1,181 @@
+import Foundation
+import Testing
+
+/// Issue 20, item 2: a notification's type and subtype imply the state of the subscription it carries, and the
+/// nested transaction and renewal info show that state, decoded by `forge jws inspect` and by Apple's library.
+@Suite("forge jws make notification: the state each pair implies", .timeLimit(.minutes(10)))
+struct NotificationStateTests {
+    static let now = "2025-01-01T00:00:00Z"
+    static let nowMilliseconds = 1_735_689_600_000
+    static let subscription = ["--product", "pro.monthly", "--type", "auto-renewable"]
+    static let root = repositoryRoot.appendingPathComponent("Certificates/jws/jws-root-g3.pem").path
+    static let python = repositoryRoot.appendingPathComponent(".oracles/asl/bin/python")
+    static let oracle = repositoryRoot.appendingPathComponent("examples/oracles/asl_verify_jws.py").path
+
+    /// What a pair implies, as Apple documents it; nil: not asserted.
+    struct Implied: CustomTestStringConvertible, Sendable {
+        let type: String
+        let subtype: String?
+        let status: Int
+        var lapsed: Bool
+        var expirationIntent: Int?
+        var autoRenewStatus: Int
+        var billingRetry = false
+        var grace = false
+        var revoked = false
+        var renewal = false
+        var priceIncreaseStatus: Int?
+
+        var pair: String { type + (subtype.map { "/" + $0 } ?? "") }
+        var testDescription: String { pair }
+    }
+
+    /// A refund ends the subscription as the timeline's `refund` event does for the receipt: revoked, auto-renew off,
+    /// expiration intent 1.
+    static let pairs: [Implied] = [
+        Implied(type: "EXPIRED", subtype: "VOLUNTARY", status: 2, lapsed: true, expirationIntent: 1, autoRenewStatus: 0),
+        Implied(type: "EXPIRED", subtype: "BILLING_RETRY", status: 2, lapsed: true, expirationIntent: 2, autoRenewStatus: 0),
+        Implied(type: "EXPIRED", subtype: "PRICE_INCREASE", status: 2, lapsed: true, expirationIntent: 3, autoRenewStatus: 0, priceIncreaseStatus: 0),
+        Implied(type: "EXPIRED", subtype: "PRODUCT_NOT_FOR_SALE", status: 2, lapsed: true, expirationIntent: 4, autoRenewStatus: 0),
+        Implied(type: "REFUND", subtype: nil, status: 5, lapsed: false, expirationIntent: 1, autoRenewStatus: 0, revoked: true),
+        Implied(type: "REVOKE", subtype: nil, status: 5, lapsed: false, expirationIntent: 1, autoRenewStatus: 0, revoked: true),
+        Implied(type: "DID_FAIL_TO_RENEW", subtype: nil, status: 3, lapsed: true, expirationIntent: 2, autoRenewStatus: 1, billingRetry: true),
+        Implied(type: "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD", status: 4, lapsed: true, autoRenewStatus: 1, billingRetry: true, grace: true),
+        Implied(type: "GRACE_PERIOD_EXPIRED", subtype: nil, status: 3, lapsed: true, expirationIntent: 2, autoRenewStatus: 1, billingRetry: true),
+        Implied(type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED", status: 1, lapsed: false, autoRenewStatus: 0),
+        Implied(type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_ENABLED", status: 1, lapsed: false, autoRenewStatus: 1),
+        Implied(type: "DID_RENEW", subtype: nil, status: 1, lapsed: false, autoRenewStatus: 1, renewal: true),
+        Implied(type: "DID_RENEW", subtype: "BILLING_RECOVERY", status: 1, lapsed: false, autoRenewStatus: 1, renewal: true),
+        Implied(type: "PRICE_INCREASE", subtype: "PENDING", status: 1, lapsed: false, autoRenewStatus: 1, priceIncreaseStatus: 0),
+        Implied(type: "PRICE_INCREASE", subtype: "ACCEPTED", status: 1, lapsed: false, autoRenewStatus: 1, priceIncreaseStatus: 1),
+        Implied(type: "SUBSCRIBED", subtype: "INITIAL_BUY", status: 1, lapsed: false, autoRenewStatus: 1),
+    ]
+
+    /// `forge jws make notification` for `pair` into `directory`: the file and the exit status.
+    static func make(_ implied: Implied, _ extra: [String] = [], in directory: URL) throws -> (path: String, result: RunResult) {
+        let path = directory.appendingPathComponent("\(implied.pair.replacingOccurrences(of: "/", with: "-")).jws").path
+        var arguments = ["jws", "make", "notification", "--now", now, "-q", "-o", path, "--notification-type", implied.type] + subscription + extra
+        if let subtype = implied.subtype { arguments += ["--subtype", subtype] }
+        return (path, try forge(arguments: arguments))
+    }
+
+    @Test("Each pair's notification, decoded by forge jws inspect, carries the state it implies", arguments: pairs)
+    func decodedState(_ implied: Implied) throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (path, made) = try Self.make(implied, in: directory)
+        try #require(made.status == 0, "\(made.stderr)")
+        let inspected = try json(try forge("jws", "inspect", path, "--json"))
+        let payload = try #require(inspected["payload"] as? [String: Any])
+        #expect(payload["notificationType"] as? String == implied.type && payload["subtype"] as? String == implied.subtype)
+        let data = try #require(payload["data"] as? [String: Any])
+        #expect(data["status"] as? Int == implied.status, "status \(data["status"] ?? "none")")
+        let nested = try #require(inspected["nested"] as? [String: Any])
+        let transaction = try #require((nested["signedTransactionInfo"] as? [String: Any])?["payload"] as? [String: Any])
+        let renewal = try #require((nested["signedRenewalInfo"] as? [String: Any])?["payload"] as? [String: Any])
+        let expires = try #require(transaction["expiresDate"] as? Int)
+        #expect((expires <= Self.nowMilliseconds) == implied.lapsed, "expiresDate \(expires)")
+        #expect(renewal["expirationIntent"] as? Int == implied.expirationIntent, "expirationIntent \(renewal["expirationIntent"] ?? "none")")
+        #expect(renewal["autoRenewStatus"] as? Int == implied.autoRenewStatus)
+        #expect(renewal["isInBillingRetryPeriod"] as? Bool == implied.billingRetry)
+        let grace = renewal["gracePeriodExpiresDate"] as? Int
+        #expect(implied.grace ? (grace ?? 0) > Self.nowMilliseconds : grace == nil, "gracePeriodExpiresDate \(grace ?? 0)")
+        #expect((transaction["revocationDate"] != nil) == implied.revoked && (transaction["revocationReason"] != nil) == implied.revoked)
+        #expect(transaction["transactionReason"] as? String == (implied.renewal ? "RENEWAL" : "PURCHASE"))
+        if implied.renewal { #expect(transaction["transactionId"] as? String != transaction["originalTransactionId"] as? String) }
+        #expect(renewal["priceIncreaseStatus"] as? Int == implied.priceIncreaseStatus)
+    }
+
+    @Test("Apple's library verifies each pair's notification and its nested JWS, and decodes the same state", arguments: pairs)
+    func appleDecodes(_ implied: Implied) throws {
+        guard FileManager.default.isExecutableFile(atPath: Self.python.path) else { return }
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let (path, made) = try Self.make(implied, ["--app-apple-id", "1234"], in: directory)
+        try #require(made.status == 0, "\(made.stderr)")
+        let result = try run(Self.python, [Self.oracle, Self.root, "Production", "com.example.app", "1234", "notification", path])
+        let verdict = try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any], "\(result.text)\(result.stderr)")
+        #expect(verdict["verdict"] as? String == "accept", "\(verdict)")
+        let decoded = try #require(verdict["decoded"] as? [String: Any])
+        #expect(decoded["notificationType"] as? String == implied.type && decoded["subtype"] as? String == implied.subtype)
+        #expect(decoded["status"] as? Int == implied.status)
+        let transaction = try #require(decoded["transaction"] as? [String: Any])
+        let renewal = try #require(decoded["renewal"] as? [String: Any])
+        #expect(((transaction["expiresDate"] as? Int ?? 0) <= Self.nowMilliseconds) == implied.lapsed)
+        #expect((transaction["revocationDate"] != nil) == implied.revoked)
+        #expect(transaction["transactionReason"] as? String == (implied.renewal ? "RENEWAL" : "PURCHASE"))
+        #expect(renewal["expirationIntent"] as? Int == implied.expirationIntent)
+        #expect(renewal["autoRenewStatus"] as? Int == implied.autoRenewStatus)
+        #expect(renewal["isInBillingRetryPeriod"] as? Bool == implied.billingRetry)
+        #expect((renewal["gracePeriodExpiresDate"] != nil) == implied.grace)
+    }
+
+    @Test("A refunded non-subscription carries revocationDate and revocationReason, and no status")
+    func refundedPurchase() throws {
+        let made = try forge("jws", "make", "notification", "--notification-type", "REFUND", "--product", "gems", "--now", Self.now, "-q", "--format", "json")
+        try #require(made.status == 0, "\(made.stderr)")
+        let payload = try #require(try json(made)["payload"] as? [String: Any])
+        let data = try #require(payload["data"] as? [String: Any])
+        #expect(data["status"] == nil && data["signedRenewalInfo"] == nil)
+        let path = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: path) }
+        let file = path.appendingPathComponent("t.jws")
+        try Data(((data["signedTransactionInfo"] as? String ?? "") + "\n").utf8).write(to: file)
+        let transaction = try #require(try json(try forge("jws", "inspect", file.path, "--json"))["payload"] as? [String: Any])
+        #expect(transaction["revocationDate"] as? Int == Self.nowMilliseconds && transaction["revocationReason"] as? Int == 0)
+    }
+
+    @Test("A pair that contradicts explicit flags exits 64 saying which")
+    func contradictions() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cases: [(Implied, [String], [String])] = [
+            (Self.pairs[0], ["--expires", "2025-06-01T00:00:00Z"], ["EXPIRED/VOLUNTARY", "2025-06-01T00:00:00Z"]),
+            (Self.pairs[9], ["--expired"], ["DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED", "expired"]),
+            // A grace period of 16 days after a period that ended a month ago is over: not the grace period the pair says.
+            (Self.pairs[7], ["--expires", "2024-12-01T00:00:00Z"], ["DID_FAIL_TO_RENEW/GRACE_PERIOD", "status 4", "status 3"]),
+            (Self.pairs[11], ["--expires", "2025-01-20T00:00:00Z"], ["DID_RENEW", "2025-01-20T00:00:00Z"]),
+        ]
+        for (implied, flags, words) in cases {
+            let made = try Self.make(implied, flags, in: directory).result
+            #expect(made.status == 64, "\(implied.pair) \(flags): \(made.status) \(made.stderr)")
+            #expect(words.allSatisfy(made.stderr.contains), "\(made.stderr)")
+        }
+        // A subscription's state on a non-consumable.
+        let consumable = try forge(
+            "jws", "make", "notification", "--notification-type", "EXPIRED", "--subtype", "VOLUNTARY", "--product", "gems", "--now", Self.now, "-q", "-o", "/dev/null")
+        #expect(consumable.status == 64 && consumable.stderr.contains("auto-renewable"), "\(consumable.stderr)")
+        // Flags that agree with the pair are welcome: an explicit past expiry for EXPIRED, renewals for DID_RENEW.
+        #expect(try Self.make(Self.pairs[0], ["--expires", "2024-12-20T00:00:00Z"], in: directory).result.status == 0)
+        #expect(try Self.make(Self.pairs[11], ["--renewals", "2"], in: directory).result.status == 0)
+    }
+
+    @Test(
+        "A spec whose timeline holds the pair's events gives the same state in verifyReceipt's JSON (forge make) and in the notification",
+        arguments: [
+            ("EXPIRED", "BILLING_RETRY", #"[{"event":"billing-retry","at":"2024-12-31T00:00:00Z"},{"event":"billing-retry-ended","at":"2025-01-01T00:00:00Z"}]"#),
+            ("EXPIRED", "PRODUCT_NOT_FOR_SALE", #"[{"event":"product-withdrawn","at":"2025-01-01T00:00:00Z"}]"#),
+            ("DID_FAIL_TO_RENEW", "GRACE_PERIOD", #"[{"event":"grace-period","at":"2024-12-31T00:00:00Z"}]"#),
+        ])
+    func receiptAgrees(_ type: String, _ subtype: String, _ timeline: String) throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let spec = directory.appendingPathComponent("spec.json")
+        try Data(#"{"bundleId":"com.example.app","seed":7,"purchases":[{"productId":"pro.monthly","expired":true}],"timeline":\#(timeline)}"#.utf8).write(to: spec)
+        let receipt = try json(try forge("make", "--spec", spec.path, "--now", Self.now, "--format", "json", "-q"))
+        let pending = try #require((receipt["pending_renewal_info"] as? [[String: Any]])?.first)
+        let latest = try #require((receipt["latest_receipt_info"] as? [[String: Any]])?.first)
+        let path = directory.appendingPathComponent("n.jws").path
+        let made = try forge("jws", "make", "notification", "--spec", spec.path, "--now", Self.now, "--notification-type", type, "--subtype", subtype, "-q", "-o", path)
+        try #require(made.status == 0, "\(made.stderr)")
+        let nested = try #require(try json(try forge("jws", "inspect", path, "--json"))["nested"] as? [String: Any])
+        let transaction = try #require((nested["signedTransactionInfo"] as? [String: Any])?["payload"] as? [String: Any])
+        let renewal = try #require((nested["signedRenewalInfo"] as? [String: Any])?["payload"] as? [String: Any])
+        #expect((renewal["expirationIntent"] as? Int).map(String.init) == pending["expiration_intent"] as? String)
+        #expect(String(renewal["autoRenewStatus"] as? Int ?? -1) == pending["auto_renew_status"] as? String)
+        #expect((renewal["isInBillingRetryPeriod"] as? Bool == true ? "1" : "0") == pending["is_in_billing_retry_period"] as? String)
+        #expect((renewal["gracePeriodExpiresDate"] as? Int).map(String.init) == pending["grace_period_expires_date_ms"] as? String)
+        #expect(String(transaction["expiresDate"] as? Int ?? 0) == latest["expires_date_ms"] as? String)
+        #expect(transaction["transactionId"] as? String == latest["transaction_id"] as? String)
+    }
+}
