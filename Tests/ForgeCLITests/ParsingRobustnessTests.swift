@@ -36,35 +36,8 @@ struct ParsingRobustnessTests {
     /// A child that stops reading its stdin early (an input over the limit) gives EPIPE, not SIGPIPE to the tests.
     static func forgeWithin(_ seconds: Double, _ arguments: [String], stdin: Data? = nil) throws -> (result: RunResult, finished: Bool) {
         _ = signal(SIGPIPE, SIG_IGN)
-        let start = Date()
-        let process = Process()
-        process.executableURL = forgeBinary
-        process.arguments = arguments
-        let output = Pipe(), error = Pipe(), input = Pipe()
-        process.standardOutput = output
-        process.standardError = error
-        process.standardInput = input
-        try process.run()
-        let group = DispatchGroup()
-        nonisolated(unsafe) var out = Data(), err = Data()
-        group.enter()
-        DispatchQueue.global().async {
-            out = output.fileHandleForReading.readDataToEndOfFile()
-            group.leave()
-        }
-        group.enter()
-        DispatchQueue.global().async {
-            err = error.fileHandleForReading.readDataToEndOfFile()
-            group.leave()
-        }
-        let pid = process.processIdentifier
-        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { if process.isRunning { kill(pid, SIGKILL) } }
-        if let stdin { try? input.fileHandleForWriting.write(contentsOf: stdin) }
-        try? input.fileHandleForWriting.close()
-        process.waitUntilExit()
-        group.wait()
-        let finished = Date().timeIntervalSince(start) < seconds && process.terminationReason == .exit
-        return (RunResult(status: process.terminationStatus, stdout: out, stderr: String(decoding: err, as: UTF8.self)), finished)
+        let result = try run(forgeBinary, arguments, stdin: stdin, killAfter: seconds)
+        return (result, result.exited)
     }
 
     // MARK: item 4: numbers that are no instant

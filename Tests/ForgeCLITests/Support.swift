@@ -47,12 +47,18 @@ struct RunResult {
     let status: Int32
     let stdout: Data
     let stderr: String
+    /// Whether the program ended by itself with an exit status: not by a signal, nor killed at `killAfter`.
+    var exited = true
     var text: String { String(decoding: stdout, as: UTF8.self) }
 }
 
-/// Runs a program to completion with the given stdin, in `directory`.
+/// Runs a program to completion with the given stdin, in `directory`; with `killAfter`, SIGKILL at that
+/// deadline (a hang ends the test instead of the run).
 @discardableResult
-func run(_ executable: URL, _ arguments: [String], stdin: Data? = nil, in directory: URL? = nil, environment: [String: String]? = nil) throws -> RunResult {
+func run(
+    _ executable: URL, _ arguments: [String], stdin: Data? = nil, in directory: URL? = nil, environment: [String: String]? = nil,
+    killAfter seconds: Double? = nil
+) throws -> RunResult {
     let process = Process()
     process.executableURL = executable
     process.arguments = arguments
@@ -74,11 +80,19 @@ func run(_ executable: URL, _ arguments: [String], stdin: Data? = nil, in direct
     DispatchQueue.global().async {
         err = error.fileHandleForReading.readDataToEndOfFile(); group.leave()
     }
+    let start = Date()
+    if let seconds {
+        let pid = process.processIdentifier
+        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { if process.isRunning { kill(pid, SIGKILL) } }
+    }
     if let stdin { try? input.fileHandleForWriting.write(contentsOf: stdin) }
     try? input.fileHandleForWriting.close()
     process.waitUntilExit()
     group.wait()
-    return RunResult(status: process.terminationStatus, stdout: out, stderr: String(decoding: err, as: UTF8.self))
+    let inTime = seconds.map { Date().timeIntervalSince(start) < $0 } ?? true
+    return RunResult(
+        status: process.terminationStatus, stdout: out, stderr: String(decoding: err, as: UTF8.self),
+        exited: inTime && process.terminationReason == .exit)
 }
 
 func forge(_ arguments: String..., stdin: Data? = nil, in directory: URL? = nil) throws -> RunResult {
