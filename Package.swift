@@ -7,8 +7,8 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),  // SE-0409
 ]
 
-// Dependencies point down: forge → ForgeCLI → ReceiptValidation / ReceiptForge → ReceiptModel + ForgeCrypto → COpenSSL;
-// ReceiptForge also → ReceiptCorpus (Foundation and ReceiptModel). The network (swift-nio, BoringSSL,
+// Dependencies point down: forge → ForgeCLI → ReceiptValidation / ReceiptForge → ReceiptModel + JWSModel + ForgeCrypto
+// → StoreModel → ForgeSupport; ReceiptForge also → ReceiptCorpus (Foundation and ForgeSupport). The network (swift-nio, BoringSSL,
 // async-http-client) is linked only by forge-http, which forge hands HTTP work over to: `swift run forge make`
 // on a fresh clone compiles none of it.
 let package = Package(
@@ -17,13 +17,14 @@ let package = Package(
     products: [
         .executable(name: "forge", targets: ["forge"]),
         .executable(name: "forge-http", targets: ["forge-http"]),
+        .library(name: "StoreModel", targets: ["StoreModel"]),
         .library(name: "ReceiptModel", targets: ["ReceiptModel"]),
+        .library(name: "JWSModel", targets: ["JWSModel"]),
         .library(name: "ReceiptForge", targets: ["ReceiptForge"]),
         .library(name: "ReceiptValidation", targets: ["ReceiptValidation"]),
         .library(name: "ReceiptCorpus", targets: ["ReceiptCorpus"]),
         .library(name: "ReceiptConformance", targets: ["ReceiptConformance"]),
         .library(name: "ReceiptServe", targets: ["ReceiptServe"]),
-        .library(name: "StoreKitForge", targets: ["StoreKitForge"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.6.0"),
@@ -47,16 +48,25 @@ let package = Package(
         .target(name: "CForgeSystem"),
         // Keys, X.509 issuance, raw RSA PKCS#1 v1.5, digests, chain verification over OpenSSL.
         .target(name: "ForgeCrypto", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
-        // The receipt as bytes: BER in, DER or chosen BER out. No crypto, no dependencies.
-        .target(name: "ReceiptModel", swiftSettings: swiftSettings),
-        // The corpus model (manifest, vectors, lint, schemas): Foundation and ReceiptModel (for JSON) only, so outside validators can use it without OpenSSL.
-        .target(name: "ReceiptCorpus", dependencies: ["ReceiptModel"], swiftSettings: swiftSettings),
-        // Presets, scenarios, mutations, the vector catalogue and signing: receipts from the bundled TEST PKI.
-        .target(name: "ReceiptForge", dependencies: ["ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "CForgeSystem"], swiftSettings: swiftSettings),
-        // StoreKit 2: the EC test PKI and signed JWS (transactions, renewal info, AppTransaction, notifications, realtime).
-        .target(name: "StoreKitForge", dependencies: ["ReceiptForge", "ReceiptModel", "ForgeCrypto"], swiftSettings: swiftSettings),
-        // The conformance runner: judges any validator as a black box. Never imports the model or crypto.
-        .target(name: "ReceiptConformance", dependencies: ["ReceiptCorpus", "ReceiptModel"], swiftSettings: swiftSettings),
+        // What every layer shares and no domain owns: JSON, the coded-error pattern, hex, base64url, Apple's date
+        // formats, the seeded generator, the forge's error. Foundation only.
+        .target(name: "ForgeSupport", swiftSettings: swiftSettings),
+        // The store: the scenario (apps, devices, products, purchases, timeline), its typed vocabulary (environments,
+        // product and notification types) and the state it resolves to. Every artefact renders this one model.
+        .target(name: "StoreModel", dependencies: ["ForgeSupport"], swiftSettings: swiftSettings),
+        // The receipt as bytes: BER in, DER or chosen BER out; verifyReceipt's JSON of it. No crypto.
+        .target(name: "ReceiptModel", dependencies: ["ForgeSupport", "StoreModel"], swiftSettings: swiftSettings),
+        // The JWS as text: compact serialization and its size bounds. No crypto.
+        .target(name: "JWSModel", dependencies: ["ForgeSupport"], swiftSettings: swiftSettings),
+        // The corpus model (manifest, vectors, lint, schemas): Foundation and ForgeSupport only, so outside validators can use it without OpenSSL.
+        .target(name: "ReceiptCorpus", dependencies: ["ForgeSupport"], swiftSettings: swiftSettings),
+        // Renders the store model as signed artefacts from the bundled TEST PKIs: receipts (RSA, PKCS#7) and StoreKit 2 JWS
+        // (ES256); the mutations, the vector catalogue and the mutant generator.
+        .target(
+            name: "ReceiptForge", dependencies: ["StoreModel", "ReceiptModel", "JWSModel", "ForgeSupport", "ForgeCrypto", "ReceiptCorpus", "CForgeSystem"],
+            swiftSettings: swiftSettings),
+        // The conformance runner: judges any validator as a black box. Never imports the models or crypto.
+        .target(name: "ReceiptConformance", dependencies: ["ReceiptCorpus", "ForgeSupport"], swiftSettings: swiftSettings),
         // The http(s):// transport: the harness protocol over POST, or a verifyReceipt-style endpoint through a response mapping.
         .target(
             name: "ReceiptConformanceHTTP",
@@ -68,23 +78,23 @@ let package = Package(
             swiftSettings: swiftSettings),
         // The reference validator and the inspector.
         .target(
-            name: "ReceiptValidation", dependencies: ["ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance"],
+            name: "ReceiptValidation", dependencies: ["ReceiptModel", "JWSModel", "StoreModel", "ForgeSupport", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance"],
             swiftSettings: swiftSettings),
         // Apple's verifyReceipt, socket-free: statuses, routing, shared secret, server-side history, faults, the request log.
         .target(
-            name: "ReceiptServe", dependencies: ["ReceiptValidation", "ReceiptForge", "ReceiptModel", "ReceiptCorpus", "ForgeCrypto"],
+            name: "ReceiptServe", dependencies: ["ReceiptValidation", "ReceiptForge", "ReceiptModel", "StoreModel", "ForgeSupport", "ReceiptCorpus", "ForgeCrypto"],
             swiftSettings: swiftSettings),
         // The reference validator served: over stdio (`forge validate --harness`) and the HTTP routes (harness
         // protocol and verifyReceipt) independent of any socket library.
         .target(
             name: "ReceiptValidationServer",
-            dependencies: ["ReceiptValidation", "ReceiptServe", "ReceiptConformance", "ReceiptCorpus", "ReceiptModel"],
+            dependencies: ["ReceiptValidation", "ReceiptServe", "ReceiptConformance", "ReceiptCorpus", "ReceiptModel", "ForgeSupport"],
             swiftSettings: swiftSettings),
         // The HTTP servers on Hummingbird: `forge serve` and `forge validate --listen`.
         .target(
             name: "ReceiptServeHTTP",
             dependencies: [
-                "ReceiptServe", "ReceiptValidationServer", "ReceiptModel",
+                "ReceiptServe", "ReceiptValidationServer", "ReceiptModel", "ForgeSupport",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
@@ -97,7 +107,7 @@ let package = Package(
             name: "ForgeCLI",
             dependencies: [
                 "ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance",
-                "ReceiptValidationServer", "ReceiptServe", "StoreKitForge", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "ReceiptValidationServer", "ReceiptServe", "StoreModel", "JWSModel", "ForgeSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings),
         .executableTarget(name: "forge", dependencies: ["ForgeCLI"], swiftSettings: swiftSettings),
@@ -111,18 +121,19 @@ let package = Package(
             swiftSettings: swiftSettings),
 
         .testTarget(name: "ForgeCryptoTests", dependencies: ["ForgeCrypto"], swiftSettings: swiftSettings),
-        .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel"], swiftSettings: swiftSettings),
-        .testTarget(name: "StoreKitForgeTests", dependencies: ["StoreKitForge", "ForgeCrypto"], swiftSettings: swiftSettings),
-        .testTarget(name: "ReceiptCorpusTests", dependencies: ["ReceiptCorpus", "ReceiptModel"], swiftSettings: swiftSettings),
+        .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel", "JWSModel", "StoreModel", "ForgeSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "StoreKitForgeTests", dependencies: ["ReceiptForge", "StoreModel", "JWSModel", "ForgeSupport", "ForgeCrypto"], swiftSettings: swiftSettings),
+        .testTarget(name: "ReceiptCorpusTests", dependencies: ["ReceiptCorpus", "ForgeSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ReceiptConformanceTests",
-            dependencies: ["ReceiptConformance", "ReceiptCorpus", "ReceiptValidation", "ReceiptForge", "ReceiptModel", "ForgeCrypto"],
+            dependencies: ["ReceiptConformance", "ReceiptCorpus", "ReceiptValidation", "ReceiptForge", "ReceiptModel", "StoreModel", "ForgeSupport", "ForgeCrypto"],
             swiftSettings: swiftSettings),
         // Fixtures/ (the vector revision ledger) is read from the source tree by path, not bundled.
         .testTarget(
             name: "ReceiptForgeTests",
             dependencies: [
-                "ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance", "ReceiptServe", "StoreKitForge",
+                "ReceiptForge", "ReceiptValidation", "ReceiptModel", "JWSModel", "StoreModel", "ForgeSupport", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance",
+                "ReceiptServe",
             ],
             exclude: ["Fixtures"], swiftSettings: swiftSettings),
         // The servers in process, through the same `build…Application` as forge-http (HummingbirdTesting's router
@@ -130,12 +141,14 @@ let package = Package(
         .testTarget(
             name: "ReceiptServeHTTPTests",
             dependencies: [
-                "ReceiptServeHTTP", "ReceiptServe", "ReceiptValidation", "ReceiptValidationServer",
+                "ReceiptServeHTTP", "ReceiptServe", "ReceiptValidation", "ReceiptValidationServer", "ForgeSupport",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings),
         // Runs the built `forge` (and `forge-http`) binaries, real files, and openssl as an independent oracle; reads ../shared/interop when present.
-        .testTarget(name: "ForgeCLITests", dependencies: ["forge", "forge-http", "ReceiptModel", "ReceiptConformance", "ReceiptConformanceHTTP"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "ForgeCLITests", dependencies: ["forge", "forge-http", "ReceiptModel", "StoreModel", "ForgeSupport", "ReceiptConformance", "ReceiptConformanceHTTP"],
+            swiftSettings: swiftSettings),
     ]
 )

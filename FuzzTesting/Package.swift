@@ -43,7 +43,7 @@ let package = Package(
         .executableTarget(
             name: "FuzzJWSVerifier",
             dependencies: [
-                "FuzzSupport", .product(name: "ReceiptValidation", package: "receipt-forge"), .product(name: "StoreKitForge", package: "receipt-forge"),
+                "FuzzSupport", .product(name: "ReceiptValidation", package: "receipt-forge"), .product(name: "ReceiptForge", package: "receipt-forge"),
                 .product(name: "ReceiptModel", package: "receipt-forge"),
             ]),
         // The manifest, baseline, mapping, results and harness-message decoders.

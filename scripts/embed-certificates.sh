@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Regenerates Sources/ReceiptForge/PKI/BundledCertificates.swift from Certificates/*.pem (and
-# Sources/StoreKitForge/BundledJWSCertificates.swift from Certificates/jws/*.pem), so that the
+# Sources/ReceiptForge/StoreKit/BundledJWSCertificates.swift from Certificates/jws/*.pem), so that the
 # `forge` binary carries the default TEST PKI and works from any directory. A test keeps the two equal.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,5 +29,5 @@ embed() {
 
 embed Certificates Sources/ReceiptForge/PKI/BundledCertificates.swift BundledCertificates \
   "The default TEST PKI, compiled in: the same bytes as the repository's \`Certificates/*.pem\`."
-embed Certificates/jws Sources/StoreKitForge/BundledJWSCertificates.swift BundledJWSCertificates \
+embed Certificates/jws Sources/ReceiptForge/StoreKit/BundledJWSCertificates.swift BundledJWSCertificates \
   "The EC TEST PKI that signs JWS, compiled in: the same bytes as the repository's \`Certificates/jws/*.pem\`."

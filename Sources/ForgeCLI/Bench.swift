@@ -4,8 +4,9 @@ import Foundation
 import ForgeCrypto
 import ReceiptForge
 import ReceiptModel
-import StoreKitForge
 import Synchronization
+import ForgeSupport
+import StoreModel
 
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -65,7 +66,7 @@ struct BenchMake: ParsableCommand {
         if let jws {
             var jwsForges: [JWSForge] = []
             for forge in forges {
-                do { jwsForges.append(JWSForge(pki: try JWSTestPKI.bundled(), receipts: forge)) } catch { throw fail(error.message, Exit.software) }
+                do { jwsForges.append(JWSForge(pki: try JWSTestPKI.bundled())) } catch { throw fail(error.message, Exit.software) }
             }
             let leafKeys = jwsForges.compactMap { $0.pki.key(.leaf) }
             let jwsScenario = Scenario(purchases: [Purchase(productID: "com.example.pro", renewals: 2, period: "P1M")])

@@ -3,6 +3,8 @@ import Foundation
 import ReceiptConformance
 import ReceiptCorpus
 import ReceiptValidation
+import ForgeSupport
+import StoreModel
 
 /// `forge bench runner`: vectors/s through a transport, the runner's whole path included (reading
 /// the vector, encoding the request, the transport, decoding the reply, classifying).

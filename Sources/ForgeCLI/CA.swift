@@ -2,7 +2,8 @@ import ArgumentParser
 import Foundation
 import ForgeCrypto
 import ReceiptForge
-import StoreKitForge
+import ForgeSupport
+import StoreModel
 
 struct CA: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -8,6 +8,8 @@ import ReceiptConformance
 import ReceiptValidation
 import ReceiptValidationServer
 import ReceiptServe
+import StoreModel
+import ForgeSupport
 
 /// The expectations a receipt is checked against; shared by `validate` and `inspect`.
 struct CheckOptions: ParsableArguments {

@@ -1,4 +1,6 @@
 import ArgumentParser
+public import StoreModel
+import ForgeSupport
 
 /// The command line of both executables: `forge`, which links no network code, and `forge-http`, which
 /// passes what it links for HTTP as `network`.

@@ -4,7 +4,8 @@ import ForgeCrypto
 import ReceiptCorpus
 import ReceiptForge
 import ReceiptModel
-import StoreKitForge
+import ForgeSupport
+import StoreModel
 
 struct Seeds: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -133,7 +134,7 @@ struct Mutate: ParsableCommand {
 
 /// The JWS mutator over the bundled PKIs.
 func jwsMutator() throws -> JWSMutator {
-    do { return JWSMutator(forge: JWSForge(pki: try JWSTestPKI.bundled(), receipts: try Forge(pki: loadPKI(nil)))) } catch let error as ForgeError {
+    do { return JWSMutator(forge: JWSForge(pki: try JWSTestPKI.bundled())) } catch let error as ForgeError {
         throw fail(error.message, Exit.software)
     }
 }

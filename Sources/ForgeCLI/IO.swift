@@ -1,8 +1,9 @@
 public import ArgumentParser
 import Foundation
 import ReceiptForge
-import StoreKitForge
 import ReceiptModel
+public import ForgeSupport
+public import StoreModel
 
 /// sysexits(3) codes, documented in `forge --help`.
 enum Exit {

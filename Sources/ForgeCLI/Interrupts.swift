@@ -2,6 +2,8 @@ import Foundation
 import ReceiptConformance
 import ReceiptForge
 import Synchronization
+import ForgeSupport
+import StoreModel
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)

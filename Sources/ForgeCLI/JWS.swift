@@ -6,7 +6,8 @@ import ReceiptForge
 import ReceiptModel
 import ReceiptValidation
 import ReceiptValidationServer
-import StoreKitForge
+import ForgeSupport
+import StoreModel
 
 /// `forge jws`: StoreKit 2 signed data — forged, inspected and verified.
 struct JWSCommand: ParsableCommand {
@@ -96,7 +97,7 @@ struct MakeJWS: ParsableCommand {
         let forged: ForgedJWS
         do {
             let pki = try jwsCertificates.map { try JWSTestPKI.load(from: URL(fileURLWithPath: $0)) } ?? JWSTestPKI.bundled()
-            forged = try JWSForge(pki: pki, receipts: Forge(pki: loadPKI(nil))).make(kind, scenario: scenario, now: creation, options: options)
+            forged = try JWSForge(pki: pki).make(kind, scenario: scenario, now: creation, options: options)
         } catch let error as ForgeError {
             throw fail(error.message, error.code == .conflictingOptions || error.code == .invalidScenario ? Exit.usage : Exit.dataError)
         }

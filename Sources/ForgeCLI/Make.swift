@@ -3,6 +3,8 @@ import Foundation
 import ForgeCrypto
 import ReceiptForge
 import ReceiptModel
+import ForgeSupport
+import StoreModel
 
 struct Make: ParsableCommand {
     static let configuration = CommandConfiguration(

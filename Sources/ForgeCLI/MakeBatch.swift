@@ -3,6 +3,8 @@ import Foundation
 import ReceiptForge
 import ReceiptModel
 import Synchronization
+import ForgeSupport
+import StoreModel
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)

@@ -4,6 +4,8 @@ import ReceiptValidation
 public import ReceiptServe
 public import ReceiptValidationServer
 import Synchronization
+import ForgeSupport
+import StoreModel
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)

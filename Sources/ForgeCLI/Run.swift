@@ -4,6 +4,8 @@ import ReceiptConformance
 import ReceiptCorpus
 import ReceiptModel
 import ReceiptValidation
+import ForgeSupport
+import StoreModel
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)

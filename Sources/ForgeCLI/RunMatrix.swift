@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import ReceiptConformance
 import ReceiptCorpus
+import ForgeSupport
+import StoreModel
 
 extension Run {
     struct Matrix: ParsableCommand {

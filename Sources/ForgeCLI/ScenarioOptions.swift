@@ -2,6 +2,8 @@ import ArgumentParser
 import Foundation
 import ReceiptForge
 import ReceiptModel
+import StoreModel
+import ForgeSupport
 
 /// The scenario flags `forge make` and `forge jws make` share: the same flag means the same thing in both.
 struct ScenarioOptions: ParsableArguments {

@@ -4,6 +4,8 @@ import ReceiptCorpus
 import ReceiptForge
 import ReceiptModel
 import ReceiptServe
+import ForgeSupport
+import StoreModel
 
 /// `forge serve`: Apple's verifyReceipt endpoints, hermetic. Served by forge-http (which forge starts).
 struct Serve: AsyncParsableCommand {

@@ -2,6 +2,8 @@ import Foundation
 import ReceiptConformance
 import ReceiptCorpus
 import ReceiptValidation
+import ForgeSupport
+import StoreModel
 
 extension TargetPlan {
     /// `Name: value` → (name, value).

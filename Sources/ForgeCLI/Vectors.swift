@@ -3,9 +3,10 @@ import Foundation
 import ReceiptConformance
 import ReceiptCorpus
 import ReceiptForge
-import StoreKitForge
 import ReceiptModel
 import ReceiptValidation
+import ForgeSupport
+import StoreModel
 
 struct VectorsCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

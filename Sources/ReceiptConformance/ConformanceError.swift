@@ -1,4 +1,4 @@
-public import ReceiptModel
+public import ForgeSupport
 
 /// Why the runner could not use a file or a command it was given. Compared by code only.
 public struct ConformanceError: CodedError, Sendable {

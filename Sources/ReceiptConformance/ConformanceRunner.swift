@@ -1,5 +1,6 @@
 public import Foundation
 public import ReceiptCorpus
+import ForgeSupport
 
 /// One vector's result in `results.json`.
 public struct VectorResult: Codable, Sendable, Hashable {

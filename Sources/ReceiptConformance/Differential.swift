@@ -1,4 +1,5 @@
 public import ReceiptCorpus
+import ForgeSupport
 
 /// One vector on which the targets of a differential run reached different verdicts.
 ///

@@ -1,5 +1,6 @@
 import Foundation
 import ReceiptCorpus
+import ForgeSupport
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)

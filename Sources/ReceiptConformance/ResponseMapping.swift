@@ -1,6 +1,6 @@
 public import Foundation
 import ReceiptCorpus
-public import ReceiptModel
+public import ForgeSupport
 
 /// Adapts an HTTP endpoint that does not speak the harness protocol — Apple's `verifyReceipt`, or a
 /// production validator that cannot be changed — so it can be judged without writing a harness.

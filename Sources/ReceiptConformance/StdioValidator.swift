@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import ForgeSupport
 
 /// The `stdio:` transport: one persistent harness process speaking NDJSON, one message per line.
 ///

@@ -5,6 +5,7 @@ import NIOFoundationCompat
 import NIOHTTP1
 import NIOSSL
 public import ReceiptConformance
+import ForgeSupport
 
 /// The `http://` and `https://` transports: the harness protocol over HTTP (`GET {url}/hello`,
 /// `POST {url}/validate` with the same JSON bodies as stdio), or any JSON endpoint through a

@@ -1,4 +1,5 @@
 public import Foundation
+import ForgeSupport
 
 /// One problem in the manifest. A value, not an error: lint reports everything it finds at once.
 public struct LintFinding: Sendable, Hashable, CustomStringConvertible {

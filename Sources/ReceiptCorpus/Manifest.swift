@@ -1,4 +1,5 @@
 import Foundation
+import ForgeSupport
 
 /// The corpus index (`Vectors/manifest.json`): every vector with its expected outcome, plus the
 /// vocabularies (notes, features, error taxonomy, trust anchors, profiles) the vectors refer to by key.

@@ -1,4 +1,5 @@
 public import Foundation
+import ForgeSupport
 
 /// Reads and writes `manifest.json` in its one canonical form, so regenerating the corpus diffs cleanly.
 public enum ManifestIO {

@@ -1,5 +1,5 @@
 public import Foundation
-public import ReceiptModel
+public import ForgeSupport
 
 /// One place a JSON document breaks its schema.
 public struct SchemaViolation: Sendable, Hashable, CustomStringConvertible {

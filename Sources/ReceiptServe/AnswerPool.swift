@@ -1,6 +1,8 @@
 import Dispatch
 import Foundation
 import Synchronization
+import ForgeSupport
+import StoreModel
 
 /// Where the servers compute answers (validation, JSON in and out: CPU work that grows with the request),
 /// off the event loops so that a heavy request never holds the others: a fixed set of worker threads and a

@@ -1,6 +1,8 @@
 public import ReceiptForge
 public import ReceiptModel
 import Synchronization
+public import ForgeSupport
+import StoreModel
 
 /// Why `forge serve` cannot do what it was asked. Compared by code only.
 public struct ServeError: CodedError, Sendable {

@@ -1,6 +1,8 @@
 public import Foundation
 public import ReceiptModel
 import Synchronization
+public import ForgeSupport
+import StoreModel
 
 #if canImport(Glibc)
     import Glibc

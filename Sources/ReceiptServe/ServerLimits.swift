@@ -1,4 +1,6 @@
 import Foundation
+import ForgeSupport
+import StoreModel
 
 /// Every bound `forge serve` and `forge validate --listen` put on what a client can make them hold (time,
 /// memory, workers), in one place: the defaults here, the ones a user may change surfaced as flags in both

@@ -1,4 +1,6 @@
 public import ReceiptModel
+public import ForgeSupport
+import StoreModel
 
 /// Why a server did not answer a request as asked, in words a client can act on: the one vocabulary of
 /// `forge serve` and `forge validate --listen` for bodies, timeouts, load and the control routes.

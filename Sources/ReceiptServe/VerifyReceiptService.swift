@@ -4,6 +4,8 @@ import ReceiptCorpus
 public import ReceiptForge
 public import ReceiptModel
 import ReceiptValidation
+public import ForgeSupport
+public import StoreModel
 
 /// Apple's verifyReceipt, answered from the bytes: what `forge serve` (and `forge validate --listen`'s
 /// `/verifyReceipt`) reply to one request, independent of any socket. Checks run in Apple's order —

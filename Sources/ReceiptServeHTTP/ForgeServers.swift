@@ -11,6 +11,8 @@ import Synchronization
 import ReceiptModel
 public import ReceiptServe
 public import ReceiptValidationServer
+public import ForgeSupport
+import StoreModel
 
 /// The package's HTTP servers, on Hummingbird: `forge serve` (Apple's verifyReceipt endpoints, faults,
 /// the request log, the control routes) and `forge validate --listen` (the harness protocol).

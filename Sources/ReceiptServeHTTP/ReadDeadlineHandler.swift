@@ -3,6 +3,8 @@ import NIOCore
 import NIOHTTPTypes
 import ReceiptModel
 import ReceiptServe
+import ForgeSupport
+import StoreModel
 
 /// Every wait for a client has a deadline: a request's headers must arrive within the read timeout of the
 /// connection's opening (or of the previous answer), its body within the read timeout of its headers;

@@ -3,6 +3,8 @@ import NIOCore
 import NIOHTTP1
 import ReceiptServe
 import Synchronization
+import ForgeSupport
+import StoreModel
 
 /// The request bodies a server holds (read, not yet answered), over every connection: slow clients
 /// cannot make it hold more than its limit, so twenty 30 MB uploads cost no more memory than three.

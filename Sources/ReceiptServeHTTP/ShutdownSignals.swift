@@ -1,6 +1,8 @@
 import Dispatch
 import Foundation
 import Synchronization
+import ForgeSupport
+import StoreModel
 
 #if canImport(Glibc)
     import Glibc

@@ -2,6 +2,8 @@ public import ReceiptModel
 import ForgeCrypto
 import Foundation
 import ReceiptCorpus
+public import ForgeSupport
+import StoreModel
 
 /// What `forge inspect` and `forge validate` print: the container's shape, every attribute, the
 /// checks, for people (text) and for machines (JSON). Built from a `ValidationReport`, so the

@@ -2,6 +2,9 @@ public import ForgeCrypto
 import Foundation
 import ReceiptCorpus
 public import ReceiptModel
+public import ForgeSupport
+public import JWSModel
+import StoreModel
 
 /// `forge jws inspect` and `forge jws validate --json`: what a JWS holds, as JSON and as text.
 public enum JWSInspection {

@@ -2,6 +2,9 @@ public import Foundation
 public import ForgeCrypto
 public import ReceiptCorpus
 public import ReceiptModel
+public import ForgeSupport
+public import JWSModel
+import StoreModel
 
 /// What a StoreKit 2 JWS is checked against: Apple's `SignedDataVerifier` configuration, offline.
 public struct JWSVerificationContext: Sendable {

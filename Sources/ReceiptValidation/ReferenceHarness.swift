@@ -3,6 +3,8 @@ public import ForgeCrypto
 public import ReceiptConformance
 public import ReceiptCorpus
 public import ReceiptModel
+public import ForgeSupport
+public import StoreModel
 
 /// The reference validator behind the harness protocol: the `swift:reference` target of `forge run`,
 /// and the model for wiring a Swift validator to `ConformanceRunner`.

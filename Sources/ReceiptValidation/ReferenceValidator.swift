@@ -2,6 +2,8 @@ public import Foundation
 public import ForgeCrypto
 public import ReceiptModel
 public import ReceiptCorpus
+public import ForgeSupport
+import StoreModel
 
 /// What a validator is told besides the receipt bytes.
 public struct ValidationContext: Sendable {

@@ -1,6 +1,8 @@
 public import ForgeCrypto
 public import Foundation
 import Synchronization
+import ForgeSupport
+import StoreModel
 
 /// What the reference validator may reuse between receipts: parsed certificates, keyed by their exact DER
 /// bytes, and chain verdicts, keyed by the exact bytes of the leaf, the intermediates (in order) and the trusted

@@ -4,6 +4,8 @@ import ReceiptCorpus
 import ReceiptModel
 public import ReceiptValidation
 import ReceiptServe
+public import ForgeSupport
+import StoreModel
 
 /// What `forge validate --listen` answers, independent of the socket plumbing:
 ///

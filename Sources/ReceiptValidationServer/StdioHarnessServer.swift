@@ -2,6 +2,8 @@ public import Foundation
 import ReceiptConformance
 import ReceiptModel
 public import ReceiptValidation
+public import ForgeSupport
+import StoreModel
 
 /// `forge validate --harness`: the reference validator behind the stdio transport (harness protocol v1, one
 /// JSON message per line), as `HarnessServer` is behind the HTTP one. A line that is not a protocol message

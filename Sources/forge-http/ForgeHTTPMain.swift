@@ -8,6 +8,8 @@ import ReceiptConformanceHTTP
 import ReceiptServe
 import ReceiptServeHTTP
 import ReceiptValidationServer
+import ForgeSupport
+import StoreModel
 
 /// `forge-http`: the same command line as `forge`, with the HTTP client and listeners linked in. `forge`
 /// runs it for `--target http(s)://…` and `--listen`; it can also be called directly.

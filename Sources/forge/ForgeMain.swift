@@ -1,4 +1,6 @@
 import ForgeCLI
+import ForgeSupport
+import StoreModel
 
 /// `forge`: everything but HTTP, which it hands over to `forge-http` (see `NetworkSupport`).
 @main

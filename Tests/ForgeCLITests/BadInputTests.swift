@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import ForgeSupport
+import StoreModel
 
 @Suite("Bad input: one line, exit 65, no crash", .timeLimit(.minutes(5)))
 struct BadInputTests {

@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import ForgeSupport
+import StoreModel
 
 @Suite("forge run --baseline / --write-baseline", .timeLimit(.minutes(5)))
 struct BaselineCLITests {

@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import ForgeSupport
+import StoreModel
 
 /// `forge make --count N --out DIR`: many receipts in one process, deterministic whatever the thread count.
 @Suite("forge make --count (batch)", .timeLimit(.minutes(5)))

@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import ForgeSupport
+import StoreModel
 
 @Suite("forge vectors, seeds and mutate through the binary", .timeLimit(.minutes(5)))
 struct CorpusCLITests {

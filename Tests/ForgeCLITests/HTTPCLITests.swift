@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import StoreModel
+import ForgeSupport
 
 /// `http://` against real servers on 127.0.0.1: `forge validate --listen` (the harness protocol and
 /// the verifyReceipt mapping) and hostile Python servers.

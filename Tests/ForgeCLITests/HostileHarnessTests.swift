@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import ForgeSupport
+import StoreModel
 
 /// Harnesses that misbehave on purpose, run by the built `forge` through real processes. For each: the
 /// misbehaviour is reported as what it is, every other vector is still judged (the run goes on), all

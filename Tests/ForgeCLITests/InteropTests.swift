@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import StoreModel
+import ForgeSupport
 
 /// Fidelity to reality: the 21 real receipts in ../shared/interop (skipped when the folder is absent).
 @Suite("Interop with real receipts", .enabled(if: hasInterop, "../shared/interop is absent"))

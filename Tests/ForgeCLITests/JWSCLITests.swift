@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import ForgeSupport
+import StoreModel
 
 /// `forge jws` through the built binary, judged by our verifier and by two independent oracles: Python
 /// `cryptography` (chain and ES256 signature, by hand) and Apple's own app-store-server-library.

@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import ForgeSupport
+import StoreModel
 
 /// `forge jws make`'s typed edges (issue 20, items 1 and 6): Apple's environment, notification type and subtype
 /// vocabularies, the pairs Apple sends, `--app-apple-id`, and `--set`/`--unset` by JSON pointer against Apple's schema.

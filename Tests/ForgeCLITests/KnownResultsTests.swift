@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import ForgeSupport
+import StoreModel
 
 /// The README's known-results matrix is the output of `scripts/known-results.sh`; these tests run the same
 /// script for one validator at a time and compare its row and its column of the per-family table with the

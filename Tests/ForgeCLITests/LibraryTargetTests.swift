@@ -2,6 +2,8 @@ import Foundation
 import ReceiptConformance
 import ReceiptConformanceHTTP
 import Testing
+import ForgeSupport
+import StoreModel
 
 /// `ConformanceRunner.check(target:)`: a user's Swift test running an out-of-process validator the way
 /// `forge run --target` does, over each transport, against the built `forge` as the harness.

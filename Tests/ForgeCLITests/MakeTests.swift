@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import ForgeSupport
+import StoreModel
 
 @Suite("forge make, through the binary, checked by openssl", .timeLimit(.minutes(5)))
 struct MakeTests {

@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import ForgeSupport
+import StoreModel
 
 /// Issue 20, item 2: a notification's type and subtype imply the state of the subscription it carries, and the
 /// nested transaction and renewal info show that state, decoded by `forge jws inspect` and by Apple's library.

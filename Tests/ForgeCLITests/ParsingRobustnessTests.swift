@@ -1,6 +1,8 @@
 import Foundation
 import ReceiptModel
 import Testing
+import ForgeSupport
+import StoreModel
 
 /// Issue 19: numbers a JWS can carry that are no instant, objects of a hundred thousand keys, x5c of ten
 /// thousand entries and inputs over the size limit, through the built `forge` as users run it. Every answer

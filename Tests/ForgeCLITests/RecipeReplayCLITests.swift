@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import ForgeSupport
+import StoreModel
 
 /// `forge mutate --replay` rebuilds a JWS vector from the recipe the manifest records for it.
 @Suite("Recipe replay (CLI)")

@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import ForgeSupport
+import StoreModel
 
 @Suite("forge run through the binary, against real second processes", .timeLimit(.minutes(5)))
 struct RunCLITests {

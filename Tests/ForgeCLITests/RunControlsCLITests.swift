@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import ForgeSupport
+import StoreModel
 
 /// Sharding and merging, the error budget, differential mode and the report files, through the binary.
 @Suite("forge run controls and reports", .timeLimit(.minutes(5)))

@@ -1,5 +1,7 @@
 import Foundation
 import Testing
+import ForgeSupport
+import StoreModel
 
 /// `forge` links no network code; `forge-http` does, and `forge` hands HTTP work over to it.
 @Suite("forge and forge-http", .timeLimit(.minutes(5)))

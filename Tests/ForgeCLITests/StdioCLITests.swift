@@ -1,6 +1,8 @@
 import Foundation
 import ReceiptConformance
 import Testing
+import ForgeSupport
+import StoreModel
 
 /// `stdio:` against real persistent processes, well-behaved and hostile.
 @Suite("forge run --target stdio:", .timeLimit(.minutes(5)))

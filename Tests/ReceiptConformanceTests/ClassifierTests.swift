@@ -2,6 +2,7 @@ import Foundation
 import ReceiptConformance
 import ReceiptCorpus
 import Testing
+import ForgeSupport
 
 @Suite("Outcome classification and protocol messages")
 struct ClassifierTests {

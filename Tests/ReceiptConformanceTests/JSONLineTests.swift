@@ -2,6 +2,7 @@ import Foundation
 import ReceiptConformance
 import ReceiptCorpus
 import Testing
+import ForgeSupport
 
 /// `ValidateRequest.jsonLine`, the fast encoding every transport sends, says what `JSONEncoder` says.
 @Suite("ValidateRequest.jsonLine")

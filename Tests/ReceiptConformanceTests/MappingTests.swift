@@ -2,6 +2,7 @@ import Foundation
 import ReceiptConformance
 import ReceiptCorpus
 import Testing
+import ForgeSupport
 
 @Suite("Response mappings and shards")
 struct MappingTests {

@@ -6,6 +6,7 @@ import ReceiptForge
 import ReceiptModel
 import ReceiptValidation
 import Testing
+import ForgeSupport
 
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 let vectorsDirectory = repositoryRoot.appendingPathComponent("Vectors")

@@ -2,6 +2,7 @@ import Foundation
 import ReceiptConformance
 import ReceiptCorpus
 import Testing
+import ForgeSupport
 
 /// A Python that imports `jsonschema`: `.oracles/jsonschema`'s, else the system's if it has it.
 let jsonschemaPython: String? = {

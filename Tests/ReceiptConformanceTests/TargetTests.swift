@@ -1,5 +1,6 @@
 import ReceiptConformance
 import Testing
+import ForgeSupport
 
 @Suite("Targets, parsed once")
 struct TargetTests {

@@ -1,6 +1,7 @@
 import Foundation
 import ReceiptCorpus
 import Testing
+import ForgeSupport
 
 /// FIPS 180-2 / NIST known answers.
 struct CorpusDigestTests {

@@ -1,6 +1,7 @@
 import Foundation
 import ReceiptCorpus
 import Testing
+import ForgeSupport
 
 /// Each test gets its own tree: explicit/, env/, cwd/Vectors/, and a fake package checkout whose
 /// Sources/ReceiptCorpus/CorpusLocation.swift stands in for `#filePath`.

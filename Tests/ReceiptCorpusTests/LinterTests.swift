@@ -1,6 +1,7 @@
 import Foundation
 import ReceiptCorpus
 import Testing
+import ForgeSupport
 
 typealias Rule = Linter.Rule
 

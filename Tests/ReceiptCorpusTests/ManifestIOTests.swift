@@ -1,6 +1,7 @@
 import Foundation
 import ReceiptCorpus
 import Testing
+import ForgeSupport
 
 struct ManifestIOTests {
     /// The error `decode` throws, or nil when it succeeds.

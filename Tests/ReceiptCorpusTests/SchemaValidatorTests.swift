@@ -1,6 +1,7 @@
 import Foundation
 import ReceiptCorpus
 import Testing
+import ForgeSupport
 
 /// The committed corpus, found from this file (Tests/ReceiptCorpusTests/…).
 private let committedVectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -2,6 +2,8 @@ import Dispatch
 import Foundation
 import ReceiptServe
 import Testing
+import ForgeSupport
+import StoreModel
 
 /// The servers' answer pool, in process: the bounds a socket test cannot hit on demand (a worker held as
 /// long as the test likes).

@@ -5,6 +5,8 @@ import ReceiptForge
 import ReceiptModel
 import ReceiptValidation
 import Testing
+import ForgeSupport
+import StoreModel
 
 /// The vector catalogue, judged by the reference validator: each vector's verdict and error class
 /// must be what the catalogue says a correct validator answers.

@@ -3,6 +3,8 @@ import ReceiptCorpus
 import ReceiptForge
 import ReceiptModel
 import Testing
+import ForgeSupport
+import StoreModel
 
 /// Every error type of the package follows one pattern (`CodedError`): matched by code, messages free to vary.
 @Suite("Errors compare by code, not by message")

@@ -3,10 +3,11 @@ import ForgeCrypto
 import ReceiptConformance
 import ReceiptCorpus
 import ReceiptForge
-import StoreKitForge
 import ReceiptModel
 import ReceiptValidation
 import Testing
+import ForgeSupport
+import StoreModel
 
 /// The committed corpus: reproducible, lint-clean, and its expectations confirmed by two oracles.
 @Suite("The committed corpus")

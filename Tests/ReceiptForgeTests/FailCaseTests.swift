@@ -5,8 +5,10 @@ import ReceiptForge
 import ReceiptModel
 import ReceiptServe
 import ReceiptValidation
-import StoreKitForge
 import Testing
+import StoreModel
+import JWSModel
+import ForgeSupport
 
 /// Every input that ever crashed a fuzz target (`FuzzTesting/FailCases/<Target>-<kind>-<hash>`), replayed
 /// through the same code the target runs, so CI guards the fixes without building sanitizers. A trap

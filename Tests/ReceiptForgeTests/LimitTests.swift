@@ -4,6 +4,8 @@ import ReceiptForge
 import ReceiptModel
 import ReceiptValidation
 import Testing
+import ForgeSupport
+import StoreModel
 
 /// Each bound of `ReceiptLimits` and `MutationBounds`, at the bound and one past it.
 @Suite("Resource bounds")

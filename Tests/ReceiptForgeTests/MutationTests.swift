@@ -5,6 +5,8 @@ import ReceiptForge
 import ReceiptModel
 import ReceiptValidation
 import Testing
+import ForgeSupport
+import StoreModel
 
 /// Every mutation, applied to a valid receipt, gives the verdict and error class it is documented to expose.
 @Suite("Mutations")

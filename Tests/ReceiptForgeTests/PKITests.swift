@@ -3,6 +3,8 @@ import ForgeCrypto
 import ReceiptForge
 import ReceiptModel
 import Testing
+import ForgeSupport
+import StoreModel
 
 @Suite("The bundled TEST PKI")
 struct PKITests {

@@ -3,6 +3,8 @@ import ForgeCrypto
 import ReceiptForge
 import ReceiptModel
 import Testing
+import ForgeSupport
+import StoreModel
 
 /// Each preset reproduces the shape observed in real receipts of its kind (receipt-facts §b.1, §b.4;
 /// interop/README.md). If a preset loses one of these properties, a test here fails.

@@ -1,8 +1,9 @@
 import Foundation
 import ReceiptCorpus
 import ReceiptForge
-import StoreKitForge
 import Testing
+import ForgeSupport
+import StoreModel
 
 /// Every vector's recorded recipe (`provenance`) rebuilds its committed bytes, through the replayer
 /// `forge mutate --replay` runs.
@@ -11,7 +12,7 @@ struct RecipeReplayTests {
     static let vectors = repositoryRoot.appendingPathComponent("Vectors")
 
     static func replayer() throws -> RecipeReplayer {
-        RecipeReplayer(receipts: Mutator(forge: sharedForge), jws: JWSMutator(forge: JWSForge(pki: try JWSTestPKI.bundled(), receipts: sharedForge)))
+        RecipeReplayer(receipts: Mutator(forge: sharedForge), jws: JWSMutator(forge: JWSForge(pki: try JWSTestPKI.bundled())))
     }
 
     @Test("Every manifest recipe replays byte for byte from its provenance")

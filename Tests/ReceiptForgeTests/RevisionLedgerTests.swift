@@ -3,6 +3,8 @@ import ReceiptConformance
 import ReceiptCorpus
 import ReceiptForge
 import Testing
+import ForgeSupport
+import StoreModel
 
 /// Results cite `id@revision`, so a vector whose bytes, context or expectation change must get a new
 /// revision. The ledger records a fingerprint of everything a verdict depends on, per vector and

@@ -2,6 +2,8 @@ import Foundation
 import ForgeCrypto
 import ReceiptForge
 import ReceiptModel
+import ForgeSupport
+import StoreModel
 
 /// The repository root, found from this file (SwiftPM runs tests from varying directories).
 let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -2,6 +2,8 @@ import Foundation
 import ReceiptForge
 import ReceiptModel
 import Testing
+import ForgeSupport
+import StoreModel
 
 /// A scenario's timeline: what Apple's server knows after the receipt on the device was made.
 @Suite("Scenario timeline")

@@ -4,6 +4,8 @@ import ReceiptForge
 import ReceiptModel
 import ReceiptValidation
 import Testing
+import ForgeSupport
+import StoreModel
 
 /// The validation cache may only save work, never change an answer.
 @Suite("ValidationCache")

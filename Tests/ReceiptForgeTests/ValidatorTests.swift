@@ -5,6 +5,8 @@ import ReceiptForge
 import ReceiptModel
 import ReceiptValidation
 import Testing
+import ForgeSupport
+import StoreModel
 
 @Suite("The reference validator")
 struct ValidatorTests {

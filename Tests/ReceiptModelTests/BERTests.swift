@@ -1,5 +1,7 @@
 import Testing
 import ReceiptModel
+import ForgeSupport
+import StoreModel
 
 @Suite("BER reader and writer")
 struct BERTests {

@@ -1,5 +1,7 @@
 import Testing
 import ReceiptModel
+import StoreModel
+import ForgeSupport
 
 @Suite("PKCS#7 container")
 struct ContainerTests {

@@ -1,6 +1,8 @@
 import Foundation
 import Testing
 import ReceiptModel
+import ForgeSupport
+import StoreModel
 
 @Suite("Receipt dates")
 struct DateTests {

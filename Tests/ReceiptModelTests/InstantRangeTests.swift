@@ -1,6 +1,9 @@
 import Foundation
 import ReceiptModel
 import Testing
+import ForgeSupport
+import JWSModel
+import StoreModel
 
 /// Issue 19, item 4: a date read from input (a StoreKit 2 `signedDate` in milliseconds) may be any JSON
 /// number. Inside ECMAScript's ±8.64e15 ms every conversion is exact; outside it the instant is refused,

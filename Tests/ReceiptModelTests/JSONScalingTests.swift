@@ -2,6 +2,8 @@ import Foundation
 import ReceiptModel
 import Synchronization
 import Testing
+import ForgeSupport
+import StoreModel
 
 /// Issue 19, item 5: a JSON object's lookups were a linear scan, so parsing n keys cost n² (a 32k-key
 /// verifyReceipt body took 30 s, a million keys never ended). Objects keep their order and their

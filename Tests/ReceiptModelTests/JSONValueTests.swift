@@ -1,6 +1,8 @@
 import Foundation
 import ReceiptModel
 import Testing
+import ForgeSupport
+import StoreModel
 
 @Suite("JSONValue: the package's one JSON value")
 struct JSONValueTests {

@@ -1,5 +1,7 @@
 import Testing
 import ReceiptModel
+import ForgeSupport
+import StoreModel
 
 @Suite("Payload encoding")
 struct PayloadTests {

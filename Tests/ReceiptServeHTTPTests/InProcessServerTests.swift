@@ -7,6 +7,8 @@ import ReceiptServeHTTP
 import ReceiptValidation
 import ReceiptValidationServer
 import Testing
+import ForgeSupport
+import StoreModel
 
 /// Both servers in process: the application `forge-http` serves, built by the same `build…Application`,
 /// driven through HummingbirdTesting's router client (no socket, no peer address). The socket tests

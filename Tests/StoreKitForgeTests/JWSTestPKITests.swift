@@ -1,7 +1,9 @@
+import ReceiptForge
 import ForgeCrypto
 import Foundation
-import StoreKitForge
 import Testing
+import ForgeSupport
+import StoreModel
 
 /// The EC test PKI regenerates byte for byte and has Apple's chain shape.
 @Suite("JWS test PKI")

@@ -2,6 +2,8 @@ import FuzzSupport
 import Foundation
 import ReceiptConformance
 import ReceiptCorpus
+import ForgeSupport
+import StoreModel
 
 /// The JSON a user's files and harnesses hand the runner: a manifest (decoded and linted), a baseline
 /// (applied to a run), a response mapping, a results.json, and every harness message.

@@ -3,6 +3,8 @@ import Foundation
 import ReceiptForge
 import ReceiptModel
 import ReceiptValidation
+import ForgeSupport
+import StoreModel
 
 let pki = try? TestPKI.bundled()
 let context = ValidationContext(

@@ -1,8 +1,11 @@
+import ReceiptForge
 import Foundation
 import FuzzSupport
 import ReceiptModel
 import ReceiptValidation
-import StoreKitForge
+import JWSModel
+import ForgeSupport
+import StoreModel
 
 let pki = try? JWSTestPKI.bundled()
 let context = JWSVerificationContext(

@@ -1,6 +1,8 @@
 import FuzzSupport
 import Foundation
 import ReceiptModel
+import ForgeSupport
+import StoreModel
 
 /// Any bytes through the three decoders a receipt meets: transport, container, payload (and each purchase).
 func fuzzReceiptDecoder(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {

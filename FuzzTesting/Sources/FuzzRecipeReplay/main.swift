@@ -1,6 +1,8 @@
 import FuzzSupport
 import Foundation
 import ReceiptForge
+import ForgeSupport
+import StoreModel
 
 let mutator = (try? TestPKI.bundled()).flatMap { try? Forge(pki: $0) }.map { Mutator(forge: $0) }
 /// A JSON document is decoded as a recipe (`forge mutate --replay`); other bytes are read as choices

@@ -3,6 +3,8 @@ import FuzzSupport
 import ReceiptForge
 import ReceiptModel
 import ReceiptServe
+import ForgeSupport
+import StoreModel
 
 let pki = try? TestPKI.bundled()
 let forge = pki.flatMap { try? Forge(pki: $0) }

@@ -1,4 +1,5 @@
 public import ReceiptCorpus
+import ForgeSupport
 
 /// A Markdown summary of a run, written for a CI job page (`--markdown $GITHUB_STEP_SUMMARY`).
 ///

@@ -1,7 +1,9 @@
+public import StoreModel
 public import Foundation
 import ForgeCrypto
 public import ReceiptCorpus
 import ReceiptModel
+public import ForgeSupport
 
 /// Writes the corpus: every vector's file, the trust anchors, the JSON Schemas and the manifest.
 ///

@@ -1,5 +1,7 @@
+public import StoreModel
 import Foundation
 import ReceiptModel
+public import ForgeSupport
 
 /// A structure-aware mutant: a catalogue vector plus random mutation steps, all reproducible.
 public struct MutantRecipe: Codable, Sendable, Hashable {

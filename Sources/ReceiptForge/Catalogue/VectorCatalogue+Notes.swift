@@ -1,4 +1,6 @@
+public import StoreModel
 public import ReceiptCorpus
+import ForgeSupport
 
 extension VectorCatalogue {
     /// Every flag a vector may carry, explained once: the bug class, what it means, why it matters.

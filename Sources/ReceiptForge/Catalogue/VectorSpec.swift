@@ -1,5 +1,7 @@
 public import ReceiptCorpus
 import ReceiptModel
+public import ForgeSupport
+public import StoreModel
 
 /// One conformance vector as the forge describes it: how to make the bytes (preset, scenario,
 /// mutations) and what a correct validator must answer, in which context.

@@ -1,4 +1,6 @@
+public import StoreModel
 public import Foundation
+public import ForgeSupport
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)

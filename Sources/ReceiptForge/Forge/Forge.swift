@@ -2,6 +2,8 @@ public import Foundation
 public import ForgeCrypto
 public import ReceiptModel
 import Synchronization
+public import ForgeSupport
+public import StoreModel
 
 /// A receipt the forge made, with everything needed to check or reproduce it.
 public struct ForgedReceipt: Sendable {
@@ -9,16 +11,19 @@ public struct ForgedReceipt: Sendable {
     public let bytes: [UInt8]
     /// The signed payload (the eContent).
     public let payload: [UInt8]
-    public let preset: Preset
-    public let now: Date
-    public let seed: UInt64
-    public let deviceID: DeviceID
-    public let bundleID: String
-    public let appVersion: String
-    public let environment: String
-    public let transactions: [Transaction]
+    /// What the receipt renders: the resolved scenario at the receipt's creation time.
+    public let store: Store
+    public var preset: Preset { store.preset }
+    public var now: Date { store.now }
+    public var seed: UInt64 { store.seed }
+    public var deviceID: DeviceID { store.deviceID }
+    public var bundleID: String { store.bundleID }
+    public var appVersion: String { store.appVersion }
+    /// The receipt type (attribute 0).
+    public var environment: String { store.receiptType }
+    public var transactions: [Transaction] { store.transactions }
     /// Renewal state and refunds as of the receipt's creation (the scenario's timeline).
-    public let history: SubscriptionHistory
+    public var history: SubscriptionHistory { store.history }
     /// The role of the certificate a validator must trust to accept this receipt.
     public let trustAnchorRole: CertificateRole
     let pki: TestPKI
@@ -72,12 +77,11 @@ public struct Forge: Sendable {
     ///   - now: the creation time; relative options (`expired`…) follow it.
     ///   - naming: how problems name fields (flags for the CLI, keys for spec files).
     ///   - mutations: named defects applied on top of the valid receipt, in order (see ``Mutation``).
-    ///   - sign: false resolves the scenario and encodes the payload only (``ForgedReceipt/bytes`` is empty).
     ///   - reissuedAt: a receipt issued again later, as `latest_receipt` is: the purchases as they were at
     ///     `now` (same ids), the timeline's events up to this instant, and this creation date.
     public func make(
         _ scenario: Scenario, now: Date, naming: FieldNaming = .specKeys,
-        mutations: [MutationStep] = [], reissuedAt: Date? = nil, sign: Bool = true
+        mutations: [MutationStep] = [], reissuedAt: Date? = nil
     ) throws(ForgeError) -> ForgedReceipt {
         guard mutations.count <= MutationBounds.maxSteps else {
             throw ForgeError(.invalidRecipe, "\(mutations.count) mutation steps; at most \(MutationBounds.maxSteps) are allowed")
@@ -89,11 +93,12 @@ public struct Forge: Sendable {
                 throw located
             }
         }
-        var plan = try ReceiptPlan(scenario, now: now, naming: naming, reissuedAt: reissuedAt)
-        let preset = plan.preset
+        let store = try Store(scenario, now: now, naming: naming, reissuedAt: reissuedAt)
+        var encoder = ReceiptEncoder(store)
+        let preset = store.preset
         let setup = try setup(for: preset)
         var stages = ForgeStages(
-            pki: pki, preset: preset, attributes: try plan.attributes(), ordering: preset.setOrdering, payload: [],
+            pki: pki, preset: preset, attributes: try encoder.attributes(), ordering: preset.setOrdering, payload: [],
             signerKey: setup.key, signerIdentity: setup.identity, hashAlgorithm: preset.digest,
             signerDigestOID: preset.digest.dottedOID, digestAlgorithmOIDs: [preset.digest.dottedOID],
             signatureAlgorithmOID: preset.signatureAlgorithmOID, signedAttributes: nil, certificates: setup.certificates,
@@ -116,13 +121,6 @@ public struct Forge: Sendable {
                 "the receipt would be over \(stages.payload.count) bytes; validators read at most \(ReceiptLimits.maximumInputSize) (16 MiB)")
         }
         try run(.payload)
-        guard sign else {
-            // What the scenario resolves to, without the signature (JWS built from the same scenario need no receipt).
-            return ForgedReceipt(
-                bytes: [], payload: stages.payload, preset: preset, now: plan.now, seed: plan.seed, deviceID: plan.deviceID,
-                bundleID: plan.bundleID, appVersion: plan.appVersion, environment: plan.environment, transactions: plan.transactions,
-                history: plan.history, trustAnchorRole: preset.trustAnchor, pki: pki)
-        }
         try run(.signing)
         try stages.sign()
         try run(.signed)
@@ -132,10 +130,7 @@ public struct Forge: Sendable {
         stages.bytes = try ForgeError.encoding("encoding the container") { () throws(ReceiptDecodingError) in try draft.encoded() }
         try run(.encoded)
         return ForgedReceipt(
-            bytes: stages.bytes, payload: stages.payload, preset: preset, now: plan.now, seed: plan.seed,
-            deviceID: plan.deviceID, bundleID: plan.bundleID, appVersion: plan.appVersion,
-            environment: plan.environment, transactions: plan.transactions, history: plan.history, trustAnchorRole: preset.trustAnchor,
-            pki: pki)
+            bytes: stages.bytes, payload: stages.payload, store: store, trustAnchorRole: preset.trustAnchor, pki: pki)
     }
 }
 
@@ -196,89 +191,29 @@ public struct ForgeStages: Sendable {
     }
 }
 
-/// A scenario with every default filled in and every id drawn: what the payload will say.
-struct ReceiptPlan {
-    let preset: Preset
-    let now: Date
-    let seed: UInt64
-    let bundleID: String
-    let appVersion: String
-    let originalAppVersion: String?
-    let environment: String
-    let deviceID: DeviceID
-    let transactions: [Transaction]
-    let history: SubscriptionHistory
-    let scenario: Scenario
+/// The receipt's payload rendered from the store: attributes laid out as the preset's real receipts lay them out.
+struct ReceiptEncoder {
+    let store: Store
+    /// Continues the store's sequence: the bytes only receipts carry (attributes 6 and 7).
     var random: SeededGenerator
 
-    /// Purchases one receipt may hold: what the decoders accept in one payload (``ReceiptLimits/maximumChildren``),
-    /// less room for the receipt's own attributes.
-    static let maximumTransactions = ReceiptLimits.maximumChildren - 100
-
-    init(_ scenario: Scenario, now anchor: Date, naming: FieldNaming, reissuedAt: Date? = nil) throws(ForgeError) {
-        for (index, purchase) in scenario.purchases.enumerated() {
-            try purchase.validate(naming: naming, place: "purchases[\(index)].")
-        }
-        for (index, event) in (scenario.timeline ?? []).enumerated() {
-            try event.validate(place: "timeline[\(index)].", products: scenario.purchases)
-        }
-        // Bounded before anything is made: a receipt validators would refuse is not worth minutes and gigabytes.
-        let requested =
-            scenario.purchases.reduce(0) { $0 + ($1.renewals ?? 0) + 1 } + (scenario.timeline ?? []).reduce(0) { $0 + ($1.count ?? 1) + 1 }
-        guard requested <= Self.maximumTransactions else {
-            throw ForgeError(
-                .invalidScenario,
-                "the scenario asks for up to \(requested) transactions; a receipt holds at most \(Self.maximumTransactions) "
-                    + "(validators refuse more than \(ReceiptLimits.maximumChildren) attributes in the payload)")
-        }
-        let now = reissuedAt ?? anchor
-        let preset = scenario.preset ?? .appstore
-        if let bundle = scenario.bundleID, bundle.isEmpty {
-            throw ForgeError(.invalidScenario, "\(naming.name("bundleId")) must not be empty")
-        }
-        self.preset = preset
-        self.now = now
-        self.scenario = scenario
-        seed = scenario.seed ?? Self.derivedSeed(scenario, now: anchor)
-        random = SeededGenerator(seed: seed)
-        bundleID = scenario.bundleID ?? "com.example.app"
-        appVersion = scenario.appVersion ?? "1"
-        originalAppVersion = preset.isXcode ? scenario.originalAppVersion : (scenario.originalAppVersion ?? "1.0")
-        environment = scenario.environment ?? preset.receiptType.rawValue
-        if let text = scenario.deviceID {
-            guard let parsed = DeviceID(text) else {
-                throw ForgeError(.invalidScenario, "\(naming.name("deviceId")) '\(text)' is neither a UUID (8-4-4-4-12 hex) nor a MAC address (aa:bb:cc:dd:ee:ff)")
-            }
-            deviceID = parsed
-        } else {
-            deviceID = random.uuid()
-        }
-        var ids = IDSource(random: random, isXcode: preset.isXcode)
-        let base = scenario.purchases.flatMap { $0.transactions(now: anchor, ids: &ids) }
-        random = ids.random
-        let periods = Dictionary(
-            scenario.purchases.map { ($0.productID, $0.period.flatMap(SubscriptionPeriod.init) ?? .month) }, uniquingKeysWith: { first, _ in first })
-        (transactions, history) = scenario.history(applyingTo: base, periods: periods, until: now, seed: seed, isXcode: preset.isXcode)
+    init(_ store: Store) {
+        self.store = store
+        random = store.random
     }
 
-    /// With no explicit seed, the seed is a hash of the scenario and the time: the same inputs give
-    /// the same ids, different inputs different ones, and no hidden randomness is involved.
-    static func derivedSeed(_ scenario: Scenario, now: Date) -> UInt64 {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = .sortedKeys
-        let canonical = ((try? encoder.encode(scenario)) ?? Data()) + Data(ReceiptDate.format(now, style: .fractionalZulu).utf8)
-        return StableHash.fnv1a(canonical)
-    }
+    private var preset: Preset { store.preset }
 
     private func date(_ date: Date) -> String { ReceiptDate.format(date, style: preset.dateStyle) }
 
     /// The payload attributes, laid out as the preset's real receipts lay them out.
     mutating func attributes() throws(ForgeError) -> [ReceiptAttribute] {
-        let opaque = random.bytes(preset.opaqueValue.length)
-        let bundleAttribute = ReceiptAttribute.utf8(AttributeType.bundleID, bundleID)
-        let hashInput = deviceID.bytes + opaque + bundleAttribute.value
+        let now = store.now, environment = store.receiptType, appVersion = store.appVersion, transactions = store.transactions
+        let opaque = store.opaqueValue
+        let bundleAttribute = ReceiptAttribute.utf8(AttributeType.bundleID, store.bundleID)
+        let hashInput = store.deviceID.bytes + opaque + bundleAttribute.value
         let hash = try ForgeError.wrapping("computing the device hash") { try DigestAlgorithm.sha1.digest(hashInput) }
-        let purchases = transactions.map { ReceiptAttribute(type: AttributeType.inAppPurchase, value: inAppPayload($0)) }
+        let purchases = zip(transactions, store.undocumented1710).map { ReceiptAttribute(type: AttributeType.inAppPurchase, value: inAppPayload($0, $1)) }
         var attributes: [ReceiptAttribute]
         if preset.isXcode {
             // Ascending type order, only the fields Xcode writes (no 18, no 19).
@@ -286,33 +221,29 @@ struct ReceiptPlan {
                 .utf8(0, environment), .integer(1, 0), bundleAttribute, .utf8(3, appVersion),
                 .raw(4, opaque, version: preset.opaqueValue.version), .raw(5, hash), .ia5(8, ""), .ia5(12, date(now)),
             ]
-            if let originalAppVersion { attributes.append(.utf8(19, originalAppVersion)) }
+            if let originalAppVersion = store.originalAppVersion { attributes.append(.utf8(19, originalAppVersion)) }
             attributes += purchases
             attributes.append(.ia5(21, date(ReceiptDate.sentinel)))
         } else {
             let sandbox = preset.isSandbox
             let firstPurchase = transactions.map(\.originalPurchaseDate).min() ?? now
             let originalPurchase = sandbox ? Preset.sandboxOriginalPurchaseDate : date(min(firstPurchase, now).addingTimeInterval(-30 * 86_400))
-            let appItemID = scenario.appItemID ?? (sandbox ? 0 : Int64(random.below(1_900_000_000) + 100_000_000))
-            let developerID: Int64 = sandbox ? 0 : Int64(random.below(0x7FFF_FFFF))
-            let downloadID: Int64 = sandbox ? 0 : Int64(random.below(0x7FFF_FFFF_FFFF))
-            let versionID: Int64 = sandbox ? 0 : Int64(random.below(0x7FFF_FFFF))
             attributes = [
-                .utf8(0, environment), .integer(1, appItemID), bundleAttribute, .utf8(3, appVersion),
+                .utf8(0, environment), .integer(1, store.appItemID), bundleAttribute, .utf8(3, appVersion),
                 .raw(4, opaque, version: preset.opaqueValue.version), .raw(5, hash),
                 .raw(6, random.bytes(57 + Int(random.below(23)))), .raw(7, random.bytes(60 + Int(random.below(25)))),
                 .ia5(8, sandbox ? "" : date(now)), ReceiptAttribute(type: 9, value: ASN1Value.integer(content: Array("P305".utf8))),
-                .ia5(10, scenario.ageRating ?? "4+"), .integer(11, developerID), .ia5(12, date(now)), .integer(13, 180_602),
-                .integer(14, 229), .integer(15, downloadID), .integer(16, versionID), .ia5(18, originalPurchase),
+                .ia5(10, store.scenario.ageRating ?? "4+"), .integer(11, store.developerID), .ia5(12, date(now)), .integer(13, 180_602),
+                .integer(14, 229), .integer(15, store.downloadID), .integer(16, store.versionExternalIdentifier), .ia5(18, originalPurchase),
                 .utf8(20, ""), .integer(25, 3),
             ]
-            if let originalAppVersion { attributes.append(.utf8(19, originalAppVersion)) }
+            if let originalAppVersion = store.originalAppVersion { attributes.append(.utf8(19, originalAppVersion)) }
             attributes += purchases
         }
         return attributes
     }
 
-    private mutating func inAppPayload(_ transaction: Transaction) -> [UInt8] {
+    private func inAppPayload(_ transaction: Transaction, _ undocumented1710: Int64) -> [UInt8] {
         let isSubscription = transaction.type == .autoRenewable
         var fields: [ReceiptAttribute]
         if preset.isXcode {
@@ -328,7 +259,7 @@ struct ReceiptPlan {
                 .ia5(1704, date(transaction.purchaseDate)), .utf8(1705, transaction.originalTransactionID),
                 .ia5(1706, date(transaction.originalPurchaseDate)), .integer(1707, transaction.type.code),
                 .ia5(1708, transaction.expiresDate.map(date) ?? ""), .utf8(1709, ""),
-                .integer(1710, preset.isSandbox ? 0 : Int64(random.below(0x7FFF_FFFF))),
+                .integer(1710, undocumented1710),
                 .integer(1711, transaction.webOrderLineItemID), .ia5(1712, transaction.cancellationDate.map(date) ?? ""),
                 .integer(1713, transaction.isTrialPeriod ? 1 : 0),
                 .utf8(1714, ""), .utf8(1715, ""), .utf8(1716, ""), .utf8(1717, ""), .utf8(1718, ""),

@@ -1,5 +1,7 @@
 public import Foundation
 import Synchronization
+public import StoreModel
+import ForgeSupport
 
 /// Many receipts of one scenario in one process: what a load test or a fuzz corpus needs, without paying a
 /// process start per receipt. Receipt `i` (0-based) is the scenario made with seed `base + i`, where `base` is
@@ -8,7 +10,7 @@ import Synchronization
 public enum ReceiptBatch {
     /// The seed of receipt `index`.
     public static func seed(of index: Int, scenario: Scenario, now: Date) -> UInt64 {
-        (scenario.seed ?? ReceiptPlan.derivedSeed(scenario, now: now)) &+ UInt64(index)
+        (scenario.seed ?? Store.derivedSeed(scenario, now: now)) &+ UInt64(index)
     }
 
     /// Makes `count` receipts on `jobs` threads, handing each to `deliver` (on the thread that made it, in no

@@ -1,6 +1,8 @@
+public import StoreModel
 import CForgeSystem
 public import Foundation
 import Synchronization
+public import ForgeSupport
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)

@@ -1,6 +1,8 @@
+public import StoreModel
 import Foundation
 import ForgeCrypto
 import ReceiptModel
+public import ForgeSupport
 
 extension Mutation {
     /// Every mutation the forge knows, in documentation order.

@@ -1,6 +1,8 @@
+public import StoreModel
 import Foundation
 import ForgeCrypto
 import ReceiptModel
+public import ForgeSupport
 
 /// One step of a recipe: a mutation by id, with its parameters. Recipes replay byte for byte.
 public struct MutationStep: Codable, Sendable, Hashable {

@@ -1,7 +1,9 @@
+public import StoreModel
 public import Foundation
 public import ForgeCrypto
 import ReceiptModel
 import Synchronization
+public import ForgeSupport
 
 /// A certificate with the key that belongs to it.
 public struct Credential: Sendable {
@@ -147,10 +149,6 @@ public struct TestPKI: Sendable {
         }
         return text
     }
-}
-
-extension String {
-    func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }
 
 /// The credentials of one set, parsed on first use and kept: whole credentials, or only a key or only a

@@ -1,3 +1,5 @@
+public import StoreModel
+import ForgeSupport
 /// A tolerant BER reader over a byte buffer.
 ///
 /// Receipts come in DER (App Store) and BER with indefinite lengths (Xcode), so the reader accepts
@@ -216,15 +218,4 @@ public struct BERReader: Sendable {
 func hex(_ byte: UInt8) -> String {
     let digits = Array("0123456789ABCDEF")
     return String([digits[Int(byte >> 4)], digits[Int(byte & 0x0F)]])
-}
-
-/// Lowercase hex of a byte sequence, for display and JSON.
-public func hexString<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 {
-    let digits = Array("0123456789abcdef".utf8)
-    var out: [UInt8] = []
-    for byte in bytes {
-        out.append(digits[Int(byte >> 4)])
-        out.append(digits[Int(byte & 0x0F)])
-    }
-    return String(decoding: out, as: UTF8.self)
 }

@@ -1,14 +1,17 @@
+public import ForgeSupport
+import StoreModel
+
 /// How much a receipt may hold before the decoders refuse it (`ReceiptDecodingError.tooLarge`). Real
 /// receipts are far below each bound; the bounds keep hostile input from asking for memory or time.
 public enum ReceiptLimits {
     /// Bytes of input (`ReceiptInput.maximumSize`): the largest real receipts are about 100 KiB.
-    public static let maximumInputSize = 16 << 20
+    public static let maximumInputSize = InputLimits.maximumSize
     /// Nesting followed inside an indefinite-length node (`BERReader.maximumDepth`): a receipt needs about 10.
     public static let maximumDepth = 48
     /// Elements of any one constructed node: a receipt with 300 purchases has about 320 top-level attributes.
-    public static let maximumChildren = 100_000
+    public static let maximumChildren = InputLimits.maximumElements
     /// Embedded certificates: Apple embeds 3.
-    public static let maximumCertificates = 16
+    public static let maximumCertificates = InputLimits.maximumCertificates
     /// SignerInfos: a receipt has 1.
     public static let maximumSignerInfos = 16
     /// Digest algorithms in SignedData: a receipt names 1.

@@ -1,3 +1,5 @@
+public import StoreModel
+import ForgeSupport
 /// The observable shape of a receipt container: what separates an App Store receipt from an Xcode
 /// one, and a faithful forgery from a sloppy one (receipt-facts §b.1).
 public struct ContainerShape: Sendable, Hashable, Codable {

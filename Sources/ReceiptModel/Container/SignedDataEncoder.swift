@@ -1,3 +1,5 @@
+public import StoreModel
+import ForgeSupport
 /// Where the container puts what, and in which encoding: the choices that distinguish App Store
 /// receipts (DER, primitive eContent) from Xcode ones (indefinite, one-segment constructed eContent).
 public struct ContainerLayout: Sendable, Hashable, Codable {

@@ -1,3 +1,5 @@
+public import StoreModel
+import ForgeSupport
 /// `ReceiptAttribute ::= SEQUENCE { type INTEGER, version INTEGER, value OCTET STRING }`.
 ///
 /// `value` is kept as the exact bytes inside the OCTET STRING: a complete DER TLV for strings, dates

@@ -1,4 +1,6 @@
 public import Foundation
+public import ForgeSupport
+public import StoreModel
 
 /// The decoded form Apple's `verifyReceipt` returns, rendered from a receipt's own bytes.
 ///
@@ -37,53 +39,6 @@ public enum VerifyReceiptJSON {
             self.latestTransactions = latestTransactions
             self.pendingRenewals = pendingRenewals
             self.excludeOldTransactions = excludeOldTransactions
-        }
-    }
-
-    /// One element of `pending_renewal_info`: what will happen at the subscription's next renewal.
-    public struct PendingRenewal: Sendable, Hashable {
-        public var originalTransactionID: String
-        public var productID: String
-        public var autoRenewProductID: String
-        public var autoRenewStatus: Bool
-        /// 1 the customer cancelled, 2 billing error, 3 price increase not consented, 4 product unavailable, 5 other.
-        public var expirationIntent: Int?
-        public var isInBillingRetryPeriod: Bool?
-        public var gracePeriodExpiresDate: Date?
-        /// 0 the customer has not yet consented to a price increase, 1 consented.
-        public var priceConsentStatus: Int?
-        public var promotionalOfferID: String?
-
-        public init(
-            originalTransactionID: String, productID: String, autoRenewProductID: String? = nil, autoRenewStatus: Bool,
-            expirationIntent: Int? = nil, isInBillingRetryPeriod: Bool? = nil, gracePeriodExpiresDate: Date? = nil,
-            priceConsentStatus: Int? = nil, promotionalOfferID: String? = nil
-        ) {
-            self.originalTransactionID = originalTransactionID
-            self.productID = productID
-            self.autoRenewProductID = autoRenewProductID ?? productID
-            self.autoRenewStatus = autoRenewStatus
-            self.expirationIntent = expirationIntent
-            self.isInBillingRetryPeriod = isInBillingRetryPeriod
-            self.gracePeriodExpiresDate = gracePeriodExpiresDate
-            self.priceConsentStatus = priceConsentStatus
-            self.promotionalOfferID = promotionalOfferID
-        }
-
-        var json: JSONValue {
-            var members: JSONObject = [
-                ("auto_renew_product_id", .string(autoRenewProductID)), ("product_id", .string(productID)),
-                ("original_transaction_id", .string(originalTransactionID)), ("auto_renew_status", .string(autoRenewStatus ? "1" : "0")),
-            ]
-            if let expirationIntent { members.append(("expiration_intent", .string(String(expirationIntent)))) }
-            if let isInBillingRetryPeriod { members.append(("is_in_billing_retry_period", .string(isInBillingRetryPeriod ? "1" : "0"))) }
-            if let gracePeriodExpiresDate { members += triplet("grace_period_expires_date", gracePeriodExpiresDate) }
-            if let priceConsentStatus {
-                members.append(("price_consent_status", .string(String(priceConsentStatus))))
-                members.append(("price_increase_status", .string(String(priceConsentStatus))))
-            }
-            if let promotionalOfferID { members.append(("promotional_offer_id", .string(promotionalOfferID))) }
-            return .object(members)
         }
     }
 
@@ -203,5 +158,23 @@ public enum VerifyReceiptJSON {
         let start = sunday(month: 3, nth: 2).addingTimeInterval(10 * 3600)  // 02:00 PST = 10:00 UTC
         let end = sunday(month: 11, nth: 1).addingTimeInterval(9 * 3600)  // 02:00 PDT = 09:00 UTC
         return date >= start && date < end ? -7 * 3600 : -8 * 3600
+    }
+}
+
+extension PendingRenewal {
+    var json: JSONValue {
+        var members: JSONObject = [
+            ("auto_renew_product_id", .string(autoRenewProductID)), ("product_id", .string(productID)),
+            ("original_transaction_id", .string(originalTransactionID)), ("auto_renew_status", .string(autoRenewStatus ? "1" : "0")),
+        ]
+        if let expirationIntent { members.append(("expiration_intent", .string(String(expirationIntent)))) }
+        if let isInBillingRetryPeriod { members.append(("is_in_billing_retry_period", .string(isInBillingRetryPeriod ? "1" : "0"))) }
+        if let gracePeriodExpiresDate { members += VerifyReceiptJSON.triplet("grace_period_expires_date", gracePeriodExpiresDate) }
+        if let priceConsentStatus {
+            members.append(("price_consent_status", .string(String(priceConsentStatus))))
+            members.append(("price_increase_status", .string(String(priceConsentStatus))))
+        }
+        if let promotionalOfferID { members.append(("promotional_offer_id", .string(promotionalOfferID))) }
+        return .object(members)
     }
 }

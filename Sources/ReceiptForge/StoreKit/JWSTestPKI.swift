@@ -1,7 +1,8 @@
 public import Foundation
 public import ForgeCrypto
-public import ReceiptForge
 import ReceiptModel
+public import ForgeSupport
+public import StoreModel
 
 /// A certificate of the Apple-shaped EC test PKI that signs StoreKit 2 JWS.
 public enum JWSRole: String, Sendable, Hashable, CaseIterable, Codable {

@@ -1,4 +1,5 @@
 import Foundation
+public import ForgeSupport
 
 /// The identifier the device hash binds a receipt to.
 public struct DeviceID: Sendable, Hashable, CustomStringConvertible {
@@ -42,5 +43,15 @@ public struct DeviceID: Sendable, Hashable, CustomStringConvertible {
             }
             return out
         }
+    }
+}
+
+extension SeededGenerator {
+    /// A random (version 4, RFC 4122 variant) UUID from the next 16 bytes.
+    public mutating func uuid() -> DeviceID {
+        var bytes = self.bytes(16)
+        bytes[6] = bytes[6] & 0x0F | 0x40  // version 4
+        bytes[8] = bytes[8] & 0x3F | 0x80  // RFC 4122 variant
+        return DeviceID(uuidBytes: bytes)
     }
 }

@@ -1,5 +1,5 @@
 public import Foundation
-public import ReceiptModel
+public import ForgeSupport
 
 /// Something that happened to a purchase after it was made: the scenario's `timeline`.
 ///
@@ -89,7 +89,7 @@ public struct TimelineEvent: Codable, Sendable, Hashable {
 /// What Apple's server knows at one instant: every transaction (the receipt's and the timeline's) and
 /// each subscription's renewal state.
 public struct SubscriptionHistory: Sendable, Hashable {
-    public var pendingRenewals: [VerifyReceiptJSON.PendingRenewal]
+    public var pendingRenewals: [PendingRenewal]
     /// `cancellation_reason` by transaction id, for refunds.
     public var cancellationReasons: [String: Int]
     /// From when the account is deleted (verifyReceipt 21010), if it is by the instant.
@@ -196,7 +196,7 @@ extension Scenario {
         for transaction in transactions where reasons[transaction.transactionID] == nil {
             if let reason = transaction.cancellationReason, transaction.cancellationDate != nil { reasons[transaction.transactionID] = reason.code }
         }
-        var pending: [VerifyReceiptJSON.PendingRenewal] = []
+        var pending: [PendingRenewal] = []
         for product in subscriptionProducts {
             guard let last = latestIndex(product).map({ transactions[$0] }) else { continue }
             let state = states[product] ?? State()
@@ -219,7 +219,7 @@ extension Scenario {
                 }
             }
             pending.append(
-                VerifyReceiptJSON.PendingRenewal(
+                PendingRenewal(
                     originalTransactionID: last.originalTransactionID, productID: last.productID,
                     autoRenewProductID: state.autoRenewProduct ?? last.productID, autoRenewStatus: autoRenew, expirationIntent: intent,
                     isInBillingRetryPeriod: lapsed || state.retry ? state.retry && last.cancellationDate == nil : nil,

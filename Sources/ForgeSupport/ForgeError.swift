@@ -1,5 +1,3 @@
-public import ReceiptModel
-
 /// Why the forge could not make what was asked. Compared by code only.
 public struct ForgeError: CodedError, Sendable {
     public struct Code: Hashable, Sendable, CustomStringConvertible {
@@ -29,11 +27,14 @@ public struct ForgeError: CodedError, Sendable {
     public let code: Code
     public let message: String
     /// The 1-based mutation step at fault, when the error comes from one (see ``Forge/make(_:now:naming:mutations:)``).
-    public internal(set) var step: Int?
+    public package(set) var step: Int?
+    /// Where the error was made (`#fileID`, `#line`), for reports from users: not part of equality.
+    public let location: CodeLocation
 
-    public init(_ code: Code, _ message: String) {
+    public init(_ code: Code, _ message: String, fileID: StaticString = #fileID, line: UInt = #line) {
         self.code = code
         self.message = message
+        self.location = CodeLocation(fileID: fileID, line: line)
     }
 
     public var description: String { (step.map { "step \($0): " } ?? "") + message }
@@ -44,9 +45,8 @@ public struct ForgeError: CodedError, Sendable {
             throw ForgeError(.cryptoFailed, "\(what): \(error)")
         }
     }
+}
 
-    /// Runs an encoding step, turning a model error into `encodingFailed`.
-    static func encoding<T>(_ what: String, _ body: () throws(ReceiptDecodingError) -> T) throws(ForgeError) -> T {
-        do { return try body() } catch { throw ForgeError(.encodingFailed, "\(what): \(error.message)") }
-    }
+extension ForgeError: CustomDebugStringConvertible {
+    public var debugDescription: String { "ForgeError.\(code) (\(location)): \(description)" }
 }

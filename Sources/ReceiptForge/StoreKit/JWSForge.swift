@@ -1,7 +1,8 @@
 public import Foundation
 public import ForgeCrypto
-public import ReceiptForge
 public import ReceiptModel
+public import ForgeSupport
+public import StoreModel
 
 /// The five StoreKit 2 signed artefacts.
 public enum JWSKind: String, Sendable, Hashable, CaseIterable, Codable {
@@ -83,13 +84,11 @@ public struct ForgedJWS: Sendable {
 /// same scenario, time and seed give the same bytes.
 public struct JWSForge: Sendable {
     public let pki: JWSTestPKI
-    let receipts: Forge
     /// The encoded protected headers (App Store, Xcode): the same for every JWS of this PKI.
     private let headers: (appStore: String, xcode: String)
 
-    public init(pki: JWSTestPKI, receipts: Forge) {
+    public init(pki: JWSTestPKI) {
         self.pki = pki
-        self.receipts = receipts
         func header(xcode: Bool) -> String {
             let chain = pki.x5c(xcode: xcode).map { JSONValue.string(Data($0.derRepresentation).base64EncodedString()) }
             let header: JSONValue =
@@ -124,8 +123,8 @@ public struct JWSForge: Sendable {
                 scenario = try scenario.stating(state, pair: options.pair, about: options.productID, now: now)
             }
         }
-        let receipt = try receipts.make(scenario, now: now, sign: false)
-        let world = try World(receipt: receipt, scenario: scenario, options: options)
+        let store = try Store(scenario, now: now)
+        let world = try World(store: store, options: options)
         try world.check(state, pair: options.pair)
         var payload: JSONValue
         switch kind {
@@ -133,7 +132,7 @@ public struct JWSForge: Sendable {
         case .renewal: payload = try world.renewal()
         case .appTransaction: payload = world.appTransaction()
         case .realtime: payload = try world.realtime()
-        case .notification where options.notificationType == NotificationType.test.rawValue && receipt.transactions.isEmpty:
+        case .notification where options.notificationType == NotificationType.test.rawValue && store.transactions.isEmpty:
             // Apple's TEST carries no transaction, so it needs no purchase.
             payload = world.notification(signedTransaction: nil, signedRenewal: nil)
         case .notification:
@@ -150,13 +149,13 @@ public struct JWSForge: Sendable {
         for pointer in options.removals { try payload.edit(pointer, setting: nil) }
         return ForgedJWS(
             kind: kind, compact: try sign(payload, xcode: world.isXcode), payload: payload, environment: world.environment, xcodeSigned: world.isXcode,
-            bundleID: receipt.bundleID, appAppleID: world.appAppleID)
+            bundleID: store.bundleID, appAppleID: world.appAppleID)
     }
 }
 
-/// The facts every payload draws on, from the receipt forged for the same scenario.
+/// A StoreKit 2 payload rendered from the store: the facts every payload draws on.
 struct World {
-    let receipt: ForgedReceipt
+    let store: Store
     let options: JWSOptions
     let environment: Environment
     let isXcode: Bool
@@ -167,20 +166,19 @@ struct World {
     let fraction: Double
     let productID: String?
 
-    init(receipt: ForgedReceipt, scenario: Scenario, options: JWSOptions) throws(ForgeError) {
-        self.receipt = receipt
+    init(store: Store, options: JWSOptions) throws(ForgeError) {
+        self.store = store
         self.options = options
-        isXcode = receipt.preset.isXcode
-        guard let environment = options.environment ?? Environment(receiptType: receipt.environment) else {
+        isXcode = store.preset.isXcode
+        guard let environment = options.environment ?? store.environment else {
             let known = Environment.allCases.map(\.rawValue).joined(separator: ", ")
-            throw ForgeError(.invalidScenario, "the receipt type '\(receipt.environment)' has no StoreKit 2 environment: give one of \(known)")
+            throw ForgeError(.invalidScenario, "the receipt type '\(store.receiptType)' has no StoreKit 2 environment: give one of \(known)")
         }
         self.environment = environment
-        let decoded = try? AppReceipt(payloadBytes: receipt.payload)
-        let itemID = options.appAppleID ?? scenario.appItemID ?? decoded?.appItemID ?? 0
+        let itemID = options.appAppleID ?? store.appItemID
         appAppleID = environment == .production ? itemID : (itemID == 0 ? nil : itemID)
-        originalApplicationVersion = decoded?.originalAppVersion ?? "1.0"
-        var random = SeededGenerator(seed: receipt.seed ^ 0x6A77_735F_666F_7267)  // "jws_forg"
+        originalApplicationVersion = store.originalAppVersion ?? "1.0"
+        var random = SeededGenerator(seed: store.seed ^ 0x6A77_735F_666F_7267)  // "jws_forg"
         appTransactionID = isXcode ? "0" : "70" + random.decimalString(digits: 16)
         nonce = random.uuid().description.lowercased()
         fraction = Double(random.below(10_000)) / 10_000
@@ -193,12 +191,12 @@ struct World {
         return isXcode ? .number(milliseconds + fraction) : .integer(Int64(milliseconds))
     }
 
-    var signedDate: JSONValue { date(receipt.now) }
+    var signedDate: JSONValue { date(store.now) }
 
     func id(_ value: String) -> JSONValue { .string(isXcode ? "0" : value) }
 
     func latest() throws(ForgeError) -> Transaction {
-        let candidates = receipt.transactions.filter { productID == nil || $0.productID == productID }
+        let candidates = store.transactions.filter { productID == nil || $0.productID == productID }
         guard let latest = candidates.max(by: { $0.purchaseDate < $1.purchaseDate }) else {
             throw ForgeError(
                 .invalidScenario, productID.map { "no purchase of \($0) in the scenario" } ?? "the scenario has no purchase: give --product or purchases")
@@ -224,7 +222,7 @@ struct World {
         ]
         let subscription = t.type == .autoRenewable
         if subscription { members.append(("webOrderLineItemId", id(String(t.webOrderLineItemID)))) }
-        members += [("bundleId", .string(receipt.bundleID)), ("productId", .string(t.productID))]
+        members += [("bundleId", .string(store.bundleID)), ("productId", .string(t.productID))]
         if subscription { members.append(("subscriptionGroupIdentifier", .string(groupIdentifier(t.productID)))) }
         members += [("purchaseDate", date(t.purchaseDate)), ("originalPurchaseDate", date(t.originalPurchaseDate))]
         if let expires = t.expiresDate { members.append(("expiresDate", date(expires))) }
@@ -257,7 +255,7 @@ struct World {
     func renewal() throws(ForgeError) -> JSONValue {
         let last = try latest()
         guard last.type == .autoRenewable else { throw ForgeError(.invalidScenario, "renewal info needs an auto-renewable subscription; \(last.productID) is not one") }
-        let state = receipt.history.pendingRenewals.first { $0.originalTransactionID == last.originalTransactionID }
+        let state = store.history.pendingRenewals.first { $0.originalTransactionID == last.originalTransactionID }
         var members = JSONObject()
         if let intent = state?.expirationIntent { members.append(("expirationIntent", .integer(Int64(intent)))) }
         members += [
@@ -268,7 +266,7 @@ struct World {
         if let consent = state?.priceConsentStatus { members.append(("priceIncreaseStatus", .integer(Int64(consent)))) }
         if let grace = state?.gracePeriodExpiresDate { members.append(("gracePeriodExpiresDate", date(grace))) }
         members += [("signedDate", signedDate), ("environment", .string(environment.rawValue))]
-        let first = receipt.transactions.filter { $0.originalTransactionID == last.originalTransactionID }.map(\.purchaseDate).min() ?? last.purchaseDate
+        let first = store.transactions.filter { $0.originalTransactionID == last.originalTransactionID }.map(\.purchaseDate).min() ?? last.purchaseDate
         members.append(("recentSubscriptionStartDate", date(first)))
         if let renewal = last.expiresDate { members.append(("renewalDate", date(renewal))) }
         members += [("currency", .string(options.currency)), ("renewalPrice", .integer(options.price)), ("appTransactionId", .string(appTransactionID))]
@@ -279,15 +277,15 @@ struct World {
         var members: JSONObject = [("receiptType", .string(environment.rawValue))]
         if let appAppleID { members.append(("appAppleId", .integer(appAppleID))) }
         members += [
-            ("bundleId", .string(receipt.bundleID)), ("applicationVersion", .string(receipt.appVersion)),
-            ("versionExternalIdentifier", .integer(environment == .production ? 840_000_000 + Int64(receipt.seed % 100_000) : 0)),
-            ("receiptCreationDate", date(receipt.now)),
+            ("bundleId", .string(store.bundleID)), ("applicationVersion", .string(store.appVersion)),
+            ("versionExternalIdentifier", .integer(environment == .production ? 840_000_000 + Int64(store.seed % 100_000) : 0)),
+            ("receiptCreationDate", date(store.now)),
             // Xcode writes year 1 (-62135769600000); the others the first download, before any purchase.
             (
                 "originalPurchaseDate",
                 isXcode
                     ? .integer(-62_135_769_600_000)
-                    : date(receipt.transactions.map(\.originalPurchaseDate).min().map { $0.addingTimeInterval(-86_400) } ?? receipt.now.addingTimeInterval(-86_400))
+                    : date(store.transactions.map(\.originalPurchaseDate).min().map { $0.addingTimeInterval(-86_400) } ?? store.now.addingTimeInterval(-86_400))
             ),
             ("originalApplicationVersion", .string(originalApplicationVersion)),
             ("deviceVerification", .string(deviceVerification)), ("deviceVerificationNonce", .string(nonce)),
@@ -298,7 +296,7 @@ struct World {
 
     /// base64(SHA-384(nonce ‖ device id)), both as lowercase text. [guess: Apple documents the inputs, not the byte layout]
     var deviceVerification: String {
-        let input = Array((nonce + receipt.deviceID.description.lowercased()).utf8)
+        let input = Array((nonce + store.deviceID.description.lowercased()).utf8)
         return Data((try? DigestAlgorithm.sha384.digest(input)) ?? []).base64EncodedString()
     }
 
@@ -307,8 +305,8 @@ struct World {
         let t = try? latest()
         var data: JSONObject = []
         if let appAppleID { data.append(("appAppleId", .integer(appAppleID))) }
-        data.append(("bundleId", .string(receipt.bundleID)))
-        if signedTransaction != nil { data.append(("bundleVersion", .string(receipt.appVersion))) }
+        data.append(("bundleId", .string(store.bundleID)))
+        if signedTransaction != nil { data.append(("bundleVersion", .string(store.appVersion))) }
         data.append(("environment", .string(environment.rawValue)))
         if let signedTransaction { data.append(("signedTransactionInfo", .string(signedTransaction))) }
         if let signedRenewal { data.append(("signedRenewalInfo", .string(signedRenewal))) }
@@ -322,7 +320,7 @@ struct World {
             var summary: JSONObject = [("requestIdentifier", .string(uuid(salt: 3))), ("environment", .string(environment.rawValue))]
             if let appAppleID { summary.append(("appAppleId", .integer(appAppleID))) }
             summary += [
-                ("bundleId", .string(receipt.bundleID)), ("productId", .string(t?.productID ?? "")),
+                ("bundleId", .string(store.bundleID)), ("productId", .string(t?.productID ?? "")),
                 ("storefrontCountryCodes", .array([.string(options.storefront)])), ("succeededCount", .integer(1)), ("failedCount", .integer(0)),
             ]
             members.append(("summary", .object(summary)))
@@ -330,10 +328,10 @@ struct World {
             // No `data`: the environment is read from the id's SANDBOX prefix.
             var token: JSONObject = [
                 ("externalPurchaseId", .string((environment == .production ? "" : "SANDBOX_") + uuid(salt: 4))),
-                ("tokenCreationDate", date(receipt.now)),
+                ("tokenCreationDate", date(store.now)),
             ]
             if let appAppleID { token.append(("appAppleId", .integer(appAppleID))) }
-            token.append(("bundleId", .string(receipt.bundleID)))
+            token.append(("bundleId", .string(store.bundleID)))
             members.append(("externalPurchaseToken", .object(token)))
         default:
             members.append(("data", .object(data)))
@@ -355,7 +353,7 @@ struct World {
             let actual = status(t)
             if actual != implied { throw refuse("status \(implied) (\(Self.statusName(implied)))", "status \(actual) (\(Self.statusName(actual)))") }
         }
-        let renewal = receipt.history.pendingRenewals.first { $0.originalTransactionID == t.originalTransactionID }
+        let renewal = store.history.pendingRenewals.first { $0.originalTransactionID == t.originalTransactionID }
         switch state {
         case .active where renewal?.autoRenewStatus == false: throw refuse("auto-renew on", "auto-renew off")
         case .autoRenewOff where renewal?.autoRenewStatus != false: throw refuse("auto-renew off", "auto-renew on")
@@ -378,16 +376,16 @@ struct World {
     func status(_ t: Transaction?) -> Int64 {
         guard let t else { return 1 }
         if t.cancellationDate != nil { return 5 }
-        let state = receipt.history.pendingRenewals.first { $0.originalTransactionID == t.originalTransactionID }
+        let state = store.history.pendingRenewals.first { $0.originalTransactionID == t.originalTransactionID }
         if state?.gracePeriodExpiresDate != nil { return 4 }
         if state?.isInBillingRetryPeriod == true { return 3 }
-        return (t.expiresDate.map { $0 <= receipt.now } ?? false) ? 2 : 1
+        return (t.expiresDate.map { $0 <= store.now } ?? false) ? 2 : 1
     }
 
     func realtime() throws(ForgeError) -> JSONValue {
         let t = try latest()
         // Apple's model requires appAppleId here in every environment; sandbox receipts carry 0, so one is derived.
-        let appID = appAppleID ?? Int64(100_000_000 + receipt.seed % 1_800_000_000)
+        let appID = appAppleID ?? Int64(100_000_000 + store.seed % 1_800_000_000)
         var members: JSONObject = [("originalTransactionId", id(t.originalTransactionID)), ("appAppleId", .integer(appID))]
         members += [
             ("productId", .string(t.productID)), ("userLocale", .string("en-US")), ("requestIdentifier", .string(uuid(salt: 2))),
@@ -397,11 +395,7 @@ struct World {
     }
 
     func uuid(salt: UInt64) -> String {
-        var random = SeededGenerator(seed: receipt.seed &+ salt &* 0x9E37_79B9_7F4A_7C15)
+        var random = SeededGenerator(seed: store.seed &+ salt &* 0x9E37_79B9_7F4A_7C15)
         return random.uuid().description.lowercased()
     }
-}
-
-extension String {
-    fileprivate func leftPadded(_ width: Int) -> String { String(repeating: "0", count: max(0, width - count)) + self }
 }

@@ -1,5 +1,5 @@
 public import Foundation
-import ReceiptModel
+public import ForgeSupport
 
 /// An ISO 8601 subscription period: days, weeks, months or years.
 public struct SubscriptionPeriod: Sendable, Hashable, CustomStringConvertible {
@@ -173,5 +173,5 @@ struct IDSource {
     let isXcode: Bool
 
     mutating func transactionID() -> String { isXcode ? "0" : random.decimalString(digits: 15) }
-    mutating func webOrderLineItemID() -> Int64 { isXcode ? 0 : Int64(random.decimalString(digits: 15))! }
+    mutating func webOrderLineItemID() -> Int64 { isXcode ? 0 : Int64(random.decimalString(digits: 15)) ?? 0 }
 }

@@ -1,5 +1,5 @@
 public import Foundation
-import ReceiptModel
+public import ForgeSupport
 
 /// A receipt described declaratively: the app, the device, the purchases, the preset.
 ///

@@ -1,8 +1,9 @@
 public import Foundation
 public import ForgeCrypto
 public import ReceiptCorpus
-public import ReceiptForge
 public import ReceiptModel
+public import ForgeSupport
+public import StoreModel
 
 /// One StoreKit 2 conformance vector: which artefact, which named mutations, what a correct verifier answers.
 public struct JWSVectorSpec: Sendable {
@@ -486,7 +487,7 @@ extension JWSVectorCatalogue {
         let pki = try JWSTestPKI.bundled()
         guard let root = pki.certificate(.root), let xcode = pki.certificate(.xcode) else { throw ForgeError(.certificateSetInvalid, "the JWS test PKI is incomplete") }
         return CorpusGenerator.Extras(
-            vectors: try vectors(forge: JWSForge(pki: pki, receipts: receipts)),
+            vectors: try vectors(forge: JWSForge(pki: pki)),
             anchors: [
                 TrustAnchorID.forgeJWSRoot: (root.derRepresentation, "The receipt-forge EC TEST root for StoreKit 2 JWS (plays Apple Root CA - G3)."),
                 TrustAnchorID.forgeJWSXcode: (xcode.derRepresentation, "The receipt-forge EC TEST certificate of Xcode-signed JWS (plays StoreKit Testing in Xcode)."),

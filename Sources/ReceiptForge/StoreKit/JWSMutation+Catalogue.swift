@@ -1,7 +1,8 @@
+public import StoreModel
 import Foundation
 import ForgeCrypto
-public import ReceiptForge
 public import ReceiptModel
+public import ForgeSupport
 
 /// The id of every JWS mutation, owned once: recipes (the manifest's provenance, `forge mutate` recipe files)
 /// carry the raw value and the parameters, so a step names exactly one defect.

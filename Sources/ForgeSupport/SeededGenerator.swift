@@ -1,4 +1,3 @@
-public import ReceiptModel
 /// xoshiro256** seeded through SplitMix64: the only source of randomness in anything that makes receipts.
 ///
 /// Same seed, same sequence, on every platform and Swift version (unlike `SystemRandomNumberGenerator`
@@ -60,12 +59,4 @@ public struct SeededGenerator: RandomNumberGenerator, Sendable {
     }
 
     private func rotate(_ x: UInt64, _ k: UInt64) -> UInt64 { (x << k) | (x >> (64 - k)) }
-
-    /// A random (version 4, RFC 4122 variant) UUID from the next 16 bytes.
-    public mutating func uuid() -> DeviceID {
-        var bytes = self.bytes(16)
-        bytes[6] = bytes[6] & 0x0F | 0x40  // version 4
-        bytes[8] = bytes[8] & 0x3F | 0x80  // RFC 4122 variant
-        return DeviceID(uuidBytes: bytes)
-    }
 }

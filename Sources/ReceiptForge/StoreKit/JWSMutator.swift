@@ -1,6 +1,7 @@
+public import StoreModel
 import Foundation
-public import ReceiptForge
 import ReceiptModel
+public import ForgeSupport
 
 /// Mutants of the StoreKit 2 vectors (`forge mutate --from 'jws-*'`): a catalogue JWS vector with one to
 /// three more named JWS mutations drawn from those the catalogue uses, each with a recipe that replays byte

@@ -1,7 +1,9 @@
 public import Foundation
 public import ForgeCrypto
-public import ReceiptForge
 public import ReceiptModel
+public import ForgeSupport
+public import StoreModel
+public import JWSModel
 
 /// A JWS between its parts and its bytes: what a ``JWSMutation`` edits. Before signing, the header
 /// members, the `x5c` chain, the payload and the key; after, the signature and the compact text.

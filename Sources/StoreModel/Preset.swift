@@ -1,5 +1,4 @@
-public import ForgeCrypto
-public import ReceiptModel
+public import ForgeSupport
 
 /// A real receipt shape to reproduce (receipt-facts §b.1, §b.4, §d.1; interop/README.md).
 ///
@@ -19,28 +18,6 @@ public enum Preset: String, Sendable, Hashable, CaseIterable, Codable {
     case xcode2023 = "xcode-2023"
 
     public var isXcode: Bool { self == .xcode2020 || self == .xcode2023 }
-
-    public var layout: ContainerLayout { isXcode ? .xcode : .appStore }
-
-    /// The SignerInfo digest (and the digestAlgorithms entry).
-    public var digest: DigestAlgorithm { self == .appstoreSHA1 ? .sha1 : .sha256 }
-
-    /// The SignerInfo signature algorithm: plain rsaEncryption everywhere except Xcode from late 2020.
-    public var signatureAlgorithmOID: String { self == .xcode2023 ? KnownOID.sha256WithRSAEncryption : KnownOID.rsaEncryption }
-
-    /// Embedded certificates, in embedding order; the first signs.
-    public var chain: [CertificateRole] {
-        switch self {
-        case .appstore, .sandbox: [.leaf, .intermediate, .root]
-        case .appstoreSHA1: [.leafSHA1, .intermediateSHA1, .root]
-        case .xcode2020, .xcode2023: [.storeKit]
-        }
-    }
-
-    /// The certificate a validator must trust for receipts of this preset.
-    public var trustAnchor: CertificateRole { isXcode ? .storeKit : .root }
-
-    public var setOrdering: SetOrdering { isXcode ? .asGiven : .derSorted }
 
     /// The receipt type (attribute 0) this preset writes unless the scenario says otherwise.
     public var receiptType: ReceiptType {

@@ -1,0 +1,111 @@
+public import Foundation
+public import ForgeSupport
+
+/// A scenario with every default filled in and every id drawn: what Apple's store knows at one instant.
+///
+/// The one model every artefact renders: the receipt encoder, the JWS encoder, verifyReceipt's JSON (and the
+/// servers) read it; none of them decodes another's output. Every value is drawn from one seeded sequence in one
+/// order, so the same scenario, time and seed give the same ids in every artefact.
+public struct Store: Sendable {
+    public let scenario: Scenario
+    public let preset: Preset
+    /// The instant the store is looked at: a receipt's creation date, a JWS's `signedDate`.
+    public let now: Date
+    public let seed: UInt64
+    public let bundleID: String
+    public let appVersion: String
+    public let originalAppVersion: String?
+    /// The receipt type (attribute 0) as the scenario gives it: one of Apple's (``ReceiptType``) or, in the corpus, any text.
+    public let receiptType: String
+    public let deviceID: DeviceID
+    /// Every transaction up to ``now``: the purchases' and the timeline's.
+    public let transactions: [Transaction]
+    /// Renewal state and refunds at ``now``.
+    public let history: SubscriptionHistory
+    /// The per-install opaque value (receipt attribute 4).
+    public let opaqueValue: [UInt8]
+    /// Attribute 1710 of each transaction, in ``transactions`` order: an id only production receipts show (0 elsewhere).
+    public let undocumented1710: [Int64]
+    /// The app's Apple id (`appAppleId`, receipt attribute 1): the scenario's, else drawn in production, else 0.
+    public let appItemID: Int64
+    public let developerID: Int64
+    public let downloadID: Int64
+    public let versionExternalIdentifier: Int64
+    /// The sequence after the store's draws: what an encoder draws the bytes only it writes from.
+    public let random: SeededGenerator
+
+    /// Purchases one store may hold: what the receipt decoders accept in one payload (``InputLimits/maximumElements``),
+    /// less room for the receipt's own attributes.
+    public static let maximumTransactions = InputLimits.maximumElements - 100
+
+    /// The environment a StoreKit 2 payload claims for this store: the receipt type's, nil for a type Apple never writes.
+    public var environment: Environment? { Environment(receiptType: receiptType) }
+
+    /// - Parameters:
+    ///   - now: the anchor relative options (`expired`…) follow.
+    ///   - reissuedAt: the store looked at later (a receipt issued again, as `latest_receipt` is): the purchases as
+    ///     they were at `now` (same ids), the timeline's events up to this instant.
+    public init(_ scenario: Scenario, now anchor: Date, naming: FieldNaming = .specKeys, reissuedAt: Date? = nil) throws(ForgeError) {
+        for (index, purchase) in scenario.purchases.enumerated() {
+            try purchase.validate(naming: naming, place: "purchases[\(index)].")
+        }
+        for (index, event) in (scenario.timeline ?? []).enumerated() {
+            try event.validate(place: "timeline[\(index)].", products: scenario.purchases)
+        }
+        // Bounded before anything is made: a receipt validators would refuse is not worth minutes and gigabytes.
+        let requested =
+            scenario.purchases.reduce(0) { $0 + ($1.renewals ?? 0) + 1 } + (scenario.timeline ?? []).reduce(0) { $0 + ($1.count ?? 1) + 1 }
+        guard requested <= Self.maximumTransactions else {
+            throw ForgeError(
+                .invalidScenario,
+                "the scenario asks for up to \(requested) transactions; a receipt holds at most \(Self.maximumTransactions) "
+                    + "(validators refuse more than \(InputLimits.maximumElements) attributes in the payload)")
+        }
+        let now = reissuedAt ?? anchor
+        let preset = scenario.preset ?? .appstore
+        if let bundle = scenario.bundleID, bundle.isEmpty {
+            throw ForgeError(.invalidScenario, "\(naming.name("bundleId")) must not be empty")
+        }
+        self.preset = preset
+        self.now = now
+        self.scenario = scenario
+        seed = scenario.seed ?? Self.derivedSeed(scenario, now: anchor)
+        var random = SeededGenerator(seed: seed)
+        bundleID = scenario.bundleID ?? "com.example.app"
+        appVersion = scenario.appVersion ?? "1"
+        originalAppVersion = preset.isXcode ? scenario.originalAppVersion : (scenario.originalAppVersion ?? "1.0")
+        receiptType = scenario.environment ?? preset.receiptType.rawValue
+        if let text = scenario.deviceID {
+            guard let parsed = DeviceID(text) else {
+                throw ForgeError(.invalidScenario, "\(naming.name("deviceId")) '\(text)' is neither a UUID (8-4-4-4-12 hex) nor a MAC address (aa:bb:cc:dd:ee:ff)")
+            }
+            deviceID = parsed
+        } else {
+            deviceID = random.uuid()
+        }
+        var ids = IDSource(random: random, isXcode: preset.isXcode)
+        let base = scenario.purchases.flatMap { $0.transactions(now: anchor, ids: &ids) }
+        random = ids.random
+        let periods = Dictionary(
+            scenario.purchases.map { ($0.productID, $0.period.flatMap(SubscriptionPeriod.init) ?? .month) }, uniquingKeysWith: { first, _ in first })
+        (transactions, history) = scenario.history(applyingTo: base, periods: periods, until: now, seed: seed, isXcode: preset.isXcode)
+        // The order receipts have always drawn these in, so a receipt's bytes do not depend on who else renders the store.
+        opaqueValue = random.bytes(preset.opaqueValue.length)
+        let production = !preset.isXcode && !preset.isSandbox
+        undocumented1710 = transactions.map { _ in preset.isXcode || preset.isSandbox ? 0 : Int64(random.below(0x7FFF_FFFF)) }
+        appItemID = scenario.appItemID ?? (production ? Int64(random.below(1_900_000_000) + 100_000_000) : 0)
+        developerID = production ? Int64(random.below(0x7FFF_FFFF)) : 0
+        downloadID = production ? Int64(random.below(0x7FFF_FFFF_FFFF)) : 0
+        versionExternalIdentifier = production ? Int64(random.below(0x7FFF_FFFF)) : 0
+        self.random = random
+    }
+
+    /// With no explicit seed, the seed is a hash of the scenario and the time: the same inputs give
+    /// the same ids, different inputs different ones, and no hidden randomness is involved.
+    public static func derivedSeed(_ scenario: Scenario, now: Date) -> UInt64 {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let canonical = ((try? encoder.encode(scenario)) ?? Data()) + Data(ReceiptDate.format(now, style: .fractionalZulu).utf8)
+        return StableHash.fnv1a(canonical)
+    }
+}
