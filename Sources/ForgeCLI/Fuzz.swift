@@ -75,23 +75,19 @@ struct Mutate: ParsableCommand {
     }
 
     func run() throws {
-        let pki = try loadPKI(nil)
-        let mutator: Mutator
-        do { mutator = Mutator(forge: try Forge(pki: pki)) } catch { throw fail(error.message, Exit.software) }
+        let mutator = try catalogueMutator()
         if let replay {
             let data = Data(try readInput(replay, kind: .json).bytes)
             guard let recipe = try? JSONDecoder().decode(MutantRecipe.self, from: data) else { throw fail("\(replay) is not a mutant recipe", Exit.dataError) }
             do {
-                let bytes = try RecipeReplayer(receipts: mutator, jws: try jwsMutator()).replay(recipe)
-                try writeOutput(Data(bytes), to: output)
+                try writeOutput(Data(try mutator.replay(recipe)), to: output)
             } catch let error as ForgeError {
                 throw fail("\(replay): \(error.message)", Exit.dataError)
             }
             return
         }
         let bases = VectorCatalogue.all.filter { matches($0.id, from) }
-        let jwsBases = JWSVectorCatalogue.all.filter { matches($0.id, from) }
-        guard !bases.isEmpty || !jwsBases.isEmpty else { throw fail("no vector matches '\(from)'", Exit.usage) }
+        guard !bases.isEmpty else { throw fail("no vector matches '\(from)'", Exit.usage) }
         let directory = URL(fileURLWithPath: out!)
         do { try Folder.create(directory) } catch { throw fail(error.message, Exit.cannotCreate) }
         let clock = ContinuousClock()
@@ -99,42 +95,27 @@ struct Mutate: ParsableCommand {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
         var made = 0
-        // Receipt and JWS bases share the count in proportion to how many of each matched.
-        let jwsCount = count * jwsBases.count / (bases.count + jwsBases.count)
-        if !jwsBases.isEmpty {
-            let jws = try jwsMutator()
-            for (name, recipe) in jws.mutants(from: jwsBases, seed: seed, count: jwsCount) {
-                do {
-                    try writeOutput(Data(try jws.build(recipe)), to: directory.appendingPathComponent(name + ".jws").path)
-                    try writeOutput(try encoder.encode(recipe), to: directory.appendingPathComponent(name + ".recipe.json").path)
-                    made += 1
-                } catch let error as ForgeError {
-                    note("skipped \(name): \(error.message)")
-                }
-            }
-        }
-        for drawn in bases.isEmpty ? [] : mutator.recipes(from: bases, seed: seed, count: count - jwsCount) {
+        for drawn in mutator.recipes(from: bases, seed: seed, count: count) {
             do {
-                let (bytes, recipe) = try mutator.build(drawn)
-                let name = recipe.id.replacingOccurrences(of: "::", with: "-")
-                try writeOutput(Data(bytes), to: directory.appendingPathComponent(name + ".der").path)
-                try writeOutput(try encoder.encode(recipe), to: directory.appendingPathComponent(name + ".recipe.json").path)
+                let mutant = try mutator.build(drawn)
+                try writeOutput(Data(mutant.bytes), to: directory.appendingPathComponent(mutant.name + "." + mutant.fileExtension).path)
+                try writeOutput(try encoder.encode(mutant.recipe), to: directory.appendingPathComponent(mutant.name + ".recipe.json").path)
                 made += 1
             } catch let error as ForgeError {
-                note("skipped \(drawn.id): \(error.message)")
+                note("skipped \(mutator.label(of: drawn)): \(error.message)")
             }
         }
         let elapsed = start.duration(to: clock.now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         print(
-            "wrote \(made) mutants of \(bases.count + jwsBases.count) base vector(s) to \(out!) in \(String(format: "%.2f", seconds)) s (\(Int(Double(made) / max(seconds, 1e-9))) mutants/s)"
+            "wrote \(made) mutants of \(bases.count) base vector(s) to \(out!) in \(String(format: "%.2f", seconds)) s (\(Int(Double(made) / max(seconds, 1e-9))) mutants/s)"
         )
     }
 }
 
-/// The JWS mutator over the bundled PKIs.
-func jwsMutator() throws -> JWSMutator {
-    do { return JWSMutator(forge: JWSForge(pki: try JWSTestPKI.bundled())) } catch let error as ForgeError {
+/// The mutator over the bundled PKIs (receipts and StoreKit 2).
+func catalogueMutator() throws -> Mutator {
+    do { return Mutator(forge: try Forge(pki: try loadPKI(nil)), jwsForge: JWSForge(pki: try JWSTestPKI.bundled())) } catch let error as ForgeError {
         throw fail(error.message, Exit.software)
     }
 }

@@ -58,9 +58,8 @@ struct VectorsCommand: ParsableCommand {
             do { conformanceSchemas = try ConformanceSchemas.all() } catch { throw fail("cannot generate the runner's schemas: \(error)", Exit.software) }
             let interrupts = Interrupts.discardStagedOnSignal()
             do {
-                let forge = try Forge(pki: pki)
                 let manifest = try CorpusGenerator(
-                    forge: forge, additionalSchemas: conformanceSchemas, extras: try JWSVectorCatalogue.corpusExtras(receipts: forge)
+                    forge: try Forge(pki: pki), jwsForge: JWSForge(pki: try JWSTestPKI.bundled()), additionalSchemas: conformanceSchemas
                 ).write(to: directory, staged: interrupts.guarding)
                 let elapsed = start.duration(to: clock.now)
                 let families = Dictionary(grouping: manifest.vectors, by: \.family).map { "\($0.key) \($0.value.count)" }.sorted()

@@ -116,6 +116,7 @@ private struct SchemaRenderer {
             return .object(["type": .string("array"), "items": try schema(for: items)])
         case .dictionary(let values):
             return .object(["type": .string("object"), "additionalProperties": try schema(for: values)])
+        case .anyObject: return .object(["type": .string("object")])
         case .object(let name, let properties, let required):
             var propertySchemas = JSONObject()
             for (key, property) in properties.sorted(by: { $0.key < $1.key }) {

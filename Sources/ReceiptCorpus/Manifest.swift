@@ -1,5 +1,5 @@
 import Foundation
-import ForgeSupport
+public import ForgeSupport
 
 /// The corpus index (`Vectors/manifest.json`): every vector with its expected outcome, plus the
 /// vocabularies (notes, features, error taxonomy, trust anchors, profiles) the vectors refer to by key.
@@ -265,11 +265,25 @@ public struct Provenance: Codable, Sendable, Hashable {
     /// When the artefact was made, if not at `context.now` (a receipt made in the past and judged now):
     /// with the preset and the recipe, it determines the bytes.
     public var made: String?
+    /// The seed every random choice derived from (a decimal UInt64): with the rest, a replay needs nothing else.
+    public var seed: String?
+    /// The scenario as JSON, when it is not the catalogue's base scenario for the artefact.
+    public var scenario: JSONValue?
+    /// A notification's type and subtype, Apple's wire values (notifications only).
+    public var notificationType: String?
+    public var subtype: String?
 
-    public init(preset: String, recipe: [RecipeStep], made: String? = nil) {
+    public init(
+        preset: String, recipe: [RecipeStep], made: String? = nil, seed: String? = nil, scenario: JSONValue? = nil, notificationType: String? = nil,
+        subtype: String? = nil
+    ) {
         self.preset = preset
         self.recipe = recipe
         self.made = made
+        self.seed = seed
+        self.scenario = scenario
+        self.notificationType = notificationType
+        self.subtype = subtype
     }
 }
 

@@ -1,3 +1,5 @@
+import ForgeSupport
+
 // Encodes an exemplar value and records the JSON shape its Codable conformance produces, instead of
 // the JSON itself. The schema then follows the models: a new property appears without anyone editing it.
 //
@@ -17,6 +19,8 @@ indirect enum Shape: Equatable {
     case array(items: Shape)
     /// A string-keyed dictionary: any key, values of one shape.
     case dictionary(values: Shape)
+    /// Any JSON object (``JSONValue``): a document recorded as it is, such as a scenario.
+    case anyObject
     /// A keyed container; `name` is the Swift type's, nil for nested containers.
     case object(name: String?, properties: [String: Shape], required: Set<String>)
 }
@@ -55,6 +59,7 @@ enum ShapeRecorder {
         case is Bool: return .boolean
         case is any BinaryInteger: return .integer
         case is any BinaryFloatingPoint: return .number
+        case is JSONValue: return .anyObject
         default: break
         }
         if let enumeration = value as? any SchemaEnumeration {

@@ -16,7 +16,7 @@ struct CorpusTests {
     /// Generated as `forge vectors generate` does: with the conformance runner's schemas.
     static let forge = try! Forge(pki: TestPKI.bundled())
     static let generated = try! CorpusGenerator(
-        forge: forge, additionalSchemas: ConformanceSchemas.all(), extras: JWSVectorCatalogue.corpusExtras(receipts: forge)
+        forge: forge, jwsForge: JWSForge(pki: JWSTestPKI.bundled()), additionalSchemas: ConformanceSchemas.all()
     ).build()
 
     @Test("Regenerating gives the committed Vectors/ byte for byte (run `swift run forge vectors generate` after changing the forge)")

@@ -5,26 +5,25 @@ import Testing
 import ForgeSupport
 import StoreModel
 
-/// Every vector's recorded recipe (`provenance`) rebuilds its committed bytes, through the replayer
-/// `forge mutate --replay` runs.
+/// Every vector's recorded recipe (`provenance`: scenario, seed, time made, steps) rebuilds its committed
+/// bytes, through the mutator `forge mutate --replay` runs.
 @Suite("Recipe replay")
 struct RecipeReplayTests {
     static let vectors = repositoryRoot.appendingPathComponent("Vectors")
 
-    static func replayer() throws -> RecipeReplayer {
-        RecipeReplayer(receipts: Mutator(forge: sharedForge), jws: JWSMutator(forge: JWSForge(pki: try JWSTestPKI.bundled())))
+    static func mutator() throws -> Mutator {
+        Mutator(forge: sharedForge, jwsForge: JWSForge(pki: try JWSTestPKI.bundled()))
     }
 
     @Test("Every manifest recipe replays byte for byte from its provenance")
     func everyRecipeReplays() throws {
         let manifest = try ManifestIO.load(from: Self.vectors)
-        let replayer = try Self.replayer()
+        let mutator = try Self.mutator()
         var mismatches: [String] = []
         for vector in manifest.vectors {
-            let own = vector.provenance.recipe.map { MutationStep($0.mutation, $0.parameters) }
             let committed = try Data(contentsOf: Self.vectors.appendingPathComponent(vector.file))
             do {
-                let bytes = try replayer.replay(MutantRecipe(base: vector.id, steps: [], oracle: "none", own: own))
+                let bytes = try mutator.replay(try MutantRecipe(replaying: vector))
                 if Data(bytes) != committed { mismatches.append(vector.id) }
             } catch {
                 mismatches.append("\(vector.id): \(error.message)")
@@ -45,7 +44,7 @@ struct RecipeReplayTests {
 
     @Test("A bad JWS step is a coded error naming the step and the parameter, never a trap")
     func badStepsAreCodedErrors() throws {
-        let jws = try Self.replayer().jws
+        let mutator = try Self.mutator()
         let cases: [(MutationStep, String)] = [
             (MutationStep("jws.header-set-alg"), "unknown JWS mutation"),
             (MutationStep(JWSMutationID.headerSet, ["key": "alg"]), "'value'"),
@@ -60,7 +59,7 @@ struct RecipeReplayTests {
         for (step, expected) in cases {
             let recipe = MutantRecipe(base: "jws-valid::transaction-production", steps: [MutationStep(JWSMutationID.signatureEmpty), step], oracle: "none")
             do {
-                _ = try jws.build(recipe)
+                _ = try mutator.replay(recipe)
                 Issue.record("\(step) was accepted")
             } catch {
                 #expect(error.code == .invalidRecipe)

@@ -11,79 +11,57 @@ public import ForgeSupport
 /// `VectorSpec.corpusSeed` and the vector id, so two runs write identical bytes.
 public struct CorpusGenerator: Sendable {
     public let forge: Forge
+    /// Signs the StoreKit 2 vectors.
+    public let jwsForge: JWSForge
     public let specs: [VectorSpec]
     /// File name → JSON Schema written into `schema/` beside the corpus's own (the conformance runner's
     /// protocol, results and baseline schemas). Passed in so this module need not depend on the runner's.
     public let additionalSchemas: [String: Data]
-    /// Vectors of other artefacts (StoreKit 2 JWS), made elsewhere: their files, trust anchors and flag notes.
-    public let extras: Extras
 
-    public struct Extras: Sendable {
-        /// Manifest entries (file and hash are filled in here) and their bytes.
-        public var vectors: [(vector: Vector, bytes: [UInt8])]
-        /// Trust anchor id → DER and description.
-        public var anchors: [String: (der: [UInt8], description: String)]
-        public var notes: [String: Note]
-
-        public init(vectors: [(vector: Vector, bytes: [UInt8])] = [], anchors: [String: (der: [UInt8], description: String)] = [:], notes: [String: Note] = [:]) {
-            self.vectors = vectors
-            self.anchors = anchors
-            self.notes = notes
-        }
-    }
-
-    public init(forge: Forge, specs: [VectorSpec] = VectorCatalogue.all, additionalSchemas: [String: Data] = [:], extras: Extras = Extras()) {
+    public init(forge: Forge, jwsForge: JWSForge, specs: [VectorSpec] = VectorCatalogue.all, additionalSchemas: [String: Data] = [:]) {
         self.forge = forge
+        self.jwsForge = jwsForge
         self.specs = specs
         self.additionalSchemas = additionalSchemas
-        self.extras = extras
     }
 
     /// The manifest and every file it names, relative to the corpus directory.
     public func build() throws(ForgeError) -> (manifest: Manifest, files: [String: Data]) {
         var files: [String: Data] = [:]
         var anchors: [String: TrustAnchor] = [:]
-        for (id, role, text) in [
-            (TrustAnchorID.forgeRoot, CertificateRole.root, "The receipt-forge TEST root (plays Apple Root CA)."),
-            (TrustAnchorID.forgeStoreKit, .storeKit, "The receipt-forge TEST StoreKit certificate (plays Xcode's StoreKit certificate)."),
-        ] {
-            let der = forge.pki[role].certificate.derRepresentation
+        let receiptAnchors = [
+            (TrustAnchorID.forgeRoot, forge.pki[.root].certificate.derRepresentation, "The receipt-forge TEST root (plays Apple Root CA)."),
+            (TrustAnchorID.forgeStoreKit, forge.pki[.storeKit].certificate.derRepresentation, "The receipt-forge TEST StoreKit certificate (plays Xcode's StoreKit certificate)."),
+        ]
+        guard let jwsRoot = jwsForge.pki.certificate(.root), let jwsXcode = jwsForge.pki.certificate(.xcode) else {
+            throw ForgeError(.certificateSetInvalid, "the JWS test PKI is incomplete")
+        }
+        let jwsAnchors = [
+            (TrustAnchorID.forgeJWSRoot, jwsRoot.derRepresentation, "The receipt-forge EC TEST root for StoreKit 2 JWS (plays Apple Root CA - G3)."),
+            (TrustAnchorID.forgeJWSXcode, jwsXcode.derRepresentation, "The receipt-forge EC TEST certificate of Xcode-signed JWS (plays StoreKit Testing in Xcode)."),
+        ]
+        for (id, der, text) in receiptAnchors + jwsAnchors {
             files["anchors/\(id).der"] = Data(der)
             anchors[id] = TrustAnchor(file: "anchors/\(id).der", sha256: try sha256(der), testOnly: true, description: text)
         }
-        for (id, anchor) in extras.anchors {
-            files["anchors/\(id).der"] = Data(anchor.der)
-            anchors[id] = TrustAnchor(file: "anchors/\(id).der", sha256: try sha256(anchor.der), testOnly: true, description: anchor.description)
-        }
         var vectors: [Vector] = []
         for spec in specs {
-            let bytes = try spec.bytes(using: forge)
+            let (bytes, context) = try spec.make(receipts: forge, jws: jwsForge)
             let file = "\(spec.family)/\(spec.name).\(spec.fileExtension)"
             files[file] = Data(bytes)
             vectors.append(
                 Vector(
                     id: spec.id, revision: spec.revision, description: spec.description, file: file, sha256: try sha256(bytes), flags: spec.flags,
-                    severity: spec.severity, features: spec.features, canary: spec.canary,
-                    context: Context(
-                        now: spec.now, trustAnchor: spec.trustAnchor, bundleId: spec.bundleID, appVersion: spec.appVersion,
-                        deviceId: spec.deviceID, environment: spec.environment),
+                    severity: spec.severity, features: spec.features, canary: spec.canary, context: context,
                     expected: Expectation(
                         verdict: spec.verdict, errorClasses: spec.errorClasses.map(\.rawValue),
-                        decoded: spec.verdict == .valid ? Self.decoded(bytes) : nil),
-                    provenance: Provenance(
-                        preset: (spec.scenario.preset ?? .appstore).rawValue,
-                        recipe: spec.mutations.map { RecipeStep(mutation: $0.mutation, parameters: $0.parameters) }, made: spec.made)))
-        }
-        for (extra, bytes) in extras.vectors {
-            var vector = extra
-            files[vector.file] = Data(bytes)
-            vector.sha256 = try sha256(bytes)
-            vectors.append(vector)
+                        decoded: spec.verdict == .valid && !spec.artifact.isJWS ? Self.decoded(bytes) : nil),
+                    provenance: try spec.provenance()))
         }
         let manifest = Manifest(
             schemaVersion: 1, suite: Suite(name: "receipt-forge", version: "2026.11.0"),
             generator: Generator(name: "forge", version: "0.1.0", seed: String(VectorSpec.corpusSeed)),
-            trustAnchors: anchors, notes: VectorCatalogue.notes.merging(extras.notes) { first, _ in first }, features: VectorCatalogue.features,
+            trustAnchors: anchors, notes: VectorCatalogue.notes, features: VectorCatalogue.features,
             errorTaxonomy: VectorCatalogue.errorTaxonomy, profiles: VectorCatalogue.profiles, vectors: vectors)
         do {
             files["manifest.json"] = try ManifestIO.encode(manifest)

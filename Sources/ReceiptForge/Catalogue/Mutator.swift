@@ -1,6 +1,7 @@
 public import StoreModel
 import Foundation
 import ReceiptModel
+public import ReceiptCorpus
 public import ForgeSupport
 
 /// A structure-aware mutant: a catalogue vector plus random mutation steps, all reproducible.
@@ -15,12 +16,32 @@ public struct MutantRecipe: Codable, Sendable, Hashable {
     /// The base vector's own steps as a manifest records them (`provenance.recipe`): when present they
     /// replace the catalogue's, so a manifest vector's recipe replays from its record.
     public var own: [MutationStep]?
+    /// The rest of the base vector's provenance as the manifest records it (its scenario, seed, time made, a
+    /// notification's type and subtype): each, when present, replaces the catalogue's.
+    public var scenario: Scenario?
+    public var seed: String?
+    public var made: String?
+    public var notificationType: String?
+    public var subtype: String?
 
     public init(base: String, steps: [MutationStep], oracle: String, own: [MutationStep]? = nil) {
         self.base = base
         self.steps = steps
         self.oracle = oracle
         self.own = own
+    }
+
+    /// The recipe that rebuilds a manifest vector from its provenance alone: no steps beyond the recorded ones.
+    public init(replaying vector: Vector) throws(ForgeError) {
+        self.init(base: vector.id, steps: [], oracle: "none", own: vector.provenance.recipe.map { MutationStep($0.mutation, $0.parameters) })
+        let provenance = vector.provenance
+        if let recorded = provenance.scenario {
+            guard let data = try? JSONEncoder().encode(recorded), let scenario = try? JSONDecoder().decode(Scenario.self, from: data) else {
+                throw ForgeError(.invalidRecipe, "\(vector.id): the recorded scenario is not a scenario")
+            }
+            self.scenario = scenario
+        }
+        (seed, made, notificationType, subtype) = (provenance.seed, provenance.made, provenance.notificationType, provenance.subtype)
     }
 
     /// A recipe read from bytes as a sequence of choices (the recipe-replay fuzz target's input): a base
@@ -31,7 +52,7 @@ public struct MutantRecipe: Codable, Sendable, Hashable {
         func next() -> Int { choices.next().map(Int.init) ?? 0 }
         var remaining = bytes.count
         func nextCounted() -> Int { remaining -= 1; return next() }
-        let bases = VectorCatalogue.all
+        let bases = VectorCatalogue.receipts
         let base = bases[nextCounted() % bases.count].id
         var steps: [MutationStep] = []
         while remaining > 0, steps.count < 6 {
@@ -72,55 +93,107 @@ public struct MutantRecipe: Codable, Sendable, Hashable {
     }
 }
 
-/// Makes mutants of catalogue vectors with operators frankencert-style: drop, duplicate or retag an
-/// attribute, change a length form, truncate, flip a bit, swap or drop a certificate, add trailing
-/// data, re-sign or not. Everything is drawn from one seeded generator.
+/// Makes mutants of catalogue vectors, receipts and StoreKit 2 JWS alike, and replays their recipes.
+///
+/// Receipt mutants are drawn frankencert-style: drop, duplicate or retag an attribute, change a length form,
+/// truncate, flip a bit, swap or drop a certificate, add trailing data, re-sign or not. JWS mutants take one
+/// to three more of the steps the JWS catalogue uses; their oracle is `none`: some compositions stay valid (a
+/// high-s signature, an unknown field), so they are judged by comparing verifiers. Everything is drawn from
+/// one seeded generator per artefact.
 public struct Mutator: Sendable {
     public let forge: Forge
+    public let jwsForge: JWSForge
     public let specs: [VectorSpec]
 
-    public init(forge: Forge, specs: [VectorSpec] = VectorCatalogue.all) {
+    public init(forge: Forge, jwsForge: JWSForge, specs: [VectorSpec] = VectorCatalogue.all) {
         self.forge = forge
+        self.jwsForge = jwsForge
         self.specs = specs
     }
 
-    /// `count` recipes over the vectors whose id matches `from` (already filtered by the caller).
-    public func recipes(from bases: [VectorSpec], seed: UInt64, count: Int) -> [MutantRecipe] {
-        guard !bases.isEmpty else { return [] }
-        var random = SeededGenerator(seed: seed)
-        return (0..<count).map { _ in
-            let base = bases[Int(random.below(UInt64(bases.count)))]
-            let length = 1 + Int(random.below(3))
-            let steps = (0..<length).map { _ in randomStep(&random) }
-            return MutantRecipe(base: base.id, steps: steps, oracle: MutantRecipe.oracle(for: steps))
-        }
+    /// A mutant made: its file name (without extension), the extension of its artefact, its bytes and the
+    /// recipe that replays it.
+    public struct Mutant: Sendable {
+        public let name: String
+        public let fileExtension: String
+        public let bytes: [UInt8]
+        public let recipe: MutantRecipe
     }
 
-    /// Makes a drawn recipe's mutant. Steps that need a structure the mutated receipt lacks (a SignerInfo
-    /// an earlier step removed, a purchase where there is none) are dropped: the recipe returned holds only
-    /// the steps that applied, so it replays exactly (``replay(_:)``) and its id names what was made.
-    public func build(_ drawn: MutantRecipe) throws(ForgeError) -> (bytes: [UInt8], recipe: MutantRecipe) {
+    /// Every JWS step the catalogue uses (each id with its parameters, once), in catalogue order: what JWS
+    /// mutants draw.
+    static let jwsRegistry: [MutationStep] = {
+        var seen = Set<MutationStep>()
+        return VectorCatalogue.jws.flatMap(\.mutations).filter { seen.insert($0).inserted }
+    }()
+
+    /// `count` recipes over `bases` (already filtered by the caller): receipt and JWS bases share the count in
+    /// proportion to how many of each there are; the JWS recipes come first.
+    public func recipes(from bases: [VectorSpec], seed: UInt64, count: Int) -> [MutantRecipe] {
+        let jwsBases = bases.filter(\.artifact.isJWS)
+        let receiptBases = bases.filter { !$0.artifact.isJWS }
+        guard !bases.isEmpty else { return [] }
+        let jwsCount = count * jwsBases.count / bases.count
+        var recipes: [MutantRecipe] = []
+        if !jwsBases.isEmpty {
+            var random = SeededGenerator(seed: seed ^ 0x6A77_735F_6D75_7461)  // "jws_muta"
+            for _ in 0..<jwsCount {
+                let base = jwsBases[Int(random.below(UInt64(jwsBases.count)))]
+                let steps = (0...Int(random.below(3))).map { _ in Self.jwsRegistry[Int(random.below(UInt64(Self.jwsRegistry.count)))] }
+                recipes.append(MutantRecipe(base: base.id, steps: steps, oracle: "none"))
+            }
+        }
+        if !receiptBases.isEmpty {
+            var random = SeededGenerator(seed: seed)
+            for _ in 0..<(count - jwsCount) {
+                let base = receiptBases[Int(random.below(UInt64(receiptBases.count)))]
+                let length = 1 + Int(random.below(3))
+                let steps = (0..<length).map { _ in randomStep(&random) }
+                recipes.append(MutantRecipe(base: base.id, steps: steps, oracle: MutantRecipe.oracle(for: steps)))
+            }
+        }
+        return recipes
+    }
+
+    /// What a drawn recipe is called in messages before it is made.
+    public func label(of drawn: MutantRecipe) -> String {
+        isJWS(drawn) ? jwsName(drawn) : drawn.id
+    }
+
+    /// Makes a drawn recipe's mutant. A receipt step that needs a structure the mutated receipt lacks (a
+    /// SignerInfo an earlier step removed, a purchase where there is none) is dropped: the recipe returned
+    /// holds only the steps that applied, so it replays exactly (``replay(_:)``) and its id names what was
+    /// made. A JWS recipe applies whole or is an error.
+    public func build(_ drawn: MutantRecipe) throws(ForgeError) -> Mutant {
+        if isJWS(drawn) { return Mutant(name: jwsName(drawn), fileExtension: "jws", bytes: try replay(drawn), recipe: drawn) }
         var spec = try base(of: drawn)
         let own = spec.mutations
         var applied: [MutationStep] = []
         for step in drawn.steps {
             spec.mutations = own + applied + [step]
-            if (try? spec.bytes(using: forge)) != nil { applied.append(step) }
+            if (try? spec.bytes(receipts: forge, jws: jwsForge)) != nil { applied.append(step) }
         }
         spec.mutations = own + applied
         let recipe = MutantRecipe(base: drawn.base, steps: applied, oracle: MutantRecipe.oracle(for: applied))
-        return (try spec.bytes(using: forge), recipe)
+        return Mutant(
+            name: recipe.id.replacingOccurrences(of: "::", with: "-"), fileExtension: spec.fileExtension, bytes: try spec.bytes(receipts: forge, jws: jwsForge),
+            recipe: recipe)
     }
 
-    /// Rebuilds a recipe's mutant byte for byte. Every step must apply: an unknown mutation, a parameter
-    /// missing, malformed or out of range, or a step the receipt cannot take at that point (a SignerInfo
-    /// an earlier step removed) is an error naming the recipe step.
+    /// Rebuilds a recipe's mutant byte for byte, receipt or JWS. Every step must apply: an unknown mutation, a
+    /// parameter missing, malformed or out of range, or a step the artefact cannot take at that point (a
+    /// SignerInfo an earlier step removed) is an error naming the recipe step.
     public func replay(_ recipe: MutantRecipe) throws(ForgeError) -> [UInt8] {
         var spec = try base(of: recipe)
         let own = spec.mutations.count
+        if spec.artifact.isJWS {
+            for (index, step) in recipe.steps.enumerated() {
+                do throws(ForgeError) { _ = try JWSMutation.named(step) } catch { throw ForgeError(error.code, "recipe step \(index + 1): \(error.message)") }
+            }
+        }
         spec.mutations += recipe.steps
         do throws(ForgeError) {
-            return try spec.bytes(using: forge)
+            return try spec.bytes(receipts: forge, jws: jwsForge)
         } catch {
             // The forge numbers steps from the base vector's own; people number the recipe's.
             let at = error.step.map { $0 > own ? "recipe step \($0 - own) (\(recipe.steps[$0 - own - 1].mutation))" : "the base vector's step \($0)" }
@@ -128,17 +201,33 @@ public struct Mutator: Sendable {
         }
     }
 
+    private func isJWS(_ recipe: MutantRecipe) -> Bool { specs.first { $0.id == recipe.base }?.artifact.isJWS ?? false }
+
+    /// `mut-<base>-<8 hex of the recipe's hash>`.
+    private func jwsName(_ recipe: MutantRecipe) -> String {
+        let digest = StableHash.fnv1a(recipe.id.utf8)
+        return "mut-" + recipe.base.replacingOccurrences(of: "::", with: "-") + "-" + hexString(withUnsafeBytes(of: digest.bigEndian, Array.init).prefix(4))
+    }
+
+    /// The catalogue vector a recipe starts from, with what the recipe records of it in place of the catalogue's.
     private func base(of recipe: MutantRecipe) throws(ForgeError) -> VectorSpec {
         guard var spec = specs.first(where: { $0.id == recipe.base }) else {
             throw ForgeError(.invalidRecipe, "recipe base '\(recipe.base)' is not a catalogue vector")
         }
         if let own = recipe.own { spec.mutations = own }
+        if let scenario = recipe.scenario { spec.scenario = scenario }
+        if let seed = recipe.seed {
+            guard let value = UInt64(seed) else { throw ForgeError(.invalidRecipe, "recipe seed '\(seed.prefix(40))' is not a decimal UInt64") }
+            spec.seed = value
+        }
+        if let made = recipe.made { spec.made = made }
+        if let type = recipe.notificationType { spec.notificationType = type }
+        if let subtype = recipe.subtype { spec.subtype = subtype }
         guard spec.mutations.count + recipe.steps.count <= MutationBounds.maxSteps else {
             throw ForgeError(.invalidRecipe, "recipe has \(recipe.steps.count) steps; with the base vector's own, at most \(MutationBounds.maxSteps) are allowed")
         }
         return spec
     }
-
     private func randomStep(_ random: inout SeededGenerator) -> MutationStep {
         let attributeTypes = [0, 1, 2, 3, 4, 5, 12, 17, 19, 21]
         func pick<T>(_ values: [T]) -> T { values[Int(random.below(UInt64(values.count)))] }

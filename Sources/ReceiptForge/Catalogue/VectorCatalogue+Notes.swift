@@ -4,7 +4,9 @@ import ForgeSupport
 
 extension VectorCatalogue {
     /// Every flag a vector may carry, explained once: the bug class, what it means, why it matters.
-    public static let notes: [String: Note] = [
+    public static let notes: [String: Note] = receiptNotes.merging(jwsNotes) { receipt, _ in receipt }
+
+    static let receiptNotes: [String: Note] = [
         "BER": Note(
             bugClass: "encoding-tolerance", description: "The container uses valid BER that is not DER: indefinite lengths or a segmented eContent, as every Xcode receipt does.",
             effect: "DER-only parsers reject genuine Xcode receipts.",

@@ -22,7 +22,9 @@ public enum VectorCatalogue {
     }
     static let baseScenario = Scenario(bundleID: bundleID, appVersion: "1", deviceID: deviceID, purchases: [subscription])
 
-    public static let all: [VectorSpec] = valid + xcode + encoding + signature + chain + time + payload + binding + transport + resource
+    /// Every vector of the corpus, receipts then StoreKit 2 JWS (``jws``), in manifest order.
+    public static let all: [VectorSpec] = receipts + jws
+    static let receipts: [VectorSpec] = valid + xcode + encoding + signature + chain + time + payload + binding + transport + resource
 
     static func scenario(
         _ preset: Preset = .appstore, _ purchases: [Purchase] = [subscription], bundleID: String = bundleID,
@@ -144,7 +146,7 @@ public enum VectorCatalogue {
             "xcode::environment-claim-on-app-store-chain",
             "Type 0 says Xcode but the receipt is signed by the App Store chain, checked by an app expecting Production: invalid because the receipt type is not Production (binding.environment). The claim must not pick the trust root: rejecting it as chain.untrusted (as if the StoreKit certificate were the anchor) is the wrong reason.",
             scenario: scenario(.appstore, environment: "Xcode"), verdict: .invalid, errorClasses: [.bindingEnvironment],
-            severity: .high, environment: "Production", revision: 2),
+            severity: .high, environment: "Production", revision: 3),
         VectorSpec(
             "xcode::environment-claim-no-expectation",
             "Type 0 says Xcode but the receipt is signed by the App Store chain, and the app states no expected environment. Signature and chain are sound under the trusted App Store root and nothing is bound, so it is valid, as the other receipt-type variants are (payload::receipt-type-*). A validator that lets the claim choose the trust anchor (the StoreKit certificate for \"Xcode\") rejects it.",
@@ -170,7 +172,7 @@ public enum VectorCatalogue {
             VectorSpec(
                 "encoding::long-form-lengths",
                 "Definite lengths written with 4 length octets where fewer suffice: valid BER, not DER. The signature covers only the payload, and Apple's parsers read BER (every Xcode receipt is BER), so apple-compatible accepts; strict rejects (NON_MINIMAL_LENGTH).",
-                mutations: [m(.layout, ["wrapper": "long"])], verdict: .acceptable, flags: ["NON_MINIMAL_LENGTH"], revision: 2),
+                mutations: [m(.layout, ["wrapper": "long"])], verdict: .acceptable, flags: ["NON_MINIMAL_LENGTH"], revision: 3),
             VectorSpec(
                 "encoding::detached-content", "SignedData without eContent (a detached signature): nothing to read.",
                 mutations: [m(.layout, ["econtent": "detached"])], verdict: .invalid, errorClasses: [.containerNoContent], severity: .high),
@@ -187,11 +189,11 @@ public enum VectorCatalogue {
             VectorSpec(
                 "encoding::unsorted-payload-set",
                 "Payload SET OF written in reverse DER order and signed as such. Xcode receipts are not in DER order either, so Apple's parsers read any order: apple-compatible accepts, strict rejects (UNSORTED_SET).",
-                mutations: [m(.reverseOrder)], verdict: .acceptable, flags: ["UNSORTED_SET"], revision: 2),
+                mutations: [m(.reverseOrder)], verdict: .acceptable, flags: ["UNSORTED_SET"], revision: 3),
             VectorSpec(
                 "encoding::integer-leading-zero",
                 "Attribute 1 written as an INTEGER with a redundant leading zero. DER forbids it and BouncyCastle and swift-asn1 refuse it; the value is unambiguous and signed, so only strict decides (NON_MINIMAL_INTEGER).",
-                mutations: [m(.integerLeadingZero, ["type": "1"])], verdict: .acceptable, flags: ["NON_MINIMAL_INTEGER"], revision: 2),
+                mutations: [m(.integerLeadingZero, ["type": "1"])], verdict: .acceptable, flags: ["NON_MINIMAL_INTEGER"], revision: 3),
             VectorSpec(
                 "encoding::fractional-seconds", "Creation date with fractional seconds (seen from 2020).",
                 mutations: [m(.setAttribute, ["type": "12", "ia5": "2025-06-15T12:00:00.123Z"])], verdict: .valid, severity: .high),
@@ -204,7 +206,7 @@ public enum VectorCatalogue {
             VectorSpec(
                 "encoding::creation-date-utf8",
                 "Creation date (12) written as a UTF8String instead of the documented IA5String. Same text, signed as such: the inner-tag rule (WRONG_INNER_TAG) applies.",
-                mutations: [m(.retagAttribute, ["type": "12", "tag": "0c"])], verdict: .acceptable, flags: ["WRONG_INNER_TAG"], revision: 2),
+                mutations: [m(.retagAttribute, ["type": "12", "tag": "0c"])], verdict: .acceptable, flags: ["WRONG_INNER_TAG"], revision: 3),
             VectorSpec(
                 "encoding::expiration-date-utf8", "Receipt expiration date (21, a month ahead) written as a UTF8String instead of an IA5String: the inner-tag rule for dates.",
                 mutations: [m(.setAttribute, ["type": "21", "ia5": "2025-07-15T12:00:00Z"]), m(.retagAttribute, ["type": "21", "tag": "0c"])],
@@ -212,21 +214,21 @@ public enum VectorCatalogue {
             VectorSpec(
                 "encoding::bundle-id-ia5",
                 "Bundle id (2) written as an IA5String instead of the documented UTF8String. Same text, and the device hash covers the tag as written: the inner-tag rule (WRONG_INNER_TAG) applies, as for dates.",
-                mutations: [m(.retagAttribute, ["type": "2", "tag": "16"])], verdict: .acceptable, flags: ["WRONG_INNER_TAG"], revision: 2),
+                mutations: [m(.retagAttribute, ["type": "2", "tag": "16"])], verdict: .acceptable, flags: ["WRONG_INNER_TAG"], revision: 3),
             VectorSpec(
                 "encoding::app-version-ia5", "App version (3) written as an IA5String: the inner-tag rule (WRONG_INNER_TAG).",
-                mutations: [m(.retagAttribute, ["type": "3", "tag": "16"])], verdict: .acceptable, flags: ["WRONG_INNER_TAG"], revision: 2),
+                mutations: [m(.retagAttribute, ["type": "3", "tag": "16"])], verdict: .acceptable, flags: ["WRONG_INNER_TAG"], revision: 3),
             VectorSpec(
                 "encoding::receipt-type-ia5", "Receipt type (0) written as an IA5String: the inner-tag rule (WRONG_INNER_TAG) for the environment.",
                 mutations: [m(.retagAttribute, ["type": "0", "tag": "16"])], verdict: .acceptable, flags: ["WRONG_INNER_TAG"]),
             VectorSpec(
                 "encoding::negative-quantity",
                 "In-app quantity -1. Apple never writes it, but it is signed data, not a forgery: a validator may refuse it or leave it to the entitlement logic; only strict decides (NEGATIVE_QUANTITY).",
-                mutations: [m(.purchaseSetAttribute, ["type": "1701", "integer": "-1"])], verdict: .acceptable, flags: ["NEGATIVE_QUANTITY"], revision: 2),
+                mutations: [m(.purchaseSetAttribute, ["type": "1701", "integer": "-1"])], verdict: .acceptable, flags: ["NEGATIVE_QUANTITY"], revision: 3),
             VectorSpec(
                 "encoding::purchase-missing-product-id",
                 "An in-app purchase without a product id (1702). Signed data Apple never writes; it grants nothing by itself, so only strict decides (INCOMPLETE_PURCHASE).",
-                mutations: [m(.purchaseDropAttribute, ["type": "1702"])], verdict: .acceptable, flags: ["INCOMPLETE_PURCHASE"], revision: 2),
+                mutations: [m(.purchaseDropAttribute, ["type": "1702"])], verdict: .acceptable, flags: ["INCOMPLETE_PURCHASE"], revision: 3),
         ]
         // Truncation at TLV boundaries and inside: every one must be refused, none may crash.
         for (name, length) in [
@@ -298,14 +300,14 @@ public enum VectorCatalogue {
             VectorSpec(
                 "signature::sha512",
                 "Consistently SHA-512, which Apple never used for receipts. Nothing is forged (the signature verifies); Apple's verifiers accept only SHA-1 and SHA-256 and OpenSSL accepts any, so only strict decides (UNCOMMON_DIGEST).",
-                mutations: [m(.consistentDigest, ["algorithm": "sha512"])], verdict: .acceptable, flags: ["UNCOMMON_DIGEST"], revision: 2),
+                mutations: [m(.consistentDigest, ["algorithm": "sha512"])], verdict: .acceptable, flags: ["UNCOMMON_DIGEST"], revision: 3),
             VectorSpec(
                 "signature::sha384", "Consistently SHA-384: as signature::sha512 (UNCOMMON_DIGEST).",
-                mutations: [m(.consistentDigest, ["algorithm": "sha384"])], verdict: .acceptable, flags: ["UNCOMMON_DIGEST"], revision: 2),
+                mutations: [m(.consistentDigest, ["algorithm": "sha384"])], verdict: .acceptable, flags: ["UNCOMMON_DIGEST"], revision: 3),
             VectorSpec(
                 "signature::sha1-digest-on-sha256-chain",
                 "SHA-1 digest signed by the SHA-256-era leaf (consistent OIDs). The digest is chosen per receipt, not per certificate, and Apple's verifiers accept SHA-1 or SHA-256 with any chain.",
-                mutations: [m(.consistentDigest, ["algorithm": "sha1"])], verdict: .valid, flags: ["LEGACY_SHA1"], features: ["sha1"], revision: 2),
+                mutations: [m(.consistentDigest, ["algorithm": "sha1"])], verdict: .valid, flags: ["LEGACY_SHA1"], features: ["sha1"], revision: 3),
             VectorSpec(
                 "signature::sha256-with-rsa-signer-oid", "Signature algorithm sha256WithRSAEncryption instead of rsaEncryption (as Xcode since late 2020).",
                 mutations: [m(.signatureAlgorithmOid, ["oid": KnownOID.sha256WithRSAEncryption])], verdict: .valid),
@@ -326,7 +328,7 @@ public enum VectorCatalogue {
                 "signature::two-signer-infos",
                 "Apple's own SignerInfo written twice; both verify. Not an attack in itself: the content is genuine and every signature on it is Apple's. Invalid by Apple's rule that a receipt has exactly one SignerInfo: a validator that tolerates several must choose which to check, and one that checks any but the one it chains is fooled by an appended signer (signature::second-signer-corrupted shows the validators that check only one). OpenSSL accepts because every signer verifies.",
                 mutations: [m(.signerCount, ["count": "2"])], verdict: .invalid, errorClasses: [.containerSignerCount, .signature],
-                flags: ["OPENSSL_DISAGREES"], revision: 2),
+                flags: ["OPENSSL_DISAGREES"], revision: 3),
             VectorSpec(
                 "signature::second-signer-corrupted",
                 "Two SignerInfos, the second with a flipped signature bit. Invalid twice over: a receipt has one signer, and a signature on it does not verify. OpenSSL rejects (every signer must verify); a validator that checks only the first SignerInfo accepts a container it never fully checked.",
@@ -346,7 +348,7 @@ public enum VectorCatalogue {
             VectorSpec(
                 "signature::signed-attributes",
                 "CMS signed attributes present and correct, as openssl cms -sign writes (Apple never does). RFC 5652 defines them and Apple's verifiers (BouncyCastle's, swift-certificates' CMS) verify them, so apple-compatible accepts; strict rejects (SIGNED_ATTRIBUTES).",
-                mutations: [m(.signedAttributes)], verdict: .acceptable, flags: ["SIGNED_ATTRIBUTES"], revision: 2),
+                mutations: [m(.signedAttributes)], verdict: .acceptable, flags: ["SIGNED_ATTRIBUTES"], revision: 3),
             VectorSpec(
                 "signature::signed-attributes-wrong-digest", "Signed attributes whose messageDigest does not match the content.",
                 mutations: [m(.signedAttributes, ["message-digest": "wrong"])], verdict: .invalid,
@@ -393,14 +395,14 @@ public enum VectorCatalogue {
         VectorSpec(
             "chain::four-certificates",
             "An extra unrelated root embedded after the chain. CMS certificates are a set \"sufficient\" for a path, extra ones allowed; a validator building the path from the signer ignores it, one demanding exactly three embedded rejects: harmless either way (EXTRA_CERTIFICATE).",
-            mutations: [m(.addCertificate, ["role": "foreign-root"])], verdict: .acceptable, flags: ["EXTRA_CERTIFICATE"], revision: 2),
+            mutations: [m(.addCertificate, ["role": "foreign-root"])], verdict: .acceptable, flags: ["EXTRA_CERTIFICATE"], revision: 3),
         VectorSpec(
             "chain::duplicate-intermediate", "The intermediate embedded twice: as chain::four-certificates (EXTRA_CERTIFICATE).",
-            mutations: [m(.addCertificate, ["role": "intermediate"])], verdict: .acceptable, flags: ["EXTRA_CERTIFICATE"], revision: 2),
+            mutations: [m(.addCertificate, ["role": "intermediate"])], verdict: .acceptable, flags: ["EXTRA_CERTIFICATE"], revision: 3),
         VectorSpec(
             "chain::root-not-embedded",
             "Only leaf and intermediate embedded; the root comes from the trust store, which is where trust comes from anyway. Apple always embeds the root and the verifiers that count embedded certificates reject; accepting lets no forgery through (ROOT_NOT_EMBEDDED).",
-            mutations: [m(.dropCertificate, ["index": "2"])], verdict: .acceptable, flags: ["ROOT_NOT_EMBEDDED"], revision: 2),
+            mutations: [m(.dropCertificate, ["index": "2"])], verdict: .acceptable, flags: ["ROOT_NOT_EMBEDDED"], revision: 3),
         VectorSpec(
             "chain::intermediate-not-embedded", "Leaf and root embedded, the intermediate missing: no path.",
             mutations: [m(.dropCertificate, ["index": "1"])], verdict: .invalid, errorClasses: [.chainUntrusted, .chainInvalid], severity: .high),
@@ -415,7 +417,7 @@ public enum VectorCatalogue {
         VectorSpec(
             "chain::reversed-order",
             "Certificates embedded root first. The signer is named by issuer and serial number (RFC 5652 §5.3) and the certificates field is an unordered SET, so a correct validator finds it anywhere; one that takes certificates[0] checks the root's key.",
-            mutations: [m(.certificateOrder, ["order": "reverse"])], verdict: .valid, flags: ["CERTIFICATE_ORDER"], severity: .high, revision: 2),
+            mutations: [m(.certificateOrder, ["order": "reverse"])], verdict: .valid, flags: ["CERTIFICATE_ORDER"], severity: .high, revision: 3),
         VectorSpec(
             "chain::intermediate-first", "Certificates embedded intermediate, leaf, root.",
             mutations: [m(.certificateOrder, ["order": "1,0,2"])], verdict: .valid, flags: ["CERTIFICATE_ORDER"], severity: .high),
@@ -431,11 +433,11 @@ public enum VectorCatalogue {
         VectorSpec(
             "chain::leaf-without-digital-signature",
             "Leaf key usage keyEncipherment instead of digitalSignature. RFC 5280 §4.2.1.3 forbids verifying signatures with such a key, so rejecting is right; path validators that do not check the leaf's key usage accept, and the chain is still Apple's: either verdict outside strict (KEY_USAGE).",
-            mutations: [m(.reissueLeaf, ["variant": "no-digital-signature"])], verdict: .acceptable, flags: ["KEY_USAGE"], revision: 2),
+            mutations: [m(.reissueLeaf, ["variant": "no-digital-signature"])], verdict: .acceptable, flags: ["KEY_USAGE"], revision: 3),
         VectorSpec(
             "chain::leaf-marker-critical",
             "Leaf marker extension 1.2.840.113635.100.6.11.1 marked critical. RFC 5280 §4.2 rejects critical extensions a validator does not process, and Apple's server library does; apple-compatible rejects it, lenient lets a validator that processes the marker accept (CRITICAL_MARKER).",
-            mutations: [m(.reissueLeaf, ["variant": "marker-critical"])], verdict: .acceptable, flags: ["CRITICAL_MARKER"], revision: 2),
+            mutations: [m(.reissueLeaf, ["variant": "marker-critical"])], verdict: .acceptable, flags: ["CRITICAL_MARKER"], revision: 3),
     ]
 
     // MARK: time::
@@ -444,7 +446,7 @@ public enum VectorCatalogue {
         VectorSpec(
             "time::leaf-expired-now-valid-at-creation", "Made in 2024 when the leaf was valid; judged in 2025 after it expired. Apple's practice: evaluate at the creation date.",
             mutations: [m(.leafValidity, ["not-before": "2024-01-01T00:00:00Z", "not-after": "2025-01-01T00:00:00Z"])], verdict: .valid,
-            flags: ["HISTORICAL_VALIDATION"], severity: .high, made: "2024-06-01T00:00:00Z", revision: 2),
+            flags: ["HISTORICAL_VALIDATION"], severity: .high, made: "2024-06-01T00:00:00Z", revision: 3),
         VectorSpec(
             "time::leaf-expired-at-creation", "The leaf had expired when the receipt was made.",
             mutations: [m(.reissueLeaf, ["variant": "expired"])], verdict: .invalid, errorClasses: [.chainExpired], severity: .high),
@@ -458,7 +460,7 @@ public enum VectorCatalogue {
         VectorSpec(
             "time::creation-in-the-future",
             "Creation date a year after the time the receipt is judged at. The chain is valid at creation; Apple never signs the future, but the date is signed: only strict decides (FUTURE_CREATION).",
-            verdict: .acceptable, flags: ["FUTURE_CREATION"], made: "2026-06-15T12:00:00Z", revision: 3),
+            verdict: .acceptable, flags: ["FUTURE_CREATION"], made: "2026-06-15T12:00:00Z", revision: 4),
         VectorSpec(
             "time::receipt-expired", "Receipt expiration (type 21) a month before now.",
             mutations: [m(.setAttribute, ["type": "21", "ia5": "2025-05-15T12:00:00Z"])], verdict: .invalid,
@@ -470,7 +472,7 @@ public enum VectorCatalogue {
             "time::receipt-expiration-garbage",
             "Receipt expiration (type 21) is not a date. Fail closed: a validator that cannot read the expiry cannot tell the receipt is unexpired.",
             mutations: [m(.setAttribute, ["type": "21", "ia5": "next tuesday"])], verdict: .invalid,
-            errorClasses: [.payloadInvalidField], revision: 2),
+            errorClasses: [.payloadInvalidField], revision: 3),
     ]
 
     // MARK: payload::
@@ -501,7 +503,7 @@ public enum VectorCatalogue {
                     "payload::duplicate-\(name)",
                     "Attribute \(type) (\(name)) appears twice with different values: the receipt's own first in the DER-sorted SET, \(value) second. First-wins readers see the genuine value, last-wins readers \(value).",
                     mutations: [m(.addAttribute, ["type": String(type), type == 12 ? "ia5" : "utf8": value])],
-                    verdict: .invalid, errorClasses: [.payloadInvalidField], flags: ["DUPLICATE_ATTRIBUTE"], severity: .high, revision: 2))
+                    verdict: .invalid, errorClasses: [.payloadInvalidField], flags: ["DUPLICATE_ATTRIBUTE"], severity: .high, revision: 3))
         }
         vectors.append(
             VectorSpec(
@@ -548,7 +550,7 @@ public enum VectorCatalogue {
             scenario: scenario(.appstore, bundleID: "com.example.other"), verdict: .invalid, errorClasses: [.bindingBundleID], severity: .critical),
         VectorSpec(
             "binding::bundle-id-case", "Bundle id differs only in case. Apple's verifiers compare bundle ids exactly (string equality), so case matters.",
-            scenario: scenario(.appstore, bundleID: "com.example.App"), verdict: .invalid, errorClasses: [.bindingBundleID], severity: .high, revision: 2),
+            scenario: scenario(.appstore, bundleID: "com.example.App"), verdict: .invalid, errorClasses: [.bindingBundleID], severity: .high, revision: 3),
         VectorSpec(
             "binding::bundle-id-prefix", "Bundle id is a prefix-extension of the expected one.",
             scenario: scenario(.appstore, bundleID: "com.example.app.evil"), verdict: .invalid, errorClasses: [.bindingBundleID], severity: .high),
@@ -589,34 +591,34 @@ public enum VectorCatalogue {
             "transport::base64",
             "The receipt as one line of standard base64, the form verifyReceipt's receipt-data and Apple's ReceiptUtility take. A validator that declares transport-decoding must read it; one that takes DER bytes never sees it.",
             mutations: [m(.transport, ["encoding": "base64"])], verdict: .valid, features: [Feature.transportDecoding.rawValue],
-            fileExtension: "b64", revision: 2),
+            fileExtension: "b64", revision: 3),
         VectorSpec(
             "transport::base64-lines", "Base64 wrapped at 76 columns with line feeds. verifyReceipt rejects line breaks; MIME decoders (Java's, Python's by default) skip them.",
             mutations: [m(.transport, ["encoding": "base64-lines"])], verdict: .acceptable, flags: ["TRANSPORT_ENCODING"],
-            features: [Feature.transportDecoding.rawValue], fileExtension: "b64", revision: 2),
+            features: [Feature.transportDecoding.rawValue], fileExtension: "b64", revision: 3),
         VectorSpec(
             "transport::base64url",
             "URL-safe base64 without padding: another alphabet, which no Apple endpoint documents. The receipt's length is not a multiple of 3, so padding was really dropped.",
             scenario: paddedScenario("com.example.pro.mon"), mutations: [m(.transport, ["encoding": "base64url"])], verdict: .acceptable, flags: ["TRANSPORT_ENCODING"],
-            features: [Feature.transportDecoding.rawValue], fileExtension: "b64", revision: 2),
+            features: [Feature.transportDecoding.rawValue], fileExtension: "b64", revision: 3),
         VectorSpec(
             "transport::base64-unpadded",
             "Standard base64 without its = padding (the receipt's length is not a multiple of 3, so there was padding to drop): strict decoders reject, lenient ones restore it.",
             scenario: paddedScenario("com.example.pro.month"), mutations: [m(.transport, ["encoding": "base64-unpadded"])], verdict: .acceptable, flags: ["TRANSPORT_ENCODING"],
-            features: [Feature.transportDecoding.rawValue], fileExtension: "b64", revision: 2),
+            features: [Feature.transportDecoding.rawValue], fileExtension: "b64", revision: 3),
         VectorSpec(
             "transport::double-base64", "Base64 of base64 (starts TU…), as clients send when they encode twice: a client bug a tolerant server may repair.",
             mutations: [m(.transport, ["encoding": "double-base64"])], verdict: .acceptable, flags: ["TRANSPORT_ENCODING"],
-            features: [Feature.transportDecoding.rawValue], fileExtension: "b64", revision: 2),
+            features: [Feature.transportDecoding.rawValue], fileExtension: "b64", revision: 3),
         VectorSpec(
             "transport::pem", "PEM armour (BEGIN PKCS7), as openssl writes it; no Apple API produces or takes it.",
             mutations: [m(.transport, ["encoding": "pem"])], verdict: .acceptable, flags: ["TRANSPORT_ENCODING"],
-            features: [Feature.transportDecoding.rawValue], fileExtension: "pem", revision: 2),
+            features: [Feature.transportDecoding.rawValue], fileExtension: "pem", revision: 3),
         VectorSpec(
             "transport::jws-instead-of-receipt",
             "A StoreKit 2 JWS sent where a receipt belongs: not a receipt in any encoding. A DER-only validator sees bytes that are not ASN.1, so container.malformed is as right as input.encoding.",
             mutations: [m(.jwsInstead)],
-            verdict: .invalid, errorClasses: [.inputEncoding, .input, .containerMalformed], severity: .medium, fileExtension: "txt", revision: 2),
+            verdict: .invalid, errorClasses: [.inputEncoding, .input, .containerMalformed], severity: .medium, fileExtension: "txt", revision: 3),
         VectorSpec(
             "transport::base64-of-garbage", "Base64 text that decodes to something other than a receipt.",
             mutations: [m(.truncate, ["length": "40"]), m(.transport, ["encoding": "base64"])],

@@ -2,20 +2,29 @@ public import ReceiptCorpus
 import ReceiptModel
 public import ForgeSupport
 public import StoreModel
+import Foundation
 
-/// One conformance vector as the forge describes it: how to make the bytes (preset, scenario,
-/// mutations) and what a correct validator must answer, in which context.
+/// One conformance vector as the forge describes it, whatever the artefact: which artefact (a receipt or a
+/// StoreKit 2 JWS kind), how to make its bytes (scenario, seed, time, recipe steps) and what a correct
+/// validator must answer, in which context.
 ///
-/// The corpus generator turns each spec into a file and a manifest entry. Everything is pinned:
+/// The corpus generator turns each spec into a file and a manifest entry whose provenance records
+/// everything that makes the bytes, so a recipe replays from the manifest alone. Everything is pinned:
 /// the time, the seed (derived from the id), the keys; so generating twice gives the same bytes.
 public struct VectorSpec: Sendable {
+    /// Whose Apple id a JWS verifier is configured with.
+    public enum AppID: Sendable { case artefact, none, value(Int64) }
+
     /// `family::name`.
     public let id: String
-    /// Bumped whenever the bytes, the context or the expectation change (the tests hold a ledger of
-    /// fingerprints per revision), so results name exactly what was judged.
+    /// Bumped whenever the bytes, the context, the expectation or the provenance change (the tests hold a
+    /// ledger of fingerprints per revision), so results name exactly what was judged.
     public var revision: Int
     public let description: String
+    /// What the file holds: a receipt, or a StoreKit 2 JWS of one kind.
+    public let artifact: ArtifactKind
     public var scenario: Scenario
+    /// The recipe: mutation steps of the artefact's kind (receipt or `jws.` mutations).
     public var mutations: [MutationStep]
     public var verdict: Verdict
     public var errorClasses: [ErrorClass]
@@ -23,30 +32,40 @@ public struct VectorSpec: Sendable {
     public var severity: Severity
     public var features: [String]
     public var canary: Bool
-    /// The time the vector is judged at (`context.now`); the receipt is made at `made ?? now`.
+    /// The time the vector is judged at (`context.now`); the artefact is made at `made ?? now`.
     public var now: String
     public var made: String?
-    /// Trust anchor id in the manifest (`forge-root` or `forge-storekit`).
-    public var trustAnchor: String
+    /// Every random choice derives from it: the corpus seed mixed with the id, so adding a vector never
+    /// changes another's bytes.
+    public var seed: UInt64
+    /// Trust anchor id in the manifest; nil: the one the forged JWS's signer implies.
+    public var trustAnchor: String?
     public var bundleID: String?
     public var appVersion: String?
     public var deviceID: String?
+    /// The environment the validator expects; nil: for a JWS, the artefact's own.
     public var environment: String?
-    /// The file extension: `der` for bytes, `b64`/`txt` for transport vectors.
+    /// A notification's type and subtype (wire values).
+    public var notificationType = "DID_RENEW"
+    public var subtype: String?
+    public var appAppleID: AppID = .artefact
+    /// The file extension: `der` for bytes, `b64`/`txt` for transport vectors, `jws` for StoreKit 2.
     public var fileExtension: String
 
     public var family: String { String(id.prefix { $0 != ":" }) }
     public var name: String { String(id.split(separator: ":").last ?? "") }
 
+    /// A receipt vector. Revisions start at 2: issue 20 recorded the seed and the scenario in every provenance.
     init(
         _ id: String, _ description: String, scenario: Scenario = VectorCatalogue.baseScenario, mutations: [MutationStep] = [],
         verdict: Verdict, errorClasses: [ErrorClass] = [], flags: [String] = [], severity: Severity = .medium, features: [String] = [],
         canary: Bool = false, made: String? = nil, trustAnchor: String? = nil, bundleID: String? = VectorCatalogue.bundleID,
-        appVersion: String? = nil, deviceID: String? = nil, environment: String? = nil, fileExtension: String = "der", revision: Int = 1
+        appVersion: String? = nil, deviceID: String? = nil, environment: String? = nil, fileExtension: String = "der", revision: Int = 2
     ) {
         self.id = id
         self.revision = revision
         self.description = description
+        self.artifact = .receipt
         self.scenario = scenario
         self.mutations = mutations
         self.verdict = verdict
@@ -57,6 +76,7 @@ public struct VectorSpec: Sendable {
         self.canary = canary
         self.now = VectorCatalogue.now
         self.made = made
+        self.seed = Self.seed(of: id)
         self.trustAnchor = trustAnchor ?? ((scenario.preset ?? .appstore).isXcode ? TrustAnchorID.forgeStoreKit : TrustAnchorID.forgeRoot)
         self.bundleID = bundleID
         self.appVersion = appVersion
@@ -64,22 +84,117 @@ public struct VectorSpec: Sendable {
         self.environment = environment
         self.fileExtension = fileExtension
     }
+
+    /// A StoreKit 2 vector: a JWS of `kind` forged from `scenario`.
+    init(
+        jws id: String, _ description: String, kind: JWSKind, scenario: Scenario, mutations: [MutationStep], verdict: Verdict, errorClasses: [ErrorClass],
+        severity: Severity, environment: String?, bundleID: String, appAppleID: AppID, flags: [String], revision: Int
+    ) {
+        self.id = id
+        self.revision = revision
+        self.description = description
+        self.artifact = kind.artifact
+        self.scenario = scenario
+        self.mutations = mutations
+        self.verdict = verdict
+        self.errorClasses = errorClasses
+        self.flags = flags
+        self.severity = severity
+        self.features = [Feature.jws.rawValue]
+        self.canary = false
+        self.now = VectorCatalogue.now
+        self.seed = Self.seed(of: id)
+        self.bundleID = bundleID
+        self.environment = environment
+        self.appAppleID = appAppleID
+        self.fileExtension = "jws"
+    }
+}
+
+extension JWSKind {
+    /// The manifest's name for a JWS of this kind.
+    public var artifact: ArtifactKind {
+        switch self {
+        case .transaction: .jwsTransaction
+        case .renewal: .jwsRenewal
+        case .appTransaction: .jwsAppTransaction
+        case .notification: .jwsNotification
+        case .realtime: .jwsRealtime
+        }
+    }
+}
+
+extension ArtifactKind {
+    /// The JWS kind of a StoreKit 2 artefact; nil for a receipt.
+    public var jwsKind: JWSKind? { JWSKind.allCases.first { $0.artifact == self } }
 }
 
 extension VectorSpec {
     /// The one seed all corpus randomness derives from (recorded in the manifest).
     public static let corpusSeed: UInt64 = 2_025_061_5
 
-    /// This vector's seed: the corpus seed mixed with the id, so adding a vector never changes another's bytes.
-    public var seed: UInt64 {
-        StableHash.fnv1a(id.utf8, basis: StableHash.offsetBasis ^ Self.corpusSeed)
-    }
+    static func seed(of id: String) -> UInt64 { StableHash.fnv1a(id.utf8, basis: StableHash.offsetBasis ^ corpusSeed) }
 
-    /// The vector's bytes, made with the given forge at the pinned time.
-    public func bytes(using forge: Forge) throws(ForgeError) -> [UInt8] {
+    /// The scenario a vector of this artefact starts from: what the provenance leaves out when unchanged.
+    var baseScenario: Scenario { artifact.isJWS ? VectorCatalogue.jwsScenario : VectorCatalogue.baseScenario }
+
+    /// The vector's bytes, made with the given forges at the pinned time.
+    public func bytes(receipts: Forge, jws: JWSForge) throws(ForgeError) -> [UInt8] { try make(receipts: receipts, jws: jws).bytes }
+
+    /// The vector's bytes and the context a validator judges them in.
+    public func make(receipts: Forge, jws: JWSForge) throws(ForgeError) -> (bytes: [UInt8], context: Context) {
         var pinned = scenario
         pinned.seed = seed
         guard let time = ReceiptDate.parse(made ?? now) else { throw ForgeError(.invalidScenario, "\(id): bad date \(made ?? now)") }
-        return try forge.make(pinned, now: time, mutations: mutations).bytes
+        guard mutations.count <= MutationBounds.maxSteps else {
+            throw ForgeError(.invalidRecipe, "\(mutations.count) steps; at most \(MutationBounds.maxSteps) are allowed")
+        }
+        guard let kind = artifact.jwsKind else {
+            let bytes = try receipts.make(pinned, now: time, mutations: mutations).bytes
+            let context = Context(
+                now: now, trustAnchor: trustAnchor ?? TrustAnchorID.forgeRoot, bundleId: bundleID, appVersion: appVersion, deviceId: deviceID,
+                environment: environment)
+            return (bytes, context)
+        }
+        var steps: [JWSMutation] = []
+        for (index, step) in mutations.enumerated() {
+            do throws(ForgeError) { steps.append(try JWSMutation.named(step)) } catch {
+                throw ForgeError(error.code, "step \(index + 1) (\(step.mutation)): \(error.message)")
+            }
+        }
+        let options = JWSOptions(notificationType: notificationType, subtype: subtype)
+        let forged = try jws.make(kind, scenario: pinned, now: time, options: options, mutations: steps)
+        let environment = environment ?? forged.environment.rawValue
+        // A server configured for Production always knows its app's Apple id (Apple's verifiers require it).
+        let appID: Int64? =
+            switch appAppleID {
+            case .artefact: forged.appAppleID ?? (environment == Environment.production.rawValue ? 1_000_000_001 : nil)
+            case .none: nil
+            case .value(let id): id
+            }
+        let anchor =
+            trustAnchor ?? (forged.xcodeSigned || environment == Environment.xcode.rawValue ? TrustAnchorID.forgeJWSXcode : TrustAnchorID.forgeJWSRoot)
+        let context = Context(
+            now: now, trustAnchor: anchor, bundleId: bundleID, environment: environment, artifact: artifact.rawValue, appAppleId: appID)
+        return (Array(forged.compact.utf8), context)
+    }
+
+    /// What makes the bytes, as the manifest records it: the preset, the steps, the time made, the seed,
+    /// the scenario when it is not the artefact's base scenario, and a notification's type and subtype.
+    public func provenance() throws(ForgeError) -> Provenance {
+        let preset = (artifact.isJWS ? "jws-" : "") + (scenario.preset ?? .appstore).rawValue
+        var recorded: JSONValue?
+        if scenario != baseScenario {
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys]
+            guard let data = try? encoder.encode(scenario), let value = try? JSONValue(parsing: Array(data)) else {
+                throw ForgeError(.encodingFailed, "\(id): the scenario does not encode as JSON")
+            }
+            recorded = value
+        }
+        let notification = artifact == .jwsNotification
+        return Provenance(
+            preset: preset, recipe: mutations.map { RecipeStep(mutation: $0.mutation, parameters: $0.parameters) }, made: made, seed: String(seed),
+            scenario: recorded, notificationType: notification ? notificationType : nil, subtype: notification ? subtype : nil)
     }
 }

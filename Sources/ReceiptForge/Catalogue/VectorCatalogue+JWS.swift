@@ -1,100 +1,21 @@
-public import Foundation
-public import ForgeCrypto
-public import ReceiptCorpus
-public import ReceiptModel
-public import ForgeSupport
+import Foundation
+import ForgeCrypto
+import ReceiptCorpus
+import ReceiptModel
+import ForgeSupport
 public import StoreModel
-
-/// One StoreKit 2 conformance vector: which artefact, which named mutations, what a correct verifier answers.
-public struct JWSVectorSpec: Sendable {
-    public let id: String
-    public var revision = 1
-    public let description: String
-    public let kind: JWSKind
-    public let preset: Preset
-    public var notificationType = "DID_RENEW"
-    public var subtype: String?
-    /// The recipe: JWS mutation steps, by id and parameters (``JWSMutation/named(_:)``).
-    public var mutations: [MutationStep]
-    public let verdict: Verdict
-    public let errorClasses: [ErrorClass]
-    public var flags: [String] = []
-    public var severity: Severity = .high
-    /// The verifier's configuration: expected environment (nil: the artefact's own), bundle id, app id.
-    public var environment: String?
-    public var bundleID = "com.example.app"
-    public var appAppleID: AppID = .artefact
-    public var trustAnchor: String?
-
-    public enum AppID: Sendable { case artefact, none, value(Int64) }
-
-    public var family: String { String(id.prefix { $0 != ":" }) }
-    public var name: String { String(id.split(separator: ":").last ?? "") }
-    public var artifact: ArtifactKind {
-        switch kind {
-        case .transaction: .jwsTransaction
-        case .renewal: .jwsRenewal
-        case .appTransaction: .jwsAppTransaction
-        case .notification: .jwsNotification
-        case .realtime: .jwsRealtime
-        }
-    }
-}
 
 /// The StoreKit 2 families of `Vectors/`: valid artefacts of every kind, then named defects from the bug
 /// classes of storekit2-facts §5 and §8 — Wycheproof's ECDSA and JWS classes recomputed over our own JWS,
 /// x5c shapes, certificate strictness, the validity instant, claim binding, nested JWS, resource limits.
-public enum JWSVectorCatalogue {
-    static let scenario = Scenario(
-        bundleID: "com.example.app", purchases: [Purchase(productID: "com.example.pro.monthly", purchaseDate: "2025-05-01T00:00:00Z", renewals: 1, period: "P1M")])
-
-    /// Builds the vector's file: the compact JWS and a newline-free end.
-    public static func bytes(of spec: JWSVectorSpec, forge: JWSForge) throws(ForgeError) -> (bytes: [UInt8], forged: ForgedJWS) {
-        var scenario = scenario
-        scenario.preset = spec.preset
-        scenario.seed = StableHash.fnv1a(spec.id.utf8, basis: StableHash.offsetBasis ^ VectorSpec.corpusSeed)
-        guard let now = ReceiptDate.parse(VectorCatalogue.now) else { throw ForgeError(.invalidScenario, "bad pinned time") }
-        let options = JWSOptions(notificationType: spec.notificationType, subtype: spec.subtype)
-        guard spec.mutations.count <= MutationBounds.maxSteps else {
-            throw ForgeError(.invalidRecipe, "\(spec.mutations.count) steps; at most \(MutationBounds.maxSteps) are allowed")
-        }
-        var mutations: [JWSMutation] = []
-        for (index, step) in spec.mutations.enumerated() {
-            do throws(ForgeError) { mutations.append(try JWSMutation.named(step)) } catch {
-                throw ForgeError(error.code, "step \(index + 1) (\(step.mutation)): \(error.message)")
-            }
-        }
-        let forged = try forge.make(spec.kind, scenario: scenario, now: now, options: options, mutations: mutations)
-        return (Array(forged.compact.utf8), forged)
-    }
-
-    /// The manifest entries and files of every JWS vector (the generator adds the hashes).
-    public static func vectors(forge: JWSForge) throws(ForgeError) -> [(vector: Vector, bytes: [UInt8])] {
-        try all.map { spec throws(ForgeError) in
-            let (bytes, forged) = try bytes(of: spec, forge: forge)
-            let environment = spec.environment ?? forged.environment.rawValue
-            // A server configured for Production always knows its app's Apple id (Apple's verifiers require it).
-            let appID: Int64? =
-                switch spec.appAppleID {
-                case .artefact: forged.appAppleID ?? (environment == Environment.production.rawValue ? 1_000_000_001 : nil)
-                case .none: nil
-                case .value(let id): id
-                }
-            let anchor = spec.trustAnchor ?? (forged.xcodeSigned || environment == Environment.xcode.rawValue ? TrustAnchorID.forgeJWSXcode : TrustAnchorID.forgeJWSRoot)
-            let vector = Vector(
-                id: spec.id, revision: spec.revision, description: spec.description, file: "\(spec.family)/\(spec.name).jws", sha256: "", flags: spec.flags,
-                severity: spec.severity, features: [Feature.jws.rawValue], canary: false,
-                context: Context(
-                    now: VectorCatalogue.now, trustAnchor: anchor, bundleId: spec.bundleID, environment: environment, artifact: spec.artifact.rawValue,
-                    appAppleId: appID),
-                expected: Expectation(verdict: spec.verdict, errorClasses: spec.errorClasses.map(\.rawValue)),
-                provenance: Provenance(preset: "jws-" + spec.preset.rawValue, recipe: spec.mutations.map { RecipeStep(mutation: $0.mutation, parameters: $0.parameters) }))
-            return (vector, bytes)
-        }
-    }
+extension VectorCatalogue {
+    /// The scenario every JWS vector starts from (its preset set per vector).
+    static let jwsScenario = Scenario(
+        preset: .appstore, bundleID: "com.example.app",
+        purchases: [Purchase(productID: "com.example.pro.monthly", purchaseDate: "2025-05-01T00:00:00Z", renewals: 1, period: "P1M")])
 
     /// The flags of JWS vectors, explained.
-    public static let notes: [String: Note] = [
+    static let jwsNotes: [String: Note] = [
         "JWS_MALLEABLE_SIGNATURE": Note(
             bugClass: "ecdsa-malleability",
             description: "(r, n−s) is a second valid ES256 signature of the same input; verifiers accept it, so code must not use signatures as ids.",
@@ -133,27 +54,25 @@ public enum JWSVectorCatalogue {
     static func spec(
         _ id: String, _ description: String, _ kind: JWSKind = .transaction, preset: Preset = .appstore, _ mutations: [MutationStep] = [],
         _ verdict: Verdict, _ classes: [ErrorClass] = [], severity: Severity = .high, environment: String? = nil, bundleID: String = "com.example.app",
-        appID: JWSVectorSpec.AppID = .artefact, flags: [String] = [], notification: (String, String?)? = nil
-    ) -> JWSVectorSpec {
-        var spec = JWSVectorSpec(
-            id: id, description: description, kind: kind, preset: preset, mutations: mutations, verdict: verdict, errorClasses: classes)
+        appID: VectorSpec.AppID = .artefact, flags: [String] = [], notification: (String, String?)? = nil
+    ) -> VectorSpec {
+        var scenario = jwsScenario
+        scenario.preset = preset
         // Revision 2: the recipe's steps gained their parameters (typed JWS mutations), so the provenance changed.
-        spec.revision = mutations.contains { !$0.parameters.isEmpty } ? 2 : 1
-        spec.severity = severity
-        spec.environment = environment
-        spec.bundleID = bundleID
-        spec.appAppleID = appID
-        spec.flags = flags
+        // Then one more (issue 20): the provenance records the seed and the scenario.
+        var spec = VectorSpec(
+            jws: id, description, kind: kind, scenario: scenario, mutations: mutations, verdict: verdict, errorClasses: classes, severity: severity,
+            environment: environment, bundleID: bundleID, appAppleID: appID, flags: flags, revision: mutations.contains { !$0.parameters.isEmpty } ? 3 : 2)
         if let notification { (spec.notificationType, spec.subtype) = notification }
         return spec
     }
 
-    public static let all: [JWSVectorSpec] = valid + signature + header + format + x5c + chain + time + binding + nested + resource
+    static let jws: [VectorSpec] = jwsValid + jwsSignature + jwsHeader + jwsFormat + jwsX5C + jwsChain + jwsTime + jwsBinding + jwsNested + jwsResource
 
     // MARK: - Valid artefacts
 
-    static let valid: [JWSVectorSpec] = {
-        var specs: [JWSVectorSpec] = []
+    static let jwsValid: [VectorSpec] = {
+        var specs: [VectorSpec] = []
         for kind in kinds {
             specs.append(spec("jws-valid::\(kind.rawValue)-production", "A valid \(kind.rawValue) JWS in Production, as Apple signs it.", kind, [], .valid, severity: .critical))
             specs.append(spec("jws-valid::\(kind.rawValue)-sandbox", "A valid \(kind.rawValue) JWS in Sandbox.", kind, preset: .sandbox, [], .valid, severity: .critical))
@@ -178,7 +97,7 @@ public enum JWSVectorCatalogue {
                 "jws-valid::notification-\(name)",
                 "A signed \(type)\(subtype.map { "/" + $0 } ?? "") notification\(type.hasPrefix("FUTURE") ? ": an unknown type must be tolerated" : "").",
                 .notification, [], .valid, notification: (type, subtype))
-            if restated.contains(type) { notification.revision = 2 }
+            if restated.contains(type) { notification.revision = 3 }
             specs.append(notification)
         }
         specs.append(
@@ -201,8 +120,8 @@ public enum JWSVectorCatalogue {
 
     // MARK: - Signatures (Wycheproof ECDSA P-256 classes over our own JWS)
 
-    static let signature: [JWSVectorSpec] = {
-        var specs: [JWSVectorSpec] = []
+    static let jwsSignature: [VectorSpec] = {
+        var specs: [VectorSpec] = []
         let cases: [(String, String, MutationStep)] = [
             ("r-zero", "r = 0", .rZero), ("s-zero", "s = 0", .sZero), ("both-zero", "r = s = 0", .bothZero),
             ("r-plus-n", "r + n (33 bytes, 65 in all)", .rPlusN), ("s-plus-n", "s + n (65 bytes)", .sPlusN),
@@ -227,7 +146,7 @@ public enum JWSVectorCatalogue {
 
     // MARK: - Header and algorithm
 
-    static let header: [JWSVectorSpec] = [
+    static let jwsHeader: [VectorSpec] = [
         spec(
             "jws-header::alg-none", "alg none and no signature: the oldest JWT bug.", .transaction, [.setHeader("alg", .string("none")), .emptySignature], .invalid,
             [.jwsAlgorithm, .jwsSignature], severity: .critical),
@@ -269,7 +188,7 @@ public enum JWSVectorCatalogue {
 
     // MARK: - Compact form
 
-    static let format: [JWSVectorSpec] = [
+    static let jwsFormat: [VectorSpec] = [
         spec("jws-format::two-parts", "header.payload, no signature part.", .transaction, [.dropSignaturePart], .invalid, [.jwsFormat]),
         spec("jws-format::four-parts", "An extra part.", .transaction, [.appendPart], .invalid, [.jwsFormat]),
         spec("jws-format::five-parts-jwe", "Five parts, JWE-shaped.", .transaction, [.appendPart, .appendPart], .invalid, [.jwsFormat]),
@@ -292,7 +211,7 @@ public enum JWSVectorCatalogue {
 
     // MARK: - x5c shapes
 
-    static let x5c: [JWSVectorSpec] = [
+    static let jwsX5C: [VectorSpec] = [
         spec("jws-x5c::missing", "No x5c.", .transaction, [.removeHeader("x5c"), .clearChain], .invalid, [.jwsX5C, .jwsHeader], severity: .critical),
         spec("jws-x5c::empty", "x5c is [].", .transaction, [.chainRoles([])], .invalid, [.jwsX5C], severity: .critical),
         spec("jws-x5c::leaf-only", "x5c holds the leaf alone.", .transaction, [.chainRoles([.leaf])], .invalid, [.jwsX5C, .chainLength], severity: .critical),
@@ -319,7 +238,7 @@ public enum JWSVectorCatalogue {
 
     // MARK: - Certificate strictness
 
-    static let chain: [JWSVectorSpec] = [
+    static let jwsChain: [VectorSpec] = [
         spec("jws-chain::foreign-root", "A complete Apple-shaped chain under another root.", .transaction, [.foreignChain], .invalid, [.chainUntrusted], severity: .critical),
         spec(
             "jws-chain::leaf-without-marker", "A leaf under our intermediate without 1.2.840.113635.100.6.11.1: any end entity of the CA.", .transaction, [.leafVariant(.noMarker)],
@@ -373,7 +292,7 @@ public enum JWSVectorCatalogue {
 
     // MARK: - The validity instant
 
-    static let time: [JWSVectorSpec] = [
+    static let jwsTime: [VectorSpec] = [
         spec(
             "jws-time::signed-date-missing",
             "No signedDate: Apple always writes one; Apple's Python verifier then evaluates the chain at the current time. Only Apple's key could sign it, so accepting lets no forgery through.",
@@ -404,7 +323,7 @@ public enum JWSVectorCatalogue {
 
     // MARK: - Claim binding
 
-    static let binding: [JWSVectorSpec] = [
+    static let jwsBinding: [VectorSpec] = [
         spec("jws-binding::transaction-other-bundle", "Another app's transaction.", .transaction, [], .invalid, [.bindingBundleID], severity: .critical, bundleID: "com.other.app"),
         spec(
             "jws-binding::app-transaction-other-bundle", "Another app's AppTransaction.", .appTransaction, [], .invalid, [.bindingBundleID], severity: .critical,
@@ -444,7 +363,7 @@ public enum JWSVectorCatalogue {
 
     // MARK: - Nested JWS
 
-    static let nested: [JWSVectorSpec] = [
+    static let jwsNested: [VectorSpec] = [
         spec(
             "jws-nested::transaction-tampered", "The notification is genuine; its signedTransactionInfo's signature is not.", .notification,
             [.nested("signedTransactionInfo", .flipBit(8))], .invalid, [.jwsNested], severity: .critical, flags: ["JWS_NESTED_UNVERIFIED"]),
@@ -470,7 +389,7 @@ public enum JWSVectorCatalogue {
 
     // MARK: - Resources
 
-    static let resource: [JWSVectorSpec] = [
+    static let jwsResource: [VectorSpec] = [
         spec(
             "jws-resource::payload-1mib", "A 1 MiB field in a signed payload: valid, and must be judged in time.", .transaction,
             [.fillField("padding", count: 1 << 20)], .valid, severity: .medium),
@@ -479,19 +398,4 @@ public enum JWSVectorCatalogue {
             [.jwsX5C, .chainLength, .resource], severity: .medium),
         spec("jws-resource::header-1mib", "A 1 MiB header member.", .transaction, [.fillHeader("pad", count: 1 << 20)], .valid, severity: .medium),
     ]
-}
-
-extension JWSVectorCatalogue {
-    /// What the corpus generator needs to add the JWS families: vectors, their anchors, their notes.
-    public static func corpusExtras(receipts: Forge) throws(ForgeError) -> CorpusGenerator.Extras {
-        let pki = try JWSTestPKI.bundled()
-        guard let root = pki.certificate(.root), let xcode = pki.certificate(.xcode) else { throw ForgeError(.certificateSetInvalid, "the JWS test PKI is incomplete") }
-        return CorpusGenerator.Extras(
-            vectors: try vectors(forge: JWSForge(pki: pki)),
-            anchors: [
-                TrustAnchorID.forgeJWSRoot: (root.derRepresentation, "The receipt-forge EC TEST root for StoreKit 2 JWS (plays Apple Root CA - G3)."),
-                TrustAnchorID.forgeJWSXcode: (xcode.derRepresentation, "The receipt-forge EC TEST certificate of Xcode-signed JWS (plays StoreKit Testing in Xcode)."),
-            ],
-            notes: notes)
-    }
 }
