@@ -47,17 +47,17 @@ struct RecipeReplayTests {
         let mutator = try Self.mutator()
         let cases: [(MutationStep, String)] = [
             (MutationStep("jws.header-set-alg"), "unknown JWS mutation"),
-            (MutationStep(JWSMutationID.headerSet, ["key": "alg"]), "'value'"),
-            (MutationStep(JWSMutationID.headerSet, ["key": "alg", "value": "none"]), "'value' must be JSON"),
-            (MutationStep(JWSMutationID.signatureTruncate, ["count": "-1"]), "'count' must be between"),
-            (MutationStep(JWSMutationID.signatureFlipBit, ["bit": "x"]), "'bit' must be an integer"),
-            (MutationStep(JWSMutationID.signWith, ["role": "boss"]), "'role' must be one of"),
-            (MutationStep(JWSMutationID.x5c, ["roles": "leaf,nobody"]), "'roles'"),
-            (MutationStep(JWSMutationID.payloadFill, ["key": "k", "count": "1048577"]), "'count' must be between"),
-            (MutationStep(JWSMutationID.nested, ["field": "signedTransactionInfo", "mutation": "jws.nested"]), "cannot nest"),
+            (MutationStep(MutationID.jwsHeaderSet, ["key": "alg"]), "'value'"),
+            (MutationStep(MutationID.jwsHeaderSet, ["key": "alg", "value": "none"]), "'value' must be JSON"),
+            (MutationStep(MutationID.jwsSignatureTruncate, ["count": "-1"]), "'count' must be between"),
+            (MutationStep(MutationID.jwsSignatureFlipBit, ["bit": "x"]), "'bit' must be an integer"),
+            (MutationStep(MutationID.jwsSignWith, ["role": "boss"]), "'role' must be one of"),
+            (MutationStep(MutationID.jwsX5C, ["roles": "leaf,nobody"]), "'roles'"),
+            (MutationStep(MutationID.jwsPayloadFill, ["key": "k", "count": "1048577"]), "'count' must be between"),
+            (MutationStep(MutationID.jwsNested, ["field": "signedTransactionInfo", "mutation": "jws.nested"]), "cannot nest"),
         ]
         for (step, expected) in cases {
-            let recipe = MutantRecipe(base: "jws-valid::transaction-production", steps: [MutationStep(JWSMutationID.signatureEmpty), step], oracle: "none")
+            let recipe = MutantRecipe(base: "jws-valid::transaction-production", steps: [MutationStep(MutationID.jwsSignatureEmpty), step], oracle: "none")
             do {
                 _ = try mutator.replay(recipe)
                 Issue.record("\(step) was accepted")

@@ -6,8 +6,8 @@ import Testing
 import ForgeSupport
 import StoreModel
 
-/// Results cite `id@revision`, so a vector whose bytes, context or expectation change must get a new
-/// revision. The ledger records a fingerprint of everything a verdict depends on, per vector and
+/// Results cite `id@revision`, so a vector whose bytes, context, expectation or provenance change must get a
+/// new revision. The ledger records a fingerprint of everything a verdict depends on, per vector and
 /// revision; this test fails when a vector changes under the same revision.
 ///
 /// After bumping revisions (or adding vectors), record them:
@@ -21,11 +21,12 @@ struct RevisionLedgerTests {
         var fingerprint: String
     }
 
-    /// What a verdict depends on: the bytes (by digest), the words, the context and the expectation.
+    /// What a verdict depends on: the bytes (by digest), the words, the context and the expectation; and the
+    /// provenance that replays the bytes.
     struct Judged: Encodable {
         var sha256, description: String
         var flags: [String], features: [String], severity: Severity, canary: Bool
-        var context: Context, expected: ReceiptCorpus.Expectation
+        var context: Context, expected: ReceiptCorpus.Expectation, provenance: Provenance
     }
 
     static func fingerprint(_ vector: Vector) throws -> String {
@@ -33,7 +34,7 @@ struct RevisionLedgerTests {
         encoder.outputFormatting = [.sortedKeys]
         let judged = Judged(
             sha256: vector.sha256, description: vector.description, flags: vector.flags, features: vector.features,
-            severity: vector.severity, canary: vector.canary, context: vector.context, expected: vector.expected)
+            severity: vector.severity, canary: vector.canary, context: vector.context, expected: vector.expected, provenance: vector.provenance)
         return CorpusDigest.sha256Hex(try encoder.encode(judged))
     }
 
@@ -59,7 +60,7 @@ struct RevisionLedgerTests {
             if now.revision == before.revision {
                 #expect(
                     now.fingerprint == before.fingerprint,
-                    "\(id) changed (bytes, description, flags, context or expectation) but kept revision \(now.revision): bump it in VectorCatalogue")
+                    "\(id) changed (bytes, description, flags, context, expectation or provenance) but kept revision \(now.revision): bump it in VectorCatalogue")
             }
         }
         let retired = Set(recorded.keys).subtracting(current.keys)

@@ -1,4 +1,4 @@
-public import StoreModel
+import StoreModel
 public import Foundation
 import ForgeCrypto
 public import ReceiptCorpus

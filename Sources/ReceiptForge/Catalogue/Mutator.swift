@@ -56,7 +56,7 @@ public struct MutantRecipe: Codable, Sendable, Hashable {
         let base = bases[nextCounted() % bases.count].id
         var steps: [MutationStep] = []
         while remaining > 0, steps.count < 6 {
-            let mutation = Mutation.catalogue[nextCounted() % Mutation.catalogue.count]
+            let mutation = Mutation.receiptMutations[nextCounted() % Mutation.receiptMutations.count]
             var parameters: [String: String] = [:]
             for name in mutation.parameters.flatMap({ $0.name.split(separator: "|").map(String.init) }) where nextCounted() % 4 != 0 {
                 parameters[name] = Self.fuzzValues[nextCounted() % Self.fuzzValues.count]
@@ -111,8 +111,8 @@ public struct Mutator: Sendable {
         self.specs = specs
     }
 
-    /// A mutant made: its file name (without extension), the extension of its artefact, its bytes and the
-    /// recipe that replays it.
+    /// A mutant made: its file name (without extension), its extension (`der` for every receipt mutant, as
+    /// `forge mutate` has always written them; `jws`), its bytes and the recipe that replays it.
     public struct Mutant: Sendable {
         public let name: String
         public let fileExtension: String
@@ -176,7 +176,7 @@ public struct Mutator: Sendable {
         spec.mutations = own + applied
         let recipe = MutantRecipe(base: drawn.base, steps: applied, oracle: MutantRecipe.oracle(for: applied))
         return Mutant(
-            name: recipe.id.replacingOccurrences(of: "::", with: "-"), fileExtension: spec.fileExtension, bytes: try spec.bytes(receipts: forge, jws: jwsForge),
+            name: recipe.id.replacingOccurrences(of: "::", with: "-"), fileExtension: "der", bytes: try spec.bytes(receipts: forge, jws: jwsForge),
             recipe: recipe)
     }
 
@@ -188,7 +188,9 @@ public struct Mutator: Sendable {
         let own = spec.mutations.count
         if spec.artifact.isJWS {
             for (index, step) in recipe.steps.enumerated() {
-                do throws(ForgeError) { _ = try JWSMutation.named(step) } catch { throw ForgeError(error.code, "recipe step \(index + 1): \(error.message)") }
+                do throws(ForgeError) { _ = try Mutation.named(step.mutation, editing: .jws).bind(step.parameters) } catch {
+                    throw ForgeError(error.code, "recipe step \(index + 1): \(error.message)")
+                }
             }
         }
         spec.mutations += recipe.steps

@@ -3,7 +3,7 @@ import ForgeCrypto
 import ReceiptCorpus
 import ReceiptModel
 import ForgeSupport
-public import StoreModel
+import StoreModel
 
 /// The StoreKit 2 families of `Vectors/`: valid artefacts of every kind, then named defects from the bug
 /// classes of storekit2-facts §5 and §8 — Wycheproof's ECDSA and JWS classes recomputed over our own JWS,

@@ -1,6 +1,6 @@
 import ReceiptCorpus
 import ReceiptModel
-public import StoreModel
+import StoreModel
 import ForgeSupport
 
 /// The conformance vectors, family by family (DESIGN §5; receipt-facts §d.3).

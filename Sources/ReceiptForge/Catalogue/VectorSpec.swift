@@ -156,14 +156,8 @@ extension VectorSpec {
                 environment: environment)
             return (bytes, context)
         }
-        var steps: [JWSMutation] = []
-        for (index, step) in mutations.enumerated() {
-            do throws(ForgeError) { steps.append(try JWSMutation.named(step)) } catch {
-                throw ForgeError(error.code, "step \(index + 1) (\(step.mutation)): \(error.message)")
-            }
-        }
         let options = JWSOptions(notificationType: notificationType, subtype: subtype)
-        let forged = try jws.make(kind, scenario: pinned, now: time, options: options, mutations: steps)
+        let forged = try jws.make(kind, scenario: pinned, now: time, options: options, steps: mutations)
         let environment = environment ?? forged.environment.rawValue
         // A server configured for Production always knows its app's Apple id (Apple's verifiers require it).
         let appID: Int64? =

@@ -1,12 +1,13 @@
-public import StoreModel
+import StoreModel
 import Foundation
 import ForgeCrypto
 import ReceiptModel
-public import ForgeSupport
+import ForgeSupport
 
 extension Mutation {
-    /// Every mutation the forge knows, in documentation order.
-    public static let catalogue: [Mutation] = payloadMutations + signingMutations + certificateMutations + containerMutations + transportMutations
+    /// Every mutation the forge knows, receipts' then StoreKit 2 JWS's, in documentation order: one registry.
+    public static let catalogue: [Mutation] = receiptMutations + jwsMutations
+    static let receiptMutations: [Mutation] = payloadMutations + signingMutations + certificateMutations + containerMutations + transportMutations
 
     // MARK: Payload
 

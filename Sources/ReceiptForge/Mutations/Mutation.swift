@@ -1,4 +1,4 @@
-public import StoreModel
+import StoreModel
 import Foundation
 import ForgeCrypto
 import ReceiptModel
@@ -20,12 +20,19 @@ public struct MutationStep: Codable, Sendable, Hashable {
     }
 }
 
-/// A named, documented defect applied on top of a valid receipt.
+/// A named, documented defect applied on top of a valid artefact: a receipt or a StoreKit 2 JWS.
 ///
-/// Valid by default, invalid on purpose: the forge never takes a flag that breaks a receipt in its
+/// Valid by default, invalid on purpose: the forge never takes a flag that breaks an artefact in its
 /// happy path; every defect is one of these, with an id, a one-line summary and the bug class it
-/// targets. Each edits one stage of ``ForgeStages`` and composes with the others.
+/// targets. Each edits one stage of its artefact's making (``ForgeStages`` for receipts, ``JWSDraft`` for
+/// JWS) and composes with the others; the stage says which artefact.
 public struct Mutation: Sendable {
+    /// The artefacts mutations edit.
+    public enum Artefact: String, Sendable, Hashable, CaseIterable {
+        case receipt
+        case jws
+    }
+
     /// When in the build a mutation runs.
     public enum Stage: String, Sendable, Hashable, CaseIterable {
         /// Payload attributes, before encoding.
@@ -38,6 +45,27 @@ public struct Mutation: Sendable {
         case signed
         /// The final bytes (transport encodings, truncation, trailing data).
         case encoded
+        /// JWS: the header members, the `x5c` chain, the payload and the key, before signing.
+        case jwsBuild = "jws-build"
+        /// JWS: the signature bytes, after signing.
+        case jwsSigned = "jws-signed"
+        /// JWS: the serialized text.
+        case jwsCompact = "jws-compact"
+
+        /// The artefact a mutation of this stage edits.
+        public var artefact: Artefact {
+            switch self {
+            case .attributes, .payload, .signing, .signed, .encoded: .receipt
+            case .jwsBuild, .jwsSigned, .jwsCompact: .jws
+            }
+        }
+    }
+
+    /// What a mutation does: a receipt edit reads its parameters as it runs; a JWS mutation reads and checks
+    /// them first (``bind(_:)``), then edits the draft.
+    enum Body: Sendable {
+        case receipt(@Sendable (inout ForgeStages, Parameters) throws(ForgeError) -> Void)
+        case jws(@Sendable (Parameters) throws(ForgeError) -> JWSEdit)
     }
 
     public let id: String
@@ -47,12 +75,9 @@ public struct Mutation: Sendable {
     public let stage: Stage
     /// Parameter names and what they mean; the first listed are required.
     public let parameters: [(name: String, meaning: String)]
-    let body: @Sendable (inout ForgeStages, Parameters) throws(ForgeError) -> Void
+    let body: Body
 
-    init(
-        _ id: MutationID, _ stage: Stage, _ summary: String, bugClass: String, parameters: [(String, String)] = [],
-        _ body: @escaping @Sendable (inout ForgeStages, Parameters) throws(ForgeError) -> Void
-    ) {
+    init(_ id: MutationID, _ stage: Stage, _ summary: String, bugClass: String, parameters: [(String, String)] = [], body: Body) {
         self.id = id.rawValue
         self.stage = stage
         self.summary = summary
@@ -61,20 +86,38 @@ public struct Mutation: Sendable {
         self.body = body
     }
 
-    func apply(to stages: inout ForgeStages, _ parameters: [String: String]) throws(ForgeError) {
-        try body(&stages, Parameters(mutation: id, values: parameters))
+    /// A receipt mutation.
+    init(
+        _ id: MutationID, _ stage: Stage, _ summary: String, bugClass: String, parameters: [(String, String)] = [],
+        _ body: @escaping @Sendable (inout ForgeStages, Parameters) throws(ForgeError) -> Void
+    ) {
+        self.init(id, stage, summary, bugClass: bugClass, parameters: parameters, body: .receipt(body))
     }
 
-    /// Looks a mutation up by id.
-    public static func named(_ id: String) throws(ForgeError) -> Mutation {
+    func apply(to stages: inout ForgeStages, _ parameters: [String: String]) throws(ForgeError) {
+        guard case .receipt(let edit) = body else { throw ForgeError(.invalidRecipe, "mutation \(id) edits a StoreKit 2 JWS, not a receipt") }
+        try edit(&stages, Parameters(mutation: id, values: parameters))
+    }
+
+    /// A JWS mutation's edit with its parameters read and checked.
+    func bind(_ parameters: [String: String]) throws(ForgeError) -> JWSEdit {
+        guard case .jws(let bind) = body else { throw ForgeError(.invalidRecipe, "mutation \(id) edits a receipt, not a JWS") }
+        return try bind(Parameters(mutation: id, values: parameters))
+    }
+
+    /// Looks a mutation of `artefact` up by id; one of the other artefact is refused, naming it.
+    public static func named(_ id: String, editing artefact: Artefact = .receipt) throws(ForgeError) -> Mutation {
         guard let mutation = catalogue.first(where: { $0.id == id }) else {
-            throw ForgeError(.invalidRecipe, "unknown mutation '\(id)'; known: \(catalogue.map(\.id).joined(separator: ", "))")
+            let known = catalogue.filter { $0.stage.artefact == artefact }.map(\.id).joined(separator: ", ")
+            throw ForgeError(.invalidRecipe, "unknown \(artefact == .jws ? "JWS " : "")mutation '\(id)'; known: \(known)")
+        }
+        guard mutation.stage.artefact == artefact else {
+            throw ForgeError(.invalidRecipe, "mutation \(id) edits \(artefact == .jws ? "a receipt, not a JWS" : "a StoreKit 2 JWS, not a receipt")")
         }
         return mutation
     }
 
-    /// Typed access to a step's parameters, with errors that name the mutation and the parameter (the JWS
-    /// mutations read theirs with it too).
+    /// Typed access to a step's parameters, receipt or JWS, with errors that name the mutation and the parameter.
     package struct Parameters {
         package let mutation: String
         package let values: [String: String]

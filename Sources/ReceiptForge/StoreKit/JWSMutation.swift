@@ -1,11 +1,11 @@
 public import Foundation
 public import ForgeCrypto
-public import ReceiptModel
+import ReceiptModel
 public import ForgeSupport
 public import StoreModel
-public import JWSModel
+import JWSModel
 
-/// A JWS between its parts and its bytes: what a ``JWSMutation`` edits. Before signing, the header
+/// A JWS between its parts and its bytes: what a JWS ``Mutation`` edits. Before signing, the header
 /// members, the `x5c` chain, the payload and the key; after, the signature and the compact text.
 public struct JWSDraft: Sendable {
     public var header: JSONObject
@@ -36,20 +36,6 @@ public struct JWSDraft: Sendable {
             members.insert(("x5c", entries), at: index)
         }
         return Array(JSONValue.object(JSONObject(members.map { ($0.key, $0.value) })).serialized(pretty: false).utf8)
-    }
-}
-
-/// A named defect of a JWS, applied at one stage of its making (the JWS counterpart of receipt mutations).
-public struct JWSMutation: Sendable {
-    public enum Stage: Sendable { case build, signed, compact }
-    public let id: String
-    public let stage: Stage
-    let apply: @Sendable (inout JWSDraft, JWSMutationContext) throws -> Void
-
-    func run(_ draft: inout JWSDraft, _ context: JWSMutationContext) throws(ForgeError) {
-        do { try apply(&draft, context) } catch let error as ForgeError { throw error } catch {
-            throw ForgeError(.invalidRecipe, "mutation \(id): \(error)")
-        }
     }
 }
 
@@ -94,25 +80,43 @@ public struct JWSMutationContext: Sendable {
 }
 
 extension JWSForge {
-    /// Forges `kind` from `scenario`, applying `mutations` on the way: the corpus's JWS vectors.
+    /// Forges `kind` from `scenario`, applying the recipe `steps` (JWS mutations) on the way: the corpus's JWS
+    /// vectors. A step that is unknown, edits a receipt, or has a parameter missing, malformed or out of range
+    /// is an ``ForgeError/Code/invalidRecipe`` naming the step, before anything is signed.
     public func make(
-        _ kind: JWSKind, scenario: Scenario, now: Date, options: JWSOptions = JWSOptions(), mutations: [JWSMutation]
+        _ kind: JWSKind, scenario: Scenario, now: Date, options: JWSOptions = JWSOptions(), steps: [MutationStep]
     ) throws(ForgeError) -> ForgedJWS {
+        var bound: [(Mutation, JWSEdit)] = []
+        for (index, step) in steps.enumerated() {
+            do throws(ForgeError) {
+                let mutation = try Mutation.named(step.mutation, editing: .jws)
+                bound.append((mutation, try mutation.bind(step.parameters)))
+            } catch {
+                throw ForgeError(error.code, "step \(index + 1) (\(step.mutation)): \(error.message)")
+            }
+        }
         let base = try make(kind, scenario: scenario, now: now, options: options)
         let xcode = base.xcodeSigned
         let header: JSONObject =
             xcode ? [("kid", .string("Apple_Xcode_Key")), ("typ", .string("JWT")), ("alg", .string("ES256"))] : [("alg", .string("ES256")), ("typ", .string("JWT"))]
         var draft = JWSDraft(header: header, x5c: pki.x5c(xcode: xcode).map(\.derRepresentation), payload: base.payload, key: pki.key(xcode ? .xcode : .leaf))
-        let compact = try assemble(&draft, mutations: mutations)
+        let compact = try assemble(&draft, steps: bound)
         return ForgedJWS(
             kind: kind, compact: compact, payload: draft.payload, environment: base.environment, xcodeSigned: xcode, bundleID: base.bundleID,
             appAppleID: base.appAppleID)
     }
 
-    /// Runs the stages: build mutations, signing, signed mutations, encoding, compact mutations.
-    func assemble(_ draft: inout JWSDraft, mutations: [JWSMutation]) throws(ForgeError) -> String {
+    /// Runs the stages: build edits, signing, signed edits, encoding, compact edits.
+    func assemble(_ draft: inout JWSDraft, steps: [(Mutation, JWSEdit)]) throws(ForgeError) -> String {
         let context = JWSMutationContext(pki: pki, forge: self)
-        for mutation in mutations where mutation.stage == .build { try mutation.run(&draft, context) }
+        func run(_ stage: Mutation.Stage) throws(ForgeError) {
+            for (mutation, edit) in steps where mutation.stage == stage {
+                do { try edit(&draft, context) } catch let error as ForgeError { throw error } catch {
+                    throw ForgeError(.invalidRecipe, "mutation \(mutation.id): \(error)")
+                }
+            }
+        }
+        try run(.jwsBuild)
         let input = Base64URL.encode(draft.encodedHeader()) + "." + Base64URL.encode(draft.payloadBytes ?? Array(draft.payload.serialized(pretty: false).utf8))
         if let hmacKey = draft.hmacKey {
             draft.signature = try ForgeError.wrapping("HMAC") { try HMACSHA256.mac(key: hmacKey, message: Array(input.utf8)) }
@@ -120,20 +124,20 @@ extension JWSForge {
             draft.signature = try ForgeError.wrapping("signing") { try key.signature(for: Array(input.utf8), algorithm: key.curve == .p256 ? .sha256 : .sha384) }
         }
         draft.compact = input
-        for mutation in mutations where mutation.stage == .signed { try mutation.run(&draft, context) }
+        try run(.jwsSigned)
         draft.compact = input + "." + Base64URL.encode(draft.signature)
-        for mutation in mutations where mutation.stage == .compact { try mutation.run(&draft, context) }
+        try run(.jwsCompact)
         return draft.compact
     }
 
-    /// A nested JWS (a notification's signed transaction or renewal info) rebuilt with `mutations`.
-    func remake(nested compact: String, mutations: [JWSMutation]) throws(ForgeError) -> String {
+    /// A nested JWS (a notification's signed transaction or renewal info) rebuilt with `steps`.
+    func remake(nested compact: String, steps: [(Mutation, JWSEdit)]) throws(ForgeError) -> String {
         guard let jws = try? CompactJWS(parsing: compact), let header = try? JSONValue(parsing: jws.header), let payload = try? JSONValue(parsing: jws.payload),
             var members = header.objectValue
         else { throw ForgeError(.invalidRecipe, "the nested value is not a JWS") }
         let chain = (members["x5c"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap { Data(base64Encoded: $0) }.map(Array.init) }
         members["x5c"] = nil
         var draft = JWSDraft(header: members, x5c: chain, payload: payload, key: pki.key(chain.count == 1 ? .xcode : .leaf))
-        return try assemble(&draft, mutations: mutations)
+        return try assemble(&draft, steps: steps)
     }
 }
