@@ -47,10 +47,13 @@ public struct JWSVectorSpec: Sendable {
 public enum JWSVectorCatalogue {
     static let scenario = Scenario(
         bundleID: "com.example.app", purchases: [Purchase(productID: "com.example.pro.monthly", purchaseDate: "2025-05-01T00:00:00Z", renewals: 1, period: "P1M")])
+    /// What a ONE_TIME_CHARGE is about: a one-time purchase, never the subscription.
+    static let oneTimeScenario = Scenario(
+        bundleID: "com.example.app", purchases: [Purchase(productID: "com.example.gems", type: .consumable, purchaseDate: "2025-05-01T00:00:00Z")])
 
     /// Builds the vector's file: the compact JWS and a newline-free end.
     public static func bytes(of spec: JWSVectorSpec, forge: JWSForge) throws(ForgeError) -> (bytes: [UInt8], forged: ForgedJWS) {
-        var scenario = scenario
+        var scenario = spec.notificationType == NotificationType.oneTimeCharge.rawValue ? oneTimeScenario : scenario
         scenario.preset = spec.preset
         scenario.seed = StableHash.fnv1a(spec.id.utf8, basis: StableHash.offsetBasis ^ VectorSpec.corpusSeed)
         guard let now = ReceiptDate.parse(VectorCatalogue.now) else { throw ForgeError(.invalidScenario, "bad pinned time") }
@@ -179,6 +182,8 @@ public enum JWSVectorCatalogue {
                 "A signed \(type)\(subtype.map { "/" + $0 } ?? "") notification\(type.hasPrefix("FUTURE") ? ": an unknown type must be tolerated" : "").",
                 .notification, [], .valid, notification: (type, subtype))
             if restated.contains(type) { notification.revision = 2 }
+            // Revision 2: a one-time charge is about a consumable, not the subscription; TEST carries no transaction (issue 20).
+            if [NotificationType.oneTimeCharge.rawValue, NotificationType.test.rawValue].contains(type) { notification.revision = 2 }
             specs.append(notification)
         }
         specs.append(
