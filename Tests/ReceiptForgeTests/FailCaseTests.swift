@@ -23,7 +23,9 @@ struct FailCaseTests {
     @Test("The fail cases are there, each named after a fuzz target")
     func named() {
         #expect(Self.cases.count >= 2)
-        let targets = ["FuzzReceiptDecoder", "FuzzReferenceValidator", "FuzzInspect", "FuzzRecipeReplay", "FuzzDecoders", "FuzzVerifyReceipt", "FuzzJWSVerifier"]
+        let targets = [
+            "FuzzReceiptDecoder", "FuzzReferenceValidator", "FuzzInspect", "FuzzRecipeReplay", "FuzzDecoders", "FuzzVerifyReceipt", "FuzzJWSVerifier", "FuzzJWSRecipeReplay",
+        ]
         #expect(Self.cases.filter { name in !targets.contains { name.hasPrefix($0 + "-") } } == [])
     }
 
@@ -49,6 +51,11 @@ struct FailCaseTests {
             let recipe = data.first == UInt8(ascii: "{") ? try JSONDecoder().decode(MutantRecipe.self, from: data) : MutantRecipe(choosingFrom: bytes)
             // Refused or rebuilt; either way the same on every replay.
             #expect((try? Self.mutator.replay(recipe)) == (try? Self.mutator.replay(recipe)))
+        case "FuzzJWSRecipeReplay":
+            // As the target reads it: a JSON recipe replayed as `forge mutate --replay` does, other bytes as JWS choices.
+            let recipe = data.first == UInt8(ascii: "{") ? try JSONDecoder().decode(MutantRecipe.self, from: data) : MutantRecipe(choosingJWSFrom: bytes)
+            let replayer = RecipeReplayer(receipts: Self.mutator, jws: JWSMutator(forge: JWSForge(pki: try JWSTestPKI.bundled())))
+            #expect((try? replayer.replay(recipe)) == (try? replayer.replay(recipe)))
         case "FuzzJWSVerifier":
             // As the target reads it: the first byte picks raw text or header 0x00 payload, judged under the bundled root.
             let rest = Array(bytes.dropFirst())

@@ -59,7 +59,7 @@ extension JWSMutation {
             let key = try p.string("key"), value = try p.json("value")
             return build { draft, _ in setPayload(&draft, key, value) }
         case .payloadFill:
-            let key = try p.string("key"), count = try p.int("count", in: 0...MutationBounds.maxAddedBytes), character = try p.string("character", default: "A")
+            let key = try p.string("key"), (count, character) = try p.filling()
             return build { draft, _ in setPayload(&draft, key, .string(String(repeating: character, count: count))) }
         case .payloadRemove:
             let key = try p.string("key")
@@ -68,7 +68,7 @@ extension JWSMutation {
             let key = try p.string("key"), value = try p.json("value")
             return build { draft, _ in draft.header[key] = value }
         case .headerFill:
-            let key = try p.string("key"), count = try p.int("count", in: 0...MutationBounds.maxAddedBytes), character = try p.string("character", default: "A")
+            let key = try p.string("key"), (count, character) = try p.filling()
             return build { draft, _ in draft.header[key] = .string(String(repeating: character, count: count)) }
         case .headerRemove:
             let key = try p.string("key")
@@ -346,6 +346,18 @@ extension JWSMutation {
 }
 
 extension Mutation.Parameters {
+    /// A fill's `count` copies of `character` (default "A"): the bytes they add, not only the copies, are at
+    /// most ``MutationBounds/maxAddedBytes`` (a long `character` once asked for a gigabyte).
+    func filling() throws(ForgeError) -> (count: Int, character: String) {
+        let count = try int("count", in: 0...MutationBounds.maxAddedBytes), character = try string("character", default: "A")
+        guard count == 0 || character.utf8.count <= MutationBounds.maxAddedBytes / count else {
+            throw ForgeError(
+                .invalidRecipe,
+                "mutation \(mutation): 'character' (\(character.utf8.count) bytes) times 'count' (\(count)) adds more than \(MutationBounds.maxAddedBytes) bytes")
+        }
+        return (count, character)
+    }
+
     /// A JSON value written as JSON text (`value="none"` is the string, `value=256` the number).
     func json(_ name: String) throws(ForgeError) -> JSONValue {
         let text = try string(name)
