@@ -34,7 +34,7 @@ struct CatalogueTests {
         let anchor: CertificateRole = spec.trustAnchor == "forge-storekit" ? .storeKit : .root
         let context = ValidationContext(
             trustedRoots: [Self.pki[anchor].certificate], bundleID: spec.bundleID, appVersion: spec.appVersion,
-            deviceID: spec.deviceID.flatMap(DeviceID.init)?.bytes, environment: spec.environment,
+            deviceID: spec.deviceID.flatMap(DeviceID.init)?.bytes, environment: spec.environment.flatMap(Environment.init(receiptType:)),
             now: ReceiptDate.parse(spec.now)!)
         let report = ReferenceValidator().validate(bytes, context: context)
         switch spec.verdict {

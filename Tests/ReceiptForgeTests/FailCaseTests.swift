@@ -42,7 +42,7 @@ struct FailCaseTests {
         case "FuzzReferenceValidator", "FuzzInspect":
             let context = ValidationContext(
                 trustedRoots: [Self.pki[.root].certificate, Self.pki[.storeKit].certificate], bundleID: "com.example.app",
-                appVersion: "1", environment: "Production", now: pinnedNow)
+                appVersion: "1", environment: .production, now: pinnedNow)
             let report = ReferenceValidator().validate(bytes, context: context)
             let inspection = Inspection(report: report, source: name, inputSize: bytes.count, includeChecks: true)
             #expect(!inspection.text().isEmpty)
@@ -68,7 +68,7 @@ struct FailCaseTests {
                 text = CompactJWS(header: Array(rest[..<split]), payload: payload, signature: Array(payload.suffix(64))).compact
             }
             let roots = [try JWSTestPKI.bundled().certificate(.root)].compactMap { $0 }
-            let context = JWSVerificationContext(trustedRoots: roots, bundleID: "com.example.app", appAppleID: 1, environment: "Production")
+            let context = ValidationContext(trustedRoots: roots, bundleID: "com.example.app", appAppleID: 1, environment: .production)
             _ = JWSInspection.reportJSON(JWSVerifier().verify(text, context: context))
             if let described = JWSInspection.describe(text) { _ = JWSInspection.text(described) }
         case "FuzzVerifyReceipt":

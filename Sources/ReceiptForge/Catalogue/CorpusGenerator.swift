@@ -66,7 +66,7 @@ public struct CorpusGenerator: Sendable {
                     severity: spec.severity, features: spec.features, canary: spec.canary,
                     context: Context(
                         now: spec.now, trustAnchor: spec.trustAnchor, bundleId: spec.bundleID, appVersion: spec.appVersion,
-                        deviceId: spec.deviceID, environment: spec.environment),
+                        deviceId: spec.deviceID, environment: spec.environment.flatMap(Environment.init(receiptType:))),
                     expected: Expectation(
                         verdict: spec.verdict, errorClasses: spec.errorClasses.map(\.rawValue),
                         decoded: spec.verdict == .valid ? Self.decoded(bytes) : nil),

@@ -88,7 +88,7 @@ public enum JWSVectorCatalogue {
                 id: spec.id, revision: spec.revision, description: spec.description, file: "\(spec.family)/\(spec.name).jws", sha256: "", flags: spec.flags,
                 severity: spec.severity, features: [Feature.jws.rawValue], canary: false,
                 context: Context(
-                    now: VectorCatalogue.now, trustAnchor: anchor, bundleId: spec.bundleID, environment: environment, artifact: spec.artifact.rawValue,
+                    now: VectorCatalogue.now, trustAnchor: anchor, bundleId: spec.bundleID, environment: Environment(receiptType: environment), artifact: spec.artifact.rawValue,
                     appAppleId: appID),
                 expected: Expectation(verdict: spec.verdict, errorClasses: spec.errorClasses.map(\.rawValue)),
                 provenance: Provenance(preset: "jws-" + spec.preset.rawValue, recipe: spec.mutations.map { RecipeStep(mutation: $0.mutation, parameters: $0.parameters) }))
