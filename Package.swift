@@ -58,8 +58,8 @@ let package = Package(
         .target(name: "ReceiptModel", dependencies: ["ForgeSupport", "StoreModel"], swiftSettings: swiftSettings),
         // The JWS as text: compact serialization and its size bounds. No crypto.
         .target(name: "JWSModel", dependencies: ["ForgeSupport"], swiftSettings: swiftSettings),
-        // The corpus model (manifest, vectors, lint, schemas): Foundation and ForgeSupport only, so outside validators can use it without OpenSSL.
-        .target(name: "ReceiptCorpus", dependencies: ["ForgeSupport"], swiftSettings: swiftSettings),
+        // The corpus model (manifest, vectors, lint, schemas): Foundation, ForgeSupport and StoreModel (the typed environment) only, so outside validators can use it without OpenSSL.
+        .target(name: "ReceiptCorpus", dependencies: ["ForgeSupport", "StoreModel"], swiftSettings: swiftSettings),
         // Renders the store model as signed artefacts from the bundled TEST PKIs: receipts (RSA, PKCS#7) and StoreKit 2 JWS
         // (ES256); the mutations, the vector catalogue and the mutant generator.
         .target(
@@ -123,7 +123,7 @@ let package = Package(
         .testTarget(name: "ForgeCryptoTests", dependencies: ["ForgeCrypto"], swiftSettings: swiftSettings),
         .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel", "JWSModel", "StoreModel", "ForgeSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "StoreKitForgeTests", dependencies: ["ReceiptForge", "StoreModel", "JWSModel", "ForgeSupport", "ForgeCrypto"], swiftSettings: swiftSettings),
-        .testTarget(name: "ReceiptCorpusTests", dependencies: ["ReceiptCorpus", "ForgeSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "ReceiptCorpusTests", dependencies: ["ReceiptCorpus", "StoreModel", "ForgeSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ReceiptConformanceTests",
             dependencies: ["ReceiptConformance", "ReceiptCorpus", "ReceiptValidation", "ReceiptForge", "ReceiptModel", "StoreModel", "ForgeSupport", "ForgeCrypto"],

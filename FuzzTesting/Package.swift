@@ -32,6 +32,10 @@ let package = Package(
             ]),
         // forge mutate --replay on arbitrary JSON.
         .executableTarget(name: "FuzzRecipeReplay", dependencies: ["FuzzSupport", .product(name: "ReceiptForge", package: "receipt-forge")]),
+        // forge mutate --replay on JWS recipes: JSON recipes, and bytes read as choices of JWS mutations.
+        .executableTarget(
+            name: "FuzzJWSRecipeReplay",
+            dependencies: ["FuzzSupport", .product(name: "ReceiptForge", package: "receipt-forge")]),
         // forge serve's verifyReceipt service: request bodies, receipts, fault specs and scenario timelines.
         .executableTarget(
             name: "FuzzVerifyReceipt",

@@ -15,7 +15,8 @@ where the first stopped. A crash, leak or timeout stops the run: its input is wr
 FuzzTesting/FailCases/TARGET-<kind>-<sha1>, where `swift test` replays it (FailCaseTests), and the
 script exits 1. The summary line (executions, exec/s, coverage) is printed at the end.
 
-Targets: FuzzReceiptDecoder, FuzzReferenceValidator, FuzzInspect, FuzzRecipeReplay, FuzzDecoders, FuzzVerifyReceipt, FuzzJWSVerifier.
+Targets: FuzzReceiptDecoder, FuzzReferenceValidator, FuzzInspect, FuzzRecipeReplay, FuzzDecoders, FuzzVerifyReceipt, FuzzJWSVerifier,
+FuzzJWSRecipeReplay.
 
 Examples:
   scripts/fuzz.sh FuzzReceiptDecoder 600
@@ -27,7 +28,7 @@ TXT
 [ $# -ge 1 ] || { usage >&2; exit 64; }
 case $1 in -h|--help) usage; exit 0 ;; esac
 root=$(cd "$(dirname "$0")/.." && pwd)
-targets=(FuzzReceiptDecoder FuzzReferenceValidator FuzzInspect FuzzRecipeReplay FuzzDecoders FuzzVerifyReceipt FuzzJWSVerifier)
+targets=(FuzzReceiptDecoder FuzzReferenceValidator FuzzInspect FuzzRecipeReplay FuzzDecoders FuzzVerifyReceipt FuzzJWSVerifier FuzzJWSRecipeReplay)
 if [ "$1" = --list ]; then printf '%s\n' "${targets[@]}"; exit 0; fi
 target=$1; shift
 [[ " ${targets[*]} " == *" $target "* ]] || { echo "fuzz.sh: unknown target $target (one of ${targets[*]})" >&2; exit 64; }
@@ -94,7 +95,39 @@ for path in sorted(pathlib.Path(sys.argv[3]).iterdir())[:20]:
     (pathlib.Path(sys.argv[4]) / path.name).write_bytes(b"\x00" + body.encode())
 PY
 fi
+# JWS recipes: every JWS vector's recorded recipe (its manifest provenance as the recipe's own steps), mutants'
+# recipes, and choice bytes (any first byte but '{': base, mutations, parameter values; MutantRecipe(choosingJWSFrom:));
+# their dictionary holds every word the recipes use and every JWS mutation id.
+if [ ! -d "$seeds/jws-recipes" ]; then
+    mkdir -p "$seeds/jws-recipes"
+    forge_bin="$(cd "$root" && swift build --show-bin-path)/forge"
+    for seed in 1 2 3; do "$forge_bin" mutate --from 'jws-*' --seed "$seed" --count 100 --out "$seeds/jws-mutants" >&2; done
+    cp "$seeds"/jws-mutants/*.recipe.json "$seeds/jws-recipes/"
+    python3 - "$root/Vectors/manifest.json" "$seeds/jws-recipes" "$root/Sources/StoreKitForge/JWSMutation+Catalogue.swift" >"$seeds/jws-recipe.dict" <<'PY'
+import hashlib, json, pathlib, random, re, sys
+out = pathlib.Path(sys.argv[2])
+for vector in json.loads(pathlib.Path(sys.argv[1]).read_text())["vectors"]:
+    if vector["id"].startswith("jws-"):
+        recipe = {"base": vector["id"], "steps": [], "oracle": "none", "own": vector["provenance"]["recipe"]}
+        (out / ("own-" + vector["id"].replace("::", "-") + ".recipe.json")).write_text(json.dumps(recipe))
+choices = random.Random(20)
+for index in range(64):
+    data = bytes([choices.randrange(0, 123)]) + bytes(choices.randrange(256) for _ in range(choices.randrange(4, 48)))
+    (out / ("choices-%02d" % index)).write_bytes(data)
+words = set(re.findall(r'"(jws\.[a-z0-9-]+)"', pathlib.Path(sys.argv[3]).read_text()))
+def walk(value):
+    if isinstance(value, dict):
+        for key, item in value.items(): words.add(key); walk(item)
+    elif isinstance(value, list):
+        for item in value: walk(item)
+    elif isinstance(value, str): words.add(value)
+for path in out.glob("*.json"): walk(json.loads(path.read_text()))
+for word in sorted(words):
+    if len(word) < 64: print(json.dumps(json.dumps(word)))
+PY
+fi
 case $target in
+    FuzzJWSRecipeReplay) inputs=("$seeds/jws-recipes"); base_dict=("$seeds/jws-recipe.dict") ;;
     FuzzJWSVerifier) inputs=("$seeds/jws" "$seeds/jws-json"); base_dict=() ;;
     FuzzVerifyReceipt) inputs=("$seeds/verifyreceipt" "$seeds/verifyreceipt-json"); base_dict=("$seeds/receipt.dict") ;;
     FuzzRecipeReplay) inputs=("$seeds/recipes"); base_dict=("$seeds/recipe.dict") ;;

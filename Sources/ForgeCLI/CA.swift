@@ -37,7 +37,7 @@ struct CA: ParsableCommand {
                 try pki.write(to: directory, overwrite: force)
                 for role in CertificateRole.allCases { print("\(out)/\(role.fileStem).pem  \(pki[role].certificate.subject)") }
             } catch {
-                throw fail(error.message, error.code == .wouldOverwrite ? Exit.cannotCreate : Exit.software)
+                throw fail(error.message, Exit.code(for: error))
             }
         }
 

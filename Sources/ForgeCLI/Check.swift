@@ -11,37 +11,88 @@ import ReceiptServe
 import StoreModel
 import ForgeSupport
 
-/// The expectations a receipt is checked against; shared by `validate` and `inspect`.
+/// The expectations every artefact is checked against, and how the verdict is printed: one option group
+/// (swift-argument-parser's `@OptionGroup`) for `validate`, `inspect` and `jws validate`, so the shared options
+/// have one spelling, one help text and one parse.
 struct CheckOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("Trusted root certificate, PEM or DER (repeatable). Default: the bundled TEST root.", valueName: "file"))
+    @Option(
+        help: ArgumentHelp(
+            "Trusted root certificate, PEM or DER (repeatable). Default: the bundled TEST root (receipts: Certificates/root.pem; JWS: Certificates/jws/jws-root-g3.pem, or the Xcode certificate with --environment Xcode).",
+            valueName: "file"))
     var root: [String] = []
     @Option(help: "Expected bundle identifier.")
     var bundleId: String?
+    @Option(
+        help: ArgumentHelp(
+            "Expected environment, in Apple's spelling. A receipt is judged by the environment its type (attribute 0) names: ProductionSandbox and ProductionVPPSandbox are Sandbox, ProductionVPP is Production; a JWS by its environment claim (AppTransaction: receiptType).",
+            valueName: "environment"))
+    var environment: EnvironmentArgument?
+    @Option(help: ArgumentHelp("Evaluate the chain (and a receipt's expiration) at this time instead of the artefact's own date and now.", valueName: "date"))
+    var at: String?
+    @Flag(help: "Print as JSON: the verdict, error class, checks and what was decoded.")
+    var json = false
+
+    /// Whether any expectation was given (inspect shows checks only then).
+    var hasExpectations: Bool { !root.isEmpty || bundleId != nil || environment != nil || at != nil }
+
+    /// The `--root` certificates, or `defaultRoots` when none are given.
+    func roots(default defaultRoots: () throws -> [X509Certificate]) throws -> [X509Certificate] {
+        root.isEmpty ? try defaultRoots() : try loadRoots(root)
+    }
+
+    /// The context without the artefact-specific expectations; `now` is `--at` when given, else the wall clock.
+    func context(roots: [X509Certificate]) throws -> ValidationContext {
+        let pinned = try at.map { try parseDate($0, option: "--at") }
+        return ValidationContext(trustedRoots: roots, bundleID: bundleId, environment: environment?.environment, chainTime: pinned, now: pinned ?? wallClock())
+    }
+
+    /// Prints the verdict (the summary lines, or `json`) and exits as every check command does: 0 valid,
+    /// 1 invalid, 65 not the artefact at all (one stderr line unless JSON).
+    func finish(_ report: some CheckedReport, json value: @autoclosure () -> JSONValue) throws {
+        print(json ? value().serialized() : report.summaryLines.joined(separator: "\n"))
+        if report.isUnreadable, !json { FileHandle.standardError.write(Data("forge: error: \(report.message)\n".utf8)) }
+        let code = Exit.code(for: report)
+        if code != .success { throw code }
+    }
+}
+
+/// `--environment` of the check commands: Apple's environments, or a receipt type, which names one
+/// (`ProductionSandbox` is Sandbox). Exact spelling: an unknown or miscased value exits 64 with the list.
+struct EnvironmentArgument: ExpressibleByArgument {
+    let environment: Environment
+
+    init?(argument: String) {
+        guard let environment = Environment(receiptType: argument) else { return nil }
+        self.environment = environment
+    }
+
+    static var allValueStrings: [String] {
+        var values = Environment.allCases.map(\.rawValue)
+        for type in ReceiptType.allCases where !values.contains(type.rawValue) { values.append(type.rawValue) }
+        return values
+    }
+}
+
+/// The receipt-only expectations of `validate` and `inspect`.
+struct ReceiptCheckOptions: ParsableArguments {
     @Option(help: "Expected app version (attribute 3).")
     var appVersion: String?
     @Option(help: ArgumentHelp("Device id for the hash check: UUID or MAC address.", valueName: "id"))
     var deviceId: String?
-    @Option(help: "Expected receipt type (attribute 0), e.g. Production.")
-    var environment: String?
-    @Option(help: ArgumentHelp("Evaluate the chain and the expiration at this time instead of the receipt creation date and now.", valueName: "date"))
-    var at: String?
 
-    /// Whether any expectation was given (inspect shows checks only then).
-    var isEmpty: Bool { root.isEmpty && bundleId == nil && appVersion == nil && deviceId == nil && environment == nil && at == nil }
+    var hasExpectations: Bool { appVersion != nil || deviceId != nil }
 
-    func context() throws -> ValidationContext {
-        let roots = try loadRoots(root)
-        var device: [UInt8]?
+    /// `checks`' context with the receipt's own expectations; the bundled receipt TEST root unless `--root`.
+    func context(_ checks: CheckOptions) throws -> ValidationContext {
+        var context = try checks.context(roots: try checks.roots { [try loadPKI(nil)[.root].certificate] })
+        context.appVersion = appVersion
         if let deviceId {
             guard let parsed = DeviceID(deviceId) else {
                 throw fail("--device-id '\(deviceId)' is neither a UUID nor a MAC address (aa:bb:cc:dd:ee:ff)", Exit.usage)
             }
-            device = parsed.bytes
+            context.deviceID = parsed.bytes
         }
-        let pinned = try at.map { try parseDate($0, option: "--at") }
-        return ValidationContext(
-            trustedRoots: roots, bundleID: bundleId, appVersion: appVersion, deviceID: device,
-            environment: environment, chainTime: pinned, now: pinned ?? wallClock())
+        return context
     }
 }
 
@@ -57,9 +108,8 @@ struct Validate: AsyncParsableCommand {
 
     @Argument(help: ArgumentHelp("Receipt file, or - for standard input.", valueName: "file"))
     var file: String?
-    @OptionGroup var checks: CheckOptions
-    @Flag(help: "Print the verdict, error class, checks and decoded fields as JSON.")
-    var json = false
+    @OptionGroup(title: "Checks") var checks: CheckOptions
+    @OptionGroup(title: "Receipt checks") var receiptChecks: ReceiptCheckOptions
     @Flag(help: "Serve the harness protocol v1 on stdin/stdout (NDJSON) for `forge run --target stdio:…`, with the corpus's trust anchors.")
     var harness = false
     @Option(
@@ -88,19 +138,8 @@ struct Validate: AsyncParsableCommand {
         }
         guard let file else { throw ValidationError("give a receipt file (or - for stdin)") }
         let (bytes, source) = try readInput(file)
-        let report = ReferenceValidator().validate(bytes, context: try checks.context())
-        let inspection = Inspection(report: report, source: source, inputSize: bytes.count, includeChecks: true)
-        if json {
-            print(inspection.json().serialized())
-        } else {
-            for check in report.checks where check.status == .failed { print("FAIL \(check.name): \(check.detail) [\(check.errorClass?.rawValue ?? "")]") }
-            print("\(report.verdict.rawValue)\(report.errorClass.map { " (\($0))" } ?? "")")
-        }
-        if report.isUnreadable {
-            if !json { FileHandle.standardError.write(Data("forge: error: \(report.message)\n".utf8)) }
-            throw Exit.dataError
-        }
-        if report.verdict == .invalid { throw Exit.invalid }
+        let report = ReferenceValidator().validate(bytes, context: try receiptChecks.context(checks))
+        try checks.finish(report, json: Inspection(report: report, source: source, inputSize: bytes.count, includeChecks: true).json())
     }
 }
 
@@ -149,18 +188,18 @@ struct Inspect: ParsableCommand {
 
     @Argument(help: ArgumentHelp("Receipt file, or - for standard input.", valueName: "file"))
     var file: String
-    @OptionGroup var checks: CheckOptions
-    @Flag(help: "Print as JSON.")
-    var json = false
+    @OptionGroup(title: "Checks") var checks: CheckOptions
+    @OptionGroup(title: "Receipt checks") var receiptChecks: ReceiptCheckOptions
 
     func run() throws {
         let (bytes, source) = try readInput(file)
-        let report = ReferenceValidator().validate(bytes, context: try checks.context())
+        let report = ReferenceValidator().validate(bytes, context: try receiptChecks.context(checks))
         if report.isUnreadable {
-            throw fail(report.message.replacingOccurrences(of: "parse: ", with: ""), Exit.dataError)
+            throw fail(report.message.replacingOccurrences(of: "parse: ", with: ""), Exit.code(for: report))
         }
-        let inspection = Inspection(report: report, source: source, inputSize: bytes.count, includeChecks: !checks.isEmpty)
-        print(json ? inspection.json().serialized() : inspection.text())
+        let includeChecks = checks.hasExpectations || receiptChecks.hasExpectations
+        let inspection = Inspection(report: report, source: source, inputSize: bytes.count, includeChecks: includeChecks)
+        print(checks.json ? inspection.json().serialized() : inspection.text())
     }
 }
 

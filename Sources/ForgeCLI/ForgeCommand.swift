@@ -1,6 +1,7 @@
 import ArgumentParser
 public import StoreModel
 import ForgeSupport
+import ReceiptValidation
 
 /// The command line of both executables: `forge`, which links no network code, and `forge-http`, which
 /// passes what it links for HTTP as `network`.
@@ -25,4 +26,26 @@ struct ForgeCommand: AsyncParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [Make.self, Inspect.self, Validate.self, JWSCommand.self, VectorsCommand.self, Run.self, Serve.self, Seeds.self, Mutate.self, CA.self, Bench.self])
+}
+
+/// The one mapping from what went wrong to the exit code, so the same error exits alike in every command
+/// (`forge --help` lists the codes). Input that cannot be read is 66 and input too large 65 (``readInput``);
+/// an unknown or miscased option value is 64 (ArgumentParser's usage error).
+extension Exit {
+    /// A forge error by its code: what was asked is wrong (64), the data given is wrong (65), the output
+    /// cannot be written (73), or forge failed (70).
+    static func code(for error: ForgeError) -> ExitCode {
+        switch error.code {
+        case .invalidScenario, .conflictingOptions: usage
+        case .invalidRecipe, .certificateSetInvalid: dataError
+        case .wouldOverwrite, .ioFailed: cannotCreate
+        default: software
+        }
+    }
+
+    /// A reference check (`validate`, `inspect`, `jws validate`): 0 valid, 1 invalid, 65 not the artefact at all.
+    static func code(for report: some CheckedReport) -> ExitCode {
+        if report.isUnreadable { return dataError }
+        return report.verdict == .valid ? .success : invalid
+    }
 }

@@ -154,18 +154,9 @@ struct ValidateJWS: ParsableCommand {
     var harness = false
     @Option(help: ArgumentHelp("With --harness: the corpus whose trust anchors to load.", valueName: "dir"))
     var vectors: String?
-    @Option(help: ArgumentHelp("Trusted root, PEM or DER (repeatable). Default: the bundled JWS TEST root (the Xcode certificate with --environment Xcode).", valueName: "file"))
-    var root: [String] = []
-    @Option(help: "Expected bundleId.")
-    var bundleId: String?
+    @OptionGroup(title: "Checks") var checks: CheckOptions
     @Option(help: "Expected appAppleId (checked in Production).")
     var appAppleId: Int64?
-    @Option(help: "Expected environment: Production, Sandbox or Xcode.")
-    var environment: String?
-    @Option(help: ArgumentHelp("Evaluate the chain at this time instead of signedDate.", valueName: "date"))
-    var at: String?
-    @Flag(help: "Print the verdict, error class, checks and payload as JSON.")
-    var json = false
 
     func validate() throws {
         if harness, file != nil { throw ValidationError("a harness reads requests, not a file; give no file with --harness") }
@@ -181,29 +172,15 @@ struct ValidateJWS: ParsableCommand {
             return StdioHarnessServer.serve(reference, write: { FileHandle.standardOutput.write($0) }, note: note)
         }
         let (bytes, _) = try readInput(file ?? "-", kind: .jws)
-        let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        var roots: [X509Certificate] = []
-        if root.isEmpty {
+        // The bundled JWS TEST root unless --root; the Xcode certificate when Xcode is expected.
+        let roots = try checks.roots {
             let pki: JWSTestPKI
-            do { pki = try JWSTestPKI.bundled() } catch { throw fail(error.message, Exit.software) }
-            roots = [pki.certificate(environment == "Xcode" ? .xcode : .root)].compactMap { $0 }
-        } else {
-            roots = try loadRoots(root)
+            do throws(ForgeError) { pki = try JWSTestPKI.bundled() } catch { throw fail(error.message, Exit.software) }
+            return [pki.certificate(checks.environment?.environment == .xcode ? .xcode : .root)].compactMap { $0 }
         }
-        let context = JWSVerificationContext(
-            trustedRoots: roots, bundleID: bundleId, appAppleID: appAppleId, environment: environment,
-            at: try at.map { try parseDate($0, option: "--at") })
-        let report = JWSVerifier().verify(text, context: context)
-        if json {
-            print(JWSInspection.reportJSON(report).serialized())
-        } else {
-            for check in report.checks where check.status == .failed { print("FAIL \(check.name): \(check.detail) [\(check.errorClass?.rawValue ?? "")]") }
-            print("\(report.verdict.rawValue)\(report.errorClass.map { " (\($0))" } ?? "")")
-        }
-        if report.isUnreadable {
-            if !json { FileHandle.standardError.write(Data("forge: error: \(report.message)\n".utf8)) }
-            throw Exit.dataError
-        }
-        if report.verdict == .invalid { throw Exit.invalid }
+        var context = try checks.context(roots: roots)
+        context.appAppleID = appAppleId
+        let report = JWSVerifier().verify(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines), context: context)
+        try checks.finish(report, json: JWSInspection.reportJSON(report))
     }
 }

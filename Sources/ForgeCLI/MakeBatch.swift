@@ -59,8 +59,7 @@ extension Make {
                 }
             }
         } catch let error as ForgeError {
-            let code = error.code == .ioFailed ? Exit.cannotCreate : error.code == .conflictingOptions || error.code == .invalidScenario ? Exit.usage : Exit.software
-            throw fail(error.message, code)
+            throw fail(error.message, Exit.code(for: error))
         } catch let exit as ExitCode {
             throw exit
         } catch {

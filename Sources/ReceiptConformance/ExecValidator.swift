@@ -60,7 +60,7 @@ public struct ExecValidator: ReceiptValidator {
             environment["RF_TRUST_ANCHOR"] = anchorFiles[context.trustAnchor] ?? ""
             for (key, value) in [
                 ("RF_BUNDLE_ID", context.bundleId), ("RF_APP_VERSION", context.appVersion),
-                ("RF_DEVICE_ID", context.deviceId), ("RF_ENVIRONMENT", context.environment),
+                ("RF_DEVICE_ID", context.deviceId), ("RF_ENVIRONMENT", context.wireEnvironment),
                 ("RF_ARTIFACT", context.artifactKind.rawValue), ("RF_APP_APPLE_ID", context.appAppleId.map(String.init)),
             ] {
                 environment[key] = value ?? ""

@@ -147,7 +147,7 @@ public struct ResponseMapping: Codable, Sendable, Hashable {
         let context = message.context
         let values: [String: String?] = [
             "receipt": message.input.data, "id": message.id, "now": context.now, "trustAnchor": context.trustAnchor, "bundleId": context.bundleId,
-            "appVersion": context.appVersion, "deviceId": context.deviceId, "environment": context.environment, "password": password,
+            "appVersion": context.appVersion, "deviceId": context.deviceId, "environment": context.wireEnvironment, "password": password,
         ]
         func resolve(_ template: String) -> String? {
             var out = "", rest = Substring(template)

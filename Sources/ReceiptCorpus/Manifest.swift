@@ -1,5 +1,6 @@
 import Foundation
 public import ForgeSupport
+public import StoreModel
 
 /// The corpus index (`Vectors/manifest.json`): every vector with its expected outcome, plus the
 /// vocabularies (notes, features, error taxonomy, trust anchors, profiles) the vectors refer to by key.
@@ -205,7 +206,9 @@ public struct Context: Codable, Sendable, Hashable {
     public var appVersion: String?
     /// UUID (iOS identifierForVendor) or MAC address (macOS) text, for the device hash check.
     public var deviceId: String?
-    public var environment: String?
+    /// The environment the app expects. Written in the artefact's own vocabulary (``wireEnvironment``): a receipt's
+    /// type (attribute 0, `ProductionSandbox`), a JWS's `environment` claim (`Sandbox`); either is read.
+    public var environment: Environment?
     /// What the file is (``ArtifactKind``); absent for an app receipt, so receipt harnesses need not know it.
     public var artifact: String?
     /// The app's Apple id a JWS verifier is configured with (checked in Production).
@@ -213,7 +216,7 @@ public struct Context: Codable, Sendable, Hashable {
 
     public init(
         now: String, trustAnchor: String, bundleId: String? = nil, appVersion: String? = nil,
-        deviceId: String? = nil, environment: String? = nil, artifact: String? = nil, appAppleId: Int64? = nil
+        deviceId: String? = nil, environment: Environment? = nil, artifact: String? = nil, appAppleId: Int64? = nil
     ) {
         self.now = now
         self.trustAnchor = trustAnchor
@@ -227,6 +230,44 @@ public struct Context: Codable, Sendable, Hashable {
 
     /// The artefact kind, receipt when unnamed.
     public var artifactKind: ArtifactKind { artifact.flatMap(ArtifactKind.init(rawValue:)) ?? .receipt }
+
+    /// ``environment`` as the manifest and the harness protocol spell it: the receipt type for a receipt
+    /// (`ProductionSandbox`), Apple's environment for a JWS (`Sandbox`).
+    public var wireEnvironment: String? {
+        environment.map { artifactKind == .receipt ? $0.receiptType.rawValue : $0.rawValue }
+    }
+
+    private enum CodingKeys: String, CodingKey { case now, trustAnchor, bundleId, appVersion, deviceId, environment, artifact, appAppleId }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        now = try container.decode(String.self, forKey: .now)
+        trustAnchor = try container.decode(String.self, forKey: .trustAnchor)
+        bundleId = try container.decodeIfPresent(String.self, forKey: .bundleId)
+        appVersion = try container.decodeIfPresent(String.self, forKey: .appVersion)
+        deviceId = try container.decodeIfPresent(String.self, forKey: .deviceId)
+        artifact = try container.decodeIfPresent(String.self, forKey: .artifact)
+        appAppleId = try container.decodeIfPresent(Int64.self, forKey: .appAppleId)
+        if let text = try container.decodeIfPresent(String.self, forKey: .environment) {
+            guard let environment = Environment(receiptType: text) else {
+                let known = (Environment.allCases.map(\.rawValue) + ReceiptType.allCases.map(\.rawValue)).joined(separator: ", ")
+                throw DecodingError.dataCorruptedError(forKey: .environment, in: container, debugDescription: "'\(text)' is not one of \(known)")
+            }
+            self.environment = environment
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(now, forKey: .now)
+        try container.encode(trustAnchor, forKey: .trustAnchor)
+        try container.encodeIfPresent(bundleId, forKey: .bundleId)
+        try container.encodeIfPresent(appVersion, forKey: .appVersion)
+        try container.encodeIfPresent(deviceId, forKey: .deviceId)
+        try container.encodeIfPresent(wireEnvironment, forKey: .environment)
+        try container.encodeIfPresent(artifact, forKey: .artifact)
+        try container.encodeIfPresent(appAppleId, forKey: .appAppleId)
+    }
 }
 
 /// What a vector's file holds: an app receipt (PKCS#7) or one of StoreKit 2's signed JWS.

@@ -115,9 +115,9 @@ public struct VerifyReceiptService: Sendable {
         let context = ValidationContext(
             trustedRoots: overrides.trustAnchor.map { configuration.namedAnchors[$0].map { [$0] } ?? [] } ?? configuration.trustedRoots, bundleID: overrides.bundleID,
             appVersion: overrides.appVersion,
-            deviceID: overrides.deviceID, environment: overrides.environment, now: now)
+            deviceID: overrides.deviceID, environment: overrides.environment.flatMap(Environment.init(receiptType:)), now: now)
         let report = ReferenceValidator().validate([UInt8](bytes), context: context)
-        let sandboxReceipt = report.receipt?.receiptType?.hasSuffix("Sandbox") ?? false
+        let sandboxReceipt = report.receipt?.receiptType.flatMap(Environment.init(receiptType:)) == .sandbox
         if let bundle = report.receipt?.bundleID { summary.append(("bundleId", .string(bundle))) }
         guard report.verdict == .valid, let receipt = report.receipt else {
             let errorClass = report.errorClass ?? .containerMalformed

@@ -178,20 +178,8 @@ public struct Inspection: Sendable {
             members.append(("decoded", VerifyReceiptJSON.receiptObject(receipt)))
         }
         if includeChecks || report.receipt == nil {
-            members.append(
-                (
-                    "checks",
-                    .array(
-                        report.checks.map { check in
-                            .object([
-                                ("name", .string(check.name)), ("status", .string(check.status.rawValue)), ("detail", .string(check.detail)),
-                                ("errorClass", check.errorClass.map { .string($0.rawValue) } ?? .null),
-                            ])
-                        })
-                ))
-            members.append(("verdict", .string(report.verdict.rawValue)))
-            members.append(("errorClass", report.errorClass.map { .string($0.rawValue) } ?? .null))
-            members.append(("message", .string(report.message)))
+            members.append(("checks", report.checksJSON))
+            members += report.verdictMembers
         }
         return .object(members)
     }

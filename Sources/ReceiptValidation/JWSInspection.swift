@@ -68,20 +68,9 @@ public enum JWSInspection {
 
     /// `forge jws validate --json`.
     public static func reportJSON(_ report: JWSReport) -> JSONValue {
-        var members: JSONObject = [
-            ("verdict", .string(report.verdict.rawValue)), ("errorClass", report.errorClass.map { .string($0.rawValue) } ?? .null),
-            ("message", .string(report.message)), ("kind", report.kind.map(JSONValue.string) ?? .null),
-            (
-                "checks",
-                .array(
-                    report.checks.map {
-                        .object([
-                            ("name", .string($0.name)), ("status", .string($0.status.rawValue)), ("detail", .string($0.detail)),
-                            ("errorClass", $0.errorClass.map { .string($0.rawValue) } ?? .null),
-                        ])
-                    })
-            ),
-        ]
+        var members = report.verdictMembers
+        members.append(("kind", report.kind.map(JSONValue.string) ?? .null))
+        members.append(("checks", report.checksJSON))
         if let payload = report.payload { members.append(("payload", payload)) }
         return .object(members)
     }

@@ -4,30 +4,10 @@ public import ReceiptCorpus
 public import ReceiptModel
 public import ForgeSupport
 public import JWSModel
-import StoreModel
-
-/// What a StoreKit 2 JWS is checked against: Apple's `SignedDataVerifier` configuration, offline.
-public struct JWSVerificationContext: Sendable {
-    public var trustedRoots: [X509Certificate]
-    public var bundleID: String?
-    /// Required to match in Production for AppTransaction, notifications and realtime requests.
-    public var appAppleID: Int64?
-    /// `Production`, `Sandbox` or `Xcode`; unchecked when nil.
-    public var environment: String?
-    /// The instant the chain is evaluated at; default: the payload's `signedDate` (`receiptCreationDate` for AppTransaction).
-    public var at: Date?
-
-    public init(trustedRoots: [X509Certificate], bundleID: String? = nil, appAppleID: Int64? = nil, environment: String? = nil, at: Date? = nil) {
-        self.trustedRoots = trustedRoots
-        self.bundleID = bundleID
-        self.appAppleID = appAppleID
-        self.environment = environment
-        self.at = at
-    }
-}
+public import StoreModel
 
 /// The verdict on one JWS, every step, and what could be read.
-public struct JWSReport: Sendable {
+public struct JWSReport: CheckedReport {
     public let checks: [Check]
     public let header: JSONValue?
     public let payload: JSONValue?
@@ -38,10 +18,7 @@ public struct JWSReport: Sendable {
     /// `transaction`, `renewal`, `app-transaction`, `notification` or `realtime`, as recognised from the payload.
     public let kind: String?
 
-    public var verdict: ValidationReport.Verdict { firstFailure == nil ? .valid : .invalid }
-    public var firstFailure: Check? { checks.first { $0.status == .failed } }
-    public var errorClass: ErrorClass? { firstFailure?.errorClass }
-    public var message: String { firstFailure.map { "\($0.name): \($0.detail)" } ?? "JWS is valid" }
+    public static let validMessage = "JWS is valid"
     /// Not a JWS at all (exit 65 territory).
     public var isUnreadable: Bool { errorClass == .jwsFormat }
 }
@@ -51,10 +28,13 @@ public struct JWSReport: Sendable {
 /// roots); the chain built from `x5c[0]` and `x5c[1]` to a configured root (never `x5c[2]`), both marker
 /// OIDs required, evaluated at `signedDate` (`receiptCreationDate` for AppTransaction); the signature under
 /// the leaf's P-256 key; then bundleId, environment and, in Production, appAppleId; nested JWS verified alike.
-public struct JWSVerifier: Sendable {
+public struct JWSVerifier: ArtefactValidator {
     public init() {}
 
-    public func verify(_ text: String, context: JWSVerificationContext) -> JWSReport {
+    /// The bytes as UTF-8 text, as they are: white space inside or around a JWS is the input's, judged by the parser.
+    public func check(_ input: [UInt8], context: ValidationContext) -> any CheckedReport { verify(String(decoding: input, as: UTF8.self), context: context) }
+
+    public func verify(_ text: String, context: ValidationContext) -> JWSReport {
         var checks: [Check] = []
         let jws: CompactJWS
         do { jws = try CompactJWS(parsing: text) } catch {
@@ -76,7 +56,7 @@ public struct JWSVerifier: Sendable {
             checks.append(.failed("header", .jwsAlgorithm, "alg is \(header["alg"]?.serialized(pretty: false) ?? "absent"); Apple signs ES256 only"))
             return JWSReport(checks: checks, header: header, payload: payload, certificates: [], nested: [], kind: kind)
         }
-        let xcode = context.environment == "Xcode"
+        let xcode = context.environment == .xcode
         guard let entries = header["x5c"]?.arrayValue else {
             checks.append(.failed("header", .jwsX5C, "no x5c array in the header"))
             return JWSReport(checks: checks, header: header, payload: payload, certificates: [], nested: [], kind: kind)
@@ -104,7 +84,7 @@ public struct JWSVerifier: Sendable {
         // The instant: signedDate, or receiptCreationDate for AppTransaction, unless pinned.
         let dateField = kind == "app-transaction" ? "receiptCreationDate" : "signedDate"
         let instant: Date
-        if let at = context.at {
+        if let at = context.chainTime {
             instant = at
         } else if let value = payload[dateField], let milliseconds = value.numericValue {
             // Checked before any conversion: 1e300 or Int64.max milliseconds is no instant, and must not trap.
@@ -180,7 +160,7 @@ public struct JWSVerifier: Sendable {
         }
     }
 
-    private func claimChecks(_ payload: JSONValue, kind: String?, context: JWSVerificationContext) -> [Check] {
+    private func claimChecks(_ payload: JSONValue, kind: String?, context: ValidationContext) -> [Check] {
         var checks: [Check] = []
         let data = payload["data"] ?? payload["summary"] ?? payload["externalPurchaseToken"]
         let claims = kind == "notification" ? (data ?? .object([])) : payload
@@ -191,13 +171,15 @@ public struct JWSVerifier: Sendable {
         if let environment = context.environment {
             var actual = (kind == "app-transaction" ? claims["receiptType"] : claims["environment"])?.stringValue
             if actual == nil, let id = payload["externalPurchaseToken"]?["externalPurchaseId"]?.stringValue {
-                actual = id.hasPrefix("SANDBOX") ? "Sandbox" : "Production"
+                actual = (id.hasPrefix("SANDBOX") ? Environment.sandbox : .production).rawValue
             }
+            // Apple's spelling exactly: the claim is compared as text against the typed expectation.
             checks.append(
-                actual == environment
-                    ? .passed("environment", environment) : .failed("environment", .bindingEnvironment, "environment is \(actual ?? "absent"), expected \(environment)"))
+                actual == environment.rawValue
+                    ? .passed("environment", environment.rawValue)
+                    : .failed("environment", .bindingEnvironment, "environment is \(actual ?? "absent"), expected \(environment.rawValue)"))
         }
-        if context.environment == "Production", ["app-transaction", "notification", "realtime"].contains(kind ?? "") {
+        if context.environment == .production, ["app-transaction", "notification", "realtime"].contains(kind ?? "") {
             let actual = claims["appAppleId"]?.integerValue
             if let expected = context.appAppleID {
                 checks.append(

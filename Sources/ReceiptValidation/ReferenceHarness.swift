@@ -38,30 +38,19 @@ public struct ReferenceHarness: ReceiptValidator {
     public func validate(_ request: ValidateRequest) async -> HarnessReply { reply(to: request) }
 
     /// The same answer without suspension, for callers already on a thread of their own (an HTTP event loop).
+    /// The vector's artefact kind picks the validator; both are configured from the one context, as Apple's
+    /// libraries would be for this app.
     public func reply(to request: ValidateRequest) -> HarnessReply {
         guard let bytes = Data(base64Encoded: request.input.data) else { return .errored(seq: request.seq, message: "input.data is not base64") }
-        if request.context.artifactKind.isJWS {
-            // StoreKit 2: the JWS verifier, configured as Apple's SignedDataVerifier would be for this app.
-            let context = JWSVerificationContext(
-                trustedRoots: anchors[request.context.trustAnchor].map { [$0] } ?? [], bundleID: request.context.bundleId,
-                appAppleID: request.context.appAppleId, environment: request.context.environment)
-            let report = JWSVerifier().verify(String(decoding: bytes, as: UTF8.self), context: context)
-            return .result(
-                seq: request.seq, verdict: report.verdict == .valid ? .accept : .reject, errorClass: report.errorClass?.rawValue,
-                message: report.verdict == .valid ? nil : report.message, decoded: nil)
-        }
         guard let context = validationContext(request.context) else { return .errored(seq: request.seq, message: "context.now is not a date") }
-        let report = ReferenceValidator().validate([UInt8](bytes), context: context)
-        return .result(
-            seq: request.seq, verdict: report.verdict == .valid ? .accept : .reject, errorClass: report.errorClass?.rawValue,
-            message: report.verdict == .valid ? nil : report.message, decoded: nil)
+        return request.context.artifactKind.referenceValidator.check([UInt8](bytes), context: context).harnessReply(seq: request.seq)
     }
 
     private func validationContext(_ context: Context) -> ValidationContext? {
         guard let now = ReceiptDate.parse(context.now) else { return nil }
         return ValidationContext(
             trustedRoots: anchors[context.trustAnchor].map { [$0] } ?? [], bundleID: context.bundleId,
-            appVersion: context.appVersion, deviceID: context.deviceId.flatMap(DeviceID.init)?.bytes,
+            appVersion: context.appVersion, deviceID: context.deviceId.flatMap(DeviceID.init)?.bytes, appAppleID: context.appAppleId,
             environment: context.environment, now: now)
     }
 }

@@ -3,31 +3,39 @@ public import ForgeCrypto
 public import ReceiptModel
 public import ReceiptCorpus
 public import ForgeSupport
-import StoreModel
+public import StoreModel
 
-/// What a validator is told besides the receipt bytes.
+/// What a validator is told besides the artefact's bytes: the app's expectations, one context for receipts and
+/// StoreKit 2 JWS alike, plus the few fields only one artefact has.
 public struct ValidationContext: Sendable {
     /// Certificates trusted as chain anchors (Apple Root CA in production; the test root here).
     public var trustedRoots: [X509Certificate]
     public var bundleID: String?
-    public var appVersion: String?
-    /// Raw device identifier bytes (16 for a UUID, 6 for a MAC); nil skips the device-hash check.
-    public var deviceID: [UInt8]?
-    /// The receipt type (attribute 0) the app expects, e.g. `Production`; nil skips the check.
-    public var environment: String?
-    /// When the chain is evaluated; nil means at the receipt's creation date (Apple's current practice).
+    /// The environment the app expects; nil skips the check. A receipt's type (attribute 0) is judged by the
+    /// environment it names (`ProductionSandbox` and `ProductionVPPSandbox` are Sandbox); a JWS by its claim.
+    public var environment: Environment?
+    /// When the chain is evaluated; nil means at the artefact's own date: a receipt's creation date (Apple's
+    /// current practice), a JWS's `signedDate` (`receiptCreationDate` for an AppTransaction).
     public var chainTime: Date?
     /// The present, for the receipt expiration check (type 21).
     public var now: Date
+    /// Receipts only: the app version (attribute 3); nil skips the check.
+    public var appVersion: String?
+    /// Receipts only: raw device identifier bytes (16 for a UUID, 6 for a MAC); nil skips the device-hash check.
+    public var deviceID: [UInt8]?
+    /// JWS only: the app's Apple id, required to match in Production for AppTransaction, notifications and
+    /// realtime requests.
+    public var appAppleID: Int64?
 
     public init(
-        trustedRoots: [X509Certificate], bundleID: String? = nil, appVersion: String? = nil, deviceID: [UInt8]? = nil,
-        environment: String? = nil, chainTime: Date? = nil, now: Date
+        trustedRoots: [X509Certificate], bundleID: String? = nil, appVersion: String? = nil, deviceID: [UInt8]? = nil, appAppleID: Int64? = nil,
+        environment: Environment? = nil, chainTime: Date? = nil, now: Date = Date()
     ) {
         self.trustedRoots = trustedRoots
         self.bundleID = bundleID
         self.appVersion = appVersion
         self.deviceID = deviceID
+        self.appAppleID = appAppleID
         self.environment = environment
         self.chainTime = chainTime
         self.now = now
@@ -50,7 +58,7 @@ public struct Check: Sendable, Hashable {
 }
 
 /// The outcome of validating one receipt: a value, never a thrown error.
-public struct ValidationReport: Sendable {
+public struct ValidationReport: CheckedReport {
     public enum Verdict: String, Sendable, Hashable, Codable { case valid, invalid }
     /// Every step, in Apple's documented order; steps after a failure still run where they can.
     public let checks: [Check]
@@ -60,11 +68,7 @@ public struct ValidationReport: Sendable {
     /// Certificates embedded in the receipt, parsed (those OpenSSL could read).
     public let certificates: [X509Certificate]
 
-    public var verdict: Verdict { firstFailure == nil ? .valid : .invalid }
-    /// The failure that decides the verdict: the first in order.
-    public var firstFailure: Check? { checks.first { $0.status == .failed } }
-    public var errorClass: ErrorClass? { firstFailure?.errorClass }
-    public var message: String { firstFailure.map { "\($0.name): \($0.detail)" } ?? "receipt is valid" }
+    public static let validMessage = "receipt is valid"
     /// Whether the input could not be read as a receipt at all (exit code 65 territory). A malformed
     /// payload under a valid signature is readable data that is wrong, not unreadable input.
     public var isUnreadable: Bool {
@@ -82,11 +86,13 @@ public struct ValidationReport: Sendable {
 ///    the marker OIDs (leaf 6.11.1, intermediate 6.2.1) and a chain of exactly three — except when the
 ///    signer is itself a trusted self-signed certificate (the Xcode StoreKit shape);
 /// 4. bundle id; 5. app version; 6. device hash; 7. environment; 8. receipt expiration (type 21).
-public struct ReferenceValidator: Sendable {
+public struct ReferenceValidator: ArtefactValidator {
     /// Reused certificates and chain verdicts (see ``ValidationCache``); nil computes everything every time.
     public let cache: ValidationCache?
 
     public init(cache: ValidationCache? = .shared) { self.cache = cache }
+
+    public func check(_ input: [UInt8], context: ValidationContext) -> any CheckedReport { validate(input, context: context) }
 
     public func validate(_ input: [UInt8], context: ValidationContext) -> ValidationReport {
         var checks: [Check] = []
@@ -331,7 +337,19 @@ public struct ReferenceValidator: Sendable {
         } else {
             checks.append(.skipped("device hash", "no device id given"))
         }
-        compare("environment", context.environment, receipt.receiptType, AttributeType.receiptType, .bindingEnvironment)
+        if let expected = context.environment {
+            if let actual = receipt.receiptType {
+                // By environment, not by spelling: a ProductionVPP receipt belongs to a Production app.
+                checks.append(
+                    ReceiptType(rawValue: actual)?.environment == expected
+                        ? .passed("environment", "'\(actual)'")
+                        : .failed("environment", .bindingEnvironment, "receipt says '\(actual)', expected '\(expected.receiptType.rawValue)' (\(expected.rawValue))"))
+            } else {
+                checks.append(.failed("environment", .payloadMissingField, "the receipt has no attribute \(AttributeType.receiptType)"))
+            }
+        } else {
+            checks.append(.skipped("environment", "no expected value given"))
+        }
         if let text = receipt.expirationDateText, !text.isEmpty {
             if let expiry = ReceiptDate.parse(text) {
                 checks.append(

@@ -100,6 +100,7 @@ public enum NotificationType: String, Sendable, Hashable, CaseIterable, Codable 
     /// (Apple's `notificationType` and `subtype` documentation). Unknown subtypes claim nothing.
     public func state(_ subtype: NotificationSubtype?) -> NotificationState {
         switch (self, subtype) {
+        case (.didChangeRenewalPref, .downgrade?): .downgradePending
         case (.subscribed, _), (.offerRedeemed, _), (.renewalExtended, _), (.didChangeRenewalPref, _),
             (.didChangeRenewalStatus, .autoRenewEnabled?):
             .active
@@ -115,8 +116,10 @@ public enum NotificationType: String, Sendable, Hashable, CaseIterable, Codable 
         case (.didFailToRenew, .gracePeriod?): .gracePeriod
         case (.didFailToRenew, _): .billingRetry
         case (.gracePeriodExpired, _): .gracePeriodExpired
-        case (.refund, _), (.revoke, _): .revoked
-        case (.refundDeclined, _), (.refundReversed, _), (.consumptionRequest, _), (.test, _), (.renewalExtension, _), (.externalPurchaseToken, _), (.oneTimeCharge, _),
+        case (.refund, _): .revoked
+        case (.revoke, _): .familySharingRevoked
+        case (.oneTimeCharge, _): .oneTimePurchase
+        case (.refundDeclined, _), (.refundReversed, _), (.consumptionRequest, _), (.test, _), (.renewalExtension, _), (.externalPurchaseToken, _),
             (.rescindConsent, _), (.metadataUpdate, _), (.migration, _), (.priceChange, _):
             .unchanged
         }
@@ -178,26 +181,35 @@ public enum NotificationState: Sendable, Hashable {
     case gracePeriod
     /// Still in billing retry, the grace period over.
     case gracePeriodExpired
-    /// Refunded or revoked: the transaction carries revocationDate and revocationReason.
+    /// Refunded: the transaction carries revocationDate and revocationReason.
     case revoked
+    /// No longer shared through Family Sharing (`REVOKE`): revoked, and the transaction's `inAppOwnershipType` is
+    /// `FAMILY_SHARED`.
+    case familySharingRevoked
+    /// In its period, renewing as another product from the next renewal (`DID_CHANGE_RENEWAL_PREF/DOWNGRADE`):
+    /// renewal info's `autoRenewProductId` differs from `productId`.
+    case downgradePending
+    /// A one-time purchase (`ONE_TIME_CHARGE`): a consumable, non-consumable or non-renewing subscription, never an
+    /// auto-renewable one.
+    case oneTimePurchase
 
     /// The notification's `data.status` (Apple's `Status`): 1 active, 2 expired, 3 billing retry, 4 grace period,
     /// 5 revoked; nil when the state claims nothing.
     public var status: Int64? {
         switch self {
-        case .unchanged: nil
-        case .active, .autoRenewOff, .priceIncrease, .renewed, .recovered: 1
+        case .unchanged, .oneTimePurchase: nil
+        case .active, .autoRenewOff, .priceIncrease, .renewed, .recovered, .downgradePending: 1
         case .expired: 2
         case .billingRetry, .gracePeriodExpired: 3
         case .gracePeriod: 4
-        case .revoked: 5
+        case .revoked, .familySharingRevoked: 5
         }
     }
 
     /// Whether only an auto-renewable subscription can be in this state.
     public var needsSubscription: Bool {
         switch self {
-        case .unchanged, .revoked: false
+        case .unchanged, .revoked, .familySharingRevoked, .oneTimePurchase: false
         default: true
         }
     }
@@ -206,8 +218,8 @@ public enum NotificationState: Sendable, Hashable {
     public var lapsed: Bool? {
         switch self {
         case .expired, .billingRetry, .gracePeriod, .gracePeriodExpired: true
-        case .active, .autoRenewOff, .priceIncrease: false
-        case .unchanged, .revoked, .renewed, .recovered: nil
+        case .active, .autoRenewOff, .priceIncrease, .downgradePending: false
+        case .unchanged, .revoked, .familySharingRevoked, .oneTimePurchase, .renewed, .recovered: nil
         }
     }
 }

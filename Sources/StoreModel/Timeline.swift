@@ -235,6 +235,17 @@ extension Scenario {
     /// and the JWS forged from it all show what a notification of `pair` says: the purchase `productID` (default:
     /// the first) lapses, renews, enters billing retry or is refunded. The scenario's own values win; one that
     /// contradicts the state is a `conflictingOptions` error naming it.
+    /// The product a timeline's change-product event already renews `product` as, if any.
+    private func changesProduct(_ product: String) -> String? {
+        (timeline ?? []).last { $0.event == .changeProduct && ($0.productID ?? product) == product }?.to
+    }
+
+    /// What a subscription is downgraded to when the scenario does not say: another auto-renewable product of the
+    /// scenario, else a product named after it (`.lower`).
+    private func downgradeTarget(of product: String) -> String {
+        purchases.first { $0.resolvedType == .autoRenewable && $0.productID != product }?.productID ?? product + ".lower"
+    }
+
     public func stating(_ state: NotificationState, pair: String, about productID: String?, now: Date) throws(ForgeError) -> Scenario {
         let chosen = productID.map { id in purchases.firstIndex { $0.productID == id } } ?? (purchases.isEmpty ? nil : 0)
         guard state != .unchanged, let index = chosen else { return self }
@@ -264,12 +275,20 @@ extension Scenario {
         switch state {
         case .unchanged:
             break
-        case .active, .autoRenewOff, .priceIncrease:
+        case .oneTimePurchase:
+            if purchase.resolvedType == .autoRenewable {
+                throw ForgeError(
+                    .conflictingOptions, "\(pair) is about a one-time purchase, and \(product) is auto-renewable: give a consumable, non-consumable or non-renewing product")
+            }
+        case .active, .autoRenewOff, .priceIncrease, .downgradePending:
             if purchase.expired == true || explicitEnd.map({ $0 <= now }) == true {
                 let end = purchase.expired == true ? "is expired" : "expires at \(purchase.expiresDate ?? "")"
                 throw ForgeError(.conflictingOptions, "\(pair) says the subscription is in its period, but \(product) \(end), before now (\(stamp))")
             }
             if state == .autoRenewOff { events.append(event(.cancel)) }
+            if state == .downgradePending, changesProduct(product) == nil {
+                events.append(TimelineEvent(.changeProduct, at: stamp, productID: product, to: downgradeTarget(of: product)))
+            }
             if case .priceIncrease(let consent) = state { events.append(event(.priceIncrease, consent: consent)) }
         case .renewed:
             let renewed =
@@ -299,7 +318,7 @@ extension Scenario {
             // A one-day grace period after a period that ended a day ago (or earlier) is over by now.
             try lapse()
             events.append(event(.gracePeriod, days: 1))
-        case .revoked:
+        case .revoked, .familySharingRevoked:
             if purchase.cancelled == nil { events.append(event(.refund)) }
         }
         var scenario = self

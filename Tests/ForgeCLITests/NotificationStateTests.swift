@@ -27,6 +27,10 @@ struct NotificationStateTests {
         var revoked = false
         var renewal = false
         var priceIncreaseStatus: Int?
+        /// `inAppOwnershipType`: REVOKE is about a purchase shared through Family Sharing.
+        var ownership = "PURCHASED"
+        /// Renewal info's `autoRenewProductId` is another product than `productId` (a pending downgrade).
+        var renewsAsOther = false
 
         var pair: String { type + (subtype.map { "/" + $0 } ?? "") }
         var testDescription: String { pair }
@@ -40,7 +44,7 @@ struct NotificationStateTests {
         Implied(type: "EXPIRED", subtype: "PRICE_INCREASE", status: 2, lapsed: true, expirationIntent: 3, autoRenewStatus: 0, priceIncreaseStatus: 0),
         Implied(type: "EXPIRED", subtype: "PRODUCT_NOT_FOR_SALE", status: 2, lapsed: true, expirationIntent: 4, autoRenewStatus: 0),
         Implied(type: "REFUND", subtype: nil, status: 5, lapsed: false, expirationIntent: 1, autoRenewStatus: 0, revoked: true),
-        Implied(type: "REVOKE", subtype: nil, status: 5, lapsed: false, expirationIntent: 1, autoRenewStatus: 0, revoked: true),
+        Implied(type: "REVOKE", subtype: nil, status: 5, lapsed: false, expirationIntent: 1, autoRenewStatus: 0, revoked: true, ownership: "FAMILY_SHARED"),
         Implied(type: "DID_FAIL_TO_RENEW", subtype: nil, status: 3, lapsed: true, expirationIntent: 2, autoRenewStatus: 1, billingRetry: true),
         Implied(type: "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD", status: 4, lapsed: true, autoRenewStatus: 1, billingRetry: true, grace: true),
         Implied(type: "GRACE_PERIOD_EXPIRED", subtype: nil, status: 3, lapsed: true, expirationIntent: 2, autoRenewStatus: 1, billingRetry: true),
@@ -51,6 +55,8 @@ struct NotificationStateTests {
         Implied(type: "PRICE_INCREASE", subtype: "PENDING", status: 1, lapsed: false, autoRenewStatus: 1, priceIncreaseStatus: 0),
         Implied(type: "PRICE_INCREASE", subtype: "ACCEPTED", status: 1, lapsed: false, autoRenewStatus: 1, priceIncreaseStatus: 1),
         Implied(type: "SUBSCRIBED", subtype: "INITIAL_BUY", status: 1, lapsed: false, autoRenewStatus: 1),
+        Implied(type: "DID_CHANGE_RENEWAL_PREF", subtype: "DOWNGRADE", status: 1, lapsed: false, autoRenewStatus: 1, renewsAsOther: true),
+        Implied(type: "DID_CHANGE_RENEWAL_PREF", subtype: "UPGRADE", status: 1, lapsed: false, autoRenewStatus: 1),
     ]
 
     /// `forge jws make notification` for `pair` into `directory`: the file and the exit status.
@@ -86,6 +92,9 @@ struct NotificationStateTests {
         #expect(transaction["transactionReason"] as? String == (implied.renewal ? "RENEWAL" : "PURCHASE"))
         if implied.renewal { #expect(transaction["transactionId"] as? String != transaction["originalTransactionId"] as? String) }
         #expect(renewal["priceIncreaseStatus"] as? Int == implied.priceIncreaseStatus)
+        #expect(transaction["inAppOwnershipType"] as? String == implied.ownership)
+        let renewsAs = renewal["autoRenewProductId"] as? String
+        #expect((renewsAs != transaction["productId"] as? String) == implied.renewsAsOther, "autoRenewProductId \(renewsAs ?? "none")")
     }
 
     @Test("Apple's library verifies each pair's notification and its nested JWS, and decodes the same state", arguments: pairs)
@@ -110,6 +119,29 @@ struct NotificationStateTests {
         #expect(renewal["autoRenewStatus"] as? Int == implied.autoRenewStatus)
         #expect(renewal["isInBillingRetryPeriod"] as? Bool == implied.billingRetry)
         #expect((renewal["gracePeriodExpiresDate"] != nil) == implied.grace)
+        #expect(transaction["inAppOwnershipType"] as? String == implied.ownership)
+        #expect((renewal["autoRenewProductId"] as? String != renewal["productId"] as? String) == implied.renewsAsOther)
+    }
+
+    @Test("TEST carries no transaction even when a product is given, as Apple's: data is the app, bundle and environment")
+    func testCarriesNoTransaction() throws {
+        let made = try forge(
+            "jws", "make", "notification", "--notification-type", "TEST", "--product", "pro.monthly", "--type", "auto-renewable", "--now", Self.now, "-q",
+            "--format", "json")
+        try #require(made.status == 0, "\(made.stderr)")
+        let payload = try #require(try json(made)["payload"] as? [String: Any])
+        let data = try #require(payload["data"] as? [String: Any])
+        #expect(Set(data.keys) == ["bundleId", "environment", "appAppleId"] || Set(data.keys) == ["bundleId", "environment"], "\(data.keys.sorted())")
+    }
+
+    @Test("ONE_TIME_CHARGE is about a one-time purchase: an auto-renewable product exits 64 saying so; a consumable is signed")
+    func oneTimeChargeNeedsOneTimePurchase() throws {
+        let subscription = try forge(arguments: ["jws", "make", "notification", "--notification-type", "ONE_TIME_CHARGE", "--now", Self.now, "-q"] + Self.subscription)
+        #expect(subscription.status == 64 && subscription.stderr.contains("auto-renewable"), "\(subscription.status) \(subscription.stderr)")
+        let consumable = try forge(
+            "jws", "make", "notification", "--notification-type", "ONE_TIME_CHARGE", "--product", "gems", "--type", "consumable", "--now", Self.now, "-q",
+            "--format", "json")
+        #expect(consumable.status == 0, "\(consumable.stderr)")
     }
 
     @Test("A refunded non-subscription carries revocationDate and revocationReason, and no status")

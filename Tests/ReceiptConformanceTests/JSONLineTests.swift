@@ -1,3 +1,4 @@
+import StoreModel
 import Foundation
 import ReceiptConformance
 import ReceiptCorpus
@@ -13,7 +14,7 @@ struct JSONLineTests {
             Context(now: "2025-01-01T00:00:00Z", trustAnchor: "forge-root"),
             Context(
                 now: "2025-01-01T00:00:00Z", trustAnchor: "a \"quoted\"\\anchor", bundleId: "com.example.app", appVersion: "1.0\n",
-                deviceId: "70A21D61-5404-4D93-8B54-4667ECC13D9A", environment: "Production"),
+                deviceId: "70A21D61-5404-4D93-8B54-4667ECC13D9A", environment: .production),
         ])
     func sameMessage(context: Context) throws {
         let request = ValidateRequest(seq: 42, id: "family::name\u{1}", base64: "MIIB+/==", context: context)

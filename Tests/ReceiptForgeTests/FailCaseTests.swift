@@ -23,7 +23,9 @@ struct FailCaseTests {
     @Test("The fail cases are there, each named after a fuzz target")
     func named() {
         #expect(Self.cases.count >= 2)
-        let targets = ["FuzzReceiptDecoder", "FuzzReferenceValidator", "FuzzInspect", "FuzzRecipeReplay", "FuzzDecoders", "FuzzVerifyReceipt", "FuzzJWSVerifier"]
+        let targets = [
+            "FuzzReceiptDecoder", "FuzzReferenceValidator", "FuzzInspect", "FuzzRecipeReplay", "FuzzDecoders", "FuzzVerifyReceipt", "FuzzJWSVerifier", "FuzzJWSRecipeReplay",
+        ]
         #expect(Self.cases.filter { name in !targets.contains { name.hasPrefix($0 + "-") } } == [])
     }
 
@@ -40,7 +42,7 @@ struct FailCaseTests {
         case "FuzzReferenceValidator", "FuzzInspect":
             let context = ValidationContext(
                 trustedRoots: [Self.pki[.root].certificate, Self.pki[.storeKit].certificate], bundleID: "com.example.app",
-                appVersion: "1", environment: "Production", now: pinnedNow)
+                appVersion: "1", environment: .production, now: pinnedNow)
             let report = ReferenceValidator().validate(bytes, context: context)
             let inspection = Inspection(report: report, source: name, inputSize: bytes.count, includeChecks: true)
             #expect(!inspection.text().isEmpty)
@@ -48,6 +50,10 @@ struct FailCaseTests {
         case "FuzzRecipeReplay":
             let recipe = data.first == UInt8(ascii: "{") ? try JSONDecoder().decode(MutantRecipe.self, from: data) : MutantRecipe(choosingFrom: bytes)
             // Refused or rebuilt; either way the same on every replay.
+            #expect((try? Self.mutator.replay(recipe)) == (try? Self.mutator.replay(recipe)))
+        case "FuzzJWSRecipeReplay":
+            // As the target reads it: a JSON recipe replayed as `forge mutate --replay` does, other bytes as JWS choices.
+            let recipe = data.first == UInt8(ascii: "{") ? try JSONDecoder().decode(MutantRecipe.self, from: data) : MutantRecipe(choosingJWSFrom: bytes)
             #expect((try? Self.mutator.replay(recipe)) == (try? Self.mutator.replay(recipe)))
         case "FuzzJWSVerifier":
             // As the target reads it: the first byte picks raw text or header 0x00 payload, judged under the bundled root.
@@ -61,7 +67,7 @@ struct FailCaseTests {
                 text = CompactJWS(header: Array(rest[..<split]), payload: payload, signature: Array(payload.suffix(64))).compact
             }
             let roots = [try JWSTestPKI.bundled().certificate(.root)].compactMap { $0 }
-            let context = JWSVerificationContext(trustedRoots: roots, bundleID: "com.example.app", appAppleID: 1, environment: "Production")
+            let context = ValidationContext(trustedRoots: roots, bundleID: "com.example.app", appAppleID: 1, environment: .production)
             _ = JWSInspection.reportJSON(JWSVerifier().verify(text, context: context))
             if let described = JWSInspection.describe(text) { _ = JWSInspection.text(described) }
         case "FuzzVerifyReceipt":

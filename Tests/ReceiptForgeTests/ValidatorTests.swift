@@ -19,7 +19,7 @@ struct ValidatorTests {
     ) -> ValidationContext {
         ValidationContext(
             trustedRoots: [pki[anchor].certificate], bundleID: bundle, appVersion: version,
-            deviceID: device.flatMap(DeviceID.init)?.bytes, environment: environment, now: pinnedNow)
+            deviceID: device.flatMap(DeviceID.init)?.bytes, environment: environment.flatMap(Environment.init(receiptType:)), now: pinnedNow)
     }
 
     @Test("Accepts every preset under its trust anchor with every binding checked", arguments: Preset.allCases)

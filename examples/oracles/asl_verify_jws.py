@@ -38,7 +38,7 @@ except VerificationException as error:
 NAMES = (
     "transactionId", "originalTransactionId", "bundleId", "notificationType", "subtype", "receiptType", "autoRenewStatus", "appAppleId",
     "expiresDate", "revocationDate", "revocationReason", "transactionReason", "expirationIntent", "isInBillingRetryPeriod",
-    "gracePeriodExpiresDate", "priceIncreaseStatus",
+    "gracePeriodExpiresDate", "priceIncreaseStatus", "productId", "autoRenewProductId", "inAppOwnershipType",
 )
 
 

@@ -8,8 +8,8 @@ import ForgeSupport
 import StoreModel
 
 let pki = try? JWSTestPKI.bundled()
-let context = JWSVerificationContext(
-    trustedRoots: [pki?.certificate(.root)].compactMap { $0 }, bundleID: "com.example.app", appAppleID: 1, environment: "Production")
+let context = ValidationContext(
+    trustedRoots: [pki?.certificate(.root)].compactMap { $0 }, bundleID: "com.example.app", appAppleID: 1, environment: .production)
 
 /// Arbitrary text through the reference JWS verifier and `forge jws inspect`. The first byte picks the
 /// shape: raw text, or a header and payload (split at the first 0x00) encoded into a compact JWS whose

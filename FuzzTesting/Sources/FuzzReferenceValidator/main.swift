@@ -10,7 +10,7 @@ let pki = try? TestPKI.bundled()
 let context = ValidationContext(
     trustedRoots: [pki?[.root].certificate, pki?[.storeKit].certificate].compactMap { $0 },
     bundleID: "com.example.app", appVersion: "1",
-    deviceID: DeviceID("6A9C1D2E-3B4F-4A5B-8C7D-9E0F1A2B3C4D")?.bytes, environment: "Production",
+    deviceID: DeviceID("6A9C1D2E-3B4F-4A5B-8C7D-9E0F1A2B3C4D")?.bytes, environment: .production,
     now: Date(timeIntervalSince1970: 1_750_000_000))
 
 /// Arbitrary bytes through every step of the reference validator, bindings included.

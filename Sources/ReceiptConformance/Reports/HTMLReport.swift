@@ -178,7 +178,7 @@ public enum HTMLReport {
     private static func contextText(_ context: Context) -> String {
         let fields: [(String, String?)] = [
             ("now", context.now), ("trustAnchor", context.trustAnchor), ("bundleId", context.bundleId),
-            ("appVersion", context.appVersion), ("deviceId", context.deviceId), ("environment", context.environment),
+            ("appVersion", context.appVersion), ("deviceId", context.deviceId), ("environment", context.wireEnvironment),
         ]
         return fields.compactMap { name, value in value.map { "\(name)=\($0)" } }.joined(separator: ", ")
     }

@@ -58,7 +58,7 @@ public struct MutantRecipe: Codable, Sendable, Hashable {
         while remaining > 0, steps.count < 6 {
             let mutation = Mutation.receiptMutations[nextCounted() % Mutation.receiptMutations.count]
             var parameters: [String: String] = [:]
-            for name in mutation.parameters.flatMap({ $0.name.split(separator: "|").map(String.init) }) where nextCounted() % 4 != 0 {
+            for name in mutation.parameterNames where nextCounted() % 4 != 0 {
                 parameters[name] = Self.fuzzValues[nextCounted() % Self.fuzzValues.count]
             }
             steps.append(MutationStep(mutation.id, parameters))

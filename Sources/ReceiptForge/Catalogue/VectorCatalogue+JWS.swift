@@ -13,6 +13,9 @@ extension VectorCatalogue {
     static let jwsScenario = Scenario(
         preset: .appstore, bundleID: "com.example.app",
         purchases: [Purchase(productID: "com.example.pro.monthly", purchaseDate: "2025-05-01T00:00:00Z", renewals: 1, period: "P1M")])
+    /// What a ONE_TIME_CHARGE is about: a one-time purchase, never the subscription.
+    static let oneTimeScenario = Scenario(
+        preset: .appstore, bundleID: "com.example.app", purchases: [Purchase(productID: "com.example.gems", type: .consumable, purchaseDate: "2025-05-01T00:00:00Z")])
 
     /// The flags of JWS vectors, explained.
     static let jwsNotes: [String: Note] = [
@@ -53,7 +56,7 @@ extension VectorCatalogue {
 
     static func spec(
         _ id: String, _ description: String, _ kind: JWSKind = .transaction, preset: Preset = .appstore, _ mutations: [MutationStep] = [],
-        _ verdict: Verdict, _ classes: [ErrorClass] = [], severity: Severity = .high, environment: String? = nil, bundleID: String = "com.example.app",
+        _ verdict: Verdict, _ classes: [ErrorClass] = [], severity: Severity = .high, environment: Environment? = nil, bundleID: String = "com.example.app",
         appID: VectorSpec.AppID = .artefact, flags: [String] = [], notification: (String, String?)? = nil
     ) -> VectorSpec {
         var scenario = jwsScenario
@@ -98,6 +101,9 @@ extension VectorCatalogue {
                 "A signed \(type)\(subtype.map { "/" + $0 } ?? "") notification\(type.hasPrefix("FUTURE") ? ": an unknown type must be tolerated" : "").",
                 .notification, [], .valid, notification: (type, subtype))
             if restated.contains(type) { notification.revision = 3 }
+            if type == NotificationType.oneTimeCharge.rawValue { notification.scenario = oneTimeScenario }
+            // Revision 3: a one-time charge is about a consumable, not the subscription; TEST carries no transaction (issue 20).
+            if [NotificationType.oneTimeCharge.rawValue, NotificationType.test.rawValue].contains(type) { notification.revision = 3 }
             specs.append(notification)
         }
         specs.append(
@@ -183,7 +189,7 @@ extension VectorCatalogue {
             "jws-header::x5c-numbers", "x5c holds numbers.", .transaction, [.setHeader("x5c", .array([.integer(1), .integer(2), .integer(3)]))], .invalid, [.jwsX5C, .jwsHeader]),
         spec(
             "jws-header::xcode-kid-production", "An Xcode-shaped header (kid, one certificate) checked as Production.", .transaction, preset: .xcode2023, [], .invalid,
-            [.jwsX5C, .chain, .bindingEnvironment], environment: "Production"),
+            [.jwsX5C, .chain, .bindingEnvironment], environment: .production),
     ]
 
     // MARK: - Compact form
@@ -333,13 +339,13 @@ extension VectorCatalogue {
             bundleID: "com.other.app"),
         spec(
             "jws-binding::sandbox-transaction-in-production", "A Sandbox transaction checked as Production.", .transaction, preset: .sandbox, [], .invalid, [.bindingEnvironment],
-            severity: .critical, environment: "Production"),
+            severity: .critical, environment: .production),
         spec(
             "jws-binding::production-transaction-in-sandbox", "A Production transaction checked as Sandbox.", .transaction, [], .invalid, [.bindingEnvironment],
-            environment: "Sandbox"),
+            environment: .sandbox),
         spec(
             "jws-binding::renewal-sandbox-in-production", "Sandbox renewal info checked as Production.", .renewal, preset: .sandbox, [], .invalid, [.bindingEnvironment],
-            environment: "Production"),
+            environment: .production),
         spec("jws-binding::environment-missing", "No environment in the payload.", .transaction, [.removeField("environment")], .invalid, [.bindingEnvironment]),
         spec(
             "jws-binding::environment-xcode-signed-production", "environment Xcode inside a production-signed JWS, checked as Production.", .transaction,
@@ -358,7 +364,7 @@ extension VectorCatalogue {
             [.bindingAppAppleID]),
         spec(
             "jws-binding::receipt-type-sandbox-in-production", "AppTransaction receiptType Sandbox checked as Production.", .appTransaction, preset: .sandbox, [], .invalid,
-            [.bindingEnvironment], environment: "Production", appID: .value(1)),
+            [.bindingEnvironment], environment: .production, appID: .value(1)),
     ]
 
     // MARK: - Nested JWS

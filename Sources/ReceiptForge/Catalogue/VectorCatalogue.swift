@@ -141,12 +141,12 @@ public enum VectorCatalogue {
         VectorSpec(
             "xcode::environment-in-production", "An Xcode receipt (type 0 = Xcode) checked by an app expecting Production.",
             scenario: scenario(.xcode2023), verdict: .invalid, errorClasses: [.bindingEnvironment], severity: .high,
-            features: ["xcode"], environment: "Production"),
+            features: ["xcode"], environment: .production),
         VectorSpec(
             "xcode::environment-claim-on-app-store-chain",
             "Type 0 says Xcode but the receipt is signed by the App Store chain, checked by an app expecting Production: invalid because the receipt type is not Production (binding.environment). The claim must not pick the trust root: rejecting it as chain.untrusted (as if the StoreKit certificate were the anchor) is the wrong reason.",
             scenario: scenario(.appstore, environment: "Xcode"), verdict: .invalid, errorClasses: [.bindingEnvironment],
-            severity: .high, environment: "Production", revision: 3),
+            severity: .high, environment: .production, revision: 3),
         VectorSpec(
             "xcode::environment-claim-no-expectation",
             "Type 0 says Xcode but the receipt is signed by the App Store chain, and the app states no expected environment. Signature and chain are sound under the trusted App Store root and nothing is bound, so it is valid, as the other receipt-type variants are (payload::receipt-type-*). A validator that lets the claim choose the trust anchor (the StoreKit certificate for \"Xcode\") rejects it.",
@@ -575,13 +575,13 @@ public enum VectorCatalogue {
             errorClasses: [.bindingDeviceHash], features: ["device-hash"], deviceID: deviceID),
         VectorSpec(
             "binding::sandbox-in-production", "A sandbox receipt checked by an app expecting Production (App Review does this).",
-            scenario: scenario(.sandbox), verdict: .invalid, errorClasses: [.bindingEnvironment], environment: "Production"),
+            scenario: scenario(.sandbox), verdict: .invalid, errorClasses: [.bindingEnvironment], environment: .production),
         VectorSpec(
             "binding::production-in-sandbox", "A production receipt checked by an app expecting ProductionSandbox.",
-            verdict: .invalid, errorClasses: [.bindingEnvironment], environment: "ProductionSandbox"),
+            verdict: .invalid, errorClasses: [.bindingEnvironment], environment: .sandbox),
         VectorSpec(
             "binding::production-matches", "A production receipt checked with the environment expectation Production.",
-            verdict: .valid, environment: "Production"),
+            verdict: .valid, environment: .production),
     ]
 
     // MARK: transport::

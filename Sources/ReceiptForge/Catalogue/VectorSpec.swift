@@ -44,7 +44,7 @@ public struct VectorSpec: Sendable {
     public var appVersion: String?
     public var deviceID: String?
     /// The environment the validator expects; nil: for a JWS, the artefact's own.
-    public var environment: String?
+    public var environment: Environment?
     /// A notification's type and subtype (wire values).
     public var notificationType = "DID_RENEW"
     public var subtype: String?
@@ -60,7 +60,7 @@ public struct VectorSpec: Sendable {
         _ id: String, _ description: String, scenario: Scenario = VectorCatalogue.baseScenario, mutations: [MutationStep] = [],
         verdict: Verdict, errorClasses: [ErrorClass] = [], flags: [String] = [], severity: Severity = .medium, features: [String] = [],
         canary: Bool = false, made: String? = nil, trustAnchor: String? = nil, bundleID: String? = VectorCatalogue.bundleID,
-        appVersion: String? = nil, deviceID: String? = nil, environment: String? = nil, fileExtension: String = "der", revision: Int = 2
+        appVersion: String? = nil, deviceID: String? = nil, environment: Environment? = nil, fileExtension: String = "der", revision: Int = 2
     ) {
         self.id = id
         self.revision = revision
@@ -88,7 +88,7 @@ public struct VectorSpec: Sendable {
     /// A StoreKit 2 vector: a JWS of `kind` forged from `scenario`.
     init(
         jws id: String, _ description: String, kind: JWSKind, scenario: Scenario, mutations: [MutationStep], verdict: Verdict, errorClasses: [ErrorClass],
-        severity: Severity, environment: String?, bundleID: String, appAppleID: AppID, flags: [String], revision: Int
+        severity: Severity, environment: Environment?, bundleID: String, appAppleID: AppID, flags: [String], revision: Int
     ) {
         self.id = id
         self.revision = revision
@@ -158,16 +158,16 @@ extension VectorSpec {
         }
         let options = JWSOptions(notificationType: notificationType, subtype: subtype)
         let forged = try jws.make(kind, scenario: pinned, now: time, options: options, steps: mutations)
-        let environment = environment ?? forged.environment.rawValue
+        let environment = environment ?? forged.environment
         // A server configured for Production always knows its app's Apple id (Apple's verifiers require it).
         let appID: Int64? =
             switch appAppleID {
-            case .artefact: forged.appAppleID ?? (environment == Environment.production.rawValue ? 1_000_000_001 : nil)
+            case .artefact: forged.appAppleID ?? (environment == .production ? 1_000_000_001 : nil)
             case .none: nil
             case .value(let id): id
             }
         let anchor =
-            trustAnchor ?? (forged.xcodeSigned || environment == Environment.xcode.rawValue ? TrustAnchorID.forgeJWSXcode : TrustAnchorID.forgeJWSRoot)
+            trustAnchor ?? (forged.xcodeSigned || environment == .xcode ? TrustAnchorID.forgeJWSXcode : TrustAnchorID.forgeJWSRoot)
         let context = Context(
             now: now, trustAnchor: anchor, bundleId: bundleID, environment: environment, artifact: artifact.rawValue, appAppleId: appID)
         return (Array(forged.compact.utf8), context)

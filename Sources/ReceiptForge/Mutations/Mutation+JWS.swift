@@ -51,7 +51,7 @@ extension Mutation {
             .jwsPayloadFill, .jwsBuild, "Sets a payload member to a long string.", bugClass: "resource",
             parameters: [("key", "member"), ("count", "characters"), ("character", "default A")]
         ) { p throws(ForgeError) in
-            let key = try p.string("key"), count = try p.int("count", in: 0...MutationBounds.maxAddedBytes), character = try p.string("character", default: "A")
+            let key = try p.string("key"), (count, character) = try p.filling()
             return { draft, _ in setPayload(&draft, key, .string(String(repeating: character, count: count))) }
         },
         jws(.jwsHeaderSet, .jwsBuild, "Sets a header member to a JSON value.", bugClass: "jws-header", parameters: [("key", "member"), ("value", "JSON text")]) {
@@ -70,7 +70,7 @@ extension Mutation {
             .jwsHeaderFill, .jwsBuild, "Sets a header member to a long string.", bugClass: "resource",
             parameters: [("key", "member"), ("count", "characters"), ("character", "default A")]
         ) { p throws(ForgeError) in
-            let key = try p.string("key"), count = try p.int("count", in: 0...MutationBounds.maxAddedBytes), character = try p.string("character", default: "A")
+            let key = try p.string("key"), (count, character) = try p.filling()
             return { draft, _ in draft.header[key] = .string(String(repeating: character, count: count)) }
         },
         jws(.jwsHeaderBytes, .jwsBuild, "Replaces the serialized header.", bugClass: "jws-header", parameters: [("hex", "the header's bytes")]) {
@@ -390,6 +390,18 @@ extension Mutation {
 }
 
 extension Mutation.Parameters {
+    /// A fill's `count` copies of `character` (default "A"): the bytes they add, not only the copies, are at
+    /// most ``MutationBounds/maxAddedBytes`` (a long `character` once asked for a gigabyte).
+    func filling() throws(ForgeError) -> (count: Int, character: String) {
+        let count = try int("count", in: 0...MutationBounds.maxAddedBytes), character = try string("character", default: "A")
+        guard count == 0 || character.utf8.count <= MutationBounds.maxAddedBytes / count else {
+            throw ForgeError(
+                .invalidRecipe,
+                "mutation \(mutation): 'character' (\(character.utf8.count) bytes) times 'count' (\(count)) adds more than \(MutationBounds.maxAddedBytes) bytes")
+        }
+        return (count, character)
+    }
+
     /// A JSON value written as JSON text (`value="none"` is the string, `value=256` the number).
     func json(_ name: String) throws(ForgeError) -> JSONValue {
         let text = try string(name)

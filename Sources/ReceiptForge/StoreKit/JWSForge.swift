@@ -124,7 +124,7 @@ public struct JWSForge: Sendable {
             }
         }
         let store = try Store(scenario, now: now)
-        let world = try World(store: store, options: options)
+        let world = try World(store: store, options: options, familyShared: state == .familySharingRevoked)
         try world.check(state, pair: options.pair)
         var payload: JSONValue
         switch kind {
@@ -132,8 +132,8 @@ public struct JWSForge: Sendable {
         case .renewal: payload = try world.renewal()
         case .appTransaction: payload = world.appTransaction()
         case .realtime: payload = try world.realtime()
-        case .notification where options.notificationType == NotificationType.test.rawValue && store.transactions.isEmpty:
-            // Apple's TEST carries no transaction, so it needs no purchase.
+        case .notification where options.notificationType == NotificationType.test.rawValue:
+            // Apple's TEST carries no transaction (and needs no purchase): `data` is the app, bundle and environment only.
             payload = world.notification(signedTransaction: nil, signedRenewal: nil)
         case .notification:
             let subscription = (try? world.latest())?.type == .autoRenewable
@@ -166,7 +166,11 @@ struct World {
     let fraction: Double
     let productID: String?
 
-    init(store: Store, options: JWSOptions) throws(ForgeError) {
+    /// The transaction reached the customer through Family Sharing (`inAppOwnershipType` FAMILY_SHARED).
+    let familyShared: Bool
+
+    init(store: Store, options: JWSOptions, familyShared: Bool = false) throws(ForgeError) {
+        self.familyShared = familyShared
         self.store = store
         self.options = options
         isXcode = store.preset.isXcode
@@ -228,7 +232,7 @@ struct World {
         if let expires = t.expiresDate { members.append(("expiresDate", date(expires))) }
         members += [("quantity", .integer(Int64(t.quantity))), ("type", .string(Self.typeName(t.type)))]
         if let token = options.appAccountToken { members.append(("appAccountToken", .string(token))) }
-        members += [("inAppOwnershipType", .string("PURCHASED")), ("signedDate", signedDate)]
+        members += [("inAppOwnershipType", .string(familyShared ? "FAMILY_SHARED" : "PURCHASED")), ("signedDate", signedDate)]
         if let revoked = t.cancellationDate {
             members += [("revocationReason", .integer(Int64(t.cancellationReason?.code ?? 0))), ("revocationDate", date(revoked))]
         }
@@ -347,7 +351,7 @@ struct World {
         func refuse(_ implied: String, _ actual: String) -> ForgeError {
             ForgeError(.conflictingOptions, "\(pair) implies \(implied), but the scenario's own dates or timeline make \(t.productID) \(actual) at now")
         }
-        if state == .revoked, t.cancellationDate == nil { throw refuse("a revoked transaction", "not revoked") }
+        if [.revoked, .familySharingRevoked].contains(state), t.cancellationDate == nil { throw refuse("a revoked transaction", "not revoked") }
         guard t.type == .autoRenewable else { return }
         if let implied = state.status {
             let actual = status(t)
@@ -357,6 +361,8 @@ struct World {
         switch state {
         case .active where renewal?.autoRenewStatus == false: throw refuse("auto-renew on", "auto-renew off")
         case .autoRenewOff where renewal?.autoRenewStatus != false: throw refuse("auto-renew off", "auto-renew on")
+        case .downgradePending where (renewal?.autoRenewProductID ?? t.productID) == t.productID:
+            throw refuse("renewal as another product", "renewing as itself")
         case .renewed where t.transactionID == t.originalTransactionID && !isXcode: throw refuse("a renewal transaction", "a first purchase")
         default: break
         }

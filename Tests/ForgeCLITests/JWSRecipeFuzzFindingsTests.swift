@@ -1,0 +1,34 @@
+import Foundation
+import Testing
+
+/// What fuzzing JWS recipe replay found (`FuzzTesting/FailCases/FuzzJWSRecipeReplay-*`), through the built
+/// `forge mutate --replay` as users run it: each hostile recipe exits 65 naming the step and the parameter.
+@Suite("JWS recipe fuzz findings (CLI)")
+struct JWSRecipeFuzzFindingsTests {
+    func replay(_ steps: [[String: Any]], base: String = "jws-valid::transaction-production") throws -> RunResult {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let recipeFile = directory.appendingPathComponent("recipe.json")
+        try JSONSerialization.data(withJSONObject: ["base": base, "oracle": "none", "steps": steps]).write(to: recipeFile)
+        return try run(forgeBinary, ["mutate", "--replay", recipeFile.path, "-o", directory.appendingPathComponent("out.jws").path], killAfter: 20)
+    }
+
+    /// `count` bounded the copies, not the bytes: 1,048,576 copies of a 1,000-byte `character` asked for
+    /// a gigabyte (3.5 GB resident, minutes).
+    @Test("A fill whose count times character exceeds the added-bytes bound exits 65 naming the step and 'character'", arguments: ["jws.payload-fill", "jws.header-fill"])
+    func fillBytesAreBounded(_ mutation: String) throws {
+        let result = try replay([
+            ["mutation": "jws.signature-empty", "parameters": [String: String]()],
+            ["mutation": mutation, "parameters": ["key": "k", "count": "1048576", "character": String(repeating: "A", count: 1000)]],
+        ])
+        #expect(result.exited, "forge did not finish within 20 s")
+        #expect(result.status == 65)
+        #expect(result.stderr.contains("recipe step 2") && result.stderr.contains("'character'"), "\(result.stderr)")
+    }
+
+    @Test("A fill of exactly the bound still makes its mutant")
+    func fillAtTheBound() throws {
+        let result = try replay([["mutation": "jws.payload-fill", "parameters": ["key": "k", "count": "524288", "character": "é"]]])
+        #expect(result.status == 0, "\(result.stderr)")
+    }
+}

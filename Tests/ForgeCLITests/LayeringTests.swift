@@ -1,0 +1,49 @@
+import Foundation
+import Testing
+
+/// Issue 20, items 1 and 5: the layers by concern (DESIGN §3) hold in the source: the corpus and the runner stop at
+/// the support target, the store model knows no encoding, and no encoder decodes another's output.
+@Suite("Layering: what each target may import")
+struct LayeringTests {
+    /// Every `import` of every Swift file under `Sources/<target>`.
+    static func imports(of target: String) throws -> [(file: String, module: String)] {
+        let folder = repositoryRoot.appendingPathComponent("Sources/\(target)")
+        let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
+        return try files.flatMap { file in
+            try String(contentsOf: file, encoding: .utf8).split(separator: "\n").compactMap { line -> (String, String)? in
+                let words = line.split(separator: " ")
+                guard let index = words.firstIndex(of: "import"), index + 1 < words.count, index <= 1 else { return nil }
+                return (file.lastPathComponent, String(words[index + 1]))
+            }
+        }
+    }
+
+    @Test(
+        "Each target imports only what its layer may",
+        arguments: [
+            ("ForgeSupport", ["Foundation", "Synchronization"]),
+            ("StoreModel", ["Foundation", "ForgeSupport"]),
+            ("JWSModel", ["Foundation", "ForgeSupport"]),
+            ("ReceiptModel", ["Foundation", "ForgeSupport", "StoreModel"]),
+            ("ReceiptCorpus", ["Foundation", "ForgeSupport", "StoreModel", "Synchronization"]),
+            ("ReceiptConformance", ["Foundation", "ForgeSupport", "ReceiptCorpus", "Synchronization", "Glibc", "Darwin", "Dispatch"]),
+        ])
+    func allowedImports(_ target: String, _ allowed: [String]) throws {
+        let found = try Self.imports(of: target)
+        #expect(!found.isEmpty)
+        for (file, module) in found where !allowed.contains(module) {
+            Issue.record("\(target)/\(file) imports \(module)")
+        }
+    }
+
+    @Test("The JWS encoder renders the store: it never decodes a receipt payload to learn what to sign")
+    func noEncoderDecodesAnother() throws {
+        let folder = repositoryRoot.appendingPathComponent("Sources/ReceiptForge/StoreKit")
+        let files = try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
+        for file in files where file.pathExtension == "swift" {
+            let text = try String(contentsOf: file, encoding: .utf8)
+            #expect(!text.contains("AppReceipt("), "\(file.lastPathComponent) decodes a receipt")
+            #expect(!text.contains("ReceiptContainer("), "\(file.lastPathComponent) decodes a receipt container")
+        }
+    }
+}
