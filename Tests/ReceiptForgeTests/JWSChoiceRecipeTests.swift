@@ -26,7 +26,7 @@ struct JWSChoiceRecipeTests {
         #expect(chosen == Self.jwsMutations.map(\.id))
         for spec in Self.jwsBases {
             for step in spec.mutations where step.mutation != MutationID.jwsNested.rawValue {
-                let mutation = try Mutation.named(step.mutation)
+                let mutation = try #require(Self.jwsMutations.first { $0.id == step.mutation })
                 #expect(Set(step.parameters.keys).isSubset(of: mutation.parameterNames), "\(step)")
             }
         }
