@@ -13,7 +13,8 @@ its token dictionary; every target's dictionary also holds FuzzTesting/numbers.d
 or no integer: 1e300, 1e400, Int64.max, 2^64, -0, NaN…). The working corpus is kept in FuzzTesting/.corpus/TARGET, so a second run goes on
 where the first stopped. A crash, leak or timeout stops the run: its input is written to
 FuzzTesting/FailCases/TARGET-<kind>-<sha1>, where `swift test` replays it (FailCaseTests), and the
-script exits 1. The summary line (executions, exec/s, coverage) is printed at the end.
+script exits 1; so does a unit slower than 10 s (written as TARGET-slow-unit-<sha1>; the run goes on). The
+summary (executions, exec/s, coverage, slowest unit, peak RSS) is printed at the end.
 
 Targets: FuzzReceiptDecoder, FuzzReferenceValidator, FuzzInspect, FuzzRecipeReplay, FuzzDecoders, FuzzVerifyReceipt, FuzzJWSVerifier,
 FuzzJWSRecipeReplay.
@@ -143,14 +144,18 @@ time_limit=(); [ "$seconds" -gt 0 ] && time_limit=(-max_total_time="$seconds")
 echo "fuzz.sh: $binary ${time_limit[*]} $*" >&2
 # -detect_leaks=1: a leak is a finding too (lsan.supp says which reports are not); the artifact prefix puts
 # findings where the tests replay them.
+# A unit slower than -report_slow_units (10 s, the timeout) is written as <target>-slow-unit-<sha1> without stopping
+# the run: it is a finding too, so the script fails when any new FailCases file appeared.
+failcases_before=$(ls "$fuzz/FailCases")
 set +e
 LSAN_OPTIONS="suppressions=$fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}" \
 "$binary" "$work" "${inputs[@]}" "${dict[@]}" "${time_limit[@]}" -timeout=10 -rss_limit_mb=4096 -detect_leaks=1 -max_len=16384 \
     -artifact_prefix="$fuzz/FailCases/$target-" -print_final_stats=1 "$@" 2>&1 | tee "$fuzz/.corpus/$target.log" | grep -E '^(#[0-9]+ +pulse|==[0-9]+==ERROR|SUMMARY|Test unit written)' >&2
 status=${PIPESTATUS[0]}
 set -e
-if [ "$status" -ne 0 ]; then
-    echo "fuzz.sh: $target found something (exit $status); see $fuzz/.corpus/$target.log and FuzzTesting/FailCases/" >&2
+written=$(ls "$fuzz/FailCases" | comm -13 <(echo "$failcases_before") -)
+if [ "$status" -ne 0 ] || [ -n "$written" ]; then
+    echo "fuzz.sh: $target found something (exit $status; new: ${written:-none}); see $fuzz/.corpus/$target.log and FuzzTesting/FailCases/" >&2
     exit 1
 fi
-grep -E '^stat::number_of_executed_units|^stat::average_exec_per_sec|^stat::new_units_added|^#[0-9]+ +DONE' "$fuzz/.corpus/$target.log" >&2 || true
+grep -E '^stat::(number_of_executed_units|average_exec_per_sec|new_units_added|slowest_unit_time_sec|peak_rss_mb)|^#[0-9]+ +DONE' "$fuzz/.corpus/$target.log" >&2 || true

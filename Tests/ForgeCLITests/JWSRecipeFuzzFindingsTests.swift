@@ -32,3 +32,26 @@ struct JWSRecipeFuzzFindingsTests {
         #expect(result.status == 0, "\(result.stderr)")
     }
 }
+
+extension JWSRecipeFuzzFindingsTests {
+    static func fill(_ mutation: String, _ key: String, count: Int) -> [String: Any] {
+        ["mutation": mutation, "parameters": ["key": key, "count": String(count)]]
+    }
+
+    /// Each fill was bounded, not their sum: 256 fills of 1 MiB of NUL (six bytes each in JSON) under distinct
+    /// keys made a 2 GB JWS from a 25 KB recipe (20 of them: 168 MB, 16 s).
+    @Test("Fills that add more than 1 MiB in all exit 65 naming the step past the bound and 'count'")
+    func fillsAreBoundedInAll() throws {
+        let full = (1...4).map { Self.fill($0 % 2 == 0 ? "jws.header-fill" : "jws.payload-fill", "k\($0)", count: 1 << 18) }
+        let atBound = try replay(full)
+        #expect(atBound.status == 0, "\(atBound.stderr)")
+        let past = try replay(full + [Self.fill("jws.payload-fill", "k5", count: 1)])
+        #expect(past.status == 65)
+        #expect(past.stderr.contains("recipe step 5") && past.stderr.contains("'count'"), "\(past.stderr)")
+        let nested = try replay(
+            full + [["mutation": "jws.nested", "parameters": ["field": "signedTransactionInfo", "mutation": "jws.payload-fill", "key": "k", "count": "1"]]],
+            base: "jws-valid::notification-production")
+        #expect(nested.status == 65)
+        #expect(nested.stderr.contains("recipe step 5") && nested.stderr.contains("'count'"), "\(nested.stderr)")
+    }
+}

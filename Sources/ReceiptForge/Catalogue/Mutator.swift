@@ -187,8 +187,14 @@ public struct Mutator: Sendable {
         var spec = try base(of: recipe)
         let own = spec.mutations.count
         if spec.artifact.isJWS {
+            // The base's own fills count too; a bad own step is left for the make to report.
+            var filled = 0
+            for step in spec.mutations { try? Mutation.countFill(step, into: &filled) }
             for (index, step) in recipe.steps.enumerated() {
-                do throws(ForgeError) { _ = try Mutation.named(step.mutation, editing: .jws).bind(step.parameters) } catch {
+                do throws(ForgeError) {
+                    _ = try Mutation.named(step.mutation, editing: .jws).bind(step.parameters)
+                    try Mutation.countFill(step, into: &filled)
+                } catch {
                     throw ForgeError(error.code, "recipe step \(index + 1): \(error.message)")
                 }
             }

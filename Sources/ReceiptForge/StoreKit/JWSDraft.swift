@@ -86,11 +86,12 @@ extension JWSForge {
     public func make(
         _ kind: JWSKind, scenario: Scenario, now: Date, options: JWSOptions = JWSOptions(), steps: [MutationStep]
     ) throws(ForgeError) -> ForgedJWS {
-        var bound: [(Mutation, JWSEdit)] = []
+        var bound: [(Mutation, JWSEdit)] = [], filled = 0
         for (index, step) in steps.enumerated() {
             do throws(ForgeError) {
                 let mutation = try Mutation.named(step.mutation, editing: .jws)
                 bound.append((mutation, try mutation.bind(step.parameters)))
+                try Mutation.countFill(step, into: &filled)
             } catch {
                 throw ForgeError(error.code, "step \(index + 1) (\(step.mutation)): \(error.message)")
             }
