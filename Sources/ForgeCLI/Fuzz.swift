@@ -82,6 +82,7 @@ struct Mutate: ParsableCommand {
             do {
                 try writeOutput(Data(try mutator.replay(recipe)), to: output)
             } catch let error as ForgeError {
+                // The recipe is a file: whatever in it is wrong (a step, a parameter, its scenario) is the data's.
                 throw fail("\(replay): \(error.message)", Exit.dataError)
             }
             return

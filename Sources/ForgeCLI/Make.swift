@@ -65,7 +65,7 @@ struct Make: ParsableCommand {
         do {
             receipt = try Forge(pki: pki).make(scenario, now: creation, naming: spec == nil ? .flags : .specKeys)
         } catch {
-            throw fail(error.message, error.code == .conflictingOptions || error.code == .invalidScenario ? Exit.usage : Exit.software)
+            throw fail(error.message, Exit.code(for: error))
         }
         let toTerminal = (output == nil || output == "-") && isatty(STDOUT_FILENO) == 1
         if format == nil, toTerminal, !quiet { note("stdout is a terminal: writing base64 (use -o FILE for DER)") }

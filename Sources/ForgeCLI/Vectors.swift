@@ -66,7 +66,7 @@ struct VectorsCommand: ParsableCommand {
                 print("wrote \(manifest.vectors.count) vectors to \(directory.path) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))")
                 print(families.joined(separator: ", "))
             } catch {
-                throw fail(error.message, error.code == .ioFailed || error.code == .wouldOverwrite ? Exit.cannotCreate : Exit.software)
+                throw fail(error.message, Exit.code(for: error))
             }
         }
     }
