@@ -104,12 +104,15 @@ if [ ! -d "$seeds/jws-recipes" ]; then
     forge_bin="$(cd "$root" && swift build --show-bin-path)/forge"
     for seed in 1 2 3; do "$forge_bin" mutate --from 'jws-*' --seed "$seed" --count 100 --out "$seeds/jws-mutants" >&2; done
     cp "$seeds"/jws-mutants/*.recipe.json "$seeds/jws-recipes/"
-    python3 - "$root/Vectors/manifest.json" "$seeds/jws-recipes" "$root/Sources/StoreKitForge/JWSMutation+Catalogue.swift" >"$seeds/jws-recipe.dict" <<'PY'
+    python3 - "$root/Vectors/manifest.json" "$seeds/jws-recipes" "$root/Sources/ReceiptForge/Mutations/MutationID.swift" >"$seeds/jws-recipe.dict" <<'PY'
 import hashlib, json, pathlib, random, re, sys
 out = pathlib.Path(sys.argv[2])
 for vector in json.loads(pathlib.Path(sys.argv[1]).read_text())["vectors"]:
     if vector["id"].startswith("jws-"):
-        recipe = {"base": vector["id"], "steps": [], "oracle": "none", "own": vector["provenance"]["recipe"]}
+        provenance = vector["provenance"]
+        recipe = {"base": vector["id"], "steps": [], "oracle": "none", "own": provenance["recipe"]}
+        for key in ("seed", "scenario", "made", "notificationType", "subtype"):
+            if key in provenance: recipe[key] = provenance[key]
         (out / ("own-" + vector["id"].replace("::", "-") + ".recipe.json")).write_text(json.dumps(recipe))
 choices = random.Random(20)
 for index in range(64):

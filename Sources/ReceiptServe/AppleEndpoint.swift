@@ -7,8 +7,6 @@ public enum AppleEndpoint: String, Sendable, Hashable, CaseIterable, Codable {
 
     /// The path on the stand-in server.
     public var path: String { self == .production ? "/verifyReceipt" : "/sandbox/verifyReceipt" }
-    /// The response's `environment`.
-    public var environment: String { self == .production ? "Production" : "Sandbox" }
 }
 
 /// verifyReceipt's `status` (receipt-facts §b.7): a value, with Apple's meaning and retry advice.

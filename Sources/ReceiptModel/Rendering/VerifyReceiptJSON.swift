@@ -45,7 +45,8 @@ public enum VerifyReceiptJSON {
     /// The whole response body with status 0.
     public static func response(for receipt: AppReceipt, extras: Extras = Extras()) -> JSONValue {
         let type = receipt.receiptType ?? ""
-        let environment = type.hasSuffix("Sandbox") ? "Sandbox" : (type.hasPrefix("Production") ? "Production" : type)
+        // The environment the receipt type names (ProductionVPPSandbox is Sandbox); a type Apple never writes, as itself.
+        let environment = Environment(receiptType: type)?.rawValue ?? type
         var members: JSONObject = [
             ("status", .integer(0)), ("environment", .string(environment)),
             ("receipt", receiptObject(receipt, extras: extras)),
