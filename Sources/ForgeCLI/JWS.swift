@@ -46,10 +46,15 @@ struct MakeJWS: ParsableCommand {
     var environment: Environment?
     @Option(help: ArgumentHelp("The app's Apple id (notification data, AppTransaction, realtime). Default: the receipt's (absent outside Production).", valueName: "n"))
     var appAppleId: Int64?
-    @Option(help: "notificationType of a notification.")
-    var notificationType: NotificationType = .didRenew
+    @Option(help: "notificationType of a notification. Default: DID_RENEW.")
+    var notificationType: NotificationType?
     @Option(help: "subtype of a notification: one Apple sends with --notification-type.")
     var subtype: NotificationSubtype?
+    @Option(
+        help: ArgumentHelp(
+            "The notification of the N-th event (from 1) of the --spec timeline: its type and subtype (cancel is DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED, refund REFUND, grace-period DID_FAIL_TO_RENEW/GRACE_PERIOD…), its product and, unless --now, its time; the state is the timeline's own. A renew event has no time, and Apple sends an EXPIRED when the period ends, not when the product is withdrawn or the price increase declined: give --now for those.",
+            valueName: "n"))
+    var event: Int?
     @Option(help: ArgumentHelp("appAccountToken (a UUID) on transactions.", valueName: "uuid"))
     var appAccountToken: String?
     @Option(help: ArgumentHelp("Price in milliunits (9990 = 9.99).", valueName: "n"))
@@ -81,8 +86,29 @@ struct MakeJWS: ParsableCommand {
     /// A bare member name is the top-level member; anything else must be a pointer.
     static func pointer(_ text: some StringProtocol) -> String { text.hasPrefix("/") ? String(text) : "/" + JSONPointer.escape(String(text)) }
 
+    /// The notification `--event` names: its pair, its product and its time (nil: the scenario's now).
+    func reportedEvent(in scenario: Scenario) throws -> (type: NotificationType, subtype: NotificationSubtype?, productID: String?, at: Date?)? {
+        guard let event else { return nil }
+        guard kind == .notification else { throw fail("--event reports a timeline event as a notification: make the kind notification, not \(kind.rawValue)", Exit.usage) }
+        guard notificationType == nil, subtype == nil else {
+            throw fail("--event sets the notification's type and subtype from the event: leave out --notification-type and --subtype", Exit.usage)
+        }
+        let timeline = scenario.timeline ?? []
+        guard event >= 1, event <= timeline.count else {
+            throw fail("--event \(event): the scenario's timeline has \(timeline.count) event(s)\(timeline.isEmpty ? " (give one with --spec)" : ", numbered from 1")", Exit.usage)
+        }
+        let happened = timeline[event - 1]
+        guard let pair = happened.notification else {
+            throw fail("--event \(event) is \(happened.event.rawValue): Apple sends no notification for it", Exit.usage)
+        }
+        return (pair.type, pair.subtype, happened.productID, happened.at.flatMap(ReceiptDate.parse))
+    }
+
     func run() throws {
-        let (scenario, creation) = try scenarioOptions.resolved(receiptType: environment?.receiptType)
+        let (scenario, resolvedNow) = try scenarioOptions.resolved(receiptType: environment?.receiptType)
+        let reported = try reportedEvent(in: scenario)
+        // The event's own time is when Apple sends its notification; --now still wins.
+        let creation = scenarioOptions.now == nil ? reported?.at ?? resolvedNow : resolvedNow
         var overrides: [(String, JSONValue)] = []
         for assignment in set {
             guard let equals = assignment.firstIndex(of: "="), let value = try? JSONValue(parsing: Array(assignment[assignment.index(after: equals)...].utf8)) else {
@@ -90,10 +116,12 @@ struct MakeJWS: ParsableCommand {
             }
             overrides.append((Self.pointer(assignment[..<equals]), value))
         }
-        let options = JWSOptions(
-            productID: about, environment: environment, appAppleID: appAppleId, notificationType: notificationType.rawValue, subtype: subtype?.rawValue,
+        var options = JWSOptions(
+            productID: about ?? reported?.productID, environment: environment, appAppleID: appAppleId,
+            notificationType: (reported?.type ?? notificationType ?? .didRenew).rawValue, subtype: (reported.map { $0.subtype } ?? subtype)?.rawValue,
             currency: currency, price: price, appAccountToken: appAccountToken, overrides: overrides, removals: unset.map { Self.pointer($0) },
             allowUnknownKeys: allowUnknownKeys)
+        options.stateFromTimeline = reported != nil
         let forged: ForgedJWS
         do {
             let pki = try jwsCertificates.map { try JWSTestPKI.load(from: URL(fileURLWithPath: $0)) } ?? JWSTestPKI.bundled()

@@ -230,11 +230,34 @@ extension Scenario {
     }
 }
 
+extension TimelineEvent {
+    /// The notification Apple sends when this event happens, its type and subtype; nil for an account deletion,
+    /// which Apple announces to no server. A change of product renews as the other product from the next period
+    /// on, which Apple reports as DID_CHANGE_RENEWAL_PREF/DOWNGRADE (an upgrade takes effect at once); a declined
+    /// price increase ends the subscription (EXPIRED/PRICE_INCREASE).
+    public var notification: (type: NotificationType, subtype: NotificationSubtype?)? {
+        switch event {
+        case .renew: (.didRenew, nil)
+        case .cancel: (.didChangeRenewalStatus, .autoRenewDisabled)
+        case .refund: (.refund, nil)
+        case .billingRetry: (.didFailToRenew, nil)
+        case .gracePeriod: (.didFailToRenew, .gracePeriod)
+        case .recover: (.didRenew, .billingRecovery)
+        case .priceIncrease:
+            switch consent {
+            case .accepted: (.priceIncrease, .accepted)
+            case .declined: (.expired, .priceIncrease)
+            case .pending, nil: (.priceIncrease, .pending)
+            }
+        case .changeProduct: (.didChangeRenewalPref, .downgrade)
+        case .billingRetryEnded: (.expired, .billingRetry)
+        case .productWithdrawn: (.expired, .productNotForSale)
+        case .accountDeleted: nil
+        }
+    }
+}
+
 extension Scenario {
-    /// This scenario brought into `state` at `now` through its purchase and timeline, so the receipt, verifyReceipt
-    /// and the JWS forged from it all show what a notification of `pair` says: the purchase `productID` (default:
-    /// the first) lapses, renews, enters billing retry or is refunded. The scenario's own values win; one that
-    /// contradicts the state is a `conflictingOptions` error naming it.
     /// The product a timeline's change-product event already renews `product` as, if any.
     private func changesProduct(_ product: String) -> String? {
         (timeline ?? []).last { $0.event == .changeProduct && ($0.productID ?? product) == product }?.to
@@ -246,6 +269,10 @@ extension Scenario {
         purchases.first { $0.resolvedType == .autoRenewable && $0.productID != product }?.productID ?? product + ".lower"
     }
 
+    /// This scenario brought into `state` at `now` through its purchase and timeline, so the receipt, verifyReceipt
+    /// and the JWS forged from it all show what a notification of `pair` says: the purchase `productID` (default:
+    /// the first) lapses, renews, enters billing retry or is refunded. The scenario's own values win; one that
+    /// contradicts the state is a `conflictingOptions` error naming it.
     public func stating(_ state: NotificationState, pair: String, about productID: String?, now: Date) throws(ForgeError) -> Scenario {
         let chosen = productID.map { id in purchases.firstIndex { $0.productID == id } } ?? (purchases.isEmpty ? nil : 0)
         guard state != .unchanged, let index = chosen else { return self }

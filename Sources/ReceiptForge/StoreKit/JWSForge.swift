@@ -39,6 +39,9 @@ public struct JWSOptions: Sendable {
     public var removals: [String]
     /// Let `overrides` add members Apple's schema (``PayloadSchema``) does not have.
     public var allowUnknownKeys: Bool
+    /// The scenario's timeline already holds the event the notification reports (`forge jws make --event`): the
+    /// pair's state is checked against the store, not added to the timeline a second time.
+    public var stateFromTimeline = false
 
     public init(
         productID: String? = nil, environment: Environment? = nil, appAppleID: Int64? = nil, notificationType: String = "DID_RENEW", subtype: String? = nil,
@@ -120,7 +123,7 @@ public struct JWSForge: Sendable {
             // The pair's state goes into the scenario, so the receipt and every JWS of it agree; an unknown subtype claims nothing.
             if subtype != .some(nil) {
                 state = type.state(subtype ?? nil)
-                scenario = try scenario.stating(state, pair: options.pair, about: options.productID, now: now)
+                if !options.stateFromTimeline { scenario = try scenario.stating(state, pair: options.pair, about: options.productID, now: now) }
             }
         }
         let store = try Store(scenario, now: now)

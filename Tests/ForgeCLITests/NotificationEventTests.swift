@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+
+/// Issue 20, item 2: a notification derived from a timeline event (`forge jws make notification --event N`): the pair
+/// Apple sends for that event, at the event's time, carrying the state the timeline itself gives (nothing stated twice).
+@Suite("forge jws make notification --event: the notification of a timeline event", .timeLimit(.minutes(10)))
+struct NotificationEventTests {
+    static let root = repositoryRoot.appendingPathComponent("Certificates/jws/jws-root-g3.pem").path
+    static let python = repositoryRoot.appendingPathComponent(".oracles/asl/bin/python")
+    static let oracle = repositoryRoot.appendingPathComponent("examples/oracles/asl_verify_jws.py").path
+
+    /// A monthly subscription bought 2025-01-01 and renewed once (to 2025-03-01), then `events`.
+    static func spec(_ events: [[String: String]], in directory: URL) throws -> String {
+        let path = directory.appendingPathComponent("spec.json")
+        let scenario: [String: Any] = [
+            "bundleId": "com.example.app", "now": "2025-01-01T00:00:00Z",
+            "purchases": [["productId": "pro.monthly", "purchaseDate": "2025-01-01T00:00:00Z", "period": "P1M", "renewals": 1]],
+            "timeline": events,
+        ]
+        try JSONSerialization.data(withJSONObject: scenario).write(to: path)
+        return path.path
+    }
+
+    struct Case: CustomTestStringConvertible, Sendable {
+        let events: [[String: String]]
+        var now: String? = nil
+        let type: String
+        let subtype: String?
+        let status: Int
+        let check: @Sendable (_ transaction: [String: Any], _ renewal: [String: Any]) -> Bool
+        var testDescription: String { (events.last?["event"] ?? "") + " → " + type + (subtype.map { "/" + $0 } ?? "") }
+    }
+
+    static let cases: [Case] = [
+        Case(events: [["event": "cancel", "at": "2025-02-10T00:00:00Z"]], type: "DID_CHANGE_RENEWAL_STATUS", subtype: "AUTO_RENEW_DISABLED", status: 1) {
+            _, renewal in renewal["autoRenewStatus"] as? Int == 0
+        },
+        Case(events: [["event": "refund", "at": "2025-02-10T00:00:00Z"]], type: "REFUND", subtype: nil, status: 5) { transaction, _ in
+            transaction["revocationDate"] as? Int == 1_739_145_600_000
+        },
+        Case(events: [["event": "billing-retry", "at": "2025-03-02T00:00:00Z"]], type: "DID_FAIL_TO_RENEW", subtype: nil, status: 3) { _, renewal in
+            renewal["isInBillingRetryPeriod"] as? Bool == true
+        },
+        Case(events: [["event": "grace-period", "at": "2025-03-02T00:00:00Z"]], type: "DID_FAIL_TO_RENEW", subtype: "GRACE_PERIOD", status: 4) {
+            _, renewal in renewal["gracePeriodExpiresDate"] is Int
+        },
+        Case(
+            events: [["event": "billing-retry", "at": "2025-03-02T00:00:00Z"], ["event": "recover", "at": "2025-03-05T00:00:00Z"]], type: "DID_RENEW",
+            subtype: "BILLING_RECOVERY", status: 1
+        ) { transaction, renewal in transaction["transactionReason"] as? String == "RENEWAL" && renewal["isInBillingRetryPeriod"] as? Bool == false },
+        Case(
+            events: [["event": "billing-retry", "at": "2025-03-02T00:00:00Z"], ["event": "billing-retry-ended", "at": "2025-03-20T00:00:00Z"]], type: "EXPIRED",
+            subtype: "BILLING_RETRY", status: 2
+        ) { _, renewal in renewal["expirationIntent"] as? Int == 2 },
+        Case(events: [["event": "product-withdrawn", "at": "2025-02-10T00:00:00Z"]], now: "2025-03-05T00:00:00Z", type: "EXPIRED", subtype: "PRODUCT_NOT_FOR_SALE", status: 2) {
+            _, renewal in renewal["expirationIntent"] as? Int == 4
+        },
+        Case(
+            events: [["event": "price-increase", "at": "2025-02-10T00:00:00Z", "consent": "accepted"]], type: "PRICE_INCREASE", subtype: "ACCEPTED", status: 1
+        ) { _, renewal in renewal["priceIncreaseStatus"] as? Int == 1 },
+        Case(
+            events: [["event": "change-product", "at": "2025-02-10T00:00:00Z", "to": "pro.lite"]], type: "DID_CHANGE_RENEWAL_PREF", subtype: "DOWNGRADE",
+            status: 1
+        ) { _, renewal in renewal["autoRenewProductId"] as? String == "pro.lite" },
+    ]
+
+    @Test("Each event's notification: Apple's pair for it, signed at the event's time, with the timeline's state", arguments: cases)
+    func eventNotification(_ testCase: Case) throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let spec = try Self.spec(testCase.events, in: directory)
+        let path = directory.appendingPathComponent("n.jws").path
+        var arguments = ["jws", "make", "notification", "--spec", spec, "--event", String(testCase.events.count), "--app-apple-id", "1234", "-q", "-o", path]
+        if let now = testCase.now { arguments += ["--now", now] }
+        let made = try forge(arguments: arguments)
+        try #require(made.status == 0, "\(made.stderr)")
+        let inspected = try json(try forge("jws", "inspect", path, "--json"))
+        let payload = try #require(inspected["payload"] as? [String: Any])
+        #expect(payload["notificationType"] as? String == testCase.type && payload["subtype"] as? String == testCase.subtype, "\(payload)")
+        let at = testCase.now ?? testCase.events.last?["at"] ?? ""
+        let signed = try #require(ISO8601DateFormatter().date(from: at))
+        #expect(payload["signedDate"] as? Int == Int(signed.timeIntervalSince1970) * 1000)
+        let data = try #require(payload["data"] as? [String: Any])
+        #expect(data["status"] as? Int == testCase.status)
+        let nested = try #require(inspected["nested"] as? [String: Any])
+        let transaction = try #require((nested["signedTransactionInfo"] as? [String: Any])?["payload"] as? [String: Any])
+        let renewal = try #require((nested["signedRenewalInfo"] as? [String: Any])?["payload"] as? [String: Any])
+        #expect(testCase.check(transaction, renewal), "transaction \(transaction)\nrenewal \(renewal)")
+        // The state came from the timeline once: a refund is not stated a second time.
+        if testCase.type == "REFUND" { #expect(transaction["revocationReason"] != nil) }
+
+        guard FileManager.default.isExecutableFile(atPath: Self.python.path) else { return }
+        let verified = try run(Self.python, [Self.oracle, Self.root, "Production", "com.example.app", "1234", "notification", path])
+        let verdict = try #require(try JSONSerialization.jsonObject(with: verified.stdout) as? [String: Any], "\(verified.text)\(verified.stderr)")
+        #expect(verdict["verdict"] as? String == "accept", "\(verdict)")
+        let decoded = try #require(verdict["decoded"] as? [String: Any])
+        #expect(decoded["notificationType"] as? String == testCase.type && decoded["subtype"] as? String == testCase.subtype)
+        #expect(decoded["status"] as? Int == testCase.status)
+    }
+
+    @Test("--event refusals exit 64 and say why: out of range, account deletion, an explicit pair, another kind")
+    func refusals() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let spec = try Self.spec([["event": "cancel", "at": "2025-02-10T00:00:00Z"], ["event": "account-deleted", "at": "2025-02-20T00:00:00Z"]], in: directory)
+        let cases: [([String], String)] = [
+            (["notification", "--event", "3"], "has 2 event(s)"),
+            (["notification", "--event", "0"], "has 2 event(s)"),
+            (["notification", "--event", "2"], "Apple sends no notification"),
+            (["notification", "--event", "1", "--notification-type", "REFUND"], "leave out --notification-type"),
+            (["transaction", "--event", "1"], "make the kind notification"),
+        ]
+        for (arguments, words) in cases {
+            let result = try forge(arguments: ["jws", "make"] + arguments + ["--spec", spec, "-q"])
+            #expect(result.status == 64, "\(arguments): exit \(result.status)")
+            #expect(result.stderr.contains(words), "\(arguments): \(result.stderr)")
+        }
+    }
+}
