@@ -60,12 +60,13 @@ public struct VectorSpec: Sendable {
         _ id: String, _ description: String, scenario: Scenario = VectorCatalogue.baseScenario, mutations: [MutationStep] = [],
         verdict: Verdict, errorClasses: [ErrorClass] = [], flags: [String] = [], severity: Severity = .medium, features: [String] = [],
         canary: Bool = false, made: String? = nil, trustAnchor: String? = nil, bundleID: String? = VectorCatalogue.bundleID,
-        appVersion: String? = nil, deviceID: String? = nil, environment: Environment? = nil, fileExtension: String = "der", revision: Int = 2
+        appVersion: String? = nil, deviceID: String? = nil, environment: Environment? = nil, fileExtension: String = "der", revision: Int = 2,
+        artifact: ArtifactKind = .receipt
     ) {
         self.id = id
         self.revision = revision
         self.description = description
-        self.artifact = .receipt
+        self.artifact = artifact
         self.scenario = scenario
         self.mutations = mutations
         self.verdict = verdict
@@ -85,29 +86,16 @@ public struct VectorSpec: Sendable {
         self.fileExtension = fileExtension
     }
 
-    /// A StoreKit 2 vector: a JWS of `kind` forged from `scenario`.
+    /// A StoreKit 2 vector: a JWS of `kind` forged from `scenario`, its trust anchor the one its signer implies.
     init(
         jws id: String, _ description: String, kind: JWSKind, scenario: Scenario, mutations: [MutationStep], verdict: Verdict, errorClasses: [ErrorClass],
         severity: Severity, environment: Environment?, bundleID: String, appAppleID: AppID, flags: [String], revision: Int
     ) {
-        self.id = id
-        self.revision = revision
-        self.description = description
-        self.artifact = kind.artifact
-        self.scenario = scenario
-        self.mutations = mutations
-        self.verdict = verdict
-        self.errorClasses = errorClasses
-        self.flags = flags
-        self.severity = severity
-        self.features = [Feature.jws.rawValue]
-        self.canary = false
-        self.now = VectorCatalogue.now
-        self.seed = Self.seed(of: id)
-        self.bundleID = bundleID
-        self.environment = environment
+        self.init(
+            id, description, scenario: scenario, mutations: mutations, verdict: verdict, errorClasses: errorClasses, flags: flags, severity: severity,
+            features: [Feature.jws.rawValue], bundleID: bundleID, environment: environment, fileExtension: "jws", revision: revision, artifact: kind.artifact)
+        self.trustAnchor = nil
         self.appAppleID = appAppleID
-        self.fileExtension = "jws"
     }
 }
 
