@@ -135,8 +135,8 @@ struct InspectJWS: ParsableCommand {
     func run() throws {
         let (bytes, _) = try readInput(file, kind: .jws)
         let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard let value = JWSInspection.describe(text) else { throw fail("not a compact JWS (header.payload.signature, base64url JSON)", Exit.dataError) }
-        print(json ? value.serialized() : JWSInspection.text(value))
+        guard let inspection = Inspection(jws: text) else { throw fail("not a compact JWS (header.payload.signature, base64url JSON)", Exit.dataError) }
+        print(json ? inspection.json().serialized() : inspection.text())
     }
 }
 
@@ -180,7 +180,8 @@ struct ValidateJWS: ParsableCommand {
         }
         var context = try checks.context(roots: roots)
         context.appAppleID = appAppleId
-        let report = JWSVerifier().verify(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines), context: context)
-        try checks.finish(report, json: JWSInspection.reportJSON(report))
+        let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let report = JWSVerifier().verify(text, context: context)
+        try checks.finish(report, json: Inspection(jws: text, report: report)?.json() ?? .null)
     }
 }
