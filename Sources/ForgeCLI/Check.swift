@@ -5,7 +5,7 @@ import ForgeCrypto
 import ReceiptForge
 import ReceiptModel
 import ReceiptConformance
-import ReceiptValidation
+import ReferenceValidation
 import ReceiptValidationServer
 import ReceiptServe
 import StoreModel

@@ -4,7 +4,7 @@ import Foundation
 import ReceiptCorpus
 import ReceiptForge
 import ReceiptModel
-import ReceiptValidation
+import ReferenceValidation
 import ReceiptValidationServer
 import ForgeSupport
 import StoreModel

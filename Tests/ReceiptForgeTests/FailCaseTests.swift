@@ -4,7 +4,7 @@ import ReceiptCorpus
 import ReceiptForge
 import ReceiptModel
 import ReceiptServe
-import ReceiptValidation
+import ReferenceValidation
 import Testing
 import StoreModel
 import JWSModel

@@ -2,7 +2,7 @@ import ReceiptForge
 import Foundation
 import FuzzSupport
 import ReceiptModel
-import ReceiptValidation
+import ReferenceValidation
 import JWSModel
 import ForgeSupport
 import StoreModel
