@@ -99,7 +99,8 @@ struct MakeJWS: ParsableCommand {
             let pki = try jwsCertificates.map { try JWSTestPKI.load(from: URL(fileURLWithPath: $0)) } ?? JWSTestPKI.bundled()
             forged = try JWSForge(pki: pki).make(kind, scenario: scenario, now: creation, options: options)
         } catch let error as ForgeError {
-            throw fail(error.message, error.code == .conflictingOptions || error.code == .invalidScenario ? Exit.usage : Exit.dataError)
+            let message = scenarioOptions.spec == nil ? ScenarioFlags.message(error) : error.message
+            throw fail(message, error.code == .conflictingOptions || error.code == .invalidScenario ? Exit.usage : Exit.dataError)
         }
         let text: String
         switch format {
