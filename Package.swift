@@ -7,7 +7,7 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),  // SE-0409
 ]
 
-// Dependencies point down: forge → ForgeCLI → ReceiptValidation / ReceiptForge → ReceiptModel + JWSModel + ForgeCrypto
+// Dependencies point down: forge → ForgeCLI → ReferenceValidation / ReceiptForge → ReceiptModel + JWSModel + ForgeCrypto
 // → StoreModel → ForgeSupport; ReceiptForge also → ReceiptCorpus (Foundation and ForgeSupport). The network (swift-nio, BoringSSL,
 // async-http-client) is linked only by forge-http, which forge hands HTTP work over to: `swift run forge make`
 // on a fresh clone compiles none of it.
@@ -21,7 +21,7 @@ let package = Package(
         .library(name: "ReceiptModel", targets: ["ReceiptModel"]),
         .library(name: "JWSModel", targets: ["JWSModel"]),
         .library(name: "ReceiptForge", targets: ["ReceiptForge"]),
-        .library(name: "ReceiptValidation", targets: ["ReceiptValidation"]),
+        .library(name: "ReferenceValidation", targets: ["ReferenceValidation"]),
         .library(name: "ReceiptCorpus", targets: ["ReceiptCorpus"]),
         .library(name: "ReceiptConformance", targets: ["ReceiptConformance"]),
         .library(name: "ReceiptServe", targets: ["ReceiptServe"]),
@@ -76,19 +76,19 @@ let package = Package(
                 .product(name: "NIOFoundationCompat", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: swiftSettings),
-        // The reference validator and the inspector.
+        // The reference validators (receipts and StoreKit 2 JWS), the inspector, the validation cache and the reference harness.
         .target(
-            name: "ReceiptValidation", dependencies: ["ReceiptModel", "JWSModel", "StoreModel", "ForgeSupport", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance"],
+            name: "ReferenceValidation", dependencies: ["ReceiptModel", "JWSModel", "StoreModel", "ForgeSupport", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance"],
             swiftSettings: swiftSettings),
         // Apple's verifyReceipt, socket-free: statuses, routing, shared secret, server-side history, faults, the request log.
         .target(
-            name: "ReceiptServe", dependencies: ["ReceiptValidation", "ReceiptForge", "ReceiptModel", "StoreModel", "ForgeSupport", "ReceiptCorpus", "ForgeCrypto"],
+            name: "ReceiptServe", dependencies: ["ReferenceValidation", "ReceiptForge", "ReceiptModel", "StoreModel", "ForgeSupport", "ReceiptCorpus", "ForgeCrypto"],
             swiftSettings: swiftSettings),
         // The reference validator served: over stdio (`forge validate --harness`) and the HTTP routes (harness
         // protocol and verifyReceipt) independent of any socket library.
         .target(
             name: "ReceiptValidationServer",
-            dependencies: ["ReceiptValidation", "ReceiptServe", "ReceiptConformance", "ReceiptCorpus", "ReceiptModel", "ForgeSupport"],
+            dependencies: ["ReferenceValidation", "ReceiptServe", "ReceiptConformance", "ReceiptCorpus", "ReceiptModel", "ForgeSupport"],
             swiftSettings: swiftSettings),
         // The HTTP servers on Hummingbird: `forge serve` and `forge validate --listen`.
         .target(
@@ -106,7 +106,7 @@ let package = Package(
         .target(
             name: "ForgeCLI",
             dependencies: [
-                "ReceiptForge", "ReceiptValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance",
+                "ReceiptForge", "ReferenceValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance",
                 "ReceiptValidationServer", "ReceiptServe", "StoreModel", "JWSModel", "ForgeSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings),
@@ -114,7 +114,7 @@ let package = Package(
         .executableTarget(
             name: "forge-http",
             dependencies: [
-                "ForgeCLI", "ReceiptConformance", "ReceiptConformanceHTTP", "ReceiptValidation", "ReceiptValidationServer", "ReceiptServe",
+                "ForgeCLI", "ReceiptConformance", "ReceiptConformanceHTTP", "ReferenceValidation", "ReceiptValidationServer", "ReceiptServe",
                 "ReceiptServeHTTP",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
@@ -126,13 +126,13 @@ let package = Package(
         .testTarget(name: "ReceiptCorpusTests", dependencies: ["ReceiptCorpus", "StoreModel", "ForgeSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ReceiptConformanceTests",
-            dependencies: ["ReceiptConformance", "ReceiptCorpus", "ReceiptValidation", "ReceiptForge", "ReceiptModel", "StoreModel", "ForgeSupport", "ForgeCrypto"],
+            dependencies: ["ReceiptConformance", "ReceiptCorpus", "ReferenceValidation", "ReceiptForge", "ReceiptModel", "StoreModel", "ForgeSupport", "ForgeCrypto"],
             swiftSettings: swiftSettings),
         // Fixtures/ (the vector revision ledger) is read from the source tree by path, not bundled.
         .testTarget(
             name: "ReceiptForgeTests",
             dependencies: [
-                "ReceiptForge", "ReceiptValidation", "ReceiptModel", "JWSModel", "StoreModel", "ForgeSupport", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance",
+                "ReceiptForge", "ReferenceValidation", "ReceiptModel", "JWSModel", "StoreModel", "ForgeSupport", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance",
                 "ReceiptServe",
             ],
             exclude: ["Fixtures"], swiftSettings: swiftSettings),
@@ -141,7 +141,7 @@ let package = Package(
         .testTarget(
             name: "ReceiptServeHTTPTests",
             dependencies: [
-                "ReceiptServeHTTP", "ReceiptServe", "ReceiptValidation", "ReceiptValidationServer", "ForgeSupport",
+                "ReceiptServeHTTP", "ReceiptServe", "ReferenceValidation", "ReceiptValidationServer", "ForgeSupport",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"),
             ],

@@ -19,7 +19,7 @@ let package = Package(
             name: "FuzzReferenceValidator",
             dependencies: [
                 "FuzzSupport",
-                .product(name: "ReceiptValidation", package: "receipt-forge"), .product(name: "ReceiptForge", package: "receipt-forge"),
+                .product(name: "ReferenceValidation", package: "receipt-forge"), .product(name: "ReceiptForge", package: "receipt-forge"),
                 .product(name: "ReceiptModel", package: "receipt-forge"),
             ]),
         // forge inspect's text and JSON rendering of whatever the validator could read.
@@ -27,7 +27,7 @@ let package = Package(
             name: "FuzzInspect",
             dependencies: [
                 "FuzzSupport",
-                .product(name: "ReceiptValidation", package: "receipt-forge"), .product(name: "ReceiptForge", package: "receipt-forge"),
+                .product(name: "ReferenceValidation", package: "receipt-forge"), .product(name: "ReceiptForge", package: "receipt-forge"),
                 .product(name: "ReceiptModel", package: "receipt-forge"),
             ]),
         // forge mutate --replay on arbitrary JSON.
@@ -47,7 +47,7 @@ let package = Package(
         .executableTarget(
             name: "FuzzJWSVerifier",
             dependencies: [
-                "FuzzSupport", .product(name: "ReceiptValidation", package: "receipt-forge"), .product(name: "ReceiptForge", package: "receipt-forge"),
+                "FuzzSupport", .product(name: "ReferenceValidation", package: "receipt-forge"), .product(name: "ReceiptForge", package: "receipt-forge"),
                 .product(name: "ReceiptModel", package: "receipt-forge"),
             ]),
         // The manifest, baseline, mapping, results and harness-message decoders.

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import ReceiptConformance
 import ReceiptCorpus
-import ReceiptValidation
+import ReferenceValidation
 import ForgeSupport
 import StoreModel
 

@@ -5,7 +5,7 @@ import ForgeCrypto
 import ReceiptForge
 import ReceiptModel
 import ReceiptConformance
-import ReceiptValidation
+import ReferenceValidation
 import ReceiptValidationServer
 import ReceiptServe
 import StoreModel
@@ -139,7 +139,7 @@ struct Validate: AsyncParsableCommand {
         guard let file else { throw ValidationError("give a receipt file (or - for stdin)") }
         let (bytes, source) = try readInput(file)
         let report = ReferenceValidator().validate(bytes, context: try receiptChecks.context(checks))
-        try checks.finish(report, json: Inspection(report: report, source: source, inputSize: bytes.count, includeChecks: true).json())
+        try checks.finish(report, json: Inspection(receipt: report, source: source, inputSize: bytes.count, includeChecks: true).json())
     }
 }
 
@@ -198,7 +198,7 @@ struct Inspect: ParsableCommand {
             throw fail(report.message.replacingOccurrences(of: "parse: ", with: ""), Exit.code(for: report))
         }
         let includeChecks = checks.hasExpectations || receiptChecks.hasExpectations
-        let inspection = Inspection(report: report, source: source, inputSize: bytes.count, includeChecks: includeChecks)
+        let inspection = Inspection(receipt: report, source: source, inputSize: bytes.count, includeChecks: includeChecks)
         print(checks.json ? inspection.json().serialized() : inspection.text())
     }
 }

@@ -1,7 +1,7 @@
 import ArgumentParser
-public import StoreModel
+import StoreModel
 import ForgeSupport
-import ReceiptValidation
+import ReferenceValidation
 
 /// The command line of both executables: `forge`, which links no network code, and `forge-http`, which
 /// passes what it links for HTTP as `network`.

@@ -4,7 +4,7 @@ import Foundation
 import ReceiptCorpus
 import ReceiptForge
 import ReceiptModel
-import ReceiptValidation
+import ReferenceValidation
 import ReceiptValidationServer
 import ForgeSupport
 import StoreModel
@@ -127,7 +127,7 @@ struct MakeJWS: ParsableCommand {
             let pki = try jwsCertificates.map { try JWSTestPKI.load(from: URL(fileURLWithPath: $0)) } ?? JWSTestPKI.bundled()
             forged = try JWSForge(pki: pki).make(kind, scenario: scenario, now: creation, options: options)
         } catch let error as ForgeError {
-            throw fail(error.message, Exit.code(for: error))
+            throw fail(scenarioOptions.spec == nil ? ScenarioFlags.message(error) : error.message, Exit.code(for: error))
         }
         let text: String
         switch format {
@@ -163,8 +163,8 @@ struct InspectJWS: ParsableCommand {
     func run() throws {
         let (bytes, _) = try readInput(file, kind: .jws)
         let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        guard let value = JWSInspection.describe(text) else { throw fail("not a compact JWS (header.payload.signature, base64url JSON)", Exit.dataError) }
-        print(json ? value.serialized() : JWSInspection.text(value))
+        guard let inspection = Inspection(jws: text) else { throw fail("not a compact JWS (header.payload.signature, base64url JSON)", Exit.dataError) }
+        print(json ? inspection.json().serialized() : inspection.text())
     }
 }
 
@@ -208,7 +208,8 @@ struct ValidateJWS: ParsableCommand {
         }
         var context = try checks.context(roots: roots)
         context.appAppleID = appAppleId
-        let report = JWSVerifier().verify(String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines), context: context)
-        try checks.finish(report, json: JWSInspection.reportJSON(report))
+        let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let report = JWSVerifier().verify(text, context: context)
+        try checks.finish(report, json: Inspection(jws: text, report: report)?.json() ?? .null)
     }
 }

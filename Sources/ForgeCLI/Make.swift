@@ -63,9 +63,9 @@ struct Make: ParsableCommand {
         if let count, let out { return try makeBatch(scenario, now: creation, count: count, into: out, pki: pki) }
         let receipt: ForgedReceipt
         do {
-            receipt = try Forge(pki: pki).make(scenario, now: creation, naming: spec == nil ? .flags : .specKeys)
+            receipt = try Forge(pki: pki).make(scenario, now: creation)
         } catch {
-            throw fail(error.message, Exit.code(for: error))
+            throw fail(spec == nil ? ScenarioFlags.message(error) : error.message, Exit.code(for: error))
         }
         let toTerminal = (output == nil || output == "-") && isatty(STDOUT_FILENO) == 1
         if format == nil, toTerminal, !quiet { note("stdout is a terminal: writing base64 (use -o FILE for DER)") }

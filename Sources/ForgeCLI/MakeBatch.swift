@@ -45,7 +45,7 @@ extension Make {
         let make = self
         let jobs = self.jobs ?? ProcessInfo.processInfo.activeProcessorCount
         do {
-            try ReceiptBatch.make(scenario, now: now, count: count, jobs: jobs, forge: forge, naming: scenarioOptions.spec == nil ? .flags : .specKeys) { number, receipt in
+            try ReceiptBatch.make(scenario, now: now, count: count, jobs: jobs, forge: forge) { number, receipt in
                 let name = "receipt-" + String(repeating: "0", count: digits - String(number).count) + String(number) + "." + suffix
                 try folder.write(try make.render(receipt, as: format), to: name)
                 let line = JSONValue.object([
@@ -59,7 +59,7 @@ extension Make {
                 }
             }
         } catch let error as ForgeError {
-            throw fail(error.message, Exit.code(for: error))
+            throw fail(scenarioOptions.spec == nil ? ScenarioFlags.message(error) : error.message, Exit.code(for: error))
         } catch let exit as ExitCode {
             throw exit
         } catch {

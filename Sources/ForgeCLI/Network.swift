@@ -1,6 +1,6 @@
 import Foundation
 public import ReceiptConformance
-import ReceiptValidation
+import ReferenceValidation
 public import ReceiptServe
 public import ReceiptValidationServer
 import Synchronization

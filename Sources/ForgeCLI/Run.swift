@@ -3,7 +3,7 @@ import Foundation
 import ReceiptConformance
 import ReceiptCorpus
 import ReceiptModel
-import ReceiptValidation
+import ReferenceValidation
 import ForgeSupport
 import StoreModel
 #if canImport(Glibc)

@@ -1,7 +1,7 @@
 import Foundation
 import ReceiptConformance
 import ReceiptCorpus
-import ReceiptValidation
+import ReferenceValidation
 import ForgeSupport
 import StoreModel
 

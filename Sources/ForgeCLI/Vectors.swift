@@ -4,7 +4,7 @@ import ReceiptConformance
 import ReceiptCorpus
 import ReceiptForge
 import ReceiptModel
-import ReceiptValidation
+import ReferenceValidation
 import ForgeSupport
 import StoreModel
 
@@ -154,14 +154,14 @@ struct VectorsCommand: ParsableCommand {
             let bytes = try readInput(directory.appendingPathComponent(vector.file).path, kind: .vector).bytes
             if context.artifactKind.isJWS {
                 let text = String(decoding: bytes, as: UTF8.self)
-                print(JWSInspection.describe(text).map(JWSInspection.text) ?? "(not a readable JWS: \(bytes.count) bytes)")
+                print(Inspection(jws: text)?.text() ?? "(not a readable JWS: \(bytes.count) bytes)")
                 return
             }
             let report = ReferenceValidator().validate(bytes, context: ValidationContext(trustedRoots: [], now: ReceiptDate.parse(context.now) ?? Date()))
             if report.container == nil {
                 print("(not a readable receipt: \(report.message))")
             } else {
-                print(Inspection(report: report, source: vector.file, inputSize: bytes.count, includeChecks: false).text())
+                print(Inspection(receipt: report, source: vector.file, inputSize: bytes.count, includeChecks: false).text())
             }
         }
     }

@@ -26,14 +26,18 @@ public struct ForgeError: CodedError, Sendable {
 
     public let code: Code
     public let message: String
-    /// The 1-based mutation step at fault, when the error comes from one (see ``Forge/make(_:now:naming:mutations:)``).
+    /// The 1-based mutation step at fault, when the error comes from one (see ``Forge/make(_:now:mutations:reissuedAt:)``).
     public package(set) var step: Int?
+    /// The scenario fields the message names, as key paths (`purchases[0].expiresDate`, `deviceId`), each
+    /// written `'key.path'` in it: a front end that took them from its own options (the CLI's flags) names them so.
+    public let fields: [String]
     /// Where the error was made (`#fileID`, `#line`), for reports from users: not part of equality.
     public let location: CodeLocation
 
-    public init(_ code: Code, _ message: String, fileID: StaticString = #fileID, line: UInt = #line) {
+    public init(_ code: Code, _ message: String, fields: [String] = [], fileID: StaticString = #fileID, line: UInt = #line) {
         self.code = code
         self.message = message
+        self.fields = fields
         self.location = CodeLocation(fileID: fileID, line: line)
     }
 

@@ -3,7 +3,7 @@ public import ForgeCrypto
 import ReceiptCorpus
 public import ReceiptForge
 public import ReceiptModel
-import ReceiptValidation
+import ReferenceValidation
 public import ForgeSupport
 public import StoreModel
 

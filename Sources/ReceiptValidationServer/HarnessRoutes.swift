@@ -2,7 +2,7 @@ import Foundation
 import ReceiptConformance
 import ReceiptCorpus
 import ReceiptModel
-public import ReceiptValidation
+public import ReferenceValidation
 import ReceiptServe
 public import ForgeSupport
 import StoreModel

@@ -1,7 +1,7 @@
 public import Foundation
 import ReceiptConformance
 import ReceiptModel
-public import ReceiptValidation
+public import ReferenceValidation
 public import ForgeSupport
 import StoreModel
 

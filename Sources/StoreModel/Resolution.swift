@@ -54,35 +54,20 @@ public struct Transaction: Sendable, Hashable {
     public var promotionalOfferID: String?
 }
 
-/// How scenario problems name the fields involved: as `forge make` flags, or as spec keys.
-public enum FieldNaming: Sendable {
-    case flags
-    case specKeys
-
-    func name(_ field: String) -> String {
-        switch self {
-        case .flags:
-            let flags = [
-                "expiresDate": "--expires", "purchaseDate": "--purchase-date", "productId": "--product",
-                "cancelled": "--cancelled", "type": "--type", "deviceId": "--device-id", "now": "--now",
-            ]
-            return flags[field] ?? "--" + field.replacingOccurrences(of: "([a-z])([A-Z])", with: "$1-$2", options: .regularExpression).lowercased()
-        case .specKeys:
-            return "'\(field)'"
-        }
-    }
-}
-
 extension Purchase {
-    /// Checks the purchase on its own; `place` prefixes spec-key messages (e.g. `purchases[1].`).
-    func validate(naming: FieldNaming, place: String) throws(ForgeError) {
-        func name(_ field: String) -> String { naming == .specKeys ? "'\(place)\(field)'" : naming.name(field) }
+    /// Checks the purchase on its own. Errors name fields by key path, `place` first (`'purchases[1].trial'`),
+    /// and list them in ``ForgeError/fields`` so a front end can say them its own way.
+    func validate(place: String) throws(ForgeError) {
+        func name(_ field: String) -> String { "'\(place)\(field)'" }
+        func problem(_ code: ForgeError.Code, _ fields: [String], _ message: String) -> ForgeError {
+            ForgeError(code, message, fields: fields.map { place + $0 })
+        }
         let type = resolvedType
         if expired == true, expiresDate != nil {
-            throw ForgeError(.conflictingOptions, "\(name("expired")) conflicts with \(name("expiresDate")): give one or the other")
+            throw problem(.conflictingOptions, ["expired", "expiresDate"], "\(name("expired")) conflicts with \(name("expiresDate")): give one or the other")
         }
         if trial == true, intro == true {
-            throw ForgeError(.conflictingOptions, "\(name("trial")) conflicts with \(name("intro")): a period is a free trial or an introductory offer, not both")
+            throw problem(.conflictingOptions, ["trial", "intro"], "\(name("trial")) conflicts with \(name("intro")): a period is a free trial or an introductory offer, not both")
         }
         if type != .autoRenewable, hasSubscriptionFields {
             let used = ["expired", "expiresDate", "renewals", "trial", "intro", "promo", "period"].filter { field in
@@ -96,25 +81,25 @@ extension Purchase {
                 default: period != nil
                 }
             }
-            throw ForgeError(
-                .conflictingOptions,
+            throw problem(
+                .conflictingOptions, used + ["type"],
                 "\(used.map(name).joined(separator: ", ")) conflicts with \(name("type")) \(type.rawValue): only auto-renewable subscriptions expire, renew or have offers")
         }
         if let renewals, renewals < 0 || renewals > 10_000 {
-            throw ForgeError(.invalidScenario, "\(name("renewals")) must be between 0 and 10000, not \(renewals)")
+            throw problem(.invalidScenario, ["renewals"], "\(name("renewals")) must be between 0 and 10000, not \(renewals)")
         }
         if let quantity, quantity < 1 || quantity > 1_000_000 {
-            throw ForgeError(.invalidScenario, "\(name("quantity")) must be between 1 and 1000000, not \(quantity)")
+            throw problem(.invalidScenario, ["quantity"], "\(name("quantity")) must be between 1 and 1000000, not \(quantity)")
         }
         if let period, SubscriptionPeriod(period) == nil {
-            throw ForgeError(.invalidScenario, "\(name("period")) '\(period)' is not an ISO 8601 period such as P1W, P1M, P3M or P1Y")
+            throw problem(.invalidScenario, ["period"], "\(name("period")) '\(period)' is not an ISO 8601 period such as P1W, P1M, P3M or P1Y")
         }
         for (field, value) in [("purchaseDate", purchaseDate), ("expiresDate", expiresDate)] {
             if let value, ReceiptDate.parse(value) == nil {
-                throw ForgeError(.invalidScenario, "\(name(field)) '\(value)' is not a date like 2025-01-31T12:00:00Z")
+                throw problem(.invalidScenario, [field], "\(name(field)) '\(value)' is not a date like 2025-01-31T12:00:00Z")
             }
         }
-        if productID.isEmpty { throw ForgeError(.invalidScenario, "\(name("productId")) must not be empty") }
+        if productID.isEmpty { throw problem(.invalidScenario, ["productId"], "\(name("productId")) must not be empty") }
     }
 
     /// The transactions this purchase makes, on a timeline anchored at `now`.

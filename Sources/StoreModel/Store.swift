@@ -45,9 +45,9 @@ public struct Store: Sendable {
     ///   - now: the anchor relative options (`expired`…) follow.
     ///   - reissuedAt: the store looked at later (a receipt issued again, as `latest_receipt` is): the purchases as
     ///     they were at `now` (same ids), the timeline's events up to this instant.
-    public init(_ scenario: Scenario, now anchor: Date, naming: FieldNaming = .specKeys, reissuedAt: Date? = nil) throws(ForgeError) {
+    public init(_ scenario: Scenario, now anchor: Date, reissuedAt: Date? = nil) throws(ForgeError) {
         for (index, purchase) in scenario.purchases.enumerated() {
-            try purchase.validate(naming: naming, place: "purchases[\(index)].")
+            try purchase.validate(place: "purchases[\(index)].")
         }
         for (index, event) in (scenario.timeline ?? []).enumerated() {
             try event.validate(place: "timeline[\(index)].", products: scenario.purchases)
@@ -64,7 +64,7 @@ public struct Store: Sendable {
         let now = reissuedAt ?? anchor
         let preset = scenario.preset ?? .appstore
         if let bundle = scenario.bundleID, bundle.isEmpty {
-            throw ForgeError(.invalidScenario, "\(naming.name("bundleId")) must not be empty")
+            throw ForgeError(.invalidScenario, "'bundleId' must not be empty", fields: ["bundleId"])
         }
         self.preset = preset
         self.now = now
@@ -77,7 +77,8 @@ public struct Store: Sendable {
         receiptType = scenario.environment ?? preset.receiptType.rawValue
         if let text = scenario.deviceID {
             guard let parsed = DeviceID(text) else {
-                throw ForgeError(.invalidScenario, "\(naming.name("deviceId")) '\(text)' is neither a UUID (8-4-4-4-12 hex) nor a MAC address (aa:bb:cc:dd:ee:ff)")
+                throw ForgeError(
+                    .invalidScenario, "'deviceId' '\(text)' is neither a UUID (8-4-4-4-12 hex) nor a MAC address (aa:bb:cc:dd:ee:ff)", fields: ["deviceId"])
             }
             deviceID = parsed
         } else {

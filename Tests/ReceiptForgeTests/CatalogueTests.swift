@@ -3,7 +3,7 @@ import ForgeCrypto
 import ReceiptCorpus
 import ReceiptForge
 import ReceiptModel
-import ReceiptValidation
+import ReferenceValidation
 import Testing
 import ForgeSupport
 import StoreModel

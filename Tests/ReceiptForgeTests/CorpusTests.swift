@@ -4,7 +4,7 @@ import ReceiptConformance
 import ReceiptCorpus
 import ReceiptForge
 import ReceiptModel
-import ReceiptValidation
+import ReferenceValidation
 import Testing
 import ForgeSupport
 import StoreModel

@@ -4,7 +4,7 @@ import ReceiptCorpus
 import ReceiptForge
 import ReceiptModel
 import ReceiptServe
-import ReceiptValidation
+import ReferenceValidation
 import Testing
 import StoreModel
 import JWSModel
@@ -44,7 +44,7 @@ struct FailCaseTests {
                 trustedRoots: [Self.pki[.root].certificate, Self.pki[.storeKit].certificate], bundleID: "com.example.app",
                 appVersion: "1", environment: .production, now: pinnedNow)
             let report = ReferenceValidator().validate(bytes, context: context)
-            let inspection = Inspection(report: report, source: name, inputSize: bytes.count, includeChecks: true)
+            let inspection = Inspection(receipt: report, source: name, inputSize: bytes.count, includeChecks: true)
             #expect(!inspection.text().isEmpty)
             _ = inspection.json().serialized(pretty: false)
         case "FuzzRecipeReplay":
@@ -68,8 +68,8 @@ struct FailCaseTests {
             }
             let roots = [try JWSTestPKI.bundled().certificate(.root)].compactMap { $0 }
             let context = ValidationContext(trustedRoots: roots, bundleID: "com.example.app", appAppleID: 1, environment: .production)
-            _ = JWSInspection.reportJSON(JWSVerifier().verify(text, context: context))
-            if let described = JWSInspection.describe(text) { _ = JWSInspection.text(described) }
+            _ = Inspection(jws: text, report: JWSVerifier().verify(text, context: context))?.json().serialized(pretty: false)
+            _ = Inspection(jws: text)?.text()
         case "FuzzVerifyReceipt":
             let service = VerifyReceiptService(configuration: .init(trustedRoots: [Self.pki[.root].certificate], sharedSecret: "s3cret", now: pinnedNow))
             let rest = Array(bytes.dropFirst())

@@ -2,7 +2,7 @@ import ReceiptCorpus
 import Foundation
 import ReceiptForge
 import ReceiptModel
-import ReceiptValidation
+import ReferenceValidation
 import Testing
 import ForgeSupport
 import StoreModel

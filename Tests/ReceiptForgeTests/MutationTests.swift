@@ -3,7 +3,7 @@ import Foundation
 import ForgeCrypto
 import ReceiptForge
 import ReceiptModel
-import ReceiptValidation
+import ReferenceValidation
 import Testing
 import ForgeSupport
 import StoreModel

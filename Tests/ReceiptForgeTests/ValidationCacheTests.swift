@@ -2,7 +2,7 @@ import Foundation
 import ReceiptCorpus
 import ReceiptForge
 import ReceiptModel
-import ReceiptValidation
+import ReferenceValidation
 import Testing
 import ForgeSupport
 import StoreModel

@@ -4,7 +4,7 @@ import HummingbirdTesting
 import NIOCore
 import ReceiptServe
 import ReceiptServeHTTP
-import ReceiptValidation
+import ReferenceValidation
 import ReceiptValidationServer
 import Testing
 import ForgeSupport

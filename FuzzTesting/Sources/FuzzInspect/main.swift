@@ -2,7 +2,7 @@ import FuzzSupport
 import Foundation
 import ReceiptForge
 import ReceiptModel
-import ReceiptValidation
+import ReferenceValidation
 import ForgeSupport
 import StoreModel
 
@@ -15,7 +15,7 @@ let context = ValidationContext(
 func fuzzInspect(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     let bytes = start.map { Array(UnsafeRawBufferPointer(start: $0, count: count)) } ?? []
     let report = ReferenceValidator().validate(bytes, context: context)
-    let inspection = Inspection(report: report, source: "fuzz", inputSize: bytes.count, includeChecks: true)
+    let inspection = Inspection(receipt: report, source: "fuzz", inputSize: bytes.count, includeChecks: true)
     _ = inspection.text()
     _ = inspection.json().serialized(pretty: false)
     return 0

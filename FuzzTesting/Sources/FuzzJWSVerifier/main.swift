@@ -2,7 +2,7 @@ import ReceiptForge
 import Foundation
 import FuzzSupport
 import ReceiptModel
-import ReceiptValidation
+import ReferenceValidation
 import JWSModel
 import ForgeSupport
 import StoreModel
@@ -28,8 +28,8 @@ func fuzzJWSVerifier(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
         text = CompactJWS(header: header, payload: payload, signature: Array(payload.suffix(64))).compact
     }
     let report = JWSVerifier().verify(text, context: context)
-    _ = JWSInspection.reportJSON(report).serialized(pretty: false)
-    if let described = JWSInspection.describe(text) { _ = JWSInspection.text(described) }
+    _ = Inspection(jws: text, report: report)?.json().serialized(pretty: false)
+    _ = Inspection(jws: text)?.text()
     return 0
 }
 

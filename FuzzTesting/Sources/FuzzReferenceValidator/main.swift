@@ -2,7 +2,7 @@ import FuzzSupport
 import Foundation
 import ReceiptForge
 import ReceiptModel
-import ReceiptValidation
+import ReferenceValidation
 import StoreModel
 import ForgeSupport
 

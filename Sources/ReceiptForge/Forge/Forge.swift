@@ -75,12 +75,11 @@ public struct Forge: Sendable {
     /// - Parameters:
     ///   - scenario: what the receipt says; validated first.
     ///   - now: the creation time; relative options (`expired`…) follow it.
-    ///   - naming: how problems name fields (flags for the CLI, keys for spec files).
     ///   - mutations: named defects applied on top of the valid receipt, in order (see ``Mutation``).
     ///   - reissuedAt: a receipt issued again later, as `latest_receipt` is: the purchases as they were at
     ///     `now` (same ids), the timeline's events up to this instant, and this creation date.
     public func make(
-        _ scenario: Scenario, now: Date, naming: FieldNaming = .specKeys,
+        _ scenario: Scenario, now: Date,
         mutations: [MutationStep] = [], reissuedAt: Date? = nil
     ) throws(ForgeError) -> ForgedReceipt {
         guard mutations.count <= MutationBounds.maxSteps else {
@@ -93,7 +92,7 @@ public struct Forge: Sendable {
                 throw located
             }
         }
-        let store = try Store(scenario, now: now, naming: naming, reissuedAt: reissuedAt)
+        let store = try Store(scenario, now: now, reissuedAt: reissuedAt)
         var encoder = ReceiptEncoder(store)
         let preset = store.preset
         let setup = try setup(for: preset)

@@ -17,7 +17,7 @@ public enum ReceiptBatch {
     /// particular order; `index` says which). The first error (from the forge or from `deliver`) stops the batch
     /// and is thrown; receipts already delivered stay delivered.
     public static func make(
-        _ scenario: Scenario, now: Date, count: Int, jobs: Int, forge: Forge, naming: FieldNaming = .specKeys,
+        _ scenario: Scenario, now: Date, count: Int, jobs: Int, forge: Forge,
         deliver: @Sendable (_ index: Int, ForgedReceipt) throws -> Void
     ) throws {
         let failure = Mutex<(index: Int, error: any Error)?>(nil)
@@ -28,7 +28,7 @@ public enum ReceiptBatch {
                 var seeded = scenario
                 seeded.seed = seed(of: index, scenario: scenario, now: now)
                 do {
-                    try deliver(index, try forge.make(seeded, now: now, naming: naming))
+                    try deliver(index, try forge.make(seeded, now: now))
                 } catch {
                     failure.withLock { first in if index < first?.index ?? Int.max { first = (index, error) } }
                     return

@@ -5,27 +5,24 @@ import ReceiptCorpus
 public import ForgeSupport
 import StoreModel
 
-/// What `forge inspect` and `forge validate` print: the container's shape, every attribute, the
-/// checks, for people (text) and for machines (JSON). Built from a `ValidationReport`, so the
-/// inspector and the validator can never disagree about what the bytes say.
-public struct Inspection: Sendable {
+/// A receipt as `forge inspect` and `forge validate --json` show it: the container's shape and every
+/// attribute (the checks are ``Inspection``'s). Built from a `ValidationReport`, so the inspector and the
+/// validator can never disagree about what the bytes say.
+public struct ReceiptInspection: InspectedArtefact {
     public let report: ValidationReport
     /// Where the input came from, for the first line.
     public let source: String
     public let inputSize: Int
-    /// Whether the checks were asked for (inspect shows them only when given a root, bundle id, device…).
-    public let includeChecks: Bool
 
-    public init(report: ValidationReport, source: String, inputSize: Int, includeChecks: Bool) {
+    public init(report: ValidationReport, source: String, inputSize: Int) {
         self.report = report
         self.source = source
         self.inputSize = inputSize
-        self.includeChecks = includeChecks
     }
 
     // MARK: Text
 
-    public func text() -> String {
+    public var lines: [String] {
         var lines = ["receipt: \(source) (\(inputSize) bytes\(report.transport.map { ", \($0.rawValue)" } ?? ""))"]
         if let container = report.container {
             lines += containerLines(container)
@@ -37,7 +34,7 @@ public struct Inspection: Sendable {
                     let purchase = try? DecodedPayload(berEncoded: entry.attribute.value, region: "in-app purchase byte")
                 {
                     lines.append(
-                        "  \(pad("17", 5)) in_app                         v\(entry.attribute.version)  \(purchase.entries.count) attributes, \(purchase.isDERSorted ? "DER-sorted" : "not DER-sorted")"
+                        "  \(Inspection.pad("17", 5)) in_app                         v\(entry.attribute.version)  \(purchase.entries.count) attributes, \(purchase.isDERSorted ? "DER-sorted" : "not DER-sorted")"
                     )
                     for inner in purchase.entries { lines.append("    " + Self.attributeLine(inner.attribute)) }
                 } else {
@@ -45,20 +42,7 @@ public struct Inspection: Sendable {
                 }
             }
         }
-        if includeChecks || report.receipt == nil {
-            lines.append("checks:")
-            for check in report.checks {
-                let mark =
-                    switch check.status {
-                    case .passed: "ok  ";
-                    case .failed: "FAIL";
-                    case .skipped: "skip"
-                    }
-                lines.append("  \(mark) \(pad(check.name, 12)) \(check.detail)\(check.errorClass.map { " [\($0)]" } ?? "")")
-            }
-            lines.append("verdict: \(report.verdict.rawValue)\(report.errorClass.map { " (\($0))" } ?? "")")
-        }
-        return lines.joined(separator: "\n")
+        return lines
     }
 
     private func containerLines(_ container: ReceiptContainer) -> [String] {
@@ -117,8 +101,6 @@ public struct Inspection: Sendable {
         }.joined(separator: "; ")
     }
 
-    private func pad(_ text: String, _ width: Int) -> String { text + String(repeating: " ", count: max(0, width - text.count)) }
-
     /// `  2 bundle_id                 v1  UTF8String "com.example"`
     static func attributeLine(_ attribute: ReceiptAttribute) -> String {
         let name = AttributeType.named(attribute.type)?.name ?? "unknown"
@@ -154,7 +136,7 @@ public struct Inspection: Sendable {
 
     // MARK: JSON
 
-    public func json() -> JSONValue {
+    public var members: JSONObject {
         var members: JSONObject = [
             (
                 "input",
@@ -177,11 +159,7 @@ public struct Inspection: Sendable {
                 ))
             members.append(("decoded", VerifyReceiptJSON.receiptObject(receipt)))
         }
-        if includeChecks || report.receipt == nil {
-            members.append(("checks", report.checksJSON))
-            members += report.verdictMembers
-        }
-        return .object(members)
+        return members
     }
 
     private func containerJSON(_ container: ReceiptContainer) -> JSONValue {

@@ -6,11 +6,29 @@ public import ForgeSupport
 public import JWSModel
 import StoreModel
 
-/// `forge jws inspect` and `forge jws validate --json`: what a JWS holds, as JSON and as text.
-public enum JWSInspection {
+/// A JWS as `forge jws inspect` and `forge jws validate --json` show it: kind, header, certificates, payload
+/// and nested JWS, decoded from the text (nothing verified; the checks are ``Inspection``'s).
+public struct JWSInspection: InspectedArtefact {
+    /// What ``describe(_:)`` read.
+    let described: JSONObject
+
+    /// Nil when the text is not a compact JWS.
+    public init?(_ text: String) {
+        guard let described = Self.describe(text)?.objectValue else { return nil }
+        self.described = described
+    }
+
+    private init(described: JSONObject) { self.described = described }
+
+    /// What is shown of a text that is not a compact JWS: no kind.
+    static let unreadable = JWSInspection(described: [("kind", .null)])
+
+    public var members: JSONObject { described }
+    public var lines: [String] { Self.lines(.object(described)) }
+
     /// Header, certificates, payload and nested JWS, decoded; nil when the text is not a compact JWS. At most
     /// ``JWSLimits/maximumCertificates`` of `x5c` are decoded; `certificatesNotShown` counts the rest.
-    public static func describe(_ text: String) -> JSONValue? {
+    static func describe(_ text: String) -> JSONValue? {
         guard let jws = try? CompactJWS(parsing: text), let header = try? JSONValue(parsing: jws.header), let payload = try? JSONValue(parsing: jws.payload) else {
             return nil
         }
@@ -47,7 +65,7 @@ public enum JWSInspection {
     }
 
     /// Human-readable form of ``describe(_:)``.
-    public static func text(_ value: JSONValue) -> String {
+    static func lines(_ value: JSONValue) -> [String] {
         var lines: [String] = []
         lines.append("kind: \(value["kind"]?.stringValue ?? "unknown")")
         lines.append("header: \((value["header"] ?? .null).withoutX5C.serialized(pretty: false))")
@@ -61,18 +79,10 @@ public enum JWSInspection {
         lines.append("payload: " + (value["payload"] ?? .null).serialized())
         for (field, inner) in value["nested"]?.objectValue ?? [] {
             lines.append("\(field) (nested JWS):")
-            lines.append(text(inner).split(separator: "\n").map { "  " + $0 }.joined(separator: "\n"))
+            // Every line indented, those of a pretty-printed payload too.
+            lines += Self.lines(inner).joined(separator: "\n").split(separator: "\n").map { "  " + $0 }
         }
-        return lines.joined(separator: "\n")
-    }
-
-    /// `forge jws validate --json`.
-    public static func reportJSON(_ report: JWSReport) -> JSONValue {
-        var members = report.verdictMembers
-        members.append(("kind", report.kind.map(JSONValue.string) ?? .null))
-        members.append(("checks", report.checksJSON))
-        if let payload = report.payload { members.append(("payload", payload)) }
-        return .object(members)
+        return lines
     }
 }
 
