@@ -66,9 +66,9 @@ struct BenchMake: ParsableCommand {
         if let jws {
             var jwsForges: [JWSForge] = []
             for forge in forges {
-                do { jwsForges.append(JWSForge(pki: try JWSTestPKI.bundled())) } catch { throw fail(error.message, Exit.software) }
+                do { jwsForges.append(JWSForge(pki: try CertificateSet<JWSRole>.bundled())) } catch { throw fail(error.message, Exit.software) }
             }
-            let leafKeys = jwsForges.compactMap { $0.pki.key(.leaf) }
+            let leafKeys = jwsForges.map { $0.pki.privateKey(.leaf) }
             let jwsScenario = Scenario(purchases: [Purchase(productID: "com.example.pro", renewals: 2, period: "P1M")])
             sign = { thread, index in
                 // A different digest each time: RFC 6979 nonces are derived per message.

@@ -25,7 +25,7 @@ extension Make {
         return files
     }
 
-    func makeBatch(_ scenario: Scenario, now: Date, count: Int, into directory: String, pki: TestPKI) throws {
+    func makeBatch(_ scenario: Scenario, now: Date, count: Int, into directory: String, pki: CertificateSet<CertificateRole>) throws {
         let interrupts = Interrupts.discardStagedOnSignal()
         let folder: StagedFolder
         do { folder = try StagedFolder(replacing: URL(fileURLWithPath: directory), owned: Self.batchFiles) } catch {

@@ -12,9 +12,9 @@ import StoreModel
 /// must be what the catalogue says a correct validator answers.
 @Suite("Vector catalogue")
 struct CatalogueTests {
-    static let pki = try! TestPKI.bundled()
+    static let pki = try! CertificateSet<CertificateRole>.bundled()
     static let forge = try! Forge(pki: pki)
-    static let jws = JWSForge(pki: try! JWSTestPKI.bundled())
+    static let jws = JWSForge(pki: try! CertificateSet<JWSRole>.bundled())
     /// The receipt vectors: the reference validator judges receipts (the JWS verifier's tests judge the rest).
     static let receipts = VectorCatalogue.all.filter { !$0.artifact.isJWS }
 

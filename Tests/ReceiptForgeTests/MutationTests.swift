@@ -11,7 +11,7 @@ import StoreModel
 /// Every mutation, applied to a valid receipt, gives the verdict and error class it is documented to expose.
 @Suite("Mutations")
 struct MutationTests {
-    static let pki = try! TestPKI.bundled()
+    static let pki = try! CertificateSet<CertificateRole>.bundled()
     static let scenario = Scenario(bundleID: "com.example.app", seed: 5, purchases: [Purchase(productID: "com.example.pro", renewals: 1)])
 
     struct Case: CustomTestStringConvertible, Sendable {

@@ -3,7 +3,7 @@ import FuzzSupport
 import ReceiptForge
 
 let replayer: Mutator? = {
-    guard let forge = (try? TestPKI.bundled()).flatMap({ try? Forge(pki: $0) }), let pki = try? JWSTestPKI.bundled() else { return nil }
+    guard let forge = (try? CertificateSet<CertificateRole>.bundled()).flatMap({ try? Forge(pki: $0) }), let pki = try? CertificateSet<JWSRole>.bundled() else { return nil }
     return Mutator(forge: forge, jwsForge: JWSForge(pki: pki))
 }()
 

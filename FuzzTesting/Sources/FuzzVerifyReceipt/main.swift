@@ -6,7 +6,7 @@ import ReceiptServe
 import ForgeSupport
 import StoreModel
 
-let pki = try? TestPKI.bundled()
+let pki = try? CertificateSet<CertificateRole>.bundled()
 let forge = pki.flatMap { try? Forge(pki: $0) }
 let history = Scenario(
     bundleID: "com.example.app", now: "2025-01-01T00:00:00Z",

@@ -26,7 +26,7 @@ public struct ForgedReceipt: Sendable {
     public var history: SubscriptionHistory { store.history }
     /// The role of the certificate a validator must trust to accept this receipt.
     public let trustAnchorRole: CertificateRole
-    let pki: TestPKI
+    let pki: CertificateSet<CertificateRole>
     /// The certificate a validator must trust to accept this receipt (parsed when asked: making a receipt
     /// does not need it).
     public var trustAnchor: X509Certificate { pki.certificate(trustAnchorRole) }
@@ -39,7 +39,7 @@ public struct ForgedReceipt: Sendable {
 /// real receipts never show (receipt-facts §b.1). Nothing here reads the clock or an unseeded
 /// random source: `now` and the seed are inputs.
 public struct Forge: Sendable {
-    public let pki: TestPKI
+    public let pki: CertificateSet<CertificateRole>
     /// What signing in each preset's shape needs (the key, the embedded certificates, the SignerInfo id),
     /// worked out on the first receipt of that preset: a process making one receipt parses one chain.
     private let signing = SigningCache()
@@ -54,7 +54,7 @@ public struct Forge: Sendable {
         let identity: CertificateIdentity
     }
 
-    public init(pki: TestPKI) throws(ForgeError) {
+    public init(pki: CertificateSet<CertificateRole>) throws(ForgeError) {
         self.pki = pki
     }
 
@@ -138,7 +138,7 @@ public struct Forge: Sendable {
 /// field is what one kind of defect edits: mutations receive it at their stage (see ``Mutation``).
 public struct ForgeStages: Sendable {
     /// The PKI the receipt is signed from, for mutations that issue variant certificates.
-    public let pki: TestPKI
+    public let pki: CertificateSet<CertificateRole>
     public let preset: Preset
     /// Payload attributes, before encoding (stage `.attributes`).
     public var attributes: [ReceiptAttribute]

@@ -83,11 +83,11 @@ public struct ForgedJWS: Sendable {
 /// root (Xcode: one self-signed certificate and `kid` "Apple_Xcode_Key"). RFC 6979 nonces make the
 /// same scenario, time and seed give the same bytes.
 public struct JWSForge: Sendable {
-    public let pki: JWSTestPKI
+    public let pki: CertificateSet<JWSRole>
     /// The encoded protected headers (App Store, Xcode): the same for every JWS of this PKI.
     private let headers: (appStore: String, xcode: String)
 
-    public init(pki: JWSTestPKI) {
+    public init(pki: CertificateSet<JWSRole>) {
         self.pki = pki
         func header(xcode: Bool) -> String {
             let chain = pki.x5c(xcode: xcode).map { JSONValue.string(Data($0.derRepresentation).base64EncodedString()) }
@@ -103,7 +103,7 @@ public struct JWSForge: Sendable {
     /// The compact JWS of `payload`.
     public func sign(_ payload: JSONValue, xcode: Bool) throws(ForgeError) -> String {
         let input = (xcode ? headers.xcode : headers.appStore) + "." + Base64URL.encode(Array(payload.serialized(pretty: false).utf8))
-        guard let key = pki.key(xcode ? .xcode : .leaf) else { throw ForgeError(.certificateSetInvalid, "the JWS test PKI has no signing key") }
+        let key = pki.privateKey(xcode ? .xcode : .leaf)
         let signature = try ForgeError.wrapping("signing the JWS") { try key.signature(for: Array(input.utf8), algorithm: .sha256) }
         return input + "." + Base64URL.encode(signature)
     }
