@@ -96,8 +96,8 @@ struct MakeJWS: ParsableCommand {
             allowUnknownKeys: allowUnknownKeys)
         let forged: ForgedJWS
         do {
-            let pki = try jwsCertificates.map { try CertificateSet<JWSRole>.load(from: URL(fileURLWithPath: $0)) } ?? CertificateSet<JWSRole>.bundled()
-            forged = try JWSForge(pki: pki).make(kind, scenario: scenario, now: creation, options: options)
+            let pki = try jwsCertificates.map { try CertificateSet<JWSRole>.load(from: URL(fileURLWithPath: $0)) }
+            forged = try Forge(receiptPKI: .bundled(), jwsPKI: pki).make(kind, scenario: scenario, now: creation, options: options)
         } catch let error as ForgeError {
             throw fail(error.message, error.code == .conflictingOptions || error.code == .invalidScenario ? Exit.usage : Exit.dataError)
         }

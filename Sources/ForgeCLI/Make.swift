@@ -63,7 +63,7 @@ struct Make: ParsableCommand {
         if let count, let out { return try makeBatch(scenario, now: creation, count: count, into: out, pki: pki) }
         let receipt: ForgedReceipt
         do {
-            receipt = try Forge(pki: pki).make(scenario, now: creation, naming: spec == nil ? .flags : .specKeys)
+            receipt = try Forge(receiptPKI: pki).make(scenario, now: creation, naming: spec == nil ? .flags : .specKeys)
         } catch {
             throw fail(error.message, error.code == .conflictingOptions || error.code == .invalidScenario ? Exit.usage : Exit.software)
         }

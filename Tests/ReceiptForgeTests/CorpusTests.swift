@@ -14,9 +14,9 @@ import StoreModel
 struct CorpusTests {
     static let vectors = repositoryRoot.appendingPathComponent("Vectors")
     /// Generated as `forge vectors generate` does: with the conformance runner's schemas.
-    static let forge = try! Forge(pki: CertificateSet<CertificateRole>.bundled())
+    static let forge = try! Forge.bundled()
     static let generated = try! CorpusGenerator(
-        forge: forge, jwsForge: JWSForge(pki: CertificateSet<JWSRole>.bundled()), additionalSchemas: ConformanceSchemas.all()
+        forge: forge, additionalSchemas: ConformanceSchemas.all()
     ).build()
 
     @Test("Regenerating gives the committed Vectors/ byte for byte (run `swift run forge vectors generate` after changing the forge)")

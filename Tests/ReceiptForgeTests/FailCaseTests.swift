@@ -18,7 +18,7 @@ struct FailCaseTests {
     static let directory = repositoryRoot.appendingPathComponent("FuzzTesting/FailCases")
     static let cases: [String] = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
     static let pki = try! CertificateSet<CertificateRole>.bundled()
-    static let mutator = Mutator(forge: try! Forge(pki: pki), jwsForge: JWSForge(pki: try! CertificateSet<JWSRole>.bundled()))
+    static let mutator = Mutator(forge: try! Forge(receiptPKI: pki))
 
     @Test("The fail cases are there, each named after a fuzz target")
     func named() {

@@ -26,7 +26,7 @@ struct JWSChoiceRecipeTests {
         #expect(chosen == Self.jwsMutations.map(\.id))
         for spec in Self.jwsBases {
             for step in spec.mutations where step.mutation != MutationID.jwsNested.rawValue {
-                let mutation = try Mutation.named(step.mutation)
+                let mutation = try Mutation.named(step.mutation, editing: .jws)
                 #expect(Set(step.parameters.keys).isSubset(of: mutation.parameterNames), "\(step)")
             }
         }
@@ -34,7 +34,7 @@ struct JWSChoiceRecipeTests {
 
     @Test("A JWS step missing a parameter names one the mutation lists")
     func missingParametersAreListed() throws {
-        let mutator = Mutator(forge: try Forge(pki: CertificateSet<CertificateRole>.bundled()), jwsForge: JWSForge(pki: try CertificateSet<JWSRole>.bundled()))
+        let mutator = Mutator(forge: try Forge.bundled())
         let base = try #require(Self.jwsBases.first).id
         for mutation in Self.jwsMutations {
             do { _ = try mutator.replay(MutantRecipe(base: base, steps: [MutationStep(mutation.id)], oracle: "none")) } catch {

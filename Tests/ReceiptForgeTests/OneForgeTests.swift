@@ -60,4 +60,29 @@ struct OneForgeTests {
         let foreign = try #require(Self.loadError(CertificateRole.self, try Self.copy("Certificates", replacing: ["receipt-signing.key.pem": ecKey])))
         #expect(foreign.code == .certificateSetInvalid && foreign.message.contains("receipt-signing.key.pem"))
     }
+
+    @Test("One forge makes a receipt and a JWS of the same scenario, and their transaction ids agree")
+    func oneForgeBothArtefacts() throws {
+        let forge = try Forge.bundled()
+        let scenario = Scenario(purchases: [Purchase(productID: "com.example.pro", renewals: 2, period: "P1M")])
+        let receipt = try forge.make(scenario, now: pinnedNow)
+        let jws = try forge.make(.transaction, scenario: scenario, now: pinnedNow)
+        let artefacts: [any ForgedArtefact] = [receipt, jws]
+        #expect(artefacts.map(\.artefact) == [.receipt, .jws])
+        #expect(artefacts.allSatisfy { !$0.bytes.isEmpty })
+        #expect(receipt.store.transactions.map(\.transactionID) == jws.store.transactions.map(\.transactionID))
+        let latest = try #require(receipt.transactions.max { $0.purchaseDate < $1.purchaseDate })
+        #expect(jws.payload["transactionId"] == .string(latest.transactionID))
+        #expect(jws.payload["originalTransactionId"] == .string(latest.originalTransactionID))
+    }
+
+    @Test("A forge over a user's receipt set alone still makes JWS, from the compiled-in EC set")
+    func ownReceiptSetOnly() throws {
+        let directory = try Self.copy("Certificates")
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let forge = try Forge(receiptPKI: try CertificateSet<CertificateRole>.load(from: directory))
+        let scenario = Scenario(purchases: [Purchase(productID: "com.example.pro")])
+        #expect(try forge.make(scenario, now: pinnedNow).bytes == (try sharedForge.make(scenario, now: pinnedNow).bytes))
+        #expect(try forge.make(.transaction, scenario: scenario, now: pinnedNow).compact == (try sharedForge.make(.transaction, scenario: scenario, now: pinnedNow).compact))
+    }
 }
