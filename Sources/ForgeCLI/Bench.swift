@@ -48,9 +48,9 @@ struct BenchMake: ParsableCommand {
         var forges: [Forge] = []
         for _ in 0..<jobs {
             let pki = try loadPKI(nil)
-            do { forges.append(try Forge(pki: pki)) } catch { throw fail(error.message, Exit.software) }
+            do { forges.append(try Forge(receiptPKI: pki)) } catch { throw fail(error.message, Exit.software) }
         }
-        let keys = forges.map { $0.pki[preset.chain[0]].privateKey }
+        let keys = forges.map { $0.receiptPKI[preset.chain[0]].privateKey }
         let digest = [UInt8](repeating: 0xA5, count: preset.digest.digestLength)
         let algorithm = preset.digest
         let now = ReceiptDate.parse("2025-01-01T00:00:00Z")!
@@ -64,11 +64,7 @@ struct BenchMake: ParsableCommand {
         }
         var labels = ("raw RSA-2048 sign/s (\(algorithm.rawValue))", "forge make receipts/s")
         if let jws {
-            var jwsForges: [JWSForge] = []
-            for forge in forges {
-                do { jwsForges.append(JWSForge(pki: try JWSTestPKI.bundled())) } catch { throw fail(error.message, Exit.software) }
-            }
-            let leafKeys = jwsForges.compactMap { $0.pki.key(.leaf) }
+            let leafKeys = forges.map { $0.jwsPKI.privateKey(.leaf) }
             let jwsScenario = Scenario(purchases: [Purchase(productID: "com.example.pro", renewals: 2, period: "P1M")])
             sign = { thread, index in
                 // A different digest each time: RFC 6979 nonces are derived per message.
@@ -76,10 +72,10 @@ struct BenchMake: ParsableCommand {
                 withUnsafeBytes(of: index) { message.replaceSubrange(0..<$0.count, with: $0) }
                 _ = try? leafKeys[thread].signature(forDigest: Array(message.prefix(32)), algorithm: .sha256)
             }
-            make = { [jwsForges] thread, index in
+            make = { [forges] thread, index in
                 var seeded = jwsScenario
                 seeded.seed = UInt64(index)
-                _ = try? jwsForges[thread].make(jws, scenario: seeded, now: now)
+                _ = try? forges[thread].make(jws, scenario: seeded, now: now)
             }
             labels = ("raw ES256 sign/s (RFC 6979, P-256)", "forge jws make \(jws.rawValue)/s")
         }

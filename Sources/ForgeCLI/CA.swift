@@ -30,29 +30,18 @@ struct CA: ParsableCommand {
         var jws = false
 
         func run() throws {
-            let directory = URL(fileURLWithPath: out)
-            if jws { return try writeJWS(to: directory) }
-            do {
-                let pki = try TestPKI.generate()
-                try pki.write(to: directory, overwrite: force)
-                for role in CertificateRole.allCases { print("\(out)/\(role.fileStem).pem  \(pki[role].certificate.subject)") }
-            } catch {
-                throw fail(error.message, Exit.code(for: error))
-            }
+            if jws { return try create(CertificateSet<JWSRole>.self) { role, _ in "\(out)/\(role.fileStem).pem" } }
+            try create(CertificateSet<CertificateRole>.self) { role, credential in "\(out)/\(role.fileStem).pem  \(credential.certificate.subject)" }
         }
 
-        private func writeJWS(to directory: URL) throws {
-            do {
-                let files = try JWSTestPKI.generate().files()
-                try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
-                for name in files.keys.sorted() {
-                    let url = directory.appendingPathComponent(name)
-                    if !force, FileManager.default.fileExists(atPath: url.path) { throw fail("\(url.path) exists; --force replaces it", Exit.cannotCreate) }
-                    try Data((files[name] ?? "").utf8).write(to: url)
-                }
-                for role in JWSRole.allCases { print("\(out)/\(role.fileStem).pem") }
-            } catch let error as ForgeError {
-                throw fail(error.message, Exit.software)
+        /// A fresh set of either vocabulary, written by the one writer (atomic, refuses existing files without --force).
+        private func create<Role: PKIRole>(_: CertificateSet<Role>.Type, listing line: (Role, Credential<Role.Key>) -> String) throws {
+            do throws(ForgeError) {
+                let pki = try CertificateSet<Role>.generate()
+                try pki.write(to: URL(fileURLWithPath: out), overwrite: force)
+                for role in Role.allCases { print(line(role, pki[role])) }
+            } catch {
+                throw fail(error.code == .wouldOverwrite ? error.message + "; pass --force to replace them" : error.message, Exit.code(for: error))
             }
         }
     }

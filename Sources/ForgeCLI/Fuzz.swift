@@ -116,7 +116,7 @@ struct Mutate: ParsableCommand {
 
 /// The mutator over the bundled PKIs (receipts and StoreKit 2).
 func catalogueMutator() throws -> Mutator {
-    do { return Mutator(forge: try Forge(pki: try loadPKI(nil)), jwsForge: JWSForge(pki: try JWSTestPKI.bundled())) } catch let error as ForgeError {
+    do { return Mutator(forge: try Forge(receiptPKI: try loadPKI(nil))) } catch let error as ForgeError {
         throw fail(error.message, Exit.software)
     }
 }

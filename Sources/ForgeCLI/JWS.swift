@@ -124,8 +124,8 @@ struct MakeJWS: ParsableCommand {
         options.stateFromTimeline = reported != nil
         let forged: ForgedJWS
         do {
-            let pki = try jwsCertificates.map { try JWSTestPKI.load(from: URL(fileURLWithPath: $0)) } ?? JWSTestPKI.bundled()
-            forged = try JWSForge(pki: pki).make(kind, scenario: scenario, now: creation, options: options)
+            let pki = try jwsCertificates.map { try CertificateSet<JWSRole>.load(from: URL(fileURLWithPath: $0)) }
+            forged = try Forge(receiptPKI: .bundled(), jwsPKI: pki).make(kind, scenario: scenario, now: creation, options: options)
         } catch let error as ForgeError {
             throw fail(scenarioOptions.spec == nil ? ScenarioFlags.message(error) : error.message, Exit.code(for: error))
         }
@@ -202,9 +202,9 @@ struct ValidateJWS: ParsableCommand {
         let (bytes, _) = try readInput(file ?? "-", kind: .jws)
         // The bundled JWS TEST root unless --root; the Xcode certificate when Xcode is expected.
         let roots = try checks.roots {
-            let pki: JWSTestPKI
-            do throws(ForgeError) { pki = try JWSTestPKI.bundled() } catch { throw fail(error.message, Exit.software) }
-            return [pki.certificate(checks.environment?.environment == .xcode ? .xcode : .root)].compactMap { $0 }
+            let pki: CertificateSet<JWSRole>
+            do throws(ForgeError) { pki = try CertificateSet<JWSRole>.bundled() } catch { throw fail(error.message, Exit.software) }
+            return [pki.certificate(checks.environment?.environment == .xcode ? .xcode : .root)]
         }
         var context = try checks.context(roots: roots)
         context.appAppleID = appAppleId

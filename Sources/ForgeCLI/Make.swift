@@ -63,7 +63,7 @@ struct Make: ParsableCommand {
         if let count, let out { return try makeBatch(scenario, now: creation, count: count, into: out, pki: pki) }
         let receipt: ForgedReceipt
         do {
-            receipt = try Forge(pki: pki).make(scenario, now: creation)
+            receipt = try Forge(receiptPKI: pki).make(scenario, now: creation)
         } catch {
             throw fail(spec == nil ? ScenarioFlags.message(error) : error.message, Exit.code(for: error))
         }
@@ -96,10 +96,10 @@ struct Make: ParsableCommand {
 }
 
 /// The bundled test PKI, or a set made by `forge ca init`.
-func loadPKI(_ directory: String?) throws -> TestPKI {
+func loadPKI(_ directory: String?) throws -> CertificateSet<CertificateRole> {
     do {
-        if let directory { return try TestPKI.load(from: URL(fileURLWithPath: directory)) }
-        return try TestPKI.bundled()
+        if let directory { return try CertificateSet<CertificateRole>.load(from: URL(fileURLWithPath: directory)) }
+        return try CertificateSet<CertificateRole>.bundled()
     } catch {
         throw fail(error.message, directory == nil ? Exit.software : Exit.dataError)
     }

@@ -25,7 +25,7 @@ extension Make {
         return files
     }
 
-    func makeBatch(_ scenario: Scenario, now: Date, count: Int, into directory: String, pki: TestPKI) throws {
+    func makeBatch(_ scenario: Scenario, now: Date, count: Int, into directory: String, pki: CertificateSet<CertificateRole>) throws {
         let interrupts = Interrupts.discardStagedOnSignal()
         let folder: StagedFolder
         do { folder = try StagedFolder(replacing: URL(fileURLWithPath: directory), owned: Self.batchFiles) } catch {
@@ -34,7 +34,7 @@ extension Make {
         interrupts.guarding(folder)
         defer { folder.discard() }
         let forge: Forge
-        do { forge = try Forge(pki: pki) } catch { throw fail(error.message, Exit.software) }
+        do { forge = try Forge(receiptPKI: pki) } catch { throw fail(error.message, Exit.software) }
         let format = self.format ?? .der
         let suffix = ["der": "der", "base64": "b64", "json": "json"][format.rawValue] ?? "der"
         let digits = String(count - 1).count

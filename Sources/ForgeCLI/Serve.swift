@@ -91,7 +91,7 @@ struct Serve: AsyncParsableCommand {
             do { scenarios.append(try Scenario.decode(json: Data(bytes))) } catch { throw fail("\(path): \(error.message)", Exit.dataError) }
         }
         let histories: ServerHistories
-        do { histories = try ServerHistories(scenarios: scenarios, forge: try Forge(pki: pki)) } catch {
+        do { histories = try ServerHistories(scenarios: scenarios, forge: try Forge(receiptPKI: pki)) } catch {
             throw fail(error.description, error.code == .invalidScenario || error.code == .conflictingOptions ? Exit.dataError : Exit.software)
         }
         let anchors = [TrustAnchorID.forgeRoot: pki.certificate(.root), TrustAnchorID.forgeStoreKit: pki.certificate(.storeKit)]

@@ -59,7 +59,7 @@ struct VectorsCommand: ParsableCommand {
             let interrupts = Interrupts.discardStagedOnSignal()
             do {
                 let manifest = try CorpusGenerator(
-                    forge: try Forge(pki: pki), jwsForge: JWSForge(pki: try JWSTestPKI.bundled()), additionalSchemas: conformanceSchemas
+                    forge: try Forge(receiptPKI: pki), additionalSchemas: conformanceSchemas
                 ).write(to: directory, staged: interrupts.guarding)
                 let elapsed = start.duration(to: clock.now)
                 let families = Dictionary(grouping: manifest.vectors, by: \.family).map { "\($0.key) \($0.value.count)" }.sorted()

@@ -31,7 +31,7 @@ extension X509Certificate {
         }
     }
 
-    private static func issue(
+    static func issue(
         _ template: CertificateTemplate,
         subjectKey: EVPKeyBacking,
         issuer: X509Certificate?,

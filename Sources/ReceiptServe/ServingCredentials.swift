@@ -18,7 +18,7 @@ public struct ServingCredentials: Sendable {
     /// A fresh key and a certificate for `host` (plus localhost, 127.0.0.1 and ::1) issued by the TEST root,
     /// so a client that insists on TLS needs one trusted PEM: `Certificates/root.pem`. Valid from an hour
     /// before `now` for 30 days; it is made at start-up and never written anywhere.
-    public static func issue(for host: String, by pki: TestPKI, now: Date = Date()) throws -> ServingCredentials {
+    public static func issue(for host: String, by pki: CertificateSet<CertificateRole>, now: Date = Date()) throws -> ServingCredentials {
         let key = try RSAPrivateKey.generate(bits: 2048)
         var dnsNames = ["localhost"]
         var addresses: [[UInt8]] = [[127, 0, 0, 1], Array(repeating: 0, count: 15) + [1]]

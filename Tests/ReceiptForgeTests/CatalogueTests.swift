@@ -12,9 +12,8 @@ import StoreModel
 /// must be what the catalogue says a correct validator answers.
 @Suite("Vector catalogue")
 struct CatalogueTests {
-    static let pki = try! TestPKI.bundled()
-    static let forge = try! Forge(pki: pki)
-    static let jws = JWSForge(pki: try! JWSTestPKI.bundled())
+    static let pki = try! CertificateSet<CertificateRole>.bundled()
+    static let forge = try! Forge(receiptPKI: pki)
     /// The receipt vectors: the reference validator judges receipts (the JWS verifier's tests judge the rest).
     static let receipts = VectorCatalogue.all.filter { !$0.artifact.isJWS }
 
@@ -33,7 +32,7 @@ struct CatalogueTests {
     @Test("The reference validator gives every vector its expected verdict and error class", arguments: receipts.map(\.id))
     func oracle(id: String) throws {
         let spec = try #require(Self.receipts.first { $0.id == id })
-        let bytes = try spec.bytes(receipts: Self.forge, jws: Self.jws)
+        let bytes = try spec.bytes(forge: Self.forge)
         let anchor: CertificateRole = spec.trustAnchor == "forge-storekit" ? .storeKit : .root
         let context = ValidationContext(
             trustedRoots: [Self.pki[anchor].certificate], bundleID: spec.bundleID, appVersion: spec.appVersion,
@@ -55,7 +54,7 @@ struct CatalogueTests {
     @Test("Bytes are deterministic: made twice, identical")
     func determinism() throws {
         for spec in VectorCatalogue.all.prefix(40) {
-            #expect(try spec.bytes(receipts: Self.forge, jws: Self.jws) == spec.bytes(receipts: Self.forge, jws: Self.jws), "\(spec.id)")
+            #expect(try spec.bytes(forge: Self.forge) == spec.bytes(forge: Self.forge), "\(spec.id)")
         }
     }
 }

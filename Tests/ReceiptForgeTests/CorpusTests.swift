@@ -14,9 +14,9 @@ import StoreModel
 struct CorpusTests {
     static let vectors = repositoryRoot.appendingPathComponent("Vectors")
     /// Generated as `forge vectors generate` does: with the conformance runner's schemas.
-    static let forge = try! Forge(pki: TestPKI.bundled())
+    static let forge = try! Forge.bundled()
     static let generated = try! CorpusGenerator(
-        forge: forge, jwsForge: JWSForge(pki: JWSTestPKI.bundled()), additionalSchemas: ConformanceSchemas.all()
+        forge: forge, additionalSchemas: ConformanceSchemas.all()
     ).build()
 
     @Test("Regenerating gives the committed Vectors/ byte for byte (run `swift run forge vectors generate` after changing the forge)")
@@ -39,7 +39,7 @@ struct CorpusTests {
     func acceptableResolution() throws {
         let manifest = Self.generated.manifest
         let profile = try #require(manifest.profiles["apple-compatible"])
-        let pki = try TestPKI.bundled()
+        let pki = try CertificateSet<CertificateRole>.bundled()
         for vector in manifest.vectors where vector.expected.verdict == .acceptable {
             let resolved = profile.resolve(vector.flags)
             guard resolved != .acceptable else { continue }  // the profile leaves it to the validator

@@ -17,8 +17,8 @@ import ForgeSupport
 struct FailCaseTests {
     static let directory = repositoryRoot.appendingPathComponent("FuzzTesting/FailCases")
     static let cases: [String] = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
-    static let pki = try! TestPKI.bundled()
-    static let mutator = Mutator(forge: try! Forge(pki: pki), jwsForge: JWSForge(pki: try! JWSTestPKI.bundled()))
+    static let pki = try! CertificateSet<CertificateRole>.bundled()
+    static let mutator = Mutator(forge: try! Forge(receiptPKI: pki))
 
     @Test("The fail cases are there, each named after a fuzz target")
     func named() {
@@ -66,7 +66,7 @@ struct FailCaseTests {
                 let payload = split < rest.count ? Array(rest[(split + 1)...]) : []
                 text = CompactJWS(header: Array(rest[..<split]), payload: payload, signature: Array(payload.suffix(64))).compact
             }
-            let roots = [try JWSTestPKI.bundled().certificate(.root)].compactMap { $0 }
+            let roots = [try CertificateSet<JWSRole>.bundled().certificate(.root)]
             let context = ValidationContext(trustedRoots: roots, bundleID: "com.example.app", appAppleID: 1, environment: .production)
             _ = Inspection(jws: text, report: JWSVerifier().verify(text, context: context))?.json().serialized(pretty: false)
             _ = Inspection(jws: text)?.text()

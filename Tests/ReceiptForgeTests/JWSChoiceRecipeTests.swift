@@ -34,7 +34,7 @@ struct JWSChoiceRecipeTests {
 
     @Test("A JWS step missing a parameter names one the mutation lists")
     func missingParametersAreListed() throws {
-        let mutator = Mutator(forge: try Forge(pki: TestPKI.bundled()), jwsForge: JWSForge(pki: try JWSTestPKI.bundled()))
+        let mutator = Mutator(forge: try Forge.bundled())
         let base = try #require(Self.jwsBases.first).id
         for mutation in Self.jwsMutations {
             do { _ = try mutator.replay(MutantRecipe(base: base, steps: [MutationStep(mutation.id)], oracle: "none")) } catch {

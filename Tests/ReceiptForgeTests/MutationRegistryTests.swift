@@ -9,7 +9,7 @@ import StoreModel
 /// one vocabulary whose stage says which artefact each edits, and one mutator draws and replays both.
 @Suite("One registry")
 struct MutationRegistryTests {
-    static let mutator = Mutator(forge: sharedForge, jwsForge: JWSForge(pki: try! JWSTestPKI.bundled()))
+    static let mutator = Mutator(forge: sharedForge)
 
     @Test("Every JWS mutation is used by a JWS vector; ids are unique across artefacts")
     func jwsCoverage() {

@@ -11,7 +11,7 @@ import StoreModel
 /// Every mutation, applied to a valid receipt, gives the verdict and error class it is documented to expose.
 @Suite("Mutations")
 struct MutationTests {
-    static let pki = try! TestPKI.bundled()
+    static let pki = try! CertificateSet<CertificateRole>.bundled()
     static let scenario = Scenario(bundleID: "com.example.app", seed: 5, purchases: [Purchase(productID: "com.example.pro", renewals: 1)])
 
     struct Case: CustomTestStringConvertible, Sendable {
@@ -95,7 +95,7 @@ struct MutationTests {
     func verdict(_ testCase: Case) throws {
         var scenario = Self.scenario
         scenario.preset = testCase.preset
-        let forge = try Forge(pki: Self.pki)
+        let forge = try Forge(receiptPKI: Self.pki)
         let clean = try forge.make(scenario, now: pinnedNow)
         let mutated = try forge.make(scenario, now: pinnedNow, mutations: testCase.steps)
         #expect(mutated.bytes != clean.bytes, "the mutation changed nothing")
@@ -121,7 +121,7 @@ struct MutationTests {
 
     @Test("Bad recipes are refused with a message naming the mutation and parameter")
     func badRecipes() throws {
-        let forge = try Forge(pki: Self.pki)
+        let forge = try Forge(receiptPKI: Self.pki)
         #expect(throws: ForgeError(.invalidRecipe, "")) { try forge.make(Self.scenario, now: pinnedNow, mutations: [MutationStep("no-such-thing")]) }
         do {
             _ = try forge.make(Self.scenario, now: pinnedNow, mutations: [MutationStep("drop-attribute", ["type": "two"])])
@@ -143,7 +143,7 @@ struct MutationTests {
         "No parameter value traps: every mutation, every hostile number, alone and after every SignerInfo is gone",
         arguments: Mutation.catalogue.filter { $0.stage.artefact == .receipt }.map(\.id))
     func hostileParameters(id: String) throws {
-        let forge = try Forge(pki: Self.pki)
+        let forge = try Forge(receiptPKI: Self.pki)
         let mutation = try Mutation.named(id)
         let names = mutation.parameters.flatMap { $0.name.split(separator: "|").map(String.init) }
         for name in names.isEmpty ? [""] : names {
@@ -166,7 +166,7 @@ struct MutationTests {
 
     @Test("Numbers are range-checked before they size anything: the error names the range")
     func rangeChecked() throws {
-        let forge = try Forge(pki: Self.pki)
+        let forge = try Forge(receiptPKI: Self.pki)
         for (id, name, value) in [
             ("trailing-bytes", "count", "-5"), ("payload-trailing-bytes", "count", "2000000"), ("truncate", "length", "-9223372036854775808"),
             ("nested-sequences", "depth", "0"), ("signer-count", "count", "17"), ("flip-signature-bit", "signer", "-1"),

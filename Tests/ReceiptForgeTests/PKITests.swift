@@ -11,8 +11,8 @@ struct PKITests {
     @Test("The compiled-in set equals Certificates/ byte for byte (run scripts/embed-certificates.sh after changing it)")
     func bundledEqualsFiles() throws {
         // Every role parses and each key is its certificate's: the lazy parse of a shipped binary cannot fail.
-        let pki = try TestPKI.bundled().validated()
-        let onDisk = try TestPKI.load(from: repositoryRoot.appendingPathComponent("Certificates"))
+        let pki = try CertificateSet<CertificateRole>.bundled().validated()
+        let onDisk = try CertificateSet<CertificateRole>.load(from: repositoryRoot.appendingPathComponent("Certificates"))
         for role in CertificateRole.allCases {
             #expect(pki[role].certificate.derRepresentation == onDisk[role].certificate.derRepresentation, "\(role)")
             #expect(try pki[role].privateKey.pemRepresentation == onDisk[role].privateKey.pemRepresentation, "\(role)")
@@ -27,8 +27,8 @@ struct PKITests {
 
     @Test("Re-issuing from the committed keys reproduces the committed certificates (issuance is deterministic)")
     func reissue() throws {
-        let pki = try TestPKI.bundled()
-        let again = try TestPKI.issue(keys: Dictionary(uniqueKeysWithValues: CertificateRole.allCases.map { ($0, pki[$0].privateKey) }))
+        let pki = try CertificateSet<CertificateRole>.bundled()
+        let again = try CertificateSet<CertificateRole>.issue(keys: Dictionary(uniqueKeysWithValues: CertificateRole.allCases.map { ($0, pki[$0].privateKey) }))
         for role in CertificateRole.allCases {
             #expect(again[role].certificate.derRepresentation == pki[role].certificate.derRepresentation, "\(role)")
         }
@@ -36,14 +36,14 @@ struct PKITests {
 
     @Test("Every subject says TEST and never claims to be Apple", arguments: CertificateRole.allCases)
     func testNames(role: CertificateRole) throws {
-        let certificate = try TestPKI.bundled()[role].certificate
+        let certificate = try CertificateSet<CertificateRole>.bundled()[role].certificate
         #expect(certificate.subject.contains("TEST"))
         #expect(certificate.subject.replacingOccurrences(of: "not Apple", with: "").contains("Apple") == false)
     }
 
     @Test("Apple-shaped extensions: markers, policy, key usage, EKU, path length, algorithms")
     func appleShape() throws {
-        let pki = try TestPKI.bundled()
+        let pki = try CertificateSet<CertificateRole>.bundled()
         let root = pki[.root].certificate, intermediate = pki[.intermediate].certificate, leaf = pki[.leaf].certificate
         #expect(root.isSelfIssued && root.isCA)
         #expect(intermediate.isCA && intermediate.isIssued(by: root))
@@ -73,11 +73,11 @@ struct PKITests {
     func freshSet() throws {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("pki-\(UUID().uuidString)")
         defer { try? FileManager.default.removeItem(at: directory) }
-        let fresh = try TestPKI.generate()
+        let fresh = try CertificateSet<CertificateRole>.generate()
         try fresh.write(to: directory, overwrite: false)
-        let loaded = try TestPKI.load(from: directory)
+        let loaded = try CertificateSet<CertificateRole>.load(from: directory)
         #expect(loaded[.leaf].certificate == fresh[.leaf].certificate)
-        #expect(loaded[.root].certificate.publicKey != (try TestPKI.bundled())[.root].certificate.publicKey)
+        #expect(loaded[.root].certificate.publicKey != (try CertificateSet<CertificateRole>.bundled())[.root].certificate.publicKey)
         #expect(throws: ForgeError(.wouldOverwrite, "")) { try fresh.write(to: directory, overwrite: false) }
         try fresh.write(to: directory, overwrite: true)
     }

@@ -12,7 +12,7 @@ struct RecipeReplayTests {
     static let vectors = repositoryRoot.appendingPathComponent("Vectors")
 
     static func mutator() throws -> Mutator {
-        Mutator(forge: sharedForge, jwsForge: JWSForge(pki: try JWSTestPKI.bundled()))
+        Mutator(forge: sharedForge)
     }
 
     @Test("Every manifest recipe replays byte for byte from its provenance")

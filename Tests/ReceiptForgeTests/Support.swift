@@ -11,7 +11,7 @@ let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
 let pinnedNow = ReceiptDate.parse("2025-06-15T12:00:00Z")!
 
 /// The forge over the bundled PKI, built once.
-let sharedForge: Forge = try! Forge(pki: TestPKI.bundled())
+let sharedForge: Forge = try! Forge.bundled()
 
 /// A made receipt, decoded back: container and payload.
 struct Decoded {

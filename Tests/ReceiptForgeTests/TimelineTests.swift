@@ -8,7 +8,7 @@ import StoreModel
 /// A scenario's timeline: what Apple's server knows after the receipt on the device was made.
 @Suite("Scenario timeline")
 struct TimelineTests {
-    static let forge = try! Forge(pki: TestPKI.bundled())
+    static let forge = try! Forge.bundled()
     static let madeAt = ReceiptDate.parse("2025-01-01T00:00:00Z")!
 
     static func scenario(_ events: [TimelineEvent], product: Purchase? = nil) -> Scenario {

@@ -10,7 +10,7 @@ import StoreModel
 
 @Suite("The reference validator")
 struct ValidatorTests {
-    let pki = try! TestPKI.bundled()
+    let pki = try! CertificateSet<CertificateRole>.bundled()
     let validator = ReferenceValidator()
 
     func context(

@@ -6,7 +6,7 @@ import ReferenceValidation
 import ForgeSupport
 import StoreModel
 
-let pki = try? TestPKI.bundled()
+let pki = try? CertificateSet<CertificateRole>.bundled()
 let context = ValidationContext(
     trustedRoots: [pki?[.root].certificate].compactMap { $0 }, bundleID: "com.example.app",
     now: Date(timeIntervalSince1970: 1_750_000_000))

@@ -2,10 +2,7 @@ import Foundation
 import FuzzSupport
 import ReceiptForge
 
-let replayer: Mutator? = {
-    guard let forge = (try? TestPKI.bundled()).flatMap({ try? Forge(pki: $0) }), let pki = try? JWSTestPKI.bundled() else { return nil }
-    return Mutator(forge: forge, jwsForge: JWSForge(pki: pki))
-}()
+let replayer = (try? Forge.bundled()).map { Mutator(forge: $0) }
 
 /// `forge mutate --replay` on JWS recipes. A JSON document is decoded as a recipe and replayed as the CLI
 /// does (whatever its base); other bytes are read as choices (`MutantRecipe(choosingJWSFrom:)`), so every JWS

@@ -7,7 +7,7 @@ import JWSModel
 import ForgeSupport
 import StoreModel
 
-let pki = try? JWSTestPKI.bundled()
+let pki = try? CertificateSet<JWSRole>.bundled()
 let context = ValidationContext(
     trustedRoots: [pki?.certificate(.root)].compactMap { $0 }, bundleID: "com.example.app", appAppleID: 1, environment: .production)
 

@@ -4,7 +4,7 @@ import ReceiptForge
 import ForgeSupport
 import StoreModel
 
-let mutator = (try? TestPKI.bundled()).flatMap { try? Forge(pki: $0) }.flatMap { forge in (try? JWSTestPKI.bundled()).map { Mutator(forge: forge, jwsForge: JWSForge(pki: $0)) } }
+let mutator = (try? Forge.bundled()).map { Mutator(forge: $0) }
 /// A JSON document is decoded as a recipe (`forge mutate --replay`); other bytes are read as choices
 /// (`MutantRecipe(choosingFrom:)`), so every mutation meets every kind of value and order of steps.
 func fuzzRecipeReplay(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {

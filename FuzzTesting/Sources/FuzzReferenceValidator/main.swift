@@ -6,7 +6,7 @@ import ReferenceValidation
 import StoreModel
 import ForgeSupport
 
-let pki = try? TestPKI.bundled()
+let pki = try? CertificateSet<CertificateRole>.bundled()
 let context = ValidationContext(
     trustedRoots: [pki?[.root].certificate, pki?[.storeKit].certificate].compactMap { $0 },
     bundleID: "com.example.app", appVersion: "1",

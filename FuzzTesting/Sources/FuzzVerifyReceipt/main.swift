@@ -6,8 +6,8 @@ import ReceiptServe
 import ForgeSupport
 import StoreModel
 
-let pki = try? TestPKI.bundled()
-let forge = pki.flatMap { try? Forge(pki: $0) }
+let pki = try? CertificateSet<CertificateRole>.bundled()
+let forge = pki.flatMap { try? Forge(receiptPKI: $0) }
 let history = Scenario(
     bundleID: "com.example.app", now: "2025-01-01T00:00:00Z",
     purchases: [Purchase(productID: "pro.monthly", purchaseDate: "2024-12-15T00:00:00Z", period: "P1M")],

@@ -10,17 +10,15 @@ public import ForgeSupport
 /// Deterministic: the keys are committed, every time is pinned and every seed derives from
 /// `VectorSpec.corpusSeed` and the vector id, so two runs write identical bytes.
 public struct CorpusGenerator: Sendable {
+    /// Makes the receipt and the StoreKit 2 vectors.
     public let forge: Forge
-    /// Signs the StoreKit 2 vectors.
-    public let jwsForge: JWSForge
     public let specs: [VectorSpec]
     /// File name → JSON Schema written into `schema/` beside the corpus's own (the conformance runner's
     /// protocol, results and baseline schemas). Passed in so this module need not depend on the runner's.
     public let additionalSchemas: [String: Data]
 
-    public init(forge: Forge, jwsForge: JWSForge, specs: [VectorSpec] = VectorCatalogue.all, additionalSchemas: [String: Data] = [:]) {
+    public init(forge: Forge, specs: [VectorSpec] = VectorCatalogue.all, additionalSchemas: [String: Data] = [:]) {
         self.forge = forge
-        self.jwsForge = jwsForge
         self.specs = specs
         self.additionalSchemas = additionalSchemas
     }
@@ -30,12 +28,13 @@ public struct CorpusGenerator: Sendable {
         var files: [String: Data] = [:]
         var anchors: [String: TrustAnchor] = [:]
         let receiptAnchors = [
-            (TrustAnchorID.forgeRoot, forge.pki[.root].certificate.derRepresentation, "The receipt-forge TEST root (plays Apple Root CA)."),
-            (TrustAnchorID.forgeStoreKit, forge.pki[.storeKit].certificate.derRepresentation, "The receipt-forge TEST StoreKit certificate (plays Xcode's StoreKit certificate)."),
+            (TrustAnchorID.forgeRoot, forge.receiptPKI[.root].certificate.derRepresentation, "The receipt-forge TEST root (plays Apple Root CA)."),
+            (
+                TrustAnchorID.forgeStoreKit, forge.receiptPKI[.storeKit].certificate.derRepresentation,
+                "The receipt-forge TEST StoreKit certificate (plays Xcode's StoreKit certificate)."
+            ),
         ]
-        guard let jwsRoot = jwsForge.pki.certificate(.root), let jwsXcode = jwsForge.pki.certificate(.xcode) else {
-            throw ForgeError(.certificateSetInvalid, "the JWS test PKI is incomplete")
-        }
+        let jwsRoot = forge.jwsPKI.certificate(.root), jwsXcode = forge.jwsPKI.certificate(.xcode)
         let jwsAnchors = [
             (TrustAnchorID.forgeJWSRoot, jwsRoot.derRepresentation, "The receipt-forge EC TEST root for StoreKit 2 JWS (plays Apple Root CA - G3)."),
             (TrustAnchorID.forgeJWSXcode, jwsXcode.derRepresentation, "The receipt-forge EC TEST certificate of Xcode-signed JWS (plays StoreKit Testing in Xcode)."),
@@ -46,7 +45,7 @@ public struct CorpusGenerator: Sendable {
         }
         var vectors: [Vector] = []
         for spec in specs {
-            let (bytes, context) = try spec.make(receipts: forge, jws: jwsForge)
+            let (bytes, context) = try spec.make(forge: forge)
             let file = "\(spec.family)/\(spec.name).\(spec.fileExtension)"
             files[file] = Data(bytes)
             vectors.append(

@@ -102,12 +102,10 @@ public struct MutantRecipe: Codable, Sendable, Hashable {
 /// one seeded generator per artefact.
 public struct Mutator: Sendable {
     public let forge: Forge
-    public let jwsForge: JWSForge
     public let specs: [VectorSpec]
 
-    public init(forge: Forge, jwsForge: JWSForge, specs: [VectorSpec] = VectorCatalogue.all) {
+    public init(forge: Forge, specs: [VectorSpec] = VectorCatalogue.all) {
         self.forge = forge
-        self.jwsForge = jwsForge
         self.specs = specs
     }
 
@@ -171,12 +169,12 @@ public struct Mutator: Sendable {
         var applied: [MutationStep] = []
         for step in drawn.steps {
             spec.mutations = own + applied + [step]
-            if (try? spec.bytes(receipts: forge, jws: jwsForge)) != nil { applied.append(step) }
+            if (try? spec.bytes(forge: forge)) != nil { applied.append(step) }
         }
         spec.mutations = own + applied
         let recipe = MutantRecipe(base: drawn.base, steps: applied, oracle: MutantRecipe.oracle(for: applied))
         return Mutant(
-            name: recipe.id.replacingOccurrences(of: "::", with: "-"), fileExtension: "der", bytes: try spec.bytes(receipts: forge, jws: jwsForge),
+            name: recipe.id.replacingOccurrences(of: "::", with: "-"), fileExtension: "der", bytes: try spec.bytes(forge: forge),
             recipe: recipe)
     }
 
@@ -201,7 +199,7 @@ public struct Mutator: Sendable {
         }
         spec.mutations += recipe.steps
         do throws(ForgeError) {
-            return try spec.bytes(receipts: forge, jws: jwsForge)
+            return try spec.bytes(forge: forge)
         } catch {
             // The forge numbers steps from the base vector's own; people number the recipe's.
             let at = error.step.map { $0 > own ? "recipe step \($0 - own) (\(recipe.steps[$0 - own - 1].mutation))" : "the base vector's step \($0)" }

@@ -126,11 +126,11 @@ extension VectorSpec {
     /// The scenario a vector of this artefact starts from: what the provenance leaves out when unchanged.
     var baseScenario: Scenario { artifact.isJWS ? VectorCatalogue.jwsScenario : VectorCatalogue.baseScenario }
 
-    /// The vector's bytes, made with the given forges at the pinned time.
-    public func bytes(receipts: Forge, jws: JWSForge) throws(ForgeError) -> [UInt8] { try make(receipts: receipts, jws: jws).bytes }
+    /// The vector's bytes, made with the given forge at the pinned time.
+    public func bytes(forge: Forge) throws(ForgeError) -> [UInt8] { try make(forge: forge).bytes }
 
     /// The vector's bytes and the context a validator judges them in.
-    public func make(receipts: Forge, jws: JWSForge) throws(ForgeError) -> (bytes: [UInt8], context: Context) {
+    public func make(forge: Forge) throws(ForgeError) -> (bytes: [UInt8], context: Context) {
         var pinned = scenario
         pinned.seed = seed
         guard let time = ReceiptDate.parse(made ?? now) else { throw ForgeError(.invalidScenario, "\(id): bad date \(made ?? now)") }
@@ -138,14 +138,14 @@ extension VectorSpec {
             throw ForgeError(.invalidRecipe, "\(mutations.count) steps; at most \(MutationBounds.maxSteps) are allowed")
         }
         guard let kind = artifact.jwsKind else {
-            let bytes = try receipts.make(pinned, now: time, mutations: mutations).bytes
+            let bytes = try forge.make(pinned, now: time, mutations: mutations).bytes
             let context = Context(
                 now: now, trustAnchor: trustAnchor ?? TrustAnchorID.forgeRoot, bundleId: bundleID, appVersion: appVersion, deviceId: deviceID,
                 environment: environment)
             return (bytes, context)
         }
         let options = JWSOptions(notificationType: notificationType, subtype: subtype)
-        let forged = try jws.make(kind, scenario: pinned, now: time, options: options, steps: mutations)
+        let forged = try forge.make(kind, scenario: pinned, now: time, options: options, steps: mutations)
         let environment = environment ?? forged.environment
         // A server configured for Production always knows its app's Apple id (Apple's verifiers require it).
         let appID: Int64? =
@@ -158,7 +158,7 @@ extension VectorSpec {
             trustAnchor ?? (forged.xcodeSigned || environment == .xcode ? TrustAnchorID.forgeJWSXcode : TrustAnchorID.forgeJWSRoot)
         let context = Context(
             now: now, trustAnchor: anchor, bundleId: bundleID, environment: environment, artifact: artifact.rawValue, appAppleId: appID)
-        return (Array(forged.compact.utf8), context)
+        return (forged.bytes, context)
     }
 
     /// What makes the bytes, as the manifest records it: the preset, the steps, the time made, the seed,

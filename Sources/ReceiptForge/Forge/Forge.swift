@@ -5,14 +5,24 @@ import Synchronization
 public import ForgeSupport
 public import StoreModel
 
+/// What every forged artefact carries, whichever encoder rendered the store.
+public protocol ForgedArtefact: Sendable {
+    /// The artefact as a file holds it: a receipt's PKCS#7 DER, a JWS's compact serialization.
+    var bytes: [UInt8] { get }
+    /// What it renders: the resolved scenario at its creation time.
+    var store: Store { get }
+    var artefact: Mutation.Artefact { get }
+}
+
 /// A receipt the forge made, with everything needed to check or reproduce it.
-public struct ForgedReceipt: Sendable {
+public struct ForgedReceipt: ForgedArtefact {
     /// The PKCS#7 bytes.
     public let bytes: [UInt8]
     /// The signed payload (the eContent).
     public let payload: [UInt8]
     /// What the receipt renders: the resolved scenario at the receipt's creation time.
     public let store: Store
+    public var artefact: Mutation.Artefact { .receipt }
     public var preset: Preset { store.preset }
     public var now: Date { store.now }
     public var seed: UInt64 { store.seed }
@@ -26,48 +36,60 @@ public struct ForgedReceipt: Sendable {
     public var history: SubscriptionHistory { store.history }
     /// The role of the certificate a validator must trust to accept this receipt.
     public let trustAnchorRole: CertificateRole
-    let pki: TestPKI
+    let pki: CertificateSet<CertificateRole>
     /// The certificate a validator must trust to accept this receipt (parsed when asked: making a receipt
     /// does not need it).
     public var trustAnchor: X509Certificate { pki.certificate(trustAnchorRole) }
 }
 
-/// Makes receipts: valid by default, in the shape of a preset, signed by the test PKI.
+/// Renders the one ``Store`` as signed artefacts: a receipt (``ReceiptEncoder``, signed by the RSA set) or a
+/// StoreKit 2 JWS (``World``, signed by the EC set). Valid by default, in the shape of a preset; a new artefact
+/// is a new encoder, not a new forge.
 ///
 /// The forge builds the payload and the SignedData itself and asks OpenSSL only for the raw RSA
 /// signature, because `openssl cms -sign` adds signed attributes and re-sorts certificates, which
 /// real receipts never show (receipt-facts §b.1). Nothing here reads the clock or an unseeded
 /// random source: `now` and the seed are inputs.
 public struct Forge: Sendable {
-    public let pki: TestPKI
-    /// What signing in each preset's shape needs (the key, the embedded certificates, the SignerInfo id),
-    /// worked out on the first receipt of that preset: a process making one receipt parses one chain.
-    private let signing = SigningCache()
+    /// Signs receipts.
+    public let receiptPKI: CertificateSet<CertificateRole>
+    /// Signs JWS.
+    public let jwsPKI: CertificateSet<JWSRole>
+    /// What signing needs, worked out on first use: per preset the key, the embedded certificates and the
+    /// SignerInfo id (a process making one receipt parses one chain), and the JWS protected headers.
+    let cache = Cache()
 
-    private final class SigningCache: Sendable {
-        let entries = Mutex<[Preset: Signing]>([:])
+    final class Cache: Sendable {
+        fileprivate let signing = Mutex<[Preset: Signing]>([:])
+        let jwsHeaders = Mutex<JWSHeaders?>(nil)
     }
 
-    private struct Signing: Sendable {
+    fileprivate struct Signing: Sendable {
         let key: RSAPrivateKey
         let certificates: [[UInt8]]
         let identity: CertificateIdentity
     }
 
-    public init(pki: TestPKI) throws(ForgeError) {
-        self.pki = pki
+    /// A forge over a receipt set and a JWS set; without one, the compiled-in EC set signs JWS, so a user's own
+    /// receipt set (`forge make --certificates DIR`) needs no JWS set on disk.
+    public init(receiptPKI: CertificateSet<CertificateRole>, jwsPKI: CertificateSet<JWSRole>? = nil) throws(ForgeError) {
+        self.receiptPKI = receiptPKI
+        if let jwsPKI { self.jwsPKI = jwsPKI } else { self.jwsPKI = try .bundled() }
     }
 
+    /// The forge over both compiled-in sets.
+    public static func bundled() throws(ForgeError) -> Forge { try Forge(receiptPKI: .bundled()) }
+
     private func setup(for preset: Preset) throws(ForgeError) -> Signing {
-        if let known = signing.entries.withLock({ $0[preset] }) { return known }
-        let certificates = preset.chain.map { pki.certificateDER($0) }
+        if let known = cache.signing.withLock({ $0[preset] }) { return known }
+        let certificates = preset.chain.map { receiptPKI.certificateDER($0) }
         let identity = try ForgeError.encoding("reading the \(preset.chain[0].fileStem) certificate") { () throws(ReceiptDecodingError) in
             try CertificateIdentity(derEncoded: certificates[0])
         }
-        let key = pki.privateKey(preset.chain[0])
+        let key = receiptPKI.privateKey(preset.chain[0])
         let setup = Signing(
             key: key, certificates: certificates, identity: identity)
-        signing.entries.withLock { $0[preset] = setup }
+        cache.signing.withLock { $0[preset] = setup }
         return setup
     }
 
@@ -97,7 +119,7 @@ public struct Forge: Sendable {
         let preset = store.preset
         let setup = try setup(for: preset)
         var stages = ForgeStages(
-            pki: pki, preset: preset, attributes: try encoder.attributes(), ordering: preset.setOrdering, payload: [],
+            pki: receiptPKI, preset: preset, attributes: try encoder.attributes(), ordering: preset.setOrdering, payload: [],
             signerKey: setup.key, signerIdentity: setup.identity, hashAlgorithm: preset.digest,
             signerDigestOID: preset.digest.dottedOID, digestAlgorithmOIDs: [preset.digest.dottedOID],
             signatureAlgorithmOID: preset.signatureAlgorithmOID, signedAttributes: nil, certificates: setup.certificates,
@@ -129,7 +151,7 @@ public struct Forge: Sendable {
         stages.bytes = try ForgeError.encoding("encoding the container") { () throws(ReceiptDecodingError) in try draft.encoded() }
         try run(.encoded)
         return ForgedReceipt(
-            bytes: stages.bytes, payload: stages.payload, store: store, trustAnchorRole: preset.trustAnchor, pki: pki)
+            bytes: stages.bytes, payload: stages.payload, store: store, trustAnchorRole: preset.trustAnchor, pki: receiptPKI)
     }
 }
 
@@ -137,7 +159,7 @@ public struct Forge: Sendable {
 /// field is what one kind of defect edits: mutations receive it at their stage (see ``Mutation``).
 public struct ForgeStages: Sendable {
     /// The PKI the receipt is signed from, for mutations that issue variant certificates.
-    public let pki: TestPKI
+    public let pki: CertificateSet<CertificateRole>
     public let preset: Preset
     /// Payload attributes, before encoding (stage `.attributes`).
     public var attributes: [ReceiptAttribute]

@@ -399,10 +399,10 @@ extension Mutation {
         _ stages: inout ForgeStages, role: CertificateRole, position: Int, issuerRole: CertificateRole?? = .none,
         _ edit: (inout CertificateTemplate) -> Void
     ) throws(ForgeError) {
-        var template = TestPKIProfile.template(for: role)
+        var template = role.template
         edit(&template)
         let subject = stages.pki[role]
-        let issuer: Credential? = (issuerRole ?? role.issuerRole).map { stages.pki[$0] }
+        let issuer: Credential<RSAPrivateKey>? = (issuerRole ?? role.issuer).map { stages.pki[$0] }
         let certificate = try ForgeError.wrapping("issuing a \(role.fileStem) variant") {
             try X509Certificate.issue(
                 template, subjectKey: subject.privateKey.publicKey, issuer: issuer?.certificate,

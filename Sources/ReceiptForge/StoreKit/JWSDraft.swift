@@ -41,8 +41,8 @@ public struct JWSDraft: Sendable {
 
 /// What mutations may draw on: the PKI, the signer, deterministic extra keys.
 public struct JWSMutationContext: Sendable {
-    public let pki: JWSTestPKI
-    let forge: JWSForge
+    let forge: Forge
+    public var pki: CertificateSet<JWSRole> { forge.jwsPKI }
 
     /// A key derived from `label` (deterministic, so the corpus regenerates byte for byte).
     public func derivedKey(_ label: String, curve: ECCurve) throws(ForgeError) -> ECPrivateKey {
@@ -57,7 +57,7 @@ public struct JWSMutationContext: Sendable {
         _ role: JWSRole, key: ECPrivateKey, issuer: (certificate: X509Certificate, key: ECPrivateKey)?,
         edit: (inout CertificateTemplate) -> Void = { _ in }
     ) throws(ForgeError) -> [UInt8] {
-        var template = JWSProfile.template(for: role)
+        var template = role.template
         edit(&template)
         return try ForgeError.wrapping("issuing a \(role.rawValue) variant") {
             try X509Certificate.issue(template, subjectKey: .ec(key.publicKey), issuer: issuer?.certificate, issuerKey: issuer?.key ?? key)
@@ -65,21 +65,15 @@ public struct JWSMutationContext: Sendable {
         }
     }
 
-    public func certificate(_ role: JWSRole) throws(ForgeError) -> X509Certificate {
-        guard let certificate = pki.certificate(role) else { throw ForgeError(.certificateSetInvalid, "no \(role.rawValue) certificate") }
-        return certificate
-    }
+    public func certificate(_ role: JWSRole) throws(ForgeError) -> X509Certificate { pki.certificate(role) }
 
-    public func key(_ role: JWSRole) throws(ForgeError) -> ECPrivateKey {
-        guard let key = pki.key(role) else { throw ForgeError(.certificateSetInvalid, "no \(role.rawValue) key") }
-        return key
-    }
+    public func key(_ role: JWSRole) throws(ForgeError) -> ECPrivateKey { pki.privateKey(role) }
 
     /// Signs a payload as a complete JWS (for nested replacements).
     public func sign(_ payload: JSONValue, xcode: Bool = false) throws(ForgeError) -> String { try forge.sign(payload, xcode: xcode) }
 }
 
-extension JWSForge {
+extension Forge {
     /// Forges `kind` from `scenario`, applying the recipe `steps` (JWS mutations) on the way: the corpus's JWS
     /// vectors. A step that is unknown, edits a receipt, or has a parameter missing, malformed or out of range
     /// is an ``ForgeError/Code/invalidRecipe`` naming the step, before anything is signed.
@@ -100,16 +94,16 @@ extension JWSForge {
         let xcode = base.xcodeSigned
         let header: JSONObject =
             xcode ? [("kid", .string("Apple_Xcode_Key")), ("typ", .string("JWT")), ("alg", .string("ES256"))] : [("alg", .string("ES256")), ("typ", .string("JWT"))]
-        var draft = JWSDraft(header: header, x5c: pki.x5c(xcode: xcode).map(\.derRepresentation), payload: base.payload, key: pki.key(xcode ? .xcode : .leaf))
+        var draft = JWSDraft(header: header, x5c: jwsPKI.x5c(xcode: xcode).map(\.derRepresentation), payload: base.payload, key: jwsPKI.privateKey(xcode ? .xcode : .leaf))
         let compact = try assemble(&draft, steps: bound)
         return ForgedJWS(
-            kind: kind, compact: compact, payload: draft.payload, environment: base.environment, xcodeSigned: xcode, bundleID: base.bundleID,
+            kind: kind, compact: compact, payload: draft.payload, store: base.store, environment: base.environment, xcodeSigned: xcode,
             appAppleID: base.appAppleID)
     }
 
     /// Runs the stages: build edits, signing, signed edits, encoding, compact edits.
     func assemble(_ draft: inout JWSDraft, steps: [(Mutation, JWSEdit)]) throws(ForgeError) -> String {
-        let context = JWSMutationContext(pki: pki, forge: self)
+        let context = JWSMutationContext(forge: self)
         func run(_ stage: Mutation.Stage) throws(ForgeError) {
             for (mutation, edit) in steps where mutation.stage == stage {
                 do { try edit(&draft, context) } catch let error as ForgeError { throw error } catch {
@@ -138,7 +132,7 @@ extension JWSForge {
         else { throw ForgeError(.invalidRecipe, "the nested value is not a JWS") }
         let chain = (members["x5c"]?.arrayValue ?? []).compactMap { $0.stringValue.flatMap { Data(base64Encoded: $0) }.map(Array.init) }
         members["x5c"] = nil
-        var draft = JWSDraft(header: members, x5c: chain, payload: payload, key: pki.key(chain.count == 1 ? .xcode : .leaf))
+        var draft = JWSDraft(header: members, x5c: chain, payload: payload, key: jwsPKI.privateKey(chain.count == 1 ? .xcode : .leaf))
         return try assemble(&draft, steps: steps)
     }
 }

@@ -1,11 +1,10 @@
-public import Foundation
+import Foundation
 public import ForgeCrypto
 import ReceiptModel
 public import ForgeSupport
-public import StoreModel
 
 /// A certificate of the Apple-shaped EC test PKI that signs StoreKit 2 JWS.
-public enum JWSRole: String, Sendable, Hashable, CaseIterable, Codable {
+public enum JWSRole: String, PKIRole, Codable {
     /// P-384 root, plays Apple Root CA - G3.
     case root
     /// P-384 intermediate, plays Apple Worldwide Developer Relations CA - G6 (marker 1.2.840.113635.100.6.2.1).
@@ -24,7 +23,8 @@ public enum JWSRole: String, Sendable, Hashable, CaseIterable, Codable {
         }
     }
 
-    public var curve: ECCurve { self == .root || self == .intermediate ? .p384 : .p256 }
+    /// P-384 for the root and intermediate, P-256 for the keys that sign JWS (ES256).
+    public var keyParameters: ECCurve { self == .root || self == .intermediate ? .p384 : .p256 }
     public var issuer: JWSRole? {
         switch self {
         case .root, .xcode: nil
@@ -32,96 +32,21 @@ public enum JWSRole: String, Sendable, Hashable, CaseIterable, Codable {
         case .leaf: .intermediate
         }
     }
-}
 
-/// The EC test PKI: keys and certificates, compiled in from `Certificates/jws/` (TEST only, not Apple).
-///
-/// Certificates are issued with RFC 6979 signatures, so issuing them again from the committed keys gives
-/// the committed bytes (a test checks this).
-public struct JWSTestPKI: Sendable {
-    public let keys: [JWSRole: ECPrivateKey]
-    public let certificates: [JWSRole: X509Certificate]
-
-    public func key(_ role: JWSRole) -> ECPrivateKey? { keys[role] }
-    public func certificate(_ role: JWSRole) -> X509Certificate? { certificates[role] }
-
-    /// The chain a JWS carries in `x5c`: leaf, intermediate, root (Xcode: its one certificate).
-    public func x5c(xcode: Bool) -> [X509Certificate] {
-        (xcode ? [JWSRole.xcode] : [.leaf, .intermediate, .root]).compactMap { certificates[$0] }
-    }
-
-    /// The compiled-in set.
-    public static func bundled() throws(ForgeError) -> JWSTestPKI {
-        try load(files: BundledJWSCertificates.files, source: "the bundled JWS test PKI")
-    }
-
-    /// A set written by ``write(to:)`` (or `forge ca init --jws`).
-    public static func load(from directory: URL) throws(ForgeError) -> JWSTestPKI {
-        var files: [String: String] = [:]
-        for role in JWSRole.allCases {
-            for name in ["\(role.fileStem).pem", "\(role.fileStem).key.pem"] {
-                guard let text = try? String(contentsOf: directory.appendingPathComponent(name), encoding: .utf8) else {
-                    throw ForgeError(.certificateSetInvalid, "\(directory.path)/\(name) is missing or unreadable")
-                }
-                files[name] = text
-            }
+    public var purpose: String {
+        switch self {
+        case .root: "Trust anchor of App Store-shaped JWS (plays Apple Root CA - G3), P-384."
+        case .intermediate: "WWDR G6-like intermediate, P-384: CA, pathlen 0, marker 1.2.840.113635.100.6.2.1."
+        case .leaf: "JWS-signing leaf, P-256: digitalSignature, marker 1.2.840.113635.100.6.11.1."
+        case .xcode: "Xcode-like self-signed P-256 certificate that signs `xcode-*` JWS."
         }
-        return try load(files: files, source: directory.path)
     }
 
-    static func load(files: [String: String], source: String) throws(ForgeError) -> JWSTestPKI {
-        var keys: [JWSRole: ECPrivateKey] = [:]
-        var certificates: [JWSRole: X509Certificate] = [:]
-        for role in JWSRole.allCases {
-            guard let keyText = files["\(role.fileStem).key.pem"], let certificateText = files["\(role.fileStem).pem"] else {
-                throw ForgeError(.certificateSetInvalid, "\(source) lacks \(role.fileStem).pem or its key")
-            }
-            do {
-                keys[role] = try ECPrivateKey(pemRepresentation: keyText)
-                certificates[role] = try X509Certificate(pemEncoded: certificateText)
-            } catch {
-                throw ForgeError(.certificateSetInvalid, "\(source): \(role.fileStem): \(error)")
-            }
-            guard keys[role]?.publicKey == certificates[role]?.publicKey.ec else {
-                throw ForgeError(.certificateSetInvalid, "\(source): the key of \(role.fileStem) does not match its certificate")
-            }
-        }
-        return JWSTestPKI(keys: keys, certificates: certificates)
-    }
-
-    /// Fresh keys, certificates issued from them.
-    public static func generate() throws(ForgeError) -> JWSTestPKI {
-        var keys: [JWSRole: ECPrivateKey] = [:]
-        for role in JWSRole.allCases {
-            keys[role] = try ForgeError.wrapping("generating the \(role.rawValue) key") { try ECPrivateKey.generate(curve: role.curve) }
-        }
-        return try issue(keys: keys)
-    }
-
-    /// Issues every certificate from `keys`: deterministic, the same keys give the same certificates.
-    public static func issue(keys: [JWSRole: ECPrivateKey]) throws(ForgeError) -> JWSTestPKI {
-        var certificates: [JWSRole: X509Certificate] = [:]
-        for role in [JWSRole.root, .intermediate, .leaf, .xcode] {
-            guard let key = keys[role] else { throw ForgeError(.certificateSetInvalid, "no key for \(role.rawValue)") }
-            let issuerKey = role.issuer.flatMap { keys[$0] } ?? key
-            let issuer = role.issuer.flatMap { certificates[$0] }
-            certificates[role] = try ForgeError.wrapping("issuing the \(role.rawValue) certificate") {
-                try X509Certificate.issue(JWSProfile.template(for: role), subjectKey: .ec(key.publicKey), issuer: issuer, issuerKey: issuerKey)
-            }
-        }
-        return JWSTestPKI(keys: keys, certificates: certificates)
-    }
-
-    /// `<stem>.pem` and `<stem>.key.pem` for every role.
-    public func files() throws(ForgeError) -> [String: String] {
-        var files: [String: String] = [:]
-        for role in JWSRole.allCases {
-            guard let key = keys[role], let certificate = certificates[role] else { continue }
-            files["\(role.fileStem).pem"] = certificate.pemRepresentation
-            files["\(role.fileStem).key.pem"] = try ForgeError.wrapping("encoding a key") { try key.pemRepresentation }
-        }
-        return files
-    }
+    public typealias Key = ECPrivateKey
+    public var template: CertificateTemplate { JWSProfile.template(for: self) }
+    public static let bundledName = "the bundled JWS test PKI"
+    /// `Certificates/jws/` has no README.
+    public static let readmeIntro: String? = nil
 }
 
 /// The certificate templates of the EC test PKI, shaped after Apple's JWS chain (storekit2-facts §2).

@@ -3,6 +3,7 @@ public import ForgeCrypto
 public import ReceiptModel
 public import ForgeSupport
 public import StoreModel
+import Synchronization
 
 /// The five StoreKit 2 signed artefacts.
 public enum JWSKind: String, Sendable, Hashable, CaseIterable, Codable {
@@ -70,43 +71,53 @@ extension JWSOptions {
 }
 
 /// A forged JWS and what went into it.
-public struct ForgedJWS: Sendable {
+public struct ForgedJWS: ForgedArtefact {
     public let kind: JWSKind
     public let compact: String
     public let payload: JSONValue
+    /// What the JWS renders (with a notification's state applied).
+    public let store: Store
     /// The payload's environment claim.
     public let environment: Environment
     /// Signed by the Xcode certificate (an `xcode-*` preset), whatever the claim.
     public let xcodeSigned: Bool
-    public let bundleID: String
     public let appAppleID: Int64?
+    public var bundleID: String { store.bundleID }
+    public var bytes: [UInt8] { Array(compact.utf8) }
+    public var artefact: Mutation.Artefact { .jws }
 }
 
-/// Signs StoreKit 2 payloads as Apple does: ES256, compact serialization, `x5c` = leaf, intermediate,
+/// The encoded protected headers of the JWS set: the same for every JWS it signs.
+struct JWSHeaders: Sendable {
+    let appStore: String
+    let xcode: String
+}
+
+/// StoreKit 2 payloads, signed as Apple signs them: ES256, compact serialization, `x5c` = leaf, intermediate,
 /// root (Xcode: one self-signed certificate and `kid` "Apple_Xcode_Key"). RFC 6979 nonces make the
 /// same scenario, time and seed give the same bytes.
-public struct JWSForge: Sendable {
-    public let pki: JWSTestPKI
-    /// The encoded protected headers (App Store, Xcode): the same for every JWS of this PKI.
-    private let headers: (appStore: String, xcode: String)
-
-    public init(pki: JWSTestPKI) {
-        self.pki = pki
+extension Forge {
+    /// The protected headers, encoded on the first JWS (a receipt-only process never parses the EC set).
+    private var jwsHeaders: JWSHeaders {
+        if let known = cache.jwsHeaders.withLock({ $0 }) { return known }
         func header(xcode: Bool) -> String {
-            let chain = pki.x5c(xcode: xcode).map { JSONValue.string(Data($0.derRepresentation).base64EncodedString()) }
+            let chain = jwsPKI.x5c(xcode: xcode).map { JSONValue.string(Data($0.derRepresentation).base64EncodedString()) }
             let header: JSONValue =
                 xcode
                 ? .object([("kid", .string("Apple_Xcode_Key")), ("typ", .string("JWT")), ("alg", .string("ES256")), ("x5c", .array(chain))])
                 : .object([("alg", .string("ES256")), ("x5c", .array(chain)), ("typ", .string("JWT"))])
             return Base64URL.encode(Array(header.serialized(pretty: false).utf8))
         }
-        headers = (header(xcode: false), header(xcode: true))
+        let headers = JWSHeaders(appStore: header(xcode: false), xcode: header(xcode: true))
+        cache.jwsHeaders.withLock { $0 = headers }
+        return headers
     }
 
     /// The compact JWS of `payload`.
     public func sign(_ payload: JSONValue, xcode: Bool) throws(ForgeError) -> String {
+        let headers = jwsHeaders
         let input = (xcode ? headers.xcode : headers.appStore) + "." + Base64URL.encode(Array(payload.serialized(pretty: false).utf8))
-        guard let key = pki.key(xcode ? .xcode : .leaf) else { throw ForgeError(.certificateSetInvalid, "the JWS test PKI has no signing key") }
+        let key = jwsPKI.privateKey(xcode ? .xcode : .leaf)
         let signature = try ForgeError.wrapping("signing the JWS") { try key.signature(for: Array(input.utf8), algorithm: .sha256) }
         return input + "." + Base64URL.encode(signature)
     }
@@ -151,8 +162,8 @@ public struct JWSForge: Sendable {
         }
         for pointer in options.removals { try payload.edit(pointer, setting: nil) }
         return ForgedJWS(
-            kind: kind, compact: try sign(payload, xcode: world.isXcode), payload: payload, environment: world.environment, xcodeSigned: world.isXcode,
-            bundleID: store.bundleID, appAppleID: world.appAppleID)
+            kind: kind, compact: try sign(payload, xcode: world.isXcode), payload: payload, store: store, environment: world.environment,
+            xcodeSigned: world.isXcode, appAppleID: world.appAppleID)
     }
 }
 
@@ -205,8 +216,8 @@ struct World {
     func latest() throws(ForgeError) -> Transaction {
         let candidates = store.transactions.filter { productID == nil || $0.productID == productID }
         guard let latest = candidates.max(by: { $0.purchaseDate < $1.purchaseDate }) else {
-            throw ForgeError(
-                .invalidScenario, productID.map { "no purchase of \($0) in the scenario" } ?? "the scenario has no purchase: give --product or purchases")
+            guard let productID else { throw ForgeError(.invalidScenario, "the scenario has no purchase ('purchases')", fields: ["purchases"]) }
+            throw ForgeError(.invalidScenario, "no purchase of \(productID) in the scenario")
         }
         return latest
     }
