@@ -52,8 +52,9 @@ struct Run: AsyncParsableCommand {
                   decode, XPASS, CHANGED_FAILURE, or an expired baseline entry
               2   infrastructure failure: canaries, handshake, unreachable target,
                   ERROR/TIMEOUT/CRASH beyond --max-errors
-              64  usage error
+              64  usage error; --run/--skip patterns that select no vector
               65  bad data: corpus, baseline, mapping or results file
+              66  a --baseline file that does not exist
               130, 143  interrupted (Ctrl-C, SIGTERM): harnesses killed, no reports
 
             EXAMPLES
@@ -179,6 +180,17 @@ struct Run: AsyncParsableCommand {
         let include: (Vector) -> Bool = { vector in
             (run.isEmpty || run.contains { matches(vector.id, $0) }) && !skip.contains { matches(vector.id, $0) } && (shard?.contains(vector.id) ?? true)
         }
+        // Patterns that select nothing are a mistake to say, not a conformant run of nothing (as `forge vectors list`).
+        if !run.isEmpty || !skip.isEmpty,
+            !manifest.vectors.contains(where: { vector in
+                (run.isEmpty || run.contains { matches(vector.id, $0) }) && !skip.contains { matches(vector.id, $0) }
+            })
+        {
+            let said = (run.map { "--run '\($0)'" } + skip.map { "--skip '\($0)'" }).joined(separator: " ")
+            throw fail("no vector of the corpus is selected by \(said) (forge vectors list shows the ids)", Exit.usage)
+        }
+        // The baseline is read before anything runs: a missing one is found at once, not after the whole corpus.
+        let known = try baseline.map { try loadBaseline($0) }
         var shared = TargetPlan(manifest: manifest, vectorsDirectory: directory)
         shared.timeout = timeout
         shared.httpHeaders = httpHeaders.map(TargetPlan.header)
@@ -215,16 +227,15 @@ struct Run: AsyncParsableCommand {
         }
         try Interrupts.finishing {
             if runs.count == 1 {
-                try finishSingle(runs[0], manifest: manifest)
+                try finishSingle(runs[0], known: known, manifest: manifest)
             } else {
                 try finishDifferential(runs, manifest: manifest)
             }
         }
     }
 
-    private func finishSingle(_ result: RunResults, manifest: Manifest) throws {
+    private func finishSingle(_ result: RunResults, known: Baseline?, manifest: Manifest) throws {
         var outcome = result
-        let known = try baseline.map { try loadBaseline($0) }
         if let known {
             for entry in known.apply(to: &outcome, today: Baseline.today) {
                 print("EXPIRED BASELINE ENTRY \(entry.id ?? entry.pattern ?? "?") (expired \(entry.expires ?? "")): triage it again — \(entry.reason)")
@@ -261,7 +272,9 @@ struct Run: AsyncParsableCommand {
         }
     }
 
+    /// A baseline file: missing is 66, as every input file; unreadable or not a baseline, 65.
     private func loadBaseline(_ path: String) throws -> Baseline {
+        guard FileManager.default.fileExists(atPath: path) else { throw fail("the baseline \(path) does not exist", Exit.noInput) }
         do { return try Baseline.load(contentsOf: URL(fileURLWithPath: path)) } catch { throw fail(error.message, Exit.dataError) }
     }
 
