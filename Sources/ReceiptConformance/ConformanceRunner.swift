@@ -382,7 +382,8 @@ public struct ConformanceRunner: Sendable {
     /// When every failed canary was rejected and they all need a feature that no passing canary needs
     /// (an Xcode receipt given to a validator that never accepts Xcode), the feature is the likely cause.
     static func featureHint(_ failures: [VectorResult], canaries: [Vector], accepted: Set<String>, hello: HarnessHello?) -> String? {
-        guard !failures.isEmpty, failures.allSatisfy({ $0.outcome == .falseReject }) else { return nil }
+        // Only a contrast says something: with no canary accepted, nothing sets the rejected ones apart.
+        guard !failures.isEmpty, failures.allSatisfy({ $0.outcome == .falseReject }), canaries.contains(where: { accepted.contains($0.id) }) else { return nil }
         let features = Dictionary(canaries.map { ($0.id, Set($0.features)) }, uniquingKeysWith: { first, _ in first })
         let passedFeatures = canaries.filter { accepted.contains($0.id) }.reduce(into: Set<String>()) { $0.formUnion($1.features) }
         guard let shared = failures.map({ features[$0.id] ?? [] }).reduce(nil, { (common: Set<String>?, next) in common.map { $0.intersection(next) } ?? next })

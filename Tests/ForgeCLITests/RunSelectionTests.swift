@@ -33,4 +33,13 @@ struct RunSelectionTests {
         let result = try forge(arguments: ["run", "--target", "swift:reference", "--run", "valid::*", "-q"])
         #expect(result.status == 0, "\(result.stderr)")
     }
+
+    /// Issue 21, item 3: with every canary rejected, "which no accepted canary needs" reasoned from an empty set.
+    @Test("The canary diagnosis never names a feature as the cause when no canary was accepted")
+    func diagnosisNeedsAContrast() throws {
+        let result = try forge(arguments: ["run", "--target", "exit:false", "--run", "xcode::*"])
+        #expect(result.status == 2, "exit \(result.status): \(result.stderr)")
+        #expect(result.text.contains("Canary diagnosis") || result.stderr.contains("Canary diagnosis"), "\(result.text)")
+        #expect(!result.text.contains("no accepted canary") && !result.stderr.contains("no accepted canary"), "\(result.text)")
+    }
 }
