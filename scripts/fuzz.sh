@@ -43,6 +43,23 @@ echo "fuzz.sh: building $target with -sanitize=fuzzer,address" >&2
 (cd "$fuzz" && swift build -c release --product "$target" -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld) >&2
 binary=$(cd "$fuzz" && swift build -c release --show-bin-path -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld)/$target
 
+# A recipe dictionary: every key and string the recipes in DIR use (and every "jws.*" id SOURCE names), as tokens.
+recipe_words() {  # DIR [SOURCE]
+    python3 - "$@" <<'PY'
+import json, pathlib, re, sys
+words = set(re.findall(r'"(jws\.[a-z0-9-]+)"', pathlib.Path(sys.argv[2]).read_text())) if len(sys.argv) > 2 else set()
+def walk(value):
+    if isinstance(value, dict):
+        for key, item in value.items(): words.add(key); walk(item)
+    elif isinstance(value, list):
+        for item in value: walk(item)
+    elif isinstance(value, str): words.add(value)
+for path in pathlib.Path(sys.argv[1]).glob("*.json"): walk(json.loads(path.read_text()))
+for word in sorted(words):
+    if len(word) < 64: print(json.dumps(json.dumps(word)))
+PY
+}
+
 # Seeds: the corpus's vectors and dictionary from the main package's forge; JSON targets get the corpus's JSON files.
 seeds=$fuzz/.seeds
 if [ ! -f "$seeds/receipt.dict" ]; then
@@ -54,19 +71,7 @@ if [ ! -f "$seeds/receipt.dict" ]; then
     # Recipes: real mutants' recipes, and a dictionary of every string they use (mutation ids, parameter names).
     (cd "$root" && "$(swift build --show-bin-path)/forge" mutate --from '*' --seed 1 --count 300 --out "$seeds/mutants" >&2)
     cp "$seeds"/mutants/*.recipe.json "$seeds/recipes/"
-    python3 - "$seeds/recipes" >"$seeds/recipe.dict" <<'PY'
-import json, pathlib, sys
-words = set()
-def walk(value):
-    if isinstance(value, dict):
-        for key, item in value.items(): words.add(key); walk(item)
-    elif isinstance(value, list):
-        for item in value: walk(item)
-    elif isinstance(value, str): words.add(value)
-for path in pathlib.Path(sys.argv[1]).glob("*.json"): walk(json.loads(path.read_text()))
-for word in sorted(words):
-    if len(word) < 64: print(json.dumps(json.dumps(word)))
-PY
+    recipe_words "$seeds/recipes" >"$seeds/recipe.dict"
 fi
 # JWS of every kind (mode byte 0: raw text) and receipts inside verifyReceipt requests (mode byte 2).
 if [ ! -d "$seeds/jws" ]; then
@@ -104,8 +109,8 @@ if [ ! -d "$seeds/jws-recipes" ]; then
     forge_bin="$(cd "$root" && swift build --show-bin-path)/forge"
     for seed in 1 2 3; do "$forge_bin" mutate --from 'jws-*' --seed "$seed" --count 100 --out "$seeds/jws-mutants" >&2; done
     cp "$seeds"/jws-mutants/*.recipe.json "$seeds/jws-recipes/"
-    python3 - "$root/Vectors/manifest.json" "$seeds/jws-recipes" "$root/Sources/ReceiptForge/Mutations/MutationID.swift" >"$seeds/jws-recipe.dict" <<'PY'
-import hashlib, json, pathlib, random, re, sys
+    python3 - "$root/Vectors/manifest.json" "$seeds/jws-recipes" <<'PY'
+import json, pathlib, random, sys
 out = pathlib.Path(sys.argv[2])
 for vector in json.loads(pathlib.Path(sys.argv[1]).read_text())["vectors"]:
     if vector["id"].startswith("jws-"):
@@ -118,17 +123,8 @@ choices = random.Random(20)
 for index in range(64):
     data = bytes([choices.randrange(0, 123)]) + bytes(choices.randrange(256) for _ in range(choices.randrange(4, 48)))
     (out / ("choices-%02d" % index)).write_bytes(data)
-words = set(re.findall(r'"(jws\.[a-z0-9-]+)"', pathlib.Path(sys.argv[3]).read_text()))
-def walk(value):
-    if isinstance(value, dict):
-        for key, item in value.items(): words.add(key); walk(item)
-    elif isinstance(value, list):
-        for item in value: walk(item)
-    elif isinstance(value, str): words.add(value)
-for path in out.glob("*.json"): walk(json.loads(path.read_text()))
-for word in sorted(words):
-    if len(word) < 64: print(json.dumps(json.dumps(word)))
 PY
+    recipe_words "$seeds/jws-recipes" "$root/Sources/ReceiptForge/Mutations/MutationID.swift" >"$seeds/jws-recipe.dict"
 fi
 case $target in
     FuzzJWSRecipeReplay) inputs=("$seeds/jws-recipes"); base_dict=("$seeds/jws-recipe.dict") ;;

@@ -5,10 +5,6 @@ import Testing
 /// Apple sends for that event, at the event's time, carrying the state the timeline itself gives (nothing stated twice).
 @Suite("forge jws make notification --event: the notification of a timeline event", .timeLimit(.minutes(10)))
 struct NotificationEventTests {
-    static let root = repositoryRoot.appendingPathComponent("Certificates/jws/jws-root-g3.pem").path
-    static let python = repositoryRoot.appendingPathComponent(".oracles/asl/bin/python")
-    static let oracle = repositoryRoot.appendingPathComponent("examples/oracles/asl_verify_jws.py").path
-
     /// A monthly subscription bought 2025-01-01 and renewed once (to 2025-03-01), then `events`.
     static func spec(_ events: [[String: String]], in directory: URL) throws -> String {
         let path = directory.appendingPathComponent("spec.json")
@@ -89,9 +85,7 @@ struct NotificationEventTests {
         // The state came from the timeline once: a refund is not stated a second time.
         if testCase.type == "REFUND" { #expect(transaction["revocationReason"] != nil) }
 
-        guard FileManager.default.isExecutableFile(atPath: Self.python.path) else { return }
-        let verified = try run(Self.python, [Self.oracle, Self.root, "Production", "com.example.app", "1234", "notification", path])
-        let verdict = try #require(try JSONSerialization.jsonObject(with: verified.stdout) as? [String: Any], "\(verified.text)\(verified.stderr)")
+        guard let verdict = try NotificationStateTests.appleVerdict(path) else { return }
         #expect(verdict["verdict"] as? String == "accept", "\(verdict)")
         let decoded = try #require(verdict["decoded"] as? [String: Any])
         #expect(decoded["notificationType"] as? String == testCase.type && decoded["subtype"] as? String == testCase.subtype)

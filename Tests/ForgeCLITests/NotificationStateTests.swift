@@ -59,6 +59,14 @@ struct NotificationStateTests {
         Implied(type: "DID_CHANGE_RENEWAL_PREF", subtype: "UPGRADE", status: 1, lapsed: false, autoRenewStatus: 1),
     ]
 
+    /// Apple's `SignedDataVerifier` (Production, our EC root, app id 1234) on the notification at `path`: its JSON
+    /// verdict line; nil when the oracle's venv is not installed.
+    static func appleVerdict(_ path: String) throws -> [String: Any]? {
+        guard FileManager.default.isExecutableFile(atPath: python.path) else { return nil }
+        let result = try run(python, [oracle, root, "Production", "com.example.app", "1234", "notification", path])
+        return try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any], "\(result.text)\(result.stderr)")
+    }
+
     /// `forge jws make notification` for `pair` into `directory`: the file and the exit status.
     static func make(_ implied: Implied, _ extra: [String] = [], in directory: URL) throws -> (path: String, result: RunResult) {
         let path = directory.appendingPathComponent("\(implied.pair.replacingOccurrences(of: "/", with: "-")).jws").path
@@ -104,8 +112,7 @@ struct NotificationStateTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let (path, made) = try Self.make(implied, ["--app-apple-id", "1234"], in: directory)
         try #require(made.status == 0, "\(made.stderr)")
-        let result = try run(Self.python, [Self.oracle, Self.root, "Production", "com.example.app", "1234", "notification", path])
-        let verdict = try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any], "\(result.text)\(result.stderr)")
+        let verdict = try #require(try Self.appleVerdict(path))
         #expect(verdict["verdict"] as? String == "accept", "\(verdict)")
         let decoded = try #require(verdict["decoded"] as? [String: Any])
         #expect(decoded["notificationType"] as? String == implied.type && decoded["subtype"] as? String == implied.subtype)
