@@ -404,12 +404,13 @@ extension Mutation {
     /// The bytes a JWS step's fill adds (`count` × `character`; a `jws.nested` step's inner fill), 0 for any
     /// other step. All the fills of one JWS add at most ``MutationBounds/maxAddedBytes``, as one fill may: JSON
     /// writes a byte as up to six (`\u0000`), and distinct keys once let 256 fills make a 2 GB JWS from a 25 KB
-    /// recipe (a fuzz finding). Read after ``bind(_:)`` checked the parameters.
+    /// recipe (a fuzz finding). Read by the fill's own reader, so a step it refuses adds nothing (binding reports it).
     static func fillBytes(of step: MutationStep) -> Int {
         switch step.mutation {
         case MutationID.jwsPayloadFill.rawValue, MutationID.jwsHeaderFill.rawValue:
-            let count = step.parameters["count"].flatMap { Int($0) } ?? 0, character = step.parameters["character"] ?? "A"
-            return count.multipliedReportingOverflow(by: character.utf8.count).overflow ? Int.max : count * character.utf8.count
+            // filling() bounds count × character by maxAddedBytes, so the product cannot overflow.
+            guard let (count, character) = try? Parameters(mutation: step.mutation, values: step.parameters).filling() else { return 0 }
+            return count * character.utf8.count
         case MutationID.jwsNested.rawValue:
             return fillBytes(of: MutationStep(step.parameters["mutation"] ?? "", step.parameters))
         default:
