@@ -148,7 +148,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         // Runs the built `forge` (and `forge-http`) binaries, real files, and openssl as an independent oracle; reads ../shared/interop when present.
         .testTarget(
-            name: "ForgeCLITests", dependencies: ["forge", "forge-http", "ReceiptModel", "StoreModel", "ForgeSupport", "ReceiptConformance", "ReceiptConformanceHTTP"],
+            name: "ForgeCLITests", dependencies: ["forge", "forge-http", "ForgeCLI", "ReceiptModel", "StoreModel", "ForgeSupport", "ReceiptConformance", "ReceiptConformanceHTTP"],
             swiftSettings: swiftSettings),
     ]
 )

@@ -1,14 +1,14 @@
 #!/usr/bin/env bash
 # The known-results matrix: install four real receipt validators, run the corpus against each, and write the
-# Markdown matrix into the README between <!-- known-results:begin --> and <!-- known-results:end -->.
+# Markdown matrix into Documentation/runner.md between <!-- known-results:begin --> and <!-- known-results:end -->.
 set -euo pipefail
 
 usage() {
     cat <<'EOF'
-Usage: scripts/known-results.sh [--forge PATH] [--only NAME]... [--readme FILE] [--install-only] DIR
+Usage: scripts/known-results.sh [--forge PATH] [--only NAME]... [--doc FILE] [--install-only] DIR
 
 Runs the receipt-forge corpus (profile apple-compatible) against real third-party receipt validators,
-each through its adapter in examples/harnesses/ (exit-code transport), and puts the matrix in the README.
+each through its adapter in examples/harnesses/ (exit-code transport), and puts the matrix in Documentation/runner.md (Known results).
 
   DIR              where the validators live (one Python venv per validator, pinned versions; created on the
                    first run, reused after) and where the results go: DIR/results/NAME.json, DIR/matrix.md.
@@ -19,7 +19,7 @@ each through its adapter in examples/harnesses/ (exit-code transport), and puts 
                    every DIR/results/*.json, so earlier runs of the others stay in it.
   --install-only   only create or update the venvs (what .ci/run does, so the tests can run the adapters);
                    no forge needed, nothing run.
-  --readme FILE    the file whose markers are replaced (default: README.md at the repository root). Without
+  --doc FILE       the file whose markers are replaced (default: Documentation/runner.md). Without
                    the markers the matrix is printed on stdout instead, and the file is left alone.
   -h, --help       this text.
 
@@ -43,7 +43,7 @@ infrastructure; 64 usage.
 Examples:
   scripts/known-results.sh .oracles
   scripts/known-results.sh --forge .build/release/forge --only aprv,iap .oracles
-  PYTHON=python3.11 scripts/known-results.sh --readme /tmp/README.md /tmp/oracles
+  PYTHON=python3.11 scripts/known-results.sh --doc /tmp/runner.md /tmp/oracles
 EOF
 }
 
@@ -52,7 +52,7 @@ die() { say "$1"; exit "${2:-1}"; }
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 forge=${FORGE:-}
-readme=$root/README.md
+doc=$root/Documentation/runner.md
 only=()
 install_only=0
 dir=
@@ -64,8 +64,8 @@ while [ $# -gt 0 ]; do
         --install-only) install_only=1; shift ;;
         --only) [ $# -ge 2 ] || die "--only needs a name" 64; IFS=, read -r -a names <<<"$2"; only+=("${names[@]}"); shift 2 ;;
         --only=*) IFS=, read -r -a names <<<"${1#*=}"; only+=("${names[@]}"); shift ;;
-        --readme) [ $# -ge 2 ] || die "--readme needs a file" 64; readme=$2; shift 2 ;;
-        --readme=*) readme=${1#*=}; shift ;;
+        --doc) [ $# -ge 2 ] || die "--doc needs a file" 64; doc=$2; shift 2 ;;
+        --doc=*) doc=${1#*=}; shift ;;
         -*) usage >&2; die "unknown option $1" 64 ;;
         *) [ -z "$dir" ] || die "one DIR only (got '$dir' and '$1')" 64; dir=$1; shift ;;
     esac
@@ -190,20 +190,20 @@ matrix=$dir/matrix.md
 say "matrix: $matrix"
 
 begin='<!-- known-results:begin -->' end='<!-- known-results:end -->'
-if [ -f "$readme" ] && [ "$(grep -cxF "$begin" "$readme")" = 1 ] && [ "$(grep -cxF "$end" "$readme")" = 1 ] \
-    && [ "$(grep -nxF "$begin" "$readme" | cut -d: -f1)" -lt "$(grep -nxF "$end" "$readme" | cut -d: -f1)" ]; then
-    tmp=$(mktemp "$readme.XXXXXX")
+if [ -f "$doc" ] && [ "$(grep -cxF "$begin" "$doc")" = 1 ] && [ "$(grep -cxF "$end" "$doc")" = 1 ] \
+    && [ "$(grep -nxF "$begin" "$doc" | cut -d: -f1)" -lt "$(grep -nxF "$end" "$doc" | cut -d: -f1)" ]; then
+    tmp=$(mktemp "$doc.XXXXXX")
     trap 'rm -f "$tmp"' EXIT
     awk -v begin="$begin" -v end="$end" -v matrix="$matrix" '
         $0 == begin { print; while ((getline line < matrix) > 0) print line; skipping = 1; next }
         $0 == end { skipping = 0 }
-        !skipping' "$readme" >"$tmp"
-    chmod --reference="$readme" "$tmp" 2>/dev/null || true
-    mv -f "$tmp" "$readme"
+        !skipping' "$doc" >"$tmp"
+    chmod --reference="$doc" "$tmp" 2>/dev/null || true
+    mv -f "$tmp" "$doc"
     trap - EXIT
-    say "updated $readme between the known-results markers"
+    say "updated $doc between the known-results markers"
 else
-    say "$readme has no single pair of lines '$begin' / '$end': not changed; the matrix:"
+    say "$doc has no single pair of lines '$begin' / '$end': not changed; the matrix:"
     cat "$matrix"
 fi
 if [ ${#failed[@]} -gt 0 ]; then say "failed: ${failed[*]}"; exit 2; fi

@@ -8,19 +8,31 @@ import ReferenceValidation
 public enum ForgeCLI {
     public static func main(network: (any NetworkSupport)? = nil) async {
         Network.install(network)
-        // `--cancelled` takes an optional value (`--cancelled` or `--cancelled=app-issue`), which
-        // swift-argument-parser cannot express, so a bare `--cancelled` is rewritten before parsing.
-        let arguments = CommandLine.arguments.dropFirst().map { $0 == "--cancelled" ? "--cancelled=other" : $0 }
-        await ForgeCommand.main(Array(arguments))
+        await ForgeCommand.main(normalized(Array(CommandLine.arguments.dropFirst())))
+    }
+
+    /// The command line as the parser reads it. `--cancelled` takes an optional value (`--cancelled` or
+    /// `--cancelled=app-issue`), which swift-argument-parser cannot express, so a bare `--cancelled` is
+    /// rewritten before parsing. The documentation test parses through here too.
+    static func normalized(_ arguments: [String]) -> [String] {
+        arguments.map { $0 == "--cancelled" ? "--cancelled=other" : $0 }
     }
 }
 
 struct ForgeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "forge",
-        abstract: "Forge App Store receipts for testing receipt validators — signed by a TEST CA, never by Apple.",
+        abstract: "Test Apple in-app purchase validation: forge receipts and StoreKit 2 JWS, judge validators, stand in for Apple's servers.",
         discussion: """
-            Receipts are PKCS#7 SignedData shaped byte for byte like real App Store, sandbox and Xcode receipts, signed by the bundled receipt-forge TEST PKI (see Certificates/README.md). Trust Certificates/root.pem (or Certificates/storekit.pem for Xcode presets) in the validator under test.
+            Everything is signed by bundled TEST PKIs, never by Apple: trust them in tests only.
+
+              Forge    make (receipts), jws make (StoreKit 2 JWS), mutate, ca (TEST PKIs)
+              Explain  inspect, validate, jws inspect, jws validate
+              Judge    vectors (the corpus), run (any validator), seeds (fuzzing)
+              Serve    serve (verifyReceipt, history, faults; needs forge-http)
+              Measure  bench
+
+            Start with `forge make --product com.example.pro -o receipt.der` and `forge run --target swift:reference`; the README and Documentation/ explain the rest.
 
             Exit codes: 0 success (valid receipt), 1 invalid receipt (validate), 64 usage error or conflicting options, 65 unreadable input data, 66 input file missing, 69 forge-http needed but not built, 70 internal error, 73 cannot write output.
             """,

@@ -3,9 +3,9 @@ import Testing
 import ForgeSupport
 import StoreModel
 
-/// The README's known-results matrix is the output of `scripts/known-results.sh`; these tests run the same
-/// script for one validator at a time and compare its row and its column of the per-family table with the
-/// README's, so the published figures cannot silently rot. openssl always runs; the Python validators run
+/// The published known-results matrix (Documentation/runner.md) is the output of `scripts/known-results.sh`;
+/// these tests run the same script for one validator at a time and compare its row and its column of the
+/// per-family table with the published ones, so the figures cannot silently rot. openssl always runs; the Python validators run
 /// when their venv is present (`.oracles/NAME`, or `$RECEIPT_FORGE_ORACLES/NAME`; `.ci/run` installs them).
 @Suite("Known results of real validators", .serialized, .timeLimit(.minutes(5)))
 struct KnownResultsTests {
@@ -13,34 +13,37 @@ struct KnownResultsTests {
         fileURLWithPath: ProcessInfo.processInfo.environment["RECEIPT_FORGE_ORACLES"]
             ?? repositoryRoot.appendingPathComponent(".oracles").path)
 
+    /// The page the script writes the matrix into.
+    static let published = repositoryRoot.appendingPathComponent("Documentation/runner.md")
+
     static func installed(_ name: String) -> Bool {
         FileManager.default.isExecutableFile(atPath: oracles.appendingPathComponent("\(name)/bin/python").path)
     }
 
-    @Test("openssl cms -verify: the README's row and column are what the script measures now")
+    @Test("openssl cms -verify: the published row and column are what the script measures now")
     func openssl() throws { try check("openssl") }
 
-    @Test("apple-purchase-receipt-verifier: the README's row and column hold", .enabled(if: installed("aprv")))
+    @Test("apple-purchase-receipt-verifier: the published row and column hold", .enabled(if: installed("aprv")))
     func aprv() throws { try check("aprv") }
 
-    @Test("iap_local_receipt: the README's row and column hold", .enabled(if: installed("iap")))
+    @Test("iap_local_receipt: the published row and column hold", .enabled(if: installed("iap")))
     func iap() throws { try check("iap") }
 
-    @Test("app-store-server-library ReceiptUtility: the README's row and column hold", .enabled(if: installed("asl")))
+    @Test("app-store-server-library ReceiptUtility: the published row and column hold", .enabled(if: installed("asl")))
     func asl() throws { try check("asl") }
 
-    /// Apple's SignedDataVerifier over the whole StoreKit 2 corpus: the outcome counts are the README's row.
-    @Test("app-store-server-library SignedDataVerifier (StoreKit 2 JWS): the README's row and column hold", .enabled(if: installed("asl")))
+    /// Apple's SignedDataVerifier over the whole StoreKit 2 corpus: the outcome counts are the published row.
+    @Test("app-store-server-library SignedDataVerifier (StoreKit 2 JWS): the published row and column hold", .enabled(if: installed("asl")))
     func aslJWS() throws { try check("asl-jws") }
 
     /// vapor/jwt-kit's X5CVerifier, built from the package mirror by the script (`.ci/run` builds it).
     @Test(
-        "vapor/jwt-kit X5CVerifier (StoreKit 2 JWS): the README's row and column hold",
+        "vapor/jwt-kit X5CVerifier (StoreKit 2 JWS): the published row and column hold",
         .enabled(if: FileManager.default.isExecutableFile(atPath: oracles.appendingPathComponent("jwtkit/release/jwtkit-harness").path)))
     func jwtkit() throws { try check("jwtkit") }
 
     /// Runs the script for `name` into a scratch folder (the installed venv linked in), on a copy of the
-    /// README, and compares the two matrices for that validator.
+    /// published page, and compares the two matrices for that validator.
     func check(_ name: String) throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -50,23 +53,23 @@ struct KnownResultsTests {
             let venv = name == "asl-jws" ? "asl" : name  // the JWS row runs in asl's venv
             try FileManager.default.createSymbolicLink(at: scratch.appendingPathComponent(venv), withDestinationURL: Self.oracles.appendingPathComponent(venv))
         }
-        let readme = directory.appendingPathComponent("README.md")
-        try FileManager.default.copyItem(at: repositoryRoot.appendingPathComponent("README.md"), to: readme)
+        let page = directory.appendingPathComponent("runner.md")
+        try FileManager.default.copyItem(at: Self.published, to: page)
         let script = repositoryRoot.appendingPathComponent("scripts/known-results.sh")
-        let ran = try run(URL(fileURLWithPath: "/bin/bash"), [script.path, "--forge", forgeBinary.path, "--only", name, "--readme", readme.path, scratch.path])
+        let ran = try run(URL(fileURLWithPath: "/bin/bash"), [script.path, "--forge", forgeBinary.path, "--only", name, "--doc", page.path, scratch.path])
         #expect(ran.status == 0, "\(ran.stderr)")
 
-        let published = try Self.matrix(String(contentsOf: repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8))
-        let measured = try Self.matrix(String(contentsOf: readme, encoding: .utf8))
+        let published = try Self.matrix(String(contentsOf: Self.published, encoding: .utf8))
+        let measured = try Self.matrix(String(contentsOf: page, encoding: .utf8))
         let row = try #require(measured.rows[name], "the script wrote no row for \(name): \(measured.rows.keys)")
-        #expect(published.rows[name] == row, "README row for \(name) is stale: published \(published.rows[name] ?? []), measured \(row); run scripts/known-results.sh .oracles")
+        #expect(published.rows[name] == row, "published row for \(name) is stale: published \(published.rows[name] ?? []), measured \(row); run scripts/known-results.sh .oracles")
         for (family, cells) in measured.families {
-            #expect(published.families[family]?[name] == cells[name], "README cell \(family)/\(name) is stale: measured \(cells[name] ?? "-")")
+            #expect(published.families[family]?[name] == cells[name], "published cell \(family)/\(name) is stale: measured \(cells[name] ?? "-")")
         }
         #expect(measured.families.count >= 10)
     }
 
-    /// The known-results matrix between the README's markers: each validator's counts (every column but
+    /// The known-results matrix between the page's markers: each validator's counts (every column but
     /// the time) and each family's cell per validator.
     static func matrix(_ text: String) throws -> (rows: [String: [String]], families: [String: [String: String]]) {
         let section = try #require(

@@ -63,9 +63,9 @@ struct RunCLITests {
         #expect(run.text.contains("PASS 1"))
     }
 
-    @Test("The README's GitHub Actions workflow calls forge run with options that exist, and starts from a fresh build")
+    @Test("The runner page's GitHub Actions workflow calls forge run with options that exist, and starts from a fresh build")
     func workflowExample() throws {
-        let readme = try String(contentsOf: repositoryRoot.appendingPathComponent("README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: repositoryRoot.appendingPathComponent("Documentation/runner.md"), encoding: .utf8)
         let workflow = try #require(readme.components(separatedBy: "```yaml\n").dropFirst().first?.components(separatedBy: "```").first)
         #expect(workflow.contains("swift build -c release --package-path receipt-forge --product forge"))
         let help = try forge("run", "--help").text
