@@ -19,7 +19,7 @@ extension VectorCatalogue {
 
     /// A sane verifier's bound on one JWS: real ones are a few KiB, so refusing more than this is a DoS guard,
     /// not a bug. Vectors over it are behind `large`, flagged JWS_OVERSIZE, and take either verdict outside strict.
-    static let jwsSizeBound = 256 << 10
+    public static let jwsSizeBound = 256 << 10
 
     /// The flags of JWS vectors, explained.
     static let jwsNotes: [String: Note] = [
