@@ -13,10 +13,11 @@ public enum Feature: String, Codable, Sendable, Hashable, CaseIterable, Comparab
     public var summary: String {
         switch self {
         case .deviceHash: "The validator checks attribute 5 against a device identifier (context.deviceId)."
-        case .xcode: "The validator accepts Xcode StoreKit receipts when the StoreKit certificate is the trust anchor."
+        case .xcode:
+            "The validator accepts Xcode StoreKit receipts when the StoreKit certificate is the trust anchor, and Xcode-signed StoreKit 2 JWS checked as environment Xcode when the Xcode JWS certificate is."
         case .sha1: "The validator accepts SHA-1-era receipts."
         case .robustness: "Hostile or truncated input; the validator must reject without crashing or hanging."
-        case .large: "Receipts over 100 KiB with hundreds of purchases."
+        case .large: "Receipts over 100 KiB with hundreds of purchases, and StoreKit 2 JWS over 256 KiB (a verifier may refuse those under apple-compatible)."
         case .jws:
             "The validator verifies StoreKit 2 JWS (context.artifact jws-*): ES256, x5c to the anchor, bundleId, environment, appAppleId."
         case .transportDecoding:

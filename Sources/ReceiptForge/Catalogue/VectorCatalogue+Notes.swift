@@ -101,7 +101,8 @@ extension VectorCatalogue {
         for flag in flags { appleCompatible[flag] = appleWrites.contains(flag) ? .valid : appleRefuses.contains(flag) ? .invalid : .acceptable }
         return [
             ProfileID.strict: Profile(
-                description: "Only Apple's exact shapes: every quirk is a rejection.",
+                description:
+                    "Only Apple's exact shapes: every quirk is a rejection. For StoreKit 2 that means an AppTransaction's chain is judged at its signedDate when it has one (as Apple's Python library does), and a JWS over 256 KiB is refused.",
                 acceptable: Dictionary(uniqueKeysWithValues: flags.map { ($0, .invalid) }), otherwise: .invalid),
             ProfileID.appleCompatible: Profile(
                 description:
