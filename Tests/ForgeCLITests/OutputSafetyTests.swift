@@ -186,14 +186,14 @@ struct OutputSafetyTests {
         #expect(try tree(out) == ["notes.txt": Data("mine".utf8)])
     }
 
-    @Test("a batch replaces an earlier batch whole: the new receipts and index only")
+    @Test("with --force, a batch replaces an earlier batch whole: the new receipts and index only")
     func batchReplacesEarlierBatch() throws {
         let parent = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: parent) }
         let out = parent.appendingPathComponent("batch")
         #expect(try forge(arguments: Self.batch + ["--count", "5", "--out", out.path]).status == 0)
         #expect(try tree(out).count == 6)
-        let again = try forge(arguments: Self.batch + ["--count", "3", "--out", out.path])
+        let again = try forge(arguments: Self.batch + ["--count", "3", "--out", out.path, "--force"])
         #expect(again.status == 0, "\(again.stderr)")
         #expect(Set(try tree(out).keys) == ["receipt-0.der", "receipt-1.der", "receipt-2.der", "index.jsonl"])
         #expect(try leftovers(in: parent, besides: ["batch"]) == [])
