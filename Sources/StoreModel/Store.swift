@@ -113,7 +113,8 @@ public struct Store: Sendable {
             throw ForgeError(
                 .invalidScenario,
                 "the app's original purchase date, 30 days before the first purchase, is \(ReceiptDate.format(appOriginalPurchaseDate)), "
-                    + "\(ReceiptDate.outsideWritable): give a later purchase date or --now")
+                    + "\(ReceiptDate.outsideWritable): move the first purchase or 'now' later",
+                fields: ["now"])
         }
     }
 
