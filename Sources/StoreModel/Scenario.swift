@@ -5,7 +5,8 @@ public import ForgeSupport
 ///
 /// This is the `--spec FILE.json` format; `forge make`'s flags are a shorthand for it. Everything is
 /// optional: a missing value takes the preset's default, and the time (`now`) and the seed are the
-/// only inputs besides this spec, so the same spec, `now` and seed always give the same bytes.
+/// only inputs besides this spec, so the same spec, `now` and seed always give the same bytes. Read by one reader
+/// (``decode(json:)``, and `Decodable` for a scenario inside a recipe), whose errors name the key.
 public struct Scenario: Codable, Sendable, Hashable {
     public var preset: Preset?
     public var bundleID: String?
@@ -48,20 +49,14 @@ public struct Scenario: Codable, Sendable, Hashable {
         case appItemID = "appItemId", ageRating, purchases, timeline
     }
 
+    /// A scenario inside a `Codable` document (a mutant recipe) is read as ``decode(json:)`` reads a spec: an
+    /// `invalidScenario` error naming the key path, never Codable's text.
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        preset = try container.decodeIfPresent(Preset.self, forKey: .preset)
-        bundleID = try container.decodeIfPresent(String.self, forKey: .bundleID)
-        appVersion = try container.decodeIfPresent(String.self, forKey: .appVersion)
-        originalAppVersion = try container.decodeIfPresent(String.self, forKey: .originalAppVersion)
-        environment = try container.decodeIfPresent(String.self, forKey: .environment)
-        deviceID = try container.decodeIfPresent(String.self, forKey: .deviceID)
-        now = try container.decodeIfPresent(String.self, forKey: .now)
-        seed = try container.decodeIfPresent(UInt64.self, forKey: .seed)
-        appItemID = try container.decodeIfPresent(Int64.self, forKey: .appItemID)
-        ageRating = try container.decodeIfPresent(String.self, forKey: .ageRating)
-        purchases = try container.decodeIfPresent([Purchase].self, forKey: .purchases) ?? []
-        timeline = try container.decodeIfPresent([TimelineEvent].self, forKey: .timeline)
+        let value = try JSONValue(from: decoder)
+        let exactSeed = { (try? decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(UInt64.self, forKey: .seed)) ?? nil }
+        do { try self.init(reading: JSONField(value), exactSeed: exactSeed) } catch {
+            throw ForgeError(.invalidScenario, error.message, fields: error.keyPath.isEmpty ? [] : [error.keyPath])
+        }
     }
 
     /// Decodes a spec file. Every key is read by ``JSONField``: an unknown key, a value of the wrong kind, outside
@@ -149,7 +144,7 @@ extension TimelineEvent {
 }
 
 /// One product bought, and for subscriptions its history.
-public struct Purchase: Codable, Sendable, Hashable {
+public struct Purchase: Encodable, Sendable, Hashable {
     public var productID: String
     public var type: ProductType?
     public var quantity: Int?

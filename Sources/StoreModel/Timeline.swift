@@ -6,7 +6,7 @@ public import ForgeSupport
 /// A receipt shows the events up to its creation time; `forge serve` shows those up to the time of the
 /// request, so `latest_receipt_info` and `pending_renewal_info` can be ahead of the receipt on the
 /// device — the situation server code must handle.
-public struct TimelineEvent: Codable, Sendable, Hashable {
+public struct TimelineEvent: Encodable, Sendable, Hashable {
     public enum Kind: String, Codable, Sendable, CaseIterable {
         /// `count` more periods (default 1), back to back from the latest one's end; `at` is ignored.
         case renew
