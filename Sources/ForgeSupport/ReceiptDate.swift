@@ -102,9 +102,11 @@ public enum ReceiptDate {
         return Date(timeIntervalSince1970: seconds)
     }
 
-    /// Writes a date in the given style (whole seconds; milliseconds for `.fractionalZulu`); years before 0
-    /// with a minus sign, years past 9999 with every digit. An instant outside ``representableMilliseconds``
-    /// is written as its seconds since 1970 in angle brackets, so a message can still name it.
+    /// Writes a date in the given style (whole seconds; milliseconds for `.fractionalZulu`). Inside ``writable``
+    /// (every date a ``Store`` holds, so every date an artefact writes) the result is RFC 3339 with a four-digit
+    /// year in every style. Outside it, for messages and the inspection of foreign input only: years before 0
+    /// with a minus sign, years past 9999 with every digit, and an instant outside ``representableMilliseconds``
+    /// as its seconds since 1970 in angle brackets, so a message can still name it; never other bytes.
     /// Built byte by byte: the forge writes dozens of dates per receipt.
     public static func format(_ date: Date, style: Style = .zulu) -> String {
         var shift: Int64 = 0
