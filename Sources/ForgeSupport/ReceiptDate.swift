@@ -21,7 +21,7 @@ public enum ReceiptDate {
     public static let sentinel = Date(timeIntervalSince1970: 64_092_211_200)  // 4001-01-01T00:00:00Z
 
     /// The instants a receipt or a JWS made by the forge may carry: from 1970-01-01T00:00:00Z up to (not including)
-    /// 9999-12-31T00:00:00Z. A ``Store`` holds no date outside it, so no artefact writes one.
+    /// 9999-12-31T00:00:00Z. A `Store` (StoreModel) holds no date outside it, so no artefact writes one.
     /// - From 1970: every date of a timeline is also written as milliseconds since 1970 (StoreKit 2's dates,
     ///   verifyReceipt's `*_ms`). Apple writes those as UNIX times of real events, after the App Store opened in
     ///   2008 (its one earlier instant, Xcode's year-1 AppTransaction `originalPurchaseDate`, is a fixed sentinel,
@@ -103,7 +103,7 @@ public enum ReceiptDate {
     }
 
     /// Writes a date in the given style (whole seconds; milliseconds for `.fractionalZulu`). Inside ``writable``
-    /// (every date a ``Store`` holds, so every date an artefact writes) the result is RFC 3339 with a four-digit
+    /// (every date a `Store` holds, so every date an artefact writes) the result is RFC 3339 with a four-digit
     /// year in every style. Outside it, for messages and the inspection of foreign input only: years before 0
     /// with a minus sign, years past 9999 with every digit, and an instant outside ``representableMilliseconds``
     /// as its seconds since 1970 in angle brackets, so a message can still name it; never other bytes.
