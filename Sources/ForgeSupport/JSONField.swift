@@ -62,7 +62,7 @@ public struct JSONField: Sendable {
         throw mismatch(.outOfRange, range.requirement)
     }
 
-    /// One of a vocabulary's raw values, e.g. a ``TimelineEvent`` kind; the error lists every one.
+    /// One of a vocabulary's raw values, e.g. a timeline event's kind; the error lists every one.
     public func oneOf<Value: RawRepresentable & CaseIterable>(_: Value.Type) throws(JSONFieldError) -> Value where Value.RawValue == String {
         let values = Value.allCases.map(\.rawValue).joined(separator: ", ")
         guard case .string(let text) = value else { throw mismatch(.wrongType, "must be one of \(values)") }
