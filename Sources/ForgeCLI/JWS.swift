@@ -44,20 +44,23 @@ struct MakeJWS: ParsableCommand {
     var about: String?
     @Option(help: "The environment claim (AppTransaction: receiptType). Default: the preset's (Production; Sandbox for sandbox; Xcode for xcode-*).")
     var environment: Environment?
-    @Option(help: ArgumentHelp("The app's Apple id (notification data, AppTransaction, realtime). Default: the receipt's (absent outside Production).", valueName: "n"))
+    @Option(
+        parsing: .number,
+        help: ArgumentHelp("The app's Apple id (notification data, AppTransaction, realtime). Default: the receipt's (absent outside Production).", valueName: "n"))
     var appAppleId: Int64?
     @Option(help: "notificationType of a notification. Default: DID_RENEW.")
     var notificationType: NotificationType?
     @Option(help: "subtype of a notification: one Apple sends with --notification-type.")
     var subtype: NotificationSubtype?
     @Option(
+        parsing: .number,
         help: ArgumentHelp(
             "The notification of the N-th event (from 1) of the --spec timeline: its type and subtype (cancel is DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED, refund REFUND, grace-period DID_FAIL_TO_RENEW/GRACE_PERIOD…), its product and, unless --now, its time; the state is the timeline's own. A renew event has no time, and Apple sends an EXPIRED when the period ends, not when the product is withdrawn or the price increase declined: give --now for those.",
             valueName: "n"))
     var event: Int?
     @Option(help: ArgumentHelp("appAccountToken (a UUID) on transactions.", valueName: "uuid"))
     var appAccountToken: String?
-    @Option(help: ArgumentHelp("Price in milliunits (9990 = 9.99).", valueName: "n"))
+    @Option(parsing: .number, help: ArgumentHelp("Price in milliunits (9990 = 9.99).", valueName: "n"))
     var price: Int64 = 9990
     @Option(help: "ISO 4217 currency.")
     var currency = "USD"
@@ -80,7 +83,9 @@ struct MakeJWS: ParsableCommand {
     enum JWSOutput: String, ExpressibleByArgument, CaseIterable { case compact, json }
 
     func validate() throws {
-        if let appAppleId, appAppleId < 1 { throw ValidationError("--app-apple-id must be a positive number, not \(appAppleId)") }
+        let appleIDs = 1...ScenarioLimits.unsignedJSONInteger.upperBound
+        if let appAppleId, !appleIDs.contains(appAppleId) { throw ValidationError("--app-apple-id \(appleIDs.requirement), not \(appAppleId)") }
+        if !ScenarioLimits.unsignedJSONInteger.contains(price) { throw ValidationError("--price \(ScenarioLimits.unsignedJSONInteger.requirement), not \(price)") }
     }
 
     /// A bare member name is the top-level member; anything else must be a pointer.
@@ -126,6 +131,7 @@ struct MakeJWS: ParsableCommand {
         do {
             let pki = try jwsCertificates.map { try CertificateSet<JWSRole>.load(from: URL(fileURLWithPath: $0)) }
             forged = try Forge(receiptPKI: .bundled(), jwsPKI: pki).make(kind, scenario: scenario, now: creation, options: options)
+            warnIfOutsideValidity(creation, of: try (pki ?? .bundled()).x5c(xcode: forged.xcodeSigned), making: "JWS")
         } catch let error as ForgeError {
             throw fail(scenarioOptions.spec == nil ? ScenarioFlags.message(error) : error.message, Exit.code(for: error))
         }

@@ -17,7 +17,11 @@ struct Make: ParsableCommand {
               forge make --spec scenario.json --now 2025-01-01T00:00:00Z --format json
               forge make --product com.example.pro --count 10000 --out receipts/ --seed 1 --now 2025-01-01T00:00:00Z
 
-            BATCH: --count N --out DIR makes N receipts in one process on --jobs threads: DIR/receipt-<i>.der (or .b64, .json) and DIR/index.jsonl (one line per receipt: file, seed, transaction ids). Receipt i uses seed S+i, S being --seed or the derived seed, so a batch with --seed and --now is the same bytes on every run and with any --jobs.
+            BATCH: --count N --out DIR makes N receipts in one process on --jobs threads: DIR/receipt-<i>.der (or .b64, .json) and DIR/index.jsonl (one line per receipt: file, seed, transaction ids). Receipt i uses seed S+i, S being --seed or the derived seed, so a batch with --seed and --now is the same bytes on every run and with any --jobs. DIR must be new or empty: anything in it (an earlier batch too) refuses with exit 73 and nothing is changed, unless --force, which replaces DIR whole. The batch is written into a staging folder beside DIR and swapped in only when complete, so a failure or an interrupt leaves DIR as it was.
+
+            DATES: every date of the timeline (purchases, renewals, expiries, refunds, --now) lies from 1970-01-01T00:00:00Z up to 9999-12-31T00:00:00Z, the dates receipts (four-digit RFC 3339 years) and JWS (milliseconds since 1970) carry; anything else exits 64 naming the purchase or event and the date. A --now outside the TEST chain's validity warns: the receipt will not validate at that time.
+
+            SPEC ERRORS: a --spec file that is not a scenario (an unknown key, a value of the wrong kind, outside its vocabulary or its range) exits 65 naming the key path ('timeline[0].event') and what the key takes; a scenario that asks for what cannot be made (contradictory fields, dates out of bounds) exits 64. A negative number given to a flag gets the flag's range.
 
             Purchase options (--type, --expired, --renewals, …) apply to every --product. Subscription options imply --type auto-renewable. With --spec, flags override the spec's fields; --product replaces its purchases, and purchase options without --product apply to each of the spec's purchases. The time is the wall clock unless --now pins it, and the seed is derived from the inputs unless --seed pins it: the same arguments with --now give the same bytes. Both are reported on stderr. Trust the reported trust anchor (Certificates/root.pem, or storekit.pem for xcode-*) to accept it.
             """)
@@ -33,12 +37,17 @@ struct Make: ParsableCommand {
     var certificates: String?
     @Flag(name: [.customShort("q"), .long], help: "Do not report what was made on stderr.")
     var quiet = false
-    @Option(help: ArgumentHelp("Make this many receipts (needs --out); see BATCH.", valueName: "n"))
+    @Option(parsing: .number, help: ArgumentHelp("Make this many receipts (needs --out); see BATCH.", valueName: "n"))
     var count: Int?
     @Option(help: ArgumentHelp("With --count: the directory the receipts and index.jsonl are written to.", valueName: "dir"))
     var out: String?
-    @Option(help: ArgumentHelp("With --count: threads. Default: the number of cores.", valueName: "n"))
+    @Option(parsing: .number, help: ArgumentHelp("With --count: threads. Default: the number of cores.", valueName: "n"))
     var jobs: Int?
+    @Flag(
+        help: ArgumentHelp(
+            "With --count: replace a non-empty --out DIR whole. Deletes everything in DIR (files forge did not write, folders, an earlier batch) once the new batch is complete; never a file in place of DIR, nor a folder that holds the current directory."
+        ))
+    var force = false
 
     enum OutputFormat: String, ExpressibleByArgument, CaseIterable { case der, base64, json }
 
@@ -50,6 +59,7 @@ struct Make: ParsableCommand {
         } else if out != nil {
             throw ValidationError("--out is for a batch: give --count N too, or -o FILE for one receipt")
         }
+        if force, count == nil { throw ValidationError("--force replaces a batch's --out DIR: give --count N and --out DIR too") }
         if let jobs {
             guard count != nil else { throw ValidationError("--jobs is for a batch: give --count N and --out DIR too") }
             guard (1...256).contains(jobs) else { throw ValidationError("--jobs must be between 1 and 256") }
@@ -60,6 +70,8 @@ struct Make: ParsableCommand {
         let (scenario, creation) = try scenarioOptions.resolved(receiptType: environment)
         let spec = scenarioOptions.spec
         let pki = try loadPKI(certificates)
+        let preset = scenario.preset ?? .appstore
+        warnIfOutsideValidity(creation, of: (preset.chain + [preset.trustAnchor]).map { pki.certificate($0) }, making: "receipt")
         if let count, let out { return try makeBatch(scenario, now: creation, count: count, into: out, pki: pki) }
         let receipt: ForgedReceipt
         do {
@@ -93,6 +105,15 @@ struct Make: ParsableCommand {
             return Data((VerifyReceiptJSON.response(for: decoded, extras: extras).serialized() + "\n").utf8)
         }
     }
+}
+
+/// Warns, on one stderr line, when `now` lies outside the validity of `chain` (the TEST certificates that sign and
+/// anchor the artefact): what is made then does not validate at its own time. Made all the same.
+func warnIfOutsideValidity(_ now: Date, of chain: [X509Certificate], making artefact: String) {
+    guard let from = chain.map(\.notBefore).max(), let to = chain.map(\.notAfter).min(), !(from <= now && now <= to) else { return }
+    note(
+        "warning: now \(ReceiptDate.format(now)) is outside the TEST chain's validity (\(ReceiptDate.format(from)) to \(ReceiptDate.format(to))): "
+            + "a \(artefact) made then will not validate at that time")
 }
 
 /// The bundled test PKI, or a set made by `forge ca init`.

@@ -15,20 +15,38 @@ import StoreModel
 extension Make {
     static let indexName = "index.jsonl"
 
-    /// The files an earlier batch wrote into `directory`: its index and the receipts the index lists.
-    static func batchFiles(in directory: URL) -> Set<String> {
-        guard let data = try? Data(contentsOf: directory.appendingPathComponent(indexName), options: .alwaysMapped) else { return [] }
-        var files: Set<String> = [indexName]
-        for line in data.split(separator: UInt8(ascii: "\n")) {
-            if let file = (try? JSONValue(parsing: line))?.objectValue?["file"]?.stringValue, !file.contains("/") { files.insert(file) }
+    /// Why a non-empty `directory` is not written into without --force, naming what it holds.
+    static func notEmpty(_ directory: URL) -> ForgeError {
+        let names = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).sorted()
+        let shown = names.prefix(3).joined(separator: ", ") + (names.count > 3 ? " and \(names.count - 3) more" : "")
+        return ForgeError(
+            .wouldOverwrite,
+            "refusing to write into \(directory.path): it is not empty (it holds \(shown)); give a new or empty folder, "
+                + "or --force to replace it whole (everything in it is deleted); nothing was changed")
+    }
+
+    /// --force replaces a folder whole: never one the shell stands in (`--out . --force`, `--out ~ --force` from home).
+    static func refuseHoldingCurrentDirectory(_ directory: URL) throws(ForgeError) {
+        let target = directory.standardizedFileURL.resolvingSymlinksInPath().path
+        let current = URL(fileURLWithPath: FileManager.default.currentDirectoryPath).standardizedFileURL.resolvingSymlinksInPath().path
+        if current == target || current.hasPrefix(target.hasSuffix("/") ? target : target + "/") {
+            throw ForgeError(.wouldOverwrite, "--force will not replace \(directory.path): it holds the current directory; nothing was changed")
         }
-        return files
     }
 
     func makeBatch(_ scenario: Scenario, now: Date, count: Int, into directory: String, pki: CertificateSet<CertificateRole>) throws {
         let interrupts = Interrupts.discardStagedOnSignal()
         let folder: StagedFolder
-        do { folder = try StagedFolder(replacing: URL(fileURLWithPath: directory), owned: Self.batchFiles) } catch {
+        let target = URL(fileURLWithPath: directory)
+        do throws(ForgeError) {
+            if force {
+                try Self.refuseHoldingCurrentDirectory(target)
+                folder = try StagedFolder(replacingWhole: target)
+            } else {
+                // Called only when the folder holds something.
+                folder = try StagedFolder(replacing: target) { existing throws(ForgeError) in throw Self.notEmpty(existing) }
+            }
+        } catch {
             throw fail(error.message, Exit.cannotCreate)
         }
         interrupts.guarding(folder)

@@ -15,7 +15,7 @@ struct ScenarioOptions: ParsableArguments {
     var expired = false
     @Option(help: ArgumentHelp("When the latest subscription period ends.", valueName: "date"))
     var expires: String?
-    @Option(help: ArgumentHelp("Subscription renewals after the first period (N renewals = N+1 transactions).", valueName: "n"))
+    @Option(parsing: .number, help: ArgumentHelp("Subscription renewals after the first period (N renewals = N+1 transactions), 0 to 10000.", valueName: "n"))
     var renewals: Int?
     @Option(help: ArgumentHelp("Refunded/cancelled: --cancelled, or --cancelled=other|app-issue.", valueName: "reason"))
     var cancelled: String?
@@ -25,7 +25,7 @@ struct ScenarioOptions: ParsableArguments {
     var intro = false
     @Option(help: ArgumentHelp("Promotional offer id on the latest period.", valueName: "id"))
     var promo: String?
-    @Option(help: "Quantity of each purchase.")
+    @Option(parsing: .number, help: "Quantity of each purchase, 1 to 1000000.")
     var quantity: Int?
     @Option(help: ArgumentHelp("Subscription period, ISO 8601 (P1W, P1M, P1Y). Default P1M.", valueName: "period"))
     var period: String?
@@ -41,14 +41,19 @@ struct ScenarioOptions: ParsableArguments {
     var deviceId: String?
     @Option(help: ArgumentHelp("Creation time, e.g. 2025-01-31T12:00:00Z. Default: now.", valueName: "date"))
     var now: String?
-    @Option(help: "Seed for every generated id and byte.")
-    var seed: UInt64?
+    @Option(name: .customLong("seed"), parsing: .number, help: ArgumentHelp("Seed for every generated id and byte, 0 to 2^64-1.", valueName: "seed"))
+    var seedText: String?
+    /// `--seed`, checked by ``validate()``.
+    var seed: UInt64? { seedText.flatMap { UInt64($0) } }
     @Option(help: "Shape: appstore, appstore-sha1, sandbox, xcode-2020, xcode-2023. Default appstore.")
     var preset: Preset?
     @Option(help: ArgumentHelp("A scenario JSON file (see README); flags override it.", valueName: "file"))
     var spec: String?
 
     func validate() throws {
+        if let seedText, UInt64(seedText) == nil {
+            throw ValidationError("--seed \((UInt64.min...UInt64.max).requirement), not \(seedText)")
+        }
         if let cancelled, CancellationReason(argument: cancelled) == nil {
             throw ValidationError("--cancelled takes other (0) or app-issue (1), not '\(cancelled)'")
         }
@@ -61,6 +66,7 @@ struct ScenarioOptions: ParsableArguments {
         var scenario = Scenario()
         if let spec {
             let (bytes, _) = try readInput(spec, kind: .json)
+            // A spec that is not a scenario is bad data (65); what its values ask for is checked with the flags' (64).
             do { scenario = try Scenario.decode(json: Data(bytes)) } catch { throw fail("\(spec): \(error.message)", Exit.dataError) }
         }
         applyFlags(to: &scenario)

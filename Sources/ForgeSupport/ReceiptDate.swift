@@ -20,6 +20,23 @@ public enum ReceiptDate {
     /// Foundation's `distantFuture` as receipts write it: the Xcode expiration sentinel.
     public static let sentinel = Date(timeIntervalSince1970: 64_092_211_200)  // 4001-01-01T00:00:00Z
 
+    /// The instants a receipt or a JWS made by the forge may carry: from 1970-01-01T00:00:00Z up to (not including)
+    /// 9999-12-31T00:00:00Z. A `Store` (StoreModel) holds no date outside it, so no artefact writes one.
+    /// - From 1970: every date of a timeline is also written as milliseconds since 1970 (StoreKit 2's dates,
+    ///   verifyReceipt's `*_ms`). Apple writes those as UNIX times of real events, after the App Store opened in
+    ///   2008 (its one earlier instant, Xcode's year-1 AppTransaction `originalPurchaseDate`, is a fixed sentinel,
+    ///   not a timeline date); a negative count reads as a sign bug, and some readers refuse it (Python's
+    ///   `datetime.fromtimestamp` on Windows).
+    /// - Before 9999-12-31: receipt dates are RFC 3339 strings with a four-digit year (as ``parse(_:)`` reads them;
+    ///   Python's `datetime` ends with 9999 too), and the last day is kept free so that a rendering in local time
+    ///   (Xcode 2020's `+0100`) still has one.
+    /// Inside it ``format(_:style:)`` writes RFC 3339 in every style, and milliseconds stay below 2^53 (exact in
+    /// every JSON reader).
+    public static let writable: Range<Date> = Date(timeIntervalSince1970: 0)..<Date(timeIntervalSince1970: 253_402_214_400)
+    /// ``writable`` in words, for messages.
+    /// "outside the dates receipts and JWS carry (1970-… up to 9999-…)": how every message about ``writable`` ends.
+    public static let outsideWritable = "outside the dates receipts and JWS carry (1970-01-01T00:00:00Z up to 9999-12-31T00:00:00Z)"
+
     /// The milliseconds since 1970 an instant read from input may name: ECMAScript's `Date` range,
     /// ±8.64e15 ms (±100,000,000 days, years −271821 to 275760), what Apple's Node library can hold of a
     /// StoreKit 2 date. Inside it every conversion below (milliseconds, seconds, `time_t`, calendar fields)
@@ -85,9 +102,11 @@ public enum ReceiptDate {
         return Date(timeIntervalSince1970: seconds)
     }
 
-    /// Writes a date in the given style (whole seconds; milliseconds for `.fractionalZulu`); years before 0
-    /// with a minus sign, years past 9999 with every digit. An instant outside ``representableMilliseconds``
-    /// is written as its seconds since 1970 in angle brackets, so a message can still name it.
+    /// Writes a date in the given style (whole seconds; milliseconds for `.fractionalZulu`). Inside ``writable``
+    /// (every date a `Store` holds, so every date an artefact writes) the result is RFC 3339 with a four-digit
+    /// year in every style. Outside it, for messages and the inspection of foreign input only: years before 0
+    /// with a minus sign, years past 9999 with every digit, and an instant outside ``representableMilliseconds``
+    /// as its seconds since 1970 in angle brackets, so a message can still name it; never other bytes.
     /// Built byte by byte: the forge writes dozens of dates per receipt.
     public static func format(_ date: Date, style: Style = .zulu) -> String {
         var shift: Int64 = 0

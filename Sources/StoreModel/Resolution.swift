@@ -9,13 +9,20 @@ public struct SubscriptionPeriod: Sendable, Hashable, CustomStringConvertible {
 
     public init?(_ text: String) {
         guard text.count >= 3, text.first == "P", let unit = text.last.flatMap(Unit.init(rawValue:)),
-            let count = Int(text.dropFirst().dropLast()), count > 0, count <= 1000
+            let count = Int(text.dropFirst().dropLast()), ScenarioLimits.periodCount.contains(count)
         else { return nil }
         self.count = count
         self.unit = unit
     }
 
-    public static let month = SubscriptionPeriod("P1M")!
+    public static let month = SubscriptionPeriod(count: 1, unit: .month)
+    /// What a period must be, for messages.
+    public static let expected = "an ISO 8601 period such as P1W, P1M, P3M or P1Y (1 to 1000 days, weeks, months or years)"
+
+    private init(count: Int, unit: Unit) {
+        self.count = count
+        self.unit = unit
+    }
     public var description: String { "P\(count)\(unit.rawValue)" }
 
     /// `date` moved by `times` periods (negative goes back), in UTC calendar terms: months clamp the day.
@@ -85,14 +92,14 @@ extension Purchase {
                 .conflictingOptions, used + ["type"],
                 "\(used.map(name).joined(separator: ", ")) conflicts with \(name("type")) \(type.rawValue): only auto-renewable subscriptions expire, renew or have offers")
         }
-        if let renewals, renewals < 0 || renewals > 10_000 {
-            throw problem(.invalidScenario, ["renewals"], "\(name("renewals")) must be between 0 and 10000, not \(renewals)")
+        if let renewals, !ScenarioLimits.renewals.contains(renewals) {
+            throw problem(.invalidScenario, ["renewals"], "\(name("renewals")) \(ScenarioLimits.renewals.requirement), not \(renewals)")
         }
-        if let quantity, quantity < 1 || quantity > 1_000_000 {
-            throw problem(.invalidScenario, ["quantity"], "\(name("quantity")) must be between 1 and 1000000, not \(quantity)")
+        if let quantity, !ScenarioLimits.quantity.contains(quantity) {
+            throw problem(.invalidScenario, ["quantity"], "\(name("quantity")) \(ScenarioLimits.quantity.requirement), not \(quantity)")
         }
         if let period, SubscriptionPeriod(period) == nil {
-            throw problem(.invalidScenario, ["period"], "\(name("period")) '\(period)' is not an ISO 8601 period such as P1W, P1M, P3M or P1Y")
+            throw problem(.invalidScenario, ["period"], "\(name("period")) '\(period)' is not \(SubscriptionPeriod.expected)")
         }
         for (field, value) in [("purchaseDate", purchaseDate), ("expiresDate", expiresDate)] {
             if let value, ReceiptDate.parse(value) == nil {
@@ -100,6 +107,27 @@ extension Purchase {
             }
         }
         if productID.isEmpty { throw problem(.invalidScenario, ["productId"], "\(name("productId")) must not be empty") }
+    }
+
+    /// Refuses a date of this purchase's transactions (`made`) outside ``ReceiptDate/writable``, naming the
+    /// purchase, the period and the fields that put it there (`place`: `purchases[0].`; `now` when no date anchors it).
+    func checkDates(of made: [Transaction], place: String) throws(ForgeError) {
+        for (index, transaction) in made.enumerated() {
+            let edges = [
+                (made.count == 1 ? "bought" : "period \(index + 1) of \(made.count) starts", transaction.purchaseDate),
+                (made.count == 1 ? "its period ends" : "period \(index + 1) of \(made.count) ends", transaction.expiresDate),
+                ("refunded", transaction.cancellationDate),
+            ]
+            for case (let edge, let date?) in edges where !ReceiptDate.writable.contains(date) {
+                let set = [("purchaseDate", purchaseDate), ("expiresDate", expiresDate), ("renewals", renewals.map(String.init)), ("period", period)]
+                let causes = set.filter { $0.1 != nil }.map { place + $0.0 } + (purchaseDate == nil && expiresDate == nil ? ["now"] : [])
+                throw ForgeError(
+                    .invalidScenario,
+                    "purchase \(productID): \(edge) at \(ReceiptDate.format(date)), \(ReceiptDate.outsideWritable) "
+                        + "(set by \(causes.map { "'\($0)'" }.joined(separator: ", ")))",
+                    fields: causes)
+            }
+        }
     }
 
     /// The transactions this purchase makes, on a timeline anchored at `now`.

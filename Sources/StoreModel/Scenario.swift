@@ -5,7 +5,8 @@ public import ForgeSupport
 ///
 /// This is the `--spec FILE.json` format; `forge make`'s flags are a shorthand for it. Everything is
 /// optional: a missing value takes the preset's default, and the time (`now`) and the seed are the
-/// only inputs besides this spec, so the same spec, `now` and seed always give the same bytes.
+/// only inputs besides this spec, so the same spec, `now` and seed always give the same bytes. Read by one reader
+/// (``decode(json:)``, and `Decodable` for a scenario inside a recipe), whose errors name the key.
 public struct Scenario: Codable, Sendable, Hashable {
     public var preset: Preset?
     public var bundleID: String?
@@ -48,62 +49,102 @@ public struct Scenario: Codable, Sendable, Hashable {
         case appItemID = "appItemId", ageRating, purchases, timeline
     }
 
+    /// A scenario inside a `Codable` document (a mutant recipe) is read as ``decode(json:)`` reads a spec: an
+    /// `invalidScenario` error naming the key path, never Codable's text.
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        preset = try container.decodeIfPresent(Preset.self, forKey: .preset)
-        bundleID = try container.decodeIfPresent(String.self, forKey: .bundleID)
-        appVersion = try container.decodeIfPresent(String.self, forKey: .appVersion)
-        originalAppVersion = try container.decodeIfPresent(String.self, forKey: .originalAppVersion)
-        environment = try container.decodeIfPresent(String.self, forKey: .environment)
-        deviceID = try container.decodeIfPresent(String.self, forKey: .deviceID)
-        now = try container.decodeIfPresent(String.self, forKey: .now)
-        seed = try container.decodeIfPresent(UInt64.self, forKey: .seed)
-        appItemID = try container.decodeIfPresent(Int64.self, forKey: .appItemID)
-        ageRating = try container.decodeIfPresent(String.self, forKey: .ageRating)
-        purchases = try container.decodeIfPresent([Purchase].self, forKey: .purchases) ?? []
-        timeline = try container.decodeIfPresent([TimelineEvent].self, forKey: .timeline)
+        let value = try JSONValue(from: decoder)
+        let exactSeed = { (try? decoder.container(keyedBy: CodingKeys.self).decodeIfPresent(UInt64.self, forKey: .seed)) ?? nil }
+        do { try self.init(reading: JSONField(value), exactSeed: exactSeed) } catch {
+            throw ForgeError(.invalidScenario, error.message, fields: error.keyPath.isEmpty ? [] : [error.keyPath])
+        }
     }
 
-    /// Decodes a spec file, refusing unknown keys so a typo is an error rather than a silent default.
+    /// Decodes a spec file. Every key is read by ``JSONField``: an unknown key, a value of the wrong kind, outside
+    /// its vocabulary or its range (``ScenarioLimits``), or a malformed date or period is an `invalidScenario`
+    /// error naming its key path (`'timeline[0].event'`, also in ``ForgeError/fields``) and what the key takes.
+    /// How the values relate (a timeline's product among the purchases…) is checked when a ``Store`` is made.
     public static func decode(json data: Data) throws(ForgeError) -> Scenario {
         let document: JSONValue
         do { document = try JSONValue(parsing: data) } catch {
             throw ForgeError(.invalidScenario, "the scenario is not valid JSON: \(error.reason)")
         }
-        guard let top = document.objectValue else { throw ForgeError(.invalidScenario, "the scenario must be a JSON object") }
-        try rejectUnknownKeys(top, known: CodingKeys.allCases.map(\.rawValue), at: "scenario")
-        for (index, purchase) in (top["purchases"]?.arrayValue ?? []).enumerated() {
-            guard let fields = purchase.objectValue else { throw ForgeError(.invalidScenario, "purchases[\(index)] must be a JSON object") }
-            try rejectUnknownKeys(fields, known: Purchase.CodingKeys.allCases.map(\.rawValue), at: "purchases[\(index)]")
-        }
-        for (index, event) in (top["timeline"]?.arrayValue ?? []).enumerated() {
-            guard let fields = event.objectValue else { throw ForgeError(.invalidScenario, "timeline[\(index)] must be a JSON object") }
-            try rejectUnknownKeys(fields, known: TimelineEvent.CodingKeys.allCases.map(\.rawValue), at: "timeline[\(index)]")
-        }
-        do { return try JSONDecoder().decode(Scenario.self, from: data) } catch let Swift.DecodingError.typeMismatch(type, context),
-            let Swift.DecodingError.valueNotFound(type, context)
-        {
-            throw ForgeError(.invalidScenario, "scenario key \(path(context.codingPath)) must be \(type)")
-        } catch let Swift.DecodingError.dataCorrupted(context) {
-            throw ForgeError(.invalidScenario, "scenario key \(path(context.codingPath)): \(context.debugDescription)")
+        do {
+            return try Scenario(reading: JSONField(document), exactSeed: { try? JSONDecoder().decode(ExactSeed.self, from: data).seed })
         } catch {
-            throw ForgeError(.invalidScenario, "the scenario cannot be read: \(error)")
+            throw ForgeError(.invalidScenario, error.message, fields: error.keyPath.isEmpty ? [] : [error.keyPath])
         }
     }
 
-    private static func rejectUnknownKeys(_ object: JSONObject, known: [String], at place: String) throws(ForgeError) {
-        if let unknown = object.keys.sorted().first(where: { !known.contains($0) }) {
-            throw ForgeError(.invalidScenario, "unknown key '\(unknown)' in \(place); known keys: \(known.joined(separator: ", "))")
-        }
-    }
+    /// ``JSONValue`` holds integers as `Int64`: a seed above `Int64.max` (half the seeds forge derives and reports)
+    /// is read exactly from the text by Foundation, after ``JSONField`` found it an integer beyond `Int64`.
+    private struct ExactSeed: Decodable { let seed: UInt64 }
 
-    private static func path(_ keys: [any CodingKey]) -> String {
-        keys.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined().trimmingCharacters(in: CharacterSet(charactersIn: "."))
+    private init(reading document: JSONField, exactSeed: () -> UInt64?) throws(JSONFieldError) {
+        let top = try document.object(known: CodingKeys.allCases.map(\.rawValue))
+        preset = try top["preset"]?.oneOf(Preset.self)
+        bundleID = try top["bundleId"]?.string()
+        appVersion = try top["appVersion"]?.string()
+        originalAppVersion = try top["originalAppVersion"]?.string()
+        environment = try top["environment"]?.string()
+        deviceID = try top["deviceId"]?.string()
+        now = try top["now"]?.date()
+        if let field = top["seed"] {
+            if case .number(let value) = field.value, value >= 0x1p63, value <= 0x1p64, let exact = exactSeed() {
+                seed = exact
+            } else {
+                seed = try field.integer(in: UInt64.min...UInt64.max)
+            }
+        } else {
+            seed = nil
+        }
+        appItemID = try top["appItemId"]?.integer(in: ScenarioLimits.unsignedJSONInteger)
+        ageRating = try top["ageRating"]?.string()
+        purchases = try top["purchases"]?.array().map { (element) throws(JSONFieldError) in try Purchase(reading: element) } ?? []
+        timeline = try top["timeline"]?.array().map { (element) throws(JSONFieldError) in try TimelineEvent(reading: element) }
+    }
+}
+
+extension JSONField {
+    /// A receipt date (`2025-01-31T12:00:00Z` and the variants ``ReceiptDate/parse(_:)`` reads), kept as written.
+    func date() throws(JSONFieldError) -> String {
+        try string(expected: "a date like 2025-01-31T12:00:00Z") { ReceiptDate.parse($0) != nil }
+    }
+}
+
+extension Purchase {
+    init(reading field: JSONField) throws(JSONFieldError) {
+        let members = try field.object(known: CodingKeys.allCases.map(\.rawValue))
+        productID = try members.required("productId").string()
+        type = try members["type"]?.oneOf(ProductType.self)
+        quantity = try members["quantity"]?.integer(in: ScenarioLimits.quantity)
+        purchaseDate = try members["purchaseDate"]?.date()
+        expiresDate = try members["expiresDate"]?.date()
+        expired = try members["expired"]?.bool()
+        renewals = try members["renewals"]?.integer(in: ScenarioLimits.renewals)
+        cancelled = try members["cancelled"]?.oneOf(CancellationReason.self)
+        trial = try members["trial"]?.bool()
+        intro = try members["intro"]?.bool()
+        promo = try members["promo"]?.string()
+        period = try members["period"]?.string(expected: SubscriptionPeriod.expected) { SubscriptionPeriod($0) != nil }
+    }
+}
+
+extension TimelineEvent {
+    init(reading field: JSONField) throws(JSONFieldError) {
+        let members = try field.object(known: CodingKeys.allCases.map(\.rawValue))
+        event = try members.required("event").oneOf(Kind.self)
+        at = try members["at"]?.date()
+        productID = try members["productId"]?.string()
+        count = try members["count"]?.integer(in: ScenarioLimits.renewCount)
+        reason = try members["reason"]?.oneOf(CancellationReason.self)
+        days = try members["days"]?.integer(in: ScenarioLimits.graceDays)
+        consent = try members["consent"]?.oneOf(Consent.self)
+        to = try members["to"]?.string()
     }
 }
 
 /// One product bought, and for subscriptions its history.
-public struct Purchase: Codable, Sendable, Hashable {
+public struct Purchase: Encodable, Sendable, Hashable {
     public var productID: String
     public var type: ProductType?
     public var quantity: Int?

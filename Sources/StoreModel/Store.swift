@@ -84,12 +84,22 @@ public struct Store: Sendable {
         } else {
             deviceID = random.uuid()
         }
+        for instant in [anchor, now] where !ReceiptDate.writable.contains(instant) {
+            throw ForgeError(.invalidScenario, "'now' \(ReceiptDate.format(instant)) is \(ReceiptDate.outsideWritable)", fields: ["now"])
+        }
         var ids = IDSource(random: random, isXcode: preset.isXcode)
-        let base = scenario.purchases.flatMap { $0.transactions(now: anchor, ids: &ids) }
+        var base: [Transaction] = []
+        for (index, purchase) in scenario.purchases.enumerated() {
+            let made = purchase.transactions(now: anchor, ids: &ids)
+            try purchase.checkDates(of: made, place: "purchases[\(index)].")
+            base += made
+        }
         random = ids.random
         let periods = Dictionary(
             scenario.purchases.map { ($0.productID, $0.period.flatMap(SubscriptionPeriod.init) ?? .month) }, uniquingKeysWith: { first, _ in first })
-        (transactions, history) = scenario.history(applyingTo: base, periods: periods, until: now, seed: seed, isXcode: preset.isXcode)
+        let addedBy: [Int]
+        (transactions, history, addedBy) = scenario.history(applyingTo: base, periods: periods, until: now, seed: seed, isXcode: preset.isXcode)
+        try Self.checkDates(transactions: transactions[base.count...], addedBy: addedBy, history: history, now: now)
         // The order receipts have always drawn these in, so a receipt's bytes do not depend on who else renders the store.
         opaqueValue = random.bytes(preset.opaqueValue.length)
         let production = !preset.isXcode && !preset.isSandbox
@@ -99,6 +109,41 @@ public struct Store: Sendable {
         downloadID = production ? Int64(random.below(0x7FFF_FFFF_FFFF)) : 0
         versionExternalIdentifier = production ? Int64(random.below(0x7FFF_FFFF)) : 0
         self.random = random
+        if !ReceiptDate.writable.contains(appOriginalPurchaseDate) {
+            throw ForgeError(
+                .invalidScenario,
+                "the app's original purchase date, 30 days before the first purchase, is \(ReceiptDate.format(appOriginalPurchaseDate)), "
+                    + "\(ReceiptDate.outsideWritable): move the first purchase or 'now' later",
+                fields: ["now"])
+        }
+    }
+
+    /// When the app was first bought: 30 days before the first purchase (or before `now`, if earlier). A receipt's
+    /// attribute 18 outside the sandbox; an AppTransaction's `originalPurchaseDate` is a day before the first purchase.
+    public var appOriginalPurchaseDate: Date {
+        min(transactions.map(\.originalPurchaseDate).min() ?? now, now).addingTimeInterval(-30 * 86_400)
+    }
+
+    /// Refuses a date the timeline reaches outside ``ReceiptDate/writable`` (a renewal or recovery period, a grace
+    /// period, the app's original purchase), naming the event that put it there: no artefact of a Store writes one.
+    private static func checkDates(
+        transactions added: ArraySlice<Transaction>, addedBy: [Int], history: SubscriptionHistory, now: Date
+    ) throws(ForgeError) {
+        for (transaction, event) in zip(added, addedBy) {
+            for date in [transaction.purchaseDate, transaction.expiresDate].compactMap(\.self) where !ReceiptDate.writable.contains(date) {
+                throw ForgeError(
+                    .invalidScenario,
+                    "'timeline[\(event)]' adds a period of \(transaction.productID) from \(ReceiptDate.format(transaction.purchaseDate)) to "
+                        + "\(transaction.expiresDate.map { ReceiptDate.format($0) } ?? "?"), \(ReceiptDate.outsideWritable)",
+                    fields: ["timeline[\(event)]"])
+            }
+        }
+        for renewal in history.pendingRenewals {
+            if let grace = renewal.gracePeriodExpiresDate, !ReceiptDate.writable.contains(grace) {
+                throw ForgeError(
+                    .invalidScenario, "the grace period of \(renewal.productID) ends at \(ReceiptDate.format(grace)), \(ReceiptDate.outsideWritable)")
+            }
+        }
     }
 
     /// With no explicit seed, the seed is a hash of the scenario and the time: the same inputs give

@@ -6,7 +6,7 @@ public import ForgeSupport
 /// A receipt shows the events up to its creation time; `forge serve` shows those up to the time of the
 /// request, so `latest_receipt_info` and `pending_renewal_info` can be ahead of the receipt on the
 /// device — the situation server code must handle.
-public struct TimelineEvent: Codable, Sendable, Hashable {
+public struct TimelineEvent: Encodable, Sendable, Hashable {
     public enum Kind: String, Codable, Sendable, CaseIterable {
         /// `count` more periods (default 1), back to back from the latest one's end; `at` is ignored.
         case renew
@@ -66,11 +66,18 @@ public struct TimelineEvent: Codable, Sendable, Hashable {
         if event != .renew, at == nil {
             throw ForgeError(.invalidScenario, "'\(place)at' is required for a \(event.rawValue) event (a date like 2025-02-01T00:00:00Z)")
         }
-        if let at, ReceiptDate.parse(at) == nil {
-            throw ForgeError(.invalidScenario, "'\(place)at' '\(at)' is not a date like 2025-02-01T00:00:00Z")
+        if let at {
+            guard let date = ReceiptDate.parse(at) else {
+                throw ForgeError(.invalidScenario, "'\(place)at' '\(at)' is not a date like 2025-02-01T00:00:00Z")
+            }
+            if !ReceiptDate.writable.contains(date) { throw ForgeError(.invalidScenario, "'\(place)at' \(at) is \(ReceiptDate.outsideWritable)") }
         }
-        if let count, !(1...1_000).contains(count) { throw ForgeError(.invalidScenario, "'\(place)count' must be between 1 and 1000, not \(count)") }
-        if let days, !(1...90).contains(days) { throw ForgeError(.invalidScenario, "'\(place)days' must be between 1 and 90, not \(days)") }
+        if let count, !ScenarioLimits.renewCount.contains(count) {
+            throw ForgeError(.invalidScenario, "'\(place)count' \(ScenarioLimits.renewCount.requirement), not \(count)")
+        }
+        if let days, !ScenarioLimits.graceDays.contains(days) {
+            throw ForgeError(.invalidScenario, "'\(place)days' \(ScenarioLimits.graceDays.requirement), not \(days)")
+        }
         if event == .changeProduct, to?.isEmpty ?? true { throw ForgeError(.invalidScenario, "'\(place)to' names the product a change-product event renews as") }
         guard event != .accountDeleted else { return }
         let concerned = products.filter { productID == nil ? $0.resolvedType == .autoRenewable : $0.productID == productID }
@@ -108,8 +115,9 @@ extension Scenario {
     /// ids from a generator of their own, so the receipt's ids do not move when the timeline grows.
     func history(
         applyingTo base: [Transaction], periods: [String: SubscriptionPeriod], until: Date, seed: UInt64, isXcode: Bool
-    ) -> (transactions: [Transaction], history: SubscriptionHistory) {
+    ) -> (transactions: [Transaction], history: SubscriptionHistory, addedBy: [Int]) {
         var transactions = base
+        var addedBy: [Int] = []  // the timeline index of each transaction after `base`
         var ids = IDSource(random: SeededGenerator(seed: seed ^ 0x7469_6D65_6C69_6E65), isXcode: isXcode)  // "timeline"
         struct State {
             var autoRenew = true
@@ -131,8 +139,9 @@ extension Scenario {
         func latestIndex(_ product: String) -> Int? {
             transactions.indices.filter { transactions[$0].productID == product }.max { transactions[$0].purchaseDate < transactions[$1].purchaseDate }
         }
-        func appendPeriod(_ product: String, from start: Date) {
+        func appendPeriod(_ product: String, from start: Date, event: Int) {
             guard let last = latestIndex(product).map({ transactions[$0] }) else { return }
+            addedBy.append(event)
             let period = periods[product] ?? .month
             transactions.append(
                 Transaction(
@@ -142,7 +151,7 @@ extension Scenario {
                     cancellationReason: nil, isTrialPeriod: false, isInIntroOfferPeriod: false, promotionalOfferID: nil))
         }
 
-        for event in timeline ?? [] {
+        for (place, event) in (timeline ?? []).enumerated() {
             let at = event.at.flatMap(ReceiptDate.parse)
             if let at, at > until { continue }
             if event.event == .accountDeleted {
@@ -155,7 +164,7 @@ extension Scenario {
             case .renew:
                 for _ in 0..<(event.count ?? 1) {
                     guard let end = latestIndex(product).flatMap({ transactions[$0].expiresDate }), end <= until else { break }
-                    appendPeriod(product, from: end)
+                    appendPeriod(product, from: end, event: place)
                 }
             case .cancel:
                 state.autoRenew = false
@@ -172,7 +181,7 @@ extension Scenario {
                 state.retry = true
                 state.grace = latestIndex(product).flatMap { transactions[$0].expiresDate }.map { $0.addingTimeInterval(Double((event.days ?? 16) * 86_400)) }
             case .recover:
-                if let at { appendPeriod(product, from: at) }
+                if let at { appendPeriod(product, from: at, event: place) }
                 state.retry = false
                 state.grace = nil
             case .priceIncrease:
@@ -226,7 +235,7 @@ extension Scenario {
                     gracePeriodExpiresDate: inGrace ? state.grace : nil,
                     priceConsentStatus: state.consent.map { $0 == .accepted ? 1 : 0 }))
         }
-        return (transactions, SubscriptionHistory(pendingRenewals: pending, cancellationReasons: reasons, accountDeletedAt: deleted))
+        return (transactions, SubscriptionHistory(pendingRenewals: pending, cancellationReasons: reasons, accountDeletedAt: deleted), addedBy)
     }
 }
 

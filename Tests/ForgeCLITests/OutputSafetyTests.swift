@@ -186,14 +186,14 @@ struct OutputSafetyTests {
         #expect(try tree(out) == ["notes.txt": Data("mine".utf8)])
     }
 
-    @Test("a batch replaces an earlier batch whole: the new receipts and index only")
+    @Test("with --force, a batch replaces an earlier batch whole: the new receipts and index only")
     func batchReplacesEarlierBatch() throws {
         let parent = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: parent) }
         let out = parent.appendingPathComponent("batch")
         #expect(try forge(arguments: Self.batch + ["--count", "5", "--out", out.path]).status == 0)
         #expect(try tree(out).count == 6)
-        let again = try forge(arguments: Self.batch + ["--count", "3", "--out", out.path])
+        let again = try forge(arguments: Self.batch + ["--count", "3", "--out", out.path, "--force"])
         #expect(again.status == 0, "\(again.stderr)")
         #expect(Set(try tree(out).keys) == ["receipt-0.der", "receipt-1.der", "receipt-2.der", "index.jsonl"])
         #expect(try leftovers(in: parent, besides: ["batch"]) == [])
@@ -230,9 +230,10 @@ struct OutputSafetyTests {
         let result = try forge(arguments: ["make"] + products + ["--renewals", "10000", "--now", "2025-01-01T00:00:00Z", "-o", "/dev/null"])
         #expect(result.status == 64, "\(result.stderr)")
         #expect(result.stderr.contains("transactions") && result.stderr.contains("at most"), "\(result.stderr)")
-        // Within the bounds but over 16 MiB of bytes.
+        // Within the bounds but over 16 MiB of bytes (forward from 1990: 10,000 months back from 2025 is before 1970).
         let large = (0..<2).flatMap { ["--product", "com.example.sub\($0)-\(String(repeating: "x", count: 1000))"] }
-        let bytes = try forge(arguments: ["make"] + large + ["--renewals", "10000", "--now", "2025-01-01T00:00:00Z", "-o", "/dev/null"])
+        let bytes = try forge(
+            arguments: ["make"] + large + ["--renewals", "10000", "--purchase-date", "1990-01-01T00:00:00Z", "--now", "2025-01-01T00:00:00Z", "-o", "/dev/null"])
         #expect(bytes.status == 64, "\(bytes.stderr)")
         #expect(bytes.stderr.contains("16777216"), "\(bytes.stderr)")
     }

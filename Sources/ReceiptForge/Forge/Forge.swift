@@ -247,8 +247,7 @@ struct ReceiptEncoder {
             attributes.append(.ia5(21, date(ReceiptDate.sentinel)))
         } else {
             let sandbox = preset.isSandbox
-            let firstPurchase = transactions.map(\.originalPurchaseDate).min() ?? now
-            let originalPurchase = sandbox ? Preset.sandboxOriginalPurchaseDate : date(min(firstPurchase, now).addingTimeInterval(-30 * 86_400))
+            let originalPurchase = sandbox ? Preset.sandboxOriginalPurchaseDate : date(store.appOriginalPurchaseDate)
             attributes = [
                 .utf8(0, environment), .integer(1, store.appItemID), bundleAttribute, .utf8(3, appVersion),
                 .raw(4, opaque, version: preset.opaqueValue.version), .raw(5, hash),

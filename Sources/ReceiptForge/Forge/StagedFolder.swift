@@ -16,21 +16,35 @@ public import ForgeSupport
 /// ``discard()`` removes the staging folder and leaves the target as it was. The target must be new, empty or
 /// hold only files an earlier run wrote (the caller names them from that run's manifest or index) and files
 /// carried over untouched (`kept`, e.g. a README of the user's): anything else refuses before any work,
-/// naming the entry. Of the previous folder only those files are removed.
+/// naming the entry. Of the previous folder only those files are removed, unless the user asked for the folder to be
+/// replaced whole (``init(replacingWhole:)``, `forge make --count --force`).
 public final class StagedFolder: Sendable {
     public let target: URL
     public let staging: URL
     private let carried: [String]
     private let owned: Set<String>
+    /// Whether the previous folder goes whole at commit (``init(replacingWhole:)``), the user's files too.
+    private let whole: Bool
     private let state = Mutex(State.staging)
 
     private enum State { case staging, committed, discarded }
 
     /// Surveys `target` and creates the staging folder. `owned` reads the files of an earlier run from the
     /// target (called only when it holds something); paths outside the folder are never owned.
-    public init(replacing target: URL, kept: Set<String> = [], owned: (URL) throws(ForgeError) -> Set<String>) throws(ForgeError) {
+    public convenience init(replacing target: URL, kept: Set<String> = [], owned: (URL) throws(ForgeError) -> Set<String>) throws(ForgeError) {
+        try self.init(target, kept: kept, whole: false, owned: owned)
+    }
+
+    /// Replaces `target` whole, whatever it holds: only when the user said so (`forge make --count --force`). Its
+    /// previous content is removed once the new folder is in place; a file where the folder should be still refuses.
+    public convenience init(replacingWhole target: URL) throws(ForgeError) {
+        try self.init(target, kept: [], whole: true) { _ throws(ForgeError) in [] }
+    }
+
+    private init(_ target: URL, kept: Set<String>, whole: Bool, owned: (URL) throws(ForgeError) -> Set<String>) throws(ForgeError) {
         let target = target.standardizedFileURL.resolvingSymlinksInPath()
         self.target = target
+        self.whole = whole
         let holdsSomething = try Self.holdsSomething(target)
         var owned: Set<String> = holdsSomething ? try owned(target).filter(Self.isInside) : []
         owned.subtract(kept)
@@ -41,7 +55,7 @@ public final class StagedFolder: Sendable {
         }.sorted()
         let ancestors = Set(owned.union(carried).flatMap(Self.ancestors))
         let foreign =
-            try !holdsSomething
+            try !holdsSomething || whole
             ? nil
             : Self.firstEntry(in: target) { path, isDirectory in
                 isDirectory ? !ancestors.contains(path) : !owned.contains(path) && !kept.contains(path)
@@ -100,6 +114,7 @@ public final class StagedFolder: Sendable {
             _ = chmod(staging.path, status.st_mode & 0o7777)
             let previous = try swapIn()
             state = .committed
+            if whole { return (try? FileManager.default.removeItem(at: previous)) == nil ? previous : nil }
             for file in owned.union(carried) { _ = unlink(previous.appendingPathComponent(file).path) }
             for folder in Set(owned.union(carried).flatMap(Self.ancestors)).sorted(by: { $0.count > $1.count }) {
                 _ = rmdir(previous.appendingPathComponent(folder).path)
