@@ -43,9 +43,11 @@ struct CheckOptions: ParsableArguments {
         return ValidationContext(trustedRoots: roots, bundleID: bundleId, environment: environment?.environment, chainTime: pinned, now: pinned ?? wallClock())
     }
 
-    /// The expectations not given, as the flag that would check each (the JWS verifier runs no step for them).
-    var notGiven: [(check: String, flag: String)] {
-        [("bundleId", "--bundle-id", bundleId == nil), ("environment", "--environment", environment == nil)].filter(\.2).map { ($0.0, $0.1) }
+    /// The JWS expectations not given, as the flag that would check each (the JWS verifier runs no step for
+    /// them); a renewal info and a realtime request carry no bundleId to check.
+    func notGiven(kind: String?) -> [(check: String, flag: String)] {
+        let bundleChecked = kind != "renewal" && kind != "realtime"
+        return [("bundleId", "--bundle-id", bundleId == nil && bundleChecked), ("environment", "--environment", environment == nil)].filter(\.2).map { ($0.0, $0.1) }
     }
 
     /// Prints the verdict and exits as every check command does: 0 valid, 1 invalid, 65 not the artefact at all

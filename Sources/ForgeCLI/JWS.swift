@@ -210,7 +210,7 @@ struct ValidateJWS: ParsableCommand {
         let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         let report = JWSVerifier().verify(text, context: context)
         try checks.finish(
-            report, notChecked: checks.notGiven, subscriptions: SubscriptionState.of(report), at: context.now,
+            report, notChecked: report.isUnreadable ? [] : checks.notGiven(kind: report.kind), subscriptions: SubscriptionState.of(report), at: context.now,
             hint: AnchorHint.jws(text, context: context, report: report), json: Inspection(jws: text, report: report)?.json() ?? .null)
     }
 }
