@@ -176,8 +176,10 @@ enum AnchorHint {
 
     /// A JWS rejected for its chain or its x5c (an Xcode JWS read as Apple's), trusted under a bundled anchor.
     static func jws(_ text: String, context: ValidationContext, report: JWSReport) -> String? {
-        guard let failure = report.firstFailure, failure.errorClass == .chainUntrusted || failure.errorClass == .jwsX5C else { return nil }
+        // Only an untrusted chain, or an x5c of one certificate (Xcode's shape): an x5c of any other count is
+        // refused for its count, and retrying it would only parse a hostile header again.
         let xcodeShaped = report.header?["x5c"]?.arrayValue?.count == 1
+        guard let failure = report.firstFailure, failure.errorClass == .chainUntrusted || (failure.errorClass == .jwsX5C && xcodeShaped) else { return nil }
         for anchor in BundledAnchor.allCases {
             guard let root = try? anchor.certificate() else { continue }
             var trial = context
