@@ -79,6 +79,7 @@ struct CA: ParsableCommand {
             return """
                 --root \(anchor.rawValue): \(anchor.fileStem).pem, \(anchor.fileStem).der (\(anchor.repositoryPath) in the repository)
                   for \(anchor.use)
+                  the corpus's anchor \(anchor.corpusID) (Vectors/anchors/\(anchor.corpusID).der; a vector's context.trustAnchor)
                   subject \(certificate.subject)
                   valid \(ReceiptDate.format(certificate.notBefore)) to \(ReceiptDate.format(certificate.notAfter))
                   SHA-256 \(fingerprint)

@@ -15,7 +15,7 @@ struct JWSCommand: ParsableCommand {
         commandName: "jws",
         abstract: "StoreKit 2 signed data (JWS): transactions, renewal info, AppTransaction, notifications V2, realtime requests.",
         discussion: """
-            JWS are ES256-signed by the bundled EC TEST PKI (Certificates/jws/: a P-384 root like Apple Root CA - G3, a P-384 intermediate like WWDR G6, a P-256 signing leaf), x5c = leaf, intermediate, root; with an xcode-* preset, by a self-signed Xcode-like certificate with kid Apple_Xcode_Key. Nonces follow RFC 6979, so the same scenario, --now and --seed give the same bytes. TEST ONLY: trust Certificates/jws/jws-root-g3.pem in your server's tests, never in production.
+            JWS are ES256-signed by the bundled EC TEST PKI (Certificates/jws/: a P-384 root like Apple Root CA - G3, a P-384 intermediate like WWDR G6, a P-256 signing leaf), x5c = leaf, intermediate, root; with an xcode-* preset, by a self-signed Xcode-like certificate with kid Apple_Xcode_Key. Nonces follow RFC 6979, so the same scenario, --now and --seed give the same bytes. TEST ONLY: trust the anchor named jws (`forge ca export --out DIR` writes it as jws-root-g3.pem and .der; Xcode JWS: jws-xcode) in your server's tests, never in production; forge's own commands take --root jws.
             """,
         subcommands: [MakeJWS.self, InspectJWS.self, ValidateJWS.self])
 }

@@ -6,6 +6,8 @@ import Testing
 @Suite("CA export")
 struct CAExportTests {
     static let anchors = ["root": "receipt", "storekit": "storekit", "jws-root-g3": "jws", "jws-xcode": "jws-xcode"]
+    /// The corpus's id of each anchor, by file stem: the DER is the corpus's `Vectors/anchors/ID.der`.
+    static let corpusIDs = ["root": "forge-root", "storekit": "forge-storekit", "jws-root-g3": "forge-jws-root", "jws-xcode": "forge-jws-xcode"]
 
     @Test("Export writes PEM and DER of the four anchors and a README naming each and its use; the bytes are the repository's")
     func exportWritesEveryAnchor() throws {
@@ -26,6 +28,8 @@ struct CAExportTests {
             #expect(pem == (try String(contentsOfFile: certificate(repository), encoding: .utf8)), "\(stem).pem")
             let converted = try openssl(["x509", "-inform", "DER", "-in", out.appendingPathComponent("\(stem).der").path, "-outform", "PEM"])
             #expect(converted.status == 0 && converted.text == pem, "\(stem).der is not \(stem).pem: \(converted.stderr)")
+            let corpus = repositoryRoot.appendingPathComponent("Vectors/anchors/\(Self.corpusIDs[stem] ?? "").der")
+            #expect(try Data(contentsOf: out.appendingPathComponent("\(stem).der")) == (try Data(contentsOf: corpus)), "\(stem).der is not the corpus's anchor")
         }
         for use in ["On-device receipt validation", "SignedDataVerifier", "Xcode"] { #expect(readme.contains(use), "README lacks \(use)") }
     }
