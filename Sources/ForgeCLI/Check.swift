@@ -15,10 +15,7 @@ import ForgeSupport
 /// (swift-argument-parser's `@OptionGroup`) for `validate`, `inspect` and `jws validate`, so the shared options
 /// have one spelling, one help text and one parse.
 struct CheckOptions: ParsableArguments {
-    @Option(
-        help: ArgumentHelp(
-            "Trusted root certificate, PEM or DER (repeatable). Default: the bundled TEST root (receipts: Certificates/root.pem; JWS: Certificates/jws/jws-root-g3.pem, or the Xcode certificate with --environment Xcode).",
-            valueName: "file"))
+    @Option(help: RootOption.help(default: "receipt for receipts; jws for JWS (jws-xcode with --environment Xcode)"))
     var root: [String] = []
     @Option(help: "Expected bundle identifier.")
     var bundleId: String?
@@ -46,13 +43,157 @@ struct CheckOptions: ParsableArguments {
         return ValidationContext(trustedRoots: roots, bundleID: bundleId, environment: environment?.environment, chainTime: pinned, now: pinned ?? wallClock())
     }
 
-    /// Prints the verdict (the summary lines, or `json`) and exits as every check command does: 0 valid,
-    /// 1 invalid, 65 not the artefact at all (one stderr line unless JSON).
-    func finish(_ report: some CheckedReport, json value: @autoclosure () -> JSONValue) throws {
-        print(json ? value().serialized() : report.summaryLines.joined(separator: "\n"))
+    /// The JWS expectations not given, as the flag that would check each (the JWS verifier runs no step for
+    /// them); a renewal info and a realtime request carry no bundleId to check.
+    func notGiven(kind: String?) -> [(check: String, flag: String)] {
+        let bundleChecked = kind != "renewal" && kind != "realtime"
+        return [("bundleId", "--bundle-id", bundleId == nil && bundleChecked), ("environment", "--environment", environment == nil)].filter(\.2).map { ($0.0, $0.1) }
+    }
+
+    /// Prints the verdict and exits as every check command does: 0 valid, 1 invalid, 65 not the artefact at all
+    /// (one stderr line unless JSON). Text: ``VerdictSummary``; `--json`: `value` with the subscriptions' states.
+    /// `hint`, when the verdict could change by a flag (a bundled anchor that trusts it), goes to stderr.
+    func finish(
+        _ report: some CheckedReport, notChecked: [(check: String, flag: String)] = [], subscriptions: [SubscriptionState], at now: Date, hint: String?,
+        json value: @autoclosure () -> JSONValue
+    ) throws {
+        if json {
+            var object = value()
+            if case .object(var members) = object, !report.isUnreadable {
+                members["subscriptions"] = .array(subscriptions.map { $0.json(at: now) })
+                object = .object(members)
+            }
+            print(object.serialized())
+        } else {
+            print(VerdictSummary.lines(report, notChecked: notChecked, subscriptions: subscriptions, at: now).joined(separator: "\n"))
+        }
         if report.isUnreadable, !json { FileHandle.standardError.write(Data("forge: error: \(report.message)\n".utf8)) }
+        if let hint { note("hint: \(hint)") }
         let code = Exit.code(for: report)
         if code != .success { throw code }
+    }
+}
+
+/// What `validate` and `jws validate` print: the verdict line first (scripts read it), then every failure, what was
+/// checked, what was skipped and why (the flag that would check it), and each subscription's state at the
+/// evaluation time, so a `valid` that checked half the steps of an expired subscription says so.
+enum VerdictSummary {
+    /// The flag that gives each check named in a report its expectation.
+    static let flags = [
+        "bundle id": "--bundle-id", "bundleId": "--bundle-id", "app version": "--app-version", "device hash": "--device-id", "environment": "--environment",
+    ]
+
+    static func lines(_ report: some CheckedReport, notChecked: [(check: String, flag: String)], subscriptions: [SubscriptionState], at now: Date) -> [String] {
+        var lines = ["\(report.verdict.rawValue)\(report.errorClass.map { " (\($0))" } ?? "")"]
+        if report.isUnreadable { return lines }
+        lines += report.checks.filter { $0.status == .failed }.map { "FAIL \($0.name): \($0.detail) [\($0.errorClass?.rawValue ?? "")]" }
+        let passed = report.checks.filter { $0.status == .passed }.map(\.name)
+        if !passed.isEmpty { lines.append("checked: " + passed.joined(separator: ", ")) }
+        var skipped = report.checks.filter { $0.status == .skipped }.map { check in
+            "\(check.name) (\(check.detail)\(flags[check.name].map { ": give \($0)" } ?? ""))"
+        }
+        skipped += notChecked.map { "\($0.check) (no expected value given: give \($0.flag))" }
+        if !skipped.isEmpty { lines.append("skipped: " + skipped.joined(separator: "; ")) }
+        lines += subscriptions.map { $0.line(at: now) }
+        return lines
+    }
+}
+
+/// A subscription's state at the time the checks evaluate (`--at`, else the wall clock): from a receipt, the
+/// latest expiry of each original transaction's auto-renewable purchases; from a JWS, the transaction's own.
+struct SubscriptionState {
+    let productID: String
+    let expires: Date
+    let revoked: Date?
+
+    enum State: String { case active, expired, revoked }
+
+    func state(at now: Date) -> State { revoked != nil ? .revoked : (expires > now ? .active : .expired) }
+
+    func line(at now: Date) -> String {
+        let evaluated = "evaluated at \(ReceiptDate.format(now))"
+        return switch state(at: now) {
+        case .active: "subscription \(productID): active, expires \(ReceiptDate.format(expires)) (\(evaluated))"
+        case .expired: "subscription \(productID): expired \(ReceiptDate.format(expires)) (\(evaluated))"
+        case .revoked: "subscription \(productID): revoked \(revoked.map { ReceiptDate.format($0) } ?? "") (expires \(ReceiptDate.format(expires)); \(evaluated))"
+        }
+    }
+
+    func json(at now: Date) -> JSONValue {
+        .object([
+            ("productId", .string(productID)), ("state", .string(state(at: now).rawValue)), ("expiresDate", .string(ReceiptDate.format(expires))),
+            ("revocationDate", revoked.map { .string(ReceiptDate.format($0)) } ?? .null), ("evaluatedAt", .string(ReceiptDate.format(now))),
+        ])
+    }
+
+    /// The receipt's subscriptions: per original transaction (else product), its purchase that expires last.
+    static func of(_ receipt: AppReceipt?) -> [SubscriptionState] {
+        var latest: [String: SubscriptionState] = [:]
+        var order: [String] = []
+        for purchase in receipt?.inAppPurchases ?? [] {
+            guard let expires = purchase.expiresDate else { continue }
+            let key = purchase.originalTransactionID ?? purchase.productID ?? ""
+            if let known = latest[key], known.expires >= expires { continue }
+            if latest[key] == nil { order.append(key) }
+            latest[key] = SubscriptionState(productID: purchase.productID ?? "?", expires: expires, revoked: purchase.cancellationDate)
+        }
+        return order.compactMap { latest[$0] }
+    }
+
+    /// A JWS transaction's subscription (its own, or a notification's signed transaction), when it expires.
+    static func of(_ report: JWSReport) -> [SubscriptionState] {
+        let transaction = report.nested.first { $0.field == "signedTransactionInfo" }?.report.payload ?? report.payload
+        guard let transaction, let milliseconds = transaction["expiresDate"]?.numericValue, let expires = ReceiptDate.instant(milliseconds: milliseconds) else {
+            return []
+        }
+        let revoked = transaction["revocationDate"]?.numericValue.flatMap { ReceiptDate.instant(milliseconds: $0) }
+        return [SubscriptionState(productID: transaction["productId"]?.stringValue ?? "?", expires: expires, revoked: revoked)]
+    }
+}
+
+/// The flag that makes a rejected artefact pass its chain: a bundled anchor that trusts it (``BundledAnchor``), so
+/// the hint names the exact `--root` (and, for Xcode-signed JWS, `--environment Xcode`), never a guess.
+enum AnchorHint {
+    /// A receipt whose chain is untrusted under the roots given, but trusted under a bundled anchor.
+    static func receipt(_ bytes: [UInt8], context: ValidationContext, report: ValidationReport) -> String? {
+        guard report.firstFailure?.name == "chain", report.errorClass == .chainUntrusted else { return nil }
+        for anchor in BundledAnchor.allCases {
+            guard let root = try? anchor.certificate(), !context.trustedRoots.contains(root) else { continue }
+            var trial = context
+            trial.trustedRoots = [root]
+            let chain = ReferenceValidator().validate(bytes, context: trial).checks.first { $0.name == "chain" }
+            guard chain?.status == .passed else { continue }
+            let what =
+                anchor == .storekit ? "it is signed by the bundled Xcode-like StoreKit certificate (an xcode-* receipt)" : "it chains to the bundled anchor \(anchor.rawValue)"
+            return "\(what): pass --root \(anchor.rawValue)"
+        }
+        if report.certificates.count == 1, report.certificates.first?.isSelfIssued == true {
+            return
+                "the signer is self-signed (Xcode's StoreKit shape): pass --root FILE with that certificate (Xcode: export it from the .storekit configuration), or --root storekit for forge's"
+        }
+        return nil
+    }
+
+    /// A JWS rejected for its chain or its x5c (an Xcode JWS read as Apple's), trusted under a bundled anchor.
+    static func jws(_ text: String, context: ValidationContext, report: JWSReport) -> String? {
+        // Only an untrusted chain, or an x5c of one certificate (Xcode's shape): an x5c of any other count is
+        // refused for its count, and retrying it would only parse a hostile header again.
+        let xcodeShaped = report.header?["x5c"]?.arrayValue?.count == 1
+        guard let failure = report.firstFailure, failure.errorClass == .chainUntrusted || (failure.errorClass == .jwsX5C && xcodeShaped) else { return nil }
+        for anchor in BundledAnchor.allCases {
+            guard let root = try? anchor.certificate() else { continue }
+            var trial = context
+            trial.trustedRoots = [root]
+            if xcodeShaped { trial.environment = .xcode }
+            let checks = JWSVerifier().verify(text, context: trial).checks
+            guard checks.contains(where: { $0.name == "chain" && $0.status == .passed }) else { continue }
+            if xcodeShaped, context.environment != .xcode {
+                return "it is signed like Xcode (x5c of one certificate, kid \(report.header?["kid"]?.stringValue ?? "absent")): pass --environment Xcode --root \(anchor.rawValue)"
+            }
+            guard !context.trustedRoots.contains(root) else { continue }
+            return "\(xcodeShaped ? "it is signed by the bundled Xcode-like certificate" : "it chains to the bundled anchor \(anchor.rawValue)"): pass --root \(anchor.rawValue)"
+        }
+        return nil
     }
 }
 
@@ -101,9 +242,11 @@ struct Validate: AsyncParsableCommand {
         commandName: "validate",
         abstract: "Validate a receipt with the reference validator (Apple's documented steps, in order).",
         discussion: """
-            Steps: parse; signature by the embedded certificate the SignerInfo names, with the SignerInfo's digest; chain to --root at the receipt creation date (or --at), requiring the marker OIDs and a 3-certificate chain unless the signer is itself a trusted self-signed certificate (Xcode); bundle id; app version; device hash; environment; receipt expiration (type 21). Input: DER, base64 (line breaks allowed) or base64 of base64, from a file or - for stdin. Exit codes: 0 valid, 1 invalid, 65 unreadable input, 66 missing file, 64 usage.
+            Steps: parse; signature by the embedded certificate the SignerInfo names, with the SignerInfo's digest; chain to --root at the receipt creation date (or --at), requiring the marker OIDs and a 3-certificate chain unless the signer is itself a trusted self-signed certificate (Xcode); bundle id; app version; device hash; environment; receipt expiration (type 21). Input: DER, base64 (line breaks allowed) or base64 of base64, from a file or - for stdin. Exit codes: 0 valid, 1 invalid, 65 unreadable input, 66 missing file (or a --root that is neither a file nor a bundled anchor), 64 usage.
 
-            With --listen: \(ServerOptions.limitsHelp) A refusal is JSON {"error", "message"} with the HTTP status that says the same (413, 400, 408, 503), except on POST /verifyReceipt, which keeps Apple's shape (HTTP 200, status 21000 or 21005, forge_error, forge_message). --listen on a non-loopback address prints the address bound and warns on stderr.
+            Output: the verdict first (valid, or invalid (error class)), then each failure (FAIL), the checks that passed (checked:), those skipped and why (skipped:, with the flag that would run them) and each subscription's state at --at or now (subscription ID: active, expires …; expired …; revoked …). --json has the same as checks and subscriptions. When a bundled anchor would trust a receipt the roots given do not (an xcode-* receipt: --root storekit), stderr says which --root to pass.
+
+            With --listen: \(ServerOptions.limitsHelp) A refusal is JSON {"error", "message"} with the HTTP status that says the same (413, 400, 408, 503), except on POST /verifyReceipt, which keeps Apple's shape (HTTP 200, status 21000 or 21005, forge_error, forge_message). --listen on a non-loopback address prints the address bound and warns on stderr. \(ServerOptions.listenHelp)
             """)
 
     @Argument(help: ArgumentHelp("Receipt file, or - for standard input.", valueName: "file"))
@@ -138,8 +281,11 @@ struct Validate: AsyncParsableCommand {
         }
         guard let file else { throw ValidationError("give a receipt file (or - for stdin)") }
         let (bytes, source) = try readInput(file)
-        let report = ReferenceValidator().validate(bytes, context: try receiptChecks.context(checks))
-        try checks.finish(report, json: Inspection(receipt: report, source: source, inputSize: bytes.count, includeChecks: true).json())
+        let context = try receiptChecks.context(checks)
+        let report = ReferenceValidator().validate(bytes, context: context)
+        try checks.finish(
+            report, subscriptions: SubscriptionState.of(report.receipt), at: context.now, hint: AnchorHint.receipt(bytes, context: context, report: report),
+            json: Inspection(receipt: report, source: source, inputSize: bytes.count, includeChecks: true).json())
     }
 }
 
@@ -163,7 +309,7 @@ extension Validate {
                 if !bound.isLoopback { note("warning: listening on \(bound.authority), not loopback: anyone who can reach it can send requests") }
             }
         } catch {
-            throw fail("cannot listen on \(host):\(port): \(error)", Exit.software)
+            throw Exit.serveFailure(error, host: host, port: port)
         }
     }
 }
@@ -183,7 +329,9 @@ struct Inspect: ParsableCommand {
         commandName: "inspect",
         abstract: "Decode any receipt: container shape, certificates, every attribute, and the checks if asked.",
         discussion: """
-            Accepts DER, base64 (with or without line breaks) and base64 of base64, from a file or - (stdin). Unknown attribute types are shown in hex. Give --root, --bundle-id, --device-id, … to also run the validator's checks. On unreadable input: one line naming the byte offset and what was expected, exit 65.
+            Accepts DER, base64 (with or without line breaks) and base64 of base64, from a file or - (stdin). Unknown attribute types are shown in hex. Give --root, --bundle-id, --device-id, … to also run the validator's checks; they are shown (ok, FAIL, skip) with a verdict line.
+
+            Exit codes: inspect is a viewer, so it exits 0 whenever the input decodes, whatever its checks say (the verdict line and --json's verdict say it); gate on `forge validate`, which exits 1 when a check fails. 65 unreadable input (one line naming the byte offset and what was expected), 66 missing file, 64 usage.
             """)
 
     @Argument(help: ArgumentHelp("Receipt file, or - for standard input.", valueName: "file"))
@@ -203,11 +351,29 @@ struct Inspect: ParsableCommand {
     }
 }
 
-/// The certificates of `--root` files (PEM, several per file, or DER); the bundled TEST root when none.
-func loadRoots(_ paths: [String]) throws -> [X509Certificate] {
+/// `--root` of every command that takes one (`validate`, `inspect`, `jws validate`, `serve`), one help text.
+enum RootOption {
+    static func help(default defaultRoot: String) -> ArgumentHelp {
+        ArgumentHelp(
+            "Trusted root: a bundled anchor by name (\(BundledAnchor.names); `forge ca export` writes them out) or a certificate file, PEM (several per file) or DER. Repeatable. A file named like an anchor: give it as ./NAME. Default: \(defaultRoot).",
+            valueName: "name|file")
+    }
+}
+
+/// The certificates `--root` names: a bundled anchor by name (``BundledAnchor``, from any directory), else
+/// a PEM (several per file) or DER file. A value that is neither exits 66 listing the names; none given: the
+/// bundled receipt TEST root.
+func loadRoots(_ values: [String]) throws -> [X509Certificate] {
     var roots: [X509Certificate] = []
-    for path in paths {
-        let (bytes, _) = try readInput(path, kind: .certificate)
+    for value in values {
+        if let anchor = BundledAnchor(rawValue: value) {
+            do throws(ForgeError) { roots.append(try anchor.certificate()) } catch { throw fail(error.message, Exit.software) }
+            continue
+        }
+        guard FileManager.default.fileExists(atPath: value) else {
+            throw fail("--root \(value): no such file, nor a bundled anchor (\(BundledAnchor.names))", Exit.noInput)
+        }
+        let (bytes, _) = try readInput(value, kind: .certificate)
         do {
             if bytes.first == 0x30 {
                 roots.append(try X509Certificate(derEncoded: bytes))
@@ -215,8 +381,8 @@ func loadRoots(_ paths: [String]) throws -> [X509Certificate] {
                 roots += try X509Certificate.all(fromPEM: String(decoding: bytes, as: UTF8.self))
             }
         } catch {
-            throw fail("\(path) is not a PEM or DER certificate: \(error)", Exit.dataError)
+            throw fail("\(value) is not a PEM or DER certificate: \(error)", Exit.dataError)
         }
     }
-    return paths.isEmpty ? [try loadPKI(nil)[.root].certificate] : roots
+    return values.isEmpty ? [try loadPKI(nil)[.root].certificate] : roots
 }

@@ -2,6 +2,7 @@ import ArgumentParser
 import StoreModel
 import ForgeSupport
 import ReferenceValidation
+import ReceiptServe
 
 /// The command line of both executables: `forge`, which links no network code, and `forge-http`, which
 /// passes what it links for HTTP as `network`.
@@ -34,7 +35,7 @@ struct ForgeCommand: AsyncParsableCommand {
 
             Start with `forge make --product com.example.pro -o receipt.der` and `forge run --target swift:reference`; the README and Documentation/ explain the rest.
 
-            Exit codes: 0 success (valid receipt), 1 invalid receipt (validate), 64 usage error or conflicting options, 65 unreadable input data, 66 input file missing, 69 forge-http needed but not built, 70 internal error, 73 cannot write output.
+            Exit codes: 0 success (valid receipt), 1 invalid receipt (validate), 64 usage error or conflicting options, 65 unreadable input data, 66 input file missing, 69 unavailable: forge-http needed but not built, or a server cannot listen where asked (port in use, address not of this machine), 70 internal error, 73 cannot write output.
             """,
         version: "0.1.0",
         subcommands: [Make.self, Inspect.self, Validate.self, JWSCommand.self, VectorsCommand.self, Run.self, Serve.self, Seeds.self, Mutate.self, CA.self, Bench.self])
@@ -53,6 +54,15 @@ extension Exit {
         case .wouldOverwrite, .ioFailed: cannotCreate
         default: software
         }
+    }
+
+    /// A server that stopped on an error (`forge serve`, `validate --listen`): 69 when it could not listen where
+    /// it was asked (the address is not to be had: EX_UNAVAILABLE, as a forge-http that is not built), else 70.
+    static func serveFailure(_ error: any Error, host: String, port: Int) -> ExitCode {
+        if let error = error as? ServeError, error.code == .cannotListen {
+            return fail("cannot listen on \(ServerAddress(host: host, port: port).authority): \(error.message)", unavailable)
+        }
+        return fail("cannot serve on \(ServerAddress(host: host, port: port).authority): \(error)", software)
     }
 
     /// A reference check (`validate`, `inspect`, `jws validate`): 0 valid, 1 invalid, 65 not the artefact at all.

@@ -15,7 +15,7 @@ struct JWSCommand: ParsableCommand {
         commandName: "jws",
         abstract: "StoreKit 2 signed data (JWS): transactions, renewal info, AppTransaction, notifications V2, realtime requests.",
         discussion: """
-            JWS are ES256-signed by the bundled EC TEST PKI (Certificates/jws/: a P-384 root like Apple Root CA - G3, a P-384 intermediate like WWDR G6, a P-256 signing leaf), x5c = leaf, intermediate, root; with an xcode-* preset, by a self-signed Xcode-like certificate with kid Apple_Xcode_Key. Nonces follow RFC 6979, so the same scenario, --now and --seed give the same bytes. TEST ONLY: trust Certificates/jws/jws-root-g3.pem in your server's tests, never in production.
+            JWS are ES256-signed by the bundled EC TEST PKI (Certificates/jws/: a P-384 root like Apple Root CA - G3, a P-384 intermediate like WWDR G6, a P-256 signing leaf), x5c = leaf, intermediate, root; with an xcode-* preset, by a self-signed Xcode-like certificate with kid Apple_Xcode_Key. Nonces follow RFC 6979, so the same scenario, --now and --seed give the same bytes. TEST ONLY: trust the anchor named jws (`forge ca export --out DIR` writes it as jws-root-g3.pem and .der; Xcode JWS: jws-xcode) in your server's tests, never in production; forge's own commands take --root jws.
             """,
         subcommands: [MakeJWS.self, InspectJWS.self, ValidateJWS.self])
 }
@@ -148,7 +148,10 @@ struct MakeJWS: ParsableCommand {
             note(
                 "made \(kind.rawValue) JWS, \(forged.compact.utf8.count) bytes, environment \(forged.environment.rawValue), bundle id \(forged.bundleID)\(output.map { " → \($0)" } ?? "")"
             )
-            note("trust anchor: Certificates/jws/\(forged.xcodeSigned ? JWSRole.xcode.fileStem : JWSRole.root.fileStem).pem (compiled in)")
+            let anchor = forged.xcodeSigned ? BundledAnchor.jwsXcode : .jws
+            note(
+                "trust anchor: --root \(anchor.rawValue)\(forged.xcodeSigned ? " with --environment Xcode" : "") (compiled in; `forge ca export` writes it as \(anchor.fileStem).pem)"
+            )
         }
     }
 }
@@ -179,7 +182,7 @@ struct ValidateJWS: ParsableCommand {
         commandName: "validate",
         abstract: "Verify a JWS as Apple's SignedDataVerifier does (offline), with an error class on failure.",
         discussion: """
-            Checks: compact form; alg ES256; x5c of exactly 3 (Xcode: 1, pinned); the chain x5c[0] → x5c[1] → --root (x5c[2] is never trusted) with the markers 1.2.840.113635.100.6.11.1 and 1.2.840.113635.100.6.2.1, at signedDate (receiptCreationDate for AppTransaction) unless --at; the ES256 signature; bundleId; environment; appAppleId in Production (AppTransaction, notification, realtime); a notification's signed transaction and renewal info, the same way. A JWS is at most 16 MiB; x5c is counted before any entry is decoded; a signedDate (receiptCreationDate) outside ±8.64e15 ms around 1970 is payload.invalid-field. Exit 0 valid, 1 invalid, 65 not a JWS, 64 usage.
+            Checks: compact form; alg ES256; x5c of exactly 3 (Xcode: 1, pinned); the chain x5c[0] → x5c[1] → --root (x5c[2] is never trusted) with the markers 1.2.840.113635.100.6.11.1 and 1.2.840.113635.100.6.2.1, at signedDate (receiptCreationDate for AppTransaction) unless --at; the ES256 signature; bundleId; environment; appAppleId in Production (AppTransaction, notification, realtime); a notification's signed transaction and renewal info, the same way. A JWS is at most 16 MiB; x5c is counted before any entry is decoded; a signedDate (receiptCreationDate) outside ±8.64e15 ms around 1970 is payload.invalid-field. Exit 0 valid, 1 invalid, 65 not a JWS, 66 missing file (or a --root that is neither a file nor a bundled anchor), 64 usage. Output as `forge validate`'s: the verdict first, then FAIL, checked:, skipped: (bundleId, environment without --bundle-id, --environment) and the transaction's subscription state; an Xcode-signed JWS read without --environment Xcode gets a hint on stderr naming the flags (--environment Xcode --root jws-xcode).
             """)
 
     @Argument(help: ArgumentHelp("JWS file, or - for standard input.", valueName: "file"))
@@ -207,15 +210,13 @@ struct ValidateJWS: ParsableCommand {
         }
         let (bytes, _) = try readInput(file ?? "-", kind: .jws)
         // The bundled JWS TEST root unless --root; the Xcode certificate when Xcode is expected.
-        let roots = try checks.roots {
-            let pki: CertificateSet<JWSRole>
-            do throws(ForgeError) { pki = try CertificateSet<JWSRole>.bundled() } catch { throw fail(error.message, Exit.software) }
-            return [pki.certificate(checks.environment?.environment == .xcode ? .xcode : .root)]
-        }
+        let roots = try checks.roots { try loadRoots([(checks.environment?.environment == .xcode ? BundledAnchor.jwsXcode : .jws).rawValue]) }
         var context = try checks.context(roots: roots)
         context.appAppleID = appAppleId
         let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         let report = JWSVerifier().verify(text, context: context)
-        try checks.finish(report, json: Inspection(jws: text, report: report)?.json() ?? .null)
+        try checks.finish(
+            report, notChecked: report.isUnreadable ? [] : checks.notGiven(kind: report.kind), subscriptions: SubscriptionState.of(report), at: context.now,
+            hint: AnchorHint.jws(text, context: context, report: report), json: Inspection(jws: text, report: report)?.json() ?? .null)
     }
 }

@@ -26,18 +26,18 @@ struct Serve: AsyncParsableCommand {
                "timeline": [{"event": "renew", "count": 2}, {"event": "billing-retry", "at": "2025-03-15T00:00:00Z"}]}
             Events: renew (count), cancel, refund (reason other|app-issue), billing-retry, grace-period (days), recover, price-increase (consent pending|accepted|declined), change-product (to), account-deleted, billing-retry-ended (Apple stops retrying: expired, intent 2), product-withdrawn (intent 4). A receipt with the scenario's transactions is answered as of the server's clock (--now, or X-Forge-Now per request): latest_receipt_info, pending_renewal_info and a re-issued latest_receipt reflect the events up to then.
 
-            Faults, by --fault or while running with POST /_forge/faults: [production:|sandbox:|any:]ACTION[,count=N|,percent=P][,latency=MS], ACTION one of status=CODE [retryable=false], http=CODE, close (half a response, then the connection closes), not-json, latency=MS. E.g. --fault production:status=21005,count=2 --fault sandbox:http=503,percent=25. GET /_forge/faults lists them, DELETE /_forge/faults clears them; GET /_forge/log is the request log (JSON Lines; --log FILE also appends it to a file).
+            Faults, by --fault or while running with POST /_forge/faults: [production:|sandbox:|any:]ACTION[,count=N|,percent=P][,latency=MS], ACTION one of status=CODE [retryable=false], http=CODE, close (half a response, then the connection closes), not-json, latency=MS. E.g. --fault production:status=21005,count=2 --fault sandbox:http=503,percent=25. GET /_forge/faults lists them as JSON Lines, one object per line in the form POST takes (with what is left of each count), DELETE /_forge/faults clears them; GET /_forge/log is the request log (JSON Lines; --log FILE also appends it to a file).
 
-            Control routes (/_forge/*) are for the test that owns the server: they answer loopback clients only (403 to others), unless --control-token TOKEN is set; then every client, loopback too, must send Authorization: Bearer TOKEN (401 without it). Refusals are JSON {"error", "message"}. --listen on a non-loopback address prints the address bound and warns on stderr.
+            Control routes (/_forge/*) are for the test that owns the server: they answer loopback clients only (403 to others), unless --control-token TOKEN is set; then every client, loopback too, must send Authorization: Bearer TOKEN (401 without it). Refusals are JSON {"error", "message"}. --listen on a non-loopback address prints the address bound and warns on stderr. \(ServerOptions.listenHelp)
 
             \(ServerOptions.limitsHelp) The request log in memory keeps the last --log-capacity entries (default \(ServerLimits.defaultLogCapacity)); GET /_forge/log says in X-Forge-Log-Evicted how many it pushed out and in X-Forge-Log-Dropped how many lines --log FILE could not take (a full disk: said once on stderr; a line is written whole or not at all). At most \(ServerLimits.maximumFaults) faults are in force at once (POST /_forge/faults answers 409 past that). On the verifyReceipt endpoints a refusal keeps Apple's shape: HTTP 200 with status 21000 (the body: too large, broken framing, cut off) or 21005 (busy, no answer in time), forge_error and forge_message.
 
-            TEST ONLY: receipts are judged under the bundled TEST root (Certificates/root.pem) unless --root; --tls serves HTTPS with a certificate issued by that root for the host, localhost and 127.0.0.1, so a client trusts Certificates/root.pem.
+            TEST ONLY: receipts are judged under the bundled TEST root (--root receipt) unless --root; --tls serves HTTPS with a certificate issued by that root for the host, localhost and 127.0.0.1, so a client trusts root.pem (`forge ca export --out DIR` writes it).
             """)
 
     @Option(help: ArgumentHelp("Where to listen; port 0 picks a free port. The URLs are printed on stdout.", valueName: "host:port"))
     var listen = "127.0.0.1:8080"
-    @Flag(help: "Serve HTTPS with a certificate issued by the TEST root (trust Certificates/root.pem in the client).")
+    @Flag(help: "Serve HTTPS with a certificate issued by the TEST root (trust root.pem of `forge ca export` in the client).")
     var tls = false
     @Option(help: ArgumentHelp("The app's shared secret: receipts with auto-renewable purchases then need it as password (21004).", valueName: "secret"))
     var sharedSecret: String?
@@ -53,7 +53,7 @@ struct Serve: AsyncParsableCommand {
     var legacyExpiredStatus = false
     @Option(help: ArgumentHelp("Append the request log (JSON Lines) to this file.", valueName: "file"))
     var log: String?
-    @Option(help: ArgumentHelp("Trusted root certificate, PEM or DER (repeatable). Default: the bundled TEST root.", valueName: "file"))
+    @Option(help: RootOption.help(default: "receipt"))
     var root: [String] = []
     @Option(help: ArgumentHelp("Event-loop threads. Default: one per core.", valueName: "n"))
     var threads: Int?
@@ -122,7 +122,7 @@ struct Serve: AsyncParsableCommand {
                     "production  \(base)\(AppleEndpoint.production.path)", "sandbox     \(base)\(AppleEndpoint.sandbox.path)",
                     "control     \(base)/_forge/faults  \(base)/_forge/log",
                 ]
-                if tls { lines.append("trust       Certificates/root.pem (the TEST root that issued the serving certificate)") }
+                if tls { lines.append("trust       --root receipt (the TEST root that issued the serving certificate; `forge ca export` writes it as root.pem)") }
                 // stdout, unbuffered: the first line names the port, for scripts and tests.
                 FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
                 if !bound.isLoopback {
@@ -132,7 +132,7 @@ struct Serve: AsyncParsableCommand {
                 }
             }
         } catch {
-            throw fail("cannot serve on \(host):\(port): \(error)", Exit.software)
+            throw Exit.serveFailure(error, host: host, port: port)
         }
         if requestLog.dropped > 0, let path = requestLog.path {
             note("warning: \(requestLog.dropped) of \(requestLog.recorded) request log entries could not be written to \(path)")
@@ -169,6 +169,10 @@ struct ServerOptions: ParsableArguments {
     }
 
     var limits: ServerLimits { ServerLimits(readTimeoutSeconds: readTimeout, shutdownGraceSeconds: shutdownGrace, workers: workers) }
+
+    /// What a server that cannot listen does, for both commands' `--help`.
+    static let listenHelp =
+        "A --listen address the server cannot take (the port in use, an address not of this machine such as 203.0.113.1, a port below 1024 without privileges, a host that does not resolve) exits 69 with one line: forge: error: cannot listen on HOST:PORT: address already in use (…)."
 
     /// The fixed limits, for both commands' `--help`.
     static let limitsHelp = """

@@ -13,6 +13,9 @@ public struct ServeError: CodedError, Sendable {
         case logFailed
         /// ``ServerLimits/maximumFaults`` are in force already.
         case tooManyFaults
+        /// The server cannot listen where it was asked: the port is taken, the address is not this machine's,
+        /// the port needs privileges, or the host does not resolve (`forge serve` exits 69).
+        case cannotListen
         public var description: String { rawValue }
     }
 
@@ -147,7 +150,26 @@ public struct Fault: Sendable, Hashable {
         self.init(endpoint: endpoint, action: action, latencyMilliseconds: latency, count: count, percent: percent)
     }
 
-    /// The command-line form, as listed by the control route and written to the log.
+    /// The control route's form, as `POST /_forge/faults` takes it and `GET /_forge/faults` lists it (one per
+    /// line): `Fault(json: fault.json) == fault`.
+    public var json: JSONValue {
+        var members: JSONObject = [("endpoint", .string(endpoint?.rawValue ?? "any"))]
+        switch action {
+        case .status(let code, let retryable):
+            members["status"] = .integer(code.rawValue)
+            if let retryable { members["retryable"] = .bool(retryable) }
+        case .http(let code): members["http"] = .integer(Int64(code))
+        case .close: members["close"] = .bool(true)
+        case .notJSON: members["not-json"] = .bool(true)
+        case .none: break
+        }
+        if latencyMilliseconds > 0 { members["latency"] = .integer(Int64(latencyMilliseconds)) }
+        if let count { members["count"] = .integer(Int64(count)) }
+        if let percent { members["percent"] = .integer(Int64(percent)) }
+        return .object(members)
+    }
+
+    /// The command-line form, as written to the log.
     public var spec: String {
         var parts: [String] = []
         switch action {

@@ -143,7 +143,26 @@ public struct ForgeApplication: ApplicationProtocol {
             signals.cancel()
             runtime.pool.stop()
         }
-        try await services.run()
+        do { try await services.run() } catch let error as IOError {
+            throw Self.listenFailure(errno: error.errnoCode) ?? error
+        } catch is SocketAddressError.UnknownHost {
+            throw ServeError(.cannotListen, "the host name does not resolve to an address of this machine")
+        } catch is SocketAddressError {
+            throw ServeError(.cannotListen, "not an address to listen on")
+        }
+    }
+
+    /// What a failed `bind` means to the user, or nil for an error that is not about where to listen.
+    static func listenFailure(errno code: Int32) -> ServeError? {
+        let reason: String
+        switch code {
+        case EADDRINUSE: reason = "address already in use (another process listens there: pick another port, or port 0 for a free one)"
+        case EADDRNOTAVAIL: reason = "not an address of this machine (listen on 127.0.0.1, 0.0.0.0 or an address of one of its interfaces)"
+        case EACCES: reason = "permission denied (ports below 1024 need privileges: pick a higher port, or port 0)"
+        case EAFNOSUPPORT: reason = "this machine does not support that address family"
+        default: return nil
+        }
+        return ServeError(.cannotListen, reason)
     }
 }
 
@@ -324,7 +343,7 @@ private struct VerifyReceiptRoutes: Sendable {
 ///
 /// | route | does |
 /// |---|---|
-/// | `GET /_forge/faults` | the faults in force, one spec per line |
+/// | `GET /_forge/faults` | the faults in force, JSON Lines: one object per line, as `POST` takes it |
 /// | `POST /_forge/faults` | adds a fault: a JSON object (`{"endpoint":"production","status":21005,"count":2}`) or a spec line |
 /// | `DELETE /_forge/faults` | removes every fault |
 /// | `GET /_forge/log` | the request log in memory, JSON Lines; `X-Forge-Log-Dropped` and `X-Forge-Log-Evicted` count what is missing |
@@ -337,7 +356,10 @@ private struct ControlRoutes: Sendable {
 
     func register(on router: Router<ForgeRequestContext>) {
         router.get("/_forge/faults") { request, context in
-            guarded(request, context) { Responses.text(faults.faults.map { $0.spec + "\n" }.joined()) }
+            guarded(request, context) {
+                let lines = faults.faults.map { $0.json.serialized(pretty: false) + "\n" }.joined()
+                return Responses.bytes(.ok, contentType: "application/x-ndjson", Array(lines.utf8))
+            }
         }
         router.delete("/_forge/faults") { request, context in
             guarded(request, context) {

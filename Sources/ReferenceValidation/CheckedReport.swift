@@ -37,12 +37,6 @@ extension CheckedReport {
             })
     }
 
-    /// The short text form: one `FAIL name: detail [class]` line per failure, then the verdict.
-    public var summaryLines: [String] {
-        checks.filter { $0.status == .failed }.map { "FAIL \($0.name): \($0.detail) [\($0.errorClass?.rawValue ?? "")]" }
-            + ["\(verdict.rawValue)\(errorClass.map { " (\($0))" } ?? "")"]
-    }
-
     /// The harness protocol's answer to request `seq`.
     public func harnessReply(seq: Int) -> HarnessReply {
         .result(

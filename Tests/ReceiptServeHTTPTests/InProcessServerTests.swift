@@ -77,7 +77,7 @@ struct InProcessServerTests {
                 body: ByteBuffer(string: #"{"endpoint":"production","status":21005,"count":1}"#))
             #expect(added.status == .created && String(buffer: added.body) == "production:status=21005,count=1\n")
             let listed = try await client.execute(uri: "/_forge/faults", method: .get, headers: Self.bearer("t0ken"))
-            #expect(String(buffer: listed.body) == "production:status=21005,count=1\n")
+            #expect(String(buffer: listed.body) == #"{"endpoint":"production","status":21005,"count":1}"# + "\n", "GET lists what POST takes")
             let faulted = try await client.execute(uri: "/verifyReceipt", method: .post, body: try Self.body(["receipt-data": production]))
             #expect(Self.status(faulted) == 21005)
             let spent = try await client.execute(uri: "/verifyReceipt", method: .post, body: try Self.body(["receipt-data": production]))
