@@ -23,7 +23,7 @@ struct Make: ParsableCommand {
 
             SPEC ERRORS: a --spec file that is not a scenario (an unknown key, a value of the wrong kind, outside its vocabulary or its range) exits 65 naming the key path ('timeline[0].event') and what the key takes; a scenario that asks for what cannot be made (contradictory fields, dates out of bounds) exits 64. A negative number given to a flag gets the flag's range.
 
-            Purchase options (--type, --expired, --renewals, …) apply to every --product. Subscription options imply --type auto-renewable. With --spec, flags override the spec's fields; --product replaces its purchases, and purchase options without --product apply to each of the spec's purchases. The time is the wall clock unless --now pins it, and the seed is derived from the inputs unless --seed pins it: the same arguments with --now give the same bytes. Both are reported on stderr. Trust the reported trust anchor (Certificates/root.pem, or storekit.pem for xcode-*) to accept it.
+            Purchase options (--type, --expired, --renewals, …) apply to every --product. Subscription options imply --type auto-renewable. With --spec, flags override the spec's fields; --product replaces its purchases, and purchase options without --product apply to each of the spec's purchases. The time is the wall clock unless --now pins it, and the seed is derived from the inputs unless --seed pins it: the same arguments with --now give the same bytes. Both are reported on stderr. Trust the reported trust anchor to accept it: the anchor named receipt (storekit for xcode-*), which forge's own commands take as --root receipt and `forge ca export --out DIR` writes as root.pem and storekit.pem.
             """)
 
     @OptionGroup(title: "Scenario") var scenarioOptions: ScenarioOptions
@@ -85,8 +85,12 @@ struct Make: ParsableCommand {
         if !quiet {
             note("made \(receipt.preset.rawValue) receipt, \(receipt.bytes.count) bytes, \(receipt.transactions.count) transaction(s)\(output.map { " → \($0)" } ?? "")")
             note("now \(ReceiptDate.format(receipt.now)), seed \(receipt.seed), device id \(receipt.deviceID), bundle id \(receipt.bundleID)")
-            let set = certificates.map { "\($0)/" } ?? "Certificates/ (compiled in)"
-            note("trust anchor: \(receipt.trustAnchorRole.fileStem).pem of \(set)")
+            if let certificates {
+                note("trust anchor: \(certificates)/\(receipt.trustAnchorRole.fileStem).pem")
+            } else {
+                let anchor: BundledAnchor = receipt.trustAnchorRole == .storeKit ? .storekit : .receipt
+                note("trust anchor: --root \(anchor.rawValue) (compiled in; `forge ca export` writes it as \(anchor.fileStem).pem)")
+            }
         }
     }
 
