@@ -57,7 +57,7 @@ extension VectorCatalogue {
     static func spec(
         _ id: String, _ description: String, _ kind: JWSKind = .transaction, preset: Preset = .appstore, _ mutations: [MutationStep] = [],
         _ verdict: Verdict, _ classes: [ErrorClass] = [], severity: Severity = .high, environment: Environment? = nil, bundleID: String = "com.example.app",
-        appID: VectorSpec.AppID = .artefact, flags: [String] = [], notification: (String, String?)? = nil
+        appID: VectorSpec.AppID = .artefact, flags: [String] = [], notification: (String, String?)? = nil, canary: Bool = false
     ) -> VectorSpec {
         var scenario = jwsScenario
         scenario.preset = preset
@@ -67,6 +67,7 @@ extension VectorCatalogue {
             jws: id, description, kind: kind, scenario: scenario, mutations: mutations, verdict: verdict, errorClasses: classes, severity: severity,
             environment: environment, bundleID: bundleID, appAppleID: appID, flags: flags, revision: mutations.contains { !$0.parameters.isEmpty } ? 3 : 2)
         if let notification { (spec.notificationType, spec.subtype) = notification }
+        spec.canary = canary
         return spec
     }
 
@@ -77,7 +78,11 @@ extension VectorCatalogue {
     static let jwsValid: [VectorSpec] = {
         var specs: [VectorSpec] = []
         for kind in kinds {
-            specs.append(spec("jws-valid::\(kind.rawValue)-production", "A valid \(kind.rawValue) JWS in Production, as Apple signs it.", kind, [], .valid, severity: .critical))
+            // The JWS canaries (run first when JWS are selected): the two artefacts every StoreKit 2 verifier reads.
+            specs.append(
+                spec(
+                    "jws-valid::\(kind.rawValue)-production", "A valid \(kind.rawValue) JWS in Production, as Apple signs it.", kind, [], .valid, severity: .critical,
+                    canary: [.transaction, .renewal].contains(kind)))
             specs.append(spec("jws-valid::\(kind.rawValue)-sandbox", "A valid \(kind.rawValue) JWS in Sandbox.", kind, preset: .sandbox, [], .valid, severity: .critical))
         }
         for kind in [JWSKind.transaction, .renewal, .appTransaction] {
@@ -100,10 +105,10 @@ extension VectorCatalogue {
                 "jws-valid::notification-\(name)",
                 "A signed \(type)\(subtype.map { "/" + $0 } ?? "") notification\(type.hasPrefix("FUTURE") ? ": an unknown type must be tolerated" : "").",
                 .notification, [], .valid, notification: (type, subtype))
-            if restated.contains(type) { notification.revision = 3 }
+            if restated.contains(type) { notification.revision += 1 }
             if type == NotificationType.oneTimeCharge.rawValue { notification.scenario = oneTimeScenario }
             // Revision 3: a one-time charge is about a consumable, not the subscription; TEST carries no transaction (issue 20).
-            if [NotificationType.oneTimeCharge.rawValue, NotificationType.test.rawValue].contains(type) { notification.revision = 3 }
+            if [NotificationType.oneTimeCharge.rawValue, NotificationType.test.rawValue].contains(type) { notification.revision += 1 }
             specs.append(notification)
         }
         specs.append(
