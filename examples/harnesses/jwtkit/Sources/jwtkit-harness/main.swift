@@ -1,7 +1,6 @@
 // stdin: the JWS; RF_TRUST_ANCHOR (DER path), RF_BUNDLE_ID, RF_ENVIRONMENT, RF_APP_APPLE_ID, RF_ARTIFACT. Exit 0
 // accepts, 1 rejects (the reason on stderr), 2 is a harness error. On top of X5CVerifier, the checks every server
 // must add itself: bundleId, environment, appAppleId in Production, and a notification's nested JWS.
-// forge run --target exit:PATH/jwtkit-harness --artifacts jws --granularity none
 import Foundation
 import JWTKit
 
