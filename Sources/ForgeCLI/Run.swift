@@ -44,7 +44,8 @@ struct Run: AsyncParsableCommand {
               A run judges app receipts, StoreKit 2 JWS or both. Default: what the
               harness's hello declares ("artifacts": ["receipt", "jws"]), else
               receipt; swift:reference declares both. --artifacts wins over a
-              declaration. A target declaring the feature jws (or --features jws)
+              declaration (an artefact the hello leaves out is SKIP, with the
+              reason). A target declaring the feature jws (or --features jws)
               and no artifacts judges JWS only: an alias, said on stderr. Vectors
               of other artefacts are not sent and not counted; the summary says
               how many, what was selected and why. Canaries run per artefact.

@@ -13,13 +13,6 @@ struct HTTPCLITests {
         try BackgroundServer(forgeBinary, ["validate", "--listen", "127.0.0.1:0", "--vectors", vectors, "--threads", "2"])
     }
 
-    /// The corpus's app receipts: what a target that declares no artefacts is judged on.
-    static let receiptCount: Int = {
-        let data = (try? Data(contentsOf: repositoryRoot.appendingPathComponent("Vectors/manifest.json"))) ?? Data()
-        let vectors = ((try? JSONSerialization.jsonObject(with: data)) as? [String: Any])?["vectors"] as? [[String: Any]] ?? []
-        return vectors.filter { ($0["context"] as? [String: Any])?["artifact"] == nil }.count
-    }()
-
     static func runCorpus(_ arguments: [String]) throws -> (RunResult, [[String: Any]]) {
         let results = FileManager.default.temporaryDirectory.appendingPathComponent("http-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: results) }
@@ -44,7 +37,7 @@ struct HTTPCLITests {
         let (apple, appleResults) = try Self.runCorpus(["--target", "\(server.url)/verifyReceipt", "--mapping", "verifyreceipt", "--profile", "apple-compatible"])
         #expect(apple.status == 0, "\(apple.text)\(apple.stderr)")
         // A mapping declares no hello: receipts only by default (verifyReceipt has no JWS), every one of them judged.
-        #expect(appleResults.count == Self.receiptCount && appleResults.allSatisfy(agreesOnReceipts))
+        #expect(appleResults.count == corpusReceiptCount && appleResults.allSatisfy(agrees))
         // A reject carries the class the status code stands for: 21003 → signature.
         let tampered = try #require(appleResults.first { $0["id"] as? String == "signature::appstore-payload-bit-flip-middle" })
         #expect(tampered["errorClass"] as? String == "signature")
@@ -63,7 +56,7 @@ struct HTTPCLITests {
         """.write(to: mapping, atomically: true, encoding: .utf8)
         let (fine, fineResults) = try Self.runCorpus(["--target", "\(server.url)/verifyReceipt", "--mapping", mapping.path, "--profile", "apple-compatible"])
         #expect(fine.status == 0, "\(fine.text)\(fine.stderr)")
-        #expect(fineResults.count == Self.receiptCount && fineResults.allSatisfy(agreesOnReceipts))
+        #expect(fineResults.count == corpusReceiptCount && fineResults.allSatisfy(agrees))
 
         try #"{"mappingVersion": 2}"#.write(to: mapping, atomically: true, encoding: .utf8)
         let broken = try forge("run", "--target", "\(server.url)/verifyReceipt", "--mapping", mapping.path, "--vectors", Self.vectors)
