@@ -40,6 +40,16 @@ struct Run: AsyncParsableCommand {
                   Run by forge-http (built by `swift build`), which forge starts.
             CMD is split like shell words (quote paths with spaces), not expanded.
 
+            ARTIFACTS (--artifacts receipt|jws|all)
+              A run judges app receipts, StoreKit 2 JWS or both. Default: what the
+              harness's hello declares ("artifacts": ["receipt", "jws"]), else
+              receipt; swift:reference declares both. --artifacts wins over a
+              declaration (an artefact the hello leaves out is SKIP, with the
+              reason). A target declaring the feature jws (or --features jws)
+              and no artifacts judges JWS only: an alias, said on stderr. Vectors
+              of other artefacts are not sent and not counted; the summary says
+              how many, what was selected and why. Canaries run per artefact.
+
             OUTCOMES (decided by the runner, never by the harness)
               PASS, FALSE_ACCEPT, FALSE_REJECT, WRONG_REASON, WRONG_DECODE,
               ACCEPTABLE, XFAIL, XPASS, CHANGED_FAILURE, SKIP, ERROR, TIMEOUT, CRASH.
@@ -104,9 +114,14 @@ struct Run: AsyncParsableCommand {
     var granularity: [HarnessHello.Granularity] = []
     @Option(
         help: ArgumentHelp(
-            "Features an exec/exit/mapping target supports (comma-separated; '' for none); vectors needing others are SKIP. Default: all of \(Feature.allCases.map(\.rawValue).joined(separator: ", ")). Once for every target, or once per --target in order.",
+            "Features an exec/exit/mapping target supports (comma-separated; '' for none); vectors needing others are SKIP. Default: all of \(Feature.allCases.map(\.rawValue).joined(separator: ", ")). `jws` is an alias of --artifacts jws. Once for every target, or once per --target in order.",
             valueName: "list"))
     var features: [String] = []
+    @Option(
+        help: ArgumentHelp(
+            "Which artefacts to judge, for every --target: receipt, jws (StoreKit 2) or all. Default: what the harness's hello declares, else receipt (swift:reference declares all). Vectors of the others are not sent and not counted.",
+            valueName: "kind"))
+    var artifacts: ArtifactsOption?
     @Option(
         help: ArgumentHelp(
             "A name for the target in reports and differential mode (default: the implementation its harness declares). Once per --target, in order.", valueName: "name"))
@@ -139,7 +154,7 @@ struct Run: AsyncParsableCommand {
         }
         if let maxErrors { guard maxErrors >= 0 else { throw ValidationError("--max-errors must be 0 or more") } }
         for list in features {
-            let unknown = Self.featureNames(list).filter { Feature(rawValue: $0) == nil }
+            let unknown = Self.featureNames(list).filter { Feature(rawValue: $0) == nil && !ArtifactSelection.featureAliases.contains($0) }
             if !unknown.isEmpty {
                 throw ValidationError(
                     "--features: unknown feature\(unknown.count == 1 ? "" : "s") \(unknown.joined(separator: ", ")); the corpus knows \(Feature.allCases.map(\.rawValue).joined(separator: ", "))"
@@ -205,7 +220,8 @@ struct Run: AsyncParsableCommand {
             if let list = Self.perTarget(features, index) { settings.features = Self.featureNames(list) }
             if let value = Self.perTarget(granularity, index) { settings.granularity = value }
             let label = self.label.isEmpty ? nil : self.label[index]
-            let runner = ConformanceRunner(manifest: manifest, vectorsDirectory: directory, profile: profile, parallelism: parallel, maxErrors: maxErrors)
+            let runner = ConformanceRunner(
+                manifest: manifest, vectorsDirectory: directory, profile: profile, parallelism: parallel, maxErrors: maxErrors, artifacts: artifacts?.groups)
             let progress = ProgressLine(enabled: !quiet && isatty(STDERR_FILENO) == 1, label: target.count > 1 ? label ?? uri.text : nil) {
                 FileHandle.standardError.write(Data($0.utf8))
             }
@@ -223,8 +239,10 @@ struct Run: AsyncParsableCommand {
             outcome.shard = shard?.description
             outcome.target = uri.text
             outcome.label = label
+            outcome.mapping = uri.kind == .http ? mapping : nil
             runs.append(outcome)
         }
+        if runs.contains(where: { $0.artifacts?.source == .featureAlias }) { note(ArtifactSelection.aliasNote) }
         try Interrupts.finishing {
             if runs.count == 1 {
                 try finishSingle(runs[0], known: known, manifest: manifest)
@@ -299,5 +317,18 @@ struct Run: AsyncParsableCommand {
     /// `a,b,c` → features; the empty list is ''.
     static func featureNames(_ list: String) -> [String] {
         list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && $0 != "''" }
+    }
+}
+
+/// `--artifacts`: one artefact group, or all of them.
+enum ArtifactsOption: String, ExpressibleByArgument, CaseIterable {
+    case receipt, jws, all
+
+    var groups: [ArtifactGroup] {
+        switch self {
+        case .receipt: [.receipt]
+        case .jws: [.jws]
+        case .all: ArtifactGroup.allCases
+        }
     }
 }

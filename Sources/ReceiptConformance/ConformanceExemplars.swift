@@ -16,7 +16,7 @@ extension StopMessage {
 extension HarnessHello {
     public static var exemplar: Self {
         HarnessHello(
-            implementation: "acme-receipts 3.2.0", features: ["decode"], errorGranularity: .fine, clockInjection: true,
+            implementation: "acme-receipts 3.2.0", features: ["decode"], artifacts: [.receipt], errorGranularity: .fine, clockInjection: true,
             maxConcurrency: 4)
     }
 }
@@ -52,7 +52,18 @@ extension RunResults {
             canaryDiagnosis: "1 canary failed — is the test root configured as the trust anchor?", counts: ["WRONG_REASON": 1],
             results: [.exemplar], durationMilliseconds: 42, expiredBaselineEntries: ["binding::device-hash-mismatch"], shard: "1/2",
             errorBudget: 0, stoppedEarly: "more than 0 harness failures (--max-errors); the vectors not run are SKIP",
-            target: "stdio:./acme-harness --strict", hello: .exemplar, label: "acme")
+            target: "stdio:./acme-harness --strict", hello: .exemplar, label: "acme", artifacts: .exemplar, corpus: .exemplar,
+            mapping: "verifyreceipt")
+    }
+}
+
+extension ArtifactSelection {
+    public static var exemplar: Self { ArtifactSelection(artifacts: [.receipt], source: .default, excluded: 162) }
+}
+
+extension JudgedCorpus {
+    public static var exemplar: Self {
+        JudgedCorpus(path: "/home/ci/receipt-forge/Vectors", manifestSHA256: "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08")
     }
 }
 
@@ -73,6 +84,10 @@ extension Baseline.Entry {
 // Enumerations the schemas list by case, and names that keep nested types apart under `$defs`.
 
 extension Outcome: SchemaEnumeration {}
+
+extension ArtifactSelection.Source: SchemaEnumeration, SchemaNamed {
+    package static var schemaName: String { "ArtifactSelectionSource" }
+}
 
 extension HarnessHello.Granularity: SchemaEnumeration, SchemaNamed {
     package static var schemaName: String { "ErrorGranularity" }

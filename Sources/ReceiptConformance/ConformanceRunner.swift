@@ -77,6 +77,13 @@ public struct RunResults: Codable, Sendable {
     public var hello: HarnessHello?
     /// `--label`: the name reports and differential mode give this run instead of the implementation's.
     public var label: String?
+    /// Which artefacts were judged and why; vectors of the others are not in `results`. Absent in files written
+    /// before artefacts were a selection: those judged every artefact.
+    public var artifacts: ArtifactSelection?
+    /// The corpus judged: its path and the digest of its manifest.
+    public var corpus: JudgedCorpus?
+    /// The `--mapping` of an http target (`verifyreceipt` or a file), so a reproduce command can name it.
+    public var mapping: String?
 
     /// How reports name this run: its label, or the implementation it declared.
     public var name: String { label ?? implementation }
@@ -116,13 +123,18 @@ public struct ConformanceRunner: Sendable {
     public var parallelism: Int
     /// Harness failures tolerated; one more stops the run (the rest is SKIP) with exit 2. nil: never stop.
     public var maxErrors: Int?
+    /// `--artifacts`: the artefacts to judge whatever the harness declares; nil lets it declare (``ArtifactSelection``).
+    public var artifacts: [ArtifactGroup]?
 
-    public init(manifest: Manifest, vectorsDirectory: URL, profile: String? = nil, parallelism: Int = 4, maxErrors: Int? = nil) {
+    public init(
+        manifest: Manifest, vectorsDirectory: URL, profile: String? = nil, parallelism: Int = 4, maxErrors: Int? = nil, artifacts: [ArtifactGroup]? = nil
+    ) {
         self.manifest = manifest
         self.vectorsDirectory = vectorsDirectory
         self.profileName = profile
         self.parallelism = parallelism
         self.maxErrors = maxErrors
+        self.artifacts = artifacts
     }
 
     /// The one call for a Swift test: the whole corpus (found as `CorpusLocation` does: `vectors`,
@@ -137,10 +149,11 @@ public struct ConformanceRunner: Sendable {
     /// ```
     public static func check(
         _ validator: some ReceiptValidator, vectors: String? = nil, profile: String? = nil, baseline: String? = nil,
-        parallelism: Int = ProcessInfo.processInfo.activeProcessorCount
+        parallelism: Int = ProcessInfo.processInfo.activeProcessorCount, artifacts: [ArtifactGroup]? = nil
     ) async throws -> RunResults {
         let (manifest, directory) = try corpus(vectors, profile: profile)
-        return try await checked(validator, manifest: manifest, directory: directory, profile: profile, baseline: baseline, parallelism: parallelism)
+        return try await checked(
+            validator, manifest: manifest, directory: directory, profile: profile, baseline: baseline, parallelism: parallelism, artifacts: artifacts)
     }
 
     /// The same for a target named as `forge run --target` names it (`stdio:python3 harness.py`,
@@ -154,7 +167,8 @@ public struct ConformanceRunner: Sendable {
     /// ```
     public static func check(
         target: String, providers: [any TargetProvider] = [], vectors: String? = nil, profile: String? = nil, baseline: String? = nil,
-        parallelism: Int = ProcessInfo.processInfo.activeProcessorCount, configure: (inout TargetPlan) -> Void = { _ in }
+        parallelism: Int = ProcessInfo.processInfo.activeProcessorCount, artifacts: [ArtifactGroup]? = nil,
+        configure: (inout TargetPlan) -> Void = { _ in }
     ) async throws -> RunResults {
         let parsed = try Target(target)
         let (manifest, directory) = try corpus(vectors, profile: profile)
@@ -162,7 +176,8 @@ public struct ConformanceRunner: Sendable {
         plan.connections = parallelism
         configure(&plan)
         var results = try await (providers + [ProcessTargets()]).withValidator(parsed, plan: plan) { validator in
-            try await checked(validator, manifest: manifest, directory: directory, profile: profile, baseline: baseline, parallelism: parallelism)
+            try await checked(
+                validator, manifest: manifest, directory: directory, profile: profile, baseline: baseline, parallelism: parallelism, artifacts: artifacts)
         }
         results.target = parsed.text
         return results
@@ -180,11 +195,14 @@ public struct ConformanceRunner: Sendable {
     }
 
     private static func checked(
-        _ validator: some ReceiptValidator, manifest: Manifest, directory: URL, profile: String?, baseline: String?, parallelism: Int
+        _ validator: some ReceiptValidator, manifest: Manifest, directory: URL, profile: String?, baseline: String?, parallelism: Int,
+        artifacts: [ArtifactGroup]?
     ) async throws -> RunResults {
         let known = try baseline.map { path throws(ConformanceError) in try Baseline.load(contentsOf: URL(fileURLWithPath: path)) }
-        var results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: directory, profile: profile, parallelism: parallelism)
-            .run(validator)
+        var results = try await ConformanceRunner(
+            manifest: manifest, vectorsDirectory: directory, profile: profile, parallelism: parallelism, artifacts: artifacts
+        )
+        .run(validator)
         _ = known?.apply(to: &results, today: Baseline.today)
         return results
     }
@@ -196,20 +214,28 @@ public struct ConformanceRunner: Sendable {
     ) async throws(CorpusError) -> RunResults {
         let clock = ContinuousClock()
         let start = clock.now
-        let selected = manifest.vectors.filter(include)
+        let chosen = manifest.vectors.filter(include)
+        let judged = judgedCorpus()
         var hello: HarnessHello
         do {
             hello = try await validator.hello()
         } catch {
             // Nothing vanishes from a report: with no harness to ask, every selected vector is listed as not run.
+            let selection = selecting(chosen, hello: nil)
             let classifier = Classifier(profile: profileName.flatMap { manifest.profiles[$0] }, granularity: .none, decodes: false)
-            let results = selected.map { Self.notRun($0, classifier, "not run: the harness handshake failed") }.sorted { $0.id < $1.id }
-            return RunResults(
+            let results = chosen.filter(selection.includes).map { Self.notRun($0, classifier, "not run: the harness handshake failed") }
+                .sorted { $0.id < $1.id }
+            var outcome = RunResults(
                 suite: manifest.suite.version, implementation: "unknown", profile: profileName,
                 canaryDiagnosis: "the harness handshake failed: \(error)", counts: RunResults.counting(results), results: results,
                 durationMilliseconds: 0)
+            (outcome.artifacts, outcome.corpus) = (selection, judged)
+            return outcome
         }
         hello.implementation = HarnessLimits.recorded(hello.implementation)
+        // Only the selected artefacts are sent, scored and counted; their canaries are the ones that run first.
+        let selection = selecting(chosen, hello: hello)
+        let selected = chosen.filter(selection.includes)
         let classifier = Classifier(
             profile: profileName.flatMap { manifest.profiles[$0] }, granularity: hello.errorGranularity,
             decodes: hello.features.contains("decode"))
@@ -242,10 +268,25 @@ public struct ConformanceRunner: Sendable {
             durationMilliseconds: Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000))
         outcome.errorBudget = maxErrors
         outcome.hello = hello
+        (outcome.artifacts, outcome.corpus) = (selection, judged)
         if budget.exhausted, let maxErrors {
             outcome.stoppedEarly = "more than \(maxErrors) harness failure\(maxErrors == 1 ? "" : "s") (--max-errors); the vectors not run are SKIP"
         }
         return outcome
+    }
+
+    /// The artefacts judged among `chosen` (the vectors --run, --skip and --shard selected), counting those left out.
+    private func selecting(_ chosen: [Vector], hello: HarnessHello?) -> ArtifactSelection {
+        var selection = ArtifactSelection.resolve(option: artifacts, hello: hello)
+        selection.excluded = chosen.count { !selection.includes($0) }
+        return selection
+    }
+
+    /// Where the corpus is and the digest of its manifest (nil digest parts when it cannot be read again).
+    private func judgedCorpus() -> JudgedCorpus? {
+        let directory = vectorsDirectory.standardizedFileURL
+        guard let data = try? Data(contentsOf: directory.appendingPathComponent(ManifestIO.fileName)) else { return nil }
+        return JudgedCorpus(path: directory.path, manifestSHA256: CorpusDigest.sha256Hex(data))
     }
 
     /// Harness failures left before the run stops.
@@ -329,6 +370,10 @@ public struct ConformanceRunner: Sendable {
 
     /// Why the harness cannot judge `vector` as it declared itself in `hello`, or nil if it can.
     static func skipReason(_ vector: Vector, _ hello: HarnessHello) -> String? {
+        let group = vector.context.artifactKind.group
+        if let declared = hello.artifacts, !declared.isEmpty, !declared.contains(group) {
+            return "artifact not declared by the harness: \(group.rawValue) (it declares \(declared.map(\.rawValue).joined(separator: ", ")))"
+        }
         let missing = vector.features.filter { !hello.features.contains($0) }
         if !missing.isEmpty { return "feature not declared by the harness: \(missing.joined(separator: ", "))" }
         if !hello.clockInjection, dependsOnClock(vector) {

@@ -54,16 +54,8 @@ public struct ExecValidator: ReceiptValidator {
             input = json + Data("\n".utf8)
         case .exitCode:
             input = Data(base64Encoded: request.input.data) ?? Data()
-            let context = request.context
-            environment["RF_ID"] = request.id
-            environment["RF_NOW"] = context.now
-            environment["RF_TRUST_ANCHOR"] = anchorFiles[context.trustAnchor] ?? ""
-            for (key, value) in [
-                ("RF_BUNDLE_ID", context.bundleId), ("RF_APP_VERSION", context.appVersion),
-                ("RF_DEVICE_ID", context.deviceId), ("RF_ENVIRONMENT", context.wireEnvironment),
-                ("RF_ARTIFACT", context.artifactKind.rawValue), ("RF_APP_APPLE_ID", context.appAppleId.map(String.init)),
-            ] {
-                environment[key] = value ?? ""
+            for (key, value) in Self.exitCodeEnvironment(id: request.id, context: request.context, anchorFiles: anchorFiles) {
+                environment[key] = value
             }
         }
         let outcome = await Self.runProcess(command, input: input, environment: environment, timeout: timeout)
@@ -103,6 +95,17 @@ public struct ExecValidator: ReceiptValidator {
                 }
             }
         }
+    }
+
+    /// The `RF_*` variables of the exit-code mode, in this order, every one set (empty when the context has no value):
+    /// what the harness sees, and what a reproduce command writes.
+    static func exitCodeEnvironment(id: String, context: Context, anchorFiles: [String: String]) -> [(String, String)] {
+        [
+            ("RF_ID", id), ("RF_NOW", context.now), ("RF_TRUST_ANCHOR", anchorFiles[context.trustAnchor] ?? ""),
+            ("RF_BUNDLE_ID", context.bundleId ?? ""), ("RF_APP_VERSION", context.appVersion ?? ""), ("RF_DEVICE_ID", context.deviceId ?? ""),
+            ("RF_ENVIRONMENT", context.wireEnvironment ?? ""), ("RF_ARTIFACT", context.artifactKind.rawValue),
+            ("RF_APP_APPLE_ID", context.appAppleId.map(String.init) ?? ""),
+        ]
     }
 
     enum ProcessOutcome {

@@ -29,18 +29,22 @@ public struct HarnessHello: Codable, Sendable, Hashable {
     public var `protocol`: Int
     public var implementation: String
     public var features: [String]
+    /// The artefacts the harness judges (`receipt`, `jws`); absent or empty: it declares none, and is given
+    /// receipts unless `--artifacts` (or the `jws` feature, an alias) says otherwise. See ``ArtifactSelection``.
+    public var artifacts: [ArtifactGroup]?
     public var errorGranularity: Granularity
     /// Whether the harness validates "as of" `context.now`; without it, time-dependent vectors are skipped.
     public var clockInjection: Bool
     public var maxConcurrency: Int
 
     public init(
-        implementation: String, features: [String], errorGranularity: Granularity, clockInjection: Bool = true,
+        implementation: String, features: [String], artifacts: [ArtifactGroup]? = nil, errorGranularity: Granularity, clockInjection: Bool = true,
         maxConcurrency: Int = 1
     ) {
         self.protocol = HarnessProtocol.version
         self.implementation = implementation
         self.features = features
+        self.artifacts = artifacts
         self.errorGranularity = errorGranularity
         self.clockInjection = clockInjection
         self.maxConcurrency = maxConcurrency

@@ -1,5 +1,5 @@
 public import Foundation
-import ReceiptCorpus
+public import ReceiptCorpus
 public import ForgeSupport
 
 /// Adapts an HTTP endpoint that does not speak the harness protocol — Apple's `verifyReceipt`, or a
@@ -22,7 +22,8 @@ public import ForgeSupport
 /// Placeholders: `{{receipt}}` (base64), `{{id}}`, `{{now}}`, `{{trustAnchor}}`, `{{bundleId}}`,
 /// `{{appVersion}}`, `{{deviceId}}`, `{{environment}}`, `{{password}}` (`--shared-secret`) and
 /// `{{env:NAME}}`. A member or header whose whole value is a placeholder with no value is left out.
-/// Optional: `granularity` (none unless said), `features` (all unless listed), `clockInjection`
+/// Optional: `granularity` (none unless said), `features` (all unless listed), `artifacts` (`["receipt"]`
+/// unless listed, e.g. `["jws"]` for a StoreKit 2 endpoint), `clockInjection`
 /// (whether the endpoint judges at `{{now}}`; by default, whether the request sends it).
 /// `response.verdict` is a JSON pointer into the answer, or `@status` for the HTTP status code; its
 /// value (numbers as written, e.g. `21003`) is looked up in `accept` and `reject` (value → error
@@ -55,6 +56,8 @@ public struct ResponseMapping: Codable, Sendable, Hashable {
     public var granularity: HarnessHello.Granularity?
     /// Features the endpoint supports; absent means every feature of the corpus.
     public var features: [String]?
+    /// The artefacts the endpoint judges (`receipt`, `jws`), as a harness's hello declares them; absent: receipts.
+    public var artifacts: [ArtifactGroup]?
     /// Whether the endpoint judges at the vector's `now`. Absent: true exactly when the request sends
     /// `{{now}}`; an endpoint on its own clock has the time-dependent vectors skipped.
     public var clockInjection: Bool?
@@ -84,19 +87,20 @@ public struct ResponseMapping: Codable, Sendable, Hashable {
                 "21010": .binding,
             ].mapValues(\.rawValue),
             errorClass: nil, message: nil),
-        granularity: HarnessHello.Granularity.none,
+        granularity: HarnessHello.Granularity.none, features: nil,
         // Receipts only: StoreKit 2 JWS have no verifyReceipt.
-        features: Feature.allCases.filter { $0 != .jws }.map(\.rawValue))
+        artifacts: [.receipt])
 
     public init(
         name: String, request: Request, response: Response, granularity: HarnessHello.Granularity? = nil, features: [String]? = nil,
-        clockInjection: Bool? = nil
+        clockInjection: Bool? = nil, artifacts: [ArtifactGroup]? = nil
     ) {
         self.name = name
         self.request = request
         self.response = response
         self.granularity = granularity
         self.features = features
+        self.artifacts = artifacts
         self.clockInjection = clockInjection
     }
 
@@ -112,7 +116,7 @@ public struct ResponseMapping: Codable, Sendable, Hashable {
         }
         if let object = (try? JSONValue(parsing: data))?.objectValue {
             let known: [(String, Set<String>)] = [
-                ("", ["mappingVersion", "name", "request", "response", "granularity", "features", "clockInjection"]),
+                ("", ["mappingVersion", "name", "request", "response", "granularity", "features", "artifacts", "clockInjection"]),
                 ("request", ["path", "headers", "body"]), ("response", ["verdict", "accept", "reject", "errorClass", "message"]),
             ]
             for (member, keys) in known {

@@ -43,6 +43,18 @@ extension RunResults {
                     "cannot merge results of \(part.implementation) (suite \(part.suite), profile \(part.profile ?? "none")) with \(merged.implementation) (suite \(merged.suite), profile \(merged.profile ?? "none"))"
                 )
             }
+            // Older files record no selection: they judged every artefact.
+            let (these, those) = (merged.artifacts?.artifacts ?? ArtifactGroup.allCases, part.artifacts?.artifacts ?? ArtifactGroup.allCases)
+            guard these == those else {
+                throw ConformanceError(
+                    .invalidResults,
+                    "cannot merge results judging artifacts \(those.map(\.rawValue).joined(separator: ", ")) with results judging \(these.map(\.rawValue).joined(separator: ", "))"
+                )
+            }
+            if let mine = merged.corpus?.manifestSHA256, let theirs = part.corpus?.manifestSHA256, mine != theirs {
+                throw ConformanceError(.invalidResults, "cannot merge results of different corpora (manifest sha256 \(theirs) and \(mine))")
+            }
+            merged.artifacts?.excluded += part.artifacts?.excluded ?? 0
             merged.results += part.results
             merged.durationMilliseconds = max(merged.durationMilliseconds, part.durationMilliseconds)
             merged.canaryDiagnosis = [merged.canaryDiagnosis, part.canaryDiagnosis].compactMap { $0 }.joined(separator: " | ").nilIfEmpty
@@ -67,7 +79,10 @@ extension RunResults {
     public static func merged(_ parts: [RunResults], corpus manifest: Manifest) throws(ConformanceError) -> (RunResults, missing: [Vector]) {
         var merged = try merged(parts)
         let ran = Set(merged.results.map(\.id))
-        let missing = manifest.vectors.filter { !ran.contains($0.id) }
+        // Vectors of artefacts the run did not select are left out, as the run left them out, and counted as such.
+        let selection = merged.artifacts
+        let missing = manifest.vectors.filter { !ran.contains($0.id) && selection?.includes($0) != false }
+        merged.artifacts?.excluded = manifest.vectors.count { selection?.includes($0) == false }
         guard !missing.isEmpty else { return (merged, []) }
         merged.results += missing.map { vector in
             VectorResult(

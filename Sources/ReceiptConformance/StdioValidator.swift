@@ -227,11 +227,20 @@ public final class StdioValidator: ReceiptValidator, Sendable {
                     // A second reply, or one to a request never sent: the harness's fault, but no vector's.
                     unattributed("a reply to seq \(reply.seq), which is not waiting for one: \(line.prefix(HarnessLimits.quotedPrefix))")
                 }
-            } else if let oldest = order.first {
-                finish(oldest, .errored(seq: oldest, message: "protocol violation: the harness printed '\(line.prefix(HarnessLimits.quotedPrefix))'"))
+            } else if let charged = unreadableReplySeq(data) {
+                // Under --validate-protocol the schema says what is wrong (`/verdict: expected one of accept, reject,
+                // got "yes"`); without it, the line itself is quoted.
+                let violation = checker?.check(data) ?? "protocol violation: the harness printed '\(line.prefix(HarnessLimits.quotedPrefix))'"
+                finish(charged, .errored(seq: charged, message: violation))
             } else {
                 unattributed("a line while no request was waiting: \(line.prefix(HarnessLimits.quotedPrefix))")
             }
+        }
+
+        /// The request an unreadable reply is charged to: the waiting one its `seq` names, else the oldest waiting.
+        private func unreadableReplySeq(_ data: Data) -> Int? {
+            if let named = (try? JSONValue(parsing: data))?["seq"]?.integerValue, let seq = Int(exactly: named), waiting[seq] != nil { return seq }
+            return order.first
         }
 
         /// Protocol violations that belong to no request, for `StdioValidator.strayLines()`.

@@ -68,7 +68,7 @@ public struct HTTPValidator: ReceiptValidator {
         switch mode {
         case .mapping(let mapping):
             return HarnessHello(
-                implementation: "\(url) (mapping \(mapping.name))", features: mapping.features ?? features,
+                implementation: "\(url) (mapping \(mapping.name))", features: mapping.features ?? features, artifacts: mapping.artifacts,
                 errorGranularity: mapping.granularity ?? .none, clockInjection: mapping.judgesAtContextTime, maxConcurrency: 256)
         case .protocol:
             let status: Int, body: Data

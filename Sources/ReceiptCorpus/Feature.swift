@@ -7,7 +7,6 @@ public enum Feature: String, Codable, Sendable, Hashable, CaseIterable, Comparab
     case robustness
     case large
     case transportDecoding = "transport-decoding"
-    case jws
 
     /// The manifest's `features` entry: what declaring the feature promises.
     public var summary: String {
@@ -18,8 +17,6 @@ public enum Feature: String, Codable, Sendable, Hashable, CaseIterable, Comparab
         case .sha1: "The validator accepts SHA-1-era receipts."
         case .robustness: "Hostile or truncated input; the validator must reject without crashing or hanging."
         case .large: "Receipts over 100 KiB with hundreds of purchases, and StoreKit 2 JWS over 256 KiB (a verifier may refuse those under apple-compatible)."
-        case .jws:
-            "The validator verifies StoreKit 2 JWS (context.artifact jws-*): ES256, x5c to the anchor, bundleId, environment, appAppleId."
         case .transportDecoding:
             "The validator takes the receipt as text too (base64 and its variants, PEM), not only as DER bytes, as verifyReceipt's receipt-data or a server's request body carries it."
         }
@@ -31,4 +28,45 @@ public enum Feature: String, Codable, Sendable, Hashable, CaseIterable, Comparab
     }
 
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+}
+
+/// What `forge run --artifacts` and a harness's hello (`"artifacts": ["receipt", "jws"]`) select: app receipts or
+/// StoreKit 2 JWS. Every ``ArtifactKind`` belongs to one group; a run judges the vectors of the groups it selects
+/// and leaves the others out (not sent, not scored, not counted), so a receipt validator is never charged with JWS.
+public enum ArtifactGroup: String, Codable, Sendable, Hashable, CaseIterable, Comparable {
+    /// PKCS#7 app receipts (`ArtifactKind.receipt`).
+    case receipt
+    /// StoreKit 2 signed data: transactions, renewal info, app transactions, notifications (`ArtifactKind` jws-*).
+    case jws
+
+    /// How help texts and reports name the group in a sentence.
+    public var displayName: String {
+        switch self {
+        case .receipt: "app receipts"
+        case .jws: "StoreKit 2 JWS"
+        }
+    }
+
+    /// An unknown name is refused naming the known ones, not with Codable's text.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        guard let group = ArtifactGroup(rawValue: text) else {
+            throw DecodingError.dataCorruptedError(
+                in: container, debugDescription: "'\(text)' is not an artifact; known: \(Self.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        self = group
+    }
+
+    public static func < (lhs: Self, rhs: Self) -> Bool {
+        (allCases.firstIndex(of: lhs) ?? 0) < (allCases.firstIndex(of: rhs) ?? 0)
+    }
+}
+
+/// The harness and results schemas list the groups by name.
+extension ArtifactGroup: SchemaEnumeration {}
+
+extension ArtifactKind {
+    /// The group `--artifacts` selects this kind by.
+    public var group: ArtifactGroup { isJWS ? .jws : .receipt }
 }

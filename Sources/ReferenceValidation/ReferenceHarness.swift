@@ -31,7 +31,7 @@ public struct ReferenceHarness: ReceiptValidator {
 
     public func helloMessage() -> HarnessHello {
         HarnessHello(
-            implementation: "receipt-forge reference validator", features: Feature.allCases.map(\.rawValue),
+            implementation: "receipt-forge reference validator", features: Feature.allCases.map(\.rawValue), artifacts: ArtifactGroup.allCases,
             errorGranularity: .fine, clockInjection: true, maxConcurrency: ProcessInfo.processInfo.activeProcessorCount)
     }
 

@@ -19,7 +19,9 @@ struct Constant: ReceiptValidator {
     var features: [String] = Array(manifest.features.keys)
     var clockInjection = true
     func hello() async -> HarnessHello {
-        HarnessHello(implementation: "constant", features: features, errorGranularity: .coarse, clockInjection: clockInjection, maxConcurrency: 4)
+        HarnessHello(
+            implementation: "constant", features: features, artifacts: ArtifactGroup.allCases, errorGranularity: .coarse, clockInjection: clockInjection,
+            maxConcurrency: 4)
     }
     func validate(_ request: ValidateRequest) async -> HarnessReply {
         .result(seq: request.seq, verdict: verdict, errorClass: errorClass, message: nil, decoded: nil)
@@ -70,7 +72,9 @@ struct RunnerTests {
         /// Accepts everything but Xcode receipts, like a validator that never supports them, while declaring every feature.
         struct NoXcode: ReceiptValidator {
             func hello() async -> HarnessHello {
-                HarnessHello(implementation: "no-xcode", features: Array(manifest.features.keys), errorGranularity: .coarse, maxConcurrency: 4)
+                HarnessHello(
+                    implementation: "no-xcode", features: Array(manifest.features.keys), artifacts: ArtifactGroup.allCases, errorGranularity: .coarse,
+                    maxConcurrency: 4)
             }
             func validate(_ request: ValidateRequest) async -> HarnessReply {
                 let xcode = request.context.trustAnchor == "forge-storekit"
@@ -81,7 +85,7 @@ struct RunnerTests {
         #expect(results.exitCode == 2)
         let diagnosis = try #require(results.canaryDiagnosis)
         #expect(diagnosis.contains("`xcode`") && diagnosis.contains("declare features without"), "\(diagnosis)")
-        #expect(diagnosis.contains("--features device-hash,jws,large,robustness,sha1,transport-decoding"), "\(diagnosis)")
+        #expect(diagnosis.contains("--features device-hash,large,robustness,sha1,transport-decoding"), "\(diagnosis)")
         #expect(!diagnosis.contains("is the test root"))
     }
 

@@ -7,7 +7,8 @@
 # Apple's statuses are coarse (VERIFICATION_FAILURE covers signature and chain alike), so the row is judged
 # at granularity none.
 # Install: python3 -m venv .oracles/asl && .oracles/asl/bin/pip install app-store-server-library==3.1.2
-# forge run --target 'exit:.oracles/asl/bin/python examples/harnesses/asl_jws.py' --features jws --granularity none
+# forge run --target 'exit:.oracles/asl/bin/python examples/harnesses/asl_jws.py' --artifacts jws --granularity none
+# (--features jws, the older spelling, is an alias of --artifacts jws.)
 import os, sys
 sys.excepthook = lambda *error: (sys.__excepthook__(*error), os._exit(2))  # a bug here is a harness error, not a reject
 from appstoreserverlibrary.models.Environment import Environment

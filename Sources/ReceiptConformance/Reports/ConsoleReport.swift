@@ -56,13 +56,14 @@ public enum ConsoleReport {
     /// The end-of-run summary: counts by outcome, a breakdown by family (the id's text before "::"),
     /// the total and duration, and what to act on (canary diagnosis, expired baseline entries).
     ///
-    /// In the family table, "Pass" counts every outcome that needs no action (PASS, ACCEPTABLE, XFAIL),
-    /// so Pass + Fail + Error + Skip = Total on every row.
+    /// In the family table (``ReportText/familyRows(_:)``), "Pass" counts every outcome that needs no action
+    /// (PASS, ACCEPTABLE, XFAIL), so Pass + Fail + Error + Skip = Total on every row.
     public static func summary(_ results: RunResults) -> String {
         var lines: [String] = []
         var title = "Receipt conformance: \(results.name) (suite \(results.suite)"
         if let profile = results.profile { title += ", profile \(profile)" }
         lines.append(fit(title + ")"))
+        if let artifacts = results.artifacts { lines += wrap(artifacts.summary) }
         lines.append("")
 
         let counts = ReportText.counts(results)
@@ -73,19 +74,14 @@ public enum ConsoleReport {
         }
         lines.append(pad("Total", outcomeWidth, left: true) + "  " + pad(String(results.results.count), 7))
 
-        let families = Dictionary(grouping: results.results) { ReportText.family($0.id) }
+        let families = ReportText.familyRows(results)
         if !families.isEmpty {
             lines.append("")
-            let columns = ["Total", "Pass", "Fail", "Error", "Skip"]
-            let nameWidth = min(maximumLineLength - columns.count * 8, max(6, families.keys.map(\.count).max() ?? 0))
+            let columns = ReportText.FamilyRow.columns
+            let nameWidth = min(maximumLineLength - columns.count * 8, max(6, families.map(\.family.count).max() ?? 0))
             lines.append(pad("Family", nameWidth, left: true) + columns.map { " " + pad($0, 7) }.joined())
-            for family in families.keys.sorted() {
-                let rows = families[family]!
-                let fail = rows.filter { $0.outcome.isConformanceFailure }.count
-                let error = rows.filter { $0.outcome.isInfrastructureFailure }.count
-                let skip = rows.filter { $0.outcome == .skip }.count
-                let numbers = [rows.count, rows.count - fail - error - skip, fail, error, skip]
-                lines.append(pad(fit(family, nameWidth), nameWidth, left: true) + numbers.map { " " + pad(String($0), 7) }.joined())
+            for row in families {
+                lines.append(pad(fit(row.family, nameWidth), nameWidth, left: true) + row.numbers.map { " " + pad(String($0), 7) }.joined())
             }
         }
 
@@ -172,6 +168,7 @@ public enum ConsoleReport {
         if let diagnosis = results.canaryDiagnosis { lines.append("CANARIES FAILED: \(diagnosis)") }
         guard quiet else { return lines.map { $0 + "\n" }.joined() + summary(results) }
         if let stopped = results.stoppedEarly { lines.append("STOPPED: \(stopped)") }
+        if let artifacts = results.artifacts { lines.append(artifacts.summary) }
         let counts = results.counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         lines.append("\(results.results.count) vectors in \(results.durationMilliseconds) ms: \(counts)")
         return lines.map { $0 + "\n" }.joined()

@@ -34,6 +34,18 @@ public enum HTMLReport {
         }
         body += #"<tr class="total"><td>Total</td><td class="n">\#(results.results.count)</td></tr>"# + "\n</tbody></table>\n"
 
+        let families = ReportText.familyRows(results)
+        if !families.isEmpty {
+            body +=
+                "<h2>Families</h2>\n<p>Pass counts every outcome that needs no action (PASS, ACCEPTABLE, XFAIL).</p>\n"
+                + #"<table class="families sortable"><thead><tr><th>Family</th>"#
+                + ReportText.FamilyRow.columns.map { "<th>\($0)</th>" }.joined() + "</tr></thead><tbody>\n"
+            for row in families {
+                body += "<tr><td><code>\(escape(row.family))</code></td>" + row.numbers.map { #"<td class="n">\#($0)</td>"# }.joined() + "</tr>\n"
+            }
+            body += "</tbody></table>\n"
+        }
+
         body += "<h2>Vectors</h2>\n" + filterControls(unexpectedToggle: true)
         body +=
             #"<table class="results sortable filterable"><thead><tr>"#
@@ -41,7 +53,10 @@ public enum HTMLReport {
         let rank = Dictionary(uniqueKeysWithValues: Outcome.reportOrder.enumerated().map { ($1, $0) })
         let rows = results.results.sorted { (rank[$0.outcome] ?? 99, $0.id) < (rank[$1.outcome] ?? 99, $1.id) }
         for result in rows {
-            body += row(result, vector: vectors[result.id], outcomeRank: rank[result.outcome] ?? 99)
+            let vector = vectors[result.id]
+            let unexpected = result.outcome.isConformanceFailure || result.outcome.isInfrastructureFailure
+            let reproduce = unexpected ? vector.flatMap { vector in manifest.flatMap { ReproduceCommand.line(for: vector, in: results, manifest: $0) } } : nil
+            body += row(result, vector: vector, outcomeRank: rank[result.outcome] ?? 99, reproduce: reproduce)
         }
         body += "</tbody></table>\n"
         return page(title: "Receipt conformance: \(results.name)", body: body)
@@ -141,10 +156,16 @@ public enum HTMLReport {
         var facts = ["Suite \(escape(results.suite))"]
         if let profile = results.profile { facts.append("profile \(escape(profile))") }
         facts.append("\(results.results.count) vectors in \(ReportText.duration(milliseconds: results.durationMilliseconds))")
-        return #"<p class="facts">\#(facts.joined(separator: " · "))</p>"# + "\n"
+        var html = #"<p class="facts">\#(facts.joined(separator: " · "))</p>"# + "\n"
+        if let target = results.target { html += "<p class=\"facts\">Target <code>\(escape(target))</code></p>\n" }
+        if let corpus = results.corpus {
+            html += "<p class=\"facts\">Corpus <code>\(escape(corpus.path))</code> (manifest sha256 <code>\(escape(corpus.manifestSHA256))</code>)</p>\n"
+        }
+        if let artifacts = results.artifacts { html += "<p class=\"facts\">\(escape(artifacts.summary.prefix(1).uppercased() + artifacts.summary.dropFirst()))</p>\n" }
+        return html
     }
 
-    private static func row(_ result: VectorResult, vector: Vector?, outcomeRank: Int) -> String {
+    private static func row(_ result: VectorResult, vector: Vector?, outcomeRank: Int, reproduce: String?) -> String {
         let unexpected = result.outcome.isConformanceFailure || result.outcome.isInfrastructureFailure
         var html = "<tr class=\"r-\(result.outcome.rawValue)\(unexpected ? " unexpected" : "")\">"
         html += "<td><code>\(escape(result.id))</code></td>"
@@ -168,6 +189,7 @@ public enum HTMLReport {
             html += "<dt>Recipe</dt><dd>\(escape(([vector.provenance.preset] + steps).joined(separator: " → ")))</dd>"
             if !vector.features.isEmpty { html += "<dt>Features</dt><dd>\(escape(vector.features.joined(separator: ", ")))</dd>" }
         }
+        if let reproduce { html += "<dt>Reproduce</dt><dd><pre class=\"reproduce\">\(escape(reproduce))</pre></dd>" }
         html += "<dt>Revision</dt><dd>\(result.revision)</dd>"
         html += "<dt>Duration</dt><dd>\(result.durationMicroseconds) µs</dd>"
         html += "<dt>Message</dt><dd>" + (message.isEmpty ? "(none)" : "<pre>\(escape(message))</pre>") + "</dd>"

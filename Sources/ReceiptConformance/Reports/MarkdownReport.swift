@@ -18,6 +18,8 @@ public enum MarkdownReport {
         if let profile = results.profile { facts.append("profile \(escape(profile))") }
         facts.append("\(results.results.count) vectors in \(ReportText.duration(milliseconds: results.durationMilliseconds))")
         out += facts.joined(separator: " · ") + "\n\n"
+        let selection = [results.artifacts?.summary, ReportText.corpus(results)].compactMap { $0 }
+        if !selection.isEmpty { out += selection.map { escape($0) }.joined(separator: "<br>\n") + "\n\n" }
         out += verdictLine(results) + "\n\n"
 
         let counts = ReportText.counts(results)
@@ -149,6 +151,41 @@ enum ReportText {
     static func got(_ result: VectorResult) -> String {
         guard let verdict = result.verdict else { return "no verdict" }
         return verdict.rawValue + (result.errorClass.map { " \($0)" } ?? "")
+    }
+
+    /// One row of the per-family table the console and the HTML report show.
+    struct FamilyRow {
+        static let columns = ["Total", "Pass", "Fail", "Error", "Skip"]
+        var family: String
+        var total = 0, pass = 0, fail = 0, error = 0, skip = 0
+        /// In `columns` order. "Pass" is every outcome that needs no action, so Pass + Fail + Error + Skip = Total.
+        var numbers: [Int] { [total, pass, fail, error, skip] }
+    }
+
+    /// The results counted by family, families sorted by name.
+    static func familyRows(_ results: RunResults) -> [FamilyRow] {
+        var rows: [String: FamilyRow] = [:]
+        for result in results.results {
+            let family = family(result.id)
+            var row = rows[family] ?? FamilyRow(family: family)
+            row.total += 1
+            if result.outcome.isConformanceFailure {
+                row.fail += 1
+            } else if result.outcome.isInfrastructureFailure {
+                row.error += 1
+            } else if result.outcome == .skip {
+                row.skip += 1
+            } else {
+                row.pass += 1
+            }
+            rows[family] = row
+        }
+        return rows.values.sorted { $0.family < $1.family }
+    }
+
+    /// "Corpus /path/Vectors (manifest sha256 9f86d081…)", or nil when the run did not record it.
+    static func corpus(_ results: RunResults) -> String? {
+        results.corpus.map { "corpus \($0.path) (manifest sha256 \($0.manifestSHA256))" }
     }
 
     /// The id's text before the first "::" (as `Vector.family`).

@@ -75,7 +75,7 @@ extension VectorCatalogue {
     static func spec(
         _ id: String, _ description: String, _ kind: JWSKind = .transaction, preset: Preset = .appstore, _ mutations: [MutationStep] = [],
         _ verdict: Verdict, _ classes: [ErrorClass] = [], severity: Severity = .high, environment: Environment? = nil, bundleID: String = "com.example.app",
-        appID: VectorSpec.AppID = .artefact, flags: [String] = [], features: [Feature] = [], notification: (String, String?)? = nil
+        appID: VectorSpec.AppID = .artefact, flags: [String] = [], features: [Feature] = [], notification: (String, String?)? = nil, canary: Bool = false
     ) -> VectorSpec {
         var scenario = jwsScenario
         scenario.preset = preset
@@ -87,6 +87,7 @@ extension VectorCatalogue {
             environment: environment, bundleID: bundleID, appAppleID: appID, flags: flags, revision: mutations.contains { !$0.parameters.isEmpty } ? 4 : 3)
         spec.features += features.map(\.rawValue)
         if let notification { (spec.notificationType, spec.subtype) = notification }
+        spec.canary = canary
         return spec
     }
 
@@ -97,11 +98,12 @@ extension VectorCatalogue {
     static let jwsValid: [VectorSpec] = {
         var specs: [VectorSpec] = []
         for kind in kinds {
+            // The JWS canaries (run first when JWS are selected): the two artefacts every StoreKit 2 verifier reads.
             specs.append(
                 spec(
                     "jws-valid::\(kind.rawValue)-production",
                     "A valid \(kind.rawValue) JWS in Production, as Apple signs it: ES256 under a three-certificate x5c to the configured root, claims matching the context. Every correct verifier must accept it.",
-                    kind, [], .valid, severity: .critical))
+                    kind, [], .valid, severity: .critical, canary: [.transaction, .renewal].contains(kind)))
             specs.append(
                 spec(
                     "jws-valid::\(kind.rawValue)-sandbox",

@@ -86,14 +86,15 @@ public struct VectorSpec: Sendable {
         self.fileExtension = fileExtension
     }
 
-    /// A StoreKit 2 vector: a JWS of `kind` forged from `scenario`, its trust anchor the one its signer implies.
+    /// A StoreKit 2 vector: a JWS of `kind` forged from `scenario`, its trust anchor the one its signer implies. No
+    /// `jws` feature: the artefact kind is the selection (`forge run --artifacts`).
     init(
         jws id: String, _ description: String, kind: JWSKind, scenario: Scenario, mutations: [MutationStep], verdict: Verdict, errorClasses: [ErrorClass],
         severity: Severity, environment: Environment?, bundleID: String, appAppleID: AppID, flags: [String], revision: Int
     ) {
         self.init(
             id, description, scenario: scenario, mutations: mutations, verdict: verdict, errorClasses: errorClasses, flags: flags, severity: severity,
-            features: [Feature.jws.rawValue], bundleID: bundleID, environment: environment, fileExtension: "jws", revision: revision, artifact: kind.artifact)
+            bundleID: bundleID, environment: environment, fileExtension: "jws", revision: revision, artifact: kind.artifact)
         self.trustAnchor = nil
         self.appAppleID = appAppleID
     }
