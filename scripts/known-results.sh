@@ -32,7 +32,7 @@ Validators (NAME: what it wraps; what is installed):
   asl-jws  app-store-server-library 3.1.2 SignedDataVerifier  asl's venv (StoreKit 2 JWS vectors only)
   jwtkit   vapor/jwt-kit 5.8.0 X5CVerifier                   swift build of examples/harnesses/jwtkit (JWS only)
 
-Each run is `forge run --target exit:... --label NAME --profile apple-compatible --features ... --granularity ...
+Each run is `forge run --target exit:... --label NAME --profile apple-compatible --artifacts ... --features ... --granularity ...
 --results DIR/results/NAME.json --quiet`. forge run exiting 1 (the validator fails vectors) is the expected
 result; exit 2 (canaries failed, infrastructure) is reported, the other validators still run, and this script
 then exits 2. The matrix is `forge run matrix DIR/results/*.json`.
@@ -107,12 +107,12 @@ features() {
         aprv) echo "sha1,robustness,large,transport-decoding" ;;
         iap) echo "device-hash,sha1,robustness,large" ;;
         asl) echo "xcode,sha1,robustness,large,transport-decoding" ;;
-        asl-jws|jwtkit) echo "jws" ;;
+        asl-jws|jwtkit) echo "" ;;  # a JWS verifier needs no feature: --artifacts jws selects its vectors
     esac
 }
 granularity() { case $1 in aprv|iap) echo coarse ;; *) echo none ;; esac; }
-# Which vectors: the StoreKit 2 families for a JWS verifier, the receipt families for the others.
-selection() { case $1 in asl-jws|jwtkit) echo "--run" "jws-*" ;; *) echo "--skip" "jws-*" ;; esac; }
+# Which artefacts: StoreKit 2 JWS for a JWS verifier, receipts for the others.
+artifacts() { case $1 in asl-jws|jwtkit) echo jws ;; *) echo receipt ;; esac; }
 target() {
     case $1 in
         openssl) echo "exit:examples/openssl-harness.sh" ;;
@@ -165,11 +165,12 @@ for name in "${all[@]}"; do
         install "${name%-jws}" || die "$name: installation failed"  # asl-jws runs in asl's venv
     fi
     results=$dir/results/$name.json
-    say "$name: forge run --target $(target "$name") --features $(features "$name") --granularity $(granularity "$name")"
+    feature_arguments=()
+    [ -z "$(features "$name")" ] || feature_arguments=(--features "$(features "$name")")
+    say "$name: forge run --target $(target "$name") --artifacts $(artifacts "$name") ${feature_arguments[*]} --granularity $(granularity "$name")"
     status=0
-    read -r -a only_vectors <<<"$(selection "$name")"
     "$forge" run --vectors "$root/Vectors" --target "$(target "$name")" --label "$name" --profile apple-compatible \
-        --features "$(features "$name")" --granularity "$(granularity "$name")" --timeout 20 --max-errors 5 "${only_vectors[@]}" \
+        --artifacts "$(artifacts "$name")" "${feature_arguments[@]}" --granularity "$(granularity "$name")" --timeout 20 --max-errors 5 \
         --results "$results" --quiet >"$dir/$name.log" 2>&1 || status=$?
     case $status in
         0) say "$name: conformant (exit 0); results in $results" ;;
