@@ -131,7 +131,7 @@ struct MakeJWS: ParsableCommand {
         do {
             let pki = try jwsCertificates.map { try CertificateSet<JWSRole>.load(from: URL(fileURLWithPath: $0)) }
             forged = try Forge(receiptPKI: .bundled(), jwsPKI: pki).make(kind, scenario: scenario, now: creation, options: options)
-            warnIfOutsideValidity(creation, of: try (pki ?? .bundled()).x5c(xcode: forged.xcodeSigned), making: "JWS")
+            warnIfOutsideValidity(creation, of: try (pki ?? .bundled()).x5cDER(xcode: forged.xcodeSigned), making: "JWS")
         } catch let error as ForgeError {
             throw fail(scenarioOptions.spec == nil ? ScenarioFlags.message(error) : error.message, Exit.code(for: error))
         }

@@ -57,7 +57,7 @@ enum DER {
     }
 
     /// The contents' start and end of the definite-length TLV at `offset`, or nil when it does not fit in `der`.
-    private static func contentRange(_ der: [UInt8], at offset: Int) -> (Int, Int)? {
+    static func contentRange(_ der: [UInt8], at offset: Int) -> (Int, Int)? {
         guard offset + 1 < der.count else { return nil }
         var length = Int(der[offset + 1])
         var start = offset + 2

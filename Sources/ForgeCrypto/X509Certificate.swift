@@ -79,6 +79,41 @@ public struct X509Certificate: Sendable, Hashable {
         try self.init(backing: backing, derEncoded: derEncoded)
     }
 
+    /// The validity window of one DER certificate, read by walking its TLVs to `tbsCertificate.validity` (linear,
+    /// bounds-checked) instead of a full parse: OpenSSL 3's `d2i_X509` decodes the public key through its provider
+    /// framework, which costs more than the rest of `forge make`'s certificate work, and a caller that only checks
+    /// dates (`make`'s warning) never needs the key.
+    public static func validity(derEncoded der: [UInt8]) throws -> (notBefore: Date, notAfter: Date) {
+        let failure = ForgeCryptoError(.certificateParsingFailed, "no tbsCertificate.validity in the certificate's DER")
+        // Certificate ::= SEQUENCE { tbsCertificate SEQUENCE { [0] version OPTIONAL, serialNumber, signature, issuer,
+        // validity SEQUENCE { notBefore Time, notAfter Time }, … }, … }
+        guard der.first == 0x30, let (certificate, _) = DER.contentRange(der, at: 0), certificate < der.count, der[certificate] == 0x30,
+            let (tbs, tbsEnd) = DER.contentRange(der, at: certificate), tbs < tbsEnd
+        else { throw failure }
+        var offset = tbs
+        if der[offset] == 0xA0, let (_, versionEnd) = DER.contentRange(der, at: offset) { offset = versionEnd }
+        for _ in 0..<3 {  // serialNumber, signature, issuer
+            guard offset < tbsEnd, let (_, end) = DER.contentRange(der, at: offset) else { throw failure }
+            offset = end
+        }
+        guard offset < tbsEnd, der[offset] == 0x30, let (validity, validityEnd) = DER.contentRange(der, at: offset),
+            let (_, notBeforeEnd) = DER.contentRange(der, at: validity), notBeforeEnd < validityEnd,
+            let (_, notAfterEnd) = DER.contentRange(der, at: notBeforeEnd), notAfterEnd <= validityEnd
+        else { throw failure }
+        return (try time(Array(der[validity..<notBeforeEnd]), field: "notBefore"), try time(Array(der[notBeforeEnd..<notAfterEnd]), field: "notAfter"))
+    }
+
+    /// One DER `Time` (UTCTime or GeneralizedTime), read by OpenSSL.
+    private static func time(_ element: [UInt8], field: String) throws -> Date {
+        let time: UnsafeMutablePointer<ASN1_TIME>? = element.withUnsafeBufferPointer { buffer in
+            var cursor: UnsafePointer<UInt8>? = buffer.baseAddress
+            return d2i_ASN1_TIME(nil, &cursor, buffer.count)
+        }
+        guard let time else { throw ForgeCryptoError(.certificateParsingFailed, "d2i_ASN1_TIME(\(field))") }
+        defer { ASN1_TIME_free(time) }
+        return try date(from: UnsafePointer(time), field: field)
+    }
+
     /// The DER of the first `CERTIFICATE` block in `pem`, not parsed: for callers that only embed the bytes.
     public static func firstDER(inPEM pem: String) throws -> [UInt8] {
         try pemBlocks(in: pem, labeled: pemLabels, failure: .certificateParsingFailed, stoppingAfterFirst: true)[0]

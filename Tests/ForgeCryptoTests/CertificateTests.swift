@@ -140,6 +140,21 @@ import Testing
         #expect(Array(try openssl.read("leaf.der")) == chain.leaf.derRepresentation)
     }
 
+    /// `validity(derEncoded:)` walks the DER to the dates without a full parse; it must read what the full parse
+    /// reads (UTCTime and GeneralizedTime alike) and refuse every truncation, never trap.
+    @Test func validityWithoutAFullParse() throws {
+        let chain = try TestChain.shared.get()
+        for certificate in [chain.root, chain.intermediate, chain.leaf] {
+            let validity = try X509Certificate.validity(derEncoded: certificate.derRepresentation)
+            #expect(validity.notBefore == certificate.notBefore && validity.notAfter == certificate.notAfter, "\(certificate.subject)")
+        }
+        let der = chain.leaf.derRepresentation
+        for length in 0..<200 {
+            #expect(throws: (any Error).self) { try X509Certificate.validity(derEncoded: Array(der.prefix(length))) }
+        }
+        #expect(throws: (any Error).self) { try X509Certificate.validity(derEncoded: [0x30, 0x84, 0xFF, 0xFF, 0xFF, 0xFF]) }
+    }
+
     @Test func openSSLVerifiesTheIssuedChains() throws {
         let chain = try TestChain.shared.get()
         let openssl = try OpenSSLCommandLine()

@@ -152,8 +152,14 @@ public struct CertificateSet<Role: PKIRole>: Sendable {
 }
 
 extension CertificateSet where Role == JWSRole {
-    /// The chain a JWS carries in `x5c`: leaf, intermediate, root (Xcode: its one certificate).
-    public func x5c(xcode: Bool) -> [X509Certificate] { (xcode ? [JWSRole.xcode] : [.leaf, .intermediate, .root]).map { certificate($0) } }
+    /// The roles of the chain a JWS carries in `x5c`: leaf, intermediate, root (Xcode: its one certificate).
+    public static func x5cRoles(xcode: Bool) -> [JWSRole] { xcode ? [.xcode] : [.leaf, .intermediate, .root] }
+
+    /// The chain a JWS carries in `x5c`, parsed.
+    public func x5c(xcode: Bool) -> [X509Certificate] { Self.x5cRoles(xcode: xcode).map { certificate($0) } }
+
+    /// The same chain's DER, unparsed.
+    public func x5cDER(xcode: Bool) -> [[UInt8]] { Self.x5cRoles(xcode: xcode).map { certificateDER($0) } }
 }
 
 /// The credentials of one set, parsed on first use and kept: whole credentials, or only a key or only a
