@@ -7,19 +7,6 @@ import Testing
 struct MakeBatchOutTests {
     private static let batch = ["make", "--product", "com.example.pro", "--seed", "7", "--now", "2025-01-01T00:00:00Z", "-q"]
 
-    /// Every file below `directory` (hidden ones too), relative path → bytes; folders as `path/`.
-    private func tree(_ directory: URL) throws -> [String: Data] {
-        var contents: [String: Data] = [:]
-        let base = directory.standardizedFileURL.path
-        guard let walker = FileManager.default.enumerator(atPath: base) else { return contents }
-        for case let relative as String in walker {
-            var isDirectory: ObjCBool = false
-            _ = FileManager.default.fileExists(atPath: base + "/" + relative, isDirectory: &isDirectory)
-            contents[isDirectory.boolValue ? relative + "/" : relative] = isDirectory.boolValue ? Data() : try Data(contentsOf: URL(fileURLWithPath: base + "/" + relative))
-        }
-        return contents
-    }
-
     private func names(_ parent: URL) throws -> [String] { try FileManager.default.contentsOfDirectory(atPath: parent.path).sorted() }
 
     @Test("over an earlier batch: refused (73) naming --force, nothing changed; with --force the new batch alone, index listing every file")
@@ -28,18 +15,18 @@ struct MakeBatchOutTests {
         defer { try? FileManager.default.removeItem(at: parent) }
         let out = parent.appendingPathComponent("batch")
         #expect(try forge(arguments: Self.batch + ["--count", "12", "--out", out.path]).status == 0)
-        let before = try tree(out)
+        let before = try fileTree(out, folders: true)
         #expect(before.count == 13)
 
         let refused = try forge(arguments: Self.batch + ["--count", "3", "--out", out.path])
         #expect(refused.status == 73, "\(refused.stderr)")
         #expect(refused.stderr.contains("not empty") && refused.stderr.contains("--force"), "\(refused.stderr)")
-        #expect(try tree(out) == before)
+        #expect(try fileTree(out, folders: true) == before)
         #expect(try names(parent) == ["batch"])
 
         let forced = try forge(arguments: Self.batch + ["--count", "3", "--out", out.path, "--force"])
         #expect(forced.status == 0, "\(forced.stderr)")
-        let after = try tree(out)
+        let after = try fileTree(out, folders: true)
         #expect(Set(after.keys) == ["receipt-0.der", "receipt-1.der", "receipt-2.der", "index.jsonl"])
         let listed = String(decoding: try #require(after["index.jsonl"]), as: UTF8.self).split(separator: "\n").compactMap {
             (try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any])?["file"] as? String
@@ -58,11 +45,11 @@ struct MakeBatchOutTests {
         try Data("old".utf8).write(to: out.appendingPathComponent("receipt-7.der"))
         let refused = try forge(arguments: Self.batch + ["--count", "2", "--out", out.path])
         #expect(refused.status == 73 && refused.stderr.contains("notes.txt"), "\(refused.stderr)")
-        #expect(try tree(out).count == 4)
+        #expect(try fileTree(out, folders: true).count == 4)
 
         let forced = try forge(arguments: Self.batch + ["--count", "2", "--out", out.path, "--force"])
         #expect(forced.status == 0, "\(forced.stderr)")
-        #expect(Set(try tree(out).keys) == ["receipt-0.der", "receipt-1.der", "index.jsonl"])
+        #expect(Set(try fileTree(out, folders: true).keys) == ["receipt-0.der", "receipt-1.der", "index.jsonl"])
         #expect(try names(parent) == ["batch"])
         let help = try forge("make", "--help")
         let words = help.text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
@@ -75,10 +62,10 @@ struct MakeBatchOutTests {
         defer { try? FileManager.default.removeItem(at: parent) }
         let out = parent.appendingPathComponent("batch")
         #expect(try forge(arguments: Self.batch + ["--count", "4", "--out", out.path]).status == 0)
-        let before = try tree(out)
+        let before = try fileTree(out, folders: true)
         let failed = try forge(arguments: Self.batch + ["--count", "4", "--out", out.path, "--force", "--renewals", "10000", "--period", "P1Y"])
         #expect(failed.status == 64, "\(failed.stderr)")
-        #expect(try tree(out) == before)
+        #expect(try fileTree(out, folders: true) == before)
         #expect(try names(parent) == ["batch"])
     }
 

@@ -29,19 +29,6 @@ struct OutputSafetyTests {
         try run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", Self.launcher, String(fileSizeLimit), forgeBinary.path] + arguments)
     }
 
-    /// Every entry below `directory` that is not a folder (hidden ones too), relative path → bytes.
-    private func tree(_ directory: URL) throws -> [String: Data] {
-        var contents: [String: Data] = [:]
-        let base = directory.standardizedFileURL.path
-        guard let walker = FileManager.default.enumerator(atPath: base) else { return contents }
-        for case let relative as String in walker {
-            var isDirectory: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: base + "/" + relative, isDirectory: &isDirectory), !isDirectory.boolValue else { continue }
-            contents[relative] = try Data(contentsOf: URL(fileURLWithPath: base + "/" + relative))
-        }
-        return contents
-    }
-
     /// Names in `parent` other than `expected`: staging folders or temporary files left behind.
     private func leftovers(in parent: URL, besides expected: Set<String>) throws -> [String] {
         try FileManager.default.contentsOfDirectory(atPath: parent.path).filter { !expected.contains($0) }.sorted()
@@ -63,11 +50,11 @@ struct OutputSafetyTests {
         try write("mine", "notes.txt", in: project)
         try write("print(1)", "src/main.py", in: project)
         try write("[core]", ".git/config", in: project)
-        let before = try tree(project)
+        let before = try fileTree(project)
         let result = try forge("vectors", "generate", "--out", project.path)
         #expect(result.status == 73, "\(result.stderr)")
         #expect(result.stderr.contains("it holds .git/"), "\(result.stderr)")
-        #expect(try tree(project) == before)
+        #expect(try fileTree(project) == before)
         #expect(try leftovers(in: parent, besides: ["project"]) == [])
     }
 
@@ -77,7 +64,7 @@ struct OutputSafetyTests {
         defer { try? FileManager.default.removeItem(at: parent) }
         let out = parent.appendingPathComponent("v")
         #expect(try forge("vectors", "generate", "--out", out.path).status == 0)
-        let fresh = try tree(out)
+        let fresh = try fileTree(out)
 
         // An older generation: a retired vector the old manifest lists, a tampered file, the user's README.
         let manifestURL = out.appendingPathComponent("manifest.json")
@@ -97,15 +84,15 @@ struct OutputSafetyTests {
         #expect(again.status == 0, "\(again.stderr)")
         var expected = fresh
         expected["README.md"] = Data("# my notes".utf8)
-        #expect(try tree(out) == expected)
+        #expect(try fileTree(out) == expected)
         #expect(try leftovers(in: parent, besides: ["v"]) == [])
 
         try write("keep me", "chain/notes.txt", in: out)
-        let before = try tree(out)
+        let before = try fileTree(out)
         let refused = try forge("vectors", "generate", "--out", out.path)
         #expect(refused.status == 73)
         #expect(refused.stderr.contains("chain/notes.txt"), "\(refused.stderr)")
-        #expect(try tree(out) == before)
+        #expect(try fileTree(out) == before)
     }
 
     @Test("generate on a full disk exits 73 and leaves the old corpus exactly as it was, with no temporary files")
@@ -115,12 +102,12 @@ struct OutputSafetyTests {
         let out = parent.appendingPathComponent("v")
         #expect(try forge("vectors", "generate", "--out", out.path).status == 0)
         try write("tampered", "chain/foreign-root.der", in: out)
-        let before = try tree(out)
+        let before = try fileTree(out)
         // manifest.json is far larger than 64 KiB; every vector is smaller.
         let result = try launch(["vectors", "generate", "--out", out.path], fileSizeLimit: 64 << 10)
         #expect(result.status == 73, "\(result.stderr)")
         #expect(!result.stderr.contains("NSCocoaErrorDomain"), "\(result.stderr)")
-        #expect(try tree(out) == before)
+        #expect(try fileTree(out) == before)
         #expect(try leftovers(in: parent, besides: ["v"]) == [])
     }
 
@@ -130,10 +117,10 @@ struct OutputSafetyTests {
         defer { try? FileManager.default.removeItem(at: parent) }
         let out = parent.appendingPathComponent("v")
         #expect(try forge("vectors", "generate", "--out", out.path).status == 0)
-        let new = try tree(out)
+        let new = try fileTree(out)
         for delay in [300, 600, 900, 1200, 1500, 2000, 2500, 3000] {
             for name in new.keys.sorted().filter({ $0.hasSuffix(".der") }).prefix(40) { try write("old \(name)", name, in: out) }
-            let old = try tree(out)
+            let old = try fileTree(out)
             let process = Process()
             process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
             process.arguments = ["python3", "-c", Self.launcher, "-1", forgeBinary.path, "vectors", "generate", "--out", out.path]
@@ -143,7 +130,7 @@ struct OutputSafetyTests {
             usleep(UInt32(delay) * 1000)
             kill(process.processIdentifier, SIGINT)
             process.waitUntilExit()
-            let after = try tree(out)
+            let after = try fileTree(out)
             #expect(after == old || after == new, "after SIGINT at \(delay) ms: \(after.filter { old[$0.key] != $0.value }.count) files changed of \(old.count)")
             #expect(try leftovers(in: parent, besides: ["v"]) == [], "after SIGINT at \(delay) ms")
         }
@@ -175,7 +162,7 @@ struct OutputSafetyTests {
         let inTheWay = try forge(arguments: Self.batch + ["--count", "10", "--out", out.path])
         #expect(inTheWay.status == 73, "\(inTheWay.stderr)")
         #expect(inTheWay.stderr.contains("receipt-3.der"), "\(inTheWay.stderr)")
-        #expect(try tree(out) == ["receipt-3.der/inside": Data("x".utf8)])
+        #expect(try fileTree(out) == ["receipt-3.der/inside": Data("x".utf8)])
         #expect(try leftovers(in: parent, besides: ["batch"]) == [])
 
         try FileManager.default.removeItem(at: out.appendingPathComponent("receipt-3.der"))
@@ -183,7 +170,7 @@ struct OutputSafetyTests {
         let foreign = try forge(arguments: Self.batch + ["--count", "10", "--out", out.path])
         #expect(foreign.status == 73)
         #expect(foreign.stderr.contains("notes.txt"), "\(foreign.stderr)")
-        #expect(try tree(out) == ["notes.txt": Data("mine".utf8)])
+        #expect(try fileTree(out) == ["notes.txt": Data("mine".utf8)])
     }
 
     @Test("with --force, a batch replaces an earlier batch whole: the new receipts and index only")
@@ -192,10 +179,10 @@ struct OutputSafetyTests {
         defer { try? FileManager.default.removeItem(at: parent) }
         let out = parent.appendingPathComponent("batch")
         #expect(try forge(arguments: Self.batch + ["--count", "5", "--out", out.path]).status == 0)
-        #expect(try tree(out).count == 6)
+        #expect(try fileTree(out).count == 6)
         let again = try forge(arguments: Self.batch + ["--count", "3", "--out", out.path, "--force"])
         #expect(again.status == 0, "\(again.stderr)")
-        #expect(Set(try tree(out).keys) == ["receipt-0.der", "receipt-1.der", "receipt-2.der", "index.jsonl"])
+        #expect(Set(try fileTree(out).keys) == ["receipt-0.der", "receipt-1.der", "receipt-2.der", "index.jsonl"])
         #expect(try leftovers(in: parent, besides: ["batch"]) == [])
     }
 

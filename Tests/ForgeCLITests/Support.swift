@@ -165,3 +165,21 @@ final class BackgroundServer: @unchecked Sendable {
 
     struct ServerDidNotStart: Error { let firstLine: String }
 }
+
+/// Every file below `directory` (hidden ones too), relative path → bytes; with `folders`, every folder too, as
+/// `path/` → empty, so a test sees a folder appear or vanish.
+func fileTree(_ directory: URL, folders: Bool = false) throws -> [String: Data] {
+    var contents: [String: Data] = [:]
+    let base = directory.standardizedFileURL.path
+    guard let walker = FileManager.default.enumerator(atPath: base) else { return contents }
+    for case let relative as String in walker {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: base + "/" + relative, isDirectory: &isDirectory) else { continue }
+        if isDirectory.boolValue {
+            if folders { contents[relative + "/"] = Data() }
+        } else {
+            contents[relative] = try Data(contentsOf: URL(fileURLWithPath: base + "/" + relative))
+        }
+    }
+    return contents
+}
