@@ -82,7 +82,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         // Apple's verifyReceipt, socket-free: statuses, routing, shared secret, server-side history, faults, the request log.
         .target(
-            name: "ReceiptServe", dependencies: ["ReferenceValidation", "ReceiptForge", "ReceiptModel", "StoreModel", "ForgeSupport", "ReceiptCorpus", "ForgeCrypto"],
+            name: "ReceiptServe", dependencies: ["ReferenceValidation", "ReceiptForge", "ReceiptModel", "StoreModel", "ForgeSupport", "ReceiptCorpus", "ForgeCrypto", "JWSModel"],
             swiftSettings: swiftSettings),
         // The reference validator served: over stdio (`forge validate --harness`) and the HTTP routes (harness
         // protocol and verifyReceipt) independent of any socket library.

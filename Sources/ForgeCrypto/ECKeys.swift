@@ -48,6 +48,12 @@ public struct ECPublicKey: Sendable, Hashable {
         try self.init(backing: backing)
     }
 
+    /// Parses the first `PUBLIC KEY` PEM block (SubjectPublicKeyInfo), as `openssl pkey -pubout` writes it.
+    public init(pemRepresentation: String) throws {
+        let blocks = try pemBlocks(in: pemRepresentation, labeled: ["PUBLIC KEY"], failure: .keyParsingFailed, stoppingAfterFirst: true)
+        try self.init(derRepresentation: blocks[0])
+    }
+
     /// Checks a raw `r‖s` signature (JWS, RFC 7518 §3.4) over `message`; any other length is invalid.
     public func isValidSignature<Bytes: Collection>(_ signature: [UInt8], for message: Bytes, algorithm: DigestAlgorithm) -> Bool
     where Bytes.Element == UInt8 {
@@ -134,6 +140,20 @@ public struct ECPrivateKey: Sendable {
     public var pemRepresentation: String {
         get throws {
             try backing.privateKeyPEM()
+        }
+    }
+
+    /// The key as unencrypted PKCS#8 PEM whose inner SEC 1 key carries its public key, as App Store Connect's `.p8`
+    /// files do: a key made from a scalar is otherwise written without it. Encoded from a copy (this key is shared, never changed).
+    public var pemRepresentationIncludingPublicKey: String {
+        get throws {
+            OpenSSLErrorQueue.clear()
+            guard let copy = EVP_PKEY_dup(backing.pointer) else { throw ForgeCryptoError(.keyEncodingFailed, "EVP_PKEY_dup") }
+            let owned = EVPKeyBacking(takingOwnershipOf: copy)
+            guard EVP_PKEY_set_int_param(copy, OSSL_PKEY_PARAM_EC_INCLUDE_PUBLIC, 1) == 1 else {
+                throw ForgeCryptoError(.keyEncodingFailed, "EVP_PKEY_set_int_param(include-public)")
+            }
+            return try owned.privateKeyPEM()
         }
     }
 
