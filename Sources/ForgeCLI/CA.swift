@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import ForgeCrypto
 import ReceiptForge
+import ReceiptServe
 import ForgeSupport
 import StoreModel
 
@@ -9,7 +10,7 @@ struct CA: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "ca",
         abstract: "Manage TEST certificate sets: export the compiled-in trust anchors, or create a fresh set.",
-        subcommands: [Export.self, Init.self])
+        subcommands: [Export.self, Init.self, APIKey.self])
 
     struct Export: ParsableCommand {
         static let configuration = CommandConfiguration(
@@ -122,5 +123,140 @@ struct CA: ParsableCommand {
                 throw fail(error.code == .wouldOverwrite ? error.message + "; pass --force to replace them" : error.message, Exit.code(for: error))
             }
         }
+    }
+}
+
+extension CA {
+    /// `forge ca api-key`: the key pair App Store Connect issues for the App Store Server API, for `forge serve --api-key`.
+    struct APIKey: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "api-key",
+            abstract: "Create an App Store Connect-style API key (EC P-256, AuthKey_<KEYID>.p8) and issuer id for the App Store Server API of `forge serve`.",
+            discussion: """
+                Writes DIR/AuthKey_<KEYID>.p8 (the private key as unencrypted PKCS#8 PEM, mode 0600, as App Store Connect issues it) and prints the three values a client such as Apple's app-store-server-library needs (key id, issuer id, the .p8's path) and the flags that make `forge serve` accept its tokens:
+                  key id     2X9R4HXF34
+                  issuer id  57246542-96fe-1a63-e053-0824d011072a
+                  key file   DIR/AuthKey_2X9R4HXF34.p8
+                  serve      --api-key 2X9R4HXF34=DIR/AuthKey_2X9R4HXF34.p8 --issuer-id 57246542-96fe-1a63-e053-0824d011072a
+                The key id is 10 characters of A-Z and 0-9, the issuer id a UUID; with --seed all three values are reproducible. The file is written whole or not at all and never replaces one (exit 73). TEST ONLY: the key is not protected.
+                """)
+
+        @Option(help: ArgumentHelp("Directory to write AuthKey_<KEYID>.p8 into (created if absent).", valueName: "dir"))
+        var out: String
+        @Option(help: ArgumentHelp("Derive the key, key id and issuer id from this seed (the same seed, the same values). Default: random.", valueName: "n"))
+        var seed: UInt64?
+
+        func run() throws {
+            let key: ECPrivateKey
+            let keyID: String
+            let issuerID: String
+            do {
+                if let seed {
+                    var random = SeededGenerator(seed: seed)
+                    (keyID, issuerID) = (Self.keyID(&random), Self.issuerID(&random))
+                    key = try Self.key(&random)
+                } else {
+                    var random = SystemRandomNumberGenerator()
+                    (keyID, issuerID) = (Self.keyID(&random), Self.issuerID(&random))
+                    key = try ECPrivateKey.generate(curve: .p256)
+                }
+            } catch { throw fail("cannot make a P-256 key: \(error)", Exit.software) }
+            let pem: String
+            do { pem = try key.pemRepresentationIncludingPublicKey } catch { throw fail("cannot encode the key: \(error)", Exit.software) }
+            let path = URL(fileURLWithPath: out).appendingPathComponent("AuthKey_\(keyID).p8")
+            let shown = (out.hasSuffix("/") ? out : out + "/") + path.lastPathComponent
+            do throws(ForgeError) {
+                try Folder.create(URL(fileURLWithPath: out))
+                try AtomicFile.create(Data(pem.utf8), at: path, permissions: 0o600)
+            } catch {
+                throw fail(error.code == .wouldOverwrite ? "\(shown) already exists; forge never replaces a key" : error.message, Exit.cannotCreate)
+            }
+            print(
+                """
+                key id     \(keyID)
+                issuer id  \(issuerID)
+                key file   \(shown)
+                serve      --api-key \(APIKeyOptions.shellWord("\(keyID)=\(shown)")) --issuer-id \(issuerID)
+                """)
+        }
+
+        /// Key ids as App Store Connect's look: 10 characters of A-Z and 0-9.
+        static func keyID(_ random: inout some RandomNumberGenerator) -> String {
+            let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
+            return String((0..<10).map { _ in alphabet[Int(random.next(upperBound: UInt64(alphabet.count)))] })
+        }
+
+        /// A lowercase RFC 9562 version 4 UUID, as App Store Connect's issuer ids are written.
+        static func issuerID(_ random: inout some RandomNumberGenerator) -> String {
+            var bytes = (0..<16).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+            bytes[6] = bytes[6] & 0x0F | 0x40
+            bytes[8] = bytes[8] & 0x3F | 0x80
+            let hex = bytes.map { String($0, radix: 16).leftPadded(2) }
+            return [hex[0..<4], hex[4..<6], hex[6..<8], hex[8..<10], hex[10..<16]].map { $0.joined() }.joined(separator: "-")
+        }
+
+        /// A P-256 key from the seeded stream: a scalar OpenSSL refuses (0 or at least the order) is drawn again.
+        static func key(_ random: inout SeededGenerator) throws -> ECPrivateKey {
+            var lastError: (any Error)?
+            for _ in 0..<8 {
+                do { return try ECPrivateKey(scalar: random.bytes(ECCurve.p256.byteCount), curve: .p256) } catch { lastError = error }
+            }
+            throw lastError ?? ForgeError(.cryptoFailed, "no P-256 scalar")
+        }
+    }
+}
+
+/// `forge serve --api-key KEY_ID=FILE --issuer-id ID`: the App Store Server API keys whose tokens the server accepts.
+enum APIKeyOptions {
+    static let apiKeyHelp =
+        "An App Store Connect API key the App Store Server API routes accept tokens of: its key id (the JWT's kid) and its .p8 (or public key PEM), EC P-256 only; repeatable. `forge ca api-key` makes one. Needs --issuer-id."
+    static let issuerIDHelp = "The issuer id (the JWT's iss) the --api-key tokens must carry."
+
+    /// The forms: every --api-key is KEY_ID=FILE with a distinct printable key id; --issuer-id goes with --api-key.
+    static func validate(apiKeys: [String], issuerID: String?) throws {
+        var seen: Set<String> = []
+        for option in apiKeys {
+            guard let (keyID, path) = split(option) else {
+                throw ValidationError("--api-key must be KEY_ID=FILE (e.g. 2X9R4HXF34=AuthKey_2X9R4HXF34.p8), not '\(option)'")
+            }
+            guard path.isEmpty == false else { throw ValidationError("--api-key \(keyID)= names no file") }
+            guard seen.insert(keyID).inserted else { throw ValidationError("--api-key \(keyID) is given twice") }
+        }
+        if let issuerID, !printable(issuerID) { throw ValidationError("--issuer-id must be non-empty printable ASCII without spaces") }
+        if !apiKeys.isEmpty, issuerID == nil { throw ValidationError("--api-key needs --issuer-id (the JWT's iss; `forge ca api-key` prints it)") }
+        if apiKeys.isEmpty, issuerID != nil { throw ValidationError("--issuer-id needs at least one --api-key") }
+    }
+
+    /// The authenticator of the keys, read now: a file that cannot be read exits 66, one that is no P-256 key 65,
+    /// naming the file. The apps served are the scenarios'. Nil without --api-key.
+    static func authenticator(apiKeys: [String], issuerID: String?, scenarios: [Scenario]) throws -> ServerAPIAuthenticator? {
+        guard let issuerID, !apiKeys.isEmpty else { return nil }
+        var keys: [ServerAPIKey] = []
+        for option in apiKeys {
+            guard let (keyID, path) = split(option) else { throw fail("--api-key must be KEY_ID=FILE", Exit.usage) }
+            let (bytes, _) = try readInput(path, kind: .key)
+            do { keys.append(try ServerAPIKey(id: keyID, pem: String(decoding: bytes, as: UTF8.self))) } catch {
+                throw fail("--api-key \(keyID): \(path): \(error.message)", Exit.dataError)
+            }
+        }
+        let bundleIDs = Set(scenarios.map { $0.bundleID ?? Store.defaultBundleID })
+        return ServerAPIAuthenticator(keys: keys, issuerID: issuerID, bundleIDs: bundleIDs.isEmpty ? [Store.defaultBundleID] : bundleIDs)
+    }
+
+    private static func split(_ option: String) -> (keyID: String, path: String)? {
+        guard let equals = option.firstIndex(of: "=") else { return nil }
+        let keyID = String(option[..<equals])
+        guard printable(keyID) else { return nil }
+        return (keyID, String(option[option.index(after: equals)...]))
+    }
+
+    private static func printable(_ text: String) -> Bool {
+        !text.isEmpty && text.unicodeScalars.allSatisfy { $0.isASCII && $0.value > 0x20 && $0.value < 0x7F }
+    }
+
+    /// A word a POSIX shell reads back as `text`: as it is when it is plain, else in single quotes.
+    static func shellWord(_ text: String) -> String {
+        let plain = text.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "-_./=:@%+,".unicodeScalars.contains($0)) }
+        return plain ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
     }
 }

@@ -29,7 +29,7 @@ func note(_ message: String) {
 
 /// What a command reads, for the words of its size error: a JWS over the limit is not "a receipt".
 enum InputKind {
-    case receipt, jws, json, certificate, vector
+    case receipt, jws, json, certificate, vector, key
 
     /// The plural a message names: "receipts are at most …".
     var plural: String {
@@ -39,6 +39,7 @@ enum InputKind {
         case .json: "JSON files forge reads"
         case .certificate: "certificate files"
         case .vector: "vector files"
+        case .key: "key files"
         }
     }
 }

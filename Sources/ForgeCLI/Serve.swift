@@ -65,8 +65,13 @@ struct Serve: AsyncParsableCommand {
             "Let any client use the control routes (/_forge/*) that sends Authorization: Bearer TOKEN, and no client without it. Default: loopback clients only.",
             valueName: "token"))
     var controlToken: String?
+    @Option(help: ArgumentHelp(APIKeyOptions.apiKeyHelp, valueName: "key-id=file"))
+    var apiKey: [String] = []
+    @Option(help: ArgumentHelp(APIKeyOptions.issuerIDHelp, valueName: "id"))
+    var issuerId: String?
 
     func validate() throws {
+        try APIKeyOptions.validate(apiKeys: apiKey, issuerID: issuerId)
         if Validate.hostAndPort(listen) == nil { throw ValidationError("--listen must be host:port (e.g. 127.0.0.1:8080, port 0 for any), not '\(listen)'") }
         if let now, ReceiptDate.parse(now) == nil { throw ValidationError("--now '\(now)' is not a date like 2025-01-31T12:00:00Z") }
         if let threads, !(1...64).contains(threads) { throw ValidationError("--threads must be between 1 and 64") }
@@ -98,7 +103,8 @@ struct Serve: AsyncParsableCommand {
         let service = VerifyReceiptService(
             configuration: .init(
                 trustedRoots: try loadRoots(root), sharedSecret: sharedSecret, legacyExpiredStatus: legacyExpiredStatus,
-                now: now.flatMap(ReceiptDate.parse), namedAnchors: anchors),
+                now: now.flatMap(ReceiptDate.parse), namedAnchors: anchors,
+                serverAPIAuthenticator: try APIKeyOptions.authenticator(apiKeys: apiKey, issuerID: issuerId, scenarios: scenarios)),
             histories: histories)
         let faults: FaultPlan
         do { faults = try FaultPlan(try fault.map { spec throws(ServeError) in try Fault(parsing: spec) }, seed: seed) } catch {

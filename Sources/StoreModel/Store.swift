@@ -13,6 +13,8 @@ public struct Store: Sendable {
     public let now: Date
     public let seed: UInt64
     public let bundleID: String
+    /// The app of a scenario that names none.
+    public static let defaultBundleID = "com.example.app"
     public let appVersion: String
     public let originalAppVersion: String?
     /// The receipt type (attribute 0) as the scenario gives it: one of Apple's (``ReceiptType``) or, in the corpus, any text.
@@ -71,7 +73,7 @@ public struct Store: Sendable {
         self.scenario = scenario
         seed = scenario.seed ?? Self.derivedSeed(scenario, now: anchor)
         var random = SeededGenerator(seed: seed)
-        bundleID = scenario.bundleID ?? "com.example.app"
+        bundleID = scenario.bundleID ?? Self.defaultBundleID
         appVersion = scenario.appVersion ?? "1"
         originalAppVersion = preset.isXcode ? scenario.originalAppVersion : (scenario.originalAppVersion ?? "1.0")
         receiptType = scenario.environment ?? preset.receiptType.rawValue

@@ -30,13 +30,29 @@ public enum AtomicFile {
     }
 }
 
+extension AtomicFile {
+    /// Writes a file that must not exist yet, whole or not at all, readable by `permissions` only (a private key:
+    /// 0o600 from its first byte): a temporary sibling, then link(2), which refuses an existing target atomically.
+    public static func create(_ data: Data, at url: URL, permissions: Int) throws(ForgeError) {
+        let temporary = url.deletingLastPathComponent().appendingPathComponent(".\(url.lastPathComponent).\(ProcessInfo.processInfo.processIdentifier).tmp")
+        defer { unlink(temporary.path) }  // ours, linked or not
+        try PlainFile.write(data, to: temporary, reportedAs: url, permissions: permissions)
+        // open(2) keeps the mode of a file that was there (a stale temporary of a reused process id).
+        guard chmod(temporary.path, mode_t(truncatingIfNeeded: permissions)) == 0 else { throw PlainFile.failure("cannot create \(url.path)") }
+        guard link(temporary.path, url.path) == 0 else {
+            if errno == EEXIST { throw ForgeError(.wouldOverwrite, "\(url.path) already exists") }
+            throw PlainFile.failure("cannot create \(url.path)")
+        }
+    }
+}
+
 /// Creates or truncates a file and writes `data` into it, without fsync (see ``AtomicFile``): for files
 /// nobody reads before they are complete, like the receipts of a staged batch (``StagedFolder``).
 public enum PlainFile {
     /// `reportedAs`: the path errors name, when `url` is a temporary one the user never asked for.
-    public static func write(_ data: Data, to url: URL, reportedAs: URL? = nil) throws(ForgeError) {
+    public static func write(_ data: Data, to url: URL, reportedAs: URL? = nil, permissions: Int = 0o644) throws(ForgeError) {
         let shown = (reportedAs ?? url).path
-        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o644)
+        let descriptor = open(url.path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode_t(truncatingIfNeeded: permissions))
         guard descriptor >= 0 else { throw failure("cannot write \(shown)") }
         let written = data.withUnsafeBytes { buffer -> Bool in
             var offset = 0
