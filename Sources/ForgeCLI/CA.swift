@@ -137,7 +137,7 @@ extension CA {
                   key id     2X9R4HXF34
                   issuer id  57246542-96fe-1a63-e053-0824d011072a
                   key file   DIR/AuthKey_2X9R4HXF34.p8
-                  serve      --api-key 2X9R4HXF34=DIR/AuthKey_2X9R4HXF34.p8 --issuer-id 57246542-96fe-1a63-e053-0824d011072a
+                  serve      forge serve --api-key 2X9R4HXF34=DIR/AuthKey_2X9R4HXF34.p8 --issuer-id 57246542-96fe-1a63-e053-0824d011072a
                 The key id is 10 characters of A-Z and 0-9, the issuer id a UUID; with --seed all three values are reproducible. The file is written whole or not at all and never replaces one (exit 73). TEST ONLY: the key is not protected.
                 """)
 
@@ -176,7 +176,7 @@ extension CA {
                 key id     \(keyID)
                 issuer id  \(issuerID)
                 key file   \(shown)
-                serve      --api-key \(APIKeyOptions.shellWord("\(keyID)=\(shown)")) --issuer-id \(issuerID)
+                serve      forge serve --api-key \(APIKeyOptions.shellWord("\(keyID)=\(shown)")) --issuer-id \(issuerID)
                 """)
         }
 

@@ -28,7 +28,7 @@ struct APIKeyTests {
         #expect(issuerID.wholeMatch(of: /[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}/) != nil)
         let path = "\(out)/AuthKey_\(keyID).p8"
         #expect(values["key file"] == path)
-        #expect(values["serve"] == "--api-key \(keyID)=\(path) --issuer-id \(issuerID)")
+        #expect(values["serve"] == "forge serve --api-key \(keyID)=\(path) --issuer-id \(issuerID)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: out) == ["AuthKey_\(keyID).p8"])
         let permissions = try #require(try FileManager.default.attributesOfItem(atPath: path)[.posixPermissions] as? Int)
         #expect(permissions == 0o600)
@@ -63,6 +63,18 @@ struct APIKeyTests {
         let name = "AuthKey_\(keyID).p8"
         #expect(
             try Data(contentsOf: directory.appendingPathComponent("a/\(name)")) == Data(contentsOf: directory.appendingPathComponent("b/\(name)")))
+    }
+
+    @Test("forge ca api-key quotes a path with spaces in the serve line, so it can be pasted into a shell")
+    func quotesPaths() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let out = directory.appendingPathComponent("my keys").path
+        let values = Self.printed(try forge("ca", "api-key", "--out", out, "--seed", "5"))
+        let keyID = try #require(values["key id"])
+        let issuerID = try #require(values["issuer id"])
+        #expect(values["serve"] == "forge serve --api-key '\(keyID)=\(out)/AuthKey_\(keyID).p8' --issuer-id \(issuerID)")
+        #expect(FileManager.default.fileExists(atPath: "\(out)/AuthKey_\(keyID).p8"))
     }
 
     @Test("forge ca api-key never replaces a key: exit 73 naming the file, the file and stdout untouched")
