@@ -28,7 +28,8 @@ Validators (NAME: what it wraps; what is installed):
   aprv     apple-purchase-receipt-verifier 0.12.0             pip: apple-purchase-receipt-verifier==0.12.0
   iap      iap_local_receipt 0.2.0                            pip: iap_local_receipt==0.2.0 pyOpenSSL==22.0.0
                                                                    cryptography==37.0.4 (old pins: own venv)
-  asl      app-store-server-library 3.1.2 ReceiptUtility      pip: app-store-server-library==3.1.2 (parse only)
+  asl      app-store-server-library 3.1.2 ReceiptUtility      pip: app-store-server-library==3.1.2 httpx==0.28.1 (parse only;
+                                                                   httpx for the async API client tests)
   asl-jws  app-store-server-library 3.1.2 SignedDataVerifier  asl's venv (StoreKit 2 JWS vectors only)
   jwtkit   vapor/jwt-kit 5.8.0 X5CVerifier                   swift build of examples/harnesses/jwtkit (JWS only)
 
@@ -98,7 +99,7 @@ pins() {
     case $1 in
         aprv) echo "apple-purchase-receipt-verifier==0.12.0" ;;
         iap) echo "iap_local_receipt==0.2.0 pyOpenSSL==22.0.0 cryptography==37.0.4" ;;
-        asl) echo "app-store-server-library==3.1.2" ;;
+        asl) echo "app-store-server-library==3.1.2 httpx==0.28.1" ;;  # httpx: the library's async client
     esac
 }
 features() {
