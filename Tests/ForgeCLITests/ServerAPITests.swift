@@ -90,7 +90,9 @@ struct ServerAPITests {
         #expect(lines.allSatisfy { $0["httpStatus"] as? Int == 401 })
     }
 
-    @Test("Apple's Python client end to end: transaction info, history v2 pages and filters, all subscription statuses, every JWS verified; APIException.api_error for each error")
+    @Test(
+        "Apple's Python client end to end: transaction info, history v2 pages and filters, all subscription statuses, refund history, app transaction info, every JWS verified; APIException.api_error for each error"
+    )
     func pythonClient() async throws {
         let python = repositoryRoot.appendingPathComponent(".oracles/asl/bin/python")
         guard FileManager.default.isExecutableFile(atPath: python.path) else { return }  // .ci/run installs it
@@ -130,6 +132,9 @@ struct ServerAPITests {
                 ["call": "raw", "path": "/inApps/v2/history/\(latest)", "query": ["productType": ["SUBSCRIPTION"]]],
                 ["call": "raw", "path": "/inApps/v2/history/\(latest)", "query": ["revoked": ["perhaps"]]],
                 ["call": "raw", "path": "/inApps/v1/subscriptions/\(latest)", "query": ["status": ["9"]]],
+                ["call": "refunds", "transactionId": latest],
+                ["call": "appTransaction", "transactionId": latest],
+                ["call": "refunds", "transactionId": latest, "revision": "%%"],
             ])
         #expect((results[0]["signedTransactionInfo"] as? [String: Any])?["transactionId"] as? String == latest)
         #expect((first["signedTransactions"] as? [Any])?.count == 20 && first["hasMore"] as? Bool == true)
@@ -145,11 +150,19 @@ struct ServerAPITests {
         #expect((results[6]["data"] as? [Any])?.isEmpty == true)
         for (index, status, code) in [
             (7, 400, 4_000_006), (8, 404, 4_040_010), (9, 400, 4_000_005), (10, 400, 4_000_013), (11, 400, 4_000_021), (12, 400, 4_000_022),
-            (13, 400, 4_000_030), (14, 400, 4_000_031),
+            (13, 400, 4_000_030), (14, 400, 4_000_031), (17, 400, 4_000_005),
         ] {
             #expect(results[index]["ok"] as? Bool == false && results[index]["httpStatus"] as? Int == status, "\(index): \(results[index])")
             #expect(results[index]["apiError"] as? Int == code, "\(index): \(results[index])")
         }
+        #expect((results[15]["signedTransactions"] as? [Any])?.isEmpty == true && results[15]["hasMore"] as? Bool == false)
+        #expect((results[16]["signedAppTransactionInfo"] as? [String: Any])?["bundleId"] as? String == "com.example.api")
+
+        // Later (X-Forge-Now is the server's clock per request; here a second server at the later clock): the refund.
+        let laterServer = try Self.start(fixture, now: Self.later)
+        defer { laterServer.stop() }
+        let refunds = try drive(laterServer.url, [["call": "refunds", "transactionId": latest, "revision": try #require(results[15]["revision"] as? String)]])
+        #expect(((refunds[0]["signedTransactions"] as? [[String: Any]])?.map { $0["productId"] as? String }) == ["lifetime"])
 
         // Production: the other customer at the root, verified with its appAppleId (Production requires it).
         let madeProduction = try forge("jws", "make", "transaction", "-q", "--spec", fixture.production)

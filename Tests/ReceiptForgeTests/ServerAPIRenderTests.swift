@@ -22,7 +22,9 @@ struct ServerAPIRenderTests {
         return try? JSONValue(parsing: bytes)
     }
 
-    @Test("At the scenario's now, the latest transaction renders to the very JWS `make(.transaction)` signs: same id, same payload bytes")
+    @Test(
+        "At the scenario's now, the latest transaction renders to the very JWS `make(.transaction)` signs (same id, same payload bytes); so do its renewal info and the AppTransaction"
+    )
     func sameBytesAsMake() throws {
         let scenario = try Scenario.decode(json: Data(Self.scenario.utf8))
         let made = try sharedForge.make(.transaction, scenario: scenario, now: Self.madeAt)
@@ -32,6 +34,8 @@ struct ServerAPIRenderTests {
         #expect(try rendering.signedTransaction(latest) == made.compact)
         let renewal = try sharedForge.make(.renewal, scenario: scenario, now: Self.madeAt)
         #expect(try rendering.signedRenewal(of: latest) == renewal.compact)
+        let appTransaction = try sharedForge.make(.appTransaction, scenario: scenario, now: Self.madeAt)
+        #expect(try rendering.signedAppTransaction() == appTransaction.compact)
     }
 
     @Test("Later, the timeline's renewals are added and the purchases keep their ids; signedDate is the later clock")

@@ -212,4 +212,41 @@ struct ServerAPIRouteTests {
             Self.expectError(try await client.execute(uri: "/inApps/v1/subscriptions/\(lifetime)", method: .get), .transactionIDNotFound)
         }
     }
+
+    @Test("Refund History v2: empty until the refund, then the refunded transaction; its revision is a durable cursor; 4000005, 4040010")
+    func refundHistory() async throws {
+        let ids = try Self.sandboxIDs()
+        let lifetime = try #require(ids["lifetime"]?.first)
+        let base = "/sandbox/inApps/v2/refund/lookup/\(try #require(ids["pro.monthly"]?.first))"
+        try await Self.application().test(.router) { client in
+            let before = try await client.execute(uri: base, method: .get)
+            #expect(before.status == .ok && Self.transactions(before).isEmpty && Self.object(before)["hasMore"] as? Bool == false)
+            let revision = try #require(Self.object(before)["revision"] as? String)
+            let after = try await client.execute(uri: base + "?revision=" + revision, method: .get, headers: try Self.clockHeader(Self.later))
+            let refunded = Self.transactions(after)
+            #expect(refunded.count == 1 && refunded.first?["transactionId"] as? String == lifetime && refunded.first?["revocationReason"] != nil)
+            let seen = try #require(Self.object(after)["revision"] as? String)
+            #expect(Self.transactions(try await client.execute(uri: base + "?revision=" + seen, method: .get, headers: try Self.clockHeader(Self.later))).isEmpty)
+            Self.expectError(try await client.execute(uri: base + "?revision=%%%", method: .get), .invalidRequestRevision)
+            Self.expectError(try await client.execute(uri: "/inApps/v2/refund/lookup/\(lifetime)", method: .get), .transactionIDNotFound)
+        }
+    }
+
+    @Test("Get App Transaction Info: the customer's signed AppTransaction, found by any of its ids (the appTransactionId too)")
+    func appTransactionInfo() async throws {
+        let ids = try Self.sandboxIDs()
+        let lifetime = try #require(ids["lifetime"]?.first)
+        try await Self.application().test(.router) { client in
+            let answer = try await client.execute(uri: "/sandbox/inApps/v1/transactions/appTransactions/\(lifetime)", method: .get)
+            let app = Self.payload(Self.object(answer)["signedAppTransactionInfo"])
+            #expect(answer.status == .ok && app["bundleId"] as? String == "com.example.api" && app["receiptType"] as? String == "Sandbox")
+            let appTransactionID = try #require(app["appTransactionId"] as? String)
+            let byApp = try await client.execute(uri: "/sandbox/inApps/v1/transactions/appTransactions/\(appTransactionID)", method: .get)
+            #expect(Self.payload(Self.object(byApp)["signedAppTransactionInfo"])["appTransactionId"] as? String == appTransactionID)
+            let info = try await client.execute(uri: "/sandbox/inApps/v1/transactions/\(lifetime)", method: .get)
+            #expect(Self.payload(Self.object(info)["signedTransactionInfo"])["appTransactionId"] as? String == appTransactionID)
+            Self.expectError(try await client.execute(uri: "/sandbox/inApps/v1/transactions/appTransactions/x1", method: .get), .invalidTransactionID)
+            Self.expectError(try await client.execute(uri: "/inApps/v1/transactions/appTransactions/\(lifetime)", method: .get), .transactionIDNotFound)
+        }
+    }
 }

@@ -16,6 +16,8 @@ BASE_URL/sandbox. calls.json is a JSON list of calls, each an object:
      "productIds": [...], "productTypes": ["AUTO_RENEWABLE", ...], "startDate": MS, "endDate": MS,
      "revoked": true|false, "inAppOwnershipType": "PURCHASED|FAMILY_SHARED", "subscriptionGroupIdentifiers": [...]}
     {"call": "statuses", "transactionId": "...", "status": [1, 2, ...]}
+    {"call": "refunds", "transactionId": "...", "revision": "..."}
+    {"call": "appTransaction", "transactionId": "..."}
     {"call": "raw", "method": "GET", "path": "/inApps/...", "query": {...}}   (bypasses the library's enums)
 
 Prints a JSON list with one result per call: {"ok": true, ...the answer, every JWS replaced by its verified
@@ -97,6 +99,18 @@ class Driver:
                 } for item in group.lastTransactions or []],
             })
         return {"environment": response.rawEnvironment, "bundleId": response.bundleId, "appAppleId": response.appAppleId, "data": data}
+
+    def refunds(self, call):
+        response = self.client.get_refund_history(call["transactionId"], call.get("revision"))
+        return {
+            "revision": response.revision, "hasMore": response.hasMore,
+            "signedTransactions": [self.transaction(jws) for jws in response.signedTransactions or []],
+        }
+
+    def appTransaction(self, call):
+        response = self.client.get_app_transaction_info(call["transactionId"])
+        self.verifier.verify_and_decode_app_transaction(response.signedAppTransactionInfo)
+        return {"signedAppTransactionInfo": payload(response.signedAppTransactionInfo)}
 
     def raw(self, call):
         # The library's own request path, for values its enums cannot express (an unknown sort, a bad status…).

@@ -41,6 +41,9 @@ public struct StoreRendering: Sendable {
         try forge.sign(try world.renewal(of: t), xcode: world.isXcode)
     }
 
+    /// The customer's signed AppTransaction (`signedAppTransactionInfo`), as `forge jws make app-transaction` renders it.
+    public func signedAppTransaction() throws(ForgeError) -> String { try forge.sign(world.appTransaction(), xcode: world.isXcode) }
+
     /// The subscription status of `t` (its subscription's latest transaction): 1 active, 2 expired, 3 billing
     /// retry, 4 grace period, 5 revoked — the `status` of a notification's `data` and of the Server API.
     public func subscriptionStatus(_ t: Transaction) -> Int64 { world.status(t) }

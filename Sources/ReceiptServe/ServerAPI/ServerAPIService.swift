@@ -65,7 +65,9 @@ public struct ServerAPIResponse: Sendable {
 ///
 /// Endpoints: Get Transaction Info (`GET /inApps/v1/transactions/{transactionId}`), Get Transaction History v2
 /// (`GET /inApps/v2/history/{anyTransactionId}`, every filter, ≤ ``pageSize`` a page, `revision` a durable
-/// cursor), Get All Subscription Statuses (`GET /inApps/v1/subscriptions/{anyTransactionId}?status=`).
+/// cursor), Get All Subscription Statuses (`GET /inApps/v1/subscriptions/{anyTransactionId}?status=`), Get Refund
+/// History v2 (`GET /inApps/v2/refund/lookup/{anyTransactionId}?revision=`), Get App Transaction Info
+/// (`GET /inApps/v1/transactions/appTransactions/{anyTransactionId}`).
 /// Errors are ``ServerAPIError``s. Each scenario is one customer of one app; it needs `now` (when its
 /// purchases were made: that fixes the ids) and is served in its store's environment (Production or Sandbox;
 /// an `xcode-*` store, whose ids are all 0, is not served).
@@ -124,6 +126,8 @@ public struct ServerAPIService: Sendable {
         case transactionInfo
         case transactionHistory
         case subscriptionStatuses
+        case refundHistory
+        case appTransactionInfo
 
         var method: String { "GET" }
         var pattern: [String] {
@@ -131,6 +135,8 @@ public struct ServerAPIService: Sendable {
             case .transactionInfo: ["inApps", "v1", "transactions", "{}"]
             case .transactionHistory: ["inApps", "v2", "history", "{}"]
             case .subscriptionStatuses: ["inApps", "v1", "subscriptions", "{}"]
+            case .refundHistory: ["inApps", "v2", "refund", "lookup", "{}"]
+            case .appTransactionInfo: ["inApps", "v1", "transactions", "appTransactions", "{}"]
             }
         }
 
@@ -172,6 +178,8 @@ public struct ServerAPIService: Sendable {
             case .transactionInfo: body = try transactionInfo(parameter, environment: request.environment, now: now)
             case .transactionHistory: body = try history(parameter, query: query, environment: request.environment, now: now)
             case .subscriptionStatuses: body = try statuses(parameter, query: query, environment: request.environment, now: now)
+            case .refundHistory: body = try refunds(parameter, query: query, environment: request.environment, now: now)
+            case .appTransactionInfo: body = try appTransactionInfo(parameter, environment: request.environment, now: now)
             }
             response = ServerAPIResponse(
                 status: 200, contentType: Self.jsonContentType, body: Array(body.serialized(pretty: false).utf8),
@@ -334,6 +342,43 @@ public struct ServerAPIService: Sendable {
         members += app(view)
         members.append(("signedTransactions", .array(signedTransactions)))
         return .object(members)
+    }
+
+    // MARK: - Get Refund History v2
+
+    /// The customer's refunded and revoked transactions, oldest revocation first, ≤ ``pageSize`` a page; `revision`
+    /// the same durable cursor as the history's (by revocation date), so a later call sees only new refunds.
+    func refunds(_ id: String, query: ServerAPIQuery, environment: ServerAPIEnvironment, now: Date) throws(ServerAPIError) -> JSONValue {
+        var cursor: HistoryRevision?
+        if let token = query.value("revision") {
+            guard let revision = HistoryRevision(token: token), revision.ascending else { throw .invalidRequestRevision }
+            cursor = revision
+        }
+        let view = try view(of: id, anyID: true, environment: environment, now: now)
+        var records: [(key: HistoryRevision.Key, transaction: Transaction)] = []
+        for t in view.transactions {
+            guard let revoked = t.cancellationDate, revoked <= now, let milliseconds = ReceiptDate.milliseconds(revoked) else { continue }
+            let key = HistoryRevision.Key(modified: milliseconds, transactionID: t.transactionID)
+            if let cursor, !cursor.precedes(key) { continue }
+            records.append((key, t))
+        }
+        records.sort { $0.key < $1.key }
+        let page = records.prefix(Self.pageSize)
+        var signedTransactions: [JSONValue] = []
+        for record in page {
+            signedTransactions.append(try signed { () throws(ForgeError) in try view.rendering.signedTransaction(record.transaction) })
+        }
+        let revision = HistoryRevision(ascending: true, after: page.last?.key ?? cursor?.after)
+        return .object([
+            ("signedTransactions", .array(signedTransactions)), ("revision", .string(revision.token)), ("hasMore", .bool(records.count > page.count)),
+        ])
+    }
+
+    // MARK: - Get App Transaction Info
+
+    func appTransactionInfo(_ id: String, environment: ServerAPIEnvironment, now: Date) throws(ServerAPIError) -> JSONValue {
+        let view = try view(of: id, anyID: true, environment: environment, now: now)
+        return .object([("signedAppTransactionInfo", try signed { () throws(ForgeError) in try view.rendering.signedAppTransaction() })])
     }
 
     // MARK: - Get All Subscription Statuses
