@@ -337,8 +337,8 @@ private struct VerifyReceiptRoutes: Sendable {
     struct ClosedOnPurpose: Error {}
 }
 
-/// The App Store Server API (``ServerAPIService``): `/inApps/…` for production, `/sandbox/inApps/…` for the
-/// sandbox, every method, answered on the pool; each request logged with its endpoint, HTTP status and
+/// The App Store Server API (``ServerAPIService``): `/inApps/…` for production (or the sandbox when `Host` is
+/// `api.storekit-sandbox.apple.com`), `/sandbox/inApps/…` for the sandbox, every method, answered on the pool; each request logged with its endpoint, HTTP status and
 /// `errorCode`.
 private struct ServerAPIRoutes: Sendable {
     let service: ServerAPIService
@@ -353,7 +353,10 @@ private struct ServerAPIRoutes: Sendable {
         }
     }
 
-    func respond(_ environment: ServerAPIEnvironment, _ request: Request) async -> Response {
+    func respond(_ mount: ServerAPIEnvironment, _ request: Request) async -> Response {
+        // HTTP/1.1 `Host` becomes the request's authority; a request built in process may carry it as a field.
+        let host = Responses.headers(of: request)["host"] ?? request.head.authority
+        let environment = mount == .production ? ServerAPIEnvironment.atRoot(host: host) : mount
         var entry: JSONObject = [
             ("api", .string("server")), ("environment", .string(environment.rawValue)), ("method", .string(request.method.rawValue)),
             ("path", .string(request.uri.path)),
@@ -370,8 +373,7 @@ private struct ServerAPIRoutes: Sendable {
                 return Responses.refusal(error, appleShape: false)
             }
         }
-        let prefix = environment.prefix
-        let path = String(request.uri.path.dropFirst(prefix.count))
+        let path = String(request.uri.path.dropFirst(mount.prefix.count))
         let call = ServerAPIRequest(
             environment: environment, method: request.method.rawValue, path: path, query: request.uri.query ?? "", body: body,
             now: Responses.headers(of: request)["x-forge-now"].flatMap(ReceiptDate.parse))

@@ -90,7 +90,7 @@ struct ServerAPIRouteTests {
         }
     }
 
-    @Test("Get Transaction Info: the signed transaction of the id, in its own environment only; 4000006, 4040010; paths are case-sensitive")
+    @Test("Get Transaction Info: the signed transaction of the id, in its own environment only (by path prefix, or by Apple's host name in Host); 4000006, 4040010; paths are case-sensitive")
     func transactionInfo() async throws {
         let ids = try Self.sandboxIDs()
         let id = try #require(ids["pro.monthly"]?[3])
@@ -106,6 +106,16 @@ struct ServerAPIRouteTests {
             Self.expectError(try await client.execute(uri: "/sandbox/inApps/v1/transactions/12ab", method: .get), .invalidTransactionID)
             Self.expectError(try await client.execute(uri: "/sandbox/inApps/v1/transactions/\(id)x", method: .get), .invalidTransactionID)
             #expect(try await client.execute(uri: "/sandbox/inapps/v1/transactions/\(id)", method: .get).status == .notFound)
+            // Apple's host names in Host: the sandbox's serves the sandbox at the root, production's production.
+            for (host, status) in [
+                ("api.storekit-sandbox.apple.com", HTTPResponse.Status.ok), ("API.storekit-sandbox.apple.com:443", .ok), ("api.storekit.apple.com", .notFound),
+            ] {
+                // In process the Host field stands for the authority HTTP/1.1's Host header becomes on a socket.
+                var fields = HTTPFields()
+                fields[try #require(HTTPFields.Element.Name("Host"))] = host
+                let byHost = try await client.execute(uri: "/inApps/v1/transactions/\(id)", method: .get, headers: fields)
+                #expect(byHost.status == status, "\(host)")
+            }
             #expect(try await client.execute(uri: "/sandbox/inApps/v1/transactions/\(id)", method: .post).status == .methodNotAllowed)
         }
         let lines = log.jsonLines.split(separator: "\n").compactMap { try? JSONValue(parsing: Array($0.utf8)) }

@@ -12,6 +12,18 @@ public enum ServerAPIEnvironment: String, Sendable, Hashable, CaseIterable {
     /// What comes before `/inApps` on the stand-in server.
     public var prefix: String { self == .production ? "" : "/sandbox" }
 
+    /// Apple's host for the environment: a request at the root whose `Host` names it is served there (a client
+    /// that resolves Apple's host name to this server keeps its paths).
+    public var appleHost: String { self == .production ? "api.storekit.apple.com" : "api.storekit-sandbox.apple.com" }
+
+    /// The environment of a request at `/inApps/…` (no `/sandbox` prefix): the one whose Apple host the `Host`
+    /// header names (port and case aside), else production.
+    public static func atRoot(host: String?) -> ServerAPIEnvironment {
+        guard var name = host?.lowercased() else { return .production }
+        if let colon = name.lastIndex(of: ":"), !name.hasSuffix("]") { name = String(name[..<colon]) }
+        return name == ServerAPIEnvironment.sandbox.appleHost ? .sandbox : .production
+    }
+
     /// The stores this environment serves: a Production store's transactions are not found in the sandbox, and
     /// the other way round, as Apple's two databases are apart.
     var storeEnvironment: Environment { self == .production ? .production : .sandbox }
