@@ -90,7 +90,9 @@ struct ServerAPIRouteTests {
         }
     }
 
-    @Test("Get Transaction Info: the signed transaction of the id, in its own environment only (by path prefix, or by Apple's host name in Host); 4000006, 4040010; paths are case-sensitive")
+    @Test(
+        "Get Transaction Info: the signed transaction of the id, in its own environment only (by path prefix, or by Apple's host name in Host); 4000006, 4040010; paths are case-sensitive"
+    )
     func transactionInfo() async throws {
         let ids = try Self.sandboxIDs()
         let id = try #require(ids["pro.monthly"]?[3])
