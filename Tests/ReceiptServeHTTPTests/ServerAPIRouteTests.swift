@@ -261,4 +261,26 @@ struct ServerAPIRouteTests {
             Self.expectError(try await client.execute(uri: "/inApps/v1/transactions/appTransactions/\(lifetime)", method: .get), .transactionIDNotFound)
         }
     }
+
+    @Test("ServerAPIError: every code is one of Apple's APIError values (the Python client's enum), its status the family's")
+    func errorVocabularyIsApples() throws {
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        for error in ServerAPIError.allCases {
+            let family: [Int64: Int] = [400: 400, 403: 403, 404: 404, 429: 429, 500: 500]
+            #expect(error.httpStatus == family[error.code / 10_000], "\(error)")
+        }
+        let python = root.appendingPathComponent(".oracles/asl/bin/python")
+        guard FileManager.default.isExecutableFile(atPath: python.path) else { return }  // .ci/run installs it
+        let process = Process()
+        process.executableURL = python
+        process.arguments = ["-c", "from appstoreserverlibrary.api_client import APIError; print(' '.join(str(e.value) for e in APIError))"]
+        let output = Pipe()
+        process.standardOutput = output
+        try process.run()
+        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        let apple = Set(text.split(whereSeparator: \.isWhitespace).compactMap { Int64($0) })
+        #expect(apple.count > 80)
+        for error in ServerAPIError.allCases { #expect(apple.contains(error.code), "\(error.code) is not one of Apple's APIError values") }
+    }
 }
