@@ -262,6 +262,33 @@ struct ServerAPIRouteTests {
         }
     }
 
+    @Test("Send Consumption Information v2: 202 with no body, the body recorded in the request log; 4000000, 4000035, 4000041, 4000036, 4040010")
+    func consumption() async throws {
+        let id = try #require(try Self.sandboxIDs()["lifetime"]?.first)
+        let uri = "/sandbox/inApps/v2/transactions/consumption/\(id)"
+        let log = try RequestLog(file: nil, capacity: 100)
+        let valid = #"{"customerConsented":true,"sampleContentProvided":false,"deliveryStatus":"DELIVERED","refundPreference":"DECLINE"}"#
+        try await Self.application(log: log).test(.router) { client in
+            let accepted = try await client.execute(uri: uri, method: .put, body: ByteBuffer(string: valid))
+            #expect(accepted.status == .accepted && accepted.body.readableBytes == 0)
+            for (body, error) in [
+                ("not json", ServerAPIError.generalBadRequest),
+                (#"{"customerConsented":false,"sampleContentProvided":false,"deliveryStatus":"DELIVERED"}"#, .invalidCustomerConsented),
+                (#"{"customerConsented":true,"deliveryStatus":"DELIVERED"}"#, .invalidSampleContentProvided),
+                (#"{"customerConsented":true,"sampleContentProvided":true,"deliveryStatus":"LOST"}"#, .invalidDeliveryStatus),
+            ] {
+                Self.expectError(try await client.execute(uri: uri, method: .put, body: ByteBuffer(string: body)), error)
+            }
+            Self.expectError(
+                try await client.execute(uri: "/sandbox/inApps/v2/transactions/consumption/42", method: .put, body: ByteBuffer(string: valid)),
+                .transactionIDNotFound)
+            #expect(try await client.execute(uri: uri, method: .get).status == .methodNotAllowed)
+        }
+        let first = log.jsonLines.split(separator: "\n").first.flatMap { try? JSONValue(parsing: Array($0.utf8)) }
+        #expect(first?["endpoint"]?.stringValue == "consumptionV2" && first?["httpStatus"]?.integerValue == 202)
+        #expect(first?["consumption"]?["deliveryStatus"]?.stringValue == "DELIVERED")
+    }
+
     @Test("ServerAPIError: every code is one of Apple's APIError values (the Python client's enum), its status the family's")
     func errorVocabularyIsApples() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

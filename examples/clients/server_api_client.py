@@ -18,6 +18,8 @@ BASE_URL/sandbox. calls.json is a JSON list of calls, each an object:
     {"call": "statuses", "transactionId": "...", "status": [1, 2, ...]}
     {"call": "refunds", "transactionId": "...", "revision": "..."}
     {"call": "appTransaction", "transactionId": "..."}
+    {"call": "consumption", "transactionId": "...", "request": {"customerConsented": true, "sampleContentProvided": false,
+     "deliveryStatus": "DELIVERED", "consumptionPercentage": N, "refundPreference": "DECLINE"}}
     {"call": "raw", "method": "GET", "path": "/inApps/...", "query": {...}}   (bypasses the library's enums)
 
 Prints a JSON list with one result per call: {"ok": true, ...the answer, every JWS replaced by its verified
@@ -35,7 +37,10 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography import x509
 
 from appstoreserverlibrary.api_client import APIException, AppStoreServerAPIClient, GetTransactionHistoryVersion
+from appstoreserverlibrary.models.ConsumptionRequest import ConsumptionRequest
+from appstoreserverlibrary.models.DeliveryStatus import DeliveryStatus
 from appstoreserverlibrary.models.Environment import Environment
+from appstoreserverlibrary.models.RefundPreference import RefundPreference
 from appstoreserverlibrary.models.InAppOwnershipType import InAppOwnershipType
 from appstoreserverlibrary.models.Status import Status
 from appstoreserverlibrary.models.TransactionHistoryRequest import Order, ProductType, TransactionHistoryRequest
@@ -111,6 +116,15 @@ class Driver:
         response = self.client.get_app_transaction_info(call["transactionId"])
         self.verifier.verify_and_decode_app_transaction(response.signedAppTransactionInfo)
         return {"signedAppTransactionInfo": payload(response.signedAppTransactionInfo)}
+
+    def consumption(self, call):
+        body = call["request"]
+        request = ConsumptionRequest(
+            customerConsented=body["customerConsented"], sampleContentProvided=body["sampleContentProvided"],
+            deliveryStatus=DeliveryStatus(body["deliveryStatus"]), consumptionPercentage=body.get("consumptionPercentage"),
+            refundPreference=RefundPreference(body["refundPreference"]) if "refundPreference" in body else None)
+        self.client.send_consumption_information(call["transactionId"], request)
+        return {}
 
     def raw(self, call):
         # The library's own request path, for values its enums cannot express (an unknown sort, a bad status…).

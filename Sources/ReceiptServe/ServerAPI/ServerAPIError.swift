@@ -18,6 +18,9 @@ public enum ServerAPIError: Int64, Sendable, Hashable, CaseIterable, Error {
     case invalidInAppOwnershipType = 4_000_026
     case invalidRevoked = 4_000_030
     case invalidStatus = 4_000_031
+    case invalidCustomerConsented = 4_000_035
+    case invalidDeliveryStatus = 4_000_036
+    case invalidSampleContentProvided = 4_000_041
     case transactionIDNotFound = 4_040_010
     case rateLimitExceeded = 4_290_000
     case generalInternal = 5_000_000
@@ -42,6 +45,9 @@ public enum ServerAPIError: Int64, Sendable, Hashable, CaseIterable, Error {
         case .invalidInAppOwnershipType: "Invalid in-app ownership type."
         case .invalidRevoked: "Invalid revoked."
         case .invalidStatus: "Invalid status."
+        case .invalidCustomerConsented: "Invalid customer consented."
+        case .invalidDeliveryStatus: "Invalid delivery status."
+        case .invalidSampleContentProvided: "Invalid sample content provided."
         case .transactionIDNotFound: "Transaction id not found."
         case .rateLimitExceeded: "Rate limit exceeded."
         case .generalInternal: "An unknown error occurred."

@@ -79,7 +79,8 @@ public struct ServerAPIResponse: Sendable {
 /// (`GET /inApps/v2/history/{anyTransactionId}`, every filter, ≤ ``pageSize`` a page, `revision` a durable
 /// cursor), Get All Subscription Statuses (`GET /inApps/v1/subscriptions/{anyTransactionId}?status=`), Get Refund
 /// History v2 (`GET /inApps/v2/refund/lookup/{anyTransactionId}?revision=`), Get App Transaction Info
-/// (`GET /inApps/v1/transactions/appTransactions/{anyTransactionId}`).
+/// (`GET /inApps/v1/transactions/appTransactions/{anyTransactionId}`), Send Consumption Information v2
+/// (`PUT /inApps/v2/transactions/consumption/{transactionId}`, 202, recorded in the request log).
 /// Errors are ``ServerAPIError``s. Each scenario is one customer of one app; it needs `now` (when its
 /// purchases were made: that fixes the ids) and is served in its store's environment (Production or Sandbox;
 /// an `xcode-*` store, whose ids are all 0, is not served).
@@ -140,8 +141,9 @@ public struct ServerAPIService: Sendable {
         case subscriptionStatuses
         case refundHistory
         case appTransactionInfo
+        case consumptionV2
 
-        var method: String { "GET" }
+        var method: String { self == .consumptionV2 ? "PUT" : "GET" }
         var pattern: [String] {
             switch self {
             case .transactionInfo: ["inApps", "v1", "transactions", "{}"]
@@ -149,6 +151,7 @@ public struct ServerAPIService: Sendable {
             case .subscriptionStatuses: ["inApps", "v1", "subscriptions", "{}"]
             case .refundHistory: ["inApps", "v2", "refund", "lookup", "{}"]
             case .appTransactionInfo: ["inApps", "v1", "transactions", "appTransactions", "{}"]
+            case .consumptionV2: ["inApps", "v2", "transactions", "consumption", "{}"]
             }
         }
 
@@ -185,19 +188,25 @@ public struct ServerAPIService: Sendable {
         var response: ServerAPIResponse
         do throws(ServerAPIError) {
             let query = ServerAPIQuery(request.query)
-            let body: JSONValue
-            switch endpoint {
-            case .transactionInfo: body = try transactionInfo(parameter, environment: request.environment, now: now)
-            case .transactionHistory: body = try history(parameter, query: query, environment: request.environment, now: now)
-            case .subscriptionStatuses: body = try statuses(parameter, query: query, environment: request.environment, now: now)
-            case .refundHistory: body = try refunds(parameter, query: query, environment: request.environment, now: now)
-            case .appTransactionInfo: body = try appTransactionInfo(parameter, environment: request.environment, now: now)
+            func json(_ body: JSONValue) -> ServerAPIResponse {
+                var answer = ServerAPIResponse(
+                    status: 200, contentType: Self.jsonContentType, body: Array(body.serialized(pretty: false).utf8),
+                    summary: [("endpoint", .string(endpoint.rawValue)), ("errorCode", .null)])
+                if let count = body["signedTransactions"]?.arrayValue?.count ?? body["data"]?.arrayValue?.count {
+                    answer.summary.append(("count", .integer(Int64(count))))
+                }
+                return answer
             }
-            response = ServerAPIResponse(
-                status: 200, contentType: Self.jsonContentType, body: Array(body.serialized(pretty: false).utf8),
-                summary: [("endpoint", .string(endpoint.rawValue)), ("errorCode", .null)])
-            if let count = body["signedTransactions"]?.arrayValue?.count ?? body["data"]?.arrayValue?.count {
-                response.summary.append(("count", .integer(Int64(count))))
+            switch endpoint {
+            case .transactionInfo: response = json(try transactionInfo(parameter, environment: request.environment, now: now))
+            case .transactionHistory: response = json(try history(parameter, query: query, environment: request.environment, now: now))
+            case .subscriptionStatuses: response = json(try statuses(parameter, query: query, environment: request.environment, now: now))
+            case .refundHistory: response = json(try refunds(parameter, query: query, environment: request.environment, now: now))
+            case .appTransactionInfo: response = json(try appTransactionInfo(parameter, environment: request.environment, now: now))
+            case .consumptionV2:
+                let recorded = try consumption(parameter, body: request.body, environment: request.environment, now: now)
+                response = .empty(202, endpoint: endpoint.rawValue, note: "consumption information recorded")
+                response.summary.append(("consumption", recorded))
             }
         } catch {
             response = .error(error, endpoint: endpoint.rawValue)
@@ -391,6 +400,27 @@ public struct ServerAPIService: Sendable {
     func appTransactionInfo(_ id: String, environment: ServerAPIEnvironment, now: Date) throws(ServerAPIError) -> JSONValue {
         let view = try view(of: id, anyID: true, environment: environment, now: now)
         return .object([("signedAppTransactionInfo", try signed { () throws(ForgeError) in try view.rendering.signedAppTransaction() })])
+    }
+
+    // MARK: - Send Consumption Information v2
+
+    /// Apple's `deliveryStatus` values (v2).
+    static let deliveryStatuses: Set<String> = [
+        "DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM", "UNDELIVERED_SERVER_OUTAGE", "UNDELIVERED_OTHER",
+    ]
+
+    /// Checks the body (`customerConsented` true, `sampleContentProvided` a boolean, `deliveryStatus` one of
+    /// Apple's) and the transaction; the body is what the request log records. Accepted: 202, no body. The
+    /// v2 rules Apple documents without a code in its clients (refund preference, consumption percentage) are
+    /// not checked.
+    func consumption(_ id: String, body: [UInt8], environment: ServerAPIEnvironment, now: Date) throws(ServerAPIError) -> JSONValue {
+        guard let request = try? JSONValue(parsing: body), request.objectValue != nil else { throw .generalBadRequest }
+        guard request["customerConsented"] == .bool(true) else { throw .invalidCustomerConsented }
+        guard case .bool? = request["sampleContentProvided"] else { throw .invalidSampleContentProvided }
+        guard let delivery = request["deliveryStatus"]?.stringValue, Self.deliveryStatuses.contains(delivery) else { throw .invalidDeliveryStatus }
+        let view = try view(of: id, anyID: false, environment: environment, now: now)
+        guard view.transactions.contains(where: { $0.transactionID == id }) else { throw .transactionIDNotFound }
+        return request
     }
 
     // MARK: - Get All Subscription Statuses
