@@ -289,6 +289,21 @@ struct ServerAPIRouteTests {
         #expect(first?["consumption"]?["deliveryStatus"]?.stringValue == "DELIVERED")
     }
 
+    @Test("Finish Transaction: 200 with no body for a transaction of the environment, logged; 4000006, 4040010; POST only")
+    func finishTransaction() async throws {
+        let id = try #require(try Self.sandboxIDs()["pro.monthly"]?.last)
+        let log = try RequestLog(file: nil, capacity: 100)
+        try await Self.application(log: log).test(.router) { client in
+            let finished = try await client.execute(uri: "/sandbox/inApps/v1/transactions/\(id)/finish", method: .post)
+            #expect(finished.status == .ok && finished.body.readableBytes == 0)
+            Self.expectError(try await client.execute(uri: "/inApps/v1/transactions/\(id)/finish", method: .post), .transactionIDNotFound)
+            Self.expectError(try await client.execute(uri: "/sandbox/inApps/v1/transactions/1a/finish", method: .post), .invalidTransactionID)
+            #expect(try await client.execute(uri: "/sandbox/inApps/v1/transactions/\(id)/finish", method: .get).status == .methodNotAllowed)
+        }
+        let first = log.jsonLines.split(separator: "\n").first.flatMap { try? JSONValue(parsing: Array($0.utf8)) }
+        #expect(first?["endpoint"]?.stringValue == "finishTransaction" && first?["transactionId"]?.stringValue == id)
+    }
+
     @Test("ServerAPIError: every code is one of Apple's APIError values (the Python client's enum), its status the family's")
     func errorVocabularyIsApples() throws {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()

@@ -18,6 +18,7 @@ BASE_URL/sandbox. calls.json is a JSON list of calls, each an object:
     {"call": "statuses", "transactionId": "...", "status": [1, 2, ...]}
     {"call": "refunds", "transactionId": "...", "revision": "..."}
     {"call": "appTransaction", "transactionId": "..."}
+    {"call": "finish", "transactionId": "..."}
     {"call": "consumption", "transactionId": "...", "request": {"customerConsented": true, "sampleContentProvided": false,
      "deliveryStatus": "DELIVERED", "consumptionPercentage": N, "refundPreference": "DECLINE"}}
     {"call": "raw", "method": "GET", "path": "/inApps/...", "query": {...}}   (bypasses the library's enums)
@@ -124,6 +125,10 @@ class Driver:
             deliveryStatus=DeliveryStatus(body["deliveryStatus"]), consumptionPercentage=body.get("consumptionPercentage"),
             refundPreference=RefundPreference(body["refundPreference"]) if "refundPreference" in body else None)
         self.client.send_consumption_information(call["transactionId"], request)
+        return {}
+
+    def finish(self, call):
+        self.client.finish_transaction(call["transactionId"])
         return {}
 
     def raw(self, call):

@@ -80,7 +80,8 @@ public struct ServerAPIResponse: Sendable {
 /// cursor), Get All Subscription Statuses (`GET /inApps/v1/subscriptions/{anyTransactionId}?status=`), Get Refund
 /// History v2 (`GET /inApps/v2/refund/lookup/{anyTransactionId}?revision=`), Get App Transaction Info
 /// (`GET /inApps/v1/transactions/appTransactions/{anyTransactionId}`), Send Consumption Information v2
-/// (`PUT /inApps/v2/transactions/consumption/{transactionId}`, 202, recorded in the request log).
+/// (`PUT /inApps/v2/transactions/consumption/{transactionId}`, 202, recorded in the request log), Finish Transaction
+/// (`POST /inApps/v1/transactions/{transactionId}/finish`, 200, recorded in the request log).
 /// Errors are ``ServerAPIError``s. Each scenario is one customer of one app; it needs `now` (when its
 /// purchases were made: that fixes the ids) and is served in its store's environment (Production or Sandbox;
 /// an `xcode-*` store, whose ids are all 0, is not served).
@@ -142,8 +143,15 @@ public struct ServerAPIService: Sendable {
         case refundHistory
         case appTransactionInfo
         case consumptionV2
+        case finishTransaction
 
-        var method: String { self == .consumptionV2 ? "PUT" : "GET" }
+        var method: String {
+            switch self {
+            case .consumptionV2: "PUT"
+            case .finishTransaction: "POST"
+            default: "GET"
+            }
+        }
         var pattern: [String] {
             switch self {
             case .transactionInfo: ["inApps", "v1", "transactions", "{}"]
@@ -152,6 +160,7 @@ public struct ServerAPIService: Sendable {
             case .refundHistory: ["inApps", "v2", "refund", "lookup", "{}"]
             case .appTransactionInfo: ["inApps", "v1", "transactions", "appTransactions", "{}"]
             case .consumptionV2: ["inApps", "v2", "transactions", "consumption", "{}"]
+            case .finishTransaction: ["inApps", "v1", "transactions", "{}", "finish"]
             }
         }
 
@@ -207,6 +216,10 @@ public struct ServerAPIService: Sendable {
                 let recorded = try consumption(parameter, body: request.body, environment: request.environment, now: now)
                 response = .empty(202, endpoint: endpoint.rawValue, note: "consumption information recorded")
                 response.summary.append(("consumption", recorded))
+            case .finishTransaction:
+                // The transaction must exist; that it was finished is what the request log records.
+                _ = try transaction(parameter, environment: request.environment, now: now)
+                response = .empty(200, endpoint: endpoint.rawValue, note: "transaction finished")
             }
         } catch {
             response = .error(error, endpoint: endpoint.rawValue)
@@ -257,9 +270,15 @@ public struct ServerAPIService: Sendable {
 
     // MARK: - Get Transaction Info
 
-    func transactionInfo(_ id: String, environment: ServerAPIEnvironment, now: Date) throws(ServerAPIError) -> JSONValue {
+    /// The transaction whose `transactionId` is `id` (an original transaction id names the first purchase), and its store.
+    func transaction(_ id: String, environment: ServerAPIEnvironment, now: Date) throws(ServerAPIError) -> (View, Transaction) {
         let view = try view(of: id, anyID: false, environment: environment, now: now)
         guard let transaction = view.transactions.first(where: { $0.transactionID == id }) else { throw .transactionIDNotFound }
+        return (view, transaction)
+    }
+
+    func transactionInfo(_ id: String, environment: ServerAPIEnvironment, now: Date) throws(ServerAPIError) -> JSONValue {
+        let (view, transaction) = try transaction(id, environment: environment, now: now)
         return .object([("signedTransactionInfo", try signed { () throws(ForgeError) in try view.rendering.signedTransaction(transaction) })])
     }
 
@@ -418,8 +437,7 @@ public struct ServerAPIService: Sendable {
         guard request["customerConsented"] == .bool(true) else { throw .invalidCustomerConsented }
         guard case .bool? = request["sampleContentProvided"] else { throw .invalidSampleContentProvided }
         guard let delivery = request["deliveryStatus"]?.stringValue, Self.deliveryStatuses.contains(delivery) else { throw .invalidDeliveryStatus }
-        let view = try view(of: id, anyID: false, environment: environment, now: now)
-        guard view.transactions.contains(where: { $0.transactionID == id }) else { throw .transactionIDNotFound }
+        _ = try transaction(id, environment: environment, now: now)
         return request
     }
 
