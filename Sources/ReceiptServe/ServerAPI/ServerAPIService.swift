@@ -289,7 +289,7 @@ public struct ServerAPIService: Sendable {
         "AUTO_RENEWABLE": .autoRenewable, "NON_RENEWABLE": .nonRenewing, "CONSUMABLE": .consumable, "NON_CONSUMABLE": .nonConsumable,
     ]
 
-    /// The history's filters, checked in the order of Apple's error list.
+    /// The history's query parameters, each checked against Apple's values (sort first: a revision must match it).
     struct HistoryFilter {
         var revision: HistoryRevision?
         var ascending = true
