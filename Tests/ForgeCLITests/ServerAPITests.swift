@@ -74,6 +74,44 @@ struct ServerAPITests {
         }
     }
 
+    @Test("Start-up names the Server API base URLs next to verifyReceipt's; Apple's sandbox host name in Host reaches the sandbox at the root")
+    func startupLinesAndHostName() async throws {
+        let fixture = try Fixture()
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        let process = Process()
+        process.executableURL = forgeBinary
+        process.arguments = ["serve", "--listen", "127.0.0.1:0", "--now", Self.clock, "--scenario", fixture.sandbox, "--no-auth"]
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        defer {
+            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
+            process.waitUntilExit()
+        }
+        var text = Data()
+        while !text.contains(Data("control".utf8)) {
+            let chunk = output.fileHandleForReading.availableData
+            if chunk.isEmpty { break }
+            text.append(chunk)
+        }
+        let lines = String(decoding: text, as: UTF8.self).split(separator: "\n")
+        let base = try #require(lines.first?.firstMatch(of: /(http:\/\/127\.0\.0\.1:\d+)/).map { String($0.1) })
+        #expect(lines.contains { $0 == "server api  \(base)/inApps (production)  \(base)/sandbox/inApps (sandbox)  --no-auth" }, "\(lines)")
+        // Over the socket, Host: api.storekit-sandbox.apple.com at the root is the sandbox (Python's requests sends it as given).
+        let python = repositoryRoot.appendingPathComponent(".oracles/asl/bin/python")
+        guard FileManager.default.isExecutableFile(atPath: python.path) else { return }  // .ci/run installs it
+        let made = try forge("jws", "make", "transaction", "-q", "--spec", fixture.sandbox)
+        let id = try #require(Self.payload(made.text.trimmingCharacters(in: .whitespacesAndNewlines))["transactionId"] as? String)
+        let script = """
+            import requests, sys
+            for host in ["api.storekit-sandbox.apple.com", "api.storekit.apple.com"]:
+                print(requests.get(sys.argv[1], headers={"Host": host}, timeout=10).status_code)
+            """
+        let result = try run(python, ["-c", script, "\(base)/inApps/v1/transactions/\(id)"])
+        #expect(result.text.split(separator: "\n") == ["200", "404"], "\(result.stderr)")
+    }
+
     @Test("Without --no-auth the /inApps routes answer 401 with an empty body over the socket; the request log names the endpoint")
     func closedByDefault() async throws {
         let fixture = try Fixture()
