@@ -129,7 +129,7 @@ struct ServerAPITests {
     }
 
     @Test(
-        "Apple's Python client end to end: transaction info, history v2 pages and filters, all subscription statuses, refund history, app transaction info, consumption v2, finish transaction, every JWS verified; APIException.api_error for each error"
+        "Apple's Python client end to end: transaction info, history v2 pages and filters, all subscription statuses, refund history, app transaction info, consumption v1 and v2, finish transaction, every JWS verified; APIException.api_error for each error"
     )
     func pythonClient() async throws {
         let python = repositoryRoot.appendingPathComponent(".oracles/asl/bin/python")
@@ -150,6 +150,10 @@ struct ServerAPITests {
         let server = try Self.start(fixture)
         defer { server.stop() }
 
+        let consumptionV1: [String: Any] = [
+            "customerConsented": true, "consumptionStatus": 1, "platform": 1, "sampleContentProvided": false, "deliveryStatus": 0,
+            "appAccountToken": "", "accountTenure": 3, "playTime": 2, "lifetimeDollarsRefunded": 0, "lifetimeDollarsPurchased": 4, "userStatus": 1,
+        ]
         let first = try drive(server.url, [["call": "history", "transactionId": latest]])[0]
         let revision = try #require(first["revision"] as? String)
         let results = try drive(
@@ -183,6 +187,8 @@ struct ServerAPITests {
                 ],
                 ["call": "finish", "transactionId": latest],
                 ["call": "finish", "transactionId": "999999999"],
+                ["call": "consumptionV1", "transactionId": latest, "request": consumptionV1],
+                ["call": "consumptionV1", "transactionId": latest, "request": consumptionV1.merging(["appAccountToken": "not-a-uuid"]) { $1 }],
             ])
         #expect((results[0]["signedTransactionInfo"] as? [String: Any])?["transactionId"] as? String == latest)
         #expect((first["signedTransactions"] as? [Any])?.count == 20 && first["hasMore"] as? Bool == true)
@@ -198,7 +204,7 @@ struct ServerAPITests {
         #expect((results[6]["data"] as? [Any])?.isEmpty == true)
         for (index, status, code) in [
             (7, 400, 4_000_006), (8, 404, 4_040_010), (9, 400, 4_000_005), (10, 400, 4_000_013), (11, 400, 4_000_021), (12, 400, 4_000_022),
-            (13, 400, 4_000_030), (14, 400, 4_000_031), (17, 400, 4_000_005), (19, 400, 4_000_035), (21, 404, 4_040_010),
+            (13, 400, 4_000_030), (14, 400, 4_000_031), (17, 400, 4_000_005), (19, 400, 4_000_035), (21, 404, 4_040_010), (23, 400, 4_000_033),
         ] {
             #expect(results[index]["ok"] as? Bool == false && results[index]["httpStatus"] as? Int == status, "\(index): \(results[index])")
             #expect(results[index]["apiError"] as? Int == code, "\(index): \(results[index])")
@@ -207,6 +213,7 @@ struct ServerAPITests {
         #expect((results[16]["signedAppTransactionInfo"] as? [String: Any])?["bundleId"] as? String == "com.example.api")
         #expect(results[18]["ok"] as? Bool == true, "consumption accepted (202): \(results[18])")
         #expect(results[20]["ok"] as? Bool == true, "transaction finished: \(results[20])")
+        #expect(results[22]["ok"] as? Bool == true, "consumption v1 accepted (202): \(results[22])")
 
         // Later (X-Forge-Now is the server's clock per request; here a second server at the later clock): the refund.
         let laterServer = try Self.start(fixture, now: Self.later)

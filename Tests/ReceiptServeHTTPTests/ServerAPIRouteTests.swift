@@ -289,6 +289,34 @@ struct ServerAPIRouteTests {
         #expect(first?["consumption"]?["deliveryStatus"]?.stringValue == "DELIVERED")
     }
 
+    /// A v1 consumption body with every coded field in range, with `changes` applied.
+    static func consumptionV1Body(_ changes: [String: Any]) throws -> ByteBuffer {
+        let valid: [String: Any] = [
+            "customerConsented": true, "consumptionStatus": 1, "platform": 1, "sampleContentProvided": false, "deliveryStatus": 0,
+            "appAccountToken": "", "accountTenure": 3, "playTime": 2, "lifetimeDollarsRefunded": 0, "lifetimeDollarsPurchased": 4, "userStatus": 1,
+        ]
+        return ByteBuffer(bytes: try JSONSerialization.data(withJSONObject: valid.merging(changes) { $1 }))
+    }
+
+    @Test("Send Consumption Information v1: 202 for a body with every coded field in range; each field's own error (4000032-42), 4000033 for a token not a UUID")
+    func consumptionV1() async throws {
+        let id = try #require(try Self.sandboxIDs()["lifetime"]?.first)
+        let uri = "/sandbox/inApps/v1/transactions/consumption/\(id)"
+        try await Self.application().test(.router) { client in
+            #expect(try await client.execute(uri: uri, method: .put, body: try Self.consumptionV1Body([:])).status == .accepted)
+            #expect(try await client.execute(uri: uri, method: .put, body: try Self.consumptionV1Body(["appAccountToken": UUID().uuidString])).status == .accepted)
+            for (field, value, error) in [
+                ("consumptionStatus", 4, ServerAPIError.invalidConsumptionStatus), ("platform", 3, .invalidPlatform), ("deliveryStatus", 6, .invalidDeliveryStatus),
+                ("accountTenure", 8, .invalidAccountTenure), ("playTime", -1, .invalidPlayTime), ("lifetimeDollarsRefunded", 8, .invalidLifetimeDollarsRefunded),
+                ("lifetimeDollarsPurchased", 8, .invalidLifetimeDollarsPurchased), ("userStatus", 5, .invalidUserStatus),
+            ] as [(String, Int, ServerAPIError)] {
+                Self.expectError(try await client.execute(uri: uri, method: .put, body: try Self.consumptionV1Body([field: value])), error)
+            }
+            Self.expectError(try await client.execute(uri: uri, method: .put, body: try Self.consumptionV1Body(["appAccountToken": "not-a-uuid"])), .invalidAppAccountToken)
+            Self.expectError(try await client.execute(uri: uri, method: .put, body: try Self.consumptionV1Body(["customerConsented": false])), .invalidCustomerConsented)
+        }
+    }
+
     @Test("Finish Transaction: 200 with no body for a transaction of the environment, logged; 4000006, 4040010; POST only")
     func finishTransaction() async throws {
         let id = try #require(try Self.sandboxIDs()["pro.monthly"]?.last)

@@ -19,6 +19,7 @@ BASE_URL/sandbox. calls.json is a JSON list of calls, each an object:
     {"call": "refunds", "transactionId": "...", "revision": "..."}
     {"call": "appTransaction", "transactionId": "..."}
     {"call": "finish", "transactionId": "..."}
+    {"call": "consumptionV1", "transactionId": "...", "request": {ConsumptionRequestV1's members, integers as Apple codes them}}
     {"call": "consumption", "transactionId": "...", "request": {"customerConsented": true, "sampleContentProvided": false,
      "deliveryStatus": "DELIVERED", "consumptionPercentage": N, "refundPreference": "DECLINE"}}
     {"call": "raw", "method": "GET", "path": "/inApps/...", "query": {...}}   (bypasses the library's enums)
@@ -38,7 +39,16 @@ from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography import x509
 
 from appstoreserverlibrary.api_client import APIException, AppStoreServerAPIClient, GetTransactionHistoryVersion
+from appstoreserverlibrary.models.AccountTenure import AccountTenure
 from appstoreserverlibrary.models.ConsumptionRequest import ConsumptionRequest
+from appstoreserverlibrary.models.ConsumptionRequestV1 import ConsumptionRequestV1
+from appstoreserverlibrary.models.ConsumptionStatus import ConsumptionStatus
+from appstoreserverlibrary.models.DeliveryStatusV1 import DeliveryStatusV1
+from appstoreserverlibrary.models.LifetimeDollarsPurchased import LifetimeDollarsPurchased
+from appstoreserverlibrary.models.LifetimeDollarsRefunded import LifetimeDollarsRefunded
+from appstoreserverlibrary.models.Platform import Platform
+from appstoreserverlibrary.models.PlayTime import PlayTime
+from appstoreserverlibrary.models.UserStatus import UserStatus
 from appstoreserverlibrary.models.DeliveryStatus import DeliveryStatus
 from appstoreserverlibrary.models.Environment import Environment
 from appstoreserverlibrary.models.RefundPreference import RefundPreference
@@ -125,6 +135,18 @@ class Driver:
             deliveryStatus=DeliveryStatus(body["deliveryStatus"]), consumptionPercentage=body.get("consumptionPercentage"),
             refundPreference=RefundPreference(body["refundPreference"]) if "refundPreference" in body else None)
         self.client.send_consumption_information(call["transactionId"], request)
+        return {}
+
+    def consumptionV1(self, call):
+        body = call["request"]
+        request = ConsumptionRequestV1(
+            customerConsented=body["customerConsented"], consumptionStatus=ConsumptionStatus(body["consumptionStatus"]),
+            platform=Platform(body["platform"]), sampleContentProvided=body["sampleContentProvided"],
+            deliveryStatus=DeliveryStatusV1(body["deliveryStatus"]), appAccountToken=body["appAccountToken"],
+            accountTenure=AccountTenure(body["accountTenure"]), playTime=PlayTime(body["playTime"]),
+            lifetimeDollarsRefunded=LifetimeDollarsRefunded(body["lifetimeDollarsRefunded"]),
+            lifetimeDollarsPurchased=LifetimeDollarsPurchased(body["lifetimeDollarsPurchased"]), userStatus=UserStatus(body["userStatus"]))
+        self.client.send_consumption_data(call["transactionId"], request)
         return {}
 
     def finish(self, call):

@@ -18,9 +18,17 @@ public enum ServerAPIError: Int64, Sendable, Hashable, CaseIterable, Error {
     case invalidInAppOwnershipType = 4_000_026
     case invalidRevoked = 4_000_030
     case invalidStatus = 4_000_031
+    case invalidAccountTenure = 4_000_032
+    case invalidAppAccountToken = 4_000_033
+    case invalidConsumptionStatus = 4_000_034
     case invalidCustomerConsented = 4_000_035
     case invalidDeliveryStatus = 4_000_036
+    case invalidLifetimeDollarsPurchased = 4_000_037
+    case invalidLifetimeDollarsRefunded = 4_000_038
+    case invalidPlatform = 4_000_039
+    case invalidPlayTime = 4_000_040
     case invalidSampleContentProvided = 4_000_041
+    case invalidUserStatus = 4_000_042
     case transactionIDNotFound = 4_040_010
     case rateLimitExceeded = 4_290_000
     case generalInternal = 5_000_000
@@ -45,9 +53,17 @@ public enum ServerAPIError: Int64, Sendable, Hashable, CaseIterable, Error {
         case .invalidInAppOwnershipType: "Invalid in-app ownership type."
         case .invalidRevoked: "Invalid revoked."
         case .invalidStatus: "Invalid status."
+        case .invalidAccountTenure: "Invalid account tenure."
+        case .invalidAppAccountToken: "Invalid app account token."
+        case .invalidConsumptionStatus: "Invalid consumption status."
         case .invalidCustomerConsented: "Invalid customer consented."
         case .invalidDeliveryStatus: "Invalid delivery status."
+        case .invalidLifetimeDollarsPurchased: "Invalid lifetime dollars purchased."
+        case .invalidLifetimeDollarsRefunded: "Invalid lifetime dollars refunded."
+        case .invalidPlatform: "Invalid platform."
+        case .invalidPlayTime: "Invalid play time."
         case .invalidSampleContentProvided: "Invalid sample content provided."
+        case .invalidUserStatus: "Invalid user status."
         case .transactionIDNotFound: "Transaction id not found."
         case .rateLimitExceeded: "Rate limit exceeded."
         case .generalInternal: "An unknown error occurred."

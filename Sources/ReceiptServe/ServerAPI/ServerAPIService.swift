@@ -79,8 +79,8 @@ public struct ServerAPIResponse: Sendable {
 /// (`GET /inApps/v2/history/{anyTransactionId}`, every filter, ≤ ``pageSize`` a page, `revision` a durable
 /// cursor), Get All Subscription Statuses (`GET /inApps/v1/subscriptions/{anyTransactionId}?status=`), Get Refund
 /// History v2 (`GET /inApps/v2/refund/lookup/{anyTransactionId}?revision=`), Get App Transaction Info
-/// (`GET /inApps/v1/transactions/appTransactions/{anyTransactionId}`), Send Consumption Information v2
-/// (`PUT /inApps/v2/transactions/consumption/{transactionId}`, 202, recorded in the request log), Finish Transaction
+/// (`GET /inApps/v1/transactions/appTransactions/{anyTransactionId}`), Send Consumption Information v1 and v2
+/// (`PUT /inApps/v{1,2}/transactions/consumption/{transactionId}`, 202, recorded in the request log), Finish Transaction
 /// (`POST /inApps/v1/transactions/{transactionId}/finish`, 200, recorded in the request log).
 /// Errors are ``ServerAPIError``s. Each scenario is one customer of one app; it needs `now` (when its
 /// purchases were made: that fixes the ids) and is served in its store's environment (Production or Sandbox;
@@ -142,12 +142,13 @@ public struct ServerAPIService: Sendable {
         case subscriptionStatuses
         case refundHistory
         case appTransactionInfo
+        case consumptionV1
         case consumptionV2
         case finishTransaction
 
         var method: String {
             switch self {
-            case .consumptionV2: "PUT"
+            case .consumptionV1, .consumptionV2: "PUT"
             case .finishTransaction: "POST"
             default: "GET"
             }
@@ -159,6 +160,7 @@ public struct ServerAPIService: Sendable {
             case .subscriptionStatuses: ["inApps", "v1", "subscriptions", "{}"]
             case .refundHistory: ["inApps", "v2", "refund", "lookup", "{}"]
             case .appTransactionInfo: ["inApps", "v1", "transactions", "appTransactions", "{}"]
+            case .consumptionV1: ["inApps", "v1", "transactions", "consumption", "{}"]
             case .consumptionV2: ["inApps", "v2", "transactions", "consumption", "{}"]
             case .finishTransaction: ["inApps", "v1", "transactions", "{}", "finish"]
             }
@@ -212,8 +214,8 @@ public struct ServerAPIService: Sendable {
             case .subscriptionStatuses: response = json(try statuses(parameter, query: query, environment: request.environment, now: now))
             case .refundHistory: response = json(try refunds(parameter, query: query, environment: request.environment, now: now))
             case .appTransactionInfo: response = json(try appTransactionInfo(parameter, environment: request.environment, now: now))
-            case .consumptionV2:
-                let recorded = try consumption(parameter, body: request.body, environment: request.environment, now: now)
+            case .consumptionV1, .consumptionV2:
+                let recorded = try consumption(parameter, version2: endpoint == .consumptionV2, body: request.body, environment: request.environment, now: now)
                 response = .empty(202, endpoint: endpoint.rawValue, note: "consumption information recorded")
                 response.summary.append(("consumption", recorded))
             case .finishTransaction:
@@ -428,15 +430,30 @@ public struct ServerAPIService: Sendable {
         "DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM", "UNDELIVERED_SERVER_OUTAGE", "UNDELIVERED_OTHER",
     ]
 
-    /// Checks the body (`customerConsented` true, `sampleContentProvided` a boolean, `deliveryStatus` one of
-    /// Apple's) and the transaction; the body is what the request log records. Accepted: 202, no body. The
-    /// v2 rules Apple documents without a code in its clients (refund preference, consumption percentage) are
-    /// not checked.
-    func consumption(_ id: String, body: [UInt8], environment: ServerAPIEnvironment, now: Date) throws(ServerAPIError) -> JSONValue {
+    /// v1's coded fields: each an integer in Apple's range (`ConsumptionRequestV1`), else its error.
+    static let consumptionV1Fields: [(name: String, range: ClosedRange<Int64>, error: ServerAPIError)] = [
+        ("consumptionStatus", 0...3, .invalidConsumptionStatus), ("platform", 0...2, .invalidPlatform),
+        ("deliveryStatus", 0...5, .invalidDeliveryStatus), ("accountTenure", 0...7, .invalidAccountTenure), ("playTime", 0...7, .invalidPlayTime),
+        ("lifetimeDollarsRefunded", 0...7, .invalidLifetimeDollarsRefunded), ("lifetimeDollarsPurchased", 0...7, .invalidLifetimeDollarsPurchased),
+        ("userStatus", 0...4, .invalidUserStatus),
+    ]
+
+    /// Checks the body — `customerConsented` true, `sampleContentProvided` a boolean; v2: `deliveryStatus` one of
+    /// Apple's names; v1: every coded field in its range and `appAccountToken` a UUID or empty — and the
+    /// transaction; the body is what the request log records. Accepted: 202, no body. The rules Apple documents
+    /// without a code in its clients (v2's refund preference and consumption percentage) are not checked.
+    func consumption(_ id: String, version2: Bool, body: [UInt8], environment: ServerAPIEnvironment, now: Date) throws(ServerAPIError) -> JSONValue {
         guard let request = try? JSONValue(parsing: body), request.objectValue != nil else { throw .generalBadRequest }
         guard request["customerConsented"] == .bool(true) else { throw .invalidCustomerConsented }
         guard case .bool? = request["sampleContentProvided"] else { throw .invalidSampleContentProvided }
-        guard let delivery = request["deliveryStatus"]?.stringValue, Self.deliveryStatuses.contains(delivery) else { throw .invalidDeliveryStatus }
+        if version2 {
+            guard let delivery = request["deliveryStatus"]?.stringValue, Self.deliveryStatuses.contains(delivery) else { throw .invalidDeliveryStatus }
+        } else {
+            for field in Self.consumptionV1Fields {
+                guard let value = request[field.name]?.integerValue, field.range.contains(value) else { throw field.error }
+            }
+            guard let token = request["appAccountToken"]?.stringValue, token.isEmpty || UUID(uuidString: token) != nil else { throw .invalidAppAccountToken }
+        }
         _ = try transaction(id, environment: environment, now: now)
         return request
     }
