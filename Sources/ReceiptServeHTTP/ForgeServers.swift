@@ -355,7 +355,8 @@ private struct ServerAPIRoutes: Sendable {
 
     func respond(_ mount: ServerAPIEnvironment, _ request: Request) async -> Response {
         // HTTP/1.1 `Host` becomes the request's authority; a request built in process may carry it as a field.
-        let host = Responses.headers(of: request)["host"] ?? request.head.authority
+        let headers = Responses.headers(of: request)
+        let host = headers["host"] ?? request.head.authority
         let environment = mount == .production ? ServerAPIEnvironment.atRoot(host: host) : mount
         var entry: JSONObject = [
             ("api", .string("server")), ("environment", .string(environment.rawValue)), ("method", .string(request.method.rawValue)),
@@ -376,7 +377,7 @@ private struct ServerAPIRoutes: Sendable {
         let path = String(request.uri.path.dropFirst(mount.prefix.count))
         let call = ServerAPIRequest(
             environment: environment, method: request.method.rawValue, path: path, query: request.uri.query ?? "", body: body,
-            now: Responses.headers(of: request)["x-forge-now"].flatMap(ReceiptDate.parse))
+            now: headers["x-forge-now"].flatMap(ReceiptDate.parse), authorization: headers["authorization"])
         let service = service
         let answer: ServerAPIResponse
         do { answer = try await runtime.pool.answer { service.respond(call) } } catch {

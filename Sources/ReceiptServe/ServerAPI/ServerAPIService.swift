@@ -39,8 +39,14 @@ public struct ServerAPIRequest: Sendable {
     public var body: [UInt8]
     /// The request's `X-Forge-Now`: the server clock for this request alone.
     public var now: Date?
+    /// The `Authorization` header, for the bearer-token check (item 2 of issue 22).
+    public var authorization: String?
 
-    public init(environment: ServerAPIEnvironment, method: String, path: String, query: String = "", body: [UInt8] = [], now: Date? = nil) {
+    public init(
+        environment: ServerAPIEnvironment, method: String, path: String, query: String = "", body: [UInt8] = [], now: Date? = nil,
+        authorization: String? = nil
+    ) {
+        self.authorization = authorization
         self.environment = environment
         self.method = method
         self.path = path
