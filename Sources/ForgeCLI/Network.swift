@@ -20,10 +20,10 @@ public protocol NetworkSupport: Sendable {
     var targetProviders: [any TargetProvider] { get }
     /// Serves `routes` (the harness protocol) until SIGINT or SIGTERM; `announce` gets the address bound.
     func listen(_ listener: HTTPListener, routes: HarnessRoutes, announce: @escaping @Sendable (ServerAddress) async -> Void) async throws
-    /// Serves Apple's verifyReceipt endpoints until SIGINT or SIGTERM; `announce` gets the address bound.
-    /// Without `controlToken` the control routes answer loopback clients only.
+    /// Serves Apple's verifyReceipt endpoints and the App Store Server API until SIGINT or SIGTERM; `announce`
+    /// gets the address bound. Without `controlToken` the control routes answer loopback clients only.
     func serve(
-        _ listener: HTTPListener, service: VerifyReceiptService, faults: FaultPlan, log: RequestLog, controlToken: String?,
+        _ listener: HTTPListener, service: VerifyReceiptService, serverAPI: ServerAPIService, faults: FaultPlan, log: RequestLog, controlToken: String?,
         announce: @escaping @Sendable (ServerAddress) async -> Void
     ) async throws
 }

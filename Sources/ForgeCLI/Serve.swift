@@ -26,6 +26,8 @@ struct Serve: AsyncParsableCommand {
                "timeline": [{"event": "renew", "count": 2}, {"event": "billing-retry", "at": "2025-03-15T00:00:00Z"}]}
             Events: renew (count), cancel, refund (reason other|app-issue), billing-retry, grace-period (days), recover, price-increase (consent pending|accepted|declined), change-product (to), account-deleted, billing-retry-ended (Apple stops retrying: expired, intent 2), product-withdrawn (intent 4). A receipt with the scenario's transactions is answered as of the server's clock (--now, or X-Forge-Now per request): latest_receipt_info, pending_renewal_info and a re-issued latest_receipt reflect the events up to then.
 
+            App Store Server API (the same --scenario files, each one customer of one app; signed fields rendered from the store model at the server's clock and signed by the EC TEST PKI, trust jws-root-g3.pem): production at /inApps/… (the sandbox there too when Host is api.storekit-sandbox.apple.com), sandbox at /sandbox/inApps/…, a store served in its own environment. GET /inApps/v1/transactions/{transactionId} (signedTransactionInfo); GET /inApps/v2/history/{anyTransactionId} (revision, sort, productId, productType, startDate, endDate, revoked, inAppOwnershipType, subscriptionGroupIdentifier; 20 a page; revision is a durable cursor); GET /inApps/v1/subscriptions/{anyTransactionId} (status=1…5); GET /inApps/v2/refund/lookup/{anyTransactionId} (revision); GET /inApps/v1/transactions/appTransactions/{anyTransactionId}; PUT /inApps/v1|v2/transactions/consumption/{transactionId} (202) and POST /inApps/v1/transactions/{transactionId}/finish (200), recorded in the request log. X-Forge-Now sets the clock of one request. Errors are Apple's: {"errorCode","errorMessage"} as application/json, HTTP 400 (4000005 revision, 4000006 transaction id, 4000013/15/16 dates, 4000021-26/30/31 filters, 4000000, 4000032-42 consumption), 404 (4040010). Without --no-auth these routes answer 401 with an empty body.
+
             Faults, by --fault or while running with POST /_forge/faults: [production:|sandbox:|any:]ACTION[,count=N|,percent=P][,latency=MS], ACTION one of status=CODE [retryable=false], http=CODE, close (half a response, then the connection closes), not-json, latency=MS. E.g. --fault production:status=21005,count=2 --fault sandbox:http=503,percent=25. GET /_forge/faults lists them as JSON Lines, one object per line in the form POST takes (with what is left of each count), DELETE /_forge/faults clears them; GET /_forge/log is the request log (JSON Lines; --log FILE also appends it to a file).
 
             Control routes (/_forge/*) are for the test that owns the server: they answer loopback clients only (403 to others), unless --control-token TOKEN is set; then every client, loopback too, must send Authorization: Bearer TOKEN (401 without it). Refusals are JSON {"error", "message"}. --listen on a non-loopback address prints the address bound and warns on stderr. \(ServerOptions.listenHelp)
@@ -57,6 +59,11 @@ struct Serve: AsyncParsableCommand {
     var root: [String] = []
     @Option(help: ArgumentHelp("Event-loop threads. Default: one per core.", valueName: "n"))
     var threads: Int?
+    @Flag(
+        help:
+            "Answer the App Store Server API (/inApps/…, /sandbox/inApps/…) without checking the bearer token. Without it those routes answer 401 with an empty body: nothing is open by accident."
+    )
+    var noAuth = false
     @OptionGroup(title: "Limits") var server: ServerOptions
     @Option(help: ArgumentHelp("Request log entries kept in memory for GET /_forge/log (a ring: the oldest go first).", valueName: "n"))
     var logCapacity = ServerLimits.defaultLogCapacity
@@ -96,7 +103,13 @@ struct Serve: AsyncParsableCommand {
             do { scenarios.append(try Scenario.decode(json: Data(bytes))) } catch { throw fail("\(path): \(error.message)", Exit.dataError) }
         }
         let histories: ServerHistories
-        do { histories = try ServerHistories(scenarios: scenarios, forge: try Forge(receiptPKI: pki)) } catch {
+        let serverAPI: ServerAPIService
+        do {
+            let forge = try Forge(receiptPKI: pki)
+            histories = try ServerHistories(scenarios: scenarios, forge: forge)
+            serverAPI = try ServerAPIService(
+                scenarios: scenarios, forge: forge, configuration: .init(now: now.flatMap(ReceiptDate.parse), openWithoutAuthentication: noAuth))
+        } catch {
             throw fail(error.description, error.code == .invalidScenario || error.code == .conflictingOptions ? Exit.dataError : Exit.software)
         }
         let anchors = [TrustAnchorID.forgeRoot: pki.certificate(.root), TrustAnchorID.forgeStoreKit: pki.certificate(.storeKit)]
@@ -120,12 +133,14 @@ struct Serve: AsyncParsableCommand {
         }
         let scheme = tls ? "https" : "http"
         let listener = HTTPListener(host: host, port: port, tls: credentials, threads: threads, limits: server.limits)
-        let controlToken = controlToken
+        let controlToken = controlToken, noAuth = noAuth
         do {
-            try await network.serve(listener, service: service, faults: faults, log: requestLog, controlToken: controlToken) { bound in
+            try await network.serve(listener, service: service, serverAPI: serverAPI, faults: faults, log: requestLog, controlToken: controlToken) {
+                bound in
                 let base = "\(scheme)://\(bound.authority)"
                 var lines = [
                     "production  \(base)\(AppleEndpoint.production.path)", "sandbox     \(base)\(AppleEndpoint.sandbox.path)",
+                    "server api  \(base)/inApps (production)  \(base)/sandbox/inApps (sandbox)\(noAuth ? "  --no-auth" : "  (401 until authentication: --no-auth)")",
                     "control     \(base)/_forge/faults  \(base)/_forge/log",
                 ]
                 if tls { lines.append("trust       --root receipt (the TEST root that issued the serving certificate; `forge ca export` writes it as root.pem)") }

@@ -18,7 +18,9 @@ import StoreModel
 /// "password", "excludeOldTransactions", "receipt", "bundleId", "history"}` — `status` is the JSON status
 /// sent (null when the answer was not JSON), `fault` the fault applied (null when none), `receipt` the
 /// first 16 hex digits of the receipt's SHA-256, `password` `absent`, `present`, `matches` or `mismatch`
-/// (never the secret itself).
+/// (never the secret itself). A Server API line (`/inApps/…`) has `api` "server", `environment`, `method`, `path`,
+/// `httpStatus`, `endpoint` (`transactionInfo`, `transactionHistory`, …), `errorCode` (null on success), the
+/// `transactionId` of the path and, for lists, `count`.
 ///
 /// Nothing is lost silently: a line the file cannot take (a full disk) is left out whole — never half
 /// written — and counted in ``dropped``; the first such failure is said once through `warn`. Entries the

@@ -51,8 +51,8 @@ public enum ForgeServers {
     /// The one place the server is put together: ``ForgeApplication/serve()`` runs it on a socket, and
     /// tests run the same application in process (HummingbirdTesting's `app.test(.router)`).
     public static func buildVerifyReceiptApplication(
-        _ listener: Listener, service: VerifyReceiptService, faults: FaultPlan, log: RequestLog, controlToken: String? = nil,
-        announce: @escaping @Sendable (ServerAddress) async -> Void = { _ in }
+        _ listener: Listener, service: VerifyReceiptService, serverAPI: ServerAPIService = ServerAPIService(), faults: FaultPlan, log: RequestLog,
+        controlToken: String? = nil, announce: @escaping @Sendable (ServerAddress) async -> Void = { _ in }
     ) throws -> ForgeApplication {
         try ForgeApplication(listener, announce: announce) { router, runtime in
             let endpoints = VerifyReceiptRoutes(service: service, faults: faults, log: log, runtime: runtime)
@@ -61,6 +61,7 @@ public enum ForgeServers {
                 // Apple: 21000, "the request was not made using the HTTP POST request method".
                 router.get(RouterPath(endpoint.path)) { request, _ in await endpoints.respond(endpoint, request) }
             }
+            ServerAPIRoutes(service: serverAPI, log: log, runtime: runtime).register(on: router)
             ControlRoutes(faults: faults, log: log, runtime: runtime, token: controlToken).register(on: router)
         }
     }
@@ -334,6 +335,63 @@ private struct VerifyReceiptRoutes: Sendable {
     }
 
     struct ClosedOnPurpose: Error {}
+}
+
+/// The App Store Server API (``ServerAPIService``): `/inApps/…` for production (or the sandbox when `Host` is
+/// `api.storekit-sandbox.apple.com`), `/sandbox/inApps/…` for the sandbox, every method, answered on the pool; each request logged with its endpoint, HTTP status and
+/// `errorCode`.
+private struct ServerAPIRoutes: Sendable {
+    let service: ServerAPIService
+    let log: RequestLog
+    let runtime: ServerRuntime
+
+    func register(on router: Router<ForgeRequestContext>) {
+        for environment in ServerAPIEnvironment.allCases {
+            for method in [HTTPRequest.Method.get, .post, .put, .delete] {
+                router.on(RouterPath(environment.prefix + "/inApps/**"), method: method) { request, _ in await respond(environment, request) }
+            }
+        }
+    }
+
+    func respond(_ mount: ServerAPIEnvironment, _ request: Request) async -> Response {
+        // HTTP/1.1 `Host` becomes the request's authority; a request built in process may carry it as a field.
+        let headers = Responses.headers(of: request)
+        let host = headers["host"] ?? request.head.authority
+        let environment = mount == .production ? ServerAPIEnvironment.atRoot(host: host) : mount
+        var entry: JSONObject = [
+            ("api", .string("server")), ("environment", .string(environment.rawValue)), ("method", .string(request.method.rawValue)),
+            ("path", .string(request.uri.path)),
+        ]
+        var body: [UInt8] = []
+        if request.method != .get {
+            do throws(ServerRefusal) {
+                let held = try await runtime.bodies.collect(request, maximum: ServerLimits.maximumBody)
+                body = held.bytes
+                held.release()
+            } catch {
+                entry += [("httpStatus", .integer(Int64(error.httpStatus))), ("refused", .string(error.code.rawValue))]
+                log.record(entry)
+                return Responses.refusal(error, appleShape: false)
+            }
+        }
+        let path = String(request.uri.path.dropFirst(mount.prefix.count))
+        let call = ServerAPIRequest(
+            environment: environment, method: request.method.rawValue, path: path, query: request.uri.query ?? "", body: body,
+            now: headers["x-forge-now"].flatMap(ReceiptDate.parse), authorization: headers["authorization"])
+        let service = service
+        let answer: ServerAPIResponse
+        do { answer = try await runtime.pool.answer { service.respond(call) } } catch {
+            // Busy or out of time: Apple's retryable internal error, so the client's retry logic is what runs.
+            entry.append(("refused", .string(error.code.rawValue)))
+            answer = ServerAPIResponse.error(.generalInternalRetryable, endpoint: "unanswered")
+        }
+        entry += [("httpStatus", .integer(Int64(answer.status)))]
+        entry += answer.summary
+        log.record(entry)
+        var fields: HTTPFields = [:]
+        if let contentType = answer.contentType { fields[.contentType] = contentType }
+        return Response(status: .init(code: answer.status), headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+    }
 }
 
 /// `/_forge/…`: change faults while the server runs, read or clear the request log. For the test that

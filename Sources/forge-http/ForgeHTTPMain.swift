@@ -36,11 +36,11 @@ private struct HTTPSupport: NetworkSupport {
     }
 
     func serve(
-        _ listener: HTTPListener, service: VerifyReceiptService, faults: FaultPlan, log: RequestLog, controlToken: String?,
+        _ listener: HTTPListener, service: VerifyReceiptService, serverAPI: ServerAPIService, faults: FaultPlan, log: RequestLog, controlToken: String?,
         announce: @escaping @Sendable (ServerAddress) async -> Void
     ) async throws {
         try await ForgeServers.buildVerifyReceiptApplication(
-            Self.listener(listener), service: service, faults: faults, log: log, controlToken: controlToken, announce: announce
+            Self.listener(listener), service: service, serverAPI: serverAPI, faults: faults, log: log, controlToken: controlToken, announce: announce
         ).serve()
     }
 

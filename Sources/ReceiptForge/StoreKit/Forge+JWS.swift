@@ -270,8 +270,10 @@ struct World {
         return .object(members)
     }
 
-    func renewal() throws(ForgeError) -> JSONValue {
-        let last = try latest()
+    func renewal() throws(ForgeError) -> JSONValue { try renewal(of: latest()) }
+
+    /// The renewal info of `last`'s subscription (`last` is its latest transaction).
+    func renewal(of last: Transaction) throws(ForgeError) -> JSONValue {
         guard last.type == .autoRenewable else { throw ForgeError(.invalidScenario, "renewal info needs an auto-renewable subscription; \(last.productID) is not one") }
         let state = store.history.pendingRenewals.first { $0.originalTransactionID == last.originalTransactionID }
         var members = JSONObject()

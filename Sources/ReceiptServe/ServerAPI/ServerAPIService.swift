@@ -1,0 +1,501 @@
+public import Foundation
+public import ReceiptForge
+public import ForgeSupport
+public import StoreModel
+
+/// The App Store Server API's two environments, as `forge serve` mounts them: production at the server's root
+/// (`/inApps/…`, Apple's `https://api.storekit.apple.com`), sandbox under `/sandbox` (`https://api.storekit-sandbox.apple.com`).
+public enum ServerAPIEnvironment: String, Sendable, Hashable, CaseIterable {
+    case production
+    case sandbox
+
+    /// What comes before `/inApps` on the stand-in server.
+    public var prefix: String { self == .production ? "" : "/sandbox" }
+
+    /// Apple's host for the environment: a request at the root whose `Host` names it is served there (a client
+    /// that resolves Apple's host name to this server keeps its paths).
+    public var appleHost: String { self == .production ? "api.storekit.apple.com" : "api.storekit-sandbox.apple.com" }
+
+    /// The environment of a request at `/inApps/…` (no `/sandbox` prefix): the one whose Apple host the `Host`
+    /// header names (port and case aside), else production.
+    public static func atRoot(host: String?) -> ServerAPIEnvironment {
+        guard var name = host?.lowercased() else { return .production }
+        if let colon = name.lastIndex(of: ":"), !name.hasSuffix("]") { name = String(name[..<colon]) }
+        return name == ServerAPIEnvironment.sandbox.appleHost ? .sandbox : .production
+    }
+
+    /// The stores this environment serves: a Production store's transactions are not found in the sandbox, and
+    /// the other way round, as Apple's two databases are apart.
+    var storeEnvironment: Environment { self == .production ? .production : .sandbox }
+}
+
+/// One request to the Server API, independent of any socket. `path` starts with `/inApps` (the environment's
+/// prefix taken off), `query` is the raw query string.
+public struct ServerAPIRequest: Sendable {
+    public var environment: ServerAPIEnvironment
+    public var method: String
+    public var path: String
+    public var query: String
+    public var body: [UInt8]
+    /// The request's `X-Forge-Now`: the server clock for this request alone.
+    public var now: Date?
+    /// The `Authorization` header, for the bearer-token check (item 2 of issue 22).
+    public var authorization: String?
+
+    public init(
+        environment: ServerAPIEnvironment, method: String, path: String, query: String = "", body: [UInt8] = [], now: Date? = nil,
+        authorization: String? = nil
+    ) {
+        self.authorization = authorization
+        self.environment = environment
+        self.method = method
+        self.path = path
+        self.query = query
+        self.body = body
+        self.now = now
+    }
+}
+
+/// The answer: HTTP status, `Content-Type` (nil: no body), body, and what the request log records.
+public struct ServerAPIResponse: Sendable {
+    public var status: Int
+    public var contentType: String?
+    public var body: [UInt8]
+    /// `endpoint`, `errorCode` (null on success) and what the endpoint adds (the id asked about, the count sent).
+    public var summary: JSONObject
+
+    /// Apple's error: the family's status, `application/json` exactly (Python's client drops the code from any
+    /// other Content-Type, `; charset=utf-8` included), `{"errorCode","errorMessage"}`.
+    public static func error(_ error: ServerAPIError, endpoint: String) -> ServerAPIResponse {
+        ServerAPIResponse(
+            status: error.httpStatus, contentType: ServerAPIService.jsonContentType, body: Array(error.body.serialized(pretty: false).utf8),
+            summary: [("endpoint", .string(endpoint)), ("errorCode", .integer(error.code))])
+    }
+
+    /// No body: 401 (Apple sends none), and paths or methods the API does not have.
+    static func empty(_ status: Int, endpoint: String, note: String) -> ServerAPIResponse {
+        ServerAPIResponse(status: status, contentType: nil, body: [], summary: [("endpoint", .string(endpoint)), ("errorCode", .null), ("note", .string(note))])
+    }
+}
+
+/// Apple's App Store Server API answered from the store model: the signed fields are rendered by the forge
+/// (``StoreRendering``) from the `--scenario` files, at the server's clock, signed by the EC TEST PKI.
+///
+/// Endpoints: Get Transaction Info (`GET /inApps/v1/transactions/{transactionId}`), Get Transaction History v2
+/// (`GET /inApps/v2/history/{anyTransactionId}`, every filter, ≤ ``pageSize`` a page, `revision` a durable
+/// cursor), Get All Subscription Statuses (`GET /inApps/v1/subscriptions/{anyTransactionId}?status=`), Get Refund
+/// History v2 (`GET /inApps/v2/refund/lookup/{anyTransactionId}?revision=`), Get App Transaction Info
+/// (`GET /inApps/v1/transactions/appTransactions/{anyTransactionId}`), Send Consumption Information v1 and v2
+/// (`PUT /inApps/v{1,2}/transactions/consumption/{transactionId}`, 202, recorded in the request log), Finish Transaction
+/// (`POST /inApps/v1/transactions/{transactionId}/finish`, 200, recorded in the request log).
+/// Errors are ``ServerAPIError``s. Each scenario is one customer of one app; it needs `now` (when its
+/// purchases were made: that fixes the ids) and is served in its store's environment (Production or Sandbox;
+/// an `xcode-*` store, whose ids are all 0, is not served).
+public struct ServerAPIService: Sendable {
+    /// Apple's page size for the transaction and refund histories.
+    public static let pageSize = 20
+    /// Exactly Apple's: nothing after it.
+    public static let jsonContentType = "application/json"
+
+    public struct Configuration: Sendable {
+        /// The server's clock; the wall clock when nil. A request's `X-Forge-Now` overrides both.
+        public var now: Date?
+        /// `--no-auth`: answer without checking the bearer token. Off, every request is refused 401 with an
+        /// empty body until an authenticator is configured, so the routes are never open by accident.
+        public var openWithoutAuthentication: Bool
+
+        public init(now: Date? = nil, openWithoutAuthentication: Bool = false) {
+            self.now = now
+            self.openWithoutAuthentication = openWithoutAuthentication
+        }
+    }
+
+    struct Customer: Sendable {
+        let scenario: Scenario
+        let madeAt: Date
+    }
+
+    public let configuration: Configuration
+    private let forge: Forge?
+    private let customers: [Customer]
+
+    /// No scenario: every id is unknown (4040010).
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        forge = nil
+        customers = []
+    }
+
+    /// Checks each scenario renders (and has its `now`) before the server starts.
+    public init(scenarios: [Scenario], forge: Forge, configuration: Configuration = Configuration()) throws(ForgeError) {
+        var customers: [Customer] = []
+        for (index, scenario) in scenarios.enumerated() {
+            guard let text = scenario.now, let madeAt = ReceiptDate.parse(text) else {
+                throw ForgeError(.invalidScenario, "scenario \(index + 1) needs 'now': when its purchases were made (that fixes their ids)")
+            }
+            _ = try forge.rendering(scenario, madeAt: madeAt, now: madeAt)
+            customers.append(Customer(scenario: scenario, madeAt: madeAt))
+        }
+        self.configuration = configuration
+        self.forge = forge
+        self.customers = customers
+    }
+
+    /// The endpoints, by method and path pattern (`{}` one path segment): the router's table and the log's names.
+    enum Endpoint: String, CaseIterable {
+        case transactionInfo
+        case transactionHistory
+        case subscriptionStatuses
+        case refundHistory
+        case appTransactionInfo
+        case consumptionV1
+        case consumptionV2
+        case finishTransaction
+
+        var method: String {
+            switch self {
+            case .consumptionV1, .consumptionV2: "PUT"
+            case .finishTransaction: "POST"
+            default: "GET"
+            }
+        }
+        var pattern: [String] {
+            switch self {
+            case .transactionInfo: ["inApps", "v1", "transactions", "{}"]
+            case .transactionHistory: ["inApps", "v2", "history", "{}"]
+            case .subscriptionStatuses: ["inApps", "v1", "subscriptions", "{}"]
+            case .refundHistory: ["inApps", "v2", "refund", "lookup", "{}"]
+            case .appTransactionInfo: ["inApps", "v1", "transactions", "appTransactions", "{}"]
+            case .consumptionV1: ["inApps", "v1", "transactions", "consumption", "{}"]
+            case .consumptionV2: ["inApps", "v2", "transactions", "consumption", "{}"]
+            case .finishTransaction: ["inApps", "v1", "transactions", "{}", "finish"]
+            }
+        }
+
+        /// The endpoint and its one path parameter, or nil.
+        static func match(_ segments: [Substring]) -> (Endpoint, String)? {
+            for endpoint in allCases where endpoint.pattern.count == segments.count {
+                var parameter: String?
+                let matches = zip(endpoint.pattern, segments).allSatisfy { pattern, segment in
+                    if pattern == "{}" {
+                        parameter = String(segment).removingPercentEncoding ?? String(segment)
+                        return true
+                    }
+                    return pattern == segment
+                }
+                if matches, let parameter { return (endpoint, parameter) }
+            }
+            return nil
+        }
+    }
+
+    /// The answer to `request`. Never traps: every failure is an answer.
+    public func respond(_ request: ServerAPIRequest) -> ServerAPIResponse {
+        let segments = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
+        guard request.path.hasPrefix("/"), let (endpoint, parameter) = Endpoint.match(Array(segments)) else {
+            return .empty(404, endpoint: "unknown", note: "no Server API endpoint at \(request.path)")
+        }
+        guard request.method == endpoint.method else {
+            return .empty(405, endpoint: endpoint.rawValue, note: "\(endpoint.rawValue) takes \(endpoint.method), not \(request.method)")
+        }
+        guard configuration.openWithoutAuthentication else {
+            return .empty(401, endpoint: endpoint.rawValue, note: "no authentication is configured: start forge serve with --no-auth")
+        }
+        let now = request.now ?? configuration.now ?? Date()
+        var response: ServerAPIResponse
+        do throws(ServerAPIError) {
+            let query = ServerAPIQuery(request.query)
+            func json(_ body: JSONValue) -> ServerAPIResponse {
+                var answer = ServerAPIResponse(
+                    status: 200, contentType: Self.jsonContentType, body: Array(body.serialized(pretty: false).utf8),
+                    summary: [("endpoint", .string(endpoint.rawValue)), ("errorCode", .null)])
+                if let count = body["signedTransactions"]?.arrayValue?.count ?? body["data"]?.arrayValue?.count {
+                    answer.summary.append(("count", .integer(Int64(count))))
+                }
+                return answer
+            }
+            switch endpoint {
+            case .transactionInfo: response = json(try transactionInfo(parameter, environment: request.environment, now: now))
+            case .transactionHistory: response = json(try history(parameter, query: query, environment: request.environment, now: now))
+            case .subscriptionStatuses: response = json(try statuses(parameter, query: query, environment: request.environment, now: now))
+            case .refundHistory: response = json(try refunds(parameter, query: query, environment: request.environment, now: now))
+            case .appTransactionInfo: response = json(try appTransactionInfo(parameter, environment: request.environment, now: now))
+            case .consumptionV1, .consumptionV2:
+                let recorded = try consumption(parameter, version2: endpoint == .consumptionV2, body: request.body, environment: request.environment, now: now)
+                response = .empty(202, endpoint: endpoint.rawValue, note: "consumption information recorded")
+                response.summary.append(("consumption", recorded))
+            case .finishTransaction:
+                // The transaction must exist; that it was finished is what the request log records.
+                _ = try transaction(parameter, environment: request.environment, now: now)
+                response = .empty(200, endpoint: endpoint.rawValue, note: "transaction finished")
+            }
+        } catch {
+            response = .error(error, endpoint: endpoint.rawValue)
+        }
+        response.summary.append(("transactionId", .string(parameter)))
+        return response
+    }
+
+    // MARK: - The store at the request's clock
+
+    /// One customer's store at the request's clock, with what a lookup needs.
+    struct View {
+        let rendering: StoreRendering
+        /// The transactions made by then, in the store's order.
+        let transactions: [Transaction]
+    }
+
+    /// The customer `id` belongs to (a transaction id, an original transaction id or, with `anyID`, the app
+    /// transaction id) in `environment` at `now`, or 4000006 (not an id) / 4040010 (no such customer).
+    func view(of id: String, anyID: Bool, environment: ServerAPIEnvironment, now: Date) throws(ServerAPIError) -> View {
+        guard ServerAPIIdentifier.isWellFormed(id) else { throw .invalidTransactionID }
+        guard let forge else { throw .transactionIDNotFound }
+        for customer in customers {
+            // A scenario that cannot be looked at this early (or this late) holds no one at that clock.
+            guard let rendering = try? forge.rendering(customer.scenario, madeAt: customer.madeAt, now: now),
+                !rendering.isXcode, rendering.environment == environment.storeEnvironment
+            else { continue }
+            let transactions = rendering.store.transactions.filter { $0.purchaseDate <= now }
+            let owns =
+                transactions.contains { $0.transactionID == id || (anyID && $0.originalTransactionID == id) }
+                || (anyID && !transactions.isEmpty && rendering.appTransactionID == id)
+            if owns { return View(rendering: rendering, transactions: transactions) }
+        }
+        throw .transactionIDNotFound
+    }
+
+    /// The members every customer-wide answer starts with, in Apple's order after `leading`.
+    private func app(_ view: View) -> JSONObject {
+        var members: JSONObject = [("bundleId", .string(view.rendering.store.bundleID))]
+        if let appAppleID = view.rendering.appAppleID { members.append(("appAppleId", .integer(appAppleID))) }
+        members.append(("environment", .string(view.rendering.environment.rawValue)))
+        return members
+    }
+
+    private func signed(_ work: () throws(ForgeError) -> String) throws(ServerAPIError) -> JSONValue {
+        do { return .string(try work()) } catch { throw .generalInternal }
+    }
+
+    // MARK: - Get Transaction Info
+
+    /// The transaction whose `transactionId` is `id` (an original transaction id names the first purchase), and its store.
+    func transaction(_ id: String, environment: ServerAPIEnvironment, now: Date) throws(ServerAPIError) -> (View, Transaction) {
+        let view = try view(of: id, anyID: false, environment: environment, now: now)
+        guard let transaction = view.transactions.first(where: { $0.transactionID == id }) else { throw .transactionIDNotFound }
+        return (view, transaction)
+    }
+
+    func transactionInfo(_ id: String, environment: ServerAPIEnvironment, now: Date) throws(ServerAPIError) -> JSONValue {
+        let (view, transaction) = try transaction(id, environment: environment, now: now)
+        return .object([("signedTransactionInfo", try signed { () throws(ForgeError) in try view.rendering.signedTransaction(transaction) })])
+    }
+
+    // MARK: - Get Transaction History v2
+
+    /// Apple's `productType` values.
+    static let productTypes: [String: ProductType] = [
+        "AUTO_RENEWABLE": .autoRenewable, "NON_RENEWABLE": .nonRenewing, "CONSUMABLE": .consumable, "NON_CONSUMABLE": .nonConsumable,
+    ]
+
+    /// The history's query parameters, each checked against Apple's values (sort first: a revision must match it).
+    struct HistoryFilter {
+        var revision: HistoryRevision?
+        var ascending = true
+        var startDate: Int64?
+        var endDate: Int64?
+        var productIDs: Set<String>?
+        var productTypes: Set<ProductType>?
+        var groups: Set<String>?
+        var ownership: String?
+        var revoked: Bool?
+
+        init(_ query: ServerAPIQuery) throws(ServerAPIError) {
+            if let sort = query.value("sort") {
+                guard sort == "ASCENDING" || sort == "DESCENDING" else { throw .invalidSort }
+                ascending = sort == "ASCENDING"
+            }
+            if let token = query.value("revision") {
+                guard let revision = HistoryRevision(token: token), revision.ascending == ascending else { throw .invalidRequestRevision }
+                self.revision = revision
+            }
+            if let text = query.value("startDate") {
+                guard let date = Int64(text), date >= 0 else { throw .invalidStartDate }
+                startDate = date
+            }
+            if let text = query.value("endDate") {
+                guard let date = Int64(text), date >= 0 else { throw .invalidEndDate }
+                endDate = date
+            }
+            if let startDate, let endDate, startDate >= endDate { throw .startDateAfterEndDate }
+            let products = query.values("productId")
+            if !products.isEmpty {
+                guard products.allSatisfy({ !$0.isEmpty }) else { throw .invalidProductID }
+                productIDs = Set(products)
+            }
+            let types = query.values("productType")
+            if !types.isEmpty {
+                var known = Set<ProductType>()
+                for type in types {
+                    guard let productType = ServerAPIService.productTypes[type] else { throw .invalidProductType }
+                    known.insert(productType)
+                }
+                productTypes = known
+            }
+            let groups = query.values("subscriptionGroupIdentifier")
+            if !groups.isEmpty {
+                guard groups.allSatisfy({ !$0.isEmpty }) else { throw .invalidSubscriptionGroupIdentifier }
+                self.groups = Set(groups)
+            }
+            if let ownership = query.value("inAppOwnershipType") {
+                guard ownership == "PURCHASED" || ownership == "FAMILY_SHARED" else { throw .invalidInAppOwnershipType }
+                self.ownership = ownership
+            }
+            if let text = query.value("revoked") {
+                // Apple's Python client sends str(bool): "True" / "False".
+                guard let revoked = ["true": true, "false": false][text.lowercased()] else { throw .invalidRevoked }
+                self.revoked = revoked
+            }
+        }
+    }
+
+    func history(_ id: String, query: ServerAPIQuery, environment: ServerAPIEnvironment, now: Date) throws(ServerAPIError) -> JSONValue {
+        let filter = try HistoryFilter(query)
+        let view = try view(of: id, anyID: true, environment: environment, now: now)
+        let rendering = view.rendering
+        func milliseconds(_ date: Date) -> Int64 { ReceiptDate.milliseconds(date) ?? 0 }
+        var records: [(key: HistoryRevision.Key, transaction: Transaction)] = []
+        for t in view.transactions {
+            let purchased = milliseconds(t.purchaseDate)
+            if let start = filter.startDate, purchased < start { continue }
+            if let end = filter.endDate, purchased >= end { continue }
+            if let products = filter.productIDs, !products.contains(t.productID) { continue }
+            if let types = filter.productTypes, !types.contains(t.type) { continue }
+            if let groups = filter.groups, t.type != .autoRenewable || !groups.contains(rendering.groupIdentifier(t.productID)) { continue }
+            // forge's stores hold purchases only (no Family Sharing).
+            if let ownership = filter.ownership, ownership != "PURCHASED" { continue }
+            if let revoked = filter.revoked, revoked != (t.cancellationDate != nil) { continue }
+            let modified = max(purchased, t.cancellationDate.map(milliseconds) ?? purchased)
+            let key = HistoryRevision.Key(modified: modified, transactionID: t.transactionID)
+            if let revision = filter.revision, !revision.precedes(key) { continue }
+            records.append((key, t))
+        }
+        records.sort { filter.ascending ? $0.key < $1.key : $1.key < $0.key }
+        let page = records.prefix(Self.pageSize)
+        var signedTransactions: [JSONValue] = []
+        for record in page {
+            signedTransactions.append(try signed { () throws(ForgeError) in try rendering.signedTransaction(record.transaction) })
+        }
+        let revision = HistoryRevision(ascending: filter.ascending, after: page.last?.key ?? filter.revision?.after)
+        var members: JSONObject = [("revision", .string(revision.token)), ("hasMore", .bool(records.count > page.count))]
+        members += app(view)
+        members.append(("signedTransactions", .array(signedTransactions)))
+        return .object(members)
+    }
+
+    // MARK: - Get Refund History v2
+
+    /// The customer's refunded and revoked transactions, oldest revocation first, ≤ ``pageSize`` a page; `revision`
+    /// the same durable cursor as the history's (by revocation date), so a later call sees only new refunds.
+    func refunds(_ id: String, query: ServerAPIQuery, environment: ServerAPIEnvironment, now: Date) throws(ServerAPIError) -> JSONValue {
+        var cursor: HistoryRevision?
+        if let token = query.value("revision") {
+            guard let revision = HistoryRevision(token: token), revision.ascending else { throw .invalidRequestRevision }
+            cursor = revision
+        }
+        let view = try view(of: id, anyID: true, environment: environment, now: now)
+        var records: [(key: HistoryRevision.Key, transaction: Transaction)] = []
+        for t in view.transactions {
+            guard let revoked = t.cancellationDate, revoked <= now, let milliseconds = ReceiptDate.milliseconds(revoked) else { continue }
+            let key = HistoryRevision.Key(modified: milliseconds, transactionID: t.transactionID)
+            if let cursor, !cursor.precedes(key) { continue }
+            records.append((key, t))
+        }
+        records.sort { $0.key < $1.key }
+        let page = records.prefix(Self.pageSize)
+        var signedTransactions: [JSONValue] = []
+        for record in page {
+            signedTransactions.append(try signed { () throws(ForgeError) in try view.rendering.signedTransaction(record.transaction) })
+        }
+        let revision = HistoryRevision(ascending: true, after: page.last?.key ?? cursor?.after)
+        return .object([
+            ("signedTransactions", .array(signedTransactions)), ("revision", .string(revision.token)), ("hasMore", .bool(records.count > page.count)),
+        ])
+    }
+
+    // MARK: - Get App Transaction Info
+
+    func appTransactionInfo(_ id: String, environment: ServerAPIEnvironment, now: Date) throws(ServerAPIError) -> JSONValue {
+        let view = try view(of: id, anyID: true, environment: environment, now: now)
+        return .object([("signedAppTransactionInfo", try signed { () throws(ForgeError) in try view.rendering.signedAppTransaction() })])
+    }
+
+    // MARK: - Send Consumption Information v2
+
+    /// Apple's `deliveryStatus` values (v2).
+    static let deliveryStatuses: Set<String> = [
+        "DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM", "UNDELIVERED_SERVER_OUTAGE", "UNDELIVERED_OTHER",
+    ]
+
+    /// v1's coded fields: each an integer in Apple's range (`ConsumptionRequestV1`), else its error.
+    static let consumptionV1Fields: [(name: String, range: ClosedRange<Int64>, error: ServerAPIError)] = [
+        ("consumptionStatus", 0...3, .invalidConsumptionStatus), ("platform", 0...2, .invalidPlatform),
+        ("deliveryStatus", 0...5, .invalidDeliveryStatus), ("accountTenure", 0...7, .invalidAccountTenure), ("playTime", 0...7, .invalidPlayTime),
+        ("lifetimeDollarsRefunded", 0...7, .invalidLifetimeDollarsRefunded), ("lifetimeDollarsPurchased", 0...7, .invalidLifetimeDollarsPurchased),
+        ("userStatus", 0...4, .invalidUserStatus),
+    ]
+
+    /// Checks the body — `customerConsented` true, `sampleContentProvided` a boolean; v2: `deliveryStatus` one of
+    /// Apple's names; v1: every coded field in its range and `appAccountToken` a UUID or empty — and the
+    /// transaction; the body is what the request log records. Accepted: 202, no body. The rules Apple documents
+    /// without a code in its clients (v2's refund preference and consumption percentage) are not checked.
+    func consumption(_ id: String, version2: Bool, body: [UInt8], environment: ServerAPIEnvironment, now: Date) throws(ServerAPIError) -> JSONValue {
+        guard let request = try? JSONValue(parsing: body), request.objectValue != nil else { throw .generalBadRequest }
+        guard request["customerConsented"] == .bool(true) else { throw .invalidCustomerConsented }
+        guard case .bool? = request["sampleContentProvided"] else { throw .invalidSampleContentProvided }
+        if version2 {
+            guard let delivery = request["deliveryStatus"]?.stringValue, Self.deliveryStatuses.contains(delivery) else { throw .invalidDeliveryStatus }
+        } else {
+            for field in Self.consumptionV1Fields {
+                guard let value = request[field.name]?.integerValue, field.range.contains(value) else { throw field.error }
+            }
+            guard let token = request["appAccountToken"]?.stringValue, token.isEmpty || UUID(uuidString: token) != nil else { throw .invalidAppAccountToken }
+        }
+        _ = try transaction(id, environment: environment, now: now)
+        return request
+    }
+
+    // MARK: - Get All Subscription Statuses
+
+    func statuses(_ id: String, query: ServerAPIQuery, environment: ServerAPIEnvironment, now: Date) throws(ServerAPIError) -> JSONValue {
+        var wanted: Set<Int64>?
+        for text in query.values("status") {
+            guard let status = Int64(text), (1...5).contains(status) else { throw .invalidStatus }
+            wanted = (wanted ?? []).union([status])
+        }
+        let view = try view(of: id, anyID: true, environment: environment, now: now)
+        let rendering = view.rendering
+        // Each subscription (original transaction) by its latest transaction.
+        var latest: [String: Transaction] = [:]
+        for t in view.transactions where t.type == .autoRenewable {
+            if let known = latest[t.originalTransactionID], known.purchaseDate >= t.purchaseDate { continue }
+            latest[t.originalTransactionID] = t
+        }
+        var groups: [String: [JSONValue]] = [:]
+        for (original, t) in latest.sorted(by: { $0.key < $1.key }) {
+            let status = rendering.subscriptionStatus(t)
+            if let wanted, !wanted.contains(status) { continue }
+            let entry: JSONValue = .object([
+                ("status", .integer(status)), ("originalTransactionId", .string(original)),
+                ("signedTransactionInfo", try signed { () throws(ForgeError) in try rendering.signedTransaction(t) }),
+                ("signedRenewalInfo", try signed { () throws(ForgeError) in try rendering.signedRenewal(of: t) }),
+            ])
+            groups[rendering.groupIdentifier(t.productID), default: []].append(entry)
+        }
+        let data: [JSONValue] = groups.sorted { $0.key < $1.key }.map {
+            .object([("subscriptionGroupIdentifier", .string($0.key)), ("lastTransactions", .array($0.value))])
+        }
+        var members = app(view)
+        members.append(("data", .array(data)))
+        return .object(members)
+    }
+}

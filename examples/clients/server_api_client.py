@@ -1,0 +1,190 @@
+#!/usr/bin/env python3
+"""Apple's own App Store Server API client (app-store-server-library) pointed at `forge serve`.
+
+Calls the server through `AppStoreServerAPIClient` unmodified but for its base URL (server-api-facts §1.5:
+`client._base_url`), and verifies every signed field it gets back with Apple's `SignedDataVerifier` under
+the TEST JWS root. A throwaway EC P-256 key signs the bearer token (the server runs with `--no-auth`).
+
+    server_api_client.py BASE_URL --bundle-id ID [--environment sandbox|production] [--app-apple-id N]
+                         [--root PEM] < calls.json
+
+BASE_URL is what `forge serve` prints without the path (http://127.0.0.1:8080); the sandbox is reached at
+BASE_URL/sandbox. calls.json is a JSON list of calls, each an object:
+
+    {"call": "info", "transactionId": "..."}
+    {"call": "history", "transactionId": "...", "revision": "...", "sort": "ASCENDING|DESCENDING",
+     "productIds": [...], "productTypes": ["AUTO_RENEWABLE", ...], "startDate": MS, "endDate": MS,
+     "revoked": true|false, "inAppOwnershipType": "PURCHASED|FAMILY_SHARED", "subscriptionGroupIdentifiers": [...]}
+    {"call": "statuses", "transactionId": "...", "status": [1, 2, ...]}
+    {"call": "refunds", "transactionId": "...", "revision": "..."}
+    {"call": "appTransaction", "transactionId": "..."}
+    {"call": "finish", "transactionId": "..."}
+    {"call": "consumptionV1", "transactionId": "...", "request": {ConsumptionRequestV1's members, integers as Apple codes them}}
+    {"call": "consumption", "transactionId": "...", "request": {"customerConsented": true, "sampleContentProvided": false,
+     "deliveryStatus": "DELIVERED", "consumptionPercentage": N, "refundPreference": "DECLINE"}}
+    {"call": "raw", "method": "GET", "path": "/inApps/...", "query": {...}}   (bypasses the library's enums)
+
+Prints a JSON list with one result per call: {"ok": true, ...the answer, every JWS replaced by its verified
+payload...} or {"ok": false, "httpStatus": N, "apiError": CODE or null, "errorMessage": "..."}. A signed
+field the verifier refuses makes the whole run fail (exit 1) with the verifier's status on stderr.
+Requires the virtualenv of app-store-server-library (`.oracles/asl`).
+"""
+import argparse
+import base64
+import json
+import sys
+
+from cryptography.hazmat.primitives import serialization
+from cryptography.hazmat.primitives.asymmetric import ec
+from cryptography import x509
+
+from appstoreserverlibrary.api_client import APIException, AppStoreServerAPIClient, GetTransactionHistoryVersion
+from appstoreserverlibrary.models.AccountTenure import AccountTenure
+from appstoreserverlibrary.models.ConsumptionRequest import ConsumptionRequest
+from appstoreserverlibrary.models.ConsumptionRequestV1 import ConsumptionRequestV1
+from appstoreserverlibrary.models.ConsumptionStatus import ConsumptionStatus
+from appstoreserverlibrary.models.DeliveryStatusV1 import DeliveryStatusV1
+from appstoreserverlibrary.models.LifetimeDollarsPurchased import LifetimeDollarsPurchased
+from appstoreserverlibrary.models.LifetimeDollarsRefunded import LifetimeDollarsRefunded
+from appstoreserverlibrary.models.Platform import Platform
+from appstoreserverlibrary.models.PlayTime import PlayTime
+from appstoreserverlibrary.models.UserStatus import UserStatus
+from appstoreserverlibrary.models.DeliveryStatus import DeliveryStatus
+from appstoreserverlibrary.models.Environment import Environment
+from appstoreserverlibrary.models.RefundPreference import RefundPreference
+from appstoreserverlibrary.models.InAppOwnershipType import InAppOwnershipType
+from appstoreserverlibrary.models.Status import Status
+from appstoreserverlibrary.models.TransactionHistoryRequest import Order, ProductType, TransactionHistoryRequest
+from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier, VerificationException
+
+
+def payload(jws):
+    """The payload of a JWS the verifier has accepted, as the server sent it (every member, Apple's names)."""
+    part = jws.split(".")[1]
+    return json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
+
+
+class Driver:
+    def __init__(self, base_url, bundle_id, environment, app_apple_id, root_pem):
+        key = ec.generate_private_key(ec.SECP256R1()).private_bytes(
+            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+        self.environment = Environment.SANDBOX if environment == "sandbox" else Environment.PRODUCTION
+        self.client = AppStoreServerAPIClient(key, "FORGETEST1", "00000000-0000-0000-0000-000000000000", bundle_id, self.environment)
+        self.client._base_url = base_url.rstrip("/") + ("/sandbox" if environment == "sandbox" else "")
+        with open(root_pem, "rb") as handle:
+            root = x509.load_pem_x509_certificate(handle.read()).public_bytes(serialization.Encoding.DER)
+        self.verifier = SignedDataVerifier([root], False, self.environment, bundle_id, app_apple_id)
+
+    def transaction(self, jws):
+        self.verifier.verify_and_decode_signed_transaction(jws)
+        return payload(jws)
+
+    def renewal(self, jws):
+        self.verifier.verify_and_decode_renewal_info(jws)
+        return payload(jws)
+
+    def info(self, call):
+        response = self.client.get_transaction_info(call["transactionId"])
+        return {"signedTransactionInfo": self.transaction(response.signedTransactionInfo)}
+
+    def history(self, call):
+        request = TransactionHistoryRequest(
+            startDate=call.get("startDate"), endDate=call.get("endDate"), productIds=call.get("productIds"),
+            productTypes=[ProductType(t) for t in call["productTypes"]] if "productTypes" in call else None,
+            sort=Order(call["sort"]) if "sort" in call else None, revoked=call.get("revoked"),
+            inAppOwnershipType=InAppOwnershipType(call["inAppOwnershipType"]) if "inAppOwnershipType" in call else None,
+            subscriptionGroupIdentifiers=call.get("subscriptionGroupIdentifiers"))
+        response = self.client.get_transaction_history(call["transactionId"], call.get("revision"), request, GetTransactionHistoryVersion.V2)
+        return {
+            "revision": response.revision, "hasMore": response.hasMore, "bundleId": response.bundleId,
+            "appAppleId": response.appAppleId, "environment": response.rawEnvironment,
+            "signedTransactions": [self.transaction(jws) for jws in response.signedTransactions or []],
+        }
+
+    def statuses(self, call):
+        wanted = [Status(s) for s in call["status"]] if "status" in call else None
+        response = self.client.get_all_subscription_statuses(call["transactionId"], wanted)
+        data = []
+        for group in response.data or []:
+            data.append({
+                "subscriptionGroupIdentifier": group.subscriptionGroupIdentifier,
+                "lastTransactions": [{
+                    "status": item.rawStatus, "originalTransactionId": item.originalTransactionId,
+                    "signedTransactionInfo": self.transaction(item.signedTransactionInfo),
+                    "signedRenewalInfo": self.renewal(item.signedRenewalInfo),
+                } for item in group.lastTransactions or []],
+            })
+        return {"environment": response.rawEnvironment, "bundleId": response.bundleId, "appAppleId": response.appAppleId, "data": data}
+
+    def refunds(self, call):
+        response = self.client.get_refund_history(call["transactionId"], call.get("revision"))
+        return {
+            "revision": response.revision, "hasMore": response.hasMore,
+            "signedTransactions": [self.transaction(jws) for jws in response.signedTransactions or []],
+        }
+
+    def appTransaction(self, call):
+        response = self.client.get_app_transaction_info(call["transactionId"])
+        self.verifier.verify_and_decode_app_transaction(response.signedAppTransactionInfo)
+        return {"signedAppTransactionInfo": payload(response.signedAppTransactionInfo)}
+
+    def consumption(self, call):
+        body = call["request"]
+        request = ConsumptionRequest(
+            customerConsented=body["customerConsented"], sampleContentProvided=body["sampleContentProvided"],
+            deliveryStatus=DeliveryStatus(body["deliveryStatus"]), consumptionPercentage=body.get("consumptionPercentage"),
+            refundPreference=RefundPreference(body["refundPreference"]) if "refundPreference" in body else None)
+        self.client.send_consumption_information(call["transactionId"], request)
+        return {}
+
+    def consumptionV1(self, call):
+        body = call["request"]
+        request = ConsumptionRequestV1(
+            customerConsented=body["customerConsented"], consumptionStatus=ConsumptionStatus(body["consumptionStatus"]),
+            platform=Platform(body["platform"]), sampleContentProvided=body["sampleContentProvided"],
+            deliveryStatus=DeliveryStatusV1(body["deliveryStatus"]), appAccountToken=body["appAccountToken"],
+            accountTenure=AccountTenure(body["accountTenure"]), playTime=PlayTime(body["playTime"]),
+            lifetimeDollarsRefunded=LifetimeDollarsRefunded(body["lifetimeDollarsRefunded"]),
+            lifetimeDollarsPurchased=LifetimeDollarsPurchased(body["lifetimeDollarsPurchased"]), userStatus=UserStatus(body["userStatus"]))
+        self.client.send_consumption_data(call["transactionId"], request)
+        return {}
+
+    def finish(self, call):
+        self.client.finish_transaction(call["transactionId"])
+        return {}
+
+    def raw(self, call):
+        # The library's own request path, for values its enums cannot express (an unknown sort, a bad status…).
+        self.client._make_request(call["path"], call.get("method", "GET"), call.get("query", {}), None, None, None)
+        return {}
+
+    def run(self, call):
+        try:
+            result = getattr(self, call["call"])(call)
+            result["ok"] = True
+            return result
+        except APIException as error:
+            return {"ok": False, "httpStatus": error.http_status_code, "apiError": error.raw_api_error, "errorMessage": error.error_message}
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("base_url")
+    parser.add_argument("--bundle-id", required=True)
+    parser.add_argument("--environment", choices=["sandbox", "production"], default="sandbox")
+    parser.add_argument("--app-apple-id", type=int)
+    parser.add_argument("--root", default="Certificates/jws/jws-root-g3.pem", help="the TEST JWS root (`forge ca export` writes it)")
+    arguments = parser.parse_args()
+    driver = Driver(arguments.base_url, arguments.bundle_id, arguments.environment, arguments.app_apple_id, arguments.root)
+    try:
+        results = [driver.run(call) for call in json.load(sys.stdin)]
+    except VerificationException as error:
+        print(f"a signed field failed Apple's verifier: {error.status}", file=sys.stderr)
+        return 1
+    json.dump(results, sys.stdout)
+    print()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
