@@ -79,6 +79,7 @@ struct Serve: AsyncParsableCommand {
 
     func validate() throws {
         try APIKeyOptions.validate(apiKeys: apiKey, issuerID: issuerId)
+        if noAuth && !apiKey.isEmpty { throw ValidationError("--no-auth conflicts with --api-key: the API is either open or behind keys") }
         if Validate.hostAndPort(listen) == nil { throw ValidationError("--listen must be host:port (e.g. 127.0.0.1:8080, port 0 for any), not '\(listen)'") }
         if let now, ReceiptDate.parse(now) == nil { throw ValidationError("--now '\(now)' is not a date like 2025-01-31T12:00:00Z") }
         if let threads, !(1...64).contains(threads) { throw ValidationError("--threads must be between 1 and 64") }
@@ -102,13 +103,16 @@ struct Serve: AsyncParsableCommand {
             let (bytes, _) = try readInput(path, kind: .json)
             do { scenarios.append(try Scenario.decode(json: Data(bytes))) } catch { throw fail("\(path): \(error.message)", Exit.dataError) }
         }
+        let access: ServerAPIService.Access =
+            if noAuth { .open } else if let authenticator = try APIKeyOptions.authenticator(apiKeys: apiKey, issuerID: issuerId, scenarios: scenarios) {
+                .tokens(authenticator)
+            } else { .closed }
         let histories: ServerHistories
         let serverAPI: ServerAPIService
         do {
             let forge = try Forge(receiptPKI: pki)
             histories = try ServerHistories(scenarios: scenarios, forge: forge)
-            serverAPI = try ServerAPIService(
-                scenarios: scenarios, forge: forge, configuration: .init(now: now.flatMap(ReceiptDate.parse), openWithoutAuthentication: noAuth))
+            serverAPI = try ServerAPIService(scenarios: scenarios, forge: forge, configuration: .init(now: now.flatMap(ReceiptDate.parse), access: access))
         } catch {
             throw fail(error.description, error.code == .invalidScenario || error.code == .conflictingOptions ? Exit.dataError : Exit.software)
         }
@@ -116,8 +120,7 @@ struct Serve: AsyncParsableCommand {
         let service = VerifyReceiptService(
             configuration: .init(
                 trustedRoots: try loadRoots(root), sharedSecret: sharedSecret, legacyExpiredStatus: legacyExpiredStatus,
-                now: now.flatMap(ReceiptDate.parse), namedAnchors: anchors,
-                serverAPIAuthenticator: try APIKeyOptions.authenticator(apiKeys: apiKey, issuerID: issuerId, scenarios: scenarios)),
+                now: now.flatMap(ReceiptDate.parse), namedAnchors: anchors),
             histories: histories)
         let faults: FaultPlan
         do { faults = try FaultPlan(try fault.map { spec throws(ServeError) in try Fault(parsing: spec) }, seed: seed) } catch {
@@ -140,7 +143,7 @@ struct Serve: AsyncParsableCommand {
                 let base = "\(scheme)://\(bound.authority)"
                 var lines = [
                     "production  \(base)\(AppleEndpoint.production.path)", "sandbox     \(base)\(AppleEndpoint.sandbox.path)",
-                    "server api  \(base)/inApps (production)  \(base)/sandbox/inApps (sandbox)\(noAuth ? "  --no-auth" : "  (401 until authentication: --no-auth)")",
+                    "server api  \(base)/inApps (production)  \(base)/sandbox/inApps (sandbox)\(noAuth ? "  --no-auth" : apiKey.isEmpty ? "  (401 until --api-key or --no-auth)" : "  (bearer tokens of --api-key)")",
                     "control     \(base)/_forge/faults  \(base)/_forge/log",
                 ]
                 if tls { lines.append("trust       --root receipt (the TEST root that issued the serving certificate; `forge ca export` writes it as root.pem)") }

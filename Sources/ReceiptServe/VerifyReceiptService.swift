@@ -24,15 +24,11 @@ public struct VerifyReceiptService: Sendable {
         public var now: Date?
         /// The anchors a request may name in `X-Forge-Trust-Anchor` (a corpus's `forge-root`, `forge-storekit`).
         public var namedAnchors: [String: X509Certificate]
-        /// The App Store Server API's token check (`--api-key`, `--issuer-id`); nil when no key is configured.
-        public var serverAPIAuthenticator: ServerAPIAuthenticator?
 
         public init(
             trustedRoots: [X509Certificate], sharedSecret: String? = nil, legacyExpiredStatus: Bool = false,
-            now: Date? = nil, namedAnchors: [String: X509Certificate] = [:],
-            serverAPIAuthenticator: ServerAPIAuthenticator? = nil
+            now: Date? = nil, namedAnchors: [String: X509Certificate] = [:]
         ) {
-            self.serverAPIAuthenticator = serverAPIAuthenticator
             self.namedAnchors = namedAnchors
             self.trustedRoots = trustedRoots
             self.sharedSecret = sharedSecret

@@ -112,6 +112,54 @@ struct ServerAPITests {
         #expect(result.text.split(separator: "\n") == ["200", "404"], "\(result.stderr)")
     }
 
+    @Test(
+        "With a key from `forge ca api-key`, Apple's Python client's own tokens are accepted and answers are scoped to the token's app; a wrong issuer or an unknown key is 401 with an empty body, the log naming the rule, never the token"
+    )
+    func apiKeyEndToEnd() async throws {
+        let python = repositoryRoot.appendingPathComponent(".oracles/asl/bin/python")
+        guard FileManager.default.isExecutableFile(atPath: python.path) else { return }  // .ci/run installs it
+        let fixture = try Fixture()
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        let keys = fixture.directory.appendingPathComponent("keys").path
+        let made = try forge("ca", "api-key", "--out", keys, "--seed", "22")
+        #expect(made.status == 0, "\(made.stderr)")
+        func value(_ label: String) -> String? {
+            made.text.split(separator: "\n").first { $0.hasPrefix(label + " ") }.map { String($0.dropFirst(label.count)).trimmingCharacters(in: .whitespaces) }
+        }
+        let keyID = try #require(value("key id")), issuerID = try #require(value("issuer id")), keyFile = try #require(value("key file"))
+        let both = try forge("serve", "--listen", "127.0.0.1:0", "--no-auth", "--api-key", "\(keyID)=\(keyFile)", "--issuer-id", issuerID)
+        #expect(both.status == 64 && both.stderr.contains("--no-auth conflicts with --api-key"), "\(both.stderr)")
+        let server = try Self.start(fixture, ["--api-key", "\(keyID)=\(keyFile)", "--issuer-id", issuerID])
+        defer { server.stop() }
+        let client = repositoryRoot.appendingPathComponent("examples/clients/server_api_client.py").path
+        let root = repositoryRoot.appendingPathComponent("Certificates/jws/jws-root-g3.pem").path
+        func drive(bundle: String, environment: String = "sandbox", key: String = keyID, issuer: String = issuerID, _ calls: [[String: Any]]) throws -> [[String: Any]] {
+            let result = try run(
+                python, [client, server.url, "--bundle-id", bundle, "--environment", environment, "--root", root, "--key", keyFile, "--key-id", key, "--issuer-id", issuer],
+                stdin: try JSONSerialization.data(withJSONObject: calls))
+            #expect(result.status == 0, "\(result.stderr)")
+            return try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [[String: Any]], "\(result.stderr)")
+        }
+        let latest = try #require(
+            Self.payload(try forge("jws", "make", "transaction", "-q", "--spec", fixture.sandbox).text.trimmingCharacters(in: .whitespacesAndNewlines))["transactionId"]
+                as? String)
+        let accepted = try drive(bundle: "com.example.api", [["call": "info", "transactionId": latest]])
+        #expect(accepted.first?["ok"] as? Bool == true, "\(accepted)")
+        // The production app's token does not see the sandbox app's customer: Apple scopes answers to `bid`.
+        let otherApp = try drive(bundle: "com.example.prod", [["call": "info", "transactionId": latest]])
+        #expect(otherApp.first?["apiError"] as? Int == 4_040_010, "\(otherApp)")
+        let wrongIssuer = try drive(bundle: "com.example.api", issuer: "00000000-0000-0000-0000-000000000000", [["call": "info", "transactionId": latest]])
+        #expect(wrongIssuer.first?["httpStatus"] as? Int == 401 && wrongIssuer.first?["apiError"] is NSNull, "\(wrongIssuer)")
+        let unknownKey = try drive(bundle: "com.example.api", key: "NOSUCHKEY1", [["call": "info", "transactionId": latest]])
+        #expect(unknownKey.first?["httpStatus"] as? Int == 401, "\(unknownKey)")
+        let log = try #require(await Self.get(server.url + "/_forge/log"))
+        let text = String(decoding: log.body, as: UTF8.self)
+        let lines = text.split(separator: "\n").map { Self.object(Data($0.utf8)) }
+        #expect(lines.map { $0["auth"] as? String } == [nil, nil, "iss", "kid"], "\(text)")
+        #expect(lines.first?["kid"] as? String == keyID)
+        #expect(!text.contains("Bearer") && !text.contains("eyJ"), "the log holds no token")
+    }
+
     @Test("Without --no-auth the /inApps routes answer 401 with an empty body over the socket; the request log names the endpoint")
     func closedByDefault() async throws {
         let fixture = try Fixture()

@@ -35,7 +35,7 @@ struct ServerAPIRouteTests {
 
     static func application(noAuth: Bool = true, log: RequestLog? = nil) throws -> ForgeApplication {
         let service = try ServerAPIService(
-            scenarios: try scenarios(), forge: try Forge.bundled(), configuration: .init(now: ReceiptDate.parse(clock), openWithoutAuthentication: noAuth))
+            scenarios: try scenarios(), forge: try Forge.bundled(), configuration: .init(now: ReceiptDate.parse(clock), access: noAuth ? .open : .closed))
         return try ForgeServers.buildVerifyReceiptApplication(
             ForgeServers.Listener(host: "127.0.0.1", port: 0), service: VerifyReceiptService(configuration: .init(trustedRoots: [])), serverAPI: service,
             faults: try FaultPlan(), log: try log ?? RequestLog(file: nil, capacity: 100))

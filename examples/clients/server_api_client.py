@@ -3,10 +3,12 @@
 
 Calls the server through `AppStoreServerAPIClient` unmodified but for its base URL (server-api-facts §1.5:
 `client._base_url`), and verifies every signed field it gets back with Apple's `SignedDataVerifier` under
-the TEST JWS root. A throwaway EC P-256 key signs the bearer token (the server runs with `--no-auth`).
+the TEST JWS root. The bearer token is signed by the key `forge ca api-key` made (`--key`, `--key-id`,
+`--issuer-id`, as `forge serve --api-key KEY_ID=FILE --issuer-id ID` takes them), or by a throwaway EC P-256
+key when the server runs with `--no-auth`.
 
     server_api_client.py BASE_URL --bundle-id ID [--environment sandbox|production] [--app-apple-id N]
-                         [--root PEM] < calls.json
+                         [--root PEM] [--key P8 --key-id KID --issuer-id ID] < calls.json
 
 BASE_URL is what `forge serve` prints without the path (http://127.0.0.1:8080); the sandbox is reached at
 BASE_URL/sandbox. calls.json is a JSON list of calls, each an object:
@@ -65,11 +67,16 @@ def payload(jws):
 
 
 class Driver:
-    def __init__(self, base_url, bundle_id, environment, app_apple_id, root_pem):
-        key = ec.generate_private_key(ec.SECP256R1()).private_bytes(
-            serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
+    def __init__(self, base_url, bundle_id, environment, app_apple_id, root_pem, key_file=None, key_id="FORGETEST1",
+                 issuer_id="00000000-0000-0000-0000-000000000000"):
+        if key_file:
+            with open(key_file, "rb") as handle:
+                key = handle.read()
+        else:
+            key = ec.generate_private_key(ec.SECP256R1()).private_bytes(
+                serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
         self.environment = Environment.SANDBOX if environment == "sandbox" else Environment.PRODUCTION
-        self.client = AppStoreServerAPIClient(key, "FORGETEST1", "00000000-0000-0000-0000-000000000000", bundle_id, self.environment)
+        self.client = AppStoreServerAPIClient(key, key_id, issuer_id, bundle_id, self.environment)
         self.client._base_url = base_url.rstrip("/") + ("/sandbox" if environment == "sandbox" else "")
         with open(root_pem, "rb") as handle:
             root = x509.load_pem_x509_certificate(handle.read()).public_bytes(serialization.Encoding.DER)
@@ -174,8 +181,12 @@ def main():
     parser.add_argument("--environment", choices=["sandbox", "production"], default="sandbox")
     parser.add_argument("--app-apple-id", type=int)
     parser.add_argument("--root", default="Certificates/jws/jws-root-g3.pem", help="the TEST JWS root (`forge ca export` writes it)")
+    parser.add_argument("--key", help="the .p8 of `forge ca api-key` (default: a throwaway key, for --no-auth)")
+    parser.add_argument("--key-id", default="FORGETEST1")
+    parser.add_argument("--issuer-id", default="00000000-0000-0000-0000-000000000000")
     arguments = parser.parse_args()
-    driver = Driver(arguments.base_url, arguments.bundle_id, arguments.environment, arguments.app_apple_id, arguments.root)
+    driver = Driver(arguments.base_url, arguments.bundle_id, arguments.environment, arguments.app_apple_id, arguments.root,
+                    arguments.key, arguments.key_id, arguments.issuer_id)
     try:
         results = [driver.run(call) for call in json.load(sys.stdin)]
     except VerificationException as error:

@@ -100,14 +100,23 @@ public struct ServerAPIService: Sendable {
     public struct Configuration: Sendable {
         /// The server's clock; the wall clock when nil. A request's `X-Forge-Now` overrides both.
         public var now: Date?
-        /// `--no-auth`: answer without checking the bearer token. Off, every request is refused 401 with an
-        /// empty body until an authenticator is configured, so the routes are never open by accident.
-        public var openWithoutAuthentication: Bool
+        /// Who may call: the default refuses everyone (401, empty body), so the routes are never open by accident.
+        public var access: Access
 
-        public init(now: Date? = nil, openWithoutAuthentication: Bool = false) {
+        public init(now: Date? = nil, access: Access = .closed) {
             self.now = now
-            self.openWithoutAuthentication = openWithoutAuthentication
+            self.access = access
         }
+    }
+
+    /// Who may call the API.
+    public enum Access: Sendable {
+        /// `--no-auth`: anyone, without a token.
+        case open
+        /// Holders of a token `ServerAPIAuthenticator` accepts (`--api-key`, `--issuer-id`), scoped to its app.
+        case tokens(ServerAPIAuthenticator)
+        /// Nobody: neither `--no-auth` nor an API key was given.
+        case closed
     }
 
     struct Customer: Sendable {
@@ -191,6 +200,7 @@ public struct ServerAPIService: Sendable {
 
     /// The answer to `request`. Never traps: every failure is an answer.
     public func respond(_ request: ServerAPIRequest) -> ServerAPIResponse {
+        var authenticated: JSONObject = []
         let segments = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         guard request.path.hasPrefix("/"), let (endpoint, parameter) = Endpoint.match(Array(segments)) else {
             return .empty(404, endpoint: "unknown", note: "no Server API endpoint at \(request.path)")
@@ -198,8 +208,23 @@ public struct ServerAPIService: Sendable {
         guard request.method == endpoint.method else {
             return .empty(405, endpoint: endpoint.rawValue, note: "\(endpoint.rawValue) takes \(endpoint.method), not \(request.method)")
         }
-        guard configuration.openWithoutAuthentication else {
-            return .empty(401, endpoint: endpoint.rawValue, note: "no authentication is configured: start forge serve with --no-auth")
+        let scope: Scope
+        switch configuration.access {
+        case .open:
+            scope = Scope(environment: request.environment, app: nil)
+        case .closed:
+            return .empty(401, endpoint: endpoint.rawValue, note: "no API key is configured: start forge serve with --api-key and --issuer-id, or --no-auth")
+        case .tokens(let authenticator):
+            // The wall clock, not the server's: clients mint tokens from their real clocks.
+            switch authenticator.check(authorization: request.authorization, now: Date()) {
+            case .accepted(let keyID, let bundleID):
+                scope = Scope(environment: request.environment, app: bundleID)
+                authenticated = [("kid", .string(keyID))]
+            case .rejected(let rule):
+                var refused = ServerAPIResponse.empty(401, endpoint: endpoint.rawValue, note: rule.description)
+                refused.summary.append(("auth", .string(rule.rawValue)))
+                return refused
+            }
         }
         let now = request.now ?? configuration.now ?? Date()
         var response: ServerAPIResponse
@@ -215,28 +240,36 @@ public struct ServerAPIService: Sendable {
                 return answer
             }
             switch endpoint {
-            case .transactionInfo: response = json(try transactionInfo(parameter, environment: request.environment, now: now))
-            case .transactionHistory: response = json(try history(parameter, query: query, environment: request.environment, now: now))
-            case .subscriptionStatuses: response = json(try statuses(parameter, query: query, environment: request.environment, now: now))
-            case .refundHistory: response = json(try refunds(parameter, query: query, environment: request.environment, now: now))
-            case .appTransactionInfo: response = json(try appTransactionInfo(parameter, environment: request.environment, now: now))
+            case .transactionInfo: response = json(try transactionInfo(parameter, scope: scope, now: now))
+            case .transactionHistory: response = json(try history(parameter, query: query, scope: scope, now: now))
+            case .subscriptionStatuses: response = json(try statuses(parameter, query: query, scope: scope, now: now))
+            case .refundHistory: response = json(try refunds(parameter, query: query, scope: scope, now: now))
+            case .appTransactionInfo: response = json(try appTransactionInfo(parameter, scope: scope, now: now))
             case .consumptionV1, .consumptionV2:
-                let recorded = try consumption(parameter, version2: endpoint == .consumptionV2, body: request.body, environment: request.environment, now: now)
+                let recorded = try consumption(parameter, version2: endpoint == .consumptionV2, body: request.body, scope: scope, now: now)
                 response = .empty(202, endpoint: endpoint.rawValue, note: "consumption information recorded")
                 response.summary.append(("consumption", recorded))
             case .finishTransaction:
                 // The transaction must exist; that it was finished is what the request log records.
-                _ = try transaction(parameter, environment: request.environment, now: now)
+                _ = try transaction(parameter, scope: scope, now: now)
                 response = .empty(200, endpoint: endpoint.rawValue, note: "transaction finished")
             }
         } catch {
             response = .error(error, endpoint: endpoint.rawValue)
         }
         response.summary.append(("transactionId", .string(parameter)))
+        response.summary += authenticated
         return response
     }
 
     // MARK: - The store at the request's clock
+
+    /// What a request may see: one environment and, behind a token, only the app its `bid` names (Apple scopes
+    /// every answer to the token's app).
+    struct Scope {
+        let environment: ServerAPIEnvironment
+        let app: String?
+    }
 
     /// One customer's store at the request's clock, with what a lookup needs.
     struct View {
@@ -247,13 +280,14 @@ public struct ServerAPIService: Sendable {
 
     /// The customer `id` belongs to (a transaction id, an original transaction id or, with `anyID`, the app
     /// transaction id) in `environment` at `now`, or 4000006 (not an id) / 4040010 (no such customer).
-    func view(of id: String, anyID: Bool, environment: ServerAPIEnvironment, now: Date) throws(ServerAPIError) -> View {
+    func view(of id: String, anyID: Bool, scope: Scope, now: Date) throws(ServerAPIError) -> View {
         guard ServerAPIIdentifier.isWellFormed(id) else { throw .invalidTransactionID }
         guard let forge else { throw .transactionIDNotFound }
         for customer in customers {
             // A scenario that cannot be looked at this early (or this late) holds no one at that clock.
             guard let rendering = try? forge.rendering(customer.scenario, madeAt: customer.madeAt, now: now),
-                !rendering.isXcode, rendering.environment == environment.storeEnvironment
+                !rendering.isXcode, rendering.environment == scope.environment.storeEnvironment,
+                scope.app.map({ $0 == rendering.store.bundleID }) ?? true
             else { continue }
             let transactions = rendering.store.transactions.filter { $0.purchaseDate <= now }
             let owns =
@@ -279,14 +313,14 @@ public struct ServerAPIService: Sendable {
     // MARK: - Get Transaction Info
 
     /// The transaction whose `transactionId` is `id` (an original transaction id names the first purchase), and its store.
-    func transaction(_ id: String, environment: ServerAPIEnvironment, now: Date) throws(ServerAPIError) -> (View, Transaction) {
-        let view = try view(of: id, anyID: false, environment: environment, now: now)
+    func transaction(_ id: String, scope: Scope, now: Date) throws(ServerAPIError) -> (View, Transaction) {
+        let view = try view(of: id, anyID: false, scope: scope, now: now)
         guard let transaction = view.transactions.first(where: { $0.transactionID == id }) else { throw .transactionIDNotFound }
         return (view, transaction)
     }
 
-    func transactionInfo(_ id: String, environment: ServerAPIEnvironment, now: Date) throws(ServerAPIError) -> JSONValue {
-        let (view, transaction) = try transaction(id, environment: environment, now: now)
+    func transactionInfo(_ id: String, scope: Scope, now: Date) throws(ServerAPIError) -> JSONValue {
+        let (view, transaction) = try transaction(id, scope: scope, now: now)
         return .object([("signedTransactionInfo", try signed { () throws(ForgeError) in try view.rendering.signedTransaction(transaction) })])
     }
 
@@ -358,9 +392,9 @@ public struct ServerAPIService: Sendable {
         }
     }
 
-    func history(_ id: String, query: ServerAPIQuery, environment: ServerAPIEnvironment, now: Date) throws(ServerAPIError) -> JSONValue {
+    func history(_ id: String, query: ServerAPIQuery, scope: Scope, now: Date) throws(ServerAPIError) -> JSONValue {
         let filter = try HistoryFilter(query)
-        let view = try view(of: id, anyID: true, environment: environment, now: now)
+        let view = try view(of: id, anyID: true, scope: scope, now: now)
         let rendering = view.rendering
         func milliseconds(_ date: Date) -> Int64 { ReceiptDate.milliseconds(date) ?? 0 }
         var records: [(key: HistoryRevision.Key, transaction: Transaction)] = []
@@ -396,13 +430,13 @@ public struct ServerAPIService: Sendable {
 
     /// The customer's refunded and revoked transactions, oldest revocation first, ≤ ``pageSize`` a page; `revision`
     /// the same durable cursor as the history's (by revocation date), so a later call sees only new refunds.
-    func refunds(_ id: String, query: ServerAPIQuery, environment: ServerAPIEnvironment, now: Date) throws(ServerAPIError) -> JSONValue {
+    func refunds(_ id: String, query: ServerAPIQuery, scope: Scope, now: Date) throws(ServerAPIError) -> JSONValue {
         var cursor: HistoryRevision?
         if let token = query.value("revision") {
             guard let revision = HistoryRevision(token: token), revision.ascending else { throw .invalidRequestRevision }
             cursor = revision
         }
-        let view = try view(of: id, anyID: true, environment: environment, now: now)
+        let view = try view(of: id, anyID: true, scope: scope, now: now)
         var records: [(key: HistoryRevision.Key, transaction: Transaction)] = []
         for t in view.transactions {
             guard let revoked = t.cancellationDate, revoked <= now, let milliseconds = ReceiptDate.milliseconds(revoked) else { continue }
@@ -424,8 +458,8 @@ public struct ServerAPIService: Sendable {
 
     // MARK: - Get App Transaction Info
 
-    func appTransactionInfo(_ id: String, environment: ServerAPIEnvironment, now: Date) throws(ServerAPIError) -> JSONValue {
-        let view = try view(of: id, anyID: true, environment: environment, now: now)
+    func appTransactionInfo(_ id: String, scope: Scope, now: Date) throws(ServerAPIError) -> JSONValue {
+        let view = try view(of: id, anyID: true, scope: scope, now: now)
         return .object([("signedAppTransactionInfo", try signed { () throws(ForgeError) in try view.rendering.signedAppTransaction() })])
     }
 
@@ -448,7 +482,7 @@ public struct ServerAPIService: Sendable {
     /// Apple's names; v1: every coded field in its range and `appAccountToken` a UUID or empty — and the
     /// transaction; the body is what the request log records. Accepted: 202, no body. The rules Apple documents
     /// without a code in its clients (v2's refund preference and consumption percentage) are not checked.
-    func consumption(_ id: String, version2: Bool, body: [UInt8], environment: ServerAPIEnvironment, now: Date) throws(ServerAPIError) -> JSONValue {
+    func consumption(_ id: String, version2: Bool, body: [UInt8], scope: Scope, now: Date) throws(ServerAPIError) -> JSONValue {
         guard let request = try? JSONValue(parsing: body), request.objectValue != nil else { throw .generalBadRequest }
         guard request["customerConsented"] == .bool(true) else { throw .invalidCustomerConsented }
         guard case .bool? = request["sampleContentProvided"] else { throw .invalidSampleContentProvided }
@@ -460,19 +494,19 @@ public struct ServerAPIService: Sendable {
             }
             guard let token = request["appAccountToken"]?.stringValue, token.isEmpty || UUID(uuidString: token) != nil else { throw .invalidAppAccountToken }
         }
-        _ = try transaction(id, environment: environment, now: now)
+        _ = try transaction(id, scope: scope, now: now)
         return request
     }
 
     // MARK: - Get All Subscription Statuses
 
-    func statuses(_ id: String, query: ServerAPIQuery, environment: ServerAPIEnvironment, now: Date) throws(ServerAPIError) -> JSONValue {
+    func statuses(_ id: String, query: ServerAPIQuery, scope: Scope, now: Date) throws(ServerAPIError) -> JSONValue {
         var wanted: Set<Int64>?
         for text in query.values("status") {
             guard let status = Int64(text), (1...5).contains(status) else { throw .invalidStatus }
             wanted = (wanted ?? []).union([status])
         }
-        let view = try view(of: id, anyID: true, environment: environment, now: now)
+        let view = try view(of: id, anyID: true, scope: scope, now: now)
         let rendering = view.rendering
         // Each subscription (original transaction) by its latest transaction.
         var latest: [String: Transaction] = [:]
