@@ -112,6 +112,41 @@ struct ServerAPITests {
         #expect(result.text.split(separator: "\n") == ["200", "404"], "\(result.stderr)")
     }
 
+    @Test("Apple's async Python client (httpx) gets the same answers as the sync one, signed fields verified, errors as APIException")
+    func asyncPythonClient() async throws {
+        let python = repositoryRoot.appendingPathComponent(".oracles/asl/bin/python")
+        guard FileManager.default.isExecutableFile(atPath: python.path),
+            (try? run(python, ["-c", "import httpx"]).status) == 0
+        else { return }  // .ci/run installs both
+        let fixture = try Fixture()
+        defer { try? FileManager.default.removeItem(at: fixture.directory) }
+        let latest = try #require(
+            Self.payload(try forge("jws", "make", "transaction", "-q", "--spec", fixture.sandbox).text.trimmingCharacters(in: .whitespacesAndNewlines))["transactionId"]
+                as? String)
+        let server = try Self.start(fixture)
+        defer { server.stop() }
+        let client = repositoryRoot.appendingPathComponent("examples/clients/server_api_client.py").path
+        let root = repositoryRoot.appendingPathComponent("Certificates/jws/jws-root-g3.pem").path
+        let calls: [[String: Any]] = [
+            ["call": "info", "transactionId": latest], ["call": "history", "transactionId": latest], ["call": "statuses", "transactionId": latest],
+            ["call": "refunds", "transactionId": latest], ["call": "appTransaction", "transactionId": latest], ["call": "finish", "transactionId": latest],
+            ["call": "info", "transactionId": "12ab"], ["call": "info", "transactionId": "123456789"],
+        ]
+        func drive(_ extra: [String]) throws -> Data {
+            let result = try run(
+                python, [client, server.url, "--bundle-id", "com.example.api", "--root", root] + extra, stdin: try JSONSerialization.data(withJSONObject: calls))
+            #expect(result.status == 0, "\(result.stderr)")
+            return result.stdout
+        }
+        let sync = try drive([]), asynchronous = try drive(["--async"])
+        let results = try #require(try JSONSerialization.jsonObject(with: asynchronous) as? [[String: Any]])
+        #expect(results.prefix(6).allSatisfy { $0["ok"] as? Bool == true }, "\(results)")
+        #expect(results.suffix(2).map { $0["apiError"] as? Int } == [4_000_006, 4_040_010])
+        #expect(String(decoding: asynchronous, as: UTF8.self) == String(decoding: sync, as: UTF8.self))
+        let log = try #require(await Self.get(server.url + "/_forge/log"))
+        #expect(String(decoding: log.body, as: UTF8.self).split(separator: "\n").count == 2 * calls.count, "both clients reached the server")
+    }
+
     @Test(
         "With a key from `forge ca api-key`, Apple's Python client's own tokens are accepted and answers are scoped to the token's app; a wrong issuer or an unknown key is 401 with an empty body, the log naming the rule, never the token"
     )

@@ -8,7 +8,10 @@ the TEST JWS root. The bearer token is signed by the key `forge ca api-key` made
 key when the server runs with `--no-auth`.
 
     server_api_client.py BASE_URL --bundle-id ID [--environment sandbox|production] [--app-apple-id N]
-                         [--root PEM] [--key P8 --key-id KID --issuer-id ID] < calls.json
+                         [--root PEM] [--key P8 --key-id KID --issuer-id ID] [--async] < calls.json
+
+With `--async` every call goes through the library's httpx client, `AsyncAppStoreServerAPIClient`, awaited on
+one event loop: the same calls, the same results.
 
 BASE_URL is what `forge serve` prints without the path (http://127.0.0.1:8080); the sandbox is reached at
 BASE_URL/sandbox. calls.json is a JSON list of calls, each an object:
@@ -32,6 +35,7 @@ field the verifier refuses makes the whole run fail (exit 1) with the verifier's
 Requires the virtualenv of app-store-server-library (`.oracles/asl`).
 """
 import argparse
+import asyncio
 import base64
 import json
 import sys
@@ -40,7 +44,7 @@ from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 from cryptography import x509
 
-from appstoreserverlibrary.api_client import APIException, AppStoreServerAPIClient, GetTransactionHistoryVersion
+from appstoreserverlibrary.api_client import APIException, AppStoreServerAPIClient, AsyncAppStoreServerAPIClient, GetTransactionHistoryVersion
 from appstoreserverlibrary.models.AccountTenure import AccountTenure
 from appstoreserverlibrary.models.ConsumptionRequest import ConsumptionRequest
 from appstoreserverlibrary.models.ConsumptionRequestV1 import ConsumptionRequestV1
@@ -66,9 +70,25 @@ def payload(jws):
     return json.loads(base64.urlsafe_b64decode(part + "=" * (-len(part) % 4)))
 
 
+class Awaiting:
+    """The async client behind the sync client's face: each method call is awaited on one event loop, so the
+    driver's calls run unchanged through httpx."""
+
+    def __init__(self, client, loop):
+        self._client, self._loop = client, loop
+
+    def __getattr__(self, name):
+        method = getattr(self._client, name)
+        return lambda *arguments: self._loop.run_until_complete(method(*arguments))
+
+    def close(self):
+        self._loop.run_until_complete(self._client.async_close())
+        self._loop.close()
+
+
 class Driver:
     def __init__(self, base_url, bundle_id, environment, app_apple_id, root_pem, key_file=None, key_id="FORGETEST1",
-                 issuer_id="00000000-0000-0000-0000-000000000000"):
+                 issuer_id="00000000-0000-0000-0000-000000000000", asynchronous=False):
         if key_file:
             with open(key_file, "rb") as handle:
                 key = handle.read()
@@ -76,8 +96,14 @@ class Driver:
             key = ec.generate_private_key(ec.SECP256R1()).private_bytes(
                 serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
         self.environment = Environment.SANDBOX if environment == "sandbox" else Environment.PRODUCTION
-        self.client = AppStoreServerAPIClient(key, key_id, issuer_id, bundle_id, self.environment)
-        self.client._base_url = base_url.rstrip("/") + ("/sandbox" if environment == "sandbox" else "")
+        base = base_url.rstrip("/") + ("/sandbox" if environment == "sandbox" else "")
+        if asynchronous:
+            client = AsyncAppStoreServerAPIClient(key, key_id, issuer_id, bundle_id, self.environment)
+            client._base_url = base
+            self.client = Awaiting(client, asyncio.new_event_loop())
+        else:
+            self.client = AppStoreServerAPIClient(key, key_id, issuer_id, bundle_id, self.environment)
+            self.client._base_url = base
         with open(root_pem, "rb") as handle:
             root = x509.load_pem_x509_certificate(handle.read()).public_bytes(serialization.Encoding.DER)
         self.verifier = SignedDataVerifier([root], False, self.environment, bundle_id, app_apple_id)
@@ -184,14 +210,18 @@ def main():
     parser.add_argument("--key", help="the .p8 of `forge ca api-key` (default: a throwaway key, for --no-auth)")
     parser.add_argument("--key-id", default="FORGETEST1")
     parser.add_argument("--issuer-id", default="00000000-0000-0000-0000-000000000000")
+    parser.add_argument("--async", dest="asynchronous", action="store_true", help="use AsyncAppStoreServerAPIClient (httpx)")
     arguments = parser.parse_args()
     driver = Driver(arguments.base_url, arguments.bundle_id, arguments.environment, arguments.app_apple_id, arguments.root,
-                    arguments.key, arguments.key_id, arguments.issuer_id)
+                    arguments.key, arguments.key_id, arguments.issuer_id, arguments.asynchronous)
     try:
         results = [driver.run(call) for call in json.load(sys.stdin)]
     except VerificationException as error:
         print(f"a signed field failed Apple's verifier: {error.status}", file=sys.stderr)
         return 1
+    finally:
+        if isinstance(driver.client, Awaiting):
+            driver.client.close()
     json.dump(results, sys.stdout)
     print()
     return 0
