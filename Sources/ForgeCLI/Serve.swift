@@ -64,6 +64,11 @@ struct Serve: AsyncParsableCommand {
             "Answer the App Store Server API (/inApps/…, /sandbox/inApps/…) without checking the bearer token. Without it those routes answer 401 with an empty body: nothing is open by accident."
     )
     var noAuth = false
+    @Option(
+        help: ArgumentHelp(
+            "apple: enforce Apple's per-app, per-endpoint request rates on the Server API (50/s transaction info, history, statuses, consumption, finish; 10/s refund history; the sandbox at 10 %), answering 429, 4290000 and Retry-After (UNIX time in ms). off: no limit.",
+            valueName: "apple|off"))
+    var rateLimits: RateLimitMode = .off
     @OptionGroup(title: "Limits") var server: ServerOptions
     @Option(help: ArgumentHelp("Request log entries kept in memory for GET /_forge/log (a ring: the oldest go first).", valueName: "n"))
     var logCapacity = ServerLimits.defaultLogCapacity
@@ -112,7 +117,9 @@ struct Serve: AsyncParsableCommand {
         do {
             let forge = try Forge(receiptPKI: pki)
             histories = try ServerHistories(scenarios: scenarios, forge: forge)
-            serverAPI = try ServerAPIService(scenarios: scenarios, forge: forge, configuration: .init(now: now.flatMap(ReceiptDate.parse), access: access))
+            serverAPI = try ServerAPIService(
+                scenarios: scenarios, forge: forge,
+                configuration: .init(now: now.flatMap(ReceiptDate.parse), access: access, rateLimits: rateLimits == .apple ? ServerAPIRateLimits() : nil))
         } catch {
             throw fail(error.description, error.code == .invalidScenario || error.code == .conflictingOptions ? Exit.dataError : Exit.software)
         }
@@ -202,4 +209,10 @@ struct ServerOptions: ParsableArguments {
     static let limitsHelp = """
         Limits: a request body is at most \(ServerLimits.maximumBody >> 20) MiB, and the server holds at most \(ServerLimits.maximumBodyBytesInFlight >> 20) MiB of bodies not yet answered over every connection (past either the body is refused and the connection closed); a request's headers must arrive within --read-timeout seconds (default \(ServerLimits.defaultReadTimeout)) of the connection's opening or the previous answer, its body within --read-timeout of its headers (else the connection closes; a cut-off body is answered 408); answers are computed by --workers threads off the event loops, so a heavy request never holds a light one, and a request that gets no answer within \(ServerLimits.answerTimeout) s is told so (503, or 21005 on verifyReceipt). SIGINT or SIGTERM stops accepting and gives the requests in flight --shutdown-grace seconds (default \(ServerLimits.defaultShutdownGrace)), then exits 0; a second signal exits at once with 128 + its number.
         """
+}
+
+/// `forge serve --rate-limits`: Apple's Server API rates, or none.
+enum RateLimitMode: String, ExpressibleByArgument, CaseIterable {
+    case apple
+    case off
 }

@@ -390,6 +390,9 @@ private struct ServerAPIRoutes: Sendable {
         log.record(entry)
         var fields: HTTPFields = [:]
         if let contentType = answer.contentType { fields[.contentType] = contentType }
+        for header in answer.headers {
+            if let name = HTTPFields.Element.Name(header.name) { fields[name] = header.value }
+        }
         return Response(status: .init(code: answer.status), headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
     }
 }

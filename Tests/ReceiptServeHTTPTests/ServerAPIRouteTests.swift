@@ -33,9 +33,10 @@ struct ServerAPIRouteTests {
         try [sandboxScenario, productionScenario].map { try Scenario.decode(json: Data($0.utf8)) }
     }
 
-    static func application(noAuth: Bool = true, log: RequestLog? = nil) throws -> ForgeApplication {
+    static func application(noAuth: Bool = true, log: RequestLog? = nil, rateLimits: ServerAPIRateLimits? = nil) throws -> ForgeApplication {
         let service = try ServerAPIService(
-            scenarios: try scenarios(), forge: try Forge.bundled(), configuration: .init(now: ReceiptDate.parse(clock), access: noAuth ? .open : .closed))
+            scenarios: try scenarios(), forge: try Forge.bundled(),
+            configuration: .init(now: ReceiptDate.parse(clock), access: noAuth ? .open : .closed, rateLimits: rateLimits))
         return try ForgeServers.buildVerifyReceiptApplication(
             ForgeServers.Listener(host: "127.0.0.1", port: 0), service: VerifyReceiptService(configuration: .init(trustedRoots: [])), serverAPI: service,
             faults: try FaultPlan(), log: try log ?? RequestLog(file: nil, capacity: 100))
@@ -124,6 +125,33 @@ struct ServerAPIRouteTests {
         #expect(lines.first?["endpoint"]?.stringValue == "transactionInfo" && lines.first?["httpStatus"]?.integerValue == 200)
         #expect(lines.first?["errorCode"] == .null && lines.first?["environment"]?.stringValue == "sandbox")
         #expect(lines.dropFirst().first?["errorCode"]?.integerValue == 4_040_010)
+    }
+
+    @Test(
+        "--rate-limits apple: the sandbox's 5 transaction-info requests a second pass, the sixth is 429, 4290000 with Retry-After the next second in UNIX ms; a new second admits again; endpoints count apart; production allows 50"
+    )
+    func rateLimits() async throws {
+        let id = try #require(try Self.sandboxIDs()["pro.monthly"]?[3])
+        let log = try RequestLog(file: nil, capacity: 200)
+        try await Self.application(log: log, rateLimits: ServerAPIRateLimits()).test(.router) { client in
+            let second = try Self.clockHeader("2025-01-01T00:00:07Z")
+            var statuses: [HTTPResponse.Status] = []
+            for _ in 0..<6 { statuses.append(try await client.execute(uri: "/sandbox/inApps/v1/transactions/\(id)", method: .get, headers: second).status) }
+            #expect(statuses == Array(repeating: .ok, count: 5) + [.tooManyRequests])
+            let refused = try await client.execute(uri: "/sandbox/inApps/v1/transactions/\(id)", method: .get, headers: second)
+            Self.expectError(refused, .rateLimitExceeded)
+            #expect(refused.headers[try #require(HTTPFields.Element.Name("Retry-After"))] == "1735689608000", "the next second, in ms")
+            // Another endpoint has its own count; the next second admits again.
+            #expect(try await client.execute(uri: "/sandbox/inApps/v2/history/\(id)", method: .get, headers: second).status == .ok)
+            let next = try Self.clockHeader("2025-01-01T00:00:08Z")
+            #expect(try await client.execute(uri: "/sandbox/inApps/v1/transactions/\(id)", method: .get, headers: next).status == .ok)
+            // Production: 50 a second (an unknown id still counts: Apple limits requests, not answers).
+            var production: [HTTPResponse.Status] = []
+            for _ in 0..<51 { production.append(try await client.execute(uri: "/inApps/v1/transactions/123456789", method: .get, headers: second).status) }
+            #expect(production.filter { $0 == .notFound }.count == 50 && production.last == .tooManyRequests)
+        }
+        let entries = log.jsonLines.split(separator: "\n").filter { $0.contains("\"retryAfter\"") }
+        #expect(entries.count == 3, "each refusal is logged with its Retry-After")
     }
 
     @Test("History v2: 20 a page, hasMore, the customer found by any of its ids; an ascending revision is a durable cursor once the timeline moves")

@@ -61,6 +61,8 @@ public struct ServerAPIResponse: Sendable {
     public var status: Int
     public var contentType: String?
     public var body: [UInt8]
+    /// Headers besides `Content-Type` (`Retry-After` of a 429).
+    public var headers: [(name: String, value: String)] = []
     /// `endpoint`, `errorCode` (null on success) and what the endpoint adds (the id asked about, the count sent).
     public var summary: JSONObject
 
@@ -102,10 +104,13 @@ public struct ServerAPIService: Sendable {
         public var now: Date?
         /// Who may call: the default refuses everyone (401, empty body), so the routes are never open by accident.
         public var access: Access
+        /// `--rate-limits apple`: Apple's per-endpoint rates; nil, no limit.
+        public var rateLimits: ServerAPIRateLimits?
 
-        public init(now: Date? = nil, access: Access = .closed) {
+        public init(now: Date? = nil, access: Access = .closed, rateLimits: ServerAPIRateLimits? = nil) {
             self.now = now
             self.access = access
+            self.rateLimits = rateLimits
         }
     }
 
@@ -225,6 +230,15 @@ public struct ServerAPIService: Sendable {
                 refused.summary.append(("auth", .string(rule.rawValue)))
                 return refused
             }
+        }
+        if let limits = configuration.rateLimits,
+            let retry = limits.admit(endpoint, app: scope.app ?? "", environment: scope.environment, now: request.now ?? Date())
+        {
+            var refused = ServerAPIResponse.error(.rateLimitExceeded, endpoint: endpoint.rawValue)
+            let retryAfter = String(Int64(retry.timeIntervalSince1970) * 1000)
+            refused.headers = [("Retry-After", retryAfter)]
+            refused.summary += [("retryAfter", .string(retryAfter)), ("transactionId", .string(parameter))] + authenticated
+            return refused
         }
         let now = request.now ?? configuration.now ?? Date()
         var response: ServerAPIResponse

@@ -1,0 +1,59 @@
+import Foundation
+import Synchronization
+
+/// Apple's per-app, per-endpoint request rates (`--rate-limits apple`), the sandbox at 10 % of production's
+/// (server-api-facts §1.3, "Identifying rate limits"). A request over its endpoint's rate in the current second
+/// is refused with 429, `4290000` and `Retry-After`: the UNIX time in milliseconds when the next second starts,
+/// as Apple's documentation says (not RFC 9110's seconds).
+///
+/// The second is the request's `X-Forge-Now` when it sends one (so a test is deterministic), else the wall clock:
+/// never `--now`, which pins the server's clock and would hold every request in one second forever.
+public final class ServerAPIRateLimits: Sendable {
+    /// One window: the second it counts, and the requests counted in it.
+    private struct Window {
+        var second: Int64
+        var count: Int
+    }
+
+    private struct Key: Hashable {
+        let environment: ServerAPIEnvironment
+        let app: String
+        let family: String
+    }
+
+    private let windows = Mutex<[Key: Window]>([:])
+
+    public init() {}
+
+    /// Counts one request of `endpoint` for `app` in `environment` at `now`; the instant the caller may retry at
+    /// when it is over the rate, else nil.
+    func admit(_ endpoint: ServerAPIService.Endpoint, app: String, environment: ServerAPIEnvironment, now: Date) -> Date? {
+        let (family, perSecond) = endpoint.rateLimit
+        let allowed = environment == .sandbox ? max(1, perSecond / 10) : perSecond
+        let milliseconds = (now.timeIntervalSince1970 * 1000).rounded(.down)
+        // A clock outside ±2^53 ms cannot come from a header that parsed as a date; refuse to count it at all.
+        guard milliseconds.magnitude < 9_007_199_254_740_992 else { return nil }
+        let second = Int64(milliseconds) / 1000
+        let key = Key(environment: environment, app: app, family: family)
+        let over = windows.withLock { windows -> Bool in
+            var window = windows[key] ?? Window(second: second, count: 0)
+            if window.second != second { window = Window(second: second, count: 0) }
+            window.count += 1
+            windows[key] = window
+            return window.count > allowed
+        }
+        return over ? Date(timeIntervalSince1970: TimeInterval(second + 1)) : nil
+    }
+}
+
+extension ServerAPIService.Endpoint {
+    /// The endpoint's rate family (endpoints Apple counts together share one) and its production requests per second.
+    var rateLimit: (family: String, perSecond: Int) {
+        switch self {
+        case .transactionInfo, .transactionHistory, .subscriptionStatuses, .appTransactionInfo, .finishTransaction:
+            (rawValue, 50)
+        case .consumptionV1, .consumptionV2: ("consumption", 50)
+        case .refundHistory: (rawValue, 10)
+        }
+    }
+}
