@@ -13,28 +13,24 @@ import ForgeSupport
 struct ServerAPITests {
     static let clock = "2025-01-01T00:00:00Z"
     static let later = "2025-03-01T00:00:00Z"
-    /// 24 monthly periods and a non-consumable by `now`; two renewals and a refund of the non-consumable later.
-    static let sandboxScenario = """
-        {"preset": "sandbox", "bundleId": "com.example.api", "now": "2025-01-01T00:00:00Z",
-         "purchases": [{"productId": "pro.monthly", "purchaseDate": "2023-01-15T00:00:00Z", "period": "P1M", "renewals": 23},
-                       {"productId": "lifetime", "type": "non-consumable", "purchaseDate": "2024-06-01T00:00:00Z"}],
-         "timeline": [{"event": "renew", "productId": "pro.monthly", "count": 2},
-                      {"event": "refund", "productId": "lifetime", "at": "2025-02-20T00:00:00Z"}]}
-        """
-    static let productionScenario = """
-        {"bundleId": "com.example.prod", "now": "2025-01-01T00:00:00Z",
-         "purchases": [{"productId": "pro.yearly", "purchaseDate": "2024-06-01T00:00:00Z", "period": "P1Y"}]}
-        """
+    /// The two customers of `examples/server-api/`: a sandbox one with 24 monthly periods and a non-consumable by
+    /// `now`, two renewals and a refund of the non-consumable later; a production one of another app.
+    static let examples = repositoryRoot.appendingPathComponent("examples/server-api")
+    static let python = repositoryRoot.appendingPathComponent(".oracles/asl/bin/python")
+    static let client = repositoryRoot.appendingPathComponent("examples/clients/server_api_client.py").path
+    static let jwsRoot = repositoryRoot.appendingPathComponent("Certificates/jws/jws-root-g3.pem").path
 
     struct Fixture {
         let directory: URL
-        var sandbox: String { directory.appendingPathComponent("sandbox.json").path }
-        var production: String { directory.appendingPathComponent("production.json").path }
+        let sandbox = ServerAPITests.examples.appendingPathComponent("sandbox-customer.json").path
+        let production = ServerAPITests.examples.appendingPathComponent("production-customer.json").path
 
-        init() throws {
-            directory = try temporaryDirectory()
-            try ServerAPITests.sandboxScenario.write(toFile: sandbox, atomically: true, encoding: .utf8)
-            try ServerAPITests.productionScenario.write(toFile: production, atomically: true, encoding: .utf8)
+        init() throws { directory = try temporaryDirectory() }
+
+        /// The id of the sandbox customer's latest transaction, as `forge jws make transaction --spec` makes it.
+        func latestSandboxTransaction() throws -> String {
+            let made = try forge("jws", "make", "transaction", "-q", "--spec", sandbox)
+            return try #require(ServerAPITests.payload(made.text.trimmingCharacters(in: .whitespacesAndNewlines))["transactionId"] as? String)
         }
     }
 
@@ -99,34 +95,27 @@ struct ServerAPITests {
         let base = try #require(lines.first?.firstMatch(of: /(http:\/\/127\.0\.0\.1:\d+)/).map { String($0.1) })
         #expect(lines.contains { $0 == "server api  \(base)/inApps (production)  \(base)/sandbox/inApps (sandbox)  --no-auth" }, "\(lines)")
         // Over the socket, Host: api.storekit-sandbox.apple.com at the root is the sandbox (Python's requests sends it as given).
-        let python = repositoryRoot.appendingPathComponent(".oracles/asl/bin/python")
-        guard FileManager.default.isExecutableFile(atPath: python.path) else { return }  // .ci/run installs it
-        let made = try forge("jws", "make", "transaction", "-q", "--spec", fixture.sandbox)
-        let id = try #require(Self.payload(made.text.trimmingCharacters(in: .whitespacesAndNewlines))["transactionId"] as? String)
+        guard FileManager.default.isExecutableFile(atPath: Self.python.path) else { return }  // .ci/run installs it
+        let id = try fixture.latestSandboxTransaction()
         let script = """
             import requests, sys
             for host in ["api.storekit-sandbox.apple.com", "api.storekit.apple.com"]:
                 print(requests.get(sys.argv[1], headers={"Host": host}, timeout=10).status_code)
             """
-        let result = try run(python, ["-c", script, "\(base)/inApps/v1/transactions/\(id)"])
+        let result = try run(Self.python, ["-c", script, "\(base)/inApps/v1/transactions/\(id)"])
         #expect(result.text.split(separator: "\n") == ["200", "404"], "\(result.stderr)")
     }
 
     @Test("Apple's async Python client (httpx) gets the same answers as the sync one, signed fields verified, errors as APIException")
     func asyncPythonClient() async throws {
-        let python = repositoryRoot.appendingPathComponent(".oracles/asl/bin/python")
-        guard FileManager.default.isExecutableFile(atPath: python.path),
-            (try? run(python, ["-c", "import httpx"]).status) == 0
+        guard FileManager.default.isExecutableFile(atPath: Self.python.path),
+            (try? run(Self.python, ["-c", "import httpx"]).status) == 0
         else { return }  // .ci/run installs both
         let fixture = try Fixture()
         defer { try? FileManager.default.removeItem(at: fixture.directory) }
-        let latest = try #require(
-            Self.payload(try forge("jws", "make", "transaction", "-q", "--spec", fixture.sandbox).text.trimmingCharacters(in: .whitespacesAndNewlines))["transactionId"]
-                as? String)
+        let latest = try fixture.latestSandboxTransaction()
         let server = try Self.start(fixture)
         defer { server.stop() }
-        let client = repositoryRoot.appendingPathComponent("examples/clients/server_api_client.py").path
-        let root = repositoryRoot.appendingPathComponent("Certificates/jws/jws-root-g3.pem").path
         let calls: [[String: Any]] = [
             ["call": "info", "transactionId": latest], ["call": "history", "transactionId": latest], ["call": "statuses", "transactionId": latest],
             ["call": "refunds", "transactionId": latest], ["call": "appTransaction", "transactionId": latest], ["call": "finish", "transactionId": latest],
@@ -134,7 +123,7 @@ struct ServerAPITests {
         ]
         func drive(_ extra: [String]) throws -> Data {
             let result = try run(
-                python, [client, server.url, "--bundle-id", "com.example.api", "--root", root] + extra, stdin: try JSONSerialization.data(withJSONObject: calls))
+                Self.python, [Self.client, server.url, "--bundle-id", "com.example.api", "--root", Self.jwsRoot] + extra, stdin: try JSONSerialization.data(withJSONObject: calls))
             #expect(result.status == 0, "\(result.stderr)")
             return result.stdout
         }
@@ -151,8 +140,7 @@ struct ServerAPITests {
         "With a key from `forge ca api-key`, Apple's Python client's own tokens are accepted and answers are scoped to the token's app; a wrong issuer or an unknown key is 401 with an empty body, the log naming the rule, never the token"
     )
     func apiKeyEndToEnd() async throws {
-        let python = repositoryRoot.appendingPathComponent(".oracles/asl/bin/python")
-        guard FileManager.default.isExecutableFile(atPath: python.path) else { return }  // .ci/run installs it
+        guard FileManager.default.isExecutableFile(atPath: Self.python.path) else { return }  // .ci/run installs it
         let fixture = try Fixture()
         defer { try? FileManager.default.removeItem(at: fixture.directory) }
         let keys = fixture.directory.appendingPathComponent("keys").path
@@ -166,18 +154,15 @@ struct ServerAPITests {
         #expect(both.status == 64 && both.stderr.contains("--no-auth conflicts with --api-key"), "\(both.stderr)")
         let server = try Self.start(fixture, ["--api-key", "\(keyID)=\(keyFile)", "--issuer-id", issuerID])
         defer { server.stop() }
-        let client = repositoryRoot.appendingPathComponent("examples/clients/server_api_client.py").path
-        let root = repositoryRoot.appendingPathComponent("Certificates/jws/jws-root-g3.pem").path
         func drive(bundle: String, environment: String = "sandbox", key: String = keyID, issuer: String = issuerID, _ calls: [[String: Any]]) throws -> [[String: Any]] {
             let result = try run(
-                python, [client, server.url, "--bundle-id", bundle, "--environment", environment, "--root", root, "--key", keyFile, "--key-id", key, "--issuer-id", issuer],
+                Self.python,
+                [Self.client, server.url, "--bundle-id", bundle, "--environment", environment, "--root", Self.jwsRoot, "--key", keyFile, "--key-id", key, "--issuer-id", issuer],
                 stdin: try JSONSerialization.data(withJSONObject: calls))
             #expect(result.status == 0, "\(result.stderr)")
             return try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [[String: Any]], "\(result.stderr)")
         }
-        let latest = try #require(
-            Self.payload(try forge("jws", "make", "transaction", "-q", "--spec", fixture.sandbox).text.trimmingCharacters(in: .whitespacesAndNewlines))["transactionId"]
-                as? String)
+        let latest = try fixture.latestSandboxTransaction()
         let accepted = try drive(bundle: "com.example.api", [["call": "info", "transactionId": latest]])
         #expect(accepted.first?["ok"] as? Bool == true, "\(accepted)")
         // The production app's token does not see the sandbox app's customer: Apple scopes answers to `bid`.
@@ -215,21 +200,17 @@ struct ServerAPITests {
         "Apple's Python client end to end: transaction info, history v2 pages and filters, all subscription statuses, refund history, app transaction info, consumption v1 and v2, finish transaction, every JWS verified; APIException.api_error for each error"
     )
     func pythonClient() async throws {
-        let python = repositoryRoot.appendingPathComponent(".oracles/asl/bin/python")
-        guard FileManager.default.isExecutableFile(atPath: python.path) else { return }  // .ci/run installs it
+        guard FileManager.default.isExecutableFile(atPath: Self.python.path) else { return }  // .ci/run installs it
         let fixture = try Fixture()
         defer { try? FileManager.default.removeItem(at: fixture.directory) }
-        let client = repositoryRoot.appendingPathComponent("examples/clients/server_api_client.py").path
-        let root = repositoryRoot.appendingPathComponent("Certificates/jws/jws-root-g3.pem").path
         func drive(_ base: String, _ calls: [[String: Any]], bundle: String = "com.example.api", _ extra: [String] = []) throws -> [[String: Any]] {
             let result = try run(
-                python, [client, base, "--bundle-id", bundle, "--root", root] + extra,
+                Self.python, [Self.client, base, "--bundle-id", bundle, "--root", Self.jwsRoot] + extra,
                 stdin: try JSONSerialization.data(withJSONObject: calls))
             #expect(result.status == 0, "\(result.stderr)")
             return try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [[String: Any]], "\(result.stderr)")
         }
-        let made = try forge("jws", "make", "transaction", "-q", "--spec", fixture.sandbox)
-        let latest = try #require(Self.payload(made.text.trimmingCharacters(in: .whitespacesAndNewlines))["transactionId"] as? String)
+        let latest = try fixture.latestSandboxTransaction()
         let server = try Self.start(fixture)
         defer { server.stop() }
 

@@ -13,19 +13,12 @@ import StoreModel
 /// forge-http. The socket and Apple's Python client are in `Tests/ForgeCLITests/ServerAPITests.swift`.
 @Suite("The App Store Server API in process (app.test(.router))")
 struct ServerAPIRouteTests {
-    /// A sandbox customer: 24 monthly periods and a non-consumable by `now`; later two renewals and a refund.
-    static let sandboxScenario = """
-        {"preset": "sandbox", "bundleId": "com.example.api", "now": "2025-01-01T00:00:00Z",
-         "purchases": [{"productId": "pro.monthly", "purchaseDate": "2023-01-15T00:00:00Z", "period": "P1M", "renewals": 23},
-                       {"productId": "lifetime", "type": "non-consumable", "purchaseDate": "2024-06-01T00:00:00Z"}],
-         "timeline": [{"event": "renew", "productId": "pro.monthly", "count": 2},
-                      {"event": "refund", "productId": "lifetime", "at": "2025-02-20T00:00:00Z"}]}
-        """
-    /// A production customer of another app.
-    static let productionScenario = """
-        {"bundleId": "com.example.prod", "now": "2025-01-01T00:00:00Z",
-         "purchases": [{"productId": "pro.yearly", "purchaseDate": "2024-06-01T00:00:00Z", "period": "P1Y"}]}
-        """
+    /// The customers of `examples/server-api/` (`forge serve --scenario` takes the same files): a sandbox one with 24
+    /// monthly periods and a non-consumable by `now`, later two renewals and a refund; a production one of another app.
+    static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("examples/server-api")
+    static var sandboxScenario: String { (try? String(contentsOf: examples.appendingPathComponent("sandbox-customer.json"), encoding: .utf8)) ?? "" }
+    static var productionScenario: String { (try? String(contentsOf: examples.appendingPathComponent("production-customer.json"), encoding: .utf8)) ?? "" }
     static let clock = "2025-01-01T00:00:00Z"
     static let later = "2025-03-01T00:00:00Z"
 
