@@ -152,6 +152,12 @@ struct MakeJWS: ParsableCommand {
             note(
                 "trust anchor: --root \(anchor.rawValue)\(forged.xcodeSigned ? " with --environment Xcode" : "") (compiled in; `forge ca export` writes it as \(anchor.fileStem).pem)"
             )
+            if kind == .transaction, let id = forged.payload["transactionId"]?.stringValue,
+                let t = forged.store.transactions.first(where: { $0.transactionID == id }), !forged.xcodeSigned
+            {
+                // What the customer's e-mailed receipt shows: `forge serve` looks it up (GET /inApps/v1/lookup/{orderId}).
+                note("order id: \(forged.store.orderID(of: t))")
+            }
         }
     }
 }

@@ -116,9 +116,11 @@ struct Serve: AsyncParsableCommand {
         let serverAPI: ServerAPIService
         do {
             let forge = try Forge(receiptPKI: pki)
-            histories = try ServerHistories(scenarios: scenarios, forge: forge)
+            // One state for both APIs: what the Server API changes, verifyReceipt shows, on one clock.
+            let state = try ServerState(scenarios: scenarios, now: now.flatMap(ReceiptDate.parse))
+            histories = try ServerHistories(state: state, forge: forge)
             serverAPI = try ServerAPIService(
-                scenarios: scenarios, forge: forge,
+                state: state, forge: forge,
                 configuration: .init(now: now.flatMap(ReceiptDate.parse), access: access, rateLimits: rateLimits == .apple ? ServerAPIRateLimits() : nil))
         } catch {
             throw fail(error.description, error.code == .invalidScenario || error.code == .conflictingOptions ? Exit.dataError : Exit.software)

@@ -16,6 +16,8 @@ public struct ServeError: CodedError, Sendable {
         /// The server cannot listen where it was asked: the port is taken, the address is not this machine's,
         /// the port needs privileges, or the host does not resolve (`forge serve` exits 69).
         case cannotListen
+        /// `POST /_forge/clock` asked for a time the clock cannot take (backwards, or outside the writable dates).
+        case invalidClock
         public var description: String { rawValue }
     }
 

@@ -12,6 +12,8 @@ public struct ServerLimits: Sendable, Hashable {
     public static let maximumBodyBytesInFlight = 96 << 20
     /// The largest body of a control route (`POST /_forge/faults`).
     public static let maximumControlBody = 64 << 10
+    /// The most seconds one `POST /_forge/clock` `advance` moves the clock: 100 years.
+    public static let maximumClockAdvance: Int64 = 100 * 366 * 86_400
     /// Seconds to wait for a request's headers (from the connection's opening or the previous answer), and
     /// again for its body (from the headers).
     public static let defaultReadTimeout = 30

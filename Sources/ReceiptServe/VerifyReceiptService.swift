@@ -111,7 +111,7 @@ public struct VerifyReceiptService: Sendable {
             return failure(.malformedReceiptData, .inputEncoding, "receipt-data is not base64", summary: summary)
         }
         summary.append(("receipt", .string(Self.fingerprint([UInt8](bytes)))))
-        let now = overrides.now ?? configuration.now ?? Date()
+        let now = overrides.now ?? histories.state?.now() ?? configuration.now ?? Date()
         let context = ValidationContext(
             trustedRoots: overrides.trustAnchor.map { configuration.namedAnchors[$0].map { [$0] } ?? [] } ?? configuration.trustedRoots, bundleID: overrides.bundleID,
             appVersion: overrides.appVersion,
@@ -210,9 +210,9 @@ public struct VerifyReceiptService: Sendable {
     }
 }
 
-/// Server-side histories: a receipt whose transactions belong to one of these scenarios is answered with
-/// the scenario's timeline up to the request's time (renewals, refunds, billing retry…), and a
-/// `latest_receipt` re-issued by the forge.
+/// Server-side histories: a receipt whose transactions belong to one of the server's customers is answered
+/// with the scenario's timeline up to the request's time (renewals, refunds, billing retry, and what the App
+/// Store Server API changed: extensions, app account tokens), and a `latest_receipt` re-issued by the forge.
 public struct ServerHistories: Sendable {
     struct History: Sendable {
         let scenario: Scenario
@@ -220,31 +220,34 @@ public struct ServerHistories: Sendable {
     }
 
     private let forge: Forge?
-    /// Original transaction id → the scenario whose purchases made it.
-    private let byOriginalTransaction: [String: History]
+    /// The customers and the server clock, shared with the App Store Server API.
+    let state: ServerState?
+    /// Original transaction id → the customer whose purchases made it.
+    private let byOriginalTransaction: [String: Int]
 
     public init() {
         forge = nil
+        state = nil
         byOriginalTransaction = [:]
     }
 
-    /// Forges each scenario's receipt once, at its `now`, to learn which transactions it owns.
-    public init(scenarios: [Scenario], forge: Forge) throws(ForgeError) {
-        var histories: [String: History] = [:]
-        for (index, scenario) in scenarios.enumerated() {
-            guard let text = scenario.now, let madeAt = ReceiptDate.parse(text) else {
-                throw ForgeError(.invalidScenario, "scenario \(index + 1) needs 'now': when the receipt on the device was made")
-            }
-            for transaction in try forge.make(scenario, now: madeAt).transactions {
-                histories[transaction.originalTransactionID] = History(scenario: scenario, madeAt: madeAt)
+    /// Forges each customer's receipt once, at its `now`, to learn which transactions it owns.
+    public init(state: ServerState, forge: Forge) throws(ForgeError) {
+        var owners: [String: Int] = [:]
+        for (index, customer) in state.customers.enumerated() {
+            for transaction in try forge.make(customer.scenario, now: customer.madeAt).transactions {
+                owners[transaction.originalTransactionID] = index
             }
         }
         self.forge = forge
-        byOriginalTransaction = histories
+        self.state = state
+        byOriginalTransaction = owners
     }
 
     func history(of originalTransactionIDs: Set<String>) -> (History, Forge)? {
-        guard let forge, let history = originalTransactionIDs.sorted().lazy.compactMap({ byOriginalTransaction[$0] }).first else { return nil }
-        return (history, forge)
+        guard let forge, let state, let index = originalTransactionIDs.sorted().lazy.compactMap({ byOriginalTransaction[$0] }).first else { return nil }
+        let customers = state.customers
+        guard customers.indices.contains(index) else { return nil }
+        return (History(scenario: customers[index].scenario, madeAt: customers[index].madeAt), forge)
     }
 }

@@ -62,7 +62,7 @@ public enum ForgeServers {
                 router.get(RouterPath(endpoint.path)) { request, _ in await endpoints.respond(endpoint, request) }
             }
             ServerAPIRoutes(service: serverAPI, log: log, runtime: runtime).register(on: router)
-            ControlRoutes(faults: faults, log: log, runtime: runtime, token: controlToken).register(on: router)
+            ControlRoutes(faults: faults, log: log, runtime: runtime, token: controlToken, state: serverAPI.state).register(on: router)
         }
     }
 
@@ -409,13 +409,42 @@ private struct ServerAPIRoutes: Sendable {
 /// | `DELETE /_forge/faults` | removes every fault |
 /// | `GET /_forge/log` | the request log in memory, JSON Lines; `X-Forge-Log-Dropped` and `X-Forge-Log-Evicted` count what is missing |
 /// | `DELETE /_forge/log` | empties the in-memory log (the `--log` file keeps everything) |
+/// | `GET /_forge/scenarios` | each customer's scenario as the server holds it: its seed pinned, the changes the Server API made appended to its timeline (`forge make --spec` and `forge jws make --spec` take each element) |
+/// | `GET /_forge/clock` | the server clock: `{"now":"2025-02-01T00:00:00Z"}` |
+/// | `POST /_forge/clock` | moves it forward: `{"now":"2025-03-01T00:00:00Z"}`, `{"advance":"P1M"}` (a period) or `{"advance":3600}` (seconds) |
 private struct ControlRoutes: Sendable {
     let faults: FaultPlan
     let log: RequestLog
     let runtime: ServerRuntime
     let token: String?
+    let state: ServerState
 
     func register(on router: Router<ForgeRequestContext>) {
+        router.get("/_forge/scenarios") { request, context in
+            guarded(request, context) {
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+                let body = (try? encoder.encode(state.customers.map(\.scenario))) ?? Data("[]".utf8)
+                return Responses.bytes(.ok, contentType: "application/json", Array(body) + [0x0A])
+            }
+        }
+        router.get("/_forge/clock") { request, context in
+            guarded(request, context) { clockAnswer() }
+        }
+        router.post("/_forge/clock") { request, context in
+            if let refusal = refusal(request, context) { return refusal }
+            let body: HeldBody
+            do throws(ServerRefusal) { body = try await runtime.bodies.collect(request, maximum: ServerLimits.maximumControlBody) } catch {
+                return Responses.refusal(error, appleShape: false)
+            }
+            defer { body.release() }
+            do throws(ServeError) {
+                try state.setClock(to: try Self.clockTarget(body.bytes, from: state.now()))
+                return clockAnswer()
+            } catch {
+                return Responses.text(error.message + "\n", status: .badRequest)
+            }
+        }
         router.get("/_forge/faults") { request, context in
             guarded(request, context) {
                 let lines = faults.faults.map { $0.json.serialized(pretty: false) + "\n" }.joined()
@@ -462,6 +491,28 @@ private struct ControlRoutes: Sendable {
                 return Responses.text("")
             }
         }
+    }
+
+    private func clockAnswer() -> Response {
+        let body: JSONValue = .object([("now", .string(ReceiptDate.format(state.now())))])
+        return Responses.bytes(.ok, contentType: "application/json", Array(body.serialized(pretty: false).utf8))
+    }
+
+    /// Where `POST /_forge/clock` moves the clock: `{"now": DATE}`, `{"advance": "P1M"}` or `{"advance": SECONDS}`.
+    static func clockTarget(_ body: [UInt8], from now: Date) throws(ServeError) -> Date {
+        let usage = #"send {"now":"2025-03-01T00:00:00Z"}, {"advance":"P1M"} or {"advance":3600}"#
+        guard let request = try? JSONValue(parsing: body), request.objectValue != nil else { throw ServeError(.invalidClock, "the body is not a JSON object: \(usage)") }
+        if let text = request["now"]?.stringValue {
+            guard let date = ReceiptDate.parse(text) else { throw ServeError(.invalidClock, "'now' \(text) is not a date like 2025-03-01T00:00:00Z") }
+            return date
+        }
+        if let seconds = request["advance"]?.integerValue, (0...ServerLimits.maximumClockAdvance).contains(seconds) {
+            return now.addingTimeInterval(TimeInterval(seconds))
+        }
+        if let text = request["advance"]?.stringValue, let period = SubscriptionPeriod(text) {
+            return period.advance(now, by: 1)
+        }
+        throw ServeError(.invalidClock, "\(usage) (seconds from 0 to \(ServerLimits.maximumClockAdvance))")
     }
 
     private func guarded(_ request: Request, _ context: ForgeRequestContext, _ answer: () -> Response) -> Response {

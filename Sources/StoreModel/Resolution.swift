@@ -59,6 +59,8 @@ public struct Transaction: Sendable, Hashable {
     public var isTrialPeriod: Bool
     public var isInIntroOfferPeriod: Bool
     public var promotionalOfferID: String?
+    /// Set by the developer after the purchase (a timeline `app-account-token`); StoreKit 2 payloads carry it.
+    public var appAccountToken: String? = nil
 }
 
 extension Purchase {

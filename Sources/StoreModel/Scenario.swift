@@ -140,6 +140,8 @@ extension TimelineEvent {
         days = try members["days"]?.integer(in: ScenarioLimits.graceDays)
         consent = try members["consent"]?.oneOf(Consent.self)
         to = try members["to"]?.string()
+        token = try members["token"]?.string()
+        originalTransactionID = try members["originalTransactionId"]?.string()
     }
 }
 

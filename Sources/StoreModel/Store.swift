@@ -120,6 +120,15 @@ public struct Store: Sendable {
         }
     }
 
+    /// The order id of `t`, as on the customer's e-mailed receipt (Apple's Look Up Order ID): ten capital letters
+    /// and digits from the seed and the transaction id, so drawing it moves no other value of the store.
+    /// [guess: the alphabet and length follow Apple's samples, e.g. MK5TTTVWJH]
+    public func orderID(of t: Transaction) -> String {
+        let alphabet = Array("ABCDEFGHJKLMNPQRSTUVWXYZ0123456789")
+        var random = SeededGenerator(seed: seed ^ StableHash.fnv1a(Data(("order:" + t.transactionID).utf8)))
+        return String((0..<10).map { _ in alphabet[Int(random.below(UInt64(alphabet.count)))] })
+    }
+
     /// When the app was first bought: 30 days before the first purchase (or before `now`, if earlier). A receipt's
     /// attribute 18 outside the sandbox; an AppTransaction's `originalPurchaseDate` is a day before the first purchase.
     public var appOriginalPurchaseDate: Date {

@@ -30,6 +30,12 @@ public struct TimelineEvent: Encodable, Sendable, Hashable {
         case billingRetryEnded = "billing-retry-ended"
         /// The product leaves sale at `at`: the subscription does not renew (expiration intent 4).
         case productWithdrawn = "product-withdrawn"
+        /// The developer extends the renewal date by `days` (1–90) at `at` (Apple's Extend a Subscription Renewal
+        /// Date): the period in force then ends `days` later, and every later period starts that much later.
+        case extend
+        /// The developer sets the purchase's `appAccountToken` to `token` at `at` (Apple's Set App Account Token):
+        /// every transaction of the purchase (`originalTransactionId`, default the product's latest) carries it.
+        case appAccountToken = "app-account-token"
     }
 
     public enum Consent: String, Codable, Sendable, CaseIterable { case pending, accepted, declined }
@@ -43,11 +49,17 @@ public struct TimelineEvent: Encodable, Sendable, Hashable {
     public var days: Int?
     public var consent: Consent?
     public var to: String?
+    /// The UUID an `app-account-token` event sets.
+    public var token: String?
+    /// The purchase an `app-account-token` event concerns, by its original transaction id (a product bought twice).
+    public var originalTransactionID: String?
 
     public init(
         _ event: Kind, at: String? = nil, productID: String? = nil, count: Int? = nil, reason: CancellationReason? = nil,
-        days: Int? = nil, consent: Consent? = nil, to: String? = nil
+        days: Int? = nil, consent: Consent? = nil, to: String? = nil, token: String? = nil, originalTransactionID: String? = nil
     ) {
+        self.token = token
+        self.originalTransactionID = originalTransactionID
         self.event = event
         self.at = at
         self.productID = productID
@@ -59,7 +71,7 @@ public struct TimelineEvent: Encodable, Sendable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case event, at, productID = "productId", count, reason, days, consent, to
+        case event, at, productID = "productId", count, reason, days, consent, to, token, originalTransactionID = "originalTransactionId"
     }
 
     func validate(place: String, products: [Purchase]) throws(ForgeError) {
@@ -79,6 +91,10 @@ public struct TimelineEvent: Encodable, Sendable, Hashable {
             throw ForgeError(.invalidScenario, "'\(place)days' \(ScenarioLimits.graceDays.requirement), not \(days)")
         }
         if event == .changeProduct, to?.isEmpty ?? true { throw ForgeError(.invalidScenario, "'\(place)to' names the product a change-product event renews as") }
+        if event == .extend, days == nil { throw ForgeError(.invalidScenario, "'\(place)days' is required for an extend event: the days (1–90) the renewal date moves") }
+        if event == .appAccountToken, token.flatMap(UUID.init(uuidString:)) == nil {
+            throw ForgeError(.invalidScenario, "'\(place)token' is required for an app-account-token event: a UUID")
+        }
         guard event != .accountDeleted else { return }
         let concerned = products.filter { productID == nil ? $0.resolvedType == .autoRenewable : $0.productID == productID }
         if concerned.isEmpty {
@@ -87,7 +103,7 @@ public struct TimelineEvent: Encodable, Sendable, Hashable {
                 productID.map { "'\(place)productId' \($0) is not one of the scenario's purchases" }
                     ?? "'\(place)productId' is needed: the scenario has no auto-renewable subscription")
         }
-        if event != .refund, concerned.contains(where: { $0.resolvedType != .autoRenewable }) {
+        if event != .refund, event != .appAccountToken, concerned.contains(where: { $0.resolvedType != .autoRenewable }) {
             throw ForgeError(.invalidScenario, "a \(event.rawValue) event needs an auto-renewable subscription; \(productID ?? "") is not one")
         }
     }
@@ -148,7 +164,28 @@ extension Scenario {
                     productID: product, type: .autoRenewable, quantity: last.quantity, transactionID: ids.transactionID(),
                     originalTransactionID: last.originalTransactionID, purchaseDate: start, originalPurchaseDate: last.originalPurchaseDate,
                     expiresDate: period.advance(start, by: 1), webOrderLineItemID: ids.webOrderLineItemID(), cancellationDate: nil,
-                    cancellationReason: nil, isTrialPeriod: false, isInIntroOfferPeriod: false, promotionalOfferID: nil))
+                    cancellationReason: nil, isTrialPeriod: false, isInIntroOfferPeriod: false, promotionalOfferID: nil,
+                    appAccountToken: last.appAccountToken))
+        }
+        /// The period of `product` in force at `at` ends `days` later, and the periods after it move as much; a
+        /// period that moves past `until` has not begun yet.
+        func extend(_ product: String, at: Date, by days: Int, until: Date) {
+            let shift = Double(days) * 86_400
+            guard
+                let current = transactions.indices.first(where: {
+                    transactions[$0].productID == product && transactions[$0].purchaseDate <= at && (transactions[$0].expiresDate.map { at < $0 } ?? false)
+                }), let end = transactions[current].expiresDate
+            else { return }
+            transactions[current].expiresDate = end.addingTimeInterval(shift)
+            for index in transactions.indices where transactions[index].productID == product && transactions[index].purchaseDate >= end {
+                transactions[index].purchaseDate.addTimeInterval(shift)
+                transactions[index].expiresDate?.addTimeInterval(shift)
+            }
+            let kept = transactions.indices.filter { $0 < base.count || transactions[$0].purchaseDate <= until }
+            if kept.count < transactions.count {
+                addedBy = kept.filter { $0 >= base.count }.map { addedBy[$0 - base.count] }
+                transactions = kept.map { transactions[$0] }
+            }
         }
 
         for (place, event) in (timeline ?? []).enumerated() {
@@ -196,6 +233,13 @@ extension Scenario {
             case .productWithdrawn:
                 state.autoRenew = false
                 state.intent = .productUnavailable
+            case .extend:
+                if let at { extend(product, at: at, by: event.days ?? 0, until: until) }
+            case .appAccountToken:
+                let original = event.originalTransactionID ?? latestIndex(product).map { transactions[$0].originalTransactionID }
+                for index in transactions.indices where transactions[index].originalTransactionID == original {
+                    transactions[index].appAccountToken = event.token
+                }
             case .accountDeleted:
                 break
             }
@@ -261,7 +305,8 @@ extension TimelineEvent {
         case .changeProduct: (.didChangeRenewalPref, .downgrade)
         case .billingRetryEnded: (.expired, .billingRetry)
         case .productWithdrawn: (.expired, .productNotForSale)
-        case .accountDeleted: nil
+        case .extend: (.renewalExtended, nil)
+        case .accountDeleted, .appAccountToken: nil
         }
     }
 }

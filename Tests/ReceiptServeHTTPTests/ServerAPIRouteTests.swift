@@ -375,3 +375,40 @@ struct ServerAPIRouteTests {
         for error in ServerAPIError.allCases { #expect(apple.contains(error.code), "\(error.code) is not one of Apple's APIError values") }
     }
 }
+
+/// Issue 22, item 4: Get Notification History derived from the store at the request's clock.
+@Suite("Get Notification History in process")
+struct NotificationHistoryRouteTests {
+    static func kinds(at clock: String, from start: String) async throws -> [String] {
+        let startDate = try #require(ReceiptDate.parse(start)), end = try #require(ReceiptDate.parse(clock))
+        let body = #"{"startDate":\#(ReceiptDate.milliseconds(startDate) ?? 0),"endDate":\#((ReceiptDate.milliseconds(end) ?? 0) + 1)}"#
+        return try await ServerAPIRouteTests.application().test(.router) { client in
+            let response = try await client.execute(
+                uri: "/sandbox/inApps/v1/notifications/history", method: .post, headers: try ServerAPIRouteTests.clockHeader(clock),
+                body: ByteBuffer(string: body))
+            #expect(response.status == .ok, "\(String(buffer: response.body))")
+            let items = ServerAPIRouteTests.object(response)["notificationHistory"] as? [[String: Any]] ?? []
+            #expect(items.allSatisfy { $0["sendAttempts"] as? [Any] != nil })
+            return items.map { item in
+                let payload = ServerAPIRouteTests.payload(item["signedPayload"])
+                return "\(payload["notificationType"] ?? "")/\(payload["subtype"] ?? "-")"
+            }
+        }
+    }
+
+    @Test("The first purchase of a subscription is SUBSCRIBED/INITIAL_BUY, a non-consumable ONE_TIME_CHARGE, a renewal DID_RENEW, each at its own instant")
+    func derivedFromTheStore() async throws {
+        #expect(try await Self.kinds(at: "2023-02-01T00:00:00Z", from: "2023-01-05T00:00:00Z") == ["SUBSCRIBED/INITIAL_BUY"])
+        #expect(try await Self.kinds(at: "2024-06-10T00:00:00Z", from: "2024-05-12T00:00:00Z") == ["DID_RENEW/-", "ONE_TIME_CHARGE/-"])
+    }
+
+    @Test("Errors are Apple's, exactly: a body that is not JSON 4000000, no startDate 4000015, no endDate 4000016")
+    func bodyErrors() async throws {
+        try await ServerAPIRouteTests.application().test(.router) { client in
+            for (body, error) in [("nope", ServerAPIError.generalBadRequest), (#"{"endDate":1}"#, .invalidStartDate), (#"{"startDate":1}"#, .invalidEndDate)] {
+                let response = try await client.execute(uri: "/sandbox/inApps/v1/notifications/history", method: .post, body: ByteBuffer(string: body))
+                ServerAPIRouteTests.expectError(response, error)
+            }
+        }
+    }
+}

@@ -60,6 +60,13 @@ from appstoreserverlibrary.models.Environment import Environment
 from appstoreserverlibrary.models.RefundPreference import RefundPreference
 from appstoreserverlibrary.models.InAppOwnershipType import InAppOwnershipType
 from appstoreserverlibrary.models.Status import Status
+from appstoreserverlibrary.models.ExtendReasonCode import ExtendReasonCode
+from appstoreserverlibrary.models.ExtendRenewalDateRequest import ExtendRenewalDateRequest
+from appstoreserverlibrary.models.MassExtendRenewalDateRequest import MassExtendRenewalDateRequest
+from appstoreserverlibrary.models.NotificationHistoryRequest import NotificationHistoryRequest
+from appstoreserverlibrary.models.NotificationTypeV2 import NotificationTypeV2
+from appstoreserverlibrary.models.Subtype import Subtype
+from appstoreserverlibrary.models.UpdateAppAccountTokenRequest import UpdateAppAccountTokenRequest
 from appstoreserverlibrary.models.TransactionHistoryRequest import Order, ProductType, TransactionHistoryRequest
 from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier, VerificationException
 
@@ -127,7 +134,8 @@ class Driver:
             sort=Order(call["sort"]) if "sort" in call else None, revoked=call.get("revoked"),
             inAppOwnershipType=InAppOwnershipType(call["inAppOwnershipType"]) if "inAppOwnershipType" in call else None,
             subscriptionGroupIdentifiers=call.get("subscriptionGroupIdentifiers"))
-        response = self.client.get_transaction_history(call["transactionId"], call.get("revision"), request, GetTransactionHistoryVersion.V2)
+        version = GetTransactionHistoryVersion.V1 if call.get("version") == 1 else GetTransactionHistoryVersion.V2
+        response = self.client.get_transaction_history(call["transactionId"], call.get("revision"), request, version)
         return {
             "revision": response.revision, "hasMore": response.hasMore, "bundleId": response.bundleId,
             "appAppleId": response.appAppleId, "environment": response.rawEnvironment,
@@ -186,9 +194,64 @@ class Driver:
         self.client.finish_transaction(call["transactionId"])
         return {}
 
+    def lookUpOrder(self, call):
+        response = self.client.look_up_order_id(call["orderId"])
+        return {"status": response.rawStatus, "signedTransactions": [self.transaction(jws) for jws in response.signedTransactions or []]}
+
+    def setAppAccountToken(self, call):
+        self.client.set_app_account_token(call["transactionId"], UpdateAppAccountTokenRequest(appAccountToken=call["appAccountToken"]))
+        return {}
+
+    def extend(self, call):
+        request = ExtendRenewalDateRequest(
+            extendByDays=call["extendByDays"], extendReasonCode=ExtendReasonCode(call.get("extendReasonCode", 0)),
+            requestIdentifier=call["requestIdentifier"])
+        response = self.client.extend_subscription_renewal_date(call["transactionId"], request)
+        return {"originalTransactionId": response.originalTransactionId, "webOrderLineItemId": response.webOrderLineItemId,
+                "success": response.success, "effectiveDate": response.effectiveDate}
+
+    def massExtend(self, call):
+        request = MassExtendRenewalDateRequest(
+            extendByDays=call["extendByDays"], extendReasonCode=ExtendReasonCode(call.get("extendReasonCode", 0)),
+            requestIdentifier=call["requestIdentifier"], storefrontCountryCodes=call.get("storefrontCountryCodes"), productId=call["productId"])
+        response = self.client.extend_renewal_date_for_all_active_subscribers(request)
+        return {"requestIdentifier": response.requestIdentifier}
+
+    def massExtensionStatus(self, call):
+        response = self.client.get_status_of_subscription_renewal_date_extensions(call["requestIdentifier"], call["productId"])
+        return {"requestIdentifier": response.requestIdentifier, "complete": response.complete, "completeDate": response.completeDate,
+                "succeededCount": response.succeededCount, "failedCount": response.failedCount}
+
+    def notification(self, jws):
+        self.verifier.verify_and_decode_notification(jws)
+        decoded = payload(jws)
+        data = decoded.get("data") or {}
+        for field, check in (("signedTransactionInfo", self.transaction), ("signedRenewalInfo", self.renewal)):
+            if field in data:
+                data[field] = check(data[field])
+        return decoded
+
+    def requestTest(self, call):
+        return {"testNotificationToken": self.client.request_test_notification().testNotificationToken}
+
+    def testStatus(self, call):
+        response = self.client.get_test_notification_status(call["token"])
+        return {"signedPayload": self.notification(response.signedPayload), "sendAttempts": len(response.sendAttempts or [])}
+
+    def notificationHistory(self, call):
+        request = NotificationHistoryRequest(
+            startDate=call["startDate"], endDate=call["endDate"],
+            notificationType=NotificationTypeV2(call["notificationType"]) if "notificationType" in call else None,
+            notificationSubtype=Subtype(call["notificationSubtype"]) if "notificationSubtype" in call else None,
+            transactionId=call.get("transactionId"), onlyFailures=call.get("onlyFailures"))
+        response = self.client.get_notification_history(call.get("paginationToken"), request)
+        return {"hasMore": response.hasMore, "paginationToken": response.paginationToken,
+                "notifications": [self.notification(item.signedPayload) for item in response.notificationHistory or []]}
+
     def raw(self, call):
         # The library's own request path, for values its enums cannot express (an unknown sort, a bad status…).
-        self.client._make_request(call["path"], call.get("method", "GET"), call.get("query", {}), None, None, None)
+        body = json.dumps(call["body"]).encode() if "body" in call else None
+        self.client._make_request(call["path"], call.get("method", "GET"), call.get("query", {}), body, None, "application/json")
         return {}
 
     def run(self, call):

@@ -245,7 +245,7 @@ struct World {
         members += [("purchaseDate", date(t.purchaseDate)), ("originalPurchaseDate", date(t.originalPurchaseDate))]
         if let expires = t.expiresDate { members.append(("expiresDate", date(expires))) }
         members += [("quantity", .integer(Int64(t.quantity))), ("type", .string(Self.typeName(t.type)))]
-        if let token = options.appAccountToken { members.append(("appAccountToken", .string(token))) }
+        if let token = t.appAccountToken ?? options.appAccountToken { members.append(("appAccountToken", .string(token))) }
         members += [("inAppOwnershipType", .string(familyShared ? "FAMILY_SHARED" : "PURCHASED")), ("signedDate", signedDate)]
         if let revoked = t.cancellationDate {
             members += [("revocationReason", .integer(Int64(t.cancellationReason?.code ?? 0))), ("revocationDate", date(revoked))]
@@ -289,7 +289,9 @@ struct World {
         let first = store.transactions.filter { $0.originalTransactionID == last.originalTransactionID }.map(\.purchaseDate).min() ?? last.purchaseDate
         members.append(("recentSubscriptionStartDate", date(first)))
         if let renewal = last.expiresDate { members.append(("renewalDate", date(renewal))) }
-        members += [("currency", .string(options.currency)), ("renewalPrice", .integer(options.price)), ("appTransactionId", .string(appTransactionID))]
+        members += [("currency", .string(options.currency)), ("renewalPrice", .integer(options.price))]
+        if let token = last.appAccountToken { members.append(("appAccountToken", .string(token))) }
+        members.append(("appTransactionId", .string(appTransactionID)))
         return .object(members)
     }
 

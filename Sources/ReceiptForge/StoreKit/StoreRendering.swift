@@ -44,6 +44,27 @@ public struct StoreRendering: Sendable {
     /// The customer's signed AppTransaction (`signedAppTransactionInfo`), as `forge jws make app-transaction` renders it.
     public func signedAppTransaction() throws(ForgeError) -> String { try forge.sign(world.appTransaction(), xcode: world.isXcode) }
 
+    /// A notification of `type` (and `subtype`) about `t`, signed at the rendering's clock, its nested transaction
+    /// and renewal info signed too; without `t`, Apple's TEST shape. `uuid` is its `notificationUUID`: one store
+    /// sends many notifications, each its own.
+    public func signedNotification(_ type: NotificationType, subtype: NotificationSubtype?, about t: Transaction?, uuid: String) throws(ForgeError) -> String {
+        var options = world.options
+        options.notificationType = type.rawValue
+        options.subtype = subtype?.rawValue
+        options.productID = t?.productID
+        let world = try World(store: world.store, options: options)
+        var payload: JSONValue
+        if let t {
+            let signedTransaction = try forge.sign(try world.transaction(t), xcode: world.isXcode)
+            let signedRenewal = t.type == .autoRenewable ? try forge.sign(try world.renewal(of: t), xcode: world.isXcode) : nil
+            payload = world.notification(signedTransaction: signedTransaction, signedRenewal: signedRenewal)
+        } else {
+            payload = world.notification(signedTransaction: nil, signedRenewal: nil)
+        }
+        try payload.edit("/notificationUUID", setting: .string(uuid))
+        return try forge.sign(payload, xcode: world.isXcode)
+    }
+
     /// The subscription status of `t` (its subscription's latest transaction): 1 active, 2 expired, 3 billing
     /// retry, 4 grace period, 5 revoked — the `status` of a notification's `data` and of the Server API.
     public func subscriptionStatus(_ t: Transaction) -> Int64 { world.status(t) }

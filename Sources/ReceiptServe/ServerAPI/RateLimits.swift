@@ -50,10 +50,12 @@ extension ServerAPIService.Endpoint {
     /// The endpoint's rate family (endpoints Apple counts together share one) and its production requests per second.
     var rateLimit: (family: String, perSecond: Int) {
         switch self {
-        case .transactionInfo, .transactionHistory, .subscriptionStatuses, .appTransactionInfo, .finishTransaction:
-            (rawValue, 50)
+        case .transactionInfo, .subscriptionStatuses, .appTransactionInfo, .finishTransaction, .notificationHistory: (rawValue, 50)
+        case .transactionHistory, .transactionHistoryV1: ("transactionHistory", 50)
         case .consumptionV1, .consumptionV2: ("consumption", 50)
-        case .refundHistory: (rawValue, 10)
+        case .extendRenewalDate, .setAppAccountToken: (rawValue, 20)
+        case .refundHistory, .orderLookup: (rawValue, 10)
+        case .massExtendRenewalDate, .massExtensionStatus, .requestTestNotification, .testNotificationStatus: (rawValue, 1)
         }
     }
 }

@@ -8,14 +8,26 @@ public enum ServerAPIError: Int64, Sendable, Hashable, CaseIterable, Error {
     case generalBadRequest = 4_000_000
     case invalidRequestRevision = 4_000_005
     case invalidTransactionID = 4_000_006
+    case invalidOriginalTransactionID = 4_000_008
+    case invalidExtendByDays = 4_000_009
+    case invalidExtendReasonCode = 4_000_010
+    case invalidRequestIdentifier = 4_000_011
+    case startDateTooFarInPast = 4_000_012
     case startDateAfterEndDate = 4_000_013
+    case invalidPaginationToken = 4_000_014
     case invalidStartDate = 4_000_015
     case invalidEndDate = 4_000_016
+    case paginationTokenExpired = 4_000_017
+    case invalidNotificationType = 4_000_018
+    case multipleFiltersSupplied = 4_000_019
+    case invalidTestNotificationToken = 4_000_020
     case invalidSort = 4_000_021
     case invalidProductType = 4_000_022
     case invalidProductID = 4_000_023
     case invalidSubscriptionGroupIdentifier = 4_000_024
     case invalidInAppOwnershipType = 4_000_026
+    case invalidEmptyStorefrontCountryCodeList = 4_000_027
+    case invalidStorefrontCountryCode = 4_000_028
     case invalidRevoked = 4_000_030
     case invalidStatus = 4_000_031
     case invalidAccountTenure = 4_000_032
@@ -29,6 +41,15 @@ public enum ServerAPIError: Int64, Sendable, Hashable, CaseIterable, Error {
     case invalidPlayTime = 4_000_040
     case invalidSampleContentProvided = 4_000_041
     case invalidUserStatus = 4_000_042
+    case invalidAppAccountTokenUUID = 4_000_183
+    case familyTransactionNotSupported = 4_000_185
+    case transactionIDIsNotOriginalTransactionID = 4_000_187
+    case subscriptionExtensionIneligible = 4_030_004
+    case subscriptionMaxExtension = 4_030_005
+    case appNotFound = 4_040_003
+    case originalTransactionIDNotFound = 4_040_005
+    case testNotificationNotFound = 4_040_008
+    case statusRequestNotFound = 4_040_009
     case transactionIDNotFound = 4_040_010
     case rateLimitExceeded = 4_290_000
     case generalInternal = 5_000_000
@@ -43,9 +64,21 @@ public enum ServerAPIError: Int64, Sendable, Hashable, CaseIterable, Error {
         case .generalBadRequest: "Bad request."
         case .invalidRequestRevision: "Invalid request revision."
         case .invalidTransactionID: "Invalid transaction id."
+        case .invalidOriginalTransactionID: "Invalid original transaction id."
+        case .invalidExtendByDays: "Invalid extend by days value."
+        case .invalidExtendReasonCode: "Invalid extend reason code."
+        case .invalidRequestIdentifier: "Invalid request identifier."
+        case .startDateTooFarInPast: "Start date too far in past."
         case .startDateAfterEndDate: "Start date after end date."
+        case .invalidPaginationToken: "Invalid pagination token."
         case .invalidStartDate: "Invalid start date."
         case .invalidEndDate: "Invalid end date."
+        case .paginationTokenExpired: "Pagination token expired."
+        case .invalidNotificationType: "Invalid notification type."
+        case .multipleFiltersSupplied: "Multiple filters supplied."
+        case .invalidTestNotificationToken: "Invalid test notification token."
+        case .invalidEmptyStorefrontCountryCodeList: "Invalid empty storefront country code list."
+        case .invalidStorefrontCountryCode: "Invalid storefront country code."
         case .invalidSort: "Invalid sort."
         case .invalidProductType: "Invalid product type."
         case .invalidProductID: "Invalid product id."
@@ -64,6 +97,15 @@ public enum ServerAPIError: Int64, Sendable, Hashable, CaseIterable, Error {
         case .invalidPlayTime: "Invalid play time."
         case .invalidSampleContentProvided: "Invalid sample content provided."
         case .invalidUserStatus: "Invalid user status."
+        case .invalidAppAccountTokenUUID: "Invalid app account token UUID."
+        case .familyTransactionNotSupported: "Family transaction not supported."
+        case .transactionIDIsNotOriginalTransactionID: "Transaction id is not original transaction id."
+        case .subscriptionExtensionIneligible: "Subscription extension ineligible."
+        case .subscriptionMaxExtension: "Subscription max extension."
+        case .appNotFound: "App not found."
+        case .originalTransactionIDNotFound: "Original transaction id not found."
+        case .testNotificationNotFound: "Test notification not found."
+        case .statusRequestNotFound: "Status request not found."
         case .transactionIDNotFound: "Transaction id not found."
         case .rateLimitExceeded: "Rate limit exceeded."
         case .generalInternal: "An unknown error occurred."

@@ -124,52 +124,55 @@ public struct ServerAPIService: Sendable {
         case closed
     }
 
-    struct Customer: Sendable {
-        let scenario: Scenario
-        let madeAt: Date
-    }
-
     public let configuration: Configuration
-    private let forge: Forge?
-    private let customers: [Customer]
+    /// The customers, the clock and what the developer has changed: shared with `/_forge/clock`.
+    public let state: ServerState
+    let forge: Forge?
 
     /// No scenario: every id is unknown (4040010).
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
+        state = ServerState(now: configuration.now)
         forge = nil
-        customers = []
     }
 
     /// Checks each scenario renders (and has its `now`) before the server starts.
     public init(scenarios: [Scenario], forge: Forge, configuration: Configuration = Configuration()) throws(ForgeError) {
-        var customers: [Customer] = []
-        for (index, scenario) in scenarios.enumerated() {
-            guard let text = scenario.now, let madeAt = ReceiptDate.parse(text) else {
-                throw ForgeError(.invalidScenario, "scenario \(index + 1) needs 'now': when its purchases were made (that fixes their ids)")
-            }
-            _ = try forge.rendering(scenario, madeAt: madeAt, now: madeAt)
-            customers.append(Customer(scenario: scenario, madeAt: madeAt))
-        }
+        try self.init(state: try ServerState(scenarios: scenarios, now: configuration.now), forge: forge, configuration: configuration)
+    }
+
+    /// Serves `state`'s customers (shared with verifyReceipt's ``ServerHistories``); its clock is the server's.
+    public init(state: ServerState, forge: Forge, configuration: Configuration = Configuration()) throws(ForgeError) {
+        for customer in state.customers { _ = try forge.rendering(customer.scenario, madeAt: customer.madeAt, now: customer.madeAt) }
         self.configuration = configuration
         self.forge = forge
-        self.customers = customers
+        self.state = state
     }
 
     /// The endpoints, by method and path pattern (`{}` one path segment): the router's table and the log's names.
-    enum Endpoint: String, CaseIterable {
+    public enum Endpoint: String, CaseIterable, Sendable {
         case transactionInfo
         case transactionHistory
+        case transactionHistoryV1
         case subscriptionStatuses
         case refundHistory
+        case orderLookup
         case appTransactionInfo
         case consumptionV1
         case consumptionV2
         case finishTransaction
+        case setAppAccountToken
+        case extendRenewalDate
+        case massExtendRenewalDate
+        case massExtensionStatus
+        case requestTestNotification
+        case testNotificationStatus
+        case notificationHistory
 
         var method: String {
             switch self {
-            case .consumptionV1, .consumptionV2: "PUT"
-            case .finishTransaction: "POST"
+            case .consumptionV1, .consumptionV2, .setAppAccountToken, .extendRenewalDate: "PUT"
+            case .finishTransaction, .massExtendRenewalDate, .requestTestNotification, .notificationHistory: "POST"
             default: "GET"
             }
         }
@@ -177,29 +180,54 @@ public struct ServerAPIService: Sendable {
             switch self {
             case .transactionInfo: ["inApps", "v1", "transactions", "{}"]
             case .transactionHistory: ["inApps", "v2", "history", "{}"]
+            case .transactionHistoryV1: ["inApps", "v1", "history", "{}"]
             case .subscriptionStatuses: ["inApps", "v1", "subscriptions", "{}"]
             case .refundHistory: ["inApps", "v2", "refund", "lookup", "{}"]
+            case .orderLookup: ["inApps", "v1", "lookup", "{}"]
             case .appTransactionInfo: ["inApps", "v1", "transactions", "appTransactions", "{}"]
             case .consumptionV1: ["inApps", "v1", "transactions", "consumption", "{}"]
             case .consumptionV2: ["inApps", "v2", "transactions", "consumption", "{}"]
             case .finishTransaction: ["inApps", "v1", "transactions", "{}", "finish"]
+            case .setAppAccountToken: ["inApps", "v1", "transactions", "{}", "appAccountToken"]
+            case .extendRenewalDate: ["inApps", "v1", "subscriptions", "extend", "{}"]
+            case .massExtendRenewalDate: ["inApps", "v1", "subscriptions", "extend", "mass"]
+            case .massExtensionStatus: ["inApps", "v1", "subscriptions", "extend", "mass", "{}", "{}"]
+            case .requestTestNotification: ["inApps", "v1", "notifications", "test"]
+            case .testNotificationStatus: ["inApps", "v1", "notifications", "test", "{}"]
+            case .notificationHistory: ["inApps", "v1", "notifications", "history"]
             }
         }
 
-        /// The endpoint and its one path parameter, or nil.
-        static func match(_ segments: [Substring]) -> (Endpoint, String)? {
+        /// What the request log calls the path's first parameter.
+        var parameterName: String? {
+            switch self {
+            case .orderLookup: "orderId"
+            case .setAppAccountToken, .extendRenewalDate: "originalTransactionId"
+            case .massExtensionStatus: "productId"
+            case .testNotificationStatus: "testNotificationToken"
+            case .massExtendRenewalDate, .requestTestNotification, .notificationHistory: nil
+            default: "transactionId"
+            }
+        }
+
+        /// The endpoint `method` and `segments` name and its path parameters; an endpoint at that path with
+        /// another method when none takes `method` (405); nil when no endpoint has the path (404).
+        static func match(method: String, _ segments: [Substring]) -> (endpoint: Endpoint, parameters: [String], methodMatches: Bool)? {
+            var other: (Endpoint, [String])?
             for endpoint in allCases where endpoint.pattern.count == segments.count {
-                var parameter: String?
+                var parameters: [String] = []
                 let matches = zip(endpoint.pattern, segments).allSatisfy { pattern, segment in
                     if pattern == "{}" {
-                        parameter = String(segment).removingPercentEncoding ?? String(segment)
+                        parameters.append(String(segment).removingPercentEncoding ?? String(segment))
                         return true
                     }
                     return pattern == segment
                 }
-                if matches, let parameter { return (endpoint, parameter) }
+                guard matches else { continue }
+                if endpoint.method == method { return (endpoint, parameters, true) }
+                other = other ?? (endpoint, parameters)
             }
-            return nil
+            return other.map { ($0.0, $0.1, false) }
         }
     }
 
@@ -207,12 +235,13 @@ public struct ServerAPIService: Sendable {
     public func respond(_ request: ServerAPIRequest) -> ServerAPIResponse {
         var authenticated: JSONObject = []
         let segments = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        guard request.path.hasPrefix("/"), let (endpoint, parameter) = Endpoint.match(Array(segments)) else {
+        guard request.path.hasPrefix("/"), let (endpoint, parameters, methodMatches) = Endpoint.match(method: request.method, Array(segments)) else {
             return .empty(404, endpoint: "unknown", note: "no Server API endpoint at \(request.path)")
         }
-        guard request.method == endpoint.method else {
+        guard methodMatches else {
             return .empty(405, endpoint: endpoint.rawValue, note: "\(endpoint.rawValue) takes \(endpoint.method), not \(request.method)")
         }
+        let parameter = parameters.first ?? ""
         let scope: Scope
         switch configuration.access {
         case .open:
@@ -237,10 +266,12 @@ public struct ServerAPIService: Sendable {
             var refused = ServerAPIResponse.error(.rateLimitExceeded, endpoint: endpoint.rawValue)
             let retryAfter = String(Int64(retry.timeIntervalSince1970) * 1000)
             refused.headers = [("Retry-After", retryAfter)]
-            refused.summary += [("retryAfter", .string(retryAfter)), ("transactionId", .string(parameter))] + authenticated
+            refused.summary.append(("retryAfter", .string(retryAfter)))
+            if let name = endpoint.parameterName { refused.summary.append((name, .string(parameter))) }
+            refused.summary += authenticated
             return refused
         }
-        let now = request.now ?? configuration.now ?? Date()
+        let now = state.now(request: request.now)
         var response: ServerAPIResponse
         do throws(ServerAPIError) {
             let query = ServerAPIQuery(request.query)
@@ -255,7 +286,7 @@ public struct ServerAPIService: Sendable {
             }
             switch endpoint {
             case .transactionInfo: response = json(try transactionInfo(parameter, scope: scope, now: now))
-            case .transactionHistory: response = json(try history(parameter, query: query, scope: scope, now: now))
+            case .transactionHistory, .transactionHistoryV1: response = json(try history(parameter, query: query, scope: scope, now: now))
             case .subscriptionStatuses: response = json(try statuses(parameter, query: query, scope: scope, now: now))
             case .refundHistory: response = json(try refunds(parameter, query: query, scope: scope, now: now))
             case .appTransactionInfo: response = json(try appTransactionInfo(parameter, scope: scope, now: now))
@@ -267,11 +298,25 @@ public struct ServerAPIService: Sendable {
                 // The transaction must exist; that it was finished is what the request log records.
                 _ = try transaction(parameter, scope: scope, now: now)
                 response = .empty(200, endpoint: endpoint.rawValue, note: "transaction finished")
+            case .orderLookup where scope.environment == .sandbox:
+                response = .empty(404, endpoint: endpoint.rawValue, note: "Apple's sandbox has no order lookup")
+            case .orderLookup: response = json(try lookUpOrder(parameter, scope: scope, now: now))
+            case .setAppAccountToken:
+                let token = try setAppAccountToken(parameter, body: request.body, scope: scope, now: now)
+                response = .empty(200, endpoint: endpoint.rawValue, note: "app account token set")
+                response.summary.append(("appAccountToken", .string(token)))
+            case .extendRenewalDate: response = json(try extendRenewalDate(parameter, body: request.body, scope: scope, now: now))
+            case .massExtendRenewalDate: response = json(try massExtendRenewalDate(body: request.body, scope: scope, now: now))
+            case .massExtensionStatus:
+                response = json(try massExtensionStatus(productID: parameter, requestIdentifier: parameters.last ?? "", scope: scope))
+            case .requestTestNotification: response = json(try requestTestNotification(scope: scope, now: now))
+            case .testNotificationStatus: response = json(try testNotificationStatus(parameter, scope: scope))
+            case .notificationHistory: response = json(try notificationHistory(body: request.body, query: query, scope: scope, now: now))
             }
         } catch {
             response = .error(error, endpoint: endpoint.rawValue)
         }
-        response.summary.append(("transactionId", .string(parameter)))
+        if let name = endpoint.parameterName { response.summary.append((name, .string(parameter))) }
         response.summary += authenticated
         return response
     }
@@ -290,37 +335,47 @@ public struct ServerAPIService: Sendable {
         let rendering: StoreRendering
         /// The transactions made by then, in the store's order.
         let transactions: [Transaction]
+        /// The customer's place in ``ServerState/customers``: where a mutation goes.
+        let customer: Int
+    }
+
+    /// Every customer `scope` may see at `now`, rendered. A scenario that cannot be looked at this early (or
+    /// this late) holds no one at that clock; an `xcode-*` store (every id 0) is not served.
+    func views(scope: Scope, now: Date) -> [View] {
+        guard let forge else { return [] }
+        var views: [View] = []
+        for (index, customer) in state.customers.enumerated() {
+            guard let rendering = try? forge.rendering(customer.scenario, madeAt: customer.madeAt, now: now),
+                !rendering.isXcode, rendering.environment == scope.environment.storeEnvironment,
+                scope.app.map({ $0 == rendering.store.bundleID }) ?? true
+            else { continue }
+            views.append(View(rendering: rendering, transactions: rendering.store.transactions.filter { $0.purchaseDate <= now }, customer: index))
+        }
+        return views
     }
 
     /// The customer `id` belongs to (a transaction id, an original transaction id or, with `anyID`, the app
     /// transaction id) in `environment` at `now`, or 4000006 (not an id) / 4040010 (no such customer).
     func view(of id: String, anyID: Bool, scope: Scope, now: Date) throws(ServerAPIError) -> View {
         guard ServerAPIIdentifier.isWellFormed(id) else { throw .invalidTransactionID }
-        guard let forge else { throw .transactionIDNotFound }
-        for customer in customers {
-            // A scenario that cannot be looked at this early (or this late) holds no one at that clock.
-            guard let rendering = try? forge.rendering(customer.scenario, madeAt: customer.madeAt, now: now),
-                !rendering.isXcode, rendering.environment == scope.environment.storeEnvironment,
-                scope.app.map({ $0 == rendering.store.bundleID }) ?? true
-            else { continue }
-            let transactions = rendering.store.transactions.filter { $0.purchaseDate <= now }
+        for view in views(scope: scope, now: now) {
             let owns =
-                transactions.contains { $0.transactionID == id || (anyID && $0.originalTransactionID == id) }
-                || (anyID && !transactions.isEmpty && rendering.appTransactionID == id)
-            if owns { return View(rendering: rendering, transactions: transactions) }
+                view.transactions.contains { $0.transactionID == id || (anyID && $0.originalTransactionID == id) }
+                || (anyID && !view.transactions.isEmpty && view.rendering.appTransactionID == id)
+            if owns { return view }
         }
         throw .transactionIDNotFound
     }
 
     /// The members every customer-wide answer starts with, in Apple's order after `leading`.
-    private func app(_ view: View) -> JSONObject {
+    func app(_ view: View) -> JSONObject {
         var members: JSONObject = [("bundleId", .string(view.rendering.store.bundleID))]
         if let appAppleID = view.rendering.appAppleID { members.append(("appAppleId", .integer(appAppleID))) }
         members.append(("environment", .string(view.rendering.environment.rawValue)))
         return members
     }
 
-    private func signed(_ work: () throws(ForgeError) -> String) throws(ServerAPIError) -> JSONValue {
+    func signed(_ work: () throws(ForgeError) -> String) throws(ServerAPIError) -> JSONValue {
         do { return .string(try work()) } catch { throw .generalInternal }
     }
 

@@ -1,0 +1,174 @@
+import Foundation
+import ForgeSupport
+import ReceiptForge
+import StoreModel
+import Synchronization
+
+/// The endpoints that change the store: Set App Account Token, Extend a Subscription Renewal Date (one and
+/// mass, with the mass request's status), and Look Up Order ID, which reads what only a mock can serve
+/// (Apple has no order lookup in the sandbox). A change is a timeline event appended to the customer's
+/// scenario at the server clock (``ServerState``).
+extension ServerAPIService {
+    /// The body of a PUT or POST: a JSON object, else 4000000.
+    func object(_ body: [UInt8]) throws(ServerAPIError) -> JSONValue {
+        guard let value = try? JSONValue(parsing: body), value.objectValue != nil else { throw .generalBadRequest }
+        return value
+    }
+
+    // MARK: - Look Up Order ID
+
+    /// `status` 0 and the order's transactions, or `status` 1 (no such order). Production only: Apple's sandbox
+    /// has no order lookup, so `forge serve` answers the sandbox path with 404 and no body. [guess: the
+    /// sandbox's exact answer is undocumented]
+    func lookUpOrder(_ orderID: String, scope: Scope, now: Date) throws(ServerAPIError) -> JSONValue {
+        for view in views(scope: scope, now: now) {
+            let order = view.transactions.filter { view.rendering.store.orderID(of: $0) == orderID }
+            guard !order.isEmpty else { continue }
+            var signedTransactions: [JSONValue] = []
+            for t in order { signedTransactions.append(try signed { () throws(ForgeError) in try view.rendering.signedTransaction(t) }) }
+            return .object([("status", .integer(0)), ("signedTransactions", .array(signedTransactions))])
+        }
+        return .object([("status", .integer(1)), ("signedTransactions", .array([]))])
+    }
+
+    // MARK: - Set App Account Token
+
+    /// `PUT /inApps/v1/transactions/{originalTransactionId}/appAccountToken`: every transaction of the purchase
+    /// carries the token in JWS rendered from now on. 4000183 not a UUID, 4000006 not an id, 4040010 unknown,
+    /// 4000187 a transaction id that is not the purchase's original one.
+    func setAppAccountToken(_ id: String, body: [UInt8], scope: Scope, now: Date) throws(ServerAPIError) -> String {
+        let request = try object(body)
+        guard let token = request["appAccountToken"]?.stringValue, UUID(uuidString: token) != nil else { throw .invalidAppAccountTokenUUID }
+        let view = try view(of: id, anyID: false, scope: scope, now: now)
+        guard let purchase = view.transactions.first(where: { $0.originalTransactionID == id }) else {
+            throw .transactionIDIsNotOriginalTransactionID
+        }
+        let event = TimelineEvent(
+            .appAccountToken, at: ReceiptDate.format(now), productID: purchase.productID, token: token.lowercased(), originalTransactionID: id)
+        try state.change { (state) throws(ServerAPIError) in state.customers[view.customer].scenario.append(event) }
+        return token.lowercased()
+    }
+
+    // MARK: - Extend a Subscription Renewal Date
+
+    /// Apple's extension limits: 1–90 days a time, reason codes 0–3, at most twice in 365 days per subscription.
+    static let extensionDays: ClosedRange<Int64> = 1...90
+    static let extensionReasons: ClosedRange<Int64> = 0...3
+    static let extensionsPerYear = 2
+    /// `requestIdentifier`: a UUID in Apple's examples; any text up to this length here.
+    static let requestIdentifierLength = 1...128
+
+    /// The body's days, reason and request identifier, or their errors (4000009, 4000010, 4000011).
+    private func extensionRequest(_ request: JSONValue) throws(ServerAPIError) -> (days: Int, reason: Int64, identifier: String) {
+        guard let days = request["extendByDays"]?.integerValue, Self.extensionDays.contains(days) else { throw .invalidExtendByDays }
+        guard let reason = request["extendReasonCode"]?.integerValue, Self.extensionReasons.contains(reason) else { throw .invalidExtendReasonCode }
+        guard let identifier = request["requestIdentifier"]?.stringValue, Self.requestIdentifierLength.contains(identifier.utf8.count) else {
+            throw .invalidRequestIdentifier
+        }
+        return (Int(days), reason, identifier)
+    }
+
+    /// Why the subscription whose latest transaction is `t` cannot be extended at `now`: it is not active
+    /// (expired, revoked, in billing retry or grace), or in a free trial (4030004); or it was extended twice in
+    /// the past 365 days (4030005).
+    private func checkExtensible(_ t: Transaction, in view: View, customer: ServerState.Customer, now: Date) throws(ServerAPIError) {
+        guard t.type == .autoRenewable, view.rendering.subscriptionStatus(t) == 1, !t.isTrialPeriod else { throw .subscriptionExtensionIneligible }
+        let yearAgo = now.addingTimeInterval(-365 * 86_400)
+        let recent = (customer.scenario.timeline ?? []).filter { event in
+            guard event.event == .extend, event.productID == t.productID, let at = event.at.flatMap(ReceiptDate.parse) else { return false }
+            return at > yearAgo && at <= now
+        }
+        guard recent.count < Self.extensionsPerYear else { throw .subscriptionMaxExtension }
+    }
+
+    /// The latest transaction of the subscription `originalTransactionID` names in `view`.
+    private func latest(of originalTransactionID: String, in view: View) -> Transaction? {
+        view.transactions.filter { $0.originalTransactionID == originalTransactionID }.max { $0.purchaseDate < $1.purchaseDate }
+    }
+
+    /// `PUT /inApps/v1/subscriptions/extend/{originalTransactionId}`: the period in force ends `extendByDays`
+    /// later (the JWS's `expiresDate`, the renewal info's `renewalDate`), and a RENEWAL_EXTENDED notification is
+    /// in the history. The same request identifier again answers as the first time and extends nothing.
+    func extendRenewalDate(_ id: String, body: [UInt8], scope: Scope, now: Date) throws(ServerAPIError) -> JSONValue {
+        let (days, _, identifier) = try extensionRequest(try object(body))
+        guard ServerAPIIdentifier.isWellFormed(id) else { throw .invalidOriginalTransactionID }
+        let view: View
+        do { view = try self.view(of: id, anyID: true, scope: scope, now: now) } catch { throw .originalTransactionIDNotFound }
+        guard let t = latest(of: id, in: view) else { throw .originalTransactionIDNotFound }
+        let key = identifier + "/" + id
+        let event = TimelineEvent(.extend, at: ReceiptDate.format(now), productID: t.productID, days: days)
+        return try state.change { (state) throws(ServerAPIError) -> JSONValue in
+            if let answered = state.extensions[key] { return answered }
+            try checkExtensible(t, in: view, customer: state.customers[view.customer], now: now)
+            state.customers[view.customer].scenario.append(event)
+            let effective = t.expiresDate.map { $0.addingTimeInterval(Double(days) * 86_400) } ?? now
+            let answer: JSONValue = .object([
+                ("originalTransactionId", .string(id)), ("webOrderLineItemId", .string(String(t.webOrderLineItemID))), ("success", .bool(true)),
+                ("effectiveDate", .integer(ReceiptDate.milliseconds(effective) ?? 0)),
+            ])
+            if state.extensions.count >= ServerState.maximumRecords { state.extensions.removeAll() }
+            state.extensions[key] = answer
+            return answer
+        }
+    }
+
+    /// `POST /inApps/v1/subscriptions/extend/mass`: every active subscription to `productId` in scope, in the
+    /// storefronts named (forge's stores are all in USA), is extended as one extension would be; those that
+    /// are not eligible count as failed. Completes at once.
+    func massExtendRenewalDate(body: [UInt8], scope: Scope, now: Date) throws(ServerAPIError) -> JSONValue {
+        let request = try object(body)
+        let (days, _, identifier) = try extensionRequest(request)
+        guard let productID = request["productId"]?.stringValue, !productID.isEmpty else { throw .invalidProductID }
+        var storefronts: [String]?
+        if let list = request["storefrontCountryCodes"], list != .null {
+            guard let codes = list.arrayValue else { throw .invalidStorefrontCountryCode }
+            guard !codes.isEmpty else { throw .invalidEmptyStorefrontCountryCodeList }
+            storefronts = try codes.map { (code) throws(ServerAPIError) -> String in
+                guard let text = code.stringValue, text.utf8.count == 3, text.utf8.allSatisfy({ (0x41...0x5A).contains($0) }) else {
+                    throw .invalidStorefrontCountryCode
+                }
+                return text
+            }
+        }
+        let views = views(scope: scope, now: now)
+        let stamp = ReceiptDate.format(now)
+        return try state.change { (state) throws(ServerAPIError) -> JSONValue in
+            let key = scope.environment.rawValue + "/" + productID + "/" + identifier
+            if state.massExtensions[key] != nil { return .object([("requestIdentifier", .string(identifier))]) }
+            var succeeded = 0
+            var failed = 0
+            for view in views where storefronts.map({ $0.contains("USA") }) ?? true {
+                let originals = Set(view.transactions.filter { $0.productID == productID && $0.type == .autoRenewable }.map(\.originalTransactionID))
+                for original in originals.sorted() {
+                    guard let t = latest(of: original, in: view) else { continue }
+                    do throws(ServerAPIError) {
+                        try checkExtensible(t, in: view, customer: state.customers[view.customer], now: now)
+                        state.customers[view.customer].scenario.append(TimelineEvent(.extend, at: stamp, productID: productID, days: days))
+                        succeeded += 1
+                    } catch {
+                        failed += 1
+                    }
+                }
+            }
+            if state.massExtensions.count >= ServerState.maximumRecords { state.massExtensions.removeAll() }
+            state.massExtensions[key] = ServerState.MassExtension(productID: productID, completedAt: now, succeeded: succeeded, failed: failed)
+            return .object([("requestIdentifier", .string(identifier))])
+        }
+    }
+
+    /// `GET /inApps/v1/subscriptions/extend/mass/{productId}/{requestIdentifier}`, or 4040009.
+    func massExtensionStatus(productID: String, requestIdentifier: String, scope: Scope) throws(ServerAPIError) -> JSONValue {
+        let key = scope.environment.rawValue + "/" + productID + "/" + requestIdentifier
+        guard let request = state.mutable.withLock({ $0.massExtensions[key] }) else { throw .statusRequestNotFound }
+        return .object([
+            ("requestIdentifier", .string(requestIdentifier)), ("complete", .bool(true)),
+            ("completeDate", .integer(ReceiptDate.milliseconds(request.completedAt) ?? 0)),
+            ("succeededCount", .integer(Int64(request.succeeded))), ("failedCount", .integer(Int64(request.failed))),
+        ])
+    }
+}
+
+extension Scenario {
+    /// `event` at the end of the timeline.
+    mutating func append(_ event: TimelineEvent) { timeline = (timeline ?? []) + [event] }
+}

@@ -1,0 +1,244 @@
+import Foundation
+import ForgeSupport
+import ReceiptForge
+import StoreModel
+import Synchronization
+
+/// Request a Test Notification, Get Test Notification Status and Get Notification History.
+///
+/// The history is derived from the store model, not kept: every purchase (SUBSCRIBED/INITIAL_BUY, or
+/// ONE_TIME_CHARGE), renewal (DID_RENEW, /BILLING_RECOVERY), refund (REFUND) and timeline event that Apple
+/// announces (an extension's RENEWAL_EXTENDED among them) up to the server clock, plus the TEST notifications
+/// asked for. Each is signed as of its own instant. `sendAttempts` is empty: `forge serve` delivers nothing to a
+/// webhook yet.
+extension ServerAPIService {
+    /// How far back the history reaches (Get Notification History: "180 days in the production environment, and
+    /// the past 30 days in the sandbox").
+    static func notificationWindow(_ environment: ServerAPIEnvironment) -> TimeInterval { Double(environment == .sandbox ? 30 : 180) * 86_400 }
+
+    /// How long a pagination token is good for, on the server clock. [guess: Apple documents that tokens
+    /// expire (4000017), not when]
+    static let paginationTokenLifetime: TimeInterval = 24 * 3600
+
+    /// One notification the store has sent, before it is rendered.
+    struct NotificationRecord {
+        let date: Date
+        let type: NotificationType
+        let subtype: NotificationSubtype?
+        /// What it is about; nil for TEST.
+        let transaction: Transaction?
+        /// The customer it belongs to; nil for TEST.
+        let customer: Int?
+        /// TEST's payload, signed when it was asked for.
+        let signedPayload: String?
+        /// What tells it from another of its type at its instant: the transaction id, or TEST's token.
+        let identifier: String
+        /// Its place in the history, and the seed of its `notificationUUID`.
+        /// Sorts as the history does: the instant first (zero-padded, so text order is time order).
+        var key: String { "\(String(ReceiptDate.milliseconds(date) ?? 0).leftPadded(16)):\(type.rawValue):\(subtype?.rawValue ?? ""):\(identifier)" }
+    }
+
+    /// A notification's `notificationUUID`: drawn from its place in the history, so it is the same in every answer.
+    static func notificationUUID(_ key: String) -> String {
+        var random = SeededGenerator(seed: StableHash.fnv1a(Data(("notification:" + key).utf8)))
+        return random.uuid().description.lowercased()
+    }
+
+    // MARK: - Test notifications
+
+    /// `POST /inApps/v1/notifications/test`: a TEST notification of the app (the token's, else the first
+    /// customer's in the environment), signed now; `testNotificationToken` names it.
+    func requestTestNotification(scope: Scope, now: Date) throws(ServerAPIError) -> JSONValue {
+        guard let view = views(scope: scope, now: now).first else { throw .appNotFound }
+        let count = state.mutable.withLock { state -> UInt64 in
+            state.tests += 1
+            return state.tests
+        }
+        var random = SeededGenerator(seed: StableHash.fnv1a(Data("test:\(scope.environment.rawValue):\(count)".utf8)))
+        let token = random.uuid().description.lowercased()
+        let payload = try signed { () throws(ForgeError) in try view.rendering.signedNotification(.test, subtype: nil, about: nil, uuid: token) }
+        let test = ServerState.TestNotification(
+            token: token, environment: scope.environment, bundleID: view.rendering.store.bundleID, signedPayload: payload.stringValue ?? "", sentAt: now)
+        state.mutable.withLock { state in
+            if state.testNotifications.count >= ServerState.maximumRecords { state.testNotifications.removeAll() }
+            state.testNotifications[token] = test
+        }
+        return .object([("testNotificationToken", .string(token))])
+    }
+
+    /// `GET /inApps/v1/notifications/test/{testNotificationToken}`: 4000020 not a token, 4040008 unknown (or
+    /// another app's, or the other environment's).
+    func testNotificationStatus(_ token: String, scope: Scope) throws(ServerAPIError) -> JSONValue {
+        guard UUID(uuidString: token) != nil else { throw .invalidTestNotificationToken }
+        guard let test = state.mutable.withLock({ $0.testNotifications[token.lowercased()] }), test.environment == scope.environment,
+            scope.app.map({ $0 == test.bundleID }) ?? true
+        else { throw .testNotificationNotFound }
+        return .object([("signedPayload", .string(test.signedPayload)), ("sendAttempts", .array([]))])
+    }
+
+    // MARK: - Get Notification History
+
+    /// The request body's filters, checked in Apple's order.
+    struct HistoryRequest {
+        let start: Date
+        let end: Date
+        let type: NotificationType?
+        let subtype: NotificationSubtype?
+        let transactionID: String?
+        let onlyFailures: Bool
+        /// What a pagination token is bound to: the same filters.
+        let fingerprint: UInt64
+
+        init(_ body: JSONValue, environment: ServerAPIEnvironment, now: Date) throws(ServerAPIError) {
+            func date(_ name: String, _ error: ServerAPIError) throws(ServerAPIError) -> Date {
+                guard let milliseconds = body[name]?.integerValue, milliseconds >= 0, let date = ReceiptDate.instant(milliseconds: Double(milliseconds))
+                else { throw error }
+                return date
+            }
+            start = try date("startDate", .invalidStartDate)
+            end = try date("endDate", .invalidEndDate)
+            guard start < end else { throw .startDateAfterEndDate }
+            guard start >= now.addingTimeInterval(-ServerAPIService.notificationWindow(environment)) else { throw .startDateTooFarInPast }
+            let typeName = body["notificationType"]?.stringValue
+            let subtypeName = body["notificationSubtype"]?.stringValue
+            transactionID = body["transactionId"]?.stringValue
+            if transactionID != nil, typeName != nil { throw .multipleFiltersSupplied }
+            if let typeName {
+                guard let type = NotificationType(rawValue: typeName) else { throw .invalidNotificationType }
+                let subtype = try subtypeName.map { (name) throws(ServerAPIError) -> NotificationSubtype in
+                    guard let subtype = NotificationSubtype(rawValue: name) else { throw .invalidNotificationType }
+                    return subtype
+                }
+                guard type.refusal(of: subtype) == nil else { throw .invalidNotificationType }
+                self.type = type
+                self.subtype = subtype
+            } else {
+                guard subtypeName == nil else { throw .invalidNotificationType }
+                type = nil
+                subtype = nil
+            }
+            if let transactionID, !ServerAPIIdentifier.isWellFormed(transactionID) { throw .invalidTransactionID }
+            onlyFailures = body["onlyFailures"] == .bool(true)
+            fingerprint = StableHash.fnv1a(Data(body.serialized(pretty: false).utf8))
+        }
+    }
+
+    /// `POST /inApps/v1/notifications/history?paginationToken=`: ≤ ``pageSize`` records a page, oldest first.
+    func notificationHistory(body: [UInt8], query: ServerAPIQuery, scope: Scope, now: Date) throws(ServerAPIError) -> JSONValue {
+        let request = try HistoryRequest(try object(body), environment: scope.environment, now: now)
+        var after: String?
+        if let token = query.value("paginationToken") {
+            guard let page = PaginationToken(token: token), page.fingerprint == request.fingerprint else { throw .invalidPaginationToken }
+            guard now.timeIntervalSince(page.issued) <= Self.paginationTokenLifetime else { throw .paginationTokenExpired }
+            after = page.after
+        }
+        var views = views(scope: scope, now: now)
+        if let id = request.transactionID {
+            views = [try view(of: id, anyID: true, scope: scope, now: now)]
+        }
+        var records: [NotificationRecord] = []
+        for view in views { records += notifications(of: view, now: now) }
+        if request.transactionID == nil {
+            let tests = state.mutable.withLock { $0.testNotifications.values.filter { $0.environment == scope.environment } }
+            for test in tests where scope.app.map({ $0 == test.bundleID }) ?? true {
+                records.append(
+                    NotificationRecord(
+                        date: test.sentAt, type: .test, subtype: nil, transaction: nil, customer: nil, signedPayload: test.signedPayload,
+                        identifier: test.token))
+            }
+        }
+        records = records.filter { record in
+            record.date >= request.start && record.date < request.end && !request.onlyFailures
+                && request.type.map { $0 == record.type && (request.subtype == nil || request.subtype == record.subtype) } ?? true
+        }
+        let keyed = records.map { ($0.key, $0) }.sorted { $0.0 < $1.0 }
+        let remaining = keyed.filter { record in after.map { record.0 > $0 } ?? true }
+        let page = remaining.prefix(Self.pageSize)
+        var items: [JSONValue] = []
+        let customers = state.customers
+        for (key, record) in page {
+            let payload: JSONValue
+            if let signedPayload = record.signedPayload {
+                payload = .string(signedPayload)
+            } else {
+                payload = try signed { () throws(ForgeError) in
+                    guard let forge, let index = record.customer, customers.indices.contains(index) else { throw ForgeError(.invalidScenario, "no customer") }
+                    let customer = customers[index]
+                    let rendering = try forge.rendering(customer.scenario, madeAt: customer.madeAt, now: record.date)
+                    let t = record.transaction.flatMap { t in rendering.store.transactions.first { $0.transactionID == t.transactionID } } ?? record.transaction
+                    return try rendering.signedNotification(record.type, subtype: record.subtype, about: t, uuid: Self.notificationUUID(key))
+                }
+            }
+            items.append(.object([("signedPayload", payload), ("sendAttempts", .array([]))]))
+        }
+        let hasMore = remaining.count > page.count
+        var members: JSONObject = []
+        if hasMore, let last = page.last {
+            members.append(("paginationToken", .string(PaginationToken(fingerprint: request.fingerprint, after: last.0, issued: now).token)))
+        }
+        members += [("hasMore", .bool(hasMore)), ("notificationHistory", .array(items))]
+        return .object(members)
+    }
+
+    /// What Apple has announced about `view`'s store up to `now`.
+    func notifications(of view: View, now: Date) -> [NotificationRecord] {
+        let timeline = (view.rendering.store.scenario.timeline ?? []).compactMap { event -> (TimelineEvent, Date)? in
+            guard let at = event.at.flatMap(ReceiptDate.parse), at <= now else { return nil }
+            return (event, at)
+        }
+        var records: [NotificationRecord] = []
+        func record(_ date: Date, _ type: NotificationType, _ subtype: NotificationSubtype?, _ t: Transaction) {
+            records.append(
+                NotificationRecord(
+                    date: date, type: type, subtype: subtype, transaction: t, customer: view.customer, signedPayload: nil, identifier: t.transactionID))
+        }
+        for t in view.transactions {
+            if t.type != .autoRenewable {
+                record(t.purchaseDate, .oneTimeCharge, nil, t)
+            } else if t.transactionID == t.originalTransactionID {
+                record(t.purchaseDate, .subscribed, .initialBuy, t)
+            } else {
+                let recovered = timeline.contains { $0.0.event == .recover && $0.1 == t.purchaseDate && ($0.0.productID ?? t.productID) == t.productID }
+                record(t.purchaseDate, .didRenew, recovered ? .billingRecovery : nil, t)
+            }
+            if let refunded = t.cancellationDate, refunded <= now { record(refunded, .refund, nil, t) }
+        }
+        let announced: Set<TimelineEvent.Kind> = [.renew, .recover, .refund]
+        for (event, at) in timeline where !announced.contains(event.event) {
+            guard let (type, subtype) = event.notification else { continue }
+            let product = event.productID ?? view.transactions.first { $0.type == .autoRenewable }?.productID
+            guard let t = view.transactions.filter({ $0.productID == product && $0.purchaseDate <= at }).max(by: { $0.purchaseDate < $1.purchaseDate })
+            else { continue }
+            record(at, type, subtype, t)
+        }
+        return records
+    }
+}
+
+/// Get Notification History's `paginationToken`: bound to the request's filters, the last record sent, and when
+/// it was issued. Opaque to clients: base64url of `1:FINGERPRINT:ISSUED_MS:KEY`.
+struct PaginationToken {
+    let fingerprint: UInt64
+    let after: String
+    let issued: Date
+
+    init(fingerprint: UInt64, after: String, issued: Date) {
+        self.fingerprint = fingerprint
+        self.after = after
+        self.issued = issued
+    }
+
+    var token: String { Base64URL.encode(Array("1:\(fingerprint):\(ReceiptDate.milliseconds(issued) ?? 0):\(after)".utf8)) }
+
+    /// Nil for anything this server did not write (Apple: 4000014).
+    init?(token: String) {
+        guard token.utf8.count <= 512, let bytes = Base64URL.decode(token), let text = String(bytes: bytes, encoding: .utf8) else { return nil }
+        let parts = text.split(separator: ":", maxSplits: 3, omittingEmptySubsequences: false)
+        guard parts.count == 4, parts[0] == "1", let fingerprint = UInt64(parts[1]), let issued = Int64(parts[2]),
+            let date = ReceiptDate.instant(milliseconds: Double(issued))
+        else { return nil }
+        self.fingerprint = fingerprint
+        self.issued = date
+        after = String(parts[3])
+    }
+}
