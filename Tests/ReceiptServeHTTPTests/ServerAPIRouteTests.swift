@@ -412,3 +412,31 @@ struct NotificationHistoryRouteTests {
         }
     }
 }
+
+/// Issue 22's benchmark note: a read at a pinned clock is answered from the cache, and any change of the state misses it.
+@Suite("Server API answers kept by state version")
+struct ResponseCacheRouteTests {
+    @Test("A second GET at the same clock is the same bytes from the cache (logged as cached); an extension changes the state and the next GET renders again")
+    func cachedUntilTheStateChanges() async throws {
+        let log = try RequestLog(file: nil, capacity: 100)
+        let scenario = try Scenario.decode(json: Data(ServerAPIRouteTests.sandboxScenario.utf8))
+        let at = try #require(ReceiptDate.parse(ServerAPIRouteTests.clock))
+        let store = try Forge.bundled().rendering(scenario, madeAt: at, now: at).store
+        let latest = try #require(store.transactions.filter { $0.productID == "pro.monthly" }.max { $0.purchaseDate < $1.purchaseDate })
+        try await ServerAPIRouteTests.application(log: log).test(.router) { client in
+            let uri = "/sandbox/inApps/v1/transactions/\(latest.transactionID)"
+            let first = try await client.execute(uri: uri, method: .get)
+            let second = try await client.execute(uri: uri, method: .get)
+            #expect(first.status == .ok && String(buffer: first.body) == String(buffer: second.body))
+            let extended = try await client.execute(
+                uri: "/sandbox/inApps/v1/subscriptions/extend/\(latest.originalTransactionID)", method: .put,
+                body: ByteBuffer(string: #"{"extendByDays":3,"extendReasonCode":0,"requestIdentifier":"cache"}"#))
+            #expect(extended.status == .ok, "\(String(buffer: extended.body))")
+            let third = try await client.execute(uri: uri, method: .get)
+            let expires = ServerAPIRouteTests.payload(ServerAPIRouteTests.object(third)["signedTransactionInfo"])["expiresDate"] as? Int64
+            #expect(expires == latest.expiresDate.flatMap(ReceiptDate.milliseconds).map { $0 + 3 * 86_400_000 })
+        }
+        let lines = log.jsonLines.split(separator: "\n").map { (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any] ?? [:] }
+        #expect(lines.map { $0["cached"] as? Bool ?? false } == [false, true, false, false], "\(log.jsonLines)")
+    }
+}

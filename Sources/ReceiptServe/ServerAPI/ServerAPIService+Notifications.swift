@@ -59,7 +59,7 @@ extension ServerAPIService {
         let payload = try signed { () throws(ForgeError) in try view.rendering.signedNotification(.test, subtype: nil, about: nil, uuid: token) }
         let test = ServerState.TestNotification(
             token: token, environment: scope.environment, bundleID: view.rendering.store.bundleID, signedPayload: payload.stringValue ?? "", sentAt: now)
-        state.mutable.withLock { state in
+        try state.change { state in
             if state.testNotifications.count >= ServerState.maximumRecords { state.testNotifications.removeAll() }
             state.testNotifications[token] = test
         }

@@ -128,6 +128,8 @@ public struct ServerAPIService: Sendable {
     /// The customers, the clock and what the developer has changed: shared with `/_forge/clock`.
     public let state: ServerState
     let forge: Forge?
+    /// The read-only endpoints' answers, by request, clock and state version.
+    let cache = ResponseCache()
 
     /// No scenario: every id is unknown (4040010).
     public init(configuration: Configuration = Configuration()) {
@@ -197,6 +199,9 @@ public struct ServerAPIService: Sendable {
             case .notificationHistory: ["inApps", "v1", "notifications", "history"]
             }
         }
+
+        /// Answers only from the state, changing nothing (Get Notification History is a POST that reads).
+        var readsOnly: Bool { method == "GET" || self == .notificationHistory }
 
         /// What the request log calls the path's first parameter.
         var parameterName: String? {
@@ -273,6 +278,25 @@ public struct ServerAPIService: Sendable {
         }
         let now = state.now(request: request.now)
         var response: ServerAPIResponse
+        let key = ResponseCache.Key(
+            request: [request.environment.rawValue, scope.app ?? "", request.method, request.path, request.query].joined(separator: "\n"),
+            body: request.body, milliseconds: ReceiptDate.milliseconds(now) ?? 0, version: state.version)
+        if endpoint.readsOnly, let cached = cache.answer(key) {
+            response = cached
+            response.summary.append(("cached", .bool(true)))
+        } else {
+            response = answer(endpoint, parameters: parameters, request: request, scope: scope, now: now)
+            if endpoint.readsOnly, response.status == 200 { cache.keep(response, for: key) }
+        }
+        if let name = endpoint.parameterName { response.summary.append((name, .string(parameter))) }
+        response.summary += authenticated
+        return response
+    }
+
+    /// The endpoint's answer, computed.
+    private func answer(_ endpoint: Endpoint, parameters: [String], request: ServerAPIRequest, scope: Scope, now: Date) -> ServerAPIResponse {
+        let parameter = parameters.first ?? ""
+        var response: ServerAPIResponse
         do throws(ServerAPIError) {
             let query = ServerAPIQuery(request.query)
             func json(_ body: JSONValue) -> ServerAPIResponse {
@@ -316,8 +340,6 @@ public struct ServerAPIService: Sendable {
         } catch {
             response = .error(error, endpoint: endpoint.rawValue)
         }
-        if let name = endpoint.parameterName { response.summary.append((name, .string(parameter))) }
-        response.summary += authenticated
         return response
     }
 

@@ -46,6 +46,8 @@ public final class ServerState: Sendable {
         var extensions: [String: JSONValue] = [:]
         /// How many `TEST` notifications were asked for: the seed of the next token.
         var tests: UInt64 = 0
+        /// Counts the changes: an answer kept for one version is stale in the next (``ResponseCache``).
+        var version: UInt64 = 0
     }
 
     /// `--now`; nil, the wall clock.
@@ -98,6 +100,12 @@ public final class ServerState: Sendable {
 
     /// Runs `change` on the state under the lock: a check and the mutation it allows happen as one.
     func change<T>(_ change: (inout Mutable) throws(ServerAPIError) -> T) throws(ServerAPIError) -> T {
-        try mutable.withLock { (state) throws(ServerAPIError) -> T in try change(&state) }
+        try mutable.withLock { (state) throws(ServerAPIError) -> T in
+            state.version &+= 1
+            return try change(&state)
+        }
     }
+
+    /// The number of changes so far.
+    var version: UInt64 { mutable.withLock { $0.version } }
 }
