@@ -203,8 +203,10 @@ public struct ServerAPIService: Sendable {
         }
     }
 
-    /// The answer to `request`. Never traps: every failure is an answer.
-    public func respond(_ request: ServerAPIRequest) -> ServerAPIResponse {
+    /// The answer to `request`. Never traps: every failure is an answer. `admitted` hears of each request that passed
+    /// authentication and the rate limit, by the log's endpoint name, before it is answered: an answer it returns (a
+    /// fault's) is sent instead, and the endpoint does nothing.
+    public func respond(_ request: ServerAPIRequest, admitted: (_ endpoint: String) -> ServerAPIResponse? = { _ in nil }) -> ServerAPIResponse {
         var authenticated: JSONObject = []
         let segments = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         guard request.path.hasPrefix("/"), let (endpoint, parameter) = Endpoint.match(Array(segments)) else {
@@ -239,6 +241,10 @@ public struct ServerAPIService: Sendable {
             refused.headers = [("Retry-After", retryAfter)]
             refused.summary += [("retryAfter", .string(retryAfter)), ("transactionId", .string(parameter))] + authenticated
             return refused
+        }
+        if var instead = admitted(endpoint.rawValue) {
+            instead.summary += [("transactionId", .string(parameter))] + authenticated
+            return instead
         }
         let now = request.now ?? configuration.now ?? Date()
         var response: ServerAPIResponse
