@@ -61,7 +61,7 @@ public enum ForgeServers {
                 // Apple: 21000, "the request was not made using the HTTP POST request method".
                 router.get(RouterPath(endpoint.path)) { request, _ in await endpoints.respond(endpoint, request) }
             }
-            ServerAPIRoutes(service: serverAPI, log: log, runtime: runtime).register(on: router)
+            ServerAPIRoutes(service: serverAPI, faults: faults, log: log, runtime: runtime).register(on: router)
             ControlRoutes(faults: faults, log: log, runtime: runtime, token: controlToken, state: serverAPI.state).register(on: router)
         }
     }
@@ -261,6 +261,25 @@ enum Responses {
         let json = appleShape ? refusal.verifyReceiptJSON : refusal.json
         return bytes(appleShape ? .ok : .init(code: refusal.httpStatus), contentType: "application/json", Array(json.serialized(pretty: false).utf8), headers: fields)
     }
+
+    /// Whatever a fault waits before answering: its `latency=MS`.
+    static func wait(for fault: Fault?) async {
+        guard let fault, fault.latencyMilliseconds > 0 else { return }
+        try? await Task.sleep(for: .milliseconds(fault.latencyMilliseconds))
+    }
+
+    /// The `close` fault on either API: the headers promise the whole `body`, half of it is sent, then the connection is closed.
+    static func halfSent(_ status: HTTPResponse.Status, contentType: String, _ body: [UInt8]) -> Response {
+        let half = ByteBuffer(bytes: body.prefix(body.count / 2))
+        return Response(
+            status: status, headers: [.contentType: contentType, .contentLength: String(body.count)],
+            body: ResponseBody(contentLength: body.count) { writer in
+                try await writer.write(half)
+                throw ClosedOnPurpose()
+            })
+    }
+
+    struct ClosedOnPurpose: Error {}
 }
 
 /// Both verifyReceipt endpoints: a fault if one applies, else the service's answer; each request logged.
@@ -272,8 +291,8 @@ private struct VerifyReceiptRoutes: Sendable {
 
     func respond(_ endpoint: AppleEndpoint, _ request: Request) async -> Response {
         var entry: JSONObject = [("endpoint", .string(endpoint.rawValue)), ("method", .string(request.method.rawValue)), ("path", .string(request.uri.path))]
-        let fault = faults.next(for: endpoint)
-        if let fault, fault.latencyMilliseconds > 0 { try? await Task.sleep(for: .milliseconds(fault.latencyMilliseconds)) }
+        let fault = faults.next(for: .verifyReceipt(endpoint))
+        await Responses.wait(for: fault)
         entry.append(("fault", fault.map { .string($0.spec) } ?? .null))
 
         func json(_ status: VerifyReceiptStatus, _ body: [UInt8], summary: JSONObject = []) -> Response {
@@ -293,25 +312,17 @@ private struct VerifyReceiptRoutes: Sendable {
         case .http(let code)?:
             entry += [("httpStatus", .integer(Int64(code))), ("status", .null)]
             log.record(entry)
-            return Responses.bytes(.init(code: code), contentType: "text/plain", Array("forge serve: fault http=\(code)\n".utf8))
+            return Responses.bytes(.init(code: code), contentType: "text/plain", Fault.httpBody(code))
         case .notJSON?:
             entry += [("httpStatus", .integer(200)), ("status", .null)]
             log.record(entry)
-            let page = "<html><head><title>503 Service Temporarily Unavailable</title></head><body>Service Unavailable</body></html>\n"
-            return Responses.bytes(.ok, contentType: "text/html", Array(page.utf8))
+            return Responses.bytes(.ok, contentType: "text/html", Fault.proxyPage)
         case .close?:
             entry += [("httpStatus", .integer(200)), ("status", .null)]
             log.record(entry)
-            // The headers promise a whole body; half of it is sent, then the connection is closed.
             let body = Array(#"{"status":0,"environment":"Production","forge_fault":"the connection closes before this body ends"}"#.utf8)
-            let half = ByteBuffer(bytes: body.prefix(body.count / 2))
-            return Response(
-                status: .ok, headers: [.contentType: "application/json", .contentLength: String(body.count)],
-                body: ResponseBody(contentLength: body.count) { writer in
-                    try await writer.write(half)
-                    throw ClosedOnPurpose()
-                })
-        case .none?, nil:
+            return Responses.halfSent(.ok, contentType: "application/json", body)
+        case .serverAPIError?, .none?, nil:
             break
         }
         guard request.method == .post else {
@@ -333,15 +344,18 @@ private struct VerifyReceiptRoutes: Sendable {
             return refused(error)
         }
     }
-
-    struct ClosedOnPurpose: Error {}
 }
 
 /// The App Store Server API (``ServerAPIService``): `/inApps/…` for production (or the sandbox when `Host` is
-/// `api.storekit-sandbox.apple.com`), `/sandbox/inApps/…` for the sandbox, every method, answered on the pool; each request logged with its endpoint, HTTP status and
-/// `errorCode`.
+/// `api.storekit-sandbox.apple.com`), `/sandbox/inApps/…` for the sandbox, every method, answered on the pool; each request logged with its endpoint, HTTP status,
+/// `errorCode`, the token check's outcome (`kid` accepted or `auth` the rule refused) and the fault applied.
+///
+/// A fault (``FaultPlan``) applies once the service has admitted the request — after authentication, so a fault never
+/// lets an unauthenticated client through, and after the rate limit, so a 429 does not spend a counted fault — and
+/// before the endpoint runs, so a faulted request changes nothing. Its latency is waited here, off the pool.
 private struct ServerAPIRoutes: Sendable {
     let service: ServerAPIService
+    let faults: FaultPlan
     let log: RequestLog
     let runtime: ServerRuntime
 
@@ -369,7 +383,7 @@ private struct ServerAPIRoutes: Sendable {
                 body = held.bytes
                 held.release()
             } catch {
-                entry += [("httpStatus", .integer(Int64(error.httpStatus))), ("refused", .string(error.code.rawValue))]
+                entry += [("fault", .null), ("httpStatus", .integer(Int64(error.httpStatus))), ("refused", .string(error.code.rawValue))]
                 log.record(entry)
                 return Responses.refusal(error, appleShape: false)
             }
@@ -378,16 +392,28 @@ private struct ServerAPIRoutes: Sendable {
         let call = ServerAPIRequest(
             environment: environment, method: request.method.rawValue, path: path, query: request.uri.query ?? "", body: body,
             now: headers["x-forge-now"].flatMap(ReceiptDate.parse), authorization: headers["authorization"])
-        let service = service
-        let answer: ServerAPIResponse
-        do { answer = try await runtime.pool.answer { service.respond(call) } } catch {
+        let service = service, faults = faults
+        let answer: ServerAPIResponse, fault: Fault?
+        do {
+            (answer, fault) = try await runtime.pool.answer {
+                var fault: Fault?
+                let answer = service.respond(call) { endpoint in
+                    fault = faults.next(for: .serverAPI(environment, endpoint: endpoint))
+                    return fault?.serverAPIAnswer(endpoint: endpoint)
+                }
+                return (answer, fault)
+            }
+        } catch {
             // Busy or out of time: Apple's retryable internal error, so the client's retry logic is what runs.
             entry.append(("refused", .string(error.code.rawValue)))
             answer = ServerAPIResponse.error(.generalInternalRetryable, endpoint: "unanswered")
+            fault = nil
         }
-        entry += [("httpStatus", .integer(Int64(answer.status)))]
+        await Responses.wait(for: fault)
+        entry += [("fault", fault.map { .string($0.spec) } ?? .null), ("httpStatus", .integer(Int64(answer.status)))]
         entry += answer.summary
         log.record(entry)
+        if fault?.action == .close { return Responses.halfSent(.init(code: answer.status), contentType: answer.contentType ?? ServerAPIService.jsonContentType, answer.body) }
         var fields: HTTPFields = [:]
         if let contentType = answer.contentType { fields[.contentType] = contentType }
         for header in answer.headers {

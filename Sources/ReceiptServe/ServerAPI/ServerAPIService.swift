@@ -236,8 +236,10 @@ public struct ServerAPIService: Sendable {
         }
     }
 
-    /// The answer to `request`. Never traps: every failure is an answer.
-    public func respond(_ request: ServerAPIRequest) -> ServerAPIResponse {
+    /// The answer to `request`. Never traps: every failure is an answer. `admitted` hears of each request that passed
+    /// authentication and the rate limit, by the log's endpoint name, before it is answered: an answer it returns (a
+    /// fault's) is sent instead, and the endpoint does nothing.
+    public func respond(_ request: ServerAPIRequest, admitted: (_ endpoint: String) -> ServerAPIResponse? = { _ in nil }) -> ServerAPIResponse {
         var authenticated: JSONObject = []
         let segments = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         guard request.path.hasPrefix("/"), let (endpoint, parameters, methodMatches) = Endpoint.match(method: request.method, Array(segments)) else {
@@ -275,6 +277,11 @@ public struct ServerAPIService: Sendable {
             if let name = endpoint.parameterName { refused.summary.append((name, .string(parameter))) }
             refused.summary += authenticated
             return refused
+        }
+        if var instead = admitted(endpoint.rawValue) {
+            if let name = endpoint.parameterName { instead.summary.append((name, .string(parameter))) }
+            instead.summary += authenticated
+            return instead
         }
         let now = state.now(request: request.now)
         var response: ServerAPIResponse
