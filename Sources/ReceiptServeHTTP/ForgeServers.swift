@@ -337,9 +337,10 @@ private struct VerifyReceiptRoutes: Sendable {
     struct ClosedOnPurpose: Error {}
 }
 
-/// The App Store Server API (``ServerAPIService``): `/inApps/…` for production (or the sandbox when `Host` is
-/// `api.storekit-sandbox.apple.com`), `/sandbox/inApps/…` for the sandbox, every method, answered on the pool; each request logged with its endpoint, HTTP status and
-/// `errorCode`.
+/// The App Store Server API (``ServerAPIService``): `/inApps/…` for production (or the environment whose Apple host
+/// name `Host` carries, ``ServerAPIEnvironment/atRoot(host:)``), `/sandbox/inApps/…` for the sandbox,
+/// `/local-testing/inApps/…` for local testing, every method, answered on the pool; each request logged with its
+/// environment, endpoint, HTTP status and `errorCode`.
 private struct ServerAPIRoutes: Sendable {
     let service: ServerAPIService
     let log: RequestLog
