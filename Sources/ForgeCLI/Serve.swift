@@ -34,12 +34,15 @@ struct Serve: AsyncParsableCommand {
 
             \(ServerOptions.limitsHelp) The request log in memory keeps the last --log-capacity entries (default \(ServerLimits.defaultLogCapacity)); GET /_forge/log says in X-Forge-Log-Evicted how many it pushed out and in X-Forge-Log-Dropped how many lines --log FILE could not take (a full disk: said once on stderr; a line is written whole or not at all). At most \(ServerLimits.maximumFaults) faults are in force at once (POST /_forge/faults answers 409 past that). On the verifyReceipt endpoints a refusal keeps Apple's shape: HTTP 200 with status 21000 (the body: too large, broken framing, cut off) or 21005 (busy, no answer in time), forge_error and forge_message.
 
-            TEST ONLY: receipts are judged under the bundled TEST root (--root receipt) unless --root; --tls serves HTTPS with a certificate issued by that root for the host, localhost and 127.0.0.1, so a client trusts root.pem (`forge ca export --out DIR` writes it).
+            TEST ONLY: receipts are judged under the bundled TEST root (--root receipt) unless --root; --tls serves HTTPS with a certificate issued by that root for the host, localhost, 127.0.0.1 and Apple's Server API host names \(ServerAPIEnvironment.allCases.map(\.appleHost).joined(separator: ", ")), so a client trusts root.pem (`forge ca export --out DIR` writes it). A request at /inApps/… whose Host is one of those names is served by its environment, so Apple's clients reach this server unpatched when the names resolve to it (/etc/hosts) and root.pem is trusted. \(ServerAPIEnvironment.localTesting.appleHost) (Apple's Environment.LOCAL_TESTING, for unit tests; also at /local-testing/inApps/…) serves every store, production and sandbox, at production's rate limits. Documentation/server-api-clients.md shows how to point each of Apple's clients here.
             """)
 
     @Option(help: ArgumentHelp("Where to listen; port 0 picks a free port. The URLs are printed on stdout.", valueName: "host:port"))
     var listen = "127.0.0.1:8080"
-    @Flag(help: "Serve HTTPS with a certificate issued by the TEST root (trust root.pem of `forge ca export` in the client).")
+    @Flag(
+        help:
+            "Serve HTTPS with a certificate issued by the TEST root for the host, localhost and Apple's Server API host names (trust root.pem of `forge ca export` in the client)."
+    )
     var tls = false
     @Option(help: ArgumentHelp("The app's shared secret: receipts with auto-renewable purchases then need it as password (21004).", valueName: "secret"))
     var sharedSecret: String?
@@ -155,7 +158,11 @@ struct Serve: AsyncParsableCommand {
                     "server api  \(base)/inApps (production)  \(base)/sandbox/inApps (sandbox)\(noAuth ? "  --no-auth" : apiKey.isEmpty ? "  (401 until --api-key or --no-auth)" : "  (bearer tokens of --api-key)")",
                     "control     \(base)/_forge/faults  \(base)/_forge/log",
                 ]
-                if tls { lines.append("trust       --root receipt (the TEST root that issued the serving certificate; `forge ca export` writes it as root.pem)") }
+                if tls {
+                    lines.append("trust       --root receipt (the TEST root that issued the serving certificate; `forge ca export` writes it as root.pem)")
+                    let hosts = ServerAPIEnvironment.allCases.map { "\($0.appleHost) (\($0 == .localTesting ? "every store" : $0.rawValue))" }
+                    lines.append("hosts       \(hosts.joined(separator: "  ")): in the certificate; point them at this server (/etc/hosts) for Apple's unpatched clients")
+                }
                 // stdout, unbuffered: the first line names the port, for scripts and tests.
                 FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
                 if !bound.isLoopback {

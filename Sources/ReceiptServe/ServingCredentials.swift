@@ -15,12 +15,13 @@ public struct ServingCredentials: Sendable {
         self.privateKeyPEM = privateKeyPEM
     }
 
-    /// A fresh key and a certificate for `host` (plus localhost, 127.0.0.1 and ::1) issued by the TEST root,
-    /// so a client that insists on TLS needs one trusted PEM: `Certificates/root.pem`. Valid from an hour
-    /// before `now` for 30 days; it is made at start-up and never written anywhere.
+    /// A fresh key and a certificate for `host` (plus localhost, 127.0.0.1, ::1 and Apple's Server API host names,
+    /// ``ServerAPIEnvironment/appleHost``) issued by the TEST root, so a client that insists on TLS needs one trusted
+    /// PEM: `Certificates/root.pem`; one that resolves Apple's host names to this server verifies TLS unpatched.
+    /// Valid from an hour before `now` for 30 days; it is made at start-up and never written anywhere.
     public static func issue(for host: String, by pki: CertificateSet<CertificateRole>, now: Date = Date()) throws -> ServingCredentials {
         let key = try RSAPrivateKey.generate(bits: 2048)
-        var dnsNames = ["localhost"]
+        var dnsNames = ["localhost"] + ServerAPIEnvironment.allCases.map(\.appleHost)
         var addresses: [[UInt8]] = [[127, 0, 0, 1], Array(repeating: 0, count: 15) + [1]]
         if let address = ipv4(host) {
             if !addresses.contains(address) { addresses.append(address) }

@@ -346,9 +346,11 @@ private struct VerifyReceiptRoutes: Sendable {
     }
 }
 
-/// The App Store Server API (``ServerAPIService``): `/inApps/…` for production (or the sandbox when `Host` is
-/// `api.storekit-sandbox.apple.com`), `/sandbox/inApps/…` for the sandbox, every method, answered on the pool; each request logged with its endpoint, HTTP status,
-/// `errorCode`, the token check's outcome (`kid` accepted or `auth` the rule refused) and the fault applied.
+/// The App Store Server API (``ServerAPIService``): `/inApps/…` for production (or the environment whose Apple host
+/// name `Host` carries, ``ServerAPIEnvironment/atRoot(host:)``), `/sandbox/inApps/…` for the sandbox,
+/// `/local-testing/inApps/…` for local testing, every method, answered on the pool; each request logged with its
+/// environment, endpoint, HTTP status, `errorCode`, the token check's outcome (`kid` accepted or `auth` the rule
+/// refused) and the fault applied.
 ///
 /// A fault (``FaultPlan``) applies once the service has admitted the request — after authentication, so a fault never
 /// lets an unauthenticated client through, and after the rate limit, so a 429 does not spend a counted fault — and

@@ -2,19 +2,28 @@
 """Apple's own App Store Server API client (app-store-server-library) pointed at `forge serve`.
 
 Calls the server through `AppStoreServerAPIClient` unmodified but for its base URL (server-api-facts §1.5:
-`client._base_url`), and verifies every signed field it gets back with Apple's `SignedDataVerifier` under
-the TEST JWS root. The bearer token is signed by the key `forge ca api-key` made (`--key`, `--key-id`,
+`client._base_url`), or not modified at all (no BASE_URL: Apple's own URL for the environment, the host name
+resolved to the server by `--resolve`, TLS trusted through the environment as below), and verifies every signed
+field it gets back with Apple's `SignedDataVerifier` under the TEST JWS root. The bearer token is signed by the key `forge ca api-key` made (`--key`, `--key-id`,
 `--issuer-id`, as `forge serve --api-key KEY_ID=FILE --issuer-id ID` takes them), or by a throwaway EC P-256
 key when the server runs with `--no-auth`.
 
-    server_api_client.py BASE_URL --bundle-id ID [--environment sandbox|production] [--app-apple-id N]
-                         [--root PEM] [--key P8 --key-id KID --issuer-id ID] [--async] < calls.json
+    server_api_client.py [BASE_URL] --bundle-id ID [--environment sandbox|production|local-testing] [--app-apple-id N]
+                         [--root PEM] [--key P8 --key-id KID --issuer-id ID] [--async]
+                         [--resolve HOST=ADDRESS:PORT ...] [--verify-environment sandbox|production] < calls.json
 
 With `--async` every call goes through the library's httpx client, `AsyncAppStoreServerAPIClient`, awaited on
 one event loop: the same calls, the same results.
 
 BASE_URL is what `forge serve` prints without the path (http://127.0.0.1:8080); the sandbox is reached at
-BASE_URL/sandbox. calls.json is a JSON list of calls, each an object:
+BASE_URL/sandbox, local testing at BASE_URL/local-testing. Without BASE_URL the client keeps Apple's URL
+(https://api.storekit.apple.com, https://api.storekit-sandbox.apple.com, https://local-testing-base-url) and
+`--resolve HOST=127.0.0.1:PORT` (repeatable) sends this process's connections to HOST, on any port, to that
+address and port, as an /etc/hosts line would (plus the port: a test cannot bind 443). Against `forge serve --tls`
+the client then verifies the serving certificate for Apple's host name; it trusts what the environment says, as it
+would in production: requests (the sync client) reads REQUESTS_CA_BUNDLE, httpx 0.28 (the async one) SSL_CERT_FILE.
+The signed fields are verified for --verify-environment (default: --environment; sandbox for local-testing, whose
+verifier would skip the signatures). calls.json is a JSON list of calls, each an object:
 
     {"call": "info", "transactionId": "..."}
     {"call": "history", "transactionId": "...", "revision": "...", "sort": "ASCENDING|DESCENDING",
@@ -38,6 +47,7 @@ import argparse
 import asyncio
 import base64
 import json
+import socket
 import sys
 
 from cryptography.hazmat.primitives import serialization
@@ -93,24 +103,59 @@ class Awaiting:
         self._loop.close()
 
 
+ENVIRONMENTS = {"sandbox": Environment.SANDBOX, "production": Environment.PRODUCTION, "local-testing": Environment.LOCAL_TESTING}
+PREFIXES = {"sandbox": "/sandbox", "production": "", "local-testing": "/local-testing"}
+
+
+def resolve(overrides):
+    """Sends connections to each HOST to its (ADDRESS, PORT), as an /etc/hosts line (HOST → ADDRESS) and a
+    port-redirect rule (ADDRESS:443 → ADDRESS:PORT, what iptables' REDIRECT does) would, in this process only.
+    Both clients look names up through socket.getaddrinfo (urllib3 directly, httpx's anyio through asyncio's
+    resolver thread) and connect through socket.socket.connect, so nothing of the library is touched; TLS still
+    checks the certificate for HOST."""
+    lookup, connect, redirects = socket.getaddrinfo, socket.socket.connect, {}
+
+    def getaddrinfo(host, port, *arguments, **options):
+        name = host.decode("ascii", "replace") if isinstance(host, bytes) else host
+        if isinstance(name, str) and name.lower() in overrides:
+            address, target = overrides[name.lower()]
+            answers = lookup(address, port, *arguments, **options)
+            for *_, sockaddr in answers:
+                redirects[sockaddr[:2]] = (sockaddr[0], target)
+            return answers
+        return lookup(host, port, *arguments, **options)
+
+    def redirected(self, address):
+        return connect(self, redirects.get(address[:2], address) if isinstance(address, tuple) else address)
+
+    socket.getaddrinfo = getaddrinfo
+    socket.socket.connect = redirected
+
+
+def resolution(text):
+    """HOST=ADDRESS:PORT, for --resolve."""
+    host, _, target = text.partition("=")
+    address, _, port = target.rpartition(":")
+    if not host or not address or not port.isdigit():
+        raise argparse.ArgumentTypeError(f"--resolve takes HOST=ADDRESS:PORT, not {text!r}")
+    return host.lower(), (address.strip("[]"), int(port))
+
+
 class Driver:
     def __init__(self, base_url, bundle_id, environment, app_apple_id, root_pem, key_file=None, key_id="FORGETEST1",
-                 issuer_id="00000000-0000-0000-0000-000000000000", asynchronous=False):
+                 issuer_id="00000000-0000-0000-0000-000000000000", asynchronous=False, verify_environment=None):
         if key_file:
             with open(key_file, "rb") as handle:
                 key = handle.read()
         else:
             key = ec.generate_private_key(ec.SECP256R1()).private_bytes(
                 serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8, serialization.NoEncryption())
-        self.environment = Environment.SANDBOX if environment == "sandbox" else Environment.PRODUCTION
-        base = base_url.rstrip("/") + ("/sandbox" if environment == "sandbox" else "")
-        if asynchronous:
-            client = AsyncAppStoreServerAPIClient(key, key_id, issuer_id, bundle_id, self.environment)
-            client._base_url = base
-            self.client = Awaiting(client, asyncio.new_event_loop())
-        else:
-            self.client = AppStoreServerAPIClient(key, key_id, issuer_id, bundle_id, self.environment)
-            self.client._base_url = base
+        # The client's environment; the verifier's is the stores' (a LOCAL_TESTING verifier checks no signature).
+        self.environment = ENVIRONMENTS[verify_environment or ("sandbox" if environment == "local-testing" else environment)]
+        client = (AsyncAppStoreServerAPIClient if asynchronous else AppStoreServerAPIClient)(key, key_id, issuer_id, bundle_id, ENVIRONMENTS[environment])
+        if base_url is not None:
+            client._base_url = base_url.rstrip("/") + PREFIXES[environment]
+        self.client = Awaiting(client, asyncio.new_event_loop()) if asynchronous else client
         with open(root_pem, "rb") as handle:
             root = x509.load_pem_x509_certificate(handle.read()).public_bytes(serialization.Encoding.DER)
         self.verifier = SignedDataVerifier([root], False, self.environment, bundle_id, app_apple_id)
@@ -265,9 +310,12 @@ class Driver:
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("base_url")
+    parser.add_argument("base_url", nargs="?", help="forge serve's base URL; without it, Apple's URL for --environment (with --resolve)")
     parser.add_argument("--bundle-id", required=True)
-    parser.add_argument("--environment", choices=["sandbox", "production"], default="sandbox")
+    parser.add_argument("--environment", choices=list(ENVIRONMENTS), default="sandbox")
+    parser.add_argument("--verify-environment", choices=["sandbox", "production"], help="the signed fields' environment")
+    parser.add_argument("--resolve", type=resolution, action="append", default=[], metavar="HOST=ADDRESS:PORT",
+                        help="connect to ADDRESS:PORT for HOST, as /etc/hosts would (repeatable)")
     parser.add_argument("--app-apple-id", type=int)
     parser.add_argument("--root", default="Certificates/jws/jws-root-g3.pem", help="the TEST JWS root (`forge ca export` writes it)")
     parser.add_argument("--key", help="the .p8 of `forge ca api-key` (default: a throwaway key, for --no-auth)")
@@ -275,8 +323,10 @@ def main():
     parser.add_argument("--issuer-id", default="00000000-0000-0000-0000-000000000000")
     parser.add_argument("--async", dest="asynchronous", action="store_true", help="use AsyncAppStoreServerAPIClient (httpx)")
     arguments = parser.parse_args()
+    if arguments.resolve:
+        resolve(dict(arguments.resolve))
     driver = Driver(arguments.base_url, arguments.bundle_id, arguments.environment, arguments.app_apple_id, arguments.root,
-                    arguments.key, arguments.key_id, arguments.issuer_id, arguments.asynchronous)
+                    arguments.key, arguments.key_id, arguments.issuer_id, arguments.asynchronous, arguments.verify_environment)
     try:
         results = [driver.run(call) for call in json.load(sys.stdin)]
     except VerificationException as error:

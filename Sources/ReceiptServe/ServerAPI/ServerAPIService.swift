@@ -3,30 +3,52 @@ public import ReceiptForge
 public import ForgeSupport
 public import StoreModel
 
-/// The App Store Server API's two environments, as `forge serve` mounts them: production at the server's root
-/// (`/inApps/…`, Apple's `https://api.storekit.apple.com`), sandbox under `/sandbox` (`https://api.storekit-sandbox.apple.com`).
+/// The App Store Server API's environments, as `forge serve` mounts them: production at the server's root
+/// (`/inApps/…`, Apple's `https://api.storekit.apple.com`), sandbox under `/sandbox` (`https://api.storekit-sandbox.apple.com`),
+/// local testing under `/local-testing` (`https://local-testing-base-url`).
 public enum ServerAPIEnvironment: String, Sendable, Hashable, CaseIterable {
     case production
     case sandbox
+    /// Apple's `Environment.LOCAL_TESTING`, "for unit tests": it serves every store, production and sandbox, so a
+    /// unit test's client finds the customer whichever environment the scenario is, at production's rate limits.
+    case localTesting = "local-testing"
 
     /// What comes before `/inApps` on the stand-in server.
-    public var prefix: String { self == .production ? "" : "/sandbox" }
+    public var prefix: String {
+        switch self {
+        case .production: ""
+        case .sandbox: "/sandbox"
+        case .localTesting: "/local-testing"
+        }
+    }
 
     /// Apple's host for the environment: a request at the root whose `Host` names it is served there (a client
-    /// that resolves Apple's host name to this server keeps its paths).
-    public var appleHost: String { self == .production ? "api.storekit.apple.com" : "api.storekit-sandbox.apple.com" }
+    /// that resolves Apple's host name to this server keeps its paths); `forge serve --tls` names each in its certificate.
+    public var appleHost: String {
+        switch self {
+        case .production: "api.storekit.apple.com"
+        case .sandbox: "api.storekit-sandbox.apple.com"
+        case .localTesting: "local-testing-base-url"
+        }
+    }
 
-    /// The environment of a request at `/inApps/…` (no `/sandbox` prefix): the one whose Apple host the `Host`
-    /// header names (port and case aside), else production.
+    /// The environment of a request at `/inApps/…` (no prefix): the one whose Apple host the `Host` header names
+    /// (port and case aside), else production.
     public static func atRoot(host: String?) -> ServerAPIEnvironment {
         guard var name = host?.lowercased() else { return .production }
         if let colon = name.lastIndex(of: ":"), !name.hasSuffix("]") { name = String(name[..<colon]) }
-        return name == ServerAPIEnvironment.sandbox.appleHost ? .sandbox : .production
+        return allCases.first { $0.appleHost == name } ?? .production
     }
 
-    /// The stores this environment serves: a Production store's transactions are not found in the sandbox, and
-    /// the other way round, as Apple's two databases are apart.
-    var storeEnvironment: Environment { self == .production ? .production : .sandbox }
+    /// Whether this environment serves a store of `environment`: a Production store's transactions are not found
+    /// in the sandbox, and the other way round, as Apple's two databases are apart; local testing sees both.
+    func serves(_ environment: Environment) -> Bool {
+        switch self {
+        case .production: environment == .production
+        case .sandbox: environment == .sandbox
+        case .localTesting: environment == .production || environment == .sandbox
+        }
+    }
 }
 
 /// One request to the Server API, independent of any socket. `path` starts with `/inApps` (the environment's
@@ -375,7 +397,7 @@ public struct ServerAPIService: Sendable {
         var views: [View] = []
         for (index, customer) in state.customers.enumerated() {
             guard let rendering = try? forge.rendering(customer.scenario, madeAt: customer.madeAt, now: now),
-                !rendering.isXcode, rendering.environment == scope.environment.storeEnvironment,
+                !rendering.isXcode, scope.environment.serves(rendering.environment),
                 scope.app.map({ $0 == rendering.store.bundleID }) ?? true
             else { continue }
             views.append(View(rendering: rendering, transactions: rendering.store.transactions.filter { $0.purchaseDate <= now }, customer: index))
