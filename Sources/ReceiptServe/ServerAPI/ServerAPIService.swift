@@ -61,7 +61,7 @@ public struct ServerAPIResponse: Sendable {
     public var status: Int
     public var contentType: String?
     public var body: [UInt8]
-    /// Headers besides `Content-Type` (`Retry-After` of a 429).
+    /// Headers besides `Content-Type` (`Retry-After` of a 429, `Allow` of a 405).
     public var headers: [(name: String, value: String)] = []
     /// `endpoint`, `errorCode` (null on success) and what the endpoint adds (the id asked about, the count sent).
     public var summary: JSONObject
@@ -211,7 +211,9 @@ public struct ServerAPIService: Sendable {
             return .empty(404, endpoint: "unknown", note: "no Server API endpoint at \(request.path)")
         }
         guard request.method == endpoint.method else {
-            return .empty(405, endpoint: endpoint.rawValue, note: "\(endpoint.rawValue) takes \(endpoint.method), not \(request.method)")
+            var refused = ServerAPIResponse.empty(405, endpoint: endpoint.rawValue, note: "\(endpoint.rawValue) takes \(endpoint.method), not \(request.method)")
+            refused.headers = [("Allow", endpoint.method)]  // RFC 9110 §15.5.6: a 405 names the methods the resource takes
+            return refused
         }
         let scope: Scope
         switch configuration.access {

@@ -1,0 +1,121 @@
+import Foundation
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Issue 22, item 8: `Documentation/server-api.openapi.yaml`, the App Store Server API as `forge serve` answers it
+/// (no public OpenAPI document of Apple's API exists). `openapi-spec-validator` checks the document, and
+/// `schemathesis` fuzzes a real `forge serve --no-auth` over a socket against it: every answer conforms (status,
+/// content type, headers, body schema) and none is a 5xx. Both tools live in `.oracles/openapi`
+/// (`scripts/known-results.sh --install-only`, which `.ci/run` runs); without it the tests are skipped.
+@Suite("The App Store Server API's OpenAPI document", .serialized, .timeLimit(.minutes(3)))
+struct ServerAPISpecTests {
+    static let document = repositoryRoot.appendingPathComponent("Documentation/server-api.openapi.yaml")
+    static let tools = repositoryRoot.appendingPathComponent(".oracles/openapi/bin")
+    static let validator = tools.appendingPathComponent("openapi-spec-validator")
+    static let schemathesis = tools.appendingPathComponent("schemathesis")
+    static let installed = FileManager.default.isExecutableFile(atPath: schemathesis.path) && FileManager.default.isExecutableFile(atPath: validator.path)
+    static let missing: Comment = "\(tools.path) is absent: run scripts/known-results.sh --install-only --only openapi .oracles"
+
+    /// The checks of the fuzz run: what the document promises of every answer.
+    static let checks = [
+        "not_a_server_error", "status_code_conformance", "content_type_conformance", "response_headers_conformance", "response_schema_conformance",
+    ]
+    /// Test cases per operation and phase: bounded so the run ends in well under a minute, with a fixed seed.
+    static let maximumExamples = 25
+    static let seed = 22
+
+    /// The endpoints the document marks served, by the request log's names.
+    static let servedEndpoints: Set<String> = [
+        "transactionInfo", "transactionHistory", "subscriptionStatuses", "refundHistory", "appTransactionInfo", "consumptionV1", "consumptionV2",
+        "finishTransaction",
+    ]
+
+    @Test(
+        "openapi-spec-validator accepts the document, and refuses a copy with a dangling $ref; its served operations are servedEndpoints",
+        .enabled(if: installed, missing))
+    func documentIsValid() throws {
+        let result = try run(Self.validator, [Self.document.path], killAfter: 60)
+        #expect(result.status == 0, "\(result.text)\(result.stderr)")
+        let scratch = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let broken = scratch.appendingPathComponent("broken.yaml")
+        let text = try String(contentsOf: Self.document, encoding: .utf8)
+        // The operations marked served are the endpoints the fuzz run expects 2xx from.
+        #expect(text.components(separatedBy: "x-forge-served: true").count - 1 == Self.servedEndpoints.count, "servedEndpoints is stale")
+        try text.replacingOccurrences(of: "#/components/schemas/HistoryResponse", with: "#/components/schemas/NoSuchResponse")
+            .write(to: broken, atomically: true, encoding: .utf8)
+        let refused = try run(Self.validator, [broken.path], killAfter: 60)
+        #expect(refused.status != 0, "the validator checks: \(refused.text)")
+    }
+
+    /// A `forge serve --no-auth` of both example customers (`examples/server-api/`, whose ids the document's
+    /// `examples` name) at their `now`, logging every request to `log`.
+    static func server(log: URL) throws -> BackgroundServer {
+        let examples = repositoryRoot.appendingPathComponent("examples/server-api")
+        return try BackgroundServer(
+            forgeBinary,
+            [
+                "serve", "--listen", "127.0.0.1:0", "--no-auth", "--now", "2025-01-01T00:00:00Z", "--log", log.path,
+                "--scenario", examples.appendingPathComponent("sandbox-customer.json").path,
+                "--scenario", examples.appendingPathComponent("production-customer.json").path,
+            ])
+    }
+
+    @Test(
+        "schemathesis against forge serve: every answer of every served operation conforms and none is a 5xx (sandbox fuzzed, production by the examples), and each served endpoint answered 2xx in both environments",
+        .enabled(if: installed, missing))
+    func servedAPIConforms() async throws {
+        let scratch = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let log = scratch.appendingPathComponent("log.jsonl")
+        let server = try Self.server(log: log)
+        defer { server.stop() }
+        // The sandbox through every phase; production through the examples, which reach its customer.
+        for (base, phases) in [(server.url + "/sandbox", "examples,coverage,fuzzing"), (server.url, "examples")] {
+            let result = try run(
+                Self.schemathesis,
+                [
+                    "run", Self.document.path, "--url", base, "--checks", Self.checks.joined(separator: ","),
+                    "--exclude-by", "/x-forge-served == false", "--seed", String(Self.seed), "--max-examples", String(Self.maximumExamples),
+                    "--phases", phases, "--generation-database", "none", "--workers", "1", "--request-timeout", "20", "--no-color",
+                ],
+                in: scratch, killAfter: 150)
+            #expect(result.status == 0 && result.exited, "schemathesis at \(base), exit \(result.status):\n\(result.text)\n\(result.stderr)")
+        }
+        // The fuzz reached real data, not only errors: each served endpoint answered 2xx in each environment.
+        let lines = try String(contentsOf: log, encoding: .utf8).split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }
+        var succeeded = Set<String>()
+        for line in lines {
+            guard let endpoint = line["endpoint"] as? String, let environment = line["environment"] as? String, let status = line["httpStatus"] as? Int
+            else { continue }
+            #expect(status < 500, "\(line)")
+            if (200..<300).contains(status) { succeeded.insert("\(environment) \(endpoint)") }
+        }
+        let expected = Set(["sandbox", "production"].flatMap { environment in Self.servedEndpoints.map { "\(environment) \($0)" } })
+        #expect(succeeded == expected, "never answered 2xx: \(expected.subtracting(succeeded).sorted()); \(lines.count) requests")
+    }
+
+    @Test("A served path asked with another method answers 405 with `Allow` naming the method it takes (RFC 9110; schemathesis's unsupported_method)")
+    func methodNotAllowedNamesTheMethod() async throws {
+        let scratch = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let server = try Self.server(log: scratch.appendingPathComponent("log.jsonl"))
+        defer { server.stop() }
+        for (method, path, allowed) in [
+            ("PUT", "/sandbox/inApps/v1/transactions/522388475367682", "GET"), ("GET", "/inApps/v2/transactions/consumption/1", "PUT"),
+            ("DELETE", "/inApps/v1/transactions/1/finish", "POST"),
+        ] {
+            var request = URLRequest(url: try #require(URL(string: server.url + path)))
+            request.httpMethod = method
+            let (body, response) = try await URLSession.shared.data(for: request)
+            let http = try #require(response as? HTTPURLResponse)
+            #expect(http.statusCode == 405 && body.isEmpty, "\(method) \(path)")
+            #expect(http.value(forHTTPHeaderField: "Allow") == allowed, "\(method) \(path): \(http.allHeaderFields)")
+        }
+    }
+}
