@@ -73,8 +73,9 @@ struct ServerAPISpecTests {
         let log = scratch.appendingPathComponent("log.jsonl")
         let server = try Self.server(log: log)
         defer { server.stop() }
-        // The sandbox through every phase; production through the examples, which reach its customer.
-        for (base, phases) in [(server.url + "/sandbox", "examples,coverage,fuzzing"), (server.url, "examples")] {
+        // The sandbox through every phase (stateful: the document's links, e.g. a page's revision to the next page);
+        // production through the examples, which reach its customer.
+        for (base, phases) in [(server.url + "/sandbox", "examples,coverage,fuzzing,stateful"), (server.url, "examples")] {
             let result = try run(
                 Self.schemathesis,
                 [
