@@ -52,16 +52,36 @@ struct ServerAPISpecTests {
     }
 
     /// A `forge serve --no-auth` of both example customers (`examples/server-api/`, whose ids the document's
-    /// `examples` name) at their `now`, logging every request to `log`.
-    static func server(log: URL) throws -> BackgroundServer {
+    /// `examples` name) at their `now`, logging every request to `log`; with `open` false, no `--no-auth` and no
+    /// API key, so every route answers 401.
+    static func server(log: URL, open: Bool = true) throws -> BackgroundServer {
         let examples = repositoryRoot.appendingPathComponent("examples/server-api")
         return try BackgroundServer(
             forgeBinary,
             [
-                "serve", "--listen", "127.0.0.1:0", "--no-auth", "--now", "2025-01-01T00:00:00Z", "--log", log.path,
+                "serve", "--listen", "127.0.0.1:0", "--now", "2025-01-01T00:00:00Z", "--log", log.path,
                 "--scenario", examples.appendingPathComponent("sandbox-customer.json").path,
                 "--scenario", examples.appendingPathComponent("production-customer.json").path,
-            ])
+            ] + (open ? ["--no-auth"] : []))
+    }
+
+    /// `schemathesis run` of the document's served operations at `base`, the fixed seed and bounded examples.
+    static func schemathesisRun(_ base: String, phases: String, in directory: URL) throws -> RunResult {
+        try run(
+            schemathesis,
+            [
+                "run", document.path, "--url", base, "--checks", checks.joined(separator: ","), "--exclude-by", "/x-forge-served == false",
+                "--seed", String(seed), "--max-examples", String(maximumExamples), "--phases", phases, "--generation-database", "none",
+                "--workers", "1", "--request-timeout", "20", "--no-color",
+            ],
+            in: directory, killAfter: 150)
+    }
+
+    /// The request log's lines.
+    static func logLines(_ log: URL) throws -> [[String: Any]] {
+        try String(contentsOf: log, encoding: .utf8).split(separator: "\n").compactMap {
+            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
+        }
     }
 
     @Test(
@@ -76,20 +96,11 @@ struct ServerAPISpecTests {
         // The sandbox through every phase (stateful: the document's links, e.g. a page's revision to the next page);
         // production through the examples, which reach its customer.
         for (base, phases) in [(server.url + "/sandbox", "examples,coverage,fuzzing,stateful"), (server.url, "examples")] {
-            let result = try run(
-                Self.schemathesis,
-                [
-                    "run", Self.document.path, "--url", base, "--checks", Self.checks.joined(separator: ","),
-                    "--exclude-by", "/x-forge-served == false", "--seed", String(Self.seed), "--max-examples", String(Self.maximumExamples),
-                    "--phases", phases, "--generation-database", "none", "--workers", "1", "--request-timeout", "20", "--no-color",
-                ],
-                in: scratch, killAfter: 150)
+            let result = try Self.schemathesisRun(base, phases: phases, in: scratch)
             #expect(result.status == 0 && result.exited, "schemathesis at \(base), exit \(result.status):\n\(result.text)\n\(result.stderr)")
         }
         // The fuzz reached real data, not only errors: each served endpoint answered 2xx in each environment.
-        let lines = try String(contentsOf: log, encoding: .utf8).split(separator: "\n").compactMap {
-            (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
-        }
+        let lines = try Self.logLines(log)
         var succeeded = Set<String>()
         for line in lines {
             guard let endpoint = line["endpoint"] as? String, let environment = line["environment"] as? String, let status = line["httpStatus"] as? Int
@@ -118,5 +129,18 @@ struct ServerAPISpecTests {
             #expect(http.statusCode == 405 && body.isEmpty, "\(method) \(path)")
             #expect(http.value(forHTTPHeaderField: "Allow") == allowed, "\(method) \(path): \(http.allHeaderFields)")
         }
+    }
+
+    @Test("schemathesis against forge serve without --no-auth or a key: every served operation answers the documented 401, no body", .enabled(if: installed, missing))
+    func closedServerConforms() async throws {
+        let scratch = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: scratch) }
+        let log = scratch.appendingPathComponent("log.jsonl")
+        let server = try Self.server(log: log, open: false)
+        defer { server.stop() }
+        let result = try Self.schemathesisRun(server.url + "/sandbox", phases: "examples", in: scratch)
+        #expect(result.status == 0 && result.exited, "exit \(result.status):\n\(result.text)\n\(result.stderr)")
+        let statuses = try Self.logLines(log).compactMap { $0["httpStatus"] as? Int }
+        #expect(!statuses.isEmpty && statuses.allSatisfy { $0 == 401 }, "\(statuses)")
     }
 }
