@@ -33,6 +33,10 @@ Validators (NAME: what it wraps; what is installed):
   asl-jws  app-store-server-library 3.1.2 SignedDataVerifier  asl's venv (StoreKit 2 JWS vectors only)
   jwtkit   vapor/jwt-kit 5.8.0 X5CVerifier                   swift build of examples/harnesses/jwtkit (JWS only)
 
+Installed, not run against the corpus (the tools of ServerAPISpecTests, the OpenAPI document of forge serve's
+App Store Server API):
+  openapi  openapi-spec-validator 0.9.0, schemathesis 4.32.5  pip: openapi-spec-validator==0.9.0 schemathesis==4.32.5
+
 Each run is `forge run --target exit:... --label NAME --profile apple-compatible --artifacts ... --features ... --granularity ...
 --results DIR/results/NAME.json --quiet`. forge run exiting 1 (the validator fails vectors) is the expected
 result; exit 2 (canaries failed, infrastructure) is reported, the other validators still run, and this script
@@ -74,8 +78,9 @@ done
 [ -n "$dir" ] || { usage >&2; die "give DIR, where the validators are installed (e.g. .oracles)" 64; }
 
 all=(openssl aprv iap asl asl-jws jwtkit)
+installed=(aprv iap asl jwtkit openapi)  # --install-only's venvs; openapi is no validator, never run
 for name in "${only[@]}"; do
-    [[ " ${all[*]} " == *" $name "* ]] || die "--only $name: not one of ${all[*]}" 64
+    [[ " ${all[*]} ${installed[*]} " == *" $name "* ]] || die "--only $name: not one of ${all[*]} openapi" 64
 done
 selected() { [ ${#only[@]} -eq 0 ] || [[ " ${only[*]} " == *" $1 "* ]]; }
 
@@ -100,6 +105,7 @@ pins() {
         aprv) echo "apple-purchase-receipt-verifier==0.12.0" ;;
         iap) echo "iap_local_receipt==0.2.0 pyOpenSSL==22.0.0 cryptography==37.0.4" ;;
         asl) echo "app-store-server-library==3.1.2 httpx==0.28.1" ;;  # httpx: the library's async client
+        openapi) echo "openapi-spec-validator==0.9.0 schemathesis==4.32.5" ;;  # Documentation/server-api.openapi.yaml
     esac
 }
 features() {
@@ -154,7 +160,7 @@ PY
 
 cd "$root"  # the adapters' paths in the targets are relative to the repository
 if [ "$install_only" = 1 ]; then
-    for name in aprv iap asl jwtkit; do selected "$name" && { install "$name" || die "$name: installation failed"; }; done
+    for name in "${installed[@]}"; do selected "$name" && { install "$name" || die "$name: installation failed"; }; done
     exit 0
 fi
 failed=()

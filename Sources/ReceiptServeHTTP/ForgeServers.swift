@@ -361,12 +361,10 @@ private struct ServerAPIRoutes: Sendable {
     let log: RequestLog
     let runtime: ServerRuntime
 
+    /// Every request under a mount's `/inApps/`, whatever its method: one the API does not take is a 405 naming
+    /// those it does (`Allow`), never a 404 of the router's.
     func register(on router: Router<ForgeRequestContext>) {
-        for environment in ServerAPIEnvironment.allCases {
-            for method in [HTTPRequest.Method.get, .post, .put, .delete] {
-                router.on(RouterPath(environment.prefix + "/inApps/**"), method: method) { request, _ in await respond(environment, request) }
-            }
-        }
+        router.add(middleware: ServerAPIMiddleware(routes: self))
     }
 
     func respond(_ mount: ServerAPIEnvironment, _ request: Request) async -> Response {
@@ -379,15 +377,22 @@ private struct ServerAPIRoutes: Sendable {
             ("path", .string(request.uri.path)),
         ]
         var body: [UInt8] = []
-        if request.method != .get {
+        if request.method != .get, request.method != .head {
             do throws(ServerRefusal) {
                 let held = try await runtime.bodies.collect(request, maximum: ServerLimits.maximumBody)
                 body = held.bytes
                 held.release()
             } catch {
-                entry += [("fault", .null), ("httpStatus", .integer(Int64(error.httpStatus))), ("refused", .string(error.code.rawValue))]
+                // In Apple's shape, so the client keeps a code: an unreadable body is a bad request, a server too
+                // busy to read it Apple's retryable internal error.
+                let apple: ServerAPIError = error.httpStatus < 500 && error.code != .bodyTimeout ? .generalBadRequest : .generalInternalRetryable
+                let answer = ServerAPIResponse.error(apple, endpoint: "unread")
+                entry += [("fault", .null), ("httpStatus", .integer(Int64(answer.status))), ("refused", .string(error.code.rawValue))]
+                entry += answer.summary
                 log.record(entry)
-                return Responses.refusal(error, appleShape: false)
+                return Response(
+                    status: .init(code: answer.status), headers: [.contentType: ServerAPIService.jsonContentType],
+                    body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
             }
         }
         let path = String(request.uri.path.dropFirst(mount.prefix.count))
@@ -421,7 +426,9 @@ private struct ServerAPIRoutes: Sendable {
         for header in answer.headers {
             if let name = HTTPFields.Element.Name(header.name) { fields[name] = header.value }
         }
-        return Response(status: .init(code: answer.status), headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer.body)))
+        // HEAD: GET's status and headers, no body (RFC 9110 §9.3.2).
+        let bytes = request.method == .head ? [] : answer.body
+        return Response(status: .init(code: answer.status), headers: fields, body: ResponseBody(byteBuffer: ByteBuffer(bytes: bytes)))
     }
 }
 
@@ -611,6 +618,20 @@ private struct HarnessEndpoints: Sendable {
 
 /// Gives the router's "not found" (its answer to any path and method it was not given) to
 /// ``HarnessEndpoints/unrouted(_:)``, so the harness server words its 404 and 405 as ``HarnessRoutes`` does.
+/// Hands every request under `/inApps/`, `/sandbox/inApps/` or `/local-testing/inApps/` to the Server API.
+private struct ServerAPIMiddleware: RouterMiddleware {
+    typealias Context = ForgeRequestContext
+    let routes: ServerAPIRoutes
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        let path = request.uri.path
+        guard let mount = ServerAPIEnvironment.allCases.first(where: { path.hasPrefix($0.prefix + "/inApps/") }) else {
+            return try await next(request, context)
+        }
+        return await routes.respond(mount, request)
+    }
+}
+
 private struct UnroutedMiddleware: RouterMiddleware {
     typealias Context = ForgeRequestContext
     let endpoints: HarnessEndpoints

@@ -83,7 +83,7 @@ public struct ServerAPIResponse: Sendable {
     public var status: Int
     public var contentType: String?
     public var body: [UInt8]
-    /// Headers besides `Content-Type` (`Retry-After` of a 429).
+    /// Headers besides `Content-Type` (`Retry-After` of a 429, `Allow` of a 405).
     public var headers: [(name: String, value: String)] = []
     /// `endpoint`, `errorCode` (null on success) and what the endpoint adds (the id asked about, the count sent).
     public var summary: JSONObject
@@ -237,24 +237,41 @@ public struct ServerAPIService: Sendable {
             }
         }
 
+        /// The path parameters when `segments` is this endpoint's path, else nil.
+        func parameters(_ segments: [Substring]) -> [String]? {
+            guard pattern.count == segments.count else { return nil }
+            var parameters: [String] = []
+            for (pattern, segment) in zip(pattern, segments) {
+                if pattern == "{}" {
+                    parameters.append(String(segment).removingPercentEncoding ?? String(segment))
+                } else if pattern != segment {
+                    return nil
+                }
+            }
+            return parameters
+        }
+
+        /// The endpoints whose path `segments` is, the most specific only: a literal segment beats a parameter, as
+        /// `…/extend/mass` is the mass extension's path, not an extension of original transaction "mass".
+        static func candidates(_ segments: [Substring]) -> [(endpoint: Endpoint, parameters: [String])] {
+            let matching = allCases.compactMap { endpoint in endpoint.parameters(segments).map { (endpoint: endpoint, parameters: $0) } }
+            guard let fewest = matching.map(\.parameters.count).min() else { return [] }
+            return matching.filter { $0.parameters.count == fewest }
+        }
+
         /// The endpoint `method` and `segments` name and its path parameters; an endpoint at that path with
         /// another method when none takes `method` (405); nil when no endpoint has the path (404).
         static func match(method: String, _ segments: [Substring]) -> (endpoint: Endpoint, parameters: [String], methodMatches: Bool)? {
-            var other: (Endpoint, [String])?
-            for endpoint in allCases where endpoint.pattern.count == segments.count {
-                var parameters: [String] = []
-                let matches = zip(endpoint.pattern, segments).allSatisfy { pattern, segment in
-                    if pattern == "{}" {
-                        parameters.append(String(segment).removingPercentEncoding ?? String(segment))
-                        return true
-                    }
-                    return pattern == segment
-                }
-                guard matches else { continue }
-                if endpoint.method == method { return (endpoint, parameters, true) }
-                other = other ?? (endpoint, parameters)
-            }
-            return other.map { ($0.0, $0.1, false) }
+            let candidates = candidates(segments)
+            if let found = candidates.first(where: { $0.endpoint.method == method }) { return (found.endpoint, found.parameters, true) }
+            return candidates.first.map { ($0.endpoint, $0.parameters, false) }
+        }
+
+        /// Every method an endpoint takes at `segments` (a 405's `Allow`).
+        static func methods(at segments: [Substring]) -> [String] {
+            var methods: [String] = []
+            for candidate in candidates(segments) where !methods.contains(candidate.endpoint.method) { methods.append(candidate.endpoint.method) }
+            return methods
         }
     }
 
@@ -264,11 +281,16 @@ public struct ServerAPIService: Sendable {
     public func respond(_ request: ServerAPIRequest, admitted: (_ endpoint: String) -> ServerAPIResponse? = { _ in nil }) -> ServerAPIResponse {
         var authenticated: JSONObject = []
         let segments = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        guard request.path.hasPrefix("/"), let (endpoint, parameters, methodMatches) = Endpoint.match(method: request.method, Array(segments)) else {
+        // HEAD is GET without the body (RFC 9110 §9.3.2); the HTTP layer drops it.
+        let method = request.method == "HEAD" ? "GET" : request.method
+        guard request.path.hasPrefix("/"), let (endpoint, parameters, methodMatches) = Endpoint.match(method: method, Array(segments)) else {
             return .empty(404, endpoint: "unknown", note: "no Server API endpoint at \(request.path)")
         }
         guard methodMatches else {
-            return .empty(405, endpoint: endpoint.rawValue, note: "\(endpoint.rawValue) takes \(endpoint.method), not \(request.method)")
+            var refused = ServerAPIResponse.empty(405, endpoint: endpoint.rawValue, note: "\(endpoint.rawValue) takes \(endpoint.method), not \(request.method)")
+            // RFC 9110 §15.5.6: a 405 names the methods the resource takes.
+            refused.headers = [("Allow", Endpoint.methods(at: Array(segments)).joined(separator: ", "))]
+            return refused
         }
         let parameter = parameters.first ?? ""
         let scope: Scope
@@ -308,7 +330,7 @@ public struct ServerAPIService: Sendable {
         let now = state.now(request: request.now)
         var response: ServerAPIResponse
         let key = ResponseCache.Key(
-            request: [request.environment.rawValue, scope.app ?? "", request.method, request.path, request.query].joined(separator: "\n"),
+            request: [request.environment.rawValue, scope.app ?? "", method, request.path, request.query].joined(separator: "\n"),
             body: request.body, milliseconds: ReceiptDate.milliseconds(now) ?? 0, version: state.version)
         if endpoint.readsOnly, let cached = cache.answer(key) {
             response = cached
