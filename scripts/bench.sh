@@ -5,7 +5,8 @@
 #   batch      forge make --count with 1 job and with every core, the raw RSA-2048 sign rate (forge bench make,
 #              openssl speed), the Python baseline's own loop
 #   validator  the reference validator in process, over stdio and over HTTP, and wrk on the same endpoint
-#   serve      wrk against forge serve's /verifyReceipt, without and with a server-side history
+#   serve      wrk against forge serve's /verifyReceipt, without and with a server-side history, and the App Store
+#              Server API's transaction info and history pages, cached and rendered (scripts/bench-server-api.sh)
 # Usage: scripts/bench.sh [calls, default 50] [batch receipts, default 4000] [seconds per validator target, default 5]
 # Needs: a release build (done here), openssl, python3 (a venv with pyasn1 and cryptography is made in
 # .oracles/bench), hyperfine and wrk (apt-get install hyperfine wrk; without them those rows are skipped).
@@ -140,6 +141,12 @@ for mode in plain history; do
   fi
   kill "$server"; wait "$server" 2>/dev/null || true; server=""
 done
+
+if command -v wrk >/dev/null; then
+  while IFS=$'\t' read -r name rate p99; do
+    row "forge serve Server API: $name" "$rate" "requests/s, p99 $p99"
+  done < <(scripts/bench-server-api.sh "$seconds" "$forge")
+fi
 
 while read -r line; do row "forge serve start-up to URLs ($(echo "$line" | cut -d' ' -f1))" "$(echo "$line" | grep -o 'median [0-9]* ms' | cut -d' ' -f2-)" "median of 10"; done \
   < <(python3 scripts/serve-startup.py "$forge" | sed 's/^--scenario examples\/serve-history.json/scenario/; s/^--tls/tls/')

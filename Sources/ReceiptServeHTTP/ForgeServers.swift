@@ -467,17 +467,9 @@ private struct ControlRoutes: Sendable {
             guarded(request, context) { clockAnswer() }
         }
         router.post("/_forge/clock") { request, context in
-            if let refusal = refusal(request, context) { return refusal }
-            let body: HeldBody
-            do throws(ServerRefusal) { body = try await runtime.bodies.collect(request, maximum: ServerLimits.maximumControlBody) } catch {
-                return Responses.refusal(error, appleShape: false)
-            }
-            defer { body.release() }
-            do throws(ServeError) {
-                try state.setClock(to: try Self.clockTarget(body.bytes, from: state.now()))
+            await posted(request, context) { (body) throws(ServeError) in
+                try state.setClock(to: try Self.clockTarget(body, from: state.now()))
                 return clockAnswer()
-            } catch {
-                return Responses.text(error.message + "\n", status: .badRequest)
             }
         }
         router.get("/_forge/faults") { request, context in
@@ -493,23 +485,15 @@ private struct ControlRoutes: Sendable {
             }
         }
         router.post("/_forge/faults") { request, context in
-            if let refusal = refusal(request, context) { return refusal }
-            let body: HeldBody
-            do throws(ServerRefusal) { body = try await runtime.bodies.collect(request, maximum: ServerLimits.maximumControlBody) } catch {
-                return Responses.refusal(error, appleShape: false)
-            }
-            defer { body.release() }
-            do throws(ServeError) {
+            await posted(request, context) { (body) throws(ServeError) in
                 let fault: Fault
-                if let value = try? JSONValue(parsing: body.bytes) {
+                if let value = try? JSONValue(parsing: body) {
                     fault = try Fault(json: value)
                 } else {
-                    fault = try Fault(parsing: String(decoding: body.bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+                    fault = try Fault(parsing: String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
                 }
                 try faults.add(fault)
                 return Responses.text(fault.spec + "\n", status: .created)
-            } catch {
-                return Responses.text(error.message + "\n", status: error.code == .tooManyFaults ? .conflict : .badRequest)
             }
         }
         router.get("/_forge/log") { request, context in
@@ -548,6 +532,20 @@ private struct ControlRoutes: Sendable {
             return period.advance(now, by: 1)
         }
         throw ServeError(.invalidClock, "\(usage) (seconds from 0 to \(ServerLimits.maximumClockAdvance))")
+    }
+
+    /// A control POST: refused, or its body (at most ``ServerLimits/maximumControlBody``) handed to `answer`, whose
+    /// error is a 400 with its message (409 when the faults are full).
+    private func posted(_ request: Request, _ context: ForgeRequestContext, _ answer: ([UInt8]) throws(ServeError) -> Response) async -> Response {
+        if let refusal = refusal(request, context) { return refusal }
+        let body: HeldBody
+        do throws(ServerRefusal) { body = try await runtime.bodies.collect(request, maximum: ServerLimits.maximumControlBody) } catch {
+            return Responses.refusal(error, appleShape: false)
+        }
+        defer { body.release() }
+        do throws(ServeError) { return try answer(body.bytes) } catch {
+            return Responses.text(error.message + "\n", status: error.code == .tooManyFaults ? .conflict : .badRequest)
+        }
     }
 
     private func guarded(_ request: Request, _ context: ForgeRequestContext, _ answer: () -> Response) -> Response {

@@ -11,7 +11,10 @@ import ForgeSupport
 /// Notification and its status, Get Notification History, history v1 — driven by Apple's Python client over a
 /// real socket, every signed field verified by `SignedDataVerifier`; and the server clock (`POST /_forge/clock`)
 /// walking a timeline that those changes joined, verifyReceipt included.
-@Suite("forge serve: Server API state, extensions, tokens, notifications", .timeLimit(.minutes(5)))
+@Suite(
+    "forge serve: Server API state, extensions, tokens, notifications", .timeLimit(.minutes(5)),
+    .enabled(if: FileManager.default.isExecutableFile(atPath: ServerAPITests.python.path), "Apple's Python library is absent: .ci/run installs .oracles/asl")
+)
 struct ServerAPIStateTests {
     /// 2025-01-01T00:00:00Z, the clock the server starts at; the sandbox customer's monthly period then runs to 2025-01-15.
     static let start: Int64 = 1_735_689_600_000
@@ -46,6 +49,24 @@ struct ServerAPIStateTests {
             productionTransaction: try #require(production.payload["transactionId"] as? String), productionApp: appAppleID)
     }
 
+    /// A `forge serve --no-auth` of both example customers at their `now`, and their ids.
+    struct Session {
+        let fixture: ServerAPITests.Fixture
+        let ids: IDs
+        let server: BackgroundServer
+
+        init() throws {
+            fixture = try ServerAPITests.Fixture()
+            ids = try ServerAPIStateTests.ids(fixture)
+            server = try ServerAPITests.start(fixture)
+        }
+
+        func close() {
+            server.stop()
+            try? FileManager.default.removeItem(at: fixture.directory)
+        }
+    }
+
     static func drive(
         _ server: BackgroundServer, _ calls: [[String: Any]], bundle: String = "com.example.api", environment: String = "sandbox", app: Int? = nil,
         asynchronous: Bool = false
@@ -74,12 +95,9 @@ struct ServerAPIStateTests {
         "Extend a Subscription Renewal Date moves expiresDate and renewalDate, a retried request identifier extends once, twice a year at most; 4000008/9/10/11, 4030004/5, 4040005"
     )
     func extendRenewalDate() throws {
-        guard FileManager.default.isExecutableFile(atPath: ServerAPITests.python.path) else { return }  // .ci/run installs it
-        let fixture = try ServerAPITests.Fixture()
-        defer { try? FileManager.default.removeItem(at: fixture.directory) }
-        let ids = try Self.ids(fixture)
-        let server = try ServerAPITests.start(fixture)
-        defer { server.stop() }
+        let session = try Session()
+        defer { session.close() }
+        let (ids, server) = (session.ids, session.server)
         let results = try Self.drive(
             server,
             [
@@ -115,14 +133,11 @@ struct ServerAPIStateTests {
         "The clock walks the timeline the extension joined: POST /_forge/clock moves it, the next renewal starts at the extended date in the history, verifyReceipt's latest_receipt_info and the RENEWAL_EXTENDED notification show it"
     )
     func clockWalksTheTimeline() async throws {
-        guard FileManager.default.isExecutableFile(atPath: ServerAPITests.python.path) else { return }  // .ci/run installs it
-        let fixture = try ServerAPITests.Fixture()
-        defer { try? FileManager.default.removeItem(at: fixture.directory) }
-        let ids = try Self.ids(fixture)
+        let session = try Session()
+        defer { session.close() }
+        let (fixture, ids, server) = (session.fixture, session.ids, session.server)
         let receipt = fixture.directory.appendingPathComponent("receipt.der")
         #expect(try forge("make", "--spec", fixture.sandbox, "-o", receipt.path).status == 0)
-        let server = try ServerAPITests.start(fixture)
-        defer { server.stop() }
         let first = try #require(try Self.drive(server, [["call": "history", "transactionId": ids.latest]]).first)
         #expect(first["hasMore"] as? Bool == true)
         // The client reads to the end, keeps the last revision, then the developer extends the subscription.
@@ -167,11 +182,9 @@ struct ServerAPIStateTests {
         "GET /_forge/scenarios gives each customer as the server holds it (seed pinned, the API's changes in its timeline): `forge jws make --spec` of it is the served JWS, byte for byte"
     )
     func stateReplays() async throws {
-        let fixture = try ServerAPITests.Fixture()
-        defer { try? FileManager.default.removeItem(at: fixture.directory) }
-        let ids = try Self.ids(fixture)
-        let server = try ServerAPITests.start(fixture)
-        defer { server.stop() }
+        let session = try Session()
+        defer { session.close() }
+        let (fixture, ids, server) = (session.fixture, session.ids, session.server)
         let base = server.url + "/sandbox/inApps/v1"
         func put(_ url: String, _ body: String) async throws -> Int {
             var request = URLRequest(url: try #require(URL(string: url)))
@@ -199,12 +212,9 @@ struct ServerAPIStateTests {
 
     @Test("Set App Account Token: later JWS of the purchase carry the token; 4000183 not a UUID, 4000187 not the original id, 4040010 unknown")
     func appAccountToken() throws {
-        guard FileManager.default.isExecutableFile(atPath: ServerAPITests.python.path) else { return }  // .ci/run installs it
-        let fixture = try ServerAPITests.Fixture()
-        defer { try? FileManager.default.removeItem(at: fixture.directory) }
-        let ids = try Self.ids(fixture)
-        let server = try ServerAPITests.start(fixture)
-        defer { server.stop() }
+        let session = try Session()
+        defer { session.close() }
+        let (ids, server) = (session.ids, session.server)
         let token = "7E3FB20B-4CDB-47CC-936D-99D65F608138"
         for asynchronous in [false, true] {
             let results = try Self.drive(
@@ -233,12 +243,9 @@ struct ServerAPIStateTests {
         "Test notifications and Get Notification History: a TEST signedPayload Apple's verifier accepts, the history derived from the store (SUBSCRIBED, DID_RENEW, ONE_TIME_CHARGE, REFUND, TEST) in pages of 20 by paginationToken, the sandbox's 30-day window; 4000012/13/14/17/18/19/20, 4040008"
     )
     func notifications() async throws {
-        guard FileManager.default.isExecutableFile(atPath: ServerAPITests.python.path) else { return }  // .ci/run installs it
-        let fixture = try ServerAPITests.Fixture()
-        defer { try? FileManager.default.removeItem(at: fixture.directory) }
-        let ids = try Self.ids(fixture)
-        let server = try ServerAPITests.start(fixture)
-        defer { server.stop() }
+        let session = try Session()
+        defer { session.close() }
+        let (ids, server) = (session.ids, session.server)
         let month: [String: Any] = ["call": "notificationHistory", "startDate": Self.start - 29 * Self.day, "endDate": Self.start + Self.day]
         let first = try Self.drive(
             server, [["call": "requestTest"], month, ["call": "testStatus", "token": "00000000-0000-0000-0000-000000000000"], ["call": "testStatus", "token": "nope"]])
@@ -299,12 +306,9 @@ struct ServerAPIStateTests {
         "Look Up Order ID (production only) finds the order `forge jws make` names; mass extension and its status; history v1; 4000027/28, 4040009"
     )
     func orderLookupAndMassExtension() throws {
-        guard FileManager.default.isExecutableFile(atPath: ServerAPITests.python.path) else { return }  // .ci/run installs it
-        let fixture = try ServerAPITests.Fixture()
-        defer { try? FileManager.default.removeItem(at: fixture.directory) }
-        let ids = try Self.ids(fixture)
-        let server = try ServerAPITests.start(fixture)
-        defer { server.stop() }
+        let session = try Session()
+        defer { session.close() }
+        let (ids, server) = (session.ids, session.server)
         let production = try Self.drive(
             server,
             [
