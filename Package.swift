@@ -50,7 +50,7 @@ let package = Package(
         .target(name: "ForgeCrypto", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
         // What every layer shares and no domain owns: JSON, the coded-error pattern, hex, base64url, Apple's date
         // formats, the seeded generator, the forge's error. Foundation only.
-        .target(name: "ForgeSupport", swiftSettings: swiftSettings),
+        .target(name: "ForgeSupport", dependencies: ["CForgeSystem"], swiftSettings: swiftSettings),
         // The store: the scenario (apps, devices, products, purchases, timeline), its typed vocabulary (environments,
         // product and notification types) and the state it resolves to. Every artefact renders this one model.
         .target(name: "StoreModel", dependencies: ["ForgeSupport"], swiftSettings: swiftSettings),

@@ -12,22 +12,22 @@ import StoreModel
 
 /// SIGINT, SIGTERM and SIGHUP for the commands that must clean up before they exit (DESIGN §8): the first
 /// signal runs the command's stop action and exits 128 + its number; a second one while that runs exits at
-/// once. The signals are seen by dispatch sources, not handlers, so the stop actions may lock and write.
+/// once. The signals are seen by a ``SignalWatch``, not in a handler, so the stop actions may lock and write.
 enum Interrupts {
-    /// Installs the sources; `stop` says what the interrupt left behind ("no reports written"). Keep the result alive.
-    static func onSignal(_ stop: @escaping @Sendable () -> String) -> [any DispatchSourceSignal] {
+    /// Watches from now on; `stop` says what the interrupt left behind ("no reports written"). Nil (said on
+    /// stderr) when signals cannot be watched: the command then runs without its cleanup on a signal.
+    static func onSignal(_ stop: @escaping @Sendable () -> String) -> SignalWatch? {
         let stopping = StopFlag()
-        return [SIGINT, SIGTERM, SIGHUP].map { number in
-            signal(number, SIG_IGN)  // the source below sees it instead of the default action
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .global())
-            source.setEventHandler {
+        do {
+            return try SignalWatch([SIGINT, SIGTERM, SIGHUP], queue: .global()) { number in
                 guard !stopping.raised.exchange(true, ordering: .sequentiallyConsistent) else { _exit(128 + number) }
                 let outcome = stop()
                 FileHandle.standardError.write(Data("\nforge: interrupted (signal \(number)); \(outcome)\n".utf8))
                 exit(128 + number)
             }
-            source.resume()
-            return source
+        } catch {
+            FileHandle.standardError.write(Data("forge: warning: \(error)\n".utf8))
+            return nil
         }
     }
 
@@ -46,7 +46,7 @@ enum Interrupts {
     private enum Stage { case running, interrupted, reporting }
     private static let stage = Mutex(Stage.running)
 
-    static func stopHarnessesOnSignal() -> [any DispatchSourceSignal] {
+    static func stopHarnessesOnSignal() -> SignalWatch? {
         onSignal {
             let first = stage.withLock { stage in
                 guard stage == .running else { return false }
@@ -78,10 +78,10 @@ enum Interrupts {
 
     /// While a folder is staged (`vectors generate`, `make --count`), a signal discards the staging folder: the
     /// target stays the old folder, and nothing of the new one is left beside it. `guarding` names the folder.
-    static func discardStagedOnSignal() -> (sources: [any DispatchSourceSignal], guarding: @Sendable (StagedFolder) -> Void) {
+    static func discardStagedOnSignal() -> (watch: SignalWatch?, guarding: @Sendable (StagedFolder) -> Void) {
         let folder = StagedFolderSlot()
-        let sources = onSignal { folder.value.withLock { $0 }?.discard() == false ? "the output was already complete" : "nothing was written" }
-        return (sources, { staged in folder.value.withLock { $0 = staged } })
+        let watch = onSignal { folder.value.withLock { $0 }?.discard() == false ? "the output was already complete" : "nothing was written" }
+        return (watch, { staged in folder.value.withLock { $0 = staged } })
     }
 
     private final class StagedFolderSlot: Sendable { let value = Mutex<StagedFolder?>(nil) }

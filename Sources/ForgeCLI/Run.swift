@@ -186,7 +186,7 @@ struct Run: AsyncParsableCommand {
         let targets = try parsedTargets()
         if let remote = targets.first(where: { $0.kind == .http }) { _ = try Network.required(for: "--target \(remote)") }
         let interrupts = Interrupts.stopHarnessesOnSignal()
-        defer { interrupts.forEach { $0.cancel() } }
+        defer { interrupts?.cancel() }
         let (manifest, directory) = try location.manifest()
         if let profile, manifest.profiles[profile] == nil {
             throw fail("unknown profile '\(profile)'; the corpus defines \(manifest.profiles.keys.sorted().joined(separator: ", "))", Exit.usage)

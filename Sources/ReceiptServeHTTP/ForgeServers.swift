@@ -137,7 +137,7 @@ public struct ForgeApplication: ApplicationProtocol {
     public func serve() async throws {
         let services = ServiceGroup(services: [self], logger: logger)
         let runtime = runtime
-        let signals = ShutdownSignals(graceSeconds: limits.shutdownGraceSeconds, unanswered: { runtime.inFlight }) {
+        let signals = try ShutdownSignals(graceSeconds: limits.shutdownGraceSeconds, unanswered: { runtime.inFlight }) {
             await services.triggerGracefulShutdown()
         }
         defer {

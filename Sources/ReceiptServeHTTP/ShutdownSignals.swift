@@ -16,47 +16,35 @@ import StoreModel
 ///
 /// Exits: 0 when the grace period ends (the stop was asked for; stderr names the requests cut off),
 /// 128 + the signal's number at a second signal. A shutdown that completes in time returns normally.
-final class ShutdownSignals: @unchecked Sendable {
-    /// Only touched in `init` and `cancel`.
-    private var sources: [any DispatchSourceSignal] = []
+final class ShutdownSignals: Sendable {
+    private let watch: SignalWatch
 
-    init(graceSeconds: Int, unanswered: @escaping @Sendable () -> Int, begin: @escaping @Sendable () async -> Void) {
+    init(graceSeconds: Int, unanswered: @escaping @Sendable () -> Int, begin: @escaping @Sendable () async -> Void) throws(SignalWatch.Failure) {
         // Its own queue: the worker threads and event loops never hold it up.
         let queue = DispatchQueue(label: "forge.shutdown-signals")
         let received = Mutex(0)
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)  // the source below sees it instead of the default action
-            let source = DispatchSource.makeSignalSource(signal: number, queue: queue)
-            source.setEventHandler {
-                let count = received.withLock {
-                    $0 += 1
-                    return $0
-                }
-                guard count == 1 else {
-                    Self.say("signal \(number) again: exiting at once")
-                    exit(128 + number)
-                }
-                Task { await begin() }
-                queue.asyncAfter(deadline: .now() + .seconds(graceSeconds)) {
-                    let open = unanswered()
-                    Self.say(
-                        "stopped after the \(graceSeconds) s shutdown grace period (--shutdown-grace)"
-                            + (open > 0 ? " with \(open) request\(open == 1 ? "" : "s") unanswered" : ""))
-                    exit(0)
-                }
+        watch = try SignalWatch([SIGINT, SIGTERM], queue: queue) { number in
+            let count = received.withLock {
+                $0 += 1
+                return $0
             }
-            source.resume()
-            sources.append(source)
+            guard count == 1 else {
+                Self.say("signal \(number) again: exiting at once")
+                exit(128 + number)
+            }
+            Task { await begin() }
+            queue.asyncAfter(deadline: .now() + .seconds(graceSeconds)) {
+                let open = unanswered()
+                Self.say(
+                    "stopped after the \(graceSeconds) s shutdown grace period (--shutdown-grace)"
+                        + (open > 0 ? " with \(open) request\(open == 1 ? "" : "s") unanswered" : ""))
+                exit(0)
+            }
         }
     }
 
     /// Stops watching (the server has stopped); the signals get their default actions back.
-    func cancel() {
-        for source in sources { source.cancel() }
-        sources.removeAll()
-        signal(SIGINT, SIG_DFL)
-        signal(SIGTERM, SIG_DFL)
-    }
+    func cancel() { watch.cancel() }
 
     private static func say(_ message: String) {
         FileHandle.standardError.write(Data("forge: \(message)\n".utf8))

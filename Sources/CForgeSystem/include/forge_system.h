@@ -6,4 +6,13 @@
 /// Returns 0, or -1 with errno set (EINVAL or ENOSYS where the file system or kernel cannot exchange).
 int forge_exchange_paths(const char *first, const char *second);
 
+/// Routes the `count` signals of `signals` to a pipe from the moment it returns: a handler installed with sigaction
+/// writes each one's number (a byte) to the pipe, whichever thread it lands on; the calling thread stops blocking
+/// them. Returns the pipe's read end (non-blocking, close-on-exec), the same for every call of the process, or -1
+/// with errno set. Dispatch's own signal sources arm later, on their manager thread: a signal before that is lost.
+int forge_signals_to_pipe(const int *signals, int count);
+
+/// Gives the `count` signals of `signals` their default action back. Returns 0, or -1 with errno set.
+int forge_signals_default(const int *signals, int count);
+
 #endif
