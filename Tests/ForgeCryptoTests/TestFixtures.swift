@@ -1,6 +1,5 @@
 import Foundation
 import ForgeCrypto
-import StoreModel
 
 /// RSA keys generated once for the whole test run (key generation is the slow part).
 struct TestKeys: Sendable {
