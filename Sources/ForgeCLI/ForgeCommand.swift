@@ -38,7 +38,9 @@ struct ForgeCommand: AsyncParsableCommand {
             Exit codes: 0 success (valid receipt), 1 invalid receipt (validate), 64 usage error or conflicting options, 65 unreadable input data, 66 input file missing, 69 unavailable: forge-http needed but not built, or a server cannot listen where asked (port in use, address not of this machine), 70 internal error, 73 cannot write output.
             """,
         version: "0.1.0",
-        subcommands: [Make.self, Inspect.self, Validate.self, JWSCommand.self, VectorsCommand.self, Run.self, Serve.self, Seeds.self, Mutate.self, CA.self, Bench.self])
+        subcommands: [
+            Make.self, Inspect.self, Validate.self, JWSCommand.self, VectorsCommand.self, Run.self, Serve.self, Notify.self, Seeds.self, Mutate.self, CA.self, Bench.self,
+        ])
 }
 
 /// The one mapping from what went wrong to the exit code, so the same error exits alike in every command

@@ -33,12 +33,54 @@ struct MakeJWS: ParsableCommand {
 
             Examples:
               forge jws make transaction --product pro.monthly --renewals 2 --now 2025-01-01T00:00:00Z
-              forge jws make notification --notification-type DID_RENEW --product pro.monthly --preset sandbox -o n.jws
+              forge jws make notification --notification-type DID_RENEW --product pro.monthly --renewals 1 --preset sandbox -o n.jws
               forge jws make app-transaction --bundle-id com.example.app --set originalPlatform='"macOS"'
             """)
 
     @Argument(help: ArgumentHelp("transaction, renewal, app-transaction, notification or realtime.", valueName: "kind"))
     var kind: JWSKind
+    @OptionGroup var jws: JWSMakeOptions
+    @Option(name: [.customShort("o"), .long], help: ArgumentHelp("Output file (the compact JWS and a newline). Default: stdout.", valueName: "file"))
+    var output: String?
+    @Option(help: "Print the JWS (compact, the default) or json: {kind, environment, jws, header, payload}.")
+    var format: JWSOutput = .compact
+    @Flag(name: [.customShort("q"), .long], help: "Do not report what was made on stderr.")
+    var quiet = false
+
+    enum JWSOutput: String, ExpressibleByArgument, CaseIterable { case compact, json }
+
+    func run() throws {
+        let forged = try jws.forged(kind)
+        let text: String
+        switch format {
+        case .compact: text = forged.compact
+        case .json:
+            text = JSONValue.object([
+                ("kind", .string(kind.rawValue)), ("environment", .string(forged.environment.rawValue)), ("jws", .string(forged.compact)), ("payload", forged.payload),
+            ]).serialized()
+        }
+        try writeOutput(Data((text + "\n").utf8), to: output)
+        if !quiet {
+            note(
+                "made \(kind.rawValue) JWS, \(forged.compact.utf8.count) bytes, environment \(forged.environment.rawValue), bundle id \(forged.bundleID)\(output.map { " → \($0)" } ?? "")"
+            )
+            let anchor = forged.xcodeSigned ? BundledAnchor.jwsXcode : .jws
+            note(
+                "trust anchor: --root \(anchor.rawValue)\(forged.xcodeSigned ? " with --environment Xcode" : "") (compiled in; `forge ca export` writes it as \(anchor.fileStem).pem)"
+            )
+            if kind == .transaction, let id = forged.payload["transactionId"]?.stringValue,
+                let t = forged.store.transactions.first(where: { $0.transactionID == id }), !forged.xcodeSigned
+            {
+                // What the customer's e-mailed receipt shows: `forge serve` looks it up (GET /inApps/v1/lookup/{orderId}).
+                note("order id: \(forged.store.orderID(of: t))")
+            }
+        }
+    }
+}
+
+/// What `forge jws make` forges, and `forge notify` signs and sends: the scenario, the payload's claims, the
+/// notification's pair or timeline event, and the payload edits.
+struct JWSMakeOptions: ParsableArguments {
     @OptionGroup(title: "Scenario") var scenarioOptions: ScenarioOptions
     @Option(name: .customLong("about"), help: ArgumentHelp("The purchase (product id) the JWS is about. Default: the first.", valueName: "id"))
     var about: String?
@@ -73,14 +115,6 @@ struct MakeJWS: ParsableCommand {
     var allowUnknownKeys = false
     @Option(help: ArgumentHelp("An EC set made by `forge ca init --jws` instead of the bundled one.", valueName: "dir"))
     var jwsCertificates: String?
-    @Option(name: [.customShort("o"), .long], help: ArgumentHelp("Output file (the compact JWS and a newline). Default: stdout.", valueName: "file"))
-    var output: String?
-    @Option(help: "Print the JWS (compact, the default) or json: {kind, environment, jws, header, payload}.")
-    var format: JWSOutput = .compact
-    @Flag(name: [.customShort("q"), .long], help: "Do not report what was made on stderr.")
-    var quiet = false
-
-    enum JWSOutput: String, ExpressibleByArgument, CaseIterable { case compact, json }
 
     func validate() throws {
         let appleIDs = 1...ScenarioLimits.unsignedJSONInteger.upperBound
@@ -92,7 +126,7 @@ struct MakeJWS: ParsableCommand {
     static func pointer(_ text: some StringProtocol) -> String { text.hasPrefix("/") ? String(text) : "/" + JSONPointer.escape(String(text)) }
 
     /// The notification `--event` names: its pair, its product and its time (nil: the scenario's now).
-    func reportedEvent(in scenario: Scenario) throws -> (type: NotificationType, subtype: NotificationSubtype?, productID: String?, at: Date?)? {
+    func reportedEvent(in scenario: Scenario, kind: JWSKind) throws -> (type: NotificationType, subtype: NotificationSubtype?, productID: String?, at: Date?)? {
         guard let event else { return nil }
         guard kind == .notification else { throw fail("--event reports a timeline event as a notification: make the kind notification, not \(kind.rawValue)", Exit.usage) }
         guard notificationType == nil, subtype == nil else {
@@ -109,9 +143,10 @@ struct MakeJWS: ParsableCommand {
         return (pair.type, pair.subtype, happened.productID, happened.at.flatMap(ReceiptDate.parse))
     }
 
-    func run() throws {
+    /// The JWS of `kind` these options describe, signed; a note on stderr when the clock is outside the chain's validity.
+    func forged(_ kind: JWSKind) throws -> ForgedJWS {
         let (scenario, resolvedNow) = try scenarioOptions.resolved(receiptType: environment?.receiptType)
-        let reported = try reportedEvent(in: scenario)
+        let reported = try reportedEvent(in: scenario, kind: kind)
         // The event's own time is when Apple sends its notification; --now still wins.
         let creation = scenarioOptions.now == nil ? reported?.at ?? resolvedNow : resolvedNow
         var overrides: [(String, JSONValue)] = []
@@ -135,30 +170,7 @@ struct MakeJWS: ParsableCommand {
         } catch let error as ForgeError {
             throw fail(scenarioOptions.spec == nil ? ScenarioFlags.message(error) : error.message, Exit.code(for: error))
         }
-        let text: String
-        switch format {
-        case .compact: text = forged.compact
-        case .json:
-            text = JSONValue.object([
-                ("kind", .string(kind.rawValue)), ("environment", .string(forged.environment.rawValue)), ("jws", .string(forged.compact)), ("payload", forged.payload),
-            ]).serialized()
-        }
-        try writeOutput(Data((text + "\n").utf8), to: output)
-        if !quiet {
-            note(
-                "made \(kind.rawValue) JWS, \(forged.compact.utf8.count) bytes, environment \(forged.environment.rawValue), bundle id \(forged.bundleID)\(output.map { " → \($0)" } ?? "")"
-            )
-            let anchor = forged.xcodeSigned ? BundledAnchor.jwsXcode : .jws
-            note(
-                "trust anchor: --root \(anchor.rawValue)\(forged.xcodeSigned ? " with --environment Xcode" : "") (compiled in; `forge ca export` writes it as \(anchor.fileStem).pem)"
-            )
-            if kind == .transaction, let id = forged.payload["transactionId"]?.stringValue,
-                let t = forged.store.transactions.first(where: { $0.transactionID == id }), !forged.xcodeSigned
-            {
-                // What the customer's e-mailed receipt shows: `forge serve` looks it up (GET /inApps/v1/lookup/{orderId}).
-                note("order id: \(forged.store.orderID(of: t))")
-            }
-        }
+        return forged
     }
 }
 

@@ -26,6 +26,8 @@ public protocol NetworkSupport: Sendable {
         _ listener: HTTPListener, service: VerifyReceiptService, serverAPI: ServerAPIService, faults: FaultPlan, log: RequestLog, controlToken: String?,
         announce: @escaping @Sendable (ServerAddress) async -> Void
     ) async throws
+    /// One POST of a notification to a webhook (`forge notify`); every failure is an attempt with Apple's result.
+    func deliver(_ request: WebhookRequest) async -> SendAttempt
 }
 
 /// Where a server listens, over HTTP or (with credentials) HTTPS, and what it bounds.

@@ -44,6 +44,8 @@ private struct HTTPSupport: NetworkSupport {
         ).serve()
     }
 
+    func deliver(_ request: WebhookRequest) async -> SendAttempt { await WebhookClient.deliver(request) }
+
     private static func listener(_ listener: HTTPListener) -> ForgeServers.Listener {
         ForgeServers.Listener(host: listener.host, port: listener.port, tls: listener.tls, threads: listener.threads, limits: listener.limits)
     }
