@@ -11,8 +11,8 @@ import StoreModel
 struct Bench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Benchmarks: `forge bench make` (the default) and `forge bench runner`.",
-        subcommands: [BenchMake.self, BenchRunner.self], defaultSubcommand: BenchMake.self)
+        abstract: "Benchmarks: `forge bench make` (the default), `forge bench runner` and `forge bench realtime` (your Retention Messaging endpoint).",
+        subcommands: [BenchMake.self, BenchRunner.self, BenchRealtime.self], defaultSubcommand: BenchMake.self)
 }
 
 struct BenchMake: ParsableCommand {

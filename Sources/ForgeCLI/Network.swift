@@ -26,8 +26,9 @@ public protocol NetworkSupport: Sendable {
         _ listener: HTTPListener, service: VerifyReceiptService, serverAPI: ServerAPIService, faults: FaultPlan, log: RequestLog, controlToken: String?,
         announce: @escaping @Sendable (ServerAddress) async -> Void
     ) async throws
-    /// One POST of a notification to a webhook (`forge notify`); every failure is an attempt with Apple's result.
-    func deliver(_ request: WebhookRequest) async -> SendAttempt
+    /// POSTs to webhooks (`forge notify`, `forge bench realtime`), at most `concurrency` at a time, answered in
+    /// order; every failure is an attempt with Apple's result. The requests share their timeout and trust.
+    func deliver(_ requests: [WebhookRequest], concurrency: Int) async -> [WebhookAnswer]
 }
 
 /// Where a server listens, over HTTP or (with credentials) HTTPS, and what it bounds.

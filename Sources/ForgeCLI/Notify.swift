@@ -63,7 +63,8 @@ struct Notify: AsyncParsableCommand {
         if let save { try writeOutput(Data(body), to: save) }
         let trust = try notifyCa.map { String(decoding: try readInput($0, kind: .certificate).bytes, as: UTF8.self) }
         let network = try Network.required(for: "forge notify")
-        let attempt = await network.deliver(WebhookRequest(url: target, body: body, timeoutSeconds: timeout, trustedRootsPEM: trust))
+        let answers = await network.deliver([WebhookRequest(url: target, body: body, timeoutSeconds: timeout, trustedRootsPEM: trust)], concurrency: 1)
+        guard let attempt = answers.first?.attempt else { throw fail("no attempt was made", Exit.software) }
         if json {
             var members = attempt.json.objectValue ?? []
             members += [("url", .string(url)), ("notificationType", pair.type.map(JSONValue.string) ?? .null), ("subtype", pair.subtype.map(JSONValue.string) ?? .null)]

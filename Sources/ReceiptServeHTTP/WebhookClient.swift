@@ -9,71 +9,104 @@ public import ReceiptServe
 /// Delivers notifications to webhooks as Apple does: a POST of `{"signedPayload":"…"}` with
 /// `Content-Type: application/json`, redirects followed but not in a circle, one time limit over the whole
 /// attempt (connect, request, headers and body), and every way it can end named by Apple's `sendAttemptResult`.
-public enum WebhookClient {
-    /// One attempt; never throws: every failure is an attempt with its result.
-    public static func deliver(_ request: WebhookRequest, at date: Date = Date()) async -> SendAttempt {
-        let started = ContinuousClock.now
-        func attempt(_ result: SendAttemptResult, status: Int? = nil, detail: String? = nil) -> SendAttempt {
-            let elapsed = ContinuousClock.now - started
-            let milliseconds = elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
-            return SendAttempt(date: date, result: result, httpStatus: status, milliseconds: milliseconds, detail: detail)
-        }
+public final class WebhookClient: Sendable {
+    private let client: HTTPClient
+    private let timeoutSeconds: Int
+
+    /// A client for attempts of at most `timeoutSeconds` each, trusting `trustedRootsPEM` besides the system's.
+    public init(timeoutSeconds: Int, trustedRootsPEM: String?) throws {
         var configuration = HTTPClient.Configuration()
         configuration.redirectConfiguration = .follow(max: WebhookRequest.maximumRedirects, allowCycles: false)
         configuration.decompression = .disabled
-        configuration.timeout = .init(connect: .seconds(Int64(request.timeoutSeconds)))
-        // One attempt is one connection: a refused or failed handshake is the attempt's result, not retried until the deadline.
+        configuration.timeout = .init(connect: .seconds(Int64(timeoutSeconds)))
+        // A refused or failed handshake is the attempt's result, not retried until the deadline.
         configuration.connectionPool.retryConnectionEstablishment = false
-        if let pem = request.trustedRootsPEM {
-            do {
-                var tls = TLSConfiguration.makeClientConfiguration()
-                tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))]
-                configuration.tlsConfiguration = tls
-            } catch {
-                return attempt(.tlsIssue, detail: "the trusted certificates are not PEM: \(error)")
+        if let pem = trustedRootsPEM {
+            var tls = TLSConfiguration.makeClientConfiguration()
+            tls.additionalTrustRoots = [.certificates(try NIOSSLCertificate.fromPEMBytes(Array(pem.utf8)))]
+            configuration.tlsConfiguration = tls
+        }
+        client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
+        self.timeoutSeconds = timeoutSeconds
+    }
+
+    /// Closes the connections.
+    public func shutdown() async { try? await client.shutdown() }
+
+    /// `requests`, at most `concurrency` at a time, each answered (in order) by its attempt and the start of the
+    /// webhook's answer. Never throws: every failure is an attempt with its result.
+    public static func deliver(_ requests: [WebhookRequest], concurrency: Int) async -> [WebhookAnswer] {
+        guard let first = requests.first else { return [] }
+        let client: WebhookClient
+        do { client = try WebhookClient(timeoutSeconds: first.timeoutSeconds, trustedRootsPEM: first.trustedRootsPEM) } catch {
+            let attempt = SendAttempt(date: Date(), result: .tlsIssue, milliseconds: 0, detail: "the trusted certificates are not PEM: \(error)")
+            return requests.map { _ in WebhookAnswer(attempt: attempt, body: []) }
+        }
+        var answers = [WebhookAnswer?](repeating: nil, count: requests.count)
+        await withTaskGroup(of: (Int, WebhookAnswer).self) { group in
+            var next = 0
+            func start() {
+                guard next < requests.count else { return }
+                let index = next, request = requests[index]
+                next += 1
+                group.addTask { (index, await client.deliver(request)) }
+            }
+            for _ in 0..<max(1, concurrency) { start() }
+            for await (index, answer) in group {
+                answers[index] = answer
+                start()
             }
         }
-        let client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
-        defer { client.shutdown { _ in } }
+        await client.shutdown()
+        return answers.map { $0 ?? WebhookAnswer(attempt: SendAttempt(date: Date(), result: .other, milliseconds: 0), body: []) }
+    }
+
+    /// One attempt: POST `request.body` to `request.url`.
+    public func deliver(_ request: WebhookRequest, at date: Date = Date()) async -> WebhookAnswer {
+        let started = ContinuousClock.now
+        func attempt(_ result: SendAttemptResult, status: Int? = nil, detail: String? = nil, body: [UInt8] = []) -> WebhookAnswer {
+            let elapsed = ContinuousClock.now - started
+            let milliseconds = elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
+            return WebhookAnswer(attempt: SendAttempt(date: date, result: result, httpStatus: status, milliseconds: milliseconds, detail: detail), body: body)
+        }
         var post = HTTPClientRequest(url: request.url.absoluteString)
         post.method = .POST
         post.headers.add(name: "Content-Type", value: "application/json")
         post.headers.add(name: "User-Agent", value: "receipt-forge (App Store Server Notifications V2 stand-in)")
         post.body = .bytes(ByteBuffer(bytes: request.body))
-        let prepared = post
-        let limit = Duration.seconds(request.timeoutSeconds)
+        let prepared = post, client = client, timeoutSeconds = timeoutSeconds
         let outcome: Outcome? = await withTaskGroup(of: Outcome?.self) { group in
             group.addTask {
                 let response: HTTPClientResponse
-                do { response = try await client.execute(prepared, deadline: .now() + .seconds(Int64(request.timeoutSeconds))) } catch {
+                do { response = try await client.execute(prepared, deadline: .now() + .seconds(Int64(timeoutSeconds))) } catch {
                     return .failed(Self.result(of: error, answered: false), "\(error)")
                 }
                 let status = Int(response.status.code)
                 do {
-                    _ = try await response.body.collect(upTo: WebhookRequest.maximumAnswerBytes)
+                    let collected = try await response.body.collect(upTo: WebhookRequest.maximumAnswerBytes)
+                    return .answered(status, nil, Array(buffer: collected))
                 } catch is NIOTooManyBytesError {
-                    return .answered(status, "an answer longer than \(WebhookRequest.maximumAnswerBytes) bytes, not read to its end")
+                    return .answered(status, "an answer longer than \(WebhookRequest.maximumAnswerBytes) bytes, not read to its end", [])
                 } catch {
                     return .failed(Self.result(of: error, answered: true), "the answer (HTTP \(status)) was cut off: \(error)", status: status)
                 }
-                return .answered(status, nil)
             }
             group.addTask {
-                try? await Task.sleep(for: limit)
+                try? await Task.sleep(for: .seconds(timeoutSeconds))
                 return nil
             }
             defer { group.cancelAll() }
             return await group.next() ?? nil
         }
         switch outcome {
-        case .answered(let status, let detail)?: return attempt(SendAttemptResult(httpStatus: status), status: status, detail: detail)
+        case .answered(let status, let detail, let body)?: return attempt(SendAttemptResult(httpStatus: status), status: status, detail: detail, body: body)
         case .failed(let result, let detail, let status)?: return attempt(result, status: status, detail: detail)
-        case nil: return attempt(.timedOut, detail: "no complete answer within \(request.timeoutSeconds) s")
+        case nil: return attempt(.timedOut, detail: "no complete answer within \(timeoutSeconds) s")
         }
     }
 
     private enum Outcome: Sendable {
-        case answered(Int, String?)
+        case answered(Int, String?, [UInt8])
         case failed(SendAttemptResult, String, status: Int? = nil)
     }
 

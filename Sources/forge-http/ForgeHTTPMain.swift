@@ -44,7 +44,9 @@ private struct HTTPSupport: NetworkSupport {
         ).serve()
     }
 
-    func deliver(_ request: WebhookRequest) async -> SendAttempt { await WebhookClient.deliver(request) }
+    func deliver(_ requests: [WebhookRequest], concurrency: Int) async -> [WebhookAnswer] {
+        await WebhookClient.deliver(requests, concurrency: concurrency)
+    }
 
     private static func listener(_ listener: HTTPListener) -> ForgeServers.Listener {
         ForgeServers.Listener(host: listener.host, port: listener.port, tls: listener.tls, threads: listener.threads, limits: listener.limits)

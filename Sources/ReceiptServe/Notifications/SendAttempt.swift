@@ -82,3 +82,14 @@ public struct WebhookRequest: Sendable {
         Array(JSONValue.object([("signedPayload", .string(signedPayload))]).serialized(pretty: false).utf8)
     }
 }
+
+/// An attempt and the start of the webhook's answer (at most ``WebhookRequest/maximumAnswerBytes``).
+public struct WebhookAnswer: Sendable {
+    public var attempt: SendAttempt
+    public var body: [UInt8]
+
+    public init(attempt: SendAttempt, body: [UInt8]) {
+        self.attempt = attempt
+        self.body = body
+    }
+}
