@@ -84,6 +84,22 @@ struct Serve: AsyncParsableCommand {
     var apiKey: [String] = []
     @Option(help: ArgumentHelp(APIKeyOptions.issuerIDHelp, valueName: "id"))
     var issuerId: String?
+    @Option(
+        help: ArgumentHelp(
+            "Deliver the production stores' notifications to this webhook as the server clock passes them, retried at 1, 12, 24, 48 and 72 hours after a failed first attempt.",
+            valueName: "url"))
+    var notify: String?
+    @Option(help: ArgumentHelp("Deliver the sandbox stores' notifications to this webhook (one retry, an hour after a failed first attempt).", valueName: "url"))
+    var notifySandbox: String?
+    @Option(help: ArgumentHelp("PEM certificates an https:// webhook may chain to, besides the system's.", valueName: "file"))
+    var notifyCa: String?
+    @Option(help: ArgumentHelp("Seconds one delivery attempt may take (connect, request, answer).", valueName: "s"))
+    var notifyTimeout = WebhookRequest.defaultTimeoutSeconds
+    @Option(
+        help: ArgumentHelp(
+            "Server seconds per wall second, from --now (or the start) on, as Xcode's _timeRate: 3600 makes an hour pass in a second, so Apple's retry schedule plays out in seconds. Default: a clock that moves only by POST /_forge/clock (with --now) or the wall clock.",
+            valueName: "n"))
+    var timeRate: Double?
 
     func validate() throws {
         try APIKeyOptions.validate(apiKeys: apiKey, issuerID: issuerId)
@@ -97,6 +113,18 @@ struct Serve: AsyncParsableCommand {
             throw ValidationError("--control-token must be non-empty printable ASCII without spaces (it is sent as Authorization: Bearer TOKEN)")
         }
         guard fault.count <= ServerLimits.maximumFaults else { throw ValidationError("at most \(ServerLimits.maximumFaults) --fault options") }
+        for (flag, url) in [("--notify", notify), ("--notify-sandbox", notifySandbox)] {
+            guard let url else { continue }
+            guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""), parsed.host?.isEmpty == false else {
+                throw ValidationError("\(flag) '\(url)' is not an http:// or https:// URL")
+            }
+        }
+        guard WebhookRequest.timeoutRange.contains(notifyTimeout) else {
+            throw ValidationError("--notify-timeout \(WebhookRequest.timeoutRange.requirement), not \(notifyTimeout)")
+        }
+        if let timeRate, !ServerState.timeRates.contains(timeRate) {
+            throw ValidationError("--time-rate must be from \(ServerState.timeRates.lowerBound) to \(ServerState.timeRates.upperBound), not \(timeRate)")
+        }
         for spec in fault {
             do { _ = try Fault(parsing: spec) } catch { throw ValidationError("--fault \(error.message)") }
         }
@@ -115,16 +143,23 @@ struct Serve: AsyncParsableCommand {
             if noAuth { .open } else if let authenticator = try APIKeyOptions.authenticator(apiKeys: apiKey, issuerID: issuerId, scenarios: scenarios) {
                 .tokens(authenticator)
             } else { .closed }
+        var webhooks: [ServerAPIEnvironment: URL] = [:]
+        webhooks[.production] = notify.flatMap(URL.init(string:))
+        webhooks[.sandbox] = notifySandbox.flatMap(URL.init(string:))
+        let trust = try notifyCa.map { String(decoding: try readInput($0, kind: .certificate).bytes, as: UTF8.self) }
+        let deliveries =
+            webhooks.isEmpty ? nil : NotificationDispatcher(.init(urls: webhooks, timeoutSeconds: notifyTimeout, trustedRootsPEM: trust))
         let histories: ServerHistories
         let serverAPI: ServerAPIService
         do {
             let forge = try Forge(receiptPKI: pki)
             // One state for both APIs: what the Server API changes, verifyReceipt shows, on one clock.
-            let state = try ServerState(scenarios: scenarios, now: now.flatMap(ReceiptDate.parse))
+            let state = try ServerState(scenarios: scenarios, now: now.flatMap(ReceiptDate.parse), timeRate: timeRate)
             histories = try ServerHistories(state: state, forge: forge)
             serverAPI = try ServerAPIService(
                 state: state, forge: forge,
-                configuration: .init(now: now.flatMap(ReceiptDate.parse), access: access, rateLimits: rateLimits == .apple ? ServerAPIRateLimits() : nil))
+                configuration: .init(
+                    now: now.flatMap(ReceiptDate.parse), access: access, rateLimits: rateLimits == .apple ? ServerAPIRateLimits() : nil, deliveries: deliveries))
         } catch {
             throw fail(error.description, error.code == .invalidScenario || error.code == .conflictingOptions ? Exit.dataError : Exit.software)
         }
@@ -158,6 +193,8 @@ struct Serve: AsyncParsableCommand {
                     "server api  \(base)/inApps (production)  \(base)/sandbox/inApps (sandbox)\(noAuth ? "  --no-auth" : apiKey.isEmpty ? "  (401 until --api-key or --no-auth)" : "  (bearer tokens of --api-key)")",
                     "control     \(base)/_forge/faults  \(base)/_forge/log  \(base)/_forge/clock  \(base)/_forge/scenarios",
                 ]
+                if let notify { lines.append("notify      production → \(notify)") }
+                if let notifySandbox { lines.append("notify      sandbox → \(notifySandbox)") }
                 if tls {
                     lines.append("trust       --root receipt (the TEST root that issued the serving certificate; `forge ca export` writes it as root.pem)")
                     let hosts = ServerAPIEnvironment.allCases.map { "\($0.appleHost) (\($0 == .localTesting ? "every store" : $0.rawValue))" }

@@ -105,7 +105,20 @@ public struct Store: Sendable {
         // The order receipts have always drawn these in, so a receipt's bytes do not depend on who else renders the store.
         opaqueValue = random.bytes(preset.opaqueValue.length)
         let production = !preset.isXcode && !preset.isSandbox
-        undocumented1710 = transactions.map { _ in preset.isXcode || preset.isSandbox ? 0 : Int64(random.below(0x7FFF_FFFF)) }
+        // The purchases' from the store's sequence; the timeline's each from its own id, so that the app's ids drawn
+        // next (its Apple id above all) stay the same however many periods the clock has passed.
+        var identifiers: [Int64] = []
+        for (index, transaction) in transactions.enumerated() {
+            if preset.isXcode || preset.isSandbox {
+                identifiers.append(0)
+            } else if index < base.count {
+                identifiers.append(Int64(random.below(0x7FFF_FFFF)))
+            } else {
+                var own = SeededGenerator(seed: seed ^ StableHash.fnv1a(Data(("1710:" + transaction.transactionID).utf8)))
+                identifiers.append(Int64(own.below(0x7FFF_FFFF)))
+            }
+        }
+        undocumented1710 = identifiers
         appItemID = scenario.appItemID ?? (production ? Int64(random.below(1_900_000_000) + 100_000_000) : 0)
         developerID = production ? Int64(random.below(0x7FFF_FFFF)) : 0
         downloadID = production ? Int64(random.below(0x7FFF_FFFF_FFFF)) : 0

@@ -39,6 +39,8 @@ private struct HTTPSupport: NetworkSupport {
         _ listener: HTTPListener, service: VerifyReceiptService, serverAPI: ServerAPIService, faults: FaultPlan, log: RequestLog, controlToken: String?,
         announce: @escaping @Sendable (ServerAddress) async -> Void
     ) async throws {
+        let delivery = Task { await NotificationDelivery.run(serverAPI) }
+        defer { delivery.cancel() }
         try await ForgeServers.buildVerifyReceiptApplication(
             Self.listener(listener), service: service, serverAPI: serverAPI, faults: faults, log: log, controlToken: controlToken, announce: announce
         ).serve()

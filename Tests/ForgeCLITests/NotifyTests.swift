@@ -12,10 +12,12 @@ struct NotifyTests {
     static let receiver = repositoryRoot.appendingPathComponent("examples/receivers/notification_receiver.py").path
 
     /// A receiver answering by `script`, recording into `record`.
-    static func receiver(_ script: String, record: URL) throws -> BackgroundServer {
-        try BackgroundServer(
-            ServerAPITests.python,
-            [Self.receiver, "--root", ServerAPITests.jwsRoot, "--bundle-id", "com.example.app", "--script", script, "--record", record.path])
+    static func receiver(_ script: String, record: URL, bundle: String = "com.example.app", environment: String = "sandbox", app: Int? = nil) throws
+        -> BackgroundServer
+    {
+        var arguments = [Self.receiver, "--root", ServerAPITests.jwsRoot, "--bundle-id", bundle, "--environment", environment, "--script", script]
+        arguments += ["--record", record.path] + (app.map { ["--app-apple-id", String($0)] } ?? [])
+        return try BackgroundServer(ServerAPITests.python, arguments)
     }
 
     static func records(_ file: URL) -> [[String: Any]] {

@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import ForgeSupport
 import ReceiptForge
 import StoreModel
@@ -63,6 +63,8 @@ extension ServerAPIService {
             if state.testNotifications.count >= ServerState.maximumRecords { state.testNotifications.removeAll() }
             state.testNotifications[token] = test
         }
+        // Apple sends the TEST to the environment's webhook at once.
+        configuration.deliveries?.enqueue(key: Self.record(of: test).key, environment: scope.environment, body: WebhookRequest.body(signedPayload: test.signedPayload), at: now)
         return .object([("testNotificationToken", .string(token))])
     }
 
@@ -73,7 +75,7 @@ extension ServerAPIService {
         guard let test = state.mutable.withLock({ $0.testNotifications[token.lowercased()] }), test.environment == scope.environment,
             scope.app.map({ $0 == test.bundleID }) ?? true
         else { throw .testNotificationNotFound }
-        return .object([("signedPayload", .string(test.signedPayload)), ("sendAttempts", .array([]))])
+        return .object([("signedPayload", .string(test.signedPayload)), ("sendAttempts", .array(sendAttempts(of: Self.record(of: test).key)))])
     }
 
     // MARK: - Get Notification History
@@ -140,15 +142,11 @@ extension ServerAPIService {
         for view in views { records += notifications(of: view, now: now) }
         if request.transactionID == nil {
             let tests = state.mutable.withLock { $0.testNotifications.values.filter { $0.environment == scope.environment } }
-            for test in tests where scope.app.map({ $0 == test.bundleID }) ?? true {
-                records.append(
-                    NotificationRecord(
-                        date: test.sentAt, type: .test, subtype: nil, transaction: nil, customer: nil, signedPayload: test.signedPayload,
-                        identifier: test.token))
-            }
+            for test in tests where scope.app.map({ $0 == test.bundleID }) ?? true { records.append(Self.record(of: test)) }
         }
         records = records.filter { record in
-            record.date >= request.start && record.date < request.end && !request.onlyFailures
+            record.date >= request.start && record.date < request.end
+                && (!request.onlyFailures || sendAttempts(of: record.key).contains { $0["sendAttemptResult"] != .string(SendAttemptResult.success.rawValue) })
                 && request.type.map { $0 == record.type && (request.subtype == nil || request.subtype == record.subtype) } ?? true
         }
         let keyed = records.map { ($0.key, $0) }.sorted { $0.0 < $1.0 }
@@ -157,19 +155,8 @@ extension ServerAPIService {
         var items: [JSONValue] = []
         let customers = state.customers
         for (key, record) in page {
-            let payload: JSONValue
-            if let signedPayload = record.signedPayload {
-                payload = .string(signedPayload)
-            } else {
-                payload = try signed { () throws(ForgeError) in
-                    guard let forge, let index = record.customer, customers.indices.contains(index) else { throw ForgeError(.invalidScenario, "no customer") }
-                    let customer = customers[index]
-                    let rendering = try forge.rendering(customer.scenario, madeAt: customer.madeAt, now: record.date)
-                    let t = record.transaction.flatMap { t in rendering.store.transactions.first { $0.transactionID == t.transactionID } } ?? record.transaction
-                    return try rendering.signedNotification(record.type, subtype: record.subtype, about: t, uuid: Self.notificationUUID(key))
-                }
-            }
-            items.append(.object([("signedPayload", payload), ("sendAttempts", .array([]))]))
+            let payload = try signed { () throws(ForgeError) in try signedPayload(of: record, customers: customers) }
+            items.append(.object([("signedPayload", payload), ("sendAttempts", .array(sendAttempts(of: key)))]))
         }
         let hasMore = remaining.count > page.count
         var members: JSONObject = []
@@ -178,6 +165,38 @@ extension ServerAPIService {
         }
         members += [("hasMore", .bool(hasMore)), ("notificationHistory", .array(items))]
         return .object(members)
+    }
+
+    /// The attempts to deliver the notification `key` names, as Apple's history lists them.
+    func sendAttempts(of key: String) -> [JSONValue] { configuration.deliveries?.attempts(of: key).map(\.json) ?? [] }
+
+    /// A TEST notification as the history holds it.
+    static func record(of test: ServerState.TestNotification) -> NotificationRecord {
+        NotificationRecord(date: test.sentAt, type: .test, subtype: nil, transaction: nil, customer: nil, signedPayload: test.signedPayload, identifier: test.token)
+    }
+
+    /// `record`'s signed payload: TEST's as it was signed, any other rendered from its customer's store at its instant.
+    func signedPayload(of record: NotificationRecord, customers: [ServerState.Customer]) throws(ForgeError) -> String {
+        if let signedPayload = record.signedPayload { return signedPayload }
+        guard let forge, let index = record.customer, customers.indices.contains(index) else { throw ForgeError(.invalidScenario, "no customer") }
+        let customer = customers[index]
+        let rendering = try forge.rendering(customer.scenario, madeAt: customer.madeAt, now: record.date)
+        let t = record.transaction.flatMap { t in rendering.store.transactions.first { $0.transactionID == t.transactionID } } ?? record.transaction
+        return try rendering.signedNotification(record.type, subtype: record.subtype, about: t, uuid: Self.notificationUUID(record.key))
+    }
+
+    /// The notifications `environment`'s stores send after `after` and by `through`, in timeline order, signed:
+    /// what a webhook is due as the server clock passes them.
+    public func notifications(_ environment: ServerAPIEnvironment, after: Date, through: Date) -> [(key: String, date: Date, body: [UInt8])] {
+        let customers = state.customers
+        var records: [NotificationRecord] = []
+        for view in views(scope: Scope(environment: environment, app: nil), now: through) {
+            records += notifications(of: view, now: through).filter { $0.date > after }
+        }
+        return records.sorted { $0.key < $1.key }.compactMap { record in
+            guard let payload = try? signedPayload(of: record, customers: customers) else { return nil }
+            return (record.key, record.date, WebhookRequest.body(signedPayload: payload))
+        }
     }
 
     /// What Apple has announced about `view`'s store up to `now`.

@@ -128,11 +128,14 @@ public struct ServerAPIService: Sendable {
         public var access: Access
         /// `--rate-limits apple`: Apple's per-endpoint rates; nil, no limit.
         public var rateLimits: ServerAPIRateLimits?
+        /// `--notify URL`, `--notify-sandbox URL`: the webhooks notifications are delivered to; nil, none.
+        public var deliveries: NotificationDispatcher?
 
-        public init(now: Date? = nil, access: Access = .closed, rateLimits: ServerAPIRateLimits? = nil) {
+        public init(now: Date? = nil, access: Access = .closed, rateLimits: ServerAPIRateLimits? = nil, deliveries: NotificationDispatcher? = nil) {
             self.now = now
             self.access = access
             self.rateLimits = rateLimits
+            self.deliveries = deliveries
         }
     }
 

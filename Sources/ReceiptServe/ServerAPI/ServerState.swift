@@ -52,19 +52,33 @@ public final class ServerState: Sendable {
 
     /// `--now`; nil, the wall clock.
     let configuredNow: Date?
+    /// `--time-rate`: server seconds per wall second, from `--now` (or the start) on; nil, a clock that only
+    /// `POST /_forge/clock` moves (with `--now`) or the wall clock.
+    let timeRate: Double?
+    /// When the server started, on the wall clock: where a time rate counts from.
+    let startedWall: Date
+    /// The server clock when the server started: notifications of what happens after it are delivered.
+    public let startedAt: Date
     let mutable: Mutex<Mutable>
 
     /// Bounds what clients can make the server hold: test notifications and mass extensions kept (the oldest
     /// go first), extension answers remembered for retries.
     static let maximumRecords = 10_000
 
-    public init(customers: [Customer] = [], now: Date? = nil) {
+    public init(customers: [Customer] = [], now: Date? = nil, timeRate: Double? = nil) {
         configuredNow = now
+        self.timeRate = timeRate
+        let wall = Date()
+        startedWall = wall
+        startedAt = now ?? wall
         mutable = Mutex(Mutable(customers: customers))
     }
 
+    /// The time rates `--time-rate` takes: up to a year a second.
+    public static let timeRates: ClosedRange<Double> = 0.001...31_622_400
+
     /// Each scenario with its seed pinned (that of `forge make` at its `now`), checked to need a `now`.
-    public convenience init(scenarios: [Scenario], now: Date? = nil) throws(ForgeError) {
+    public convenience init(scenarios: [Scenario], now: Date? = nil, timeRate: Double? = nil) throws(ForgeError) {
         var customers: [Customer] = []
         for (index, var scenario) in scenarios.enumerated() {
             guard let text = scenario.now, let madeAt = ReceiptDate.parse(text) else {
@@ -73,7 +87,7 @@ public final class ServerState: Sendable {
             scenario.seed = scenario.seed ?? Store.derivedSeed(scenario, now: madeAt)
             customers.append(Customer(scenario: scenario, madeAt: madeAt))
         }
-        self.init(customers: customers, now: now)
+        self.init(customers: customers, now: now, timeRate: timeRate)
     }
 
     public var customers: [Customer] { mutable.withLock { $0.customers } }
@@ -81,20 +95,24 @@ public final class ServerState: Sendable {
     /// The server clock: a request's `X-Forge-Now`, else `--now` (or the wall clock) moved by `POST /_forge/clock`.
     public func now(request: Date? = nil) -> Date {
         if let request { return request }
-        let offset = mutable.withLock { $0.offset }
-        return (configuredNow ?? Date()).addingTimeInterval(offset)
+        return clock(offset: mutable.withLock { $0.offset })
+    }
+
+    private func clock(offset: TimeInterval) -> Date {
+        guard let timeRate else { return (configuredNow ?? Date()).addingTimeInterval(offset) }
+        let run = Date().timeIntervalSince(startedWall) * timeRate
+        return (configuredNow ?? startedWall).addingTimeInterval(run + offset)
     }
 
     /// `POST /_forge/clock`: moves the clock to `date`; only forward, as a timeline only grows.
     public func setClock(to date: Date) throws(ServeError) {
         guard ReceiptDate.writable.contains(date) else { throw ServeError(.invalidClock, "\(ReceiptDate.format(date)) is \(ReceiptDate.outsideWritable)") }
-        let base = configuredNow ?? Date()
         try mutable.withLock { (state) throws(ServeError) in
-            let current = base.addingTimeInterval(state.offset)
+            let current = clock(offset: state.offset)
             guard date >= current else {
                 throw ServeError(.invalidClock, "the clock only moves forward: it is \(ReceiptDate.format(current)), not before")
             }
-            state.offset = date.timeIntervalSince(base)
+            state.offset += date.timeIntervalSince(current)
         }
     }
 

@@ -1,0 +1,117 @@
+import Foundation
+import Testing
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Issue 23, items 1 and 2: `forge serve --notify URL` delivers each notification to the webhook as the server
+/// clock passes it, retried on Apple's schedule, the attempts in Get Notification History. The clock runs at
+/// `--time-rate 7200` (two hours a second), so Apple's retries at 1 and 12 hours come within seconds. The webhooks
+/// are `examples/receivers/notification_receiver.py`, verifying every payload with Apple's `SignedDataVerifier`.
+@Suite(
+    "forge serve --notify: notifications delivered as the clock passes them, retried on Apple's schedule", .timeLimit(.minutes(3)),
+    .enabled(if: FileManager.default.isExecutableFile(atPath: ServerAPITests.python.path), "Apple's Python library is absent: .ci/run installs .oracles/asl")
+)
+struct NotificationDeliveryTests {
+    static let hour: Int64 = 3_600_000
+    /// A production customer whose monthly subscription renews on 2025-01-15T00:00:00Z, a minute after the server starts.
+    static let production = #"""
+        {"bundleId": "com.example.prod", "now": "2025-01-01T00:00:00Z",
+         "purchases": [{"productId": "pro.monthly", "purchaseDate": "2024-12-15T00:00:00Z", "period": "P1M"}],
+         "timeline": [{"event": "renew", "productId": "pro.monthly", "count": 3}]}
+        """#
+
+    static func post(_ url: String, _ body: String) async throws -> [String: Any] {
+        var request = URLRequest(url: try #require(URL(string: url)))
+        request.httpMethod = "POST"
+        request.httpBody = Data(body.utf8)
+        let (data, _) = try await URLSession.shared.data(for: request)
+        return (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:]
+    }
+
+    static func waitFor(_ seconds: Double, _ condition: () -> Bool) {
+        let deadline = Date().addingTimeInterval(seconds)
+        while !condition(), Date() < deadline { usleep(50_000) }
+    }
+
+    @Test(
+        "A renewal the clock passes is delivered, retried 1 and 12 hours after a failed first attempt until the webhook answers 200 (production), given up after one retry in the sandbox; the same signed bytes each time, every attempt in the history"
+    )
+    func deliveredAndRetried() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let scenario = directory.appendingPathComponent("production.json")
+        try Data(Self.production.utf8).write(to: scenario)
+        let productionRecord = directory.appendingPathComponent("production.jsonl"), sandboxRecord = directory.appendingPathComponent("sandbox.jsonl")
+        let made = try forge("jws", "make", "app-transaction", "-q", "--spec", scenario.path)
+        let app = try #require(ServerAPITests.payload(made.text.trimmingCharacters(in: .whitespacesAndNewlines))["appAppleId"] as? Int)
+        let productionHook = try NotifyTests.receiver("500,500,200", record: productionRecord, bundle: "com.example.prod", environment: "production", app: app)
+        defer { productionHook.stop() }
+        let sandboxHook = try NotifyTests.receiver("500", record: sandboxRecord, bundle: "com.example.api", environment: "sandbox")
+        defer { sandboxHook.stop() }
+        let server = try BackgroundServer(
+            forgeBinary,
+            [
+                "serve", "--listen", "127.0.0.1:0", "--no-auth", "--now", "2025-01-14T23:59:00Z", "--time-rate", "7200", "--scenario", scenario.path,
+                "--scenario", ServerAPITests.examples.appendingPathComponent("sandbox-customer.json").path, "--notify", productionHook.url + "/apple",
+                "--notify-sandbox", sandboxHook.url + "/apple",
+            ])
+        defer { server.stop() }
+        Self.waitFor(30) { NotifyTests.records(productionRecord).count >= 3 && NotifyTests.records(sandboxRecord).count >= 2 }
+        let production = NotifyTests.records(productionRecord), sandbox = NotifyTests.records(sandboxRecord)
+        #expect(production.count == 3 && production.allSatisfy { $0["verified"] as? Bool == true }, "\(production.first ?? [:])")
+        #expect(production.map { $0["notificationType"] as? String } == ["DID_RENEW", "DID_RENEW", "DID_RENEW"])
+        #expect(Set(production.compactMap { $0["sha256"] as? String }).count == 1, "a retry sends the same notification")
+        #expect(sandbox.count == 2 && sandbox.allSatisfy { $0["verified"] as? Bool == true }, "\(sandbox)")
+        // Apple's one sandbox retry is the last: no third attempt, however long the clock runs.
+        usleep(1_500_000)
+        #expect(NotifyTests.records(sandboxRecord).count == 2)
+        #expect(NotifyTests.records(productionRecord).count == 3, "a delivered notification is not sent again")
+
+        let start = ReceiptDateMillis.january14, end = start + 10 * 24 * Self.hour
+        let history = try await Self.post(server.url + "/inApps/v1/notifications/history", #"{"startDate":\#(start),"endDate":\#(end)}"#)
+        let items = history["notificationHistory"] as? [[String: Any]] ?? []
+        let attempts = items.first?["sendAttempts"] as? [[String: Any]] ?? []
+        #expect(attempts.map { $0["sendAttemptResult"] as? String } == ["UNSUCCESSFUL_HTTP_RESPONSE_CODE", "UNSUCCESSFUL_HTTP_RESPONSE_CODE", "SUCCESS"], "\(history)")
+        let dates = attempts.compactMap { $0["attemptDate"] as? Int64 }
+        if dates.count == 3 {
+            #expect((Self.hour..<2 * Self.hour).contains(dates[1] - dates[0]), "the first retry an hour after the first attempt: \(dates)")
+            #expect((12 * Self.hour..<13 * Self.hour).contains(dates[2] - dates[0]), "the second twelve hours after it: \(dates)")
+        }
+        let failures = try await Self.post(server.url + "/sandbox/inApps/v1/notifications/history", #"{"startDate":\#(start),"endDate":\#(end),"onlyFailures":true}"#)
+        #expect((failures["notificationHistory"] as? [Any])?.count == 1, "\(failures)")
+    }
+
+    @Test("Request a Test Notification delivers a TEST to the environment's webhook; its status lists the attempt")
+    func testNotificationDelivered() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let record = directory.appendingPathComponent("sandbox.jsonl")
+        let hook = try NotifyTests.receiver("200", record: record, bundle: "com.example.api", environment: "sandbox")
+        defer { hook.stop() }
+        let server = try BackgroundServer(
+            forgeBinary,
+            [
+                "serve", "--listen", "127.0.0.1:0", "--no-auth", "--now", "2025-01-01T00:00:00Z", "--scenario",
+                ServerAPITests.examples.appendingPathComponent("sandbox-customer.json").path, "--notify-sandbox", hook.url + "/apple",
+            ])
+        defer { server.stop() }
+        let token = try #require(try await Self.post(server.url + "/sandbox/inApps/v1/notifications/test", "")["testNotificationToken"] as? String)
+        Self.waitFor(20) { !NotifyTests.records(record).isEmpty }
+        #expect(NotifyTests.records(record).map { $0["notificationType"] as? String } == ["TEST"])
+        // The attempt is recorded once the webhook's answer is in: ask until it is.
+        var attempts: [[String: Any]] = []
+        for _ in 0..<100 where attempts.isEmpty {
+            let status = try #require(await ServerAPITests.get(server.url + "/sandbox/inApps/v1/notifications/test/\(token)"))
+            attempts = ServerAPITests.object(status.body)["sendAttempts"] as? [[String: Any]] ?? []
+            if attempts.isEmpty { try await Task.sleep(for: .milliseconds(50)) }
+        }
+        #expect(attempts.map { $0["sendAttemptResult"] as? String } == ["SUCCESS"], "\(attempts)")
+    }
+}
+
+/// 2025-01-14T00:00:00Z in milliseconds.
+enum ReceiptDateMillis {
+    static let january14: Int64 = 1_736_812_800_000
+}
