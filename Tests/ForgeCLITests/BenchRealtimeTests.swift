@@ -32,9 +32,10 @@ struct BenchRealtimeTests {
 
     @Test("An endpoint that answers a message in time passes: every request verified by Apple's library, each its own requestIdentifier")
     func passes() throws {
-        let (result, summary, records) = try Self.run(answer: "message")
+        // A generous threshold: the Python endpoint verifies each request, and CI's machine is shared.
+        let (result, summary, records) = try Self.run(answer: "message", ["--threshold-ms", "5000"])
         #expect(result.status == 0, "\(result.text) \(result.stderr)")
-        #expect(summary["result"] as? String == "PASS" && summary["succeeded"] as? Int == 20 && summary["responseTimeThreshold"] as? Int == 700, "\(summary)")
+        #expect(summary["result"] as? String == "PASS" && summary["succeeded"] as? Int == 20 && summary["responseTimeThreshold"] as? Int == 5000, "\(summary)")
         #expect(summary["p99"] is Int && (summary["failures"] as? [String: Any])?.isEmpty == true)
         #expect(records.count == 20 && records.allSatisfy { $0["verified"] as? Bool == true }, "\(records.prefix(2))")
         #expect(Set(records.compactMap { $0["requestIdentifier"] as? String }).count == 20)
@@ -49,6 +50,7 @@ struct BenchRealtimeTests {
         let (result, summary, _) = try Self.run(answer: answer, extra)
         #expect(result.status == 1, "\(result.text) \(result.stderr)")
         #expect(summary["result"] as? String == "FAIL" && summary["succeeded"] as? Int == 0, "\(summary)")
+        if extra.isEmpty { #expect(summary["responseTimeThreshold"] as? Int == 700, "Apple's threshold by default") }
         #expect((summary["failures"] as? [String: Any])?[reason] as? Int == 20, "\(summary)")
     }
 }

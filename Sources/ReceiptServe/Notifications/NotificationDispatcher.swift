@@ -46,6 +46,8 @@ public final class NotificationDispatcher: Sendable {
         var deliveries: [String: Delivery] = [:]
         /// The order the notifications were enqueued in.
         var order: [String] = []
+        /// Notifications not kept because ``maximumKept`` were pending already.
+        var dropped = 0
     }
     private let state = Mutex(State())
 
@@ -56,14 +58,24 @@ public final class NotificationDispatcher: Sendable {
     public func enqueue(key: String, environment: ServerAPIEnvironment, body: [UInt8], at: Date) {
         guard let url = webhooks.urls[environment] else { return }
         let request = WebhookRequest(url: url, body: body, timeoutSeconds: webhooks.timeoutSeconds, trustedRootsPEM: webhooks.trustedRootsPEM)
-        state.withLock { state in
-            guard state.deliveries[key] == nil else { return }
-            if state.deliveries.count >= Self.maximumKept, let oldest = state.order.first(where: { state.deliveries[$0]?.due == nil }) {
+        let dropped = state.withLock { state -> Int? in
+            guard state.deliveries[key] == nil else { return nil }
+            if state.deliveries.count >= Self.maximumKept {
+                // The oldest finished one makes room; with every one still pending, the new one is dropped and counted.
+                guard let oldest = state.order.first(where: { state.deliveries[$0]?.due == nil }) else {
+                    state.dropped += 1
+                    return state.dropped
+                }
                 state.deliveries[oldest] = nil
                 state.order.removeAll { $0 == oldest }
             }
             state.deliveries[key] = Delivery(key: key, environment: environment, request: request, due: at)
             state.order.append(key)
+            return nil
+        }
+        if let dropped, dropped == 1 || dropped % 1000 == 0 {
+            FileHandle.standardError.write(
+                Data("forge: warning: \(dropped) notification(s) not delivered: \(Self.maximumKept) are pending already (a webhook that never succeeds?)\n".utf8))
         }
     }
 
@@ -91,6 +103,9 @@ public final class NotificationDispatcher: Sendable {
             state.deliveries[key] = delivery
         }
     }
+
+    /// Notifications not delivered because too many were pending.
+    public var dropped: Int { state.withLock { $0.dropped } }
 
     /// The attempts made for `key`, as Apple's history lists them.
     public func attempts(of key: String) -> [SendAttempt] { state.withLock { $0.deliveries[key]?.attempts ?? [] } }
