@@ -38,9 +38,7 @@ struct Notify: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""), parsed.host?.isEmpty == false else {
-            throw ValidationError("'\(url)' is not an http:// or https:// URL")
-        }
+        guard WebhookRequest.webhookURL(url) != nil else { throw ValidationError("'\(url)' is not an http:// or https:// URL") }
         guard WebhookRequest.timeoutRange.contains(timeout) else {
             throw ValidationError("--timeout \(WebhookRequest.timeoutRange.requirement), not \(timeout)")
         }
@@ -50,7 +48,7 @@ struct Notify: AsyncParsableCommand {
     }
 
     func run() async throws {
-        guard let target = URL(string: url) else { throw ValidationError("'\(url)' is not a URL") }
+        guard let target = WebhookRequest.webhookURL(url) else { throw ValidationError("'\(url)' is not an http:// or https:// URL") }
         var pair: (type: String?, subtype: String?) = (nil, nil)
         let body: [UInt8]
         if let replay {

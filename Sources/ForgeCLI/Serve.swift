@@ -115,9 +115,7 @@ struct Serve: AsyncParsableCommand {
         guard fault.count <= ServerLimits.maximumFaults else { throw ValidationError("at most \(ServerLimits.maximumFaults) --fault options") }
         for (flag, url) in [("--notify", notify), ("--notify-sandbox", notifySandbox)] {
             guard let url else { continue }
-            guard let parsed = URL(string: url), ["http", "https"].contains(parsed.scheme?.lowercased() ?? ""), parsed.host?.isEmpty == false else {
-                throw ValidationError("\(flag) '\(url)' is not an http:// or https:// URL")
-            }
+            guard WebhookRequest.webhookURL(url) != nil else { throw ValidationError("\(flag) '\(url)' is not an http:// or https:// URL") }
         }
         guard WebhookRequest.timeoutRange.contains(notifyTimeout) else {
             throw ValidationError("--notify-timeout \(WebhookRequest.timeoutRange.requirement), not \(notifyTimeout)")
@@ -144,8 +142,8 @@ struct Serve: AsyncParsableCommand {
                 .tokens(authenticator)
             } else { .closed }
         var webhooks: [ServerAPIEnvironment: URL] = [:]
-        webhooks[.production] = notify.flatMap(URL.init(string:))
-        webhooks[.sandbox] = notifySandbox.flatMap(URL.init(string:))
+        webhooks[.production] = notify.flatMap(WebhookRequest.webhookURL)
+        webhooks[.sandbox] = notifySandbox.flatMap(WebhookRequest.webhookURL)
         let trust = try notifyCa.map { String(decoding: try readInput($0, kind: .certificate).bytes, as: UTF8.self) }
         let deliveries =
             webhooks.isEmpty ? nil : NotificationDispatcher(.init(urls: webhooks, timeoutSeconds: notifyTimeout, trustedRootsPEM: trust))

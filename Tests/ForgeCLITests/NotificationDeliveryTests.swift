@@ -22,6 +22,26 @@ struct NotificationDeliveryTests {
          "timeline": [{"event": "renew", "productId": "pro.monthly", "count": 3}]}
         """#
 
+    /// A folder with the production customer's scenario, its app's Apple id (which Apple's verifier needs in
+    /// Production), and where the two webhooks record what they receive.
+    struct Setup {
+        let directory: URL
+        let scenario: URL
+        let app: Int
+        var productionRecord: URL { directory.appendingPathComponent("production.jsonl") }
+        var sandboxRecord: URL { directory.appendingPathComponent("sandbox.jsonl") }
+
+        init() throws {
+            directory = try temporaryDirectory()
+            scenario = directory.appendingPathComponent("production.json")
+            try Data(NotificationDeliveryTests.production.utf8).write(to: scenario)
+            let made = try forge("jws", "make", "app-transaction", "-q", "--spec", scenario.path)
+            app = try #require(ServerAPITests.payload(made.text.trimmingCharacters(in: .whitespacesAndNewlines))["appAppleId"] as? Int)
+        }
+
+        func close() { try? FileManager.default.removeItem(at: directory) }
+    }
+
     static func post(_ url: String, _ body: String) async throws -> [String: Any] {
         var request = URLRequest(url: try #require(URL(string: url)))
         request.httpMethod = "POST"
@@ -39,13 +59,10 @@ struct NotificationDeliveryTests {
         "A renewal the clock passes is delivered, retried 1 and 12 hours after a failed first attempt until the webhook answers 200 (production), given up after one retry in the sandbox; the same signed bytes each time, every attempt in the history"
     )
     func deliveredAndRetried() async throws {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let scenario = directory.appendingPathComponent("production.json")
-        try Data(Self.production.utf8).write(to: scenario)
-        let productionRecord = directory.appendingPathComponent("production.jsonl"), sandboxRecord = directory.appendingPathComponent("sandbox.jsonl")
-        let made = try forge("jws", "make", "app-transaction", "-q", "--spec", scenario.path)
-        let app = try #require(ServerAPITests.payload(made.text.trimmingCharacters(in: .whitespacesAndNewlines))["appAppleId"] as? Int)
+        let setup = try Setup()
+        defer { setup.close() }
+        let (scenario, app) = (setup.scenario, setup.app)
+        let (productionRecord, sandboxRecord) = (setup.productionRecord, setup.sandboxRecord)
         let productionHook = try NotifyTests.receiver("500,500,200", record: productionRecord, bundle: "com.example.prod", environment: "production", app: app)
         defer { productionHook.stop() }
         let sandboxHook = try NotifyTests.receiver("500", record: sandboxRecord, bundle: "com.example.api", environment: "sandbox")
@@ -86,13 +103,10 @@ struct NotificationDeliveryTests {
 
     @Test("A webhook that hangs does not delay the other environment's: the sandbox's renewal arrives while the production attempt waits out its timeout")
     func hangingWebhookDelaysOnlyItself() async throws {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let scenario = directory.appendingPathComponent("production.json")
-        try Data(Self.production.utf8).write(to: scenario)
-        let productionRecord = directory.appendingPathComponent("production.jsonl"), sandboxRecord = directory.appendingPathComponent("sandbox.jsonl")
-        let made = try forge("jws", "make", "app-transaction", "-q", "--spec", scenario.path)
-        let app = try #require(ServerAPITests.payload(made.text.trimmingCharacters(in: .whitespacesAndNewlines))["appAppleId"] as? Int)
+        let setup = try Setup()
+        defer { setup.close() }
+        let (scenario, app) = (setup.scenario, setup.app)
+        let (productionRecord, sandboxRecord) = (setup.productionRecord, setup.sandboxRecord)
         let productionHook = try NotifyTests.receiver("hang", record: productionRecord, bundle: "com.example.prod", environment: "production", app: app)
         defer { productionHook.stop() }
         let sandboxHook = try NotifyTests.receiver("200", record: sandboxRecord, bundle: "com.example.api", environment: "sandbox")

@@ -77,6 +77,12 @@ public struct WebhookRequest: Sendable {
         self.trustedRootsPEM = trustedRootsPEM
     }
 
+    /// `text` as a webhook's address: an absolute http:// or https:// URL with a host, else nil.
+    public static func webhookURL(_ text: String) -> URL? {
+        guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false else { return nil }
+        return url
+    }
+
     /// Apple's body for `signedPayload`: `{"signedPayload":"…"}` and nothing else.
     public static func body(signedPayload: String) -> [UInt8] {
         Array(JSONValue.object([("signedPayload", .string(signedPayload))]).serialized(pretty: false).utf8)
