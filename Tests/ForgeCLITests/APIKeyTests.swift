@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// `forge ca api-key` and `forge serve --api-key/--issuer-id`, through the built binaries and real files.
-@Suite("App Store Server API keys: forge ca api-key and forge serve --api-key", .timeLimit(.minutes(3)))
+@Suite("App Store Server API keys: forge ca api-key and forge serve --api-key", .timeLimit(.minutes(10)))
 struct APIKeyTests {
     /// The values `forge ca api-key` prints, by their label.
     static func printed(_ result: RunResult) -> [String: String] {

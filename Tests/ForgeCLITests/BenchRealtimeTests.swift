@@ -5,7 +5,7 @@ import Testing
 /// is `examples/receivers/realtime_endpoint.py`, which verifies every request with Apple's `SignedDataVerifier`
 /// (`verify_and_decode_realtime_request`) and answers as told.
 @Suite(
-    "forge bench realtime: a Retention Messaging endpoint under load, PASS or FAIL", .timeLimit(.minutes(3)),
+    "forge bench realtime: a Retention Messaging endpoint under load, PASS or FAIL", .timeLimit(.minutes(10)),
     .enabled(if: FileManager.default.isExecutableFile(atPath: ServerAPITests.python.path), "Apple's Python library is absent: .ci/run installs .oracles/asl")
 )
 struct BenchRealtimeTests {

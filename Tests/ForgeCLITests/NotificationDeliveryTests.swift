@@ -10,7 +10,7 @@ import Testing
 /// `--time-rate 7200` (two hours a second), so Apple's retries at 1 and 12 hours come within seconds. The webhooks
 /// are `examples/receivers/notification_receiver.py`, verifying every payload with Apple's `SignedDataVerifier`.
 @Suite(
-    "forge serve --notify: notifications delivered as the clock passes them, retried on Apple's schedule", .timeLimit(.minutes(3)),
+    "forge serve --notify: notifications delivered as the clock passes them, retried on Apple's schedule", .timeLimit(.minutes(10)),
     .enabled(if: FileManager.default.isExecutableFile(atPath: ServerAPITests.python.path), "Apple's Python library is absent: .ci/run installs .oracles/asl")
 )
 struct NotificationDeliveryTests {
@@ -50,9 +50,10 @@ struct NotificationDeliveryTests {
         return (try? JSONSerialization.jsonObject(with: data) as? [String: Any]) ?? [:]
     }
 
-    static func waitFor(_ seconds: Double, _ condition: () -> Bool) {
+    /// Polls `condition` until it holds or `seconds` pass, sleeping without holding a test thread.
+    static func waitFor(_ seconds: Double, _ condition: () -> Bool) async {
         let deadline = Date().addingTimeInterval(seconds)
-        while !condition(), Date() < deadline { usleep(50_000) }
+        while !condition(), Date() < deadline { try? await Task.sleep(for: .milliseconds(50)) }
     }
 
     @Test(
@@ -75,14 +76,14 @@ struct NotificationDeliveryTests {
                 "--notify-sandbox", sandboxHook.url + "/apple",
             ])
         defer { server.stop() }
-        Self.waitFor(30) { NotifyTests.records(productionRecord).count >= 3 && NotifyTests.records(sandboxRecord).count >= 2 }
+        await Self.waitFor(30) { NotifyTests.records(productionRecord).count >= 3 && NotifyTests.records(sandboxRecord).count >= 2 }
         let production = NotifyTests.records(productionRecord), sandbox = NotifyTests.records(sandboxRecord)
         #expect(production.count == 3 && production.allSatisfy { $0["verified"] as? Bool == true }, "\(production.first ?? [:])")
         #expect(production.map { $0["notificationType"] as? String } == ["DID_RENEW", "DID_RENEW", "DID_RENEW"])
         #expect(Set(production.compactMap { $0["sha256"] as? String }).count == 1, "a retry sends the same notification")
         #expect(sandbox.count == 2 && sandbox.allSatisfy { $0["verified"] as? Bool == true }, "\(sandbox)")
         // Apple's one sandbox retry is the last: no third attempt, however long the clock runs.
-        usleep(1_500_000)
+        try await Task.sleep(for: .milliseconds(1500))
         #expect(NotifyTests.records(sandboxRecord).count == 2)
         #expect(NotifyTests.records(productionRecord).count == 3, "a delivered notification is not sent again")
 
@@ -119,7 +120,7 @@ struct NotificationDeliveryTests {
                 "--notify", productionHook.url + "/apple", "--notify-sandbox", sandboxHook.url + "/apple",
             ])
         defer { server.stop() }
-        Self.waitFor(30) { !NotifyTests.records(productionRecord).isEmpty && !NotifyTests.records(sandboxRecord).isEmpty }
+        await Self.waitFor(30) { !NotifyTests.records(productionRecord).isEmpty && !NotifyTests.records(sandboxRecord).isEmpty }
         #expect(NotifyTests.records(productionRecord).count == 1, "the production webhook holds its first attempt")
         #expect(NotifyTests.records(sandboxRecord).map { $0["notificationType"] as? String } == ["DID_RENEW"], "the sandbox's arrived meanwhile")
     }
@@ -139,7 +140,7 @@ struct NotificationDeliveryTests {
             ])
         defer { server.stop() }
         let token = try #require(try await Self.post(server.url + "/sandbox/inApps/v1/notifications/test", "")["testNotificationToken"] as? String)
-        Self.waitFor(20) { !NotifyTests.records(record).isEmpty }
+        await Self.waitFor(20) { !NotifyTests.records(record).isEmpty }
         #expect(NotifyTests.records(record).map { $0["notificationType"] as? String } == ["TEST"])
         // The attempt is recorded once the webhook's answer is in: ask until it is.
         var attempts: [[String: Any]] = []

@@ -5,7 +5,7 @@ import Testing
 /// with Apple's `sendAttemptResult`. The webhook is `examples/receivers/notification_receiver.py`, which verifies
 /// every payload and its nested JWS with Apple's `SignedDataVerifier` and answers by script.
 @Suite(
-    "forge notify: one notification to a webhook, Apple's attempt results", .timeLimit(.minutes(3)),
+    "forge notify: one notification to a webhook, Apple's attempt results", .timeLimit(.minutes(10)),
     .enabled(if: FileManager.default.isExecutableFile(atPath: ServerAPITests.python.path), "Apple's Python library is absent: .ci/run installs .oracles/asl")
 )
 struct NotifyTests {

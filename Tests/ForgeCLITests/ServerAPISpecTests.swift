@@ -10,7 +10,7 @@ import Testing
 /// `schemathesis` fuzzes a real `forge serve --no-auth` over a socket against it: every answer conforms (status,
 /// content type, headers, body schema) and none is a 5xx. Both tools live in `.oracles/openapi`
 /// (`scripts/known-results.sh --install-only`, which `.ci/run` runs); without it the tests are skipped.
-@Suite("The App Store Server API's OpenAPI document", .serialized, .timeLimit(.minutes(3)))
+@Suite("The App Store Server API's OpenAPI document", .serialized, .timeLimit(.minutes(10)))
 struct ServerAPISpecTests {
     static let document = repositoryRoot.appendingPathComponent("Documentation/server-api.openapi.yaml")
     static let tools = repositoryRoot.appendingPathComponent(".oracles/openapi/bin")

@@ -11,12 +11,12 @@ import Testing
 /// review: signals were seen through dispatch signal sources, which arm later on dispatch's manager thread after
 /// the signal was set to be ignored; about one `forge serve` in fifty, sent SIGTERM as soon as it printed its URLs,
 /// lost the signal and served on forever. `SignalWatch` installs a handler before it returns.
-@Suite("Signals from the first instant", .timeLimit(.minutes(3)))
+@Suite("Signals from the first instant", .timeLimit(.minutes(10)))
 struct ShutdownSignalTests {
     /// Starts `forge serve` (through `python3`, which may block SIGTERM before exec, as a test runner or a CI agent
     /// can), waits for its first line, sends SIGTERM and waits at most `seconds` for it to exit. The exit status,
     /// or nil when it had to be killed.
-    static func stopsAtOnce(blockingFirst: Bool, within seconds: Double = 8) throws -> Int32? {
+    static func stopsAtOnce(blockingFirst: Bool, within seconds: Double = 8) async throws -> Int32? {
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
         let launcher = """
@@ -32,7 +32,7 @@ struct ShutdownSignalTests {
         _ = output.fileHandleForReading.readData(ofLength: 1)
         kill(process.processIdentifier, SIGTERM)
         let deadline = Date().addingTimeInterval(seconds)
-        while process.isRunning, Date() < deadline { usleep(10_000) }
+        while process.isRunning, Date() < deadline { try? await Task.sleep(for: .milliseconds(10)) }
         guard !process.isRunning else {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
@@ -42,14 +42,14 @@ struct ShutdownSignalTests {
     }
 
     @Test("SIGTERM as soon as forge serve prints its URLs stops it, in 60 starts out of 60 (a lost signal served on forever)")
-    func signalAtStartUp() throws {
+    func signalAtStartUp() async throws {
         var lost = 0
-        for _ in 0..<60 where try Self.stopsAtOnce(blockingFirst: false) != 0 { lost += 1 }
+        for _ in 0..<60 where try await Self.stopsAtOnce(blockingFirst: false) != 0 { lost += 1 }
         #expect(lost == 0, "\(lost) of 60 servers did not stop after SIGTERM")
     }
 
     @Test("A parent that blocked SIGTERM and SIGINT does not make forge serve deaf to them")
-    func blockedByTheParent() throws {
-        #expect(try Self.stopsAtOnce(blockingFirst: true) == 0)
+    func blockedByTheParent() async throws {
+        #expect(try await Self.stopsAtOnce(blockingFirst: true) == 0)
     }
 }

@@ -4,7 +4,7 @@ import Testing
 
 /// The App Store Server API's token check against tokens made by Apple's own Python client and by PyJWT, with a key
 /// made by the built `forge ca api-key`. The Python parts run when `.oracles/asl` (app-store-server-library) is present.
-@Suite("App Store Server API authentication", .serialized, .timeLimit(.minutes(3)))
+@Suite("App Store Server API authentication", .serialized, .timeLimit(.minutes(10)))
 struct ServerAPIAuthenticationTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     static let python = URL(
