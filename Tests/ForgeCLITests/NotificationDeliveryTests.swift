@@ -102,7 +102,7 @@ struct NotificationDeliveryTests {
         #expect((failures["notificationHistory"] as? [Any])?.count == 1, "\(failures)")
     }
 
-    @Test("A webhook that hangs does not delay the other environment's: the sandbox's renewal arrives while the production attempt waits out its timeout")
+    @Test("A webhook that hangs does not delay the other environment's: the sandbox's renewal arrives while the production attempt waits out its 600 s timeout")
     func hangingWebhookDelaysOnlyItself() async throws {
         let setup = try Setup()
         defer { setup.close() }
@@ -115,7 +115,7 @@ struct NotificationDeliveryTests {
         let server = try BackgroundServer(
             forgeBinary,
             [
-                "serve", "--listen", "127.0.0.1:0", "--no-auth", "--now", "2025-01-14T23:59:00Z", "--time-rate", "600", "--notify-timeout", "60",
+                "serve", "--listen", "127.0.0.1:0", "--no-auth", "--now", "2025-01-14T23:59:00Z", "--time-rate", "600", "--notify-timeout", "600",
                 "--scenario", scenario.path, "--scenario", ServerAPITests.examples.appendingPathComponent("sandbox-customer.json").path,
                 "--notify", productionHook.url + "/apple", "--notify-sandbox", sandboxHook.url + "/apple",
             ])
