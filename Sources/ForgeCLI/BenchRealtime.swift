@@ -85,9 +85,11 @@ struct BenchRealtime: AsyncParsableCommand {
             if result != .success { failures[result, default: 0] += 1 }
         }
         latencies.sort()
-        func percentile(_ p: Double) -> Int64 {
+        /// The latency `permille` thousandths of the requests stay within (nearest rank), in integers only.
+        func percentile(_ permille: Int) -> Int64 {
             guard !latencies.isEmpty else { return 0 }
-            return latencies[min(latencies.count - 1, Int((Double(latencies.count) * p).rounded(.up)) - 1)]
+            let rank = (latencies.count * permille + 999) / 1000
+            return latencies[max(0, min(latencies.count - 1, rank - 1))]
         }
         let succeeded = answers.count - failures.values.reduce(0, +)
         let rate = answers.isEmpty ? 0 : Double(succeeded) * 100 / Double(answers.count)
@@ -103,7 +105,7 @@ struct BenchRealtime: AsyncParsableCommand {
             members.append(("responseTimeThreshold", .integer(Int64(thresholdMs))))
             members.append(("maxConcurrentRequests", .integer(Int64(concurrency))))
             members.append(("totalDuration", .integer(Int64(seconds * 1000))))
-            for (name, p) in [("p50", 0.5), ("p90", 0.9), ("p99", 0.99)] { members.append((name, .integer(percentile(p)))) }
+            for (name, p) in [("p50", 500), ("p90", 900), ("p99", 990)] { members.append((name, .integer(percentile(p)))) }
             members.append(("max", .integer(latencies.last ?? 0)))
             let failed: JSONObject = JSONObject(ordered.map { ($0.0.rawValue, JSONValue.integer(Int64($0.1))) })
             members.append(("failures", .object(failed)))
@@ -112,7 +114,7 @@ struct BenchRealtime: AsyncParsableCommand {
         } else {
             print(
                 "\(passed ? "PASS" : "FAIL")  \(succeeded)/\(answers.count) succeeded (\(String(format: "%.1f", rate)) %, threshold \(String(format: "%g", successRate)) %)  "
-                    + "p50 \(percentile(0.5)) ms  p90 \(percentile(0.9)) ms  p99 \(percentile(0.99)) ms  max \(latencies.last ?? 0) ms  "
+                    + "p50 \(percentile(500)) ms  p90 \(percentile(900)) ms  p99 \(percentile(990)) ms  max \(latencies.last ?? 0) ms  "
                     + "(threshold \(thresholdMs) ms, concurrency \(concurrency), \(String(format: "%.1f", seconds)) s)")
             if !ordered.isEmpty { print("failures: " + ordered.map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", ")) }
         }
