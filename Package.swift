@@ -9,7 +9,7 @@ let swiftSettings: [SwiftSetting] = [
 
 // Dependencies point down: forge → ForgeCLI → ReferenceValidation / ReceiptForge → ReceiptModel + JWSModel + ForgeCrypto
 // → StoreModel → ForgeSupport; ReceiptForge also → ReceiptCorpus (Foundation and ForgeSupport). The network (swift-nio, BoringSSL,
-// async-http-client) is linked only by forge-http, which forge hands HTTP work over to: `swift run forge make`
+// async-http-client) and SQLite (GRDB) are linked only by forge-http, which forge hands HTTP work over to: `swift run forge make`
 // on a fresh clone compiles none of it.
 let package = Package(
     name: "receipt-forge",
@@ -39,6 +39,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         // Already built for Hummingbird; named for the typed HTTP parts the servers' read deadlines watch.
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.24.0"),
+        // `forge serve --state FILE`: the server state in SQLite (system libsqlite3); linked by forge-http only.
+        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
     ],
     targets: [
         // libcrypto from the system (apt libssl-dev); imported only by ForgeCrypto.
@@ -102,6 +104,10 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: swiftSettings),
+        // `forge serve --state FILE`: the server state kept in SQLite through GRDB.
+        .target(
+            name: "ReceiptServeSQLite", dependencies: ["ReceiptServe", "StoreModel", "ForgeSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            swiftSettings: swiftSettings),
         // The commands, shared by both executables; no network code (see NetworkSupport).
         .target(
             name: "ForgeCLI",
@@ -115,7 +121,7 @@ let package = Package(
             name: "forge-http",
             dependencies: [
                 "ForgeCLI", "ReceiptConformance", "ReceiptConformanceHTTP", "ReferenceValidation", "ReceiptValidationServer", "ReceiptServe",
-                "ReceiptServeHTTP",
+                "ReceiptServeHTTP", "ReceiptServeSQLite",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings),
@@ -137,13 +143,13 @@ let package = Package(
             ],
             exclude: ["Fixtures"], swiftSettings: swiftSettings),
         // The servers in process, through the same `build…Application` as forge-http (HummingbirdTesting's router
-        // client); the socket tests are in ForgeCLITests. HummingbirdTesting is linked here only.
+        // client), and the state file through GRDB; the socket tests are in ForgeCLITests. HummingbirdTesting is linked here only.
         .testTarget(
             name: "ReceiptServeHTTPTests",
             dependencies: [
-                "ReceiptServeHTTP", "ReceiptServe", "ReferenceValidation", "ReceiptValidationServer", "ForgeSupport",
+                "ReceiptServeHTTP", "ReceiptServe", "ReferenceValidation", "ReceiptValidationServer", "ForgeSupport", "ReceiptServeSQLite", "StoreModel",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings),
         // Runs the built `forge` (and `forge-http`) binaries, real files, and openssl as an independent oracle; reads ../shared/interop when present.

@@ -6,7 +6,9 @@
 #              openssl speed), the Python baseline's own loop
 #   validator  the reference validator in process, over stdio and over HTTP, and wrk on the same endpoint
 #   serve      wrk against forge serve's /verifyReceipt, without and with a server-side history, and the App Store
-#              Server API's transaction info and history pages, cached and rendered (scripts/bench-server-api.sh)
+#              Server API's transaction info and history pages, cached and rendered (scripts/bench-server-api.sh);
+#              notifications signed and delivered to a local webhook, in memory and with --state, next to the
+#              raw ES256 sign rate (scripts/bench-notifications.sh)
 # Usage: scripts/bench.sh [calls, default 50] [batch receipts, default 4000] [seconds per validator target, default 5]
 # Needs: a release build (done here), openssl, python3 (a venv with pyasn1 and cryptography is made in
 # .oracles/bench), hyperfine and wrk (apt-get install hyperfine wrk; without them those rows are skipped).
@@ -147,6 +149,10 @@ if command -v wrk >/dev/null; then
     row "forge serve Server API: $name" "$rate" "requests/s, p99 $p99"
   done < <(scripts/bench-server-api.sh "$seconds" "$forge")
 fi
+
+while IFS=$'\t' read -r name value note; do
+  row "forge serve --notify: $name" "$value" "$note"
+done < <(scripts/bench-notifications.sh 500 "$forge")
 
 while read -r line; do row "forge serve start-up to URLs ($(echo "$line" | cut -d' ' -f1))" "$(echo "$line" | grep -o 'median [0-9]* ms' | cut -d' ' -f2-)" "median of 10"; done \
   < <(python3 scripts/serve-startup.py "$forge" | sed 's/^--scenario examples\/serve-history.json/scenario/; s/^--tls/tls/')

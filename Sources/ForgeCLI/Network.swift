@@ -26,6 +26,8 @@ public protocol NetworkSupport: Sendable {
         _ listener: HTTPListener, service: VerifyReceiptService, serverAPI: ServerAPIService, faults: FaultPlan, log: RequestLog, controlToken: String?,
         announce: @escaping @Sendable (ServerAddress) async -> Void
     ) async throws
+    /// Opens (creating it if missing) the file `forge serve --state` keeps the server state in.
+    func openState(_ path: String) throws(ServeError) -> any ServerStateStore
     /// POSTs to webhooks (`forge notify`, `forge bench realtime`), at most `concurrency` at a time, answered in
     /// order; every failure is an attempt with Apple's result. The requests share their timeout and trust.
     func deliver(_ requests: [WebhookRequest], concurrency: Int) async -> [WebhookAnswer]

@@ -18,6 +18,9 @@ public struct ServeError: CodedError, Sendable {
         case cannotListen
         /// `POST /_forge/clock` asked for a time the clock cannot take (backwards, or outside the writable dates).
         case invalidClock
+        /// The `--state` file cannot be opened, read or written: missing folder, another server holding it, not a
+        /// state file, a full disk. At start `forge serve` exits; while it runs the change is refused.
+        case stateFailed
         public var description: String { rawValue }
     }
 

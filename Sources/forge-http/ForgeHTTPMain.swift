@@ -7,6 +7,7 @@ import ReceiptConformance
 import ReceiptConformanceHTTP
 import ReceiptServe
 import ReceiptServeHTTP
+import ReceiptServeSQLite
 import ReceiptValidationServer
 import ForgeSupport
 import StoreModel
@@ -40,11 +41,17 @@ private struct HTTPSupport: NetworkSupport {
         announce: @escaping @Sendable (ServerAddress) async -> Void
     ) async throws {
         let delivery = Task { await NotificationDelivery.run(serverAPI) }
-        defer { delivery.cancel() }
+        let checkpoint = Task { await StateCheckpoint.run(serverAPI.state) }
+        defer {
+            delivery.cancel()
+            checkpoint.cancel()
+        }
         try await ForgeServers.buildVerifyReceiptApplication(
             Self.listener(listener), service: service, serverAPI: serverAPI, faults: faults, log: log, controlToken: controlToken, announce: announce
         ).serve()
     }
+
+    func openState(_ path: String) throws(ServeError) -> any ServerStateStore { try SQLiteStateStore(path: path) }
 
     func deliver(_ requests: [WebhookRequest], concurrency: Int) async -> [WebhookAnswer] {
         await WebhookClient.deliver(requests, concurrency: concurrency)

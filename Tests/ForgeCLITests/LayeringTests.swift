@@ -41,6 +41,17 @@ struct LayeringTests {
         }
     }
 
+    @Test("SQLite (GRDB) is imported by ReceiptServeSQLite alone: the servers know a ServerStateStore, never a database")
+    func databaseStaysInItsTarget() throws {
+        let sources = repositoryRoot.appendingPathComponent("Sources")
+        for target in try FileManager.default.contentsOfDirectory(atPath: sources.path) where target != "ReceiptServeSQLite" {
+            for (file, module) in try Self.imports(of: target) where module.hasPrefix("GRDB") {
+                Issue.record("\(target)/\(file) imports \(module)")
+            }
+        }
+        #expect(try Self.imports(of: "ReceiptServeSQLite").contains { $0.module == "GRDB" })
+    }
+
     @Test("The JWS encoder renders the store: it never decodes a receipt payload to learn what to sign")
     func noEncoderDecodesAnother() throws {
         let folder = repositoryRoot.appendingPathComponent("Sources/ReceiptForge/StoreKit")

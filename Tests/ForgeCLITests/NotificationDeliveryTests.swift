@@ -153,6 +153,58 @@ struct NotificationDeliveryTests {
     }
 }
 
+extension NotificationDeliveryTests {
+    /// A private CA and a certificate it issued for 127.0.0.1, made by `openssl` (an independent issuer).
+    static func privateCA(in directory: URL) throws -> (ca: URL, certificate: URL, key: URL) {
+        let path = { (name: String) in directory.appendingPathComponent(name) }
+        let extensions = path("leaf.ext")
+        try Data("subjectAltName=IP:127.0.0.1\nextendedKeyUsage=serverAuth\nbasicConstraints=critical,CA:FALSE\n".utf8).write(to: extensions)
+        let steps: [[String]] = [
+            [
+                "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", path("ca.key").path, "-out", path("ca.pem").path,
+                "-days", "30", "-subj", "/CN=Webhook Test CA", "-addext", "basicConstraints=critical,CA:TRUE", "-addext", "keyUsage=critical,keyCertSign",
+            ],
+            ["req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-keyout", path("leaf.key").path, "-out", path("leaf.csr").path, "-subj", "/CN=127.0.0.1"],
+            [
+                "x509", "-req", "-in", path("leaf.csr").path, "-CA", path("ca.pem").path, "-CAkey", path("ca.key").path, "-CAcreateserial", "-out",
+                path("leaf.pem").path, "-days", "30", "-extfile", extensions.path,
+            ],
+        ]
+        for step in steps {
+            let made = try run(opensslBinary, step)
+            try #require(made.status == 0, "openssl \(step.joined(separator: " ")): \(made.stderr)")
+        }
+        return (path("ca.pem"), path("leaf.pem"), path("leaf.key"))
+    }
+
+    @Test(
+        "An https:// webhook whose certificate chains to --notify-ca gets the renewal, verified; without --notify-ca the same webhook is TLS_ISSUE"
+    )
+    func httpsWebhookWithPrivateCA() async throws {
+        let setup = try Setup()
+        defer { setup.close() }
+        let pki = try Self.privateCA(in: setup.directory)
+        let record = setup.productionRecord
+        var arguments = [NotifyTests.receiver, "--root", ServerAPITests.jwsRoot, "--bundle-id", "com.example.prod", "--environment", "production"]
+        arguments += ["--app-apple-id", String(setup.app), "--script", "200", "--record", record.path, "--tls-cert", pki.certificate.path, "--tls-key", pki.key.path]
+        let hook = try BackgroundServer(ServerAPITests.python, arguments)
+        defer { hook.stop() }
+        let url = "https://127.0.0.1:\(hook.port)/apple"
+        let untrusted = try forge(arguments: ["notify", url] + NotifyTests.notification + ["--timeout", "5", "--json"])
+        #expect(untrusted.status == 1 && (try? json(untrusted))?["sendAttemptResult"] as? String == "TLS_ISSUE", "\(untrusted.text)")
+        let server = try BackgroundServer(
+            forgeBinary,
+            [
+                "serve", "--listen", "127.0.0.1:0", "--no-auth", "--now", "2025-01-14T23:59:00Z", "--time-rate", "7200", "--scenario", setup.scenario.path,
+                "--notify", url, "--notify-ca", pki.ca.path,
+            ])
+        defer { server.stop() }
+        await Self.waitFor(30) { !NotifyTests.records(record).isEmpty }
+        let records = NotifyTests.records(record)
+        #expect(records.first?["verified"] as? Bool == true && records.first?["notificationType"] as? String == "DID_RENEW", "\(records)")
+    }
+}
+
 /// 2025-01-14T00:00:00Z in milliseconds.
 enum ReceiptDateMillis {
     static let january14: Int64 = 1_736_812_800_000

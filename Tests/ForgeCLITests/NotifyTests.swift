@@ -72,6 +72,18 @@ struct NotifyTests {
         if script == "500" { #expect(attempt["httpStatus"] as? Int == 500) }
     }
 
+    @Test("A webhook that floods its answer (200, a gigabyte promised) is SUCCESS once its status is in: the first 64 KiB are read, the rest never")
+    func floodedAnswer() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let server = try Self.receiver("flood", record: directory.appendingPathComponent("record.jsonl"))
+        defer { server.stop() }
+        let sent = try forge(arguments: ["notify", "http://127.0.0.1:\(server.port)/apple"] + Self.notification + ["--timeout", "30", "--json"])
+        let answer = try json(sent)
+        #expect(sent.status == 0 && answer["sendAttemptResult"] as? String == "SUCCESS", "\(sent.text)")
+        #expect((answer["detail"] as? String)?.contains("not read to its end") == true, "\(sent.text)")
+    }
+
     @Test("Nothing listening is SOCKET_ISSUE; https:// to a plain HTTP webhook is TLS_ISSUE; a URL that is not http(s) exits 64")
     func unreachable() throws {
         let directory = try temporaryDirectory()

@@ -58,7 +58,8 @@ struct ServerAPISpecTests {
 
     /// A `forge serve --no-auth` of both example customers (`examples/server-api/`, whose ids the document's
     /// `examples` name) at their `now`, logging every request to `log`; with `open` false, no `--no-auth` and no
-    /// API key, so every route answers 401.
+    /// API key, so every route answers 401. Both environments have a webhook (a closed port: each attempt fails
+    /// at once), so Request a Test Notification answers 200, not 4040007.
     static func server(log: URL, open: Bool = true) throws -> BackgroundServer {
         let examples = repositoryRoot.appendingPathComponent("examples/server-api")
         return try BackgroundServer(
@@ -67,6 +68,7 @@ struct ServerAPISpecTests {
                 "serve", "--listen", "127.0.0.1:0", "--now", "2025-01-01T00:00:00Z", "--log", log.path,
                 "--scenario", examples.appendingPathComponent("sandbox-customer.json").path,
                 "--scenario", examples.appendingPathComponent("production-customer.json").path,
+                "--notify", "http://127.0.0.1:9/apple", "--notify-sandbox", "http://127.0.0.1:9/apple",
             ] + (open ? ["--no-auth"] : []))
     }
 

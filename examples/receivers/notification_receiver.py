@@ -13,10 +13,12 @@ last step repeats):
   partial        a status line promising 100 bytes, 5 sent, then close
   garbage        bytes that are not HTTP, then close
   redirect       302 to this same path (a circle)
+  flood          200 promising a gigabyte, sent until the client hangs up
 
-The first line on stdout is `listening http://127.0.0.1:PORT/`.
+With --tls-cert and --tls-key it serves HTTPS with that certificate (its issuer is what `forge serve
+--notify-ca` trusts). The first line on stdout is `listening http(s)://127.0.0.1:PORT/`.
 Usage: notification_receiver.py --root jws-root-g3.pem --bundle-id ID [--environment sandbox|production]
-       [--app-apple-id N] [--script 200,500] [--record FILE] [--port 0]
+       [--app-apple-id N] [--script 200,500] [--record FILE] [--port 0] [--tls-cert PEM --tls-key PEM]
 """
 import argparse
 import base64
@@ -24,6 +26,7 @@ import hashlib
 import http.server
 import json
 import socket
+import ssl
 import struct
 import sys
 import threading
@@ -49,6 +52,8 @@ def main():
     parser.add_argument("--script", default="200")
     parser.add_argument("--record")
     parser.add_argument("--port", type=int, default=0)
+    parser.add_argument("--tls-cert")
+    parser.add_argument("--tls-key")
     arguments = parser.parse_args()
     with open(arguments.root, "rb") as handle:
         root = x509.load_pem_x509_certificate(handle.read()).public_bytes(serialization.Encoding.DER)
@@ -109,6 +114,17 @@ def main():
                 self.wfile.flush()
                 self.connection.shutdown(socket.SHUT_RDWR)
                 self.close_connection = True
+            elif step == "flood":
+                self.send_response(200)
+                self.send_header("Content-Length", str(1 << 30))
+                self.end_headers()
+                chunk = b"x" * (1 << 20)
+                try:
+                    for _ in range(1 << 10):
+                        self.wfile.write(chunk)
+                except OSError:
+                    pass
+                self.close_connection = True
             elif step == "redirect":
                 self.send_response(302)
                 self.send_header("Location", self.path)
@@ -121,7 +137,13 @@ def main():
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", arguments.port), Handler)
     server.daemon_threads = True
-    print(f"listening http://127.0.0.1:{server.server_address[1]}/", flush=True)
+    scheme = "http"
+    if arguments.tls_cert:
+        context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
+        context.load_cert_chain(arguments.tls_cert, arguments.tls_key)
+        server.socket = context.wrap_socket(server.socket, server_side=True)
+        scheme = "https"
+    print(f"listening {scheme}://127.0.0.1:{server.server_address[1]}/", flush=True)
     server.serve_forever()
 
 

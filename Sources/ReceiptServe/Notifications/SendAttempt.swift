@@ -41,7 +41,13 @@ public struct SendAttempt: Sendable {
         self.detail = detail
     }
 
-    /// `attemptDate` and `sendAttemptResult` as Apple's history carries them, then what forge adds.
+    /// Apple's `SendAttemptItem`, exactly: `attemptDate` and `sendAttemptResult` (Get Notification History, Get Test
+    /// Notification Status).
+    public var appleJSON: JSONValue {
+        .object([("attemptDate", .integer(ReceiptDate.milliseconds(date) ?? 0)), ("sendAttemptResult", .string(result.rawValue))])
+    }
+
+    /// `attemptDate` and `sendAttemptResult` as Apple's history carries them, then what forge adds (`forge notify`).
     public var json: JSONValue {
         var members: JSONObject = [("attemptDate", .integer(ReceiptDate.milliseconds(date) ?? 0)), ("sendAttemptResult", .string(result.rawValue))]
         if let httpStatus { members.append(("httpStatus", .integer(Int64(httpStatus)))) }

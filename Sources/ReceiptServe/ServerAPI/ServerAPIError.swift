@@ -48,6 +48,7 @@ public enum ServerAPIError: Int64, Sendable, Hashable, CaseIterable, Error {
     case subscriptionMaxExtension = 4_030_005
     case appNotFound = 4_040_003
     case originalTransactionIDNotFound = 4_040_005
+    case serverNotificationURLNotFound = 4_040_007
     case testNotificationNotFound = 4_040_008
     case statusRequestNotFound = 4_040_009
     case transactionIDNotFound = 4_040_010
@@ -104,6 +105,7 @@ public enum ServerAPIError: Int64, Sendable, Hashable, CaseIterable, Error {
         case .subscriptionMaxExtension: "Subscription max extension."
         case .appNotFound: "App not found."
         case .originalTransactionIDNotFound: "Original transaction id not found."
+        case .serverNotificationURLNotFound: "Server notification URL not found."
         case .testNotificationNotFound: "Test notification not found."
         case .statusRequestNotFound: "Status request not found."
         case .transactionIDNotFound: "Transaction id not found."

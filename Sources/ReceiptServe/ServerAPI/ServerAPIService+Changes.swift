@@ -45,7 +45,7 @@ extension ServerAPIService {
         }
         let event = TimelineEvent(
             .appAccountToken, at: ReceiptDate.format(now), productID: purchase.productID, token: token.lowercased(), originalTransactionID: id)
-        try state.change { (state) throws(ServerAPIError) in state.customers[view.customer].scenario.append(event) }
+        try state.change { (state) throws(ServerAPIError) in state.append(event, toCustomer: view.customer) }
         return token.lowercased()
     }
 
@@ -98,16 +98,15 @@ extension ServerAPIService {
         let key = identifier + "/" + id
         let event = TimelineEvent(.extend, at: ReceiptDate.format(now), productID: t.productID, days: days)
         return try state.change { (state) throws(ServerAPIError) -> JSONValue in
-            if let answered = state.extensions[key] { return answered }
+            if let answered = state.extensionAnswers[key] { return answered }
             try checkExtensible(t, in: view, customer: state.customers[view.customer], now: now)
-            state.customers[view.customer].scenario.append(event)
+            state.append(event, toCustomer: view.customer)
             let effective = t.expiresDate.map { $0.addingTimeInterval(Double(days) * 86_400) } ?? now
             let answer: JSONValue = .object([
                 ("originalTransactionId", .string(id)), ("webOrderLineItemId", .string(String(t.webOrderLineItemID))), ("success", .bool(true)),
                 ("effectiveDate", .integer(ReceiptDate.milliseconds(effective) ?? 0)),
             ])
-            if state.extensions.count >= ServerState.maximumRecords { state.extensions.removeAll() }
-            state.extensions[key] = answer
+            state.remember(extensionAnswer: answer, key: key)
             return answer
         }
     }
@@ -143,15 +142,14 @@ extension ServerAPIService {
                     guard let t = latest(of: original, in: view) else { continue }
                     do throws(ServerAPIError) {
                         try checkExtensible(t, in: view, customer: state.customers[view.customer], now: now)
-                        state.customers[view.customer].scenario.append(TimelineEvent(.extend, at: stamp, productID: productID, days: days))
+                        state.append(TimelineEvent(.extend, at: stamp, productID: productID, days: days), toCustomer: view.customer)
                         succeeded += 1
                     } catch {
                         failed += 1
                     }
                 }
             }
-            if state.massExtensions.count >= ServerState.maximumRecords { state.massExtensions.removeAll() }
-            state.massExtensions[key] = ServerState.MassExtension(productID: productID, completedAt: now, succeeded: succeeded, failed: failed)
+            state.remember(ServerState.MassExtension(productID: productID, completedAt: now, succeeded: succeeded, failed: failed), key: key)
             return .object([("requestIdentifier", .string(identifier))])
         }
     }

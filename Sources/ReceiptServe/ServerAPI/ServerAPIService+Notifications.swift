@@ -9,8 +9,7 @@ import Synchronization
 /// The history is derived from the store model, not kept: every purchase (SUBSCRIBED/INITIAL_BUY, or
 /// ONE_TIME_CHARGE), renewal (DID_RENEW, /BILLING_RECOVERY), refund (REFUND) and timeline event that Apple
 /// announces (an extension's RENEWAL_EXTENDED among them) up to the server clock, plus the TEST notifications
-/// asked for. Each is signed as of its own instant. `sendAttempts` is empty: `forge serve` delivers nothing to a
-/// webhook yet.
+/// asked for. Each is signed as of its own instant; `sendAttempts` are those of `--notify`'s deliveries.
 extension ServerAPIService {
     /// How far back the history reaches (Get Notification History: "180 days in the production environment, and
     /// the past 30 days in the sandbox").
@@ -47,24 +46,21 @@ extension ServerAPIService {
     // MARK: - Test notifications
 
     /// `POST /inApps/v1/notifications/test`: a TEST notification of the app (the token's, else the first
-    /// customer's in the environment), signed now; `testNotificationToken` names it.
+    /// customer's in the environment), signed now and sent to the environment's webhook at once;
+    /// `testNotificationToken` names it. 4040007 when the environment has no webhook (`--notify`,
+    /// `--notify-sandbox`; local testing has none), as Apple answers an app without a notification URL.
     func requestTestNotification(scope: Scope, now: Date) throws(ServerAPIError) -> JSONValue {
         guard let view = views(scope: scope, now: now).first else { throw .appNotFound }
-        let count = state.mutable.withLock { state -> UInt64 in
-            state.tests += 1
-            return state.tests
-        }
+        guard let deliveries = configuration.deliveries, deliveries.delivers(scope.environment) else { throw .serverNotificationURLNotFound }
+        let count = try state.change { $0.nextTest() }
         var random = SeededGenerator(seed: StableHash.fnv1a(Data("test:\(scope.environment.rawValue):\(count)".utf8)))
         let token = random.uuid().description.lowercased()
         let payload = try signed { () throws(ForgeError) in try view.rendering.signedNotification(.test, subtype: nil, about: nil, uuid: token) }
         let test = ServerState.TestNotification(
             token: token, environment: scope.environment, bundleID: view.rendering.store.bundleID, signedPayload: payload.stringValue ?? "", sentAt: now)
-        try state.change { state in
-            if state.testNotifications.count >= ServerState.maximumRecords { state.testNotifications.removeAll() }
-            state.testNotifications[token] = test
-        }
-        // Apple sends the TEST to the environment's webhook at once.
-        configuration.deliveries?.enqueue(key: Self.record(of: test).key, environment: scope.environment, body: WebhookRequest.body(signedPayload: test.signedPayload), at: now)
+        try state.change { $0.remember(test) }
+        let notification = NotificationDispatcher.Notification(key: Self.record(of: test).key, body: WebhookRequest.body(signedPayload: test.signedPayload), date: now)
+        guard deliveries.enqueue([notification], environment: scope.environment) else { throw .generalInternal }
         return .object([("testNotificationToken", .string(token))])
     }
 
@@ -168,7 +164,7 @@ extension ServerAPIService {
     }
 
     /// The attempts to deliver the notification `key` names, as Apple's history lists them.
-    func sendAttempts(of key: String) -> [JSONValue] { configuration.deliveries?.attempts(of: key).map(\.json) ?? [] }
+    func sendAttempts(of key: String) -> [JSONValue] { configuration.deliveries?.attempts(of: key).map(\.appleJSON) ?? [] }
 
     /// A TEST notification as the history holds it.
     static func record(of test: ServerState.TestNotification) -> NotificationRecord {
@@ -187,7 +183,7 @@ extension ServerAPIService {
 
     /// The notifications `environment`'s stores send after `after` and by `through`, in timeline order, signed:
     /// what a webhook is due as the server clock passes them.
-    public func notifications(_ environment: ServerAPIEnvironment, after: Date, through: Date) -> [(key: String, date: Date, body: [UInt8])] {
+    public func notifications(_ environment: ServerAPIEnvironment, after: Date, through: Date) -> [NotificationDispatcher.Notification] {
         let customers = state.customers
         var records: [NotificationRecord] = []
         for view in views(scope: Scope(environment: environment, app: nil), now: through) {
@@ -195,7 +191,7 @@ extension ServerAPIService {
         }
         return records.sorted { $0.key < $1.key }.compactMap { record in
             guard let payload = try? signedPayload(of: record, customers: customers) else { return nil }
-            return (record.key, record.date, WebhookRequest.body(signedPayload: payload))
+            return NotificationDispatcher.Notification(key: record.key, body: WebhookRequest.body(signedPayload: payload), date: record.date)
         }
     }
 

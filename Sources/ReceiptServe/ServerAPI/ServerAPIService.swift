@@ -110,8 +110,8 @@ public struct ServerAPIResponse: Sendable {
 /// cursor), Get All Subscription Statuses (`GET /inApps/v1/subscriptions/{anyTransactionId}?status=`), Get Refund
 /// History v2 (`GET /inApps/v2/refund/lookup/{anyTransactionId}?revision=`), Get App Transaction Info
 /// (`GET /inApps/v1/transactions/appTransactions/{anyTransactionId}`), Send Consumption Information v1 and v2
-/// (`PUT /inApps/v{1,2}/transactions/consumption/{transactionId}`, 202, recorded in the request log), Finish Transaction
-/// (`POST /inApps/v1/transactions/{transactionId}/finish`, 200, recorded in the request log).
+/// (`PUT /inApps/v{1,2}/transactions/consumption/{transactionId}`, 202, kept in the state and the request log), Finish Transaction
+/// (`POST /inApps/v1/transactions/{transactionId}/finish`, 200, kept in the state and the request log).
 /// Errors are ``ServerAPIError``s. Each scenario is one customer of one app; it needs `now` (when its
 /// purchases were made: that fixes the ids) and is served in its store's environment (Production or Sandbox;
 /// an `xcode-*` store, whose ids are all 0, is not served).
@@ -370,11 +370,15 @@ public struct ServerAPIService: Sendable {
             case .appTransactionInfo: response = json(try appTransactionInfo(parameter, scope: scope, now: now))
             case .consumptionV1, .consumptionV2:
                 let recorded = try consumption(parameter, version2: endpoint == .consumptionV2, body: request.body, scope: scope, now: now)
+                let report = ServerState.ConsumptionReport(environment: scope.environment, transactionID: parameter, receivedAt: now, body: recorded)
+                try state.change { $0.remember(report) }
                 response = .empty(202, endpoint: endpoint.rawValue, note: "consumption information recorded")
                 response.summary.append(("consumption", recorded))
             case .finishTransaction:
-                // The transaction must exist; that it was finished is what the request log records.
+                // The transaction must exist; that it was finished is kept (and in the request log).
                 _ = try transaction(parameter, scope: scope, now: now)
+                let finished = ServerState.FinishedTransaction(environment: scope.environment, transactionID: parameter, finishedAt: now)
+                try state.change { $0.remember(finished) }
                 response = .empty(200, endpoint: endpoint.rawValue, note: "transaction finished")
             case .orderLookup where scope.environment == .sandbox:
                 response = .empty(404, endpoint: endpoint.rawValue, note: "Apple's sandbox has no order lookup")

@@ -1,0 +1,311 @@
+public import Foundation
+import ForgeSupport
+import GRDB
+public import ReceiptServe
+import StoreModel
+
+/// `forge serve --state FILE`: the server state in SQLite, through GRDB.
+///
+/// - One table per kind of record, readable with `sqlite3 FILE` (dates are UNIX seconds, `REAL`).
+/// - WAL with `synchronous=NORMAL`: a committed change survives the process being killed (SIGKILL included);
+///   only a power loss may take the last ones.
+/// - `locking_mode=EXCLUSIVE`: one server owns the file while it runs; a second is refused at start, and the
+///   lock dies with the process.
+/// - Everything read from the file is checked: a damaged or foreign file is an error with its path, never a trap.
+public final class SQLiteStateStore: ServerStateStore {
+    public let path: String
+    private let queue: DatabaseQueue
+
+    /// The layout this build writes; a file of another is refused, not migrated behind the user's back.
+    static let format: Int64 = 1
+
+    /// Opens `path`, creating it if missing.
+    public init(path: String) throws(ServeError) {
+        self.path = path
+        var configuration = Configuration()
+        configuration.journalMode = .wal
+        configuration.label = "forge-state"
+        configuration.prepareDatabase { db in
+            try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE")
+            try db.execute(sql: "PRAGMA synchronous = NORMAL")
+        }
+        do {
+            queue = try DatabaseQueue(path: path, configuration: configuration)
+            try Self.migrator.migrate(queue)
+            let format = try queue.read { db in try DatabaseValue.fetchOne(db, sql: "SELECT value FROM meta WHERE name = 'format'") }
+            guard let format, let number = Int64.fromDatabaseValue(format), number == Self.format else {
+                throw ServeError(.stateFailed, "\(path) is a state file of another forge (format \(format.map { "\($0)" } ?? "unknown"), this one writes \(Self.format))")
+            }
+        } catch let error as ServeError {
+            throw error
+        } catch {
+            throw ServeError(.stateFailed, Self.describe(error, path: path))
+        }
+    }
+
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1") { db in
+            try db.execute(
+                sql: """
+                    CREATE TABLE meta (name TEXT PRIMARY KEY NOT NULL, value);
+                    INSERT INTO meta (name, value) VALUES ('format', \(format));
+                    CREATE TABLE customer (position INTEGER PRIMARY KEY NOT NULL, made_at REAL NOT NULL, given TEXT NOT NULL, scenario TEXT NOT NULL);
+                    CREATE TABLE test_notification (
+                        token TEXT PRIMARY KEY NOT NULL, environment TEXT NOT NULL, bundle_id TEXT NOT NULL, sent_at REAL NOT NULL, signed_payload TEXT NOT NULL);
+                    CREATE TABLE mass_extension (
+                        key TEXT PRIMARY KEY NOT NULL, product_id TEXT NOT NULL, completed_at REAL NOT NULL, succeeded INTEGER NOT NULL, failed INTEGER NOT NULL);
+                    CREATE TABLE extension_answer (key TEXT PRIMARY KEY NOT NULL, answer TEXT NOT NULL);
+                    CREATE TABLE finished_transaction (
+                        id INTEGER PRIMARY KEY, environment TEXT NOT NULL, transaction_id TEXT NOT NULL, finished_at REAL NOT NULL);
+                    CREATE TABLE consumption (
+                        id INTEGER PRIMARY KEY, environment TEXT NOT NULL, transaction_id TEXT NOT NULL, received_at REAL NOT NULL, body TEXT NOT NULL);
+                    CREATE TABLE delivery (
+                        key TEXT PRIMARY KEY NOT NULL, position INTEGER NOT NULL UNIQUE, environment TEXT NOT NULL, body BLOB NOT NULL, due REAL);
+                    CREATE TABLE send_attempt (
+                        delivery_key TEXT NOT NULL REFERENCES delivery(key) ON DELETE CASCADE, number INTEGER NOT NULL, attempt_date REAL NOT NULL,
+                        result TEXT NOT NULL, http_status INTEGER, latency_ms INTEGER NOT NULL, detail TEXT, PRIMARY KEY (delivery_key, number));
+                    """)
+        }
+        return migrator
+    }
+
+    // MARK: - Writing
+
+    public func write(_ changes: [StateChange]) throws(ServeError) {
+        guard !changes.isEmpty else { return }
+        do {
+            try queue.write { db in
+                for change in changes { try Self.apply(change, db) }
+            }
+        } catch {
+            throw ServeError(.stateFailed, Self.describe(error, path: path))
+        }
+    }
+
+    private static func apply(_ change: StateChange, _ db: Database) throws {
+        switch change {
+        case .clock(let now, let offset):
+            try meta(db, "clock_now", now.timeIntervalSince1970)
+            try meta(db, "clock_offset", offset)
+        case .customer(let customer):
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO customer (position, made_at, given, scenario) VALUES (?, ?, ?, ?)",
+                arguments: [customer.position, customer.madeAt.timeIntervalSince1970, try json(customer.given), try json(customer.scenario)])
+        case .testNotification(let test):
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO test_notification (token, environment, bundle_id, sent_at, signed_payload) VALUES (?, ?, ?, ?, ?)",
+                arguments: [test.token, test.environment.rawValue, test.bundleID, test.sentAt.timeIntervalSince1970, test.signedPayload])
+        case .testsRequested(let count):
+            try meta(db, "tests_requested", Int64(truncatingIfNeeded: count))
+        case .massExtension(let key, let request):
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO mass_extension (key, product_id, completed_at, succeeded, failed) VALUES (?, ?, ?, ?, ?)",
+                arguments: [key, request.productID, request.completedAt.timeIntervalSince1970, request.succeeded, request.failed])
+        case .extensionAnswer(let key, let answer):
+            try db.execute(sql: "INSERT OR REPLACE INTO extension_answer (key, answer) VALUES (?, ?)", arguments: [key, answer.serialized(pretty: false)])
+        case .finished(let finished):
+            try db.execute(
+                sql: "INSERT INTO finished_transaction (environment, transaction_id, finished_at) VALUES (?, ?, ?)",
+                arguments: [finished.environment.rawValue, finished.transactionID, finished.finishedAt.timeIntervalSince1970])
+        case .consumption(let report):
+            try db.execute(
+                sql: "INSERT INTO consumption (environment, transaction_id, received_at, body) VALUES (?, ?, ?, ?)",
+                arguments: [report.environment.rawValue, report.transactionID, report.receivedAt.timeIntervalSince1970, report.body.serialized(pretty: false)])
+        case .forget(let kind):
+            try db.execute(sql: "DELETE FROM \(table(of: kind))")
+        case .delivery(let delivery):
+            try db.execute(
+                sql: "INSERT OR REPLACE INTO delivery (key, position, environment, body, due) VALUES (?, ?, ?, ?, ?)",
+                arguments: [delivery.key, delivery.position, delivery.environment.rawValue, Data(delivery.body), delivery.due?.timeIntervalSince1970])
+        case .forgetDelivery(let key):
+            try db.execute(sql: "DELETE FROM send_attempt WHERE delivery_key = ?", arguments: [key])
+            try db.execute(sql: "DELETE FROM delivery WHERE key = ?", arguments: [key])
+        case .attempt(let key, let attempt, let due):
+            try db.execute(
+                sql: """
+                    INSERT INTO send_attempt (delivery_key, number, attempt_date, result, http_status, latency_ms, detail)
+                    VALUES (?, (SELECT COUNT(*) FROM send_attempt WHERE delivery_key = ?) + 1, ?, ?, ?, ?, ?)
+                    """,
+                arguments: [
+                    key, key, attempt.date.timeIntervalSince1970, attempt.result.rawValue, attempt.httpStatus, attempt.milliseconds, attempt.detail,
+                ])
+            try db.execute(sql: "UPDATE delivery SET due = ? WHERE key = ?", arguments: [due?.timeIntervalSince1970, key])
+        case .watermark(let environment, let date):
+            try meta(db, "watermark_" + environment.rawValue, date.timeIntervalSince1970)
+        case .dropped(let count):
+            try meta(db, "dropped", count)
+        }
+    }
+
+    private static func meta(_ db: Database, _ name: String, _ value: some DatabaseValueConvertible) throws {
+        try db.execute(sql: "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", arguments: [name, value])
+    }
+
+    private static func table(of kind: ServerState.RecordKind) -> String {
+        switch kind {
+        case .testNotifications: "test_notification"
+        case .massExtensions: "mass_extension"
+        case .extensionAnswers: "extension_answer"
+        case .finished: "finished_transaction"
+        case .consumption: "consumption"
+        }
+    }
+
+    /// A scenario as kept: sorted keys, so the same scenario is the same text.
+    private static func json(_ scenario: Scenario) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(scenario), as: UTF8.self)
+    }
+
+    // MARK: - Reading
+
+    public func load() throws(ServeError) -> SavedState {
+        do {
+            return try queue.read { db throws -> SavedState in try Self.read(db) }
+        } catch let error as ServeError {
+            throw ServeError(.stateFailed, "\(path): \(error.message)")
+        } catch {
+            throw ServeError(.stateFailed, Self.describe(error, path: path))
+        }
+    }
+
+    private static func read(_ db: Database) throws -> SavedState {
+        var saved = SavedState()
+        var meta: [String: DatabaseValue] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT name, value FROM meta") {
+            let name: DatabaseValue = row[0]
+            if let name = String.fromDatabaseValue(name) { meta[name] = row[1] }
+        }
+        func metaValue<T: DatabaseValueConvertible>(_ name: String) throws -> T? {
+            guard let value = meta[name], !value.isNull else { return nil }
+            guard let typed = T.fromDatabaseValue(value) else { throw ServeError(.stateFailed, "meta '\(name)' is not a \(T.self)") }
+            return typed
+        }
+        if let now: Double = try metaValue("clock_now") {
+            saved.clock = (Date(timeIntervalSince1970: now), try metaValue("clock_offset") ?? 0)
+        }
+        saved.testsRequested = UInt64(clamping: try metaValue("tests_requested") as Int64? ?? 0)
+        saved.dropped = Int(clamping: try metaValue("dropped") as Int64? ?? 0)
+        for environment in ServerAPIEnvironment.allCases {
+            if let date: Double = try metaValue("watermark_" + environment.rawValue) { saved.watermarks[environment] = Date(timeIntervalSince1970: date) }
+        }
+        for row in try Row.fetchAll(db, sql: "SELECT position, made_at, given, scenario FROM customer ORDER BY position") {
+            let fields = Fields(row, table: "customer")
+            saved.customers.append(
+                SavedCustomer(
+                    position: Int(clamping: try fields.value(0) as Int64), given: try fields.scenario(2), scenario: try fields.scenario(3), madeAt: try fields.date(1)))
+        }
+        for row in try Row.fetchAll(db, sql: "SELECT token, environment, bundle_id, sent_at, signed_payload FROM test_notification") {
+            let fields = Fields(row, table: "test_notification")
+            saved.testNotifications.append(
+                ServerState.TestNotification(
+                    token: try fields.value(0), environment: try fields.environment(1), bundleID: try fields.value(2), signedPayload: try fields.value(4),
+                    sentAt: try fields.date(3)))
+        }
+        for row in try Row.fetchAll(db, sql: "SELECT key, product_id, completed_at, succeeded, failed FROM mass_extension") {
+            let fields = Fields(row, table: "mass_extension")
+            saved.massExtensions[try fields.value(0)] = ServerState.MassExtension(
+                productID: try fields.value(1), completedAt: try fields.date(2), succeeded: Int(clamping: try fields.value(3) as Int64),
+                failed: Int(clamping: try fields.value(4) as Int64))
+        }
+        for row in try Row.fetchAll(db, sql: "SELECT key, answer FROM extension_answer") {
+            let fields = Fields(row, table: "extension_answer")
+            saved.extensionAnswers[try fields.value(0)] = try fields.json(1)
+        }
+        for row in try Row.fetchAll(db, sql: "SELECT environment, transaction_id, finished_at FROM finished_transaction ORDER BY id") {
+            let fields = Fields(row, table: "finished_transaction")
+            saved.finished.append(
+                ServerState.FinishedTransaction(environment: try fields.environment(0), transactionID: try fields.value(1), finishedAt: try fields.date(2)))
+        }
+        for row in try Row.fetchAll(db, sql: "SELECT environment, transaction_id, received_at, body FROM consumption ORDER BY id") {
+            let fields = Fields(row, table: "consumption")
+            saved.consumption.append(
+                ServerState.ConsumptionReport(
+                    environment: try fields.environment(0), transactionID: try fields.value(1), receivedAt: try fields.date(2), body: try fields.json(3)))
+        }
+        var attempts: [String: [SendAttempt]] = [:]
+        let attemptRows = try Row.fetchAll(
+            db, sql: "SELECT delivery_key, attempt_date, result, http_status, latency_ms, detail FROM send_attempt ORDER BY delivery_key, number")
+        for row in attemptRows {
+            let fields = Fields(row, table: "send_attempt")
+            let result: String = try fields.value(2)
+            guard let sendResult = SendAttemptResult(rawValue: result) else { throw ServeError(.stateFailed, "send_attempt: '\(result)' is not a send attempt result") }
+            let status: Int64? = try fields.optional(3)
+            attempts[try fields.value(0), default: []].append(
+                SendAttempt(
+                    date: try fields.date(1), result: sendResult, httpStatus: status.map { Int(clamping: $0) }, milliseconds: try fields.value(4),
+                    detail: try fields.optional(5)))
+        }
+        for row in try Row.fetchAll(db, sql: "SELECT key, position, environment, body, due FROM delivery ORDER BY position") {
+            let fields = Fields(row, table: "delivery")
+            let key: String = try fields.value(0)
+            let body: Data = try fields.value(3)
+            let due: Double? = try fields.optional(4)
+            saved.deliveries.append(
+                NotificationDispatcher.Delivery(
+                    key: key, environment: try fields.environment(2), body: Array(body), position: try fields.value(1), attempts: attempts[key] ?? [],
+                    due: due.map { Date(timeIntervalSince1970: $0) }))
+        }
+        return saved
+    }
+
+    /// One row's columns, each checked for its type: a damaged file is an error naming the table, not a trap.
+    private struct Fields {
+        let row: Row
+        let table: String
+
+        init(_ row: Row, table: String) {
+            self.row = row
+            self.table = table
+        }
+
+        func optional<T: DatabaseValueConvertible>(_ index: Int) throws -> T? {
+            let value: DatabaseValue = row[index]
+            if value.isNull { return nil }
+            guard let typed = T.fromDatabaseValue(value) else { throw ServeError(.stateFailed, "\(table): column \(index + 1) is not a \(T.self)") }
+            return typed
+        }
+
+        func value<T: DatabaseValueConvertible>(_ index: Int) throws -> T {
+            guard let value: T = try optional(index) else { throw ServeError(.stateFailed, "\(table): column \(index + 1) is empty") }
+            return value
+        }
+
+        func date(_ index: Int) throws -> Date {
+            let seconds: Double = try value(index)
+            guard seconds.isFinite else { throw ServeError(.stateFailed, "\(table): column \(index + 1) is not a date") }
+            return Date(timeIntervalSince1970: seconds)
+        }
+
+        func environment(_ index: Int) throws -> ServerAPIEnvironment {
+            let name: String = try value(index)
+            guard let environment = ServerAPIEnvironment(rawValue: name) else { throw ServeError(.stateFailed, "\(table): '\(name)' is not an environment") }
+            return environment
+        }
+
+        func json(_ index: Int) throws -> JSONValue {
+            let text: String = try value(index)
+            guard let value = try? JSONValue(parsing: Array(text.utf8)) else { throw ServeError(.stateFailed, "\(table): column \(index + 1) is not JSON") }
+            return value
+        }
+
+        func scenario(_ index: Int) throws -> Scenario {
+            let text: String = try value(index)
+            do { return try Scenario.decode(json: Data(text.utf8)) } catch { throw ServeError(.stateFailed, "\(table): \(error.message)") }
+        }
+    }
+
+    /// What went wrong, in words that name the file: another server holding it, a file that is not a database.
+    private static func describe(_ error: any Error, path: String) -> String {
+        guard let error = error as? DatabaseError else { return "\(path): \(error)" }
+        switch error.resultCode {
+        case .SQLITE_BUSY, .SQLITE_LOCKED: return "\(path) is in use by another process (another forge serve with --state \(path)?)"
+        case .SQLITE_NOTADB: return "\(path) is not a state file (not an SQLite database); it is left as it is"
+        case .SQLITE_CANTOPEN: return "cannot open \(path): \(error.message ?? "no such folder, or no permission")"
+        case .SQLITE_FULL: return "\(path): the disk is full"
+        default: return "\(path): \(error.message ?? error.description)"
+        }
+    }
+}

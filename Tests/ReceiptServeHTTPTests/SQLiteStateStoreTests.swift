@@ -1,0 +1,101 @@
+import Foundation
+import ForgeSupport
+import GRDB
+import ReceiptServe
+import ReceiptServeSQLite
+import StoreModel
+import Testing
+
+/// `forge serve --state FILE`'s store: every kind of change written and read back as it was, the eviction of a
+/// kind, and a damaged file refused with its table named instead of trapping.
+@Suite("The state file: SQLite through GRDB")
+struct SQLiteStateStoreTests {
+    static func temporaryFile() -> URL {
+        FileManager.default.temporaryDirectory.appendingPathComponent("forge-state-\(UUID().uuidString).db")
+    }
+
+    static func remove(_ file: URL) {
+        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file.path + suffix) }
+    }
+
+    static let date = Date(timeIntervalSince1970: 1_736_899_200.125)
+
+    @Test("Each change is read back as written: clock, customer, records, deliveries with their attempts and due dates, watermarks, drops")
+    func roundTrip() throws {
+        let file = Self.temporaryFile()
+        defer { Self.remove(file) }
+        var scenario = Scenario()
+        scenario.bundleID = "com.example.app"
+        scenario.now = "2025-01-01T00:00:00Z"
+        var grown = scenario
+        grown.timeline = [TimelineEvent(.extend, at: "2025-01-02T00:00:00Z", productID: "pro.monthly", days: 5)]
+        let attempt = SendAttempt(date: Self.date, result: .unsuccessfulHTTPResponseCode, httpStatus: 500, milliseconds: 12, detail: "HTTP 500")
+        let delivery = NotificationDispatcher.Delivery(key: "k1", environment: .production, body: Array(#"{"signedPayload":"a.b.c"}"#.utf8), position: 0, due: Self.date)
+        do {
+            let store = try SQLiteStateStore(path: file.path)
+            try store.write([
+                .customer(SavedCustomer(position: 0, given: scenario, scenario: grown, madeAt: Self.date)),
+                .testNotification(.init(token: "t", environment: .sandbox, bundleID: "com.example.app", signedPayload: "x.y.z", sentAt: Self.date)),
+                .testsRequested(3),
+                .massExtension(key: "m", .init(productID: "pro.monthly", completedAt: Self.date, succeeded: 2, failed: 1)),
+                .extensionAnswer(key: "e", .object([("success", .bool(true))])),
+                .finished(.init(environment: .production, transactionID: "2000000001", finishedAt: Self.date)),
+                .consumption(.init(environment: .sandbox, transactionID: "2000000002", receivedAt: Self.date, body: .object([("customerConsented", .bool(true))]))),
+                .delivery(delivery), .delivery(.init(key: "k2", environment: .sandbox, body: [1, 2], position: 1, due: Self.date)),
+                .attempt(key: "k1", attempt, due: Self.date.addingTimeInterval(3600)),
+                .attempt(key: "k1", SendAttempt(date: Self.date.addingTimeInterval(3600), result: .success, httpStatus: 200, milliseconds: 3), due: nil),
+                .watermark(.production, Self.date), .dropped(7), .clock(now: Self.date, offset: 42.5),
+            ])
+            try store.write([.forgetDelivery(key: "k2")])
+        }
+        let saved = try SQLiteStateStore(path: file.path).load()
+        #expect(saved.clock?.now == Self.date && saved.clock?.offset == 42.5)
+        #expect(saved.customers.count == 1 && saved.customers.first?.given == scenario && saved.customers.first?.scenario == grown)
+        #expect(saved.testNotifications.map(\.token) == ["t"] && saved.testNotifications.first?.environment == .sandbox)
+        #expect(saved.testsRequested == 3)
+        #expect(saved.massExtensions["m"]?.succeeded == 2 && saved.massExtensions["m"]?.failed == 1)
+        #expect(saved.extensionAnswers["e"] == .object([("success", .bool(true))]))
+        #expect(saved.finished.map(\.transactionID) == ["2000000001"])
+        #expect(saved.consumption.first?.body == .object([("customerConsented", .bool(true))]))
+        #expect(saved.deliveries.map(\.key) == ["k1"], "k2 was forgotten")
+        let kept = try #require(saved.deliveries.first)
+        #expect(kept.body == delivery.body && kept.due == nil)
+        #expect(kept.attempts.map(\.result) == [.unsuccessfulHTTPResponseCode, .success] && kept.attempts.first?.httpStatus == 500)
+        #expect(kept.attempts.first?.detail == "HTTP 500" && kept.attempts.first?.date == Self.date)
+        #expect(saved.watermarks == [.production: Self.date] && saved.dropped == 7)
+    }
+
+    @Test("Forgetting a kind empties only that kind")
+    func forget() throws {
+        let file = Self.temporaryFile()
+        defer { Self.remove(file) }
+        let store = try SQLiteStateStore(path: file.path)
+        try store.write([
+            .finished(.init(environment: .production, transactionID: "1", finishedAt: Self.date)),
+            .extensionAnswer(key: "e", .bool(true)),
+        ])
+        try store.write([.forget(.finished)])
+        let saved = try store.load()
+        #expect(saved.finished.isEmpty && saved.extensionAnswers.count == 1)
+    }
+
+    @Test("A damaged file is an error that names the table, never a trap; the file is left as it is")
+    func damaged() throws {
+        let file = Self.temporaryFile()
+        defer { Self.remove(file) }
+        do {
+            let store = try SQLiteStateStore(path: file.path)
+            try store.write([.finished(.init(environment: .production, transactionID: "1", finishedAt: Self.date))])
+        }
+        let other = try DatabaseQueue(path: file.path)
+        try other.write { db in
+            try db.execute(sql: "UPDATE finished_transaction SET finished_at = 'yesterday', environment = 'moon'")
+        }
+        try other.close()
+        #expect {
+            _ = try SQLiteStateStore(path: file.path).load()
+        } throws: { error in
+            (error as? ServeError)?.code == .stateFailed && (error as? ServeError)?.message.contains("finished_transaction") == true
+        }
+    }
+}
