@@ -29,7 +29,10 @@ public struct JWSReport: CheckedReport {
 /// OIDs required, evaluated at `signedDate` (`receiptCreationDate` for AppTransaction); the signature under
 /// the leaf's P-256 key; then bundleId, environment and, in Production, appAppleId; nested JWS verified alike.
 public struct JWSVerifier: ArtefactValidator {
-    public init() {}
+    /// Parsed `x5c` certificates and chain verdicts, shared with the receipt validator; nil computes every one.
+    public let cache: ValidationCache?
+
+    public init(cache: ValidationCache? = .shared) { self.cache = cache }
 
     /// The bytes as UTF-8 text, as they are: white space inside or around a JWS is the input's, judged by the parser.
     public func check(_ input: [UInt8], context: ValidationContext) -> any CheckedReport { verify(String(decoding: input, as: UTF8.self), context: context) }
@@ -71,7 +74,9 @@ public struct JWSVerifier: ArtefactValidator {
         var certificates: [X509Certificate] = []
         for (index, entry) in entries.enumerated() {
             // RFC 7515 §4.1.6: standard base64 (not url), no line breaks.
-            guard let text = entry.stringValue, let der = Data(base64Encoded: text).map(Array.init), let certificate = try? X509Certificate(derEncoded: der) else {
+            guard let text = entry.stringValue, let der = Base64Decoder.decodeStandard(text),
+                let certificate = cache.map({ $0.certificate(der) }) ?? (try? X509Certificate(derEncoded: der))
+            else {
                 // x5c[2] is never trusted (the root comes from configuration), but one that is not a certificate
                 // is refused, as Java's verifier does: the stricter of the two answers Apple's libraries give.
                 checks.append(.failed("header", .jwsX5C, "x5c[\(index)] is not a base64 DER certificate"))
@@ -134,7 +139,11 @@ public struct JWSVerifier: ArtefactValidator {
             guard leaf.notBefore <= time, time <= leaf.notAfter else { return .failed("chain", .chainExpired, "the Xcode certificate is not valid at \(ReceiptDate.format(time))") }
             return .passed("chain", "the pinned Xcode certificate, at \(ReceiptDate.format(time))")
         }
-        switch ChainVerifier.verify(leaf: leaf, intermediates: intermediate.map { [$0] } ?? [], trustedRoots: roots, at: time) {
+        let intermediates = intermediate.map { [$0] } ?? []
+        let verdict =
+            cache?.chain(leaf: leaf, intermediates: intermediates, trustedRoots: roots, at: time)
+            ?? ChainVerifier.verify(leaf: leaf, intermediates: intermediates, trustedRoots: roots, at: time)
+        switch verdict {
         case .untrusted(let reason, let code, let depth):
             return .failed("chain", ReferenceValidator.chainErrorClass(verifyError: code), "\(reason) (at depth \(depth), evaluated at \(ReceiptDate.format(time)))")
         case .trusted(let chain):

@@ -41,9 +41,9 @@ public struct ReferenceHarness: ReceiptValidator {
     /// The vector's artefact kind picks the validator; both are configured from the one context, as Apple's
     /// libraries would be for this app.
     public func reply(to request: ValidateRequest) -> HarnessReply {
-        guard let bytes = Data(base64Encoded: request.input.data) else { return .errored(seq: request.seq, message: "input.data is not base64") }
+        guard let bytes = Base64Decoder.decodeStandard(request.input.data) else { return .errored(seq: request.seq, message: "input.data is not base64") }
         guard let context = validationContext(request.context) else { return .errored(seq: request.seq, message: "context.now is not a date") }
-        return request.context.artifactKind.referenceValidator.check([UInt8](bytes), context: context).harnessReply(seq: request.seq)
+        return request.context.artifactKind.referenceValidator.check(bytes, context: context).harnessReply(seq: request.seq)
     }
 
     private func validationContext(_ context: Context) -> ValidationContext? {

@@ -4,15 +4,21 @@ import Synchronization
 import ForgeSupport
 import StoreModel
 
-/// What the reference validator may reuse between receipts: parsed certificates, keyed by their exact DER
-/// bytes, and chain verdicts, keyed by the exact bytes of the leaf, the intermediates (in order) and the trusted
-/// roots, and the evaluation instant (to the second, as the verifier sees it). Nothing else enters a key,
-/// and nothing else decides those results, so a hit returns what a fresh computation would — a test runs
-/// the whole corpus cold, warm and without a cache and compares every verdict and error class.
+/// What the reference validators (receipts and JWS) may reuse between artefacts: parsed certificates, keyed by
+/// their exact DER bytes, and chain verdicts, keyed by the exact bytes of the leaf, the intermediates (in order)
+/// and the trusted roots, and the evaluation instant. Nothing else decides those results, so a hit returns what
+/// a fresh computation would — a test runs the whole corpus cold, warm and without a cache and compares every
+/// verdict, error class and message.
 ///
-/// Most receipts of a corpus, or of an app, carry the same three certificates: parsing them and building
-/// their path with OpenSSL is most of a validation's cost, and OpenSSL 3's decoders take global locks
-/// that make parallel validations queue behind each other.
+/// The instant enters a key only where it can matter. Path validation depends on time only through each
+/// certificate's validity, so a verdict reached at an instant strictly inside every supplied certificate's
+/// validity (leaf, intermediates and roots: any path is built from them) holds at every such instant, and is
+/// kept without it; a verdict at any other instant is kept for that second only. JWS carry a `signedDate` each,
+/// so without this no two notifications of a day would share a verdict.
+///
+/// Most receipts and JWS of a corpus, or of an app, carry the same certificates: parsing them and building
+/// their path with OpenSSL (two P-384 verifications for Apple's JWS chain) is most of a validation's cost, and
+/// OpenSSL 3's decoders take global locks that make parallel validations queue behind each other.
 public final class ValidationCache: Sendable {
     /// The cache the reference validator uses unless told otherwise.
     public static let shared = ValidationCache()
@@ -31,7 +37,8 @@ public final class ValidationCache: Sendable {
         let leaf: Bytes
         let intermediates: [Bytes]
         let roots: [Bytes]
-        /// Whole seconds since 1970 as the verifier sees them, kept as a `Double`: no conversion to trap on.
+        /// Whole seconds since 1970 as the verifier sees them, kept as a `Double`: no conversion to trap on; nil
+        /// for a verdict that holds at every instant inside the certificates' common validity (or without a time).
         let instant: Double?
     }
 
@@ -69,10 +76,11 @@ public final class ValidationCache: Sendable {
 
     /// `ChainVerifier.verify`, remembered.
     public func chain(leaf: X509Certificate, intermediates: [X509Certificate], trustedRoots: [X509Certificate], at time: Date?) -> ChainVerificationResult {
+        let certificates = [leaf] + intermediates + trustedRoots
         let key = ChainKey(
             leaf: Bytes(value: leaf.derRepresentation), intermediates: intermediates.map { Bytes(value: $0.derRepresentation) },
             roots: trustedRoots.map { Bytes(value: $0.derRepresentation) },
-            instant: time.map { $0.timeIntervalSince1970.rounded(.down) })
+            instant: time.flatMap { Self.insideEveryValidity($0, certificates) ? nil : $0.timeIntervalSince1970.rounded(.down) })
         if let known = state.withLock({ state -> ChainVerificationResult? in
             let found = state.chains[key]
             if found != nil { state.hits += 1 }
@@ -87,6 +95,12 @@ public final class ValidationCache: Sendable {
             state.chains[key] = result
         }
         return result
+    }
+
+    /// Whether `time` is more than a second inside every certificate's validity: OpenSSL compares whole seconds,
+    /// and no boundary is near.
+    static func insideEveryValidity(_ time: Date, _ certificates: [X509Certificate]) -> Bool {
+        certificates.allSatisfy { $0.notBefore.addingTimeInterval(1) < time && time < $0.notAfter.addingTimeInterval(-1) }
     }
 
     /// Lookups answered from the cache and computed, since it was made.
