@@ -100,6 +100,8 @@ struct BenchRunner: AsyncParsableCommand {
 private struct NoOpValidator: ReceiptValidator {
     let features: [String]
     func hello() async -> HarnessHello { HarnessHello(implementation: "no-op", features: features, errorGranularity: .none, maxConcurrency: 256) }
+    /// In process like `swift:reference`, so the two differ by the validator alone.
+    var readsBytes: Bool { true }
     func validate(_ request: ValidateRequest) async -> HarnessReply {
         .result(seq: request.seq, verdict: .accept, errorClass: nil, message: nil, decoded: nil)
     }

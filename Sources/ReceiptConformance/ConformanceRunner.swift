@@ -329,7 +329,10 @@ public struct ConformanceRunner: Sendable {
             }
             let url = vectorsDirectory.appendingPathComponent(vector.file)
             guard let data = try? Data(contentsOf: url) else { throw CorpusError(.notFound, "cannot read vector file \(url.path)") }
-            requests.append((vector, ValidateRequest(seq: startingSeq + offset, id: vector.id, base64: Base64URL.encodeStandard(data), context: vector.context)))
+            let direct = validator.readsBytes
+            var request = ValidateRequest(seq: startingSeq + offset, id: vector.id, base64: direct ? "" : Base64URL.encodeStandard(data), context: vector.context)
+            if direct { request.bytes = [UInt8](data) }
+            requests.append((vector, request))
         }
         let limit = max(1, min(parallelism, hello.maxConcurrency))
         return await withTaskGroup(of: VectorResult.self) { group in

@@ -64,6 +64,11 @@ public struct ValidateRequest: Codable, Sendable, Hashable {
     public var id: String
     public var input: Input
     public var context: Context
+    /// The vector's bytes, for a validator in the runner's own process that asks for them
+    /// (``ReceiptValidator/readsBytes``); its `input.data` is then empty. Never on the wire.
+    public var bytes: [UInt8]? = nil
+
+    private enum CodingKeys: String, CodingKey { case type, seq, id, input, context }
 
     public init(seq: Int, id: String, base64: String, context: Context) {
         self.seq = seq
@@ -159,4 +164,12 @@ public protocol ReceiptValidator: Sendable {
     /// The handshake; throwing here is an infrastructure failure (exit 2), reported with the error's description.
     func hello() async throws -> HarnessHello
     func validate(_ request: ValidateRequest) async -> HarnessReply
+    /// True for a validator in the runner's process that reads ``ValidateRequest/bytes``: the runner hands it each
+    /// vector's bytes as they are instead of base64 it would decode again (a sixth of an in-process run's time).
+    var readsBytes: Bool { get }
+}
+
+extension ReceiptValidator {
+    /// Validators behind a transport read `input.data`, as the wire carries it.
+    public var readsBytes: Bool { false }
 }

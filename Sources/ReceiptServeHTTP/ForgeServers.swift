@@ -86,14 +86,16 @@ public enum ForgeServers {
 /// drive it in process) that also holds what its socket run needs — the requests in flight, for the note
 /// at the end of the shutdown grace period.
 ///
-/// Its one service stops the answer pool's workers (and the event loops it made, with `threads`) once the
-/// server has stopped, whether it ran on a socket or in a test.
+/// Its one service stops the answer pool's workers once the server has stopped, whether it ran on a socket or in
+/// a test; the event loops it made (with `threads`) are shut down by ``serve()`` once everything has returned.
 public struct ForgeApplication: ApplicationProtocol {
     public typealias Responder = RouterResponder<ForgeRequestContext>
 
     private let application: Application<Responder>
     private let runtime: ServerRuntime
     private let limits: ServerLimits
+    /// The event loops made for `threads`, nil on the process's.
+    private let group: MultiThreadedEventLoopGroup?
 
     /// The server as configured, with the routes `register` adds after the count of requests in flight.
     fileprivate init(
@@ -114,13 +116,14 @@ public struct ForgeApplication: ApplicationProtocol {
         application = Application(
             router: router, server: server,
             configuration: ApplicationConfiguration(address: .hostname(listener.host, port: listener.port), serverName: nil),
-            services: [ServerResources(runtime: runtime, group: group)],
+            services: [ServerResources(runtime: runtime)],
             onServerRunning: { channel in
                 let bound = channel.localAddress
                 await announce(ServerAddress(host: bound?.ipAddress ?? listener.host, port: bound?.port ?? listener.port))
             },
             eventLoopGroupProvider: group.map { .shared($0) } ?? .singleton, logger: logger)
         self.runtime = runtime
+        self.group = group
         limits = listener.limits
     }
 
@@ -140,11 +143,15 @@ public struct ForgeApplication: ApplicationProtocol {
         let signals = try ShutdownSignals(graceSeconds: limits.shutdownGraceSeconds, unanswered: { runtime.inFlight }) {
             await services.triggerGracefulShutdown()
         }
-        defer {
-            signals.cancel()
-            runtime.pool.stop()
-        }
-        do { try await services.run() } catch let error as IOError {
+        let outcome: Result<Void, any Error>
+        do { outcome = .success(try await services.run()) } catch { outcome = .failure(error) }
+        signals.cancel()
+        runtime.pool.stop()
+        // The loops go last, once the whole service group has returned: a server that failed to bind still
+        // closes its channel on them, and shutting them down in a service made NIO warn on stderr (1 in 40
+        // starts on a port in use, with both cores loaded).
+        try? await group?.shutdownGracefully()
+        do { try outcome.get() } catch let error as IOError {
             throw Self.listenFailure(errno: error.errnoCode) ?? error
         } catch is SocketAddressError.UnknownHost {
             throw ServeError(.cannotListen, "the host name does not resolve to an address of this machine")
@@ -169,15 +176,16 @@ public struct ForgeApplication: ApplicationProtocol {
 
 /// What a server owns beyond its sockets, given back once it has stopped (Hummingbird stops an
 /// application's services after its server, so the requests in flight are answered first).
+///
+/// Not the event loops made for `threads`: a server that failed to bind is still closing its channel on them when
+/// the services stop, so ``ForgeApplication/serve()`` shuts them down after everything has returned.
 private struct ServerResources: Service {
     let runtime: ServerRuntime
-    let group: MultiThreadedEventLoopGroup?
 
     func run() async throws {
         // Returns at a graceful shutdown, throws when cancelled (the server could not start): both end here.
         try? await gracefulShutdown()
         runtime.pool.stop()
-        try? await group?.shutdownGracefully()
     }
 }
 

@@ -37,11 +37,16 @@ public struct ReferenceHarness: ReceiptValidator {
 
     public func validate(_ request: ValidateRequest) async -> HarnessReply { reply(to: request) }
 
+    /// In process it takes the vector's bytes as they are; over stdio or HTTP it decodes `input.data`.
+    public var readsBytes: Bool { true }
+
     /// The same answer without suspension, for callers already on a thread of their own (an HTTP event loop).
     /// The vector's artefact kind picks the validator; both are configured from the one context, as Apple's
     /// libraries would be for this app.
     public func reply(to request: ValidateRequest) -> HarnessReply {
-        guard let bytes = Base64Decoder.decodeStandard(request.input.data) else { return .errored(seq: request.seq, message: "input.data is not base64") }
+        guard let bytes = request.bytes ?? Base64Decoder.decodeStandard(request.input.data) else {
+            return .errored(seq: request.seq, message: "input.data is not base64")
+        }
         guard let context = validationContext(request.context) else { return .errored(seq: request.seq, message: "context.now is not a date") }
         return request.context.artifactKind.referenceValidator.check(bytes, context: context).harnessReply(seq: request.seq)
     }

@@ -25,6 +25,17 @@ struct JSONLineTests {
         #expect(try JSONSerialization.jsonObject(with: line) as? NSDictionary == viaCodable)
     }
 
+    @Test("The bytes an in-process validator reads are never on the wire: neither the JSON line nor Codable carries them")
+    func bytesStayInProcess() throws {
+        var request = ValidateRequest(seq: 7, id: "x::y", base64: "AAE=", context: Context(now: "2025-01-01T00:00:00Z", trustAnchor: "forge-root"))
+        let line = request.jsonLine
+        request.bytes = [0, 1]
+        #expect(request.jsonLine == line)
+        let encoded = try JSONEncoder().encode(request)
+        #expect(!String(decoding: encoded, as: UTF8.self).contains("bytes"))
+        #expect(try JSONDecoder().decode(ValidateRequest.self, from: encoded).bytes == nil)
+    }
+
     @Test("every runner message it writes conforms to the harness protocol schema")
     func conformsToSchema() throws {
         let checker = try ProtocolChecker()
