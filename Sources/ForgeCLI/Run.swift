@@ -101,7 +101,7 @@ struct Run: AsyncParsableCommand {
     var parallel: Int = ProcessInfo.processInfo.activeProcessorCount
     @Option(
         help: ArgumentHelp(
-            "Seconds per vector before TIMEOUT (the harness is restarted), at most \(Int(HarnessLimits.maximumTimeoutSeconds)). For http(s) targets it covers the whole exchange: connect, request, headers and body. Default: \(Int(HarnessLimits.defaultProcessTimeoutSeconds)) for exec/exit, \(Int(HarnessLimits.defaultTimeoutSeconds)) otherwise.",
+            "Seconds per vector before TIMEOUT (the harness is restarted), at most \(Int(HarnessLimits.maximumTimeoutSeconds)). For http(s) targets it covers the whole exchange: connect, request, headers and body. A stdio harness has at least \(Int(HarnessLimits.minimumHelloSeconds)) s to start and say hello. Default: \(Int(HarnessLimits.defaultProcessTimeoutSeconds)) for exec/exit, \(Int(HarnessLimits.defaultTimeoutSeconds)) otherwise.",
             valueName: "seconds"))
     var timeout: Double?
     @Option(

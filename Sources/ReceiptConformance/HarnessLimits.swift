@@ -28,6 +28,10 @@ public enum HarnessLimits {
     public static let defaultTimeoutSeconds = 2.0
     /// The largest `--timeout` accepted: one day, far beyond any harness and far inside `Duration`'s range.
     public static let maximumTimeoutSeconds = 86_400.0
+    /// The least a `stdio:` harness is given to start and say hello, whatever `--timeout` says of a vector: a JVM
+    /// or a Python process with heavy imports takes seconds to start, and so does any process on a loaded
+    /// machine (seen: a debug `forge validate --harness` missed 2 s during a CI run).
+    public static let minimumHelloSeconds = 10.0
 
     /// How long a `stdio:` harness has to exit after `stop` before its process group is killed.
     public static let stopGrace = Duration.milliseconds(500)

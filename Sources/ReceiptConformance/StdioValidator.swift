@@ -150,10 +150,11 @@ public final class StdioValidator: ReceiptValidator, Sendable {
             hello.append(0x0A)
             child.write(hello)
 
+            let helloTimeout = max(timeout, .seconds(HarnessLimits.minimumHelloSeconds))
             let line = await withTaskGroup(of: String?.self) { group in
                 group.addTask { await self.awaitHelloLine() }
-                group.addTask { [timeout] in
-                    try? await Task.sleep(for: timeout); await self.giveUpHello(); return nil
+                group.addTask {
+                    try? await Task.sleep(for: helloTimeout); await self.giveUpHello(); return nil
                 }
                 let first = await group.next() ?? nil
                 group.cancelAll()
@@ -164,7 +165,7 @@ public final class StdioValidator: ReceiptValidator, Sendable {
             let said = stderr.isEmpty ? "" : "; \(command[0]) said on stderr: \(stderr)"
             guard let line else {
                 kill()
-                throw HandshakeError(description: "no hello from \(command.joined(separator: " ")) within \(timeout)\(said)")
+                throw HandshakeError(description: "no hello from \(command.joined(separator: " ")) within \(helloTimeout)\(said)")
             }
             if let violation = checker?.check(Data(line.utf8)) {
                 kill()
