@@ -63,15 +63,23 @@ struct RunCLITests {
         #expect(run.text.contains("PASS 1"))
     }
 
-    @Test("The runner page's GitHub Actions workflow calls forge run with options that exist, and starts from a fresh build")
+    @Test(
+        "The runner page's GitHub Actions workflow uses the action with inputs action.yml declares, and merges the shards with options forge run takes, from a fresh build"
+    )
     func workflowExample() throws {
-        let readme = try String(contentsOf: repositoryRoot.appendingPathComponent("Documentation/runner.md"), encoding: .utf8)
-        let workflow = try #require(readme.components(separatedBy: "```yaml\n").dropFirst().first?.components(separatedBy: "```").first)
+        let page = try String(contentsOf: repositoryRoot.appendingPathComponent("Documentation/runner.md"), encoding: .utf8)
+        let workflow = try #require(page.components(separatedBy: "```yaml\n").dropFirst().first?.components(separatedBy: "```").first)
+        let action = try String(contentsOf: repositoryRoot.appendingPathComponent("action.yml"), encoding: .utf8)
+        let declared = Set(action.matches(of: /\n  ([a-z][a-z-]*):\n    description:/).map { String($0.1) })
+        let step = try #require(workflow.components(separatedBy: "uses: your-org/receipt-forge@").dropFirst().first)
+        let inputs = (step.components(separatedBy: "\n      - ").first ?? "").matches(of: /\n          ([a-z-]+):/).map { String($0.1) }
+        #expect(Set(inputs) == ["target", "baseline", "shard", "results"], "\(inputs)")
+        for input in inputs { #expect(declared.contains(input), "action.yml declares \(input)") }
         #expect(workflow.contains("swift build -c release --package-path receipt-forge --product forge"))
         let help = try forge("run", "--help").text
         let options = Set(workflow.matches(of: /--[a-z][a-z-]+/).map { String($0.output) })
             .subtracting(["--package-path", "--product"])  // swift build's
-        #expect(options.isSuperset(of: ["--target", "--baseline", "--junit", "--markdown", "--html", "--vectors", "--profile"]))
+        #expect(options.isSuperset(of: ["--vectors", "--junit", "--markdown"]))
         for option in options { #expect(help.contains(option), "forge run knows \(option)") }
     }
 
