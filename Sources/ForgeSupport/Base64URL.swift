@@ -9,11 +9,8 @@ public enum Base64URL {
     /// cost a JWS with a 3-certificate header more than its ES256 signature (measured: 38% of `forge jws make`).
     public static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 { encode(Array(bytes), standard: false) }
 
-    /// Standard base64 with padding (RFC 4648 §4), as `Data.base64EncodedString()` writes it, without Foundation's
-    /// detour through NSString on Linux (the runner encodes every vector it sends).
-    public static func encodeStandard<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 { encode(Array(bytes), standard: true) }
-
-    private static func encode(_ input: [UInt8], standard: Bool) -> String {
+    /// Both alphabets share the loop; `standard` adds the padding (``Base64/encode(_:)``).
+    static func encode(_ input: [UInt8], standard: Bool) -> String {
         let alphabet = standard ? standardAlphabet : alphabet
         let unpadded = (input.count * 4 + 2) / 3
         let count = standard ? (input.count + 2) / 3 * 4 : unpadded
@@ -50,14 +47,18 @@ public enum Base64URL {
     /// Strict: only the base64url alphabet, no padding, no whitespace, no impossible lengths.
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {
         var text = String(text)
-        return text.withUTF8 { Base64Decoder.decode($0, url: true) }
+        return text.withUTF8 { Base64.decode($0, url: true) }
     }
 }
 
-/// RFC 4648 decoding straight from bytes, both alphabets, in one linear pass. Foundation's `Data(base64Encoded:)`
-/// goes through NSString on Linux and cost a JWS verification more than its ES256 signature (measured: most of
-/// the reference verifier's time). Bits past the last whole byte are ignored, as Foundation ignores them.
-public enum Base64Decoder {
+/// RFC 4648 §4 standard base64, and decoding of both alphabets, straight from bytes in one linear pass.
+/// Foundation's `Data(base64Encoded:)` and `base64EncodedString()` go through NSString on Linux, and decoding cost
+/// a JWS verification more than its ES256 signature (measured: most of the reference verifier's time). Bits past
+/// the last whole byte are ignored, as Foundation ignores them.
+public enum Base64 {
+    /// Standard base64 with padding, as `Data.base64EncodedString()` writes it (the runner encodes every vector it sends).
+    public static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 { Base64URL.encode(Array(bytes), standard: true) }
+
     /// Each byte's 6-bit value, 0xFF for a byte outside the alphabet (`+/` or `-_` besides letters and digits).
     private static func table(url: Bool) -> [UInt8] {
         var table = [UInt8](repeating: 0xFF, count: 256)

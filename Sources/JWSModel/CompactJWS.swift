@@ -41,7 +41,7 @@ public struct CompactJWS: Sendable, Hashable {
                 if dots.count > 2 { break }
             }
             guard dots.count == 2 else { return (nil, nil, nil, 0, dots.count + 1) }
-            func part(_ range: Range<Int>) -> [UInt8]? { Base64Decoder.decode(UnsafeBufferPointer(rebasing: bytes[range]), url: true) }
+            func part(_ range: Range<Int>) -> [UInt8]? { Base64.decode(UnsafeBufferPointer(rebasing: bytes[range]), url: true) }
             return (part(0..<dots[0]), part(dots[0] + 1..<dots[1]), part(dots[1] + 1..<end), dots[1], 3)
         }
         guard parsed.parts == 3 else {

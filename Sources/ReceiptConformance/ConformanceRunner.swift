@@ -330,7 +330,7 @@ public struct ConformanceRunner: Sendable {
             let url = vectorsDirectory.appendingPathComponent(vector.file)
             guard let data = try? Data(contentsOf: url) else { throw CorpusError(.notFound, "cannot read vector file \(url.path)") }
             let direct = validator.readsBytes
-            var request = ValidateRequest(seq: startingSeq + offset, id: vector.id, base64: direct ? "" : Base64URL.encodeStandard(data), context: vector.context)
+            var request = ValidateRequest(seq: startingSeq + offset, id: vector.id, base64: direct ? "" : Base64.encode(data), context: vector.context)
             if direct { request.bytes = [UInt8](data) }
             requests.append((vector, request))
         }

@@ -52,7 +52,7 @@ public struct JWSInspection: InspectedArtefact {
         return .object(members)
     }
 
-    static func base64(_ text: String) -> [UInt8]? { Array(decodingBase64: text) }
+    static func base64(_ text: String) -> [UInt8]? { Base64.decodeStandard(text) }
 
     static func certificateJSON(_ certificate: X509Certificate) -> JSONValue {
         let markers = [KnownOID.appleReceiptSigningMarker, KnownOID.appleWWDRIntermediateMarker].filter { certificate.hasExtension(oid: $0) }
@@ -92,12 +92,5 @@ extension JSONValue {
         guard var object = objectValue else { return self }
         if let count = object["x5c"]?.arrayValue?.count { object["x5c"] = .string("[\(count) certificates]") }
         return .object(object)
-    }
-}
-
-extension Array where Element == UInt8 {
-    fileprivate init?(decodingBase64 text: String) {
-        guard let data = Foundation.Data(base64Encoded: text) else { return nil }
-        self.init(data)
     }
 }

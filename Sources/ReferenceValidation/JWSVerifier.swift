@@ -74,9 +74,7 @@ public struct JWSVerifier: ArtefactValidator {
         var certificates: [X509Certificate] = []
         for (index, entry) in entries.enumerated() {
             // RFC 7515 §4.1.6: standard base64 (not url), no line breaks.
-            guard let text = entry.stringValue, let der = Base64Decoder.decodeStandard(text),
-                let certificate = cache.map({ $0.certificate(der) }) ?? (try? X509Certificate(derEncoded: der))
-            else {
+            guard let text = entry.stringValue, let der = Base64.decodeStandard(text), let certificate = ValidationCache.certificate(der, cache: cache) else {
                 // x5c[2] is never trusted (the root comes from configuration), but one that is not a certificate
                 // is refused, as Java's verifier does: the stricter of the two answers Apple's libraries give.
                 checks.append(.failed("header", .jwsX5C, "x5c[\(index)] is not a base64 DER certificate"))

@@ -44,7 +44,7 @@ public struct ReferenceHarness: ReceiptValidator {
     /// The vector's artefact kind picks the validator; both are configured from the one context, as Apple's
     /// libraries would be for this app.
     public func reply(to request: ValidateRequest) -> HarnessReply {
-        guard let bytes = request.bytes ?? Base64Decoder.decodeStandard(request.input.data) else {
+        guard let bytes = request.bytes ?? Base64.decodeStandard(request.input.data) else {
             return .errored(seq: request.seq, message: "input.data is not base64")
         }
         guard let context = validationContext(request.context) else { return .errored(seq: request.seq, message: "context.now is not a date") }

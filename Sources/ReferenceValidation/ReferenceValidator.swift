@@ -125,7 +125,7 @@ public struct ReferenceValidator: ArtefactValidator {
                 checks: [.failed("parse", .containerNoContent, "the SignedData has no eContent (detached signature)")],
                 transport: transport, container: container, receipt: nil, certificates: [])
         }
-        let certificates = container.certificates.compactMap { der in cache.map { $0.certificate(der) } ?? (try? X509Certificate(derEncoded: der)) }
+        let certificates = container.certificates.compactMap { ValidationCache.certificate($0, cache: cache) }
         checks.append(structureCheck(container))
         // The payload is read now (the chain is judged at its creation date) but judged after the
         // signature: Apple's order is signature, chain, then payload.

@@ -74,6 +74,12 @@ public final class ValidationCache: Sendable {
         }
     }
 
+    /// `der` parsed through `cache` when there is one, else parsed afresh: the one way both validators read a certificate.
+    public static func certificate(_ der: [UInt8], cache: ValidationCache?) -> X509Certificate? {
+        guard let cache else { return try? X509Certificate(derEncoded: der) }
+        return cache.certificate(der)
+    }
+
     /// `ChainVerifier.verify`, remembered.
     public func chain(leaf: X509Certificate, intermediates: [X509Certificate], trustedRoots: [X509Certificate], at time: Date?) -> ChainVerificationResult {
         let certificates = [leaf] + intermediates + trustedRoots
