@@ -17,12 +17,18 @@ public struct CorpusLocation: Sendable {
     /// calling `resolve` with the default finds this package's checkout, not its own sources.
     public static var librarySourceFile: String { #filePath }
 
+    /// This process's executable, symlinks resolved: a release unpacks as `bin/forge` beside `Vectors/`.
+    public static var mainExecutable: URL? { Bundle.main.executableURL?.resolvingSymlinksInPath() }
+
     /// Picks the first of: the explicit path; `RECEIPT_FORGE_VECTORS`; `./Vectors` if it exists; the
-    /// package's own `Vectors/`, two directories above `Sources/ReceiptCorpus/` (derived from `filePath`).
+    /// release's `Vectors/`, beside the `bin/` holding `executable`; the package's own `Vectors/`, two
+    /// directories above `Sources/ReceiptCorpus/` (derived from `filePath`). The release's comes before the
+    /// package's because a binary copied off its build machine must not read that machine's checkout.
     /// Relative paths are taken from `currentDirectory`. An explicit path or a set variable that names no
     /// directory is `.notFound` rather than falling through: the caller asked for that corpus.
     public static func resolve(
-        explicit: String?, environment: [String: String], currentDirectory: URL, filePath: String = librarySourceFile
+        explicit: String?, environment: [String: String], currentDirectory: URL, executable: URL? = mainExecutable,
+        filePath: String = librarySourceFile
     ) throws(CorpusError) -> CorpusLocation {
         if let explicit, !explicit.isEmpty {
             return try existing(explicit, relativeTo: currentDirectory, source: "explicit path")
@@ -34,6 +40,11 @@ public struct CorpusLocation: Sendable {
         if isDirectory(local) {
             return CorpusLocation(vectors: local.standardizedFileURL)
         }
+        // <release>/bin/forge → <release>/Vectors
+        if let executable {
+            let released = executable.deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Vectors", isDirectory: true)
+            if isDirectory(released) { return CorpusLocation(vectors: released.standardizedFileURL) }
+        }
         // <package>/Sources/ReceiptCorpus/<file>.swift → <package>/Vectors
         let packageRoot = URL(fileURLWithPath: filePath).deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent()
@@ -41,7 +52,7 @@ public struct CorpusLocation: Sendable {
         guard isDirectory(bundled) else {
             throw CorpusError(
                 .notFound,
-                "no corpus: pass a path, set \(environmentVariable), or run where ./Vectors exists (also looked in \(bundled.path))")
+                "no corpus: pass a path, set \(environmentVariable), or run where ./Vectors exists (also looked beside the executable's folder and in \(bundled.path))")
         }
         return CorpusLocation(vectors: bundled.standardizedFileURL)
     }

@@ -64,7 +64,7 @@ struct RunCLITests {
     }
 
     @Test(
-        "The runner page's GitHub Actions workflow uses the action with inputs action.yml declares, and merges the shards with options forge run takes, from a fresh build"
+        "The runner page's GitHub Actions workflow uses the action with inputs action.yml declares, and merges the shards with options forge run takes, from the release tarball scripts/release.sh names"
     )
     func workflowExample() throws {
         let page = try String(contentsOf: repositoryRoot.appendingPathComponent("Documentation/runner.md"), encoding: .utf8)
@@ -73,12 +73,15 @@ struct RunCLITests {
         let declared = Set(action.matches(of: /\n  ([a-z][a-z-]*):\n    description:/).map { String($0.1) })
         let step = try #require(workflow.components(separatedBy: "uses: your-org/receipt-forge@").dropFirst().first)
         let inputs = (step.components(separatedBy: "\n      - ").first ?? "").matches(of: /\n          ([a-z-]+):/).map { String($0.1) }
-        #expect(Set(inputs) == ["target", "baseline", "shard", "results"], "\(inputs)")
+        #expect(Set(inputs) == ["forge-version", "target", "baseline", "shard", "results"], "\(inputs)")
         for input in inputs { #expect(declared.contains(input), "action.yml declares \(input)") }
-        #expect(workflow.contains("swift build -c release --package-path receipt-forge --product forge"))
+        // The report job unpacks the release the action installs: named as scripts/release.sh names it.
+        let version = try forge("--version").text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let release = "receipt-forge-\(version)-linux-x86_64"
+        #expect(workflow.contains("forge-version: \(version)\n") && workflow.contains("releases/download/v\(version)/\(release).tar.gz | tar -xz"))
+        #expect(workflow.contains("- run: \(release)/bin/forge run merge ") && workflow.contains("--vectors \(release)/Vectors"))
         let help = try forge("run", "--help").text
         let options = Set(workflow.matches(of: /--[a-z][a-z-]+/).map { String($0.output) })
-            .subtracting(["--package-path", "--product"])  // swift build's
         #expect(options.isSuperset(of: ["--vectors", "--junit", "--markdown"]))
         for option in options { #expect(help.contains(option), "forge run knows \(option)") }
     }

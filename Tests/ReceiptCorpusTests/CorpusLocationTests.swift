@@ -3,14 +3,17 @@ import ReceiptCorpus
 import Testing
 import ForgeSupport
 
-/// Each test gets its own tree: explicit/, env/, cwd/Vectors/, and a fake package checkout whose
-/// Sources/ReceiptCorpus/CorpusLocation.swift stands in for `#filePath`.
+/// Each test gets its own tree: explicit/, env/, cwd/Vectors/, an unpacked release (release/bin/forge beside
+/// release/Vectors/), and a fake package checkout whose Sources/ReceiptCorpus/CorpusLocation.swift stands in
+/// for `#filePath`.
 struct CorpusLocationTests {
     private let tree: TemporaryDirectory
     private let explicit: URL
     private let fromEnvironment: URL
     private let workingDirectory: URL
     private let packageVectors: URL
+    private let releaseVectors: URL
+    private let releaseExecutable: URL
     private let fakeSourceFile: String
 
     init() throws {
@@ -20,15 +23,18 @@ struct CorpusLocationTests {
         fromEnvironment = root.appendingPathComponent("env", isDirectory: true)
         workingDirectory = root.appendingPathComponent("cwd", isDirectory: true)
         packageVectors = root.appendingPathComponent("package/Vectors", isDirectory: true)
+        releaseVectors = root.appendingPathComponent("release/Vectors", isDirectory: true)
+        releaseExecutable = root.appendingPathComponent("release/bin/forge")
         fakeSourceFile = root.appendingPathComponent("package/Sources/ReceiptCorpus/CorpusLocation.swift").path
-        for directory in [explicit, fromEnvironment, workingDirectory.appendingPathComponent("Vectors"), packageVectors] {
+        for directory in [explicit, fromEnvironment, workingDirectory.appendingPathComponent("Vectors"), packageVectors, releaseVectors] {
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         }
     }
 
-    private func resolve(explicit: String?, environment: [String: String]) throws -> URL {
+    private func resolve(explicit: String?, environment: [String: String], executable: URL? = nil) throws -> URL {
         try CorpusLocation.resolve(
-            explicit: explicit, environment: environment, currentDirectory: workingDirectory, filePath: fakeSourceFile
+            explicit: explicit, environment: environment, currentDirectory: workingDirectory, executable: executable,
+            filePath: fakeSourceFile
         ).vectors
     }
 
@@ -63,6 +69,15 @@ struct CorpusLocationTests {
         expectSame(try resolve(explicit: nil, environment: [:]), packageVectors)
     }
 
+    /// A release binary copied off its build machine reads its own corpus, never the checkout it was built in.
+    @Test func releaseVectorsBesideTheExecutableBeatThePackage() throws {
+        expectSame(try resolve(explicit: nil, environment: [:], executable: releaseExecutable), workingDirectory.appendingPathComponent("Vectors"))
+        try FileManager.default.removeItem(at: workingDirectory.appendingPathComponent("Vectors"))
+        expectSame(try resolve(explicit: nil, environment: [:], executable: releaseExecutable), releaseVectors)
+        let elsewhere = tree.url.appendingPathComponent("bin/forge")
+        expectSame(try resolve(explicit: nil, environment: [:], executable: elsewhere), packageVectors)
+    }
+
     @Test func missingExplicitOrEnvironmentDirectoryDoesNotFallThrough() throws {
         for (explicitPath, environment) in [
             (tree.url.appendingPathComponent("absent").path, environment),
@@ -71,7 +86,7 @@ struct CorpusLocationTests {
             do {
                 _ = try CorpusLocation.resolve(
                     explicit: explicitPath, environment: environment, currentDirectory: workingDirectory,
-                    filePath: fakeSourceFile)
+                    executable: releaseExecutable, filePath: fakeSourceFile)
                 Issue.record("resolved a directory that does not exist")
             } catch {
                 #expect(error.code == .notFound)
@@ -84,7 +99,7 @@ struct CorpusLocationTests {
         try FileManager.default.removeItem(at: packageVectors)
         #expect(throws: CorpusError(.notFound, "")) {
             try CorpusLocation.resolve(
-                explicit: nil, environment: [:], currentDirectory: workingDirectory, filePath: fakeSourceFile)
+                explicit: nil, environment: [:], currentDirectory: workingDirectory, executable: nil, filePath: fakeSourceFile)
         }
     }
 

@@ -3,7 +3,8 @@
 #   INPUT_FORGE_VERSION=source   build this checkout ($GITHUB_ACTION_PATH) in release with SwiftPM (the cache step
 #                                keeps .build between jobs)
 #   INPUT_FORGE_VERSION=X.Y.Z    download receipt-forge-X.Y.Z-linux-x86_64.tar.gz and its SHA256SUMS from the
-#                                release of $GITHUB_ACTION_REPOSITORY, check the sum, unpack into $RUNNER_TEMP
+#                                release of $GITHUB_ACTION_REPOSITORY, check the sum, unpack into $RUNNER_TEMP;
+#                                the run step then judges with the release's own corpus ($GITHUB_ENV)
 set -euo pipefail
 root=${GITHUB_ACTION_PATH:?where the action is checked out}
 version=${INPUT_FORGE_VERSION:-source}
@@ -28,4 +29,7 @@ curl -fsSL -o "$dir/$name" "$base/$name"
 curl -fsSL -o "$dir/SHA256SUMS" "$base/SHA256SUMS"
 (cd "$dir" && grep " $name\$" SHA256SUMS | sha256sum -c -)
 tar -xzf "$dir/$name" -C "$dir"
-echo "$dir/receipt-forge-$version/bin" >>"$GITHUB_PATH"
+prefix="$dir/receipt-forge-$version-linux-x86_64"
+echo "$prefix/bin" >>"$GITHUB_PATH"
+[ -n "${GITHUB_ENV:-}" ] && echo "RECEIPT_FORGE_VECTORS=$prefix/Vectors" >>"$GITHUB_ENV"
+exit 0
