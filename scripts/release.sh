@@ -29,7 +29,9 @@ done
 mkdir -p "$out"
 out=$(cd "$out" && pwd)
 
-build=(swift build -c release --static-swift-stdlib --package-path "$root" --scratch-path "$scratch")
+# The same environment whoever calls (a shell, CI, swift test's child): SwiftPM rebuilds modules when the
+# environment it sees changes, and the release build is minutes long.
+build=(env -i PATH="$PATH" HOME="${HOME:-/root}" swift build -c release --static-swift-stdlib --package-path "$root" --scratch-path "$scratch")
 echo "building forge-http and forge (release, static Swift runtime) in $scratch" >&2
 "${build[@]}" --product forge-http >&2
 "${build[@]}" --product forge >&2

@@ -1,9 +1,7 @@
-import AsyncHTTPClient
 import Foundation
 import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
-import NIOSSL
 public import ReceiptConformance
 import ForgeSupport
 
@@ -30,7 +28,9 @@ public struct HTTPValidator: ReceiptValidator {
     public let features: [String]
     public let password: String?
     public let checker: ProtocolViolationCheck?
-    private let client: HTTPClient
+    /// Nil when `url` is not an http(s) URL, or its TLS setup failed: `setupFailure` says which.
+    private let client: KeepAliveClient?
+    private let setupFailure: String?
 
     /// - Parameter trustRoots: PEM file of the CAs an `https://` target's certificate must chain to, for
     ///   endpoints behind a private CA; nil trusts the system's roots.
@@ -45,23 +45,23 @@ public struct HTTPValidator: ReceiptValidator {
         self.features = features
         self.password = password
         self.checker = checker
-        var configuration = HTTPClient.Configuration()
-        // Within the exchange's own deadline; clamped, so that no Duration can overflow the conversion.
-        let seconds = min(max(timeout.components.seconds, 0), Int64(HarnessLimits.maximumTimeoutSeconds))
-        configuration.timeout = .init(connect: .milliseconds(max(1, seconds * 1000 + timeout.components.attoseconds / 1_000_000_000_000_000)))
-        configuration.connectionPool = .init(idleTimeout: .seconds(60), concurrentHTTP1ConnectionsPerHostSoftLimit: max(1, connections))
-        configuration.decompression = .disabled
-        if let trustRoots {
-            var tls = TLSConfiguration.makeClientConfiguration()
-            tls.trustRoots = .file(trustRoots)
-            configuration.tlsConfiguration = tls
+        if let origin = KeepAliveClient.Origin(self.url) {
+            do {
+                client = try KeepAliveClient(origin: origin, connections: connections, trustRoots: trustRoots)
+                setupFailure = nil
+            } catch {
+                client = nil
+                setupFailure = "cannot set up TLS for \(self.url) (--http-ca \(trustRoots ?? "")): \(error)"
+            }
+        } else {
+            client = nil
+            setupFailure = "\(self.url) is not an http:// or https:// URL with a host"
         }
-        self.client = HTTPClient(eventLoopGroupProvider: .singleton, configuration: configuration)
     }
 
     /// Closes the connections; call once the run is over.
     public func shutdown() async {
-        try? await client.shutdown()
+        await client?.shutdown()
     }
 
     public func hello() async throws -> HarnessHello {
@@ -72,10 +72,9 @@ public struct HTTPValidator: ReceiptValidator {
                 errorGranularity: mapping.granularity ?? .none, clockInjection: mapping.judgesAtContextTime, maxConcurrency: 256)
         case .protocol:
             let status: Int, body: Data
-            do { (status, body) = try await send(method: .GET, url: url + "/hello", headers: [], body: nil) } catch let failure as ExchangeFailure {
-                throw HTTPTransportError("GET \(url)/hello: \(failure)")
-            } catch {
-                throw HTTPTransportError("cannot reach \(url)/hello: \(error)")
+            do throws(KeepAliveClient.Failure) { (status, body) = try await send(.GET, "/hello", headers: [], body: nil) } catch {
+                if case .transport(let reason, _) = error { throw HTTPTransportError("cannot reach \(url)/hello: \(reason)") }
+                throw HTTPTransportError("GET \(url)/hello: \(ExchangeFailure(error, timeout: timeout))")
             }
             guard status == 200 else {
                 throw HTTPTransportError("GET \(url)/hello answered HTTP \(status): \(String(decoding: body.prefix(HarnessLimits.quotedPrefix), as: UTF8.self))")
@@ -88,11 +87,11 @@ public struct HTTPValidator: ReceiptValidator {
     }
 
     public func validate(_ request: ValidateRequest) async -> HarnessReply {
-        do {
+        do throws(KeepAliveClient.Failure) {
             switch mode {
             case .protocol:
                 let body = request.jsonLine
-                let (status, answer) = try await send(method: .POST, url: url + "/validate", headers: [("content-type", "application/json")], body: body)
+                let (status, answer) = try await send(.POST, "/validate", headers: [("content-type", "application/json")], body: body)
                 if let violation = checker?.check(answer) { return .errored(seq: request.seq, message: violation) }
                 guard status == 200 || status == 400 else {
                     return .errored(
@@ -103,50 +102,24 @@ public struct HTTPValidator: ReceiptValidator {
                 }
             case .mapping(let mapping):
                 let (path, mapped, body) = mapping.request(for: request, password: password, environment: ProcessInfo.processInfo.environment)
-                let (status, answer) = try await send(method: .POST, url: url + path, headers: [("content-type", "application/json")] + mapped, body: body)
+                let (status, answer) = try await send(.POST, path, headers: [("content-type", "application/json")] + mapped, body: body)
                 return mapping.reply(seq: request.seq, httpStatus: status, body: answer)
             }
-        } catch ExchangeFailure.timedOut {
-            return .failed(seq: request.seq, failure: .timeout, message: "\(ExchangeFailure.timedOut(timeout)); the connection was dropped")
-        } catch ExchangeFailure.overlong {
-            return .errored(seq: request.seq, message: "\(ExchangeFailure.overlong)")
         } catch {
-            return .errored(seq: request.seq, message: "\(url): \(error)")
+            switch error {
+            case .timedOut: return .failed(seq: request.seq, failure: .timeout, message: "\(ExchangeFailure.timedOut(timeout)); the connection was dropped")
+            case .overlong: return .errored(seq: request.seq, message: "\(ExchangeFailure.overlong)")
+            case .transport(let reason, _): return .errored(seq: request.seq, message: "\(url): \(reason)")
+            }
         }
     }
 
-    /// One exchange, status and body, within `timeout` from its start to the body's last byte: AsyncHTTPClient's
-    /// own deadline ends when the headers arrive, so a body that stalls or drips is raced against a timer, and
-    /// cancelled (its connection closed) when the timer wins.
-    private func send(method: HTTPMethod, url: String, headers: [(String, String)], body: Data?) async throws -> (Int, Data) {
-        var request = HTTPClientRequest(url: url)
-        request.method = method
-        for (name, value) in headers + self.headers { request.headers.add(name: name, value: value) }
-        if let body { request.body = .bytes(ByteBuffer(data: body)) }
-        let client = self.client, timeout = self.timeout, prepared = request
-        return try await withThrowingTaskGroup(of: (Int, Data)?.self) { group in
-            group.addTask {
-                let response: HTTPClientResponse
-                do {
-                    response = try await client.execute(prepared, deadline: .distantFuture)
-                } catch  where !Task.isCancelled {
-                    response = try await client.execute(prepared, deadline: .distantFuture)  // one retry, for transport errors only
-                }
-                do {
-                    let collected = try await response.body.collect(upTo: HarnessLimits.maximumMessageBytes)
-                    return (Int(response.status.code), Data(buffer: collected))
-                } catch is NIOTooManyBytesError {
-                    throw ExchangeFailure.overlong
-                }
-            }
-            group.addTask {
-                try? await Task.sleep(for: timeout)
-                return nil
-            }
-            defer { group.cancelAll() }
-            guard let first = try await group.next(), let answer = first else { throw ExchangeFailure.timedOut(timeout) }
-            return answer
-        }
+    /// One exchange, status and body, within `timeout` from its start to the body's last byte.
+    private func send(_ method: HTTPMethod, _ path: String, headers: [(String, String)], body: Data?) async throws(KeepAliveClient.Failure) -> (Int, Data) {
+        guard let client else { throw .transport(setupFailure ?? url, answered: false) }
+        let response = try await client.exchange(
+            method, path, headers: headers + self.headers, body: body.map { ByteBuffer(data: $0) }, timeout: timeout, limit: HarnessLimits.maximumMessageBytes)
+        return (response.status, Data(buffer: response.body, byteTransferStrategy: .noCopy))
     }
 }
 
@@ -154,6 +127,10 @@ public struct HTTPValidator: ReceiptValidator {
 enum ExchangeFailure: Error, CustomStringConvertible {
     case timedOut(Duration)
     case overlong
+
+    init(_ failure: KeepAliveClient.Failure, timeout: Duration) {
+        self = if case .overlong = failure { .overlong } else { .timedOut(timeout) }
+    }
 
     var description: String {
         switch self {
