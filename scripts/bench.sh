@@ -4,11 +4,13 @@
 #              baseline (../shared/baselines) making the same receipt shape, one receipt per call
 #   batch      forge make --count with 1 job and with every core, the raw RSA-2048 sign rate (forge bench make,
 #              openssl speed), the Python baseline's own loop
-#   validator  the reference validator in process, over stdio and over HTTP, and wrk on the same endpoint
+#   validator  the reference validator in process (whole corpus, receipts alone, StoreKit 2 JWS alone) next to the
+#              P-256 verify rate, over stdio and over HTTP, and wrk on the same endpoint
 #   serve      wrk against forge serve's /verifyReceipt, without and with a server-side history, and the App Store
 #              Server API's transaction info and history pages, cached and rendered (scripts/bench-server-api.sh);
 #              notifications signed and delivered to a local webhook, in memory and with --state, next to the
 #              raw ES256 sign rate (scripts/bench-notifications.sh)
+#   release    scripts/release.sh's tarball: its size, and the static forge's start-up next to the build's
 # Usage: scripts/bench.sh [calls, default 50] [batch receipts, default 4000] [seconds per validator target, default 5]
 # Needs: a release build (done here), openssl, python3 (a venv with pyasn1 and cryptography is made in
 # .oracles/bench), hyperfine and wrk (apt-get install hyperfine wrk; without them those rows are skipped).
@@ -94,9 +96,17 @@ echo "== validator (vectors/s, --parallel 8, $seconds s per target)" >&2
 "$forge" bench runner --vectors Vectors --seconds "$seconds" --parallel 8 --json \
   --target swift:reference --target "stdio:$forge validate --harness --vectors Vectors" >"$work/runner.json"
 read -r inproc stdio < <(python3 -c "import json; r=json.load(open('$work/runner.json')); print(*[int(x['vectorsPerSecond']) for x in r])")
+bench_rate() { "$forge" bench runner --vectors Vectors --seconds "$seconds" --parallel 8 --json --target swift:reference "$@" | python3 -c "import json,sys; print(int(json.load(sys.stdin)[0]['vectorsPerSecond']))"; }
+jws=$(bench_rate --run 'jws-*')
+jws_small=$(bench_rate --run 'jws-*' --skip '*-1mib')
+receipts=$(bench_rate --skip 'jws-*')
 p256=$(openssl speed -seconds 3 ecdsap256 2>/dev/null | awk '/256 bits ecdsa \(nistp256\)/ {print int($NF)}' | tail -1)
+ratio() { python3 -c "print(f'{$1 / $2:.2f}')"; }
 row "openssl speed ecdsap256 verify/s (1 core)" "$p256" "a JWS vector's limit: one P-256 verify (the chain verdict cached)"
-row "reference validator in process" "$inproc" "target >= 10000; $(python3 -c "print(f'{$inproc / $p256:.2f} x the P-256 verify rate')")"
+row "reference validator in process, whole corpus" "$inproc" "target >= 10000; $(ratio "$inproc" "$p256") x the P-256 verify rate"
+row "  receipts alone (--skip 'jws-*')" "$receipts"
+row "  StoreKit 2 JWS alone (--run 'jws-*')" "$jws" "target >= 10000; $(ratio "$jws" "$p256") x P-256 verify"
+row "  JWS without the two 1 MiB vectors" "$jws_small" "$(ratio "$jws_small" "$p256") x P-256 verify (the two cost as much as the other 160)"
 row "reference validator over stdio" "$stdio" "target >= 3000"
 python3 scripts/wrk-requests.py "$work/requests.lua"
 # The server with one event-loop thread, then one per core: on a small machine the runner and the server
@@ -158,6 +168,22 @@ done < <(scripts/bench-notifications.sh 500 "$forge")
 
 while read -r line; do row "forge serve start-up to URLs ($(echo "$line" | cut -d' ' -f1))" "$(echo "$line" | grep -o 'median [0-9]* ms' | cut -d' ' -f2-)" "median of 10"; done \
   < <(python3 scripts/serve-startup.py "$forge" | sed 's/^--scenario examples\/serve-history.json/scenario/; s/^--tls/tls/')
+
+echo "== release binaries (scripts/release.sh: static Swift runtime, stripped)" >&2
+dist="$work/dist"
+if bash scripts/release.sh --out "$dist" >/dev/null 2>"$work/release.err"; then
+  tarball=$(ls "$dist"/receipt-forge-*.tar.gz)
+  mkdir -p "$work/unpacked" && tar -xzf "$tarball" -C "$work/unpacked"
+  static=$(ls -d "$work"/unpacked/receipt-forge-*/bin)
+  row "release tarball (MB)" "$(du -m "$tarball" | cut -f1)" "forge $(du -m "$static/forge" | cut -f1) MB, forge-http $(du -m "$static/forge-http" | cut -f1) MB stripped"
+  if command -v hyperfine >/dev/null; then
+    hyperfine -N -w 5 -r 50 --export-json "$work/start.json" "$forge --version" "$static/forge --version" >/dev/null 2>&1
+    read -r dynamic_ms static_ms < <(python3 -c "import json; r=json.load(open('$work/start.json'))['results']; print(*[f'{x[\"mean\"]*1000:.1f}' for x in r])")
+    row "forge --version, static release (ms)" "$static_ms" "$(python3 -c "print(f'{$static_ms / $dynamic_ms:.2f}')") x the toolchain-linked build ($dynamic_ms ms)"
+  fi
+else
+  row "release binaries" "skipped" "scripts/release.sh failed: $(tail -1 "$work/release.err")"
+fi
 
 echo
 echo "forge bench — $(date -u +%Y-%m-%dT%H:%MZ), $cores cores, $(uname -m)"

@@ -21,6 +21,10 @@ struct BenchRunner: AsyncParsableCommand {
     @Option(help: ArgumentHelp("For http(s) targets: 'verifyreceipt' or a mapping file.", valueName: "mapping"))
     var mapping: String?
     @OptionGroup var location: VectorsCommand.Location
+    @Option(help: ArgumentHelp("Only vectors whose id matches (repeatable, * wildcard), e.g. 'jws-*' for StoreKit 2 alone.", valueName: "pattern"))
+    var run: [String] = []
+    @Option(help: ArgumentHelp("Leave out vectors whose id matches (repeatable).", valueName: "pattern"))
+    var skip: [String] = []
     @Option(help: "Vectors in flight at once.")
     var parallel: Int = ProcessInfo.processInfo.activeProcessorCount * 4
     @Option(help: "Seconds per target.")
@@ -40,12 +44,21 @@ struct BenchRunner: AsyncParsableCommand {
         do { return try Target(text) } catch { throw fail(error.message, Exit.usage) }
     }
 
+    /// The vectors measured: `--run` and `--skip` as `forge run` reads them.
+    private var selection: @Sendable (Vector) -> Bool {
+        let run = self.run, skip = self.skip
+        return { vector in
+            (run.isEmpty || run.contains { IDPattern.matches(vector.id, $0) }) && !skip.contains { IDPattern.matches(vector.id, $0) }
+        }
+    }
+
     /// A validator that answers every vector at once: what the runner alone costs per vector.
     static let noOp = "swift:no-op"
 
     /// Vectors/s of whole runs against `validator`, median of `rounds`, after one warm-up run.
     private func measure(_ validator: some ReceiptValidator, _ runner: ConformanceRunner) async throws -> (Double, [String: Int]) {
-        _ = try await runner.run(validator)  // warm-up: connections, caches, the harness's first hello
+        let include = selection
+        _ = try await runner.run(validator, selecting: include)  // warm-up: connections, caches, the harness's first hello
         var rates: [Double] = []
         var counts: [String: Int] = [:]
         let clock = ContinuousClock()
@@ -53,7 +66,7 @@ struct BenchRunner: AsyncParsableCommand {
             let start = clock.now
             var vectors = 0
             while start.duration(to: clock.now) < .milliseconds(Int64(seconds * 1000 / Double(rounds))) {
-                let results = try await runner.run(validator)
+                let results = try await runner.run(validator, selecting: include)
                 vectors += results.results.count
                 counts = results.counts
             }
@@ -68,6 +81,12 @@ struct BenchRunner: AsyncParsableCommand {
             if try parsed(text).kind == .http { _ = try Network.required(for: "--target \(text)") }
         }
         let (manifest, directory) = try location.manifest()
+        let selected = manifest.vectors.filter(selection).count
+        guard selected > 0 else {
+            throw fail(
+                "no vector of the corpus is selected by \((run.map { "--run '\($0)'" } + skip.map { "--skip '\($0)'" }).joined(separator: " ")) (forge vectors list shows the ids)",
+                Exit.usage)
+        }
         var plan = TargetPlan(manifest: manifest, vectorsDirectory: directory)
         plan.timeout = 10
         plan.connections = parallel
@@ -88,7 +107,7 @@ struct BenchRunner: AsyncParsableCommand {
             print("[\(entries.joined(separator: ","))]")
             return
         }
-        print("forge bench runner — \(manifest.vectors.count) vectors per pass, --parallel \(parallel), median of \(rounds) rounds in \(seconds)s per target")
+        print("forge bench runner — \(selected) vectors per pass, --parallel \(parallel), median of \(rounds) rounds in \(seconds)s per target")
         for (uri, rate, counts) in rows {
             let outcome = counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
             print("\(String(Int(rate)).leftPad(8)) vectors/s  \(uri)  [\(outcome)]")

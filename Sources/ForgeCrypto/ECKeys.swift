@@ -70,8 +70,9 @@ public struct ECPublicKey: Sendable, Hashable {
         guard let method = try? algorithm.fetchedMethod, let context = EVP_MD_CTX_new() else { return false }
         defer { EVP_MD_CTX_free(context) }
         guard EVP_DigestVerifyInit(context, nil, method, nil, backing.pointer) == 1 else { return false }
-        let bytes = Array(message)
-        return EVP_DigestVerify(context, der, der.count, bytes, bytes.count) == 1
+        // A JWS's signing input can be a megabyte: verified where it lies when it is contiguous.
+        func verify(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool { EVP_DigestVerify(context, der, der.count, bytes.baseAddress, bytes.count) == 1 }
+        return message.withContiguousStorageIfAvailable(verify) ?? Array(message).withUnsafeBufferPointer(verify)
     }
 
     public static func == (lhs: Self, rhs: Self) -> Bool { lhs.derRepresentation == rhs.derRepresentation }

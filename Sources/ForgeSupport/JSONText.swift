@@ -56,13 +56,34 @@ extension JSONValue {
     }
 
     private static func needsEscape(_ text: String) -> Bool {
-        func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool {
-            for byte in bytes where byte < 0x20 || byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") { return true }
-            return false
-        }
+        func scan(_ bytes: UnsafeBufferPointer<UInt8>) -> Bool { firstEscaped(bytes, from: 0) < bytes.count }
         if let found = text.utf8.withContiguousStorageIfAvailable(scan) { return found }
         var copy = text
         return copy.withUTF8(scan)
+    }
+
+    /// The index of the first byte at or after `start` that a JSON string cannot hold as it is — `"`, `\` or a
+    /// control character — or `bytes.count`. Eight bytes a step (the classic has-zero-byte test on each of the
+    /// three conditions), since base64 strings of a megabyte pass through here whole, when written and when read.
+    static func firstEscaped(_ bytes: UnsafeBufferPointer<UInt8>, from start: Int) -> Int {
+        guard let base = bytes.baseAddress else { return bytes.count }
+        let ones: UInt64 = 0x0101_0101_0101_0101
+        let highs: UInt64 = 0x8080_8080_8080_8080
+        var index = max(0, start)
+        while index + 8 <= bytes.count {
+            let word = UnsafeRawPointer(base + index).loadUnaligned(as: UInt64.self)
+            let quote = word ^ (ones &* 0x22)
+            let backslash = word ^ (ones &* 0x5C)
+            let flagged = ((quote &- ones) & ~quote) | ((backslash &- ones) & ~backslash) | ((word &- ones &* 0x20) & ~word)
+            if flagged & highs != 0 { break }  // one of these eight: found byte by byte below
+            index += 8
+        }
+        while index < bytes.count {
+            let byte = base[index]
+            if byte == UInt8(ascii: "\"") || byte == UInt8(ascii: "\\") || byte < 0x20 { return index }
+            index += 1
+        }
+        return bytes.count
     }
 
     private static func newline(_ out: inout String, _ indent: Int?) {
@@ -200,8 +221,8 @@ private struct JSONParser {
     private mutating func string() throws(JSONParseError) -> String {
         index += 1
         // Fast path: no escape before the closing quote (ids, dates, base64), so the bytes are the string.
-        var end = index
-        while end < bytes.count, bytes[end] != UInt8(ascii: "\""), bytes[end] != UInt8(ascii: "\\"), bytes[end] >= 0x20 { end += 1 }
+        let start = index
+        let end = bytes.withUnsafeBufferPointer { JSONValue.firstEscaped($0, from: start) }
         if end < bytes.count, bytes[end] == UInt8(ascii: "\"") {
             guard let text = String(validating: bytes[index..<end], as: UTF8.self) else { throw failure("string is not valid UTF-8") }
             index = end + 1

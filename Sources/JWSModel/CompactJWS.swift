@@ -35,10 +35,13 @@ public struct CompactJWS: Sendable, Hashable {
         var text = text
         let parsed = text.withUTF8 { bytes -> (header: [UInt8]?, payload: [UInt8]?, signature: [UInt8]?, signed: Int, parts: Int) in
             let end = bytes.last == 0x0A ? bytes.count - 1 : bytes.count
+            // memchr for the dots: the parts between them can be a megabyte.
             var dots: [Int] = []
-            for index in 0..<end where bytes[index] == 0x2E {
+            var from = 0
+            while dots.count < 3, from < end, let base = bytes.baseAddress, let found = memchr(base + from, 0x2E, end - from) {
+                let index = base.distance(to: found.assumingMemoryBound(to: UInt8.self))
                 dots.append(index)
-                if dots.count > 2 { break }
+                from = index + 1
             }
             guard dots.count == 2 else { return (nil, nil, nil, 0, dots.count + 1) }
             func part(_ range: Range<Int>) -> [UInt8]? { Base64.decode(UnsafeBufferPointer(rebasing: bytes[range]), url: true) }

@@ -107,7 +107,7 @@ public struct JWSVerifier: ArtefactValidator {
         if checks.last?.status == .failed { return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind) }
 
         // The signature under the leaf's key.
-        if let key = leaf.publicKey.ec, key.curve == .p256, key.isValidSignature(jws.signature, for: Array(jws.signingInput.utf8), algorithm: .sha256) {
+        if let key = leaf.publicKey.ec, key.curve == .p256, key.isValidSignature(jws.signature, for: jws.signingInput.utf8, algorithm: .sha256) {
             checks.append(.passed("signature", "ES256 over the signing input verifies under the leaf's P-256 key"))
         } else {
             let why = leaf.publicKey.ec?.curve == .p256 ? "\(jws.signature.count)-byte signature does not verify" : "the leaf's key is not P-256"
