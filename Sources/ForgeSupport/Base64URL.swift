@@ -9,39 +9,45 @@ public enum Base64URL {
     /// cost a JWS with a 3-certificate header more than its ES256 signature (measured: 38% of `forge jws make`).
     public static func encode<Bytes: Sequence>(_ bytes: Bytes) -> String where Bytes.Element == UInt8 { encode(Array(bytes), standard: false) }
 
-    /// Both alphabets share the loop; `standard` adds the padding (``Base64/encode(_:)``).
+    /// Both alphabets share the loop; `standard` adds the padding (``Base64/encode(_:)``). Written straight into
+    /// the string's storage through unchecked buffers: the runner encodes every vector it sends, a megabyte
+    /// for the largest, and the checked loop with a copy into a `String` was a tenth of its time over HTTP.
     static func encode(_ input: [UInt8], standard: Bool) -> String {
-        let alphabet = standard ? standardAlphabet : alphabet
         let unpadded = (input.count * 4 + 2) / 3
         let count = standard ? (input.count + 2) / 3 * 4 : unpadded
-        let output = [UInt8](unsafeUninitializedCapacity: count) { buffer, initialized in
-            var out = 0
-            var index = 0
-            func put(_ value: UInt32, _ shift: UInt32) {
-                buffer[out] = alphabet[Int(value >> shift & 63)]
-                out += 1
+        guard count > 0 else { return "" }
+        return (standard ? standardAlphabet : alphabet).withUnsafeBufferPointer { alphabet in
+            input.withUnsafeBufferPointer { input in
+                String(unsafeUninitializedCapacity: count) { buffer in
+                    var out = 0
+                    var index = 0
+                    while index + 3 <= input.count {
+                        let value = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
+                        buffer[out] = alphabet[Int(value >> 18 & 63)]
+                        buffer[out + 1] = alphabet[Int(value >> 12 & 63)]
+                        buffer[out + 2] = alphabet[Int(value >> 6 & 63)]
+                        buffer[out + 3] = alphabet[Int(value & 63)]
+                        out += 4
+                        index += 3
+                    }
+                    if index < input.count {
+                        let value = UInt32(input[index]) << 16 | (index + 1 < input.count ? UInt32(input[index + 1]) << 8 : 0)
+                        buffer[out] = alphabet[Int(value >> 18 & 63)]
+                        buffer[out + 1] = alphabet[Int(value >> 12 & 63)]
+                        out += 2
+                        if index + 1 < input.count {
+                            buffer[out] = alphabet[Int(value >> 6 & 63)]
+                            out += 1
+                        }
+                    }
+                    while out < count {
+                        buffer[out] = 0x3D
+                        out += 1
+                    }
+                    return out
+                }
             }
-            while index + 3 <= input.count {
-                let value = UInt32(input[index]) << 16 | UInt32(input[index + 1]) << 8 | UInt32(input[index + 2])
-                put(value, 18)
-                put(value, 12)
-                put(value, 6)
-                put(value, 0)
-                index += 3
-            }
-            if index < input.count {
-                let value = UInt32(input[index]) << 16 | (index + 1 < input.count ? UInt32(input[index + 1]) << 8 : 0)
-                put(value, 18)
-                put(value, 12)
-                if index + 1 < input.count { put(value, 6) }
-            }
-            while out < count {
-                buffer[out] = 0x3D
-                out += 1
-            }
-            initialized = out
         }
-        return String(decoding: output, as: UTF8.self)
     }
 
     /// Strict: only the base64url alphabet, no padding, no whitespace, no impossible lengths.
