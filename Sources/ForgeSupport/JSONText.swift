@@ -23,6 +23,12 @@ extension JSONValue {
         self = try JSONParser.parse(Array(data))
     }
 
+    /// As ``init(parsing:)``, refusing an object that repeats a key, as `JSONDecoder` does: for a reader that
+    /// must answer exactly as `JSONDecoder` would.
+    public init(parsingUniqueKeys data: some Collection<UInt8>) throws(JSONParseError) {
+        self = try JSONParser.parse(Array(data), uniqueKeys: true)
+    }
+
     private func write(into out: inout String, indent: Int?) {
         switch self {
         case .string(let text): Self.writeString(text, into: &out)
@@ -127,12 +133,16 @@ public struct JSONParseError: Error, Sendable, Hashable, CustomStringConvertible
 
 private struct JSONParser {
     private let bytes: [UInt8]
+    private let uniqueKeys: Bool
     private var index = 0
 
-    private init(_ bytes: [UInt8]) { self.bytes = bytes }
+    private init(_ bytes: [UInt8], uniqueKeys: Bool) {
+        self.bytes = bytes
+        self.uniqueKeys = uniqueKeys
+    }
 
-    static func parse(_ bytes: [UInt8]) throws(JSONParseError) -> JSONValue {
-        var parser = JSONParser(bytes)
+    static func parse(_ bytes: [UInt8], uniqueKeys: Bool = false) throws(JSONParseError) -> JSONValue {
+        var parser = JSONParser(bytes, uniqueKeys: uniqueKeys)
         parser.skipWhitespace()
         guard parser.index < parser.bytes.count else { throw JSONParseError(reason: "the input is empty") }
         let value = try parser.value(depth: 0)
@@ -188,6 +198,7 @@ private struct JSONParser {
             skipWhitespace()
             guard index < bytes.count, bytes[index] == UInt8(ascii: "\"") else { throw failure("expected a property name") }
             let key = try string()
+            if uniqueKeys, members[key] != nil { throw failure("the key '\(key)' is repeated") }
             try expect(UInt8(ascii: ":"), "':'")
             skipWhitespace()
             members[key] = try value(depth: depth + 1)

@@ -78,7 +78,7 @@ public struct ExecValidator: ReceiptValidator {
                 }
                 let line = Data(first)
                 if let violation = checker?.check(line) { return .errored(seq: request.seq, message: violation) }
-                guard let reply = try? JSONDecoder().decode(HarnessReply.self, from: line) else {
+                guard let reply = try? HarnessReply(json: line) else {
                     return .errored(
                         seq: request.seq,
                         message:

@@ -221,7 +221,7 @@ public final class StdioValidator: ReceiptValidator, Sendable {
                 return
             }
             let data = Data(line.utf8)
-            if let reply = try? JSONDecoder().decode(HarnessReply.self, from: data) {
+            if let reply = try? HarnessReply(json: data) {
                 if waiting[reply.seq] != nil {
                     finish(reply.seq, checker?.check(data).map { .errored(seq: reply.seq, message: $0) } ?? reply)
                 } else {

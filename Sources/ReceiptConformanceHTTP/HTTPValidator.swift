@@ -97,7 +97,7 @@ public struct HTTPValidator: ReceiptValidator {
                     return .errored(
                         seq: request.seq, message: "POST \(url)/validate answered HTTP \(status): \(String(decoding: answer.prefix(HarnessLimits.quotedPrefix), as: UTF8.self))")
                 }
-                do { return try JSONDecoder().decode(HarnessReply.self, from: answer) } catch {
+                do { return try HarnessReply(json: answer) } catch {
                     return .errored(seq: request.seq, message: "not a harness reply: \(String(decoding: answer.prefix(HarnessLimits.quotedPrefix), as: UTF8.self))")
                 }
             case .mapping(let mapping):

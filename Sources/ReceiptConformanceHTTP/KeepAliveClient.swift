@@ -80,9 +80,11 @@ final class KeepAliveClient: Sendable {
         var waiters: [EventLoopPromise<Grant>] = []
         var closed = false
 
-        /// A grant if one can be given now; nil when every connection is lent out.
-        mutating func take(maximum: Int) -> Grant? {
+        /// A grant if one can be given now; nil when every connection is lent out. An idle connection on `loop`
+        /// (the caller's own, when it runs on an event loop) comes first: the exchange then needs no other thread.
+        mutating func take(maximum: Int, preferring loop: any EventLoop) -> Grant? {
             if closed { return .closed }
+            if let index = idle.lastIndex(where: { $0.eventLoop === loop && $0.isActive }) { return .channel(idle.remove(at: index)) }
             while let channel = idle.popLast() {
                 if channel.isActive { return .channel(channel) }
                 count -= 1
@@ -122,7 +124,7 @@ final class KeepAliveClient: Sendable {
         if let body { head.headers.replaceOrAdd(name: "content-length", value: String(body.readableBytes)) }
         let request = (head: head, body: body, limit: limit)
         let exchanged = attempt(request, deadline: deadline).flatMapError { error in
-            guard case Failure.transport(_, answered: false) = error, NIODeadline.now() < deadline else { return self.group.next().makeFailedFuture(error) }
+            guard case Failure.transport(_, answered: false) = error, NIODeadline.now() < deadline else { return self.group.any().makeFailedFuture(error) }
             return self.attempt(request, deadline: deadline)
         }
         do { return try await exchanged.get() } catch { throw error as? Failure ?? .transport("\(error)", answered: false) }
@@ -152,9 +154,9 @@ final class KeepAliveClient: Sendable {
     /// An idle connection, a new one, or — when `maximumConnections` are lent out — the next one released.
     /// That wait is bounded by the deadlines of the exchanges holding them.
     private func acquire(deadline: NIODeadline) -> EventLoopFuture<any Channel> {
-        let maximum = maximumConnections, loop = group.next()
+        let maximum = maximumConnections, loop = group.any()
         let (now, waiter): (Grant?, EventLoopPromise<Grant>?) = pool.withLock { pool in
-            if let grant = pool.take(maximum: maximum) { return (grant, nil) }
+            if let grant = pool.take(maximum: maximum, preferring: loop) { return (grant, nil) }
             let waiter = loop.makePromise(of: Grant.self)
             pool.waiters.append(waiter)
             return (nil, waiter)
