@@ -8,6 +8,17 @@ extension JSONValue {
         return out
     }
 
+    /// Appends `text` as a JSON string literal to UTF-8 `bytes`: copied whole when nothing needs escaping.
+    public static func appendQuoted(_ text: String, to bytes: inout [UInt8]) {
+        if needsEscape(text) {
+            bytes += quoted(text).utf8
+        } else {
+            bytes.append(UInt8(ascii: "\""))
+            bytes += text.utf8
+            bytes.append(UInt8(ascii: "\""))
+        }
+    }
+
     /// `text` as a JSON string literal, quotes included: the one JSON escaper in the package.
     public static func quoted(_ text: String) -> String {
         var out = ""

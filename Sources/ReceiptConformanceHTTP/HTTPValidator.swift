@@ -90,8 +90,7 @@ public struct HTTPValidator: ReceiptValidator {
         do throws(KeepAliveClient.Failure) {
             switch mode {
             case .protocol:
-                let body = request.jsonLine
-                let (status, answer) = try await send(.POST, "/validate", headers: [("content-type", "application/json")], body: body)
+                let (status, answer) = try await send(.POST, "/validate", headers: [("content-type", "application/json")], body: ByteBuffer(bytes: request.jsonLineBytes))
                 if let violation = checker?.check(answer) { return .errored(seq: request.seq, message: violation) }
                 guard status == 200 || status == 400 else {
                     return .errored(
@@ -102,7 +101,7 @@ public struct HTTPValidator: ReceiptValidator {
                 }
             case .mapping(let mapping):
                 let (path, mapped, body) = mapping.request(for: request, password: password, environment: ProcessInfo.processInfo.environment)
-                let (status, answer) = try await send(.POST, path, headers: [("content-type", "application/json")] + mapped, body: body)
+                let (status, answer) = try await send(.POST, path, headers: [("content-type", "application/json")] + mapped, body: ByteBuffer(data: body))
                 return mapping.reply(seq: request.seq, httpStatus: status, body: answer)
             }
         } catch {
@@ -115,10 +114,10 @@ public struct HTTPValidator: ReceiptValidator {
     }
 
     /// One exchange, status and body, within `timeout` from its start to the body's last byte.
-    private func send(_ method: HTTPMethod, _ path: String, headers: [(String, String)], body: Data?) async throws(KeepAliveClient.Failure) -> (Int, Data) {
+    private func send(_ method: HTTPMethod, _ path: String, headers: [(String, String)], body: ByteBuffer?) async throws(KeepAliveClient.Failure) -> (Int, Data) {
         guard let client else { throw .transport(setupFailure ?? url, answered: false) }
         let response = try await client.exchange(
-            method, path, headers: headers + self.headers, body: body.map { ByteBuffer(data: $0) }, timeout: timeout, limit: HarnessLimits.maximumMessageBytes)
+            method, path, headers: headers + self.headers, body: body, timeout: timeout, limit: HarnessLimits.maximumMessageBytes)
         return (response.status, Data(buffer: response.body, byteTransferStrategy: .noCopy))
     }
 }

@@ -25,6 +25,21 @@ struct JSONLineTests {
         #expect(try JSONSerialization.jsonObject(with: line) as? NSDictionary == viaCodable)
     }
 
+    @Test("For every vector of the corpus, the line written straight into its buffer is the JSON value's compact serialization, byte for byte")
+    func sameBytesAsTheValue() throws {
+        let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Vectors")
+        let manifest = try ManifestIO.load(from: vectors)
+        for (seq, vector) in manifest.vectors.enumerated() {
+            let data = try Data(contentsOf: vectors.appendingPathComponent(vector.file))
+            let request = ValidateRequest(seq: seq, id: vector.id, base64: Base64.encode(data), context: vector.context)
+            #expect(request.jsonLineBytes == Array(request.message.serialized(pretty: false).utf8), "\(vector.id)")
+            #expect(request.input.data == data.base64EncodedString(), "\(vector.id): Base64 writes what Foundation writes")
+        }
+        let escaped = ValidateRequest(seq: -1, id: "a\"b\\c\u{1}é", base64: "x\ny", context: Context(now: "n\t", trustAnchor: "t"))
+        #expect(escaped.jsonLineBytes == Array(escaped.message.serialized(pretty: false).utf8))
+    }
+
     @Test("The bytes an in-process validator reads are never on the wire: neither the JSON line nor Codable carries them")
     func bytesStayInProcess() throws {
         var request = ValidateRequest(seq: 7, id: "x::y", base64: "AAE=", context: Context(now: "2025-01-01T00:00:00Z", trustAnchor: "forge-root"))
