@@ -300,6 +300,13 @@ public struct ConformanceRunner: Sendable {
     /// and over, and hashing it was a twentieth of a pass. Compared byte for byte, so an edited manifest is hashed.
     private static let lastManifest = Mutex<(data: Data, digest: String)?>(nil)
 
+    /// The first vector file a task could not read, shared by the tasks of a run.
+    private final class FirstUnreadable: Sendable {
+        private let first = Mutex<String?>(nil)
+        func note(_ path: String) { first.withLock { $0 = $0 ?? path } }
+        var path: String? { first.withLock { $0 } }
+    }
+
     /// Harness failures left before the run stops.
     struct Budget {
         var remaining: Int?
@@ -321,35 +328,43 @@ public struct ConformanceRunner: Sendable {
         _ vectors: [Vector], _ validator: some ReceiptValidator, _ hello: HarnessHello, _ classifier: Classifier,
         startingSeq: Int, budget: inout Budget, report: (VectorResult) -> Void
     ) async throws(CorpusError) -> [VectorResult] {
-        var requests: [(Vector, ValidateRequest?)] = []
+        // Each vector is read and encoded by its own task, so the cores share that work too (a corpus's largest
+        // vectors are megabytes); that every file is there is checked first, so a broken corpus stops the run
+        // before anything is judged.
+        let direct = validator.readsBytes
+        var planned: [(vector: Vector, seq: Int, file: URL?)] = []
         for (offset, vector) in vectors.enumerated() {
             if Self.skipReason(vector, hello) != nil {
-                requests.append((vector, nil))  // reported as SKIP, never silently dropped
+                planned.append((vector, startingSeq + offset, nil))  // reported as SKIP, never silently dropped
                 continue
             }
             let url = vectorsDirectory.appendingPathComponent(vector.file)
-            guard let data = try? Data(contentsOf: url) else { throw CorpusError(.notFound, "cannot read vector file \(url.path)") }
-            let direct = validator.readsBytes
-            var request = ValidateRequest(seq: startingSeq + offset, id: vector.id, base64: direct ? "" : Base64.encode(data), context: vector.context)
-            if direct { request.bytes = [UInt8](data) }
-            requests.append((vector, request))
+            guard FileManager.default.isReadableFile(atPath: url.path) else { throw CorpusError(.notFound, "cannot read vector file \(url.path)") }
+            planned.append((vector, startingSeq + offset, url))
         }
         let limit = max(1, min(parallelism, hello.maxConcurrency))
-        return await withTaskGroup(of: VectorResult.self) { group in
+        let unreadable = FirstUnreadable()
+        let results = await withTaskGroup(of: VectorResult.self) { group in
             var results: [VectorResult] = []
             var next = 0
             func submit() {
-                guard next < requests.count, !budget.exhausted else { return }
-                let (vector, request) = requests[next]
+                guard next < planned.count, !budget.exhausted else { return }
+                let (vector, seq, file) = planned[next]
                 next += 1
                 group.addTask {
                     let expected = classifier.expectedVerdict(vector)
-                    guard let request else {
+                    guard let file else {
                         return VectorResult(
                             id: vector.id, revision: vector.revision, severity: vector.severity, outcome: .skip, expected: expected,
                             expectedErrorClasses: vector.expected.errorClasses, verdict: nil, errorClass: nil,
                             message: Self.skipReason(vector, hello), durationMicroseconds: 0)
                     }
+                    guard let data = try? Data(contentsOf: file) else {
+                        unreadable.note(file.path)
+                        return Self.notRun(vector, classifier, "not run: cannot read vector file \(file.path)")
+                    }
+                    var request = ValidateRequest(seq: seq, id: vector.id, base64: direct ? "" : Base64.encode(data), context: vector.context)
+                    if direct { request.bytes = [UInt8](data) }
                     let clock = ContinuousClock()
                     let began = clock.now
                     let reply = await validator.validate(request)
@@ -377,9 +392,12 @@ public struct ConformanceRunner: Sendable {
                 submit()
             }
             // Nothing vanishes: vectors left when the error budget ran out are listed as not run.
-            results += requests[next...].map { Self.notRun($0.0, classifier, "not run: the run stopped after too many harness failures (--max-errors)") }
+            results += planned[next...].map { Self.notRun($0.vector, classifier, "not run: the run stopped after too many harness failures (--max-errors)") }
             return results
         }
+        // A file that vanished after the check: the corpus changed under the run, which is not a verdict.
+        if let path = unreadable.path { throw CorpusError(.notFound, "cannot read vector file \(path)") }
+        return results
     }
 
     /// Why the harness cannot judge `vector` as it declared itself in `hello`, or nil if it can.

@@ -5,6 +5,7 @@ import ReceiptCorpus
 import ReceiptForge
 import ReceiptModel
 import ReferenceValidation
+import Synchronization
 import Testing
 import ForgeSupport
 
@@ -41,6 +42,24 @@ struct RunnerTests {
         #expect(results.exitCode == 0)
         #expect(results.results.count == manifest.vectors.count)
         #expect(results.canaryDiagnosis == nil)
+    }
+
+    @Test("A vector file missing from the corpus stops the run before the corpus is judged (only the canaries ran), naming the file")
+    func missingVectorFile() async throws {
+        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("runner-missing-\(UUID().uuidString)")
+        defer { try? FileManager.default.removeItem(at: copy) }
+        try FileManager.default.copyItem(at: vectorsDirectory, to: copy)
+        let gone = try #require(manifest.vectors.last { !$0.id.hasPrefix("valid::") })
+        try FileManager.default.removeItem(at: copy.appendingPathComponent(gone.file))
+        let judged = Mutex(0)
+        let harness = try ReferenceHarness(vectorsDirectory: copy)
+        do throws(CorpusError) {
+            _ = try await ConformanceRunner(manifest: manifest, vectorsDirectory: copy).run(harness, progress: { _, _, _ in judged.withLock { $0 += 1 } })
+            Issue.record("a run over a corpus with a missing file finished")
+        } catch {
+            #expect(error.code == .notFound && error.message.contains(gone.file), "\(error)")
+        }
+        #expect(judged.withLock { $0 } < 10, "only the canaries are judged before the corpus is known whole")
     }
 
     @Test("An accept-everything validator passes the canaries, then every invalid vector is a FALSE_ACCEPT (exit 1)")
