@@ -16,25 +16,29 @@ public struct CompactJWS: Sendable, Hashable {
     public let payload: [UInt8]
     public let signature: [UInt8]
     /// `BASE64URL(header) "." BASE64URL(payload)`, exactly as received: what the signature covers.
-    public let signingInput: String
+    public let signingInput: ArraySlice<UInt8>
 
     public init(header: [UInt8], payload: [UInt8], signature: [UInt8]) {
         self.header = header
         self.payload = payload
         self.signature = signature
-        signingInput = Base64URL.encode(header) + "." + Base64URL.encode(payload)
+        signingInput = ArraySlice((Base64URL.encode(header) + "." + Base64URL.encode(payload)).utf8)
     }
 
     /// Parses the compact form; the reason it cannot, otherwise.
-    public init(parsing text: String) throws(JWSFormatError) {
-        guard text.utf8.count <= JWSLimits.maximumSize else {
-            throw JWSFormatError("the JWS is \(text.utf8.count) bytes; a JWS is at most \(JWSLimits.maximumSize) bytes")
+    public init(parsing text: String) throws(JWSFormatError) { try self.init(parsing: Array(text.utf8)) }
+
+    /// Parses the compact form from its UTF-8 bytes, which the signing input then shares (a JWS can be a
+    /// megabyte, and each copy of it cost its verification a tenth). Bytes that are not UTF-8 are not base64url
+    /// either, so they are refused as a part that does not decode.
+    public init(parsing bytes: [UInt8]) throws(JWSFormatError) {
+        guard bytes.count <= JWSLimits.maximumSize else {
+            throw JWSFormatError("the JWS is \(bytes.count) bytes; a JWS is at most \(JWSLimits.maximumSize) bytes")
         }
-        // On the UTF-8 bytes: one pass to find the dots, one to decode each part (String's Character-wise split
-        // cost more than the signature's verification).
-        var text = text
-        let parsed = text.withUTF8 { bytes -> (header: [UInt8]?, payload: [UInt8]?, signature: [UInt8]?, signed: Int, parts: Int) in
-            let end = bytes.last == 0x0A ? bytes.count - 1 : bytes.count
+        // One pass to find the dots, one to decode each part (String's Character-wise split cost more than the
+        // signature's verification).
+        let end = bytes.last == 0x0A ? bytes.count - 1 : bytes.count
+        let parsed = bytes.withUnsafeBufferPointer { bytes -> (header: [UInt8]?, payload: [UInt8]?, signature: [UInt8]?, signed: Int, parts: Int) in
             // memchr for the dots: the parts between them can be a megabyte.
             var dots: [Int] = []
             var from = 0
@@ -49,7 +53,7 @@ public struct CompactJWS: Sendable, Hashable {
         }
         guard parsed.parts == 3 else {
             // The count as a split would give it: every dot of the text makes one more part.
-            let parts = text.utf8.dropLast(text.utf8.last == 0x0A ? 1 : 0).reduce(1) { $0 + ($1 == 0x2E ? 1 : 0) }
+            let parts = bytes.prefix(end).reduce(1) { $0 + ($1 == 0x2E ? 1 : 0) }
             throw JWSFormatError("a compact JWS has 3 dot-separated parts, this has \(parts)")
         }
         guard let header = parsed.header else { throw JWSFormatError("the header is not base64url") }
@@ -58,10 +62,10 @@ public struct CompactJWS: Sendable, Hashable {
         self.header = header
         self.payload = payload
         self.signature = signature
-        signingInput = String(decoding: text.utf8.prefix(parsed.signed), as: UTF8.self)
+        signingInput = bytes.prefix(parsed.signed)
     }
 
-    public var compact: String { signingInput + "." + Base64URL.encode(signature) }
+    public var compact: String { String(decoding: signingInput, as: UTF8.self) + "." + Base64URL.encode(signature) }
 }
 
 /// Why a text is not a compact JWS.

@@ -359,12 +359,12 @@ public struct ConformanceRunner: Sendable {
                             expectedErrorClasses: vector.expected.errorClasses, verdict: nil, errorClass: nil,
                             message: Self.skipReason(vector, hello), durationMicroseconds: 0)
                     }
-                    guard let data = try? Data(contentsOf: file) else {
+                    guard let bytes = FileBytes.read(file.path) else {
                         unreadable.note(file.path)
                         return Self.notRun(vector, classifier, "not run: cannot read vector file \(file.path)")
                     }
-                    var request = ValidateRequest(seq: seq, id: vector.id, base64: direct ? "" : Base64.encode(data), context: vector.context)
-                    if direct { request.bytes = [UInt8](data) }
+                    var request = ValidateRequest(seq: seq, id: vector.id, base64: direct ? "" : Base64.encode(bytes), context: vector.context)
+                    if direct { request.bytes = bytes }
                     let clock = ContinuousClock()
                     let began = clock.now
                     let reply = await validator.validate(request)

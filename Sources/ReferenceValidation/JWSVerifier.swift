@@ -34,13 +34,16 @@ public struct JWSVerifier: ArtefactValidator {
 
     public init(cache: ValidationCache? = .shared) { self.cache = cache }
 
-    /// The bytes as UTF-8 text, as they are: white space inside or around a JWS is the input's, judged by the parser.
-    public func check(_ input: [UInt8], context: ValidationContext) -> any CheckedReport { verify(String(decoding: input, as: UTF8.self), context: context) }
+    /// The bytes as they are: white space inside or around a JWS is the input's, judged by the parser.
+    public func check(_ input: [UInt8], context: ValidationContext) -> any CheckedReport { verify(input, context: context) }
 
-    public func verify(_ text: String, context: ValidationContext) -> JWSReport {
+    public func verify(_ text: String, context: ValidationContext) -> JWSReport { verify(Array(text.utf8), context: context) }
+
+    /// The compact JWS's UTF-8 bytes, parsed where they lie.
+    public func verify(_ bytes: [UInt8], context: ValidationContext) -> JWSReport {
         var checks: [Check] = []
         let jws: CompactJWS
-        do { jws = try CompactJWS(parsing: text) } catch {
+        do { jws = try CompactJWS(parsing: bytes) } catch {
             return JWSReport(checks: [.failed("format", .jwsFormat, error.description)], header: nil, payload: nil, certificates: [], nested: [], kind: nil)
         }
         let header = try? JSONValue(parsing: jws.header)
@@ -107,7 +110,7 @@ public struct JWSVerifier: ArtefactValidator {
         if checks.last?.status == .failed { return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind) }
 
         // The signature under the leaf's key.
-        if let key = leaf.publicKey.ec, key.curve == .p256, key.isValidSignature(jws.signature, for: jws.signingInput.utf8, algorithm: .sha256) {
+        if let key = leaf.publicKey.ec, key.curve == .p256, key.isValidSignature(jws.signature, for: jws.signingInput, algorithm: .sha256) {
             checks.append(.passed("signature", "ES256 over the signing input verifies under the leaf's P-256 key"))
         } else {
             let why = leaf.publicKey.ec?.curve == .p256 ? "\(jws.signature.count)-byte signature does not verify" : "the leaf's key is not P-256"

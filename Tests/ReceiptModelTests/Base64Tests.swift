@@ -32,4 +32,25 @@ struct Base64Tests {
         #expect(Base64.decodeStandard("QR==") == [0x41] && Data(base64Encoded: "QR==").map(Array.init) == [0x41])
         #expect(Base64URL.decode("QR") == [0x41] && Base64URL.decode("") == [])
     }
+
+    @Test("Every byte value at every place of every quantum: decoded only when it is in the alphabet")
+    func everyByteEveryPlace() {
+        let url = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_".utf8)
+        let standard = Set("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/".utf8)
+        // 12 characters: two quanta in the paired loop, one alone; 11 adds a tail of 3.
+        for length in [11, 12] {
+            for place in 0..<length {
+                for byte in UInt8.min...UInt8.max {
+                    var text = [UInt8](repeating: 0x41, count: length)
+                    text[place] = byte
+                    let decodedURL = text.withUnsafeBufferPointer { Base64.decode($0, url: true) }
+                    #expect((decodedURL != nil) == url.contains(byte), "url \(length) \(place) \(byte)")
+                    if length % 4 == 0 {
+                        let decoded = text.withUnsafeBufferPointer { Base64.decode($0, url: false) }
+                        #expect((decoded != nil) == (standard.contains(byte) || (byte == 0x3D && place == length - 1)), "standard \(place) \(byte)")
+                    }
+                }
+            }
+        }
+    }
 }

@@ -147,7 +147,7 @@ public struct ServerAPIAuthenticator: Sendable {
 
         guard header["alg"] == .string("ES256") else { return .rejected(.algorithm) }
         guard let keyID = header["kid"]?.stringValue, let key = keys[keyID] else { return .rejected(.keyID) }
-        guard key.publicKey.isValidSignature(jws.signature, for: Array(jws.signingInput.utf8), algorithm: .sha256) else {
+        guard key.publicKey.isValidSignature(jws.signature, for: jws.signingInput, algorithm: .sha256) else {
             return .rejected(.signature)
         }
 
