@@ -96,9 +96,13 @@ public enum Base64 {
         let whole = count / 4
         let rest = count % 4
         let size = whole * 3 + (rest == 0 ? 0 : rest - 1)
+        let length = count
         return (url ? urlTables : standardTables).withUnsafeBufferPointer { tables -> [UInt8]? in
-            var seen: UInt32 = 0
+            var valid = false
             let output = [UInt8](unsafeUninitializedCapacity: size) { buffer, initialized in
+                // Locals, not the captured variables: those would be stored back on every round.
+                let count = length
+                var seen: UInt32 = 0
                 var out = 0
                 var index = 0
                 // Two quanta a round: the loads of one overlap the other's (a megabyte JWS part is 350,000 quanta).
@@ -137,8 +141,9 @@ public enum Base64 {
                     out += rest - 1
                 }
                 initialized = out
+                valid = seen & invalid == 0
             }
-            return seen & invalid == 0 ? output : nil
+            return valid ? output : nil
         }
     }
 
