@@ -27,7 +27,7 @@ struct ForgeCommand: AsyncParsableCommand {
         discussion: """
             Everything is signed by bundled TEST PKIs, never by Apple: trust them in tests only.
 
-              Forge    make (receipts), jws make (StoreKit 2 JWS), mutate, ca (TEST PKIs)
+              Forge    make (receipts), jws make (StoreKit 2 JWS), mutate, ca (TEST PKIs), storekit (Xcode .storekit files)
               Explain  inspect, validate, jws inspect, jws validate
               Judge    vectors (the corpus), run (any validator), seeds (fuzzing)
               Serve    serve (verifyReceipt, history, faults; needs forge-http)
@@ -39,7 +39,8 @@ struct ForgeCommand: AsyncParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [
-            Make.self, Inspect.self, Validate.self, JWSCommand.self, VectorsCommand.self, Run.self, Serve.self, Notify.self, Seeds.self, Mutate.self, CA.self, Bench.self,
+            Make.self, Inspect.self, Validate.self, JWSCommand.self, VectorsCommand.self, Run.self, Serve.self, Notify.self, StoreKitCommand.self, Seeds.self, Mutate.self, CA.self,
+            Bench.self,
         ])
 }
 

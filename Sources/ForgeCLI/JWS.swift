@@ -102,10 +102,12 @@ struct JWSMakeOptions: ParsableArguments {
     var event: Int?
     @Option(help: ArgumentHelp("appAccountToken (a UUID) on transactions.", valueName: "uuid"))
     var appAccountToken: String?
-    @Option(parsing: .number, help: ArgumentHelp("Price in milliunits (9990 = 9.99).", valueName: "n"))
-    var price: Int64 = 9990
-    @Option(help: "ISO 4217 currency.")
-    var currency = "USD"
+    @Option(
+        parsing: .number,
+        help: ArgumentHelp("Price in milliunits (9990 = 9.99). Default: the product's in --storekit (or the spec's products), else 9990; offers keep theirs.", valueName: "n"))
+    var price: Int64?
+    @Option(help: "ISO 4217 currency. Default: the storefront's (--storekit's _storefront, the spec's storefront), else USD.")
+    var currency: String?
     @Option(
         help: ArgumentHelp("Set a payload member to a JSON value (repeatable): --set /data/appAppleId=1234, --set revocationType='\"REFUND_FULL\"'.", valueName: "pointer=json"))
     var set: [String] = []
@@ -119,7 +121,7 @@ struct JWSMakeOptions: ParsableArguments {
     func validate() throws {
         let appleIDs = 1...ScenarioLimits.unsignedJSONInteger.upperBound
         if let appAppleId, !appleIDs.contains(appAppleId) { throw ValidationError("--app-apple-id \(appleIDs.requirement), not \(appAppleId)") }
-        if !ScenarioLimits.unsignedJSONInteger.contains(price) { throw ValidationError("--price \(ScenarioLimits.unsignedJSONInteger.requirement), not \(price)") }
+        if let price, !ScenarioLimits.unsignedJSONInteger.contains(price) { throw ValidationError("--price \(ScenarioLimits.unsignedJSONInteger.requirement), not \(price)") }
     }
 
     /// A bare member name is the top-level member; anything else must be a pointer.

@@ -49,6 +49,11 @@ struct ScenarioOptions: ParsableArguments {
     var preset: Preset?
     @Option(help: ArgumentHelp("A scenario JSON file (see README); flags override it.", valueName: "file"))
     var spec: String?
+    @Option(
+        help: ArgumentHelp(
+            "An Xcode StoreKit configuration file: its products (type, period, group, price, offers) and storefront join the scenario; --product picks them by productID (`forge storekit --help`).",
+            valueName: "file"))
+    var storekit: String?
 
     func validate() throws {
         if let seedText, UInt64(seedText) == nil {
@@ -68,6 +73,11 @@ struct ScenarioOptions: ParsableArguments {
             let (bytes, _) = try readInput(spec, kind: .json)
             // A spec that is not a scenario is bad data (65); what its values ask for is checked with the flags' (64).
             do { scenario = try Scenario.decode(json: Data(bytes)) } catch { throw fail("\(spec): \(error.message)", Exit.dataError) }
+        }
+        if let storekit {
+            let configuration = try loadStoreKit(storekit, products: products)
+            scenario.products = configuration.products
+            if let storefront = configuration.storefront { scenario.storefront = storefront }
         }
         applyFlags(to: &scenario)
         if let receiptType { scenario.environment = receiptType.rawValue }

@@ -48,6 +48,13 @@ struct Serve: AsyncParsableCommand {
     var sharedSecret: String?
     @Option(help: ArgumentHelp("A server-side history (forge make --spec JSON with now and a timeline); repeatable.", valueName: "file"))
     var scenario: [String] = []
+    @Option(
+        help: ArgumentHelp(
+            "An Xcode StoreKit configuration file: its products and storefront join every --scenario that defines none, its _timeRate is the default --time-rate, and --product serves one more customer who bought those products.",
+            valueName: "file"))
+    var storekit: String?
+    @Option(name: .customLong("product"), help: ArgumentHelp("With --storekit: a product the extra customer bought (repeatable).", valueName: "id"))
+    var products: [String] = []
     @Option(help: ArgumentHelp("Fault on demand (see above); repeatable, first match applies.", valueName: "spec"))
     var fault: [String] = []
     @Option(help: ArgumentHelp("The server's clock (YYYY-MM-DDThh:mm:ssZ). Default: the wall clock.", valueName: "date"))
@@ -125,6 +132,7 @@ struct Serve: AsyncParsableCommand {
         guard WebhookRequest.timeoutRange.contains(notifyTimeout) else {
             throw ValidationError("--notify-timeout \(WebhookRequest.timeoutRange.requirement), not \(notifyTimeout)")
         }
+        if !products.isEmpty, storekit == nil { throw ValidationError("--product picks products of a --storekit file: give one") }
         if let timeRate, !ServerState.timeRates.contains(timeRate) {
             throw ValidationError("--time-rate must be from \(ServerState.timeRates.lowerBound) to \(ServerState.timeRates.upperBound), not \(timeRate)")
         }
@@ -142,6 +150,23 @@ struct Serve: AsyncParsableCommand {
             let (bytes, _) = try readInput(path, kind: .json)
             do { scenarios.append(try Scenario.decode(json: Data(bytes))) } catch { throw fail("\(path): \(error.message)", Exit.dataError) }
         }
+        let configuration = try storekit.map { try loadStoreKit($0, products: products) }
+        if let configuration {
+            for index in scenarios.indices where scenarios[index].products == nil {
+                scenarios[index].products = configuration.products
+                scenarios[index].storefront = scenarios[index].storefront ?? configuration.storefront
+            }
+            if !products.isEmpty {
+                do {
+                    // Bought an hour before the server's start: --now, else the wall clock.
+                    var customer = try configuration.scenario(purchasing: products)
+                    customer.now = now ?? ReceiptDate.format(Date())
+                    scenarios.append(customer)
+                } catch { throw fail(error.message, Exit.usage) }
+            }
+        }
+        // Xcode's rate, unless --time-rate says otherwise; real time is the wall clock's own pace, so no rate.
+        let timeRate = timeRate ?? configuration?.timeRate.flatMap { $0 == .realTime ? nil : $0.storeSecondsPerSecond }
         let access: ServerAPIService.Access =
             if noAuth { .open } else if let authenticator = try APIKeyOptions.authenticator(apiKeys: apiKey, issuerID: issuerId, scenarios: scenarios) {
                 .tokens(authenticator)

@@ -26,6 +26,13 @@ public struct JSONField: Sendable {
         return JSONFields(members: members, keyPath: keyPath)
     }
 
+    /// The members of an object whose format another tool writes and extends (Xcode's `.storekit`): keys this
+    /// reader does not know are passed over.
+    public func object() throws(JSONFieldError) -> JSONFields {
+        guard case .object(let members) = value else { throw mismatch(.wrongType, "must be an object") }
+        return JSONFields(members: members, keyPath: keyPath)
+    }
+
     /// The elements of an array, each with its place (`purchases[1]`).
     public func array() throws(JSONFieldError) -> [JSONField] {
         guard case .array(let elements) = value else { throw mismatch(.wrongType, "must be an array") }

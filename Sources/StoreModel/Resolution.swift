@@ -25,6 +25,9 @@ public struct SubscriptionPeriod: Sendable, Hashable, CustomStringConvertible {
     }
     public var description: String { "P\(count)\(unit.rawValue)" }
 
+    /// `times` of these back to back as one period: three P1M are P3M.
+    public func times(_ times: Int) -> SubscriptionPeriod { SubscriptionPeriod(count: count * max(1, times), unit: unit) }
+
     /// `date` moved by `times` periods (negative goes back), in UTC calendar terms: months clamp the day.
     public func advance(_ date: Date, by times: Int) -> Date {
         switch unit {
@@ -137,7 +140,9 @@ extension Purchase {
     /// Subscriptions: the latest period ends at `expiresDate`, or ended one day before `now` when
     /// `expired`, or starts at `purchaseDate` and runs forward, or else started an hour before `now`.
     /// Earlier periods chain backwards, back to back. Other products were bought an hour before `now`.
-    func transactions(now: Date, ids: inout IDSource) -> [Transaction] {
+    /// `introductory`: the product's offer (``ProductDefinition/introductoryOffer``), taken when the purchase's
+    /// `trial` or `intro` says so: its first transactions last the offer's period, not the renewal period.
+    func transactions(now: Date, ids: inout IDSource, introductory: SubscriptionOffer? = nil) -> [Transaction] {
         let type = resolvedType
         let quantity = self.quantity ?? 1
         guard type == .autoRenewable else {
@@ -153,15 +158,31 @@ extension Purchase {
         }
         let period = self.period.flatMap(SubscriptionPeriod.init) ?? .month
         let count = (renewals ?? 0) + 1
-        // Period boundaries are computed from one anchor, so month lengths never drift (Jan 31 → Feb 28 → Mar 31).
+        // The offer's transactions first (a free trial or pay-up-front is one; pay-as-you-go one per period), then
+        // the renewal period's. Without a defined offer, `trial` or `intro` marks the first period only.
+        let offer = (trial == true || intro == true) ? introductory : nil
+        let offered = min(count, offer?.transactionCount ?? ((trial == true || intro == true) ? 1 : 0))
+        let offerPeriod = offer?.transactionPeriod ?? period
+        // Boundaries are computed from one anchor per run of equal periods, so month lengths never drift
+        // (Jan 31 → Feb 28 → Mar 31): the anchor's run first, then the other from their shared boundary.
+        func chain(anchor index: Int, at date: Date) -> [Date] {
+            var result = [Date](repeating: date, count: count + 1)
+            if index >= offered {
+                for i in offered...count { result[i] = period.advance(date, by: i - index) }
+                for i in 0..<offered { result[i] = offerPeriod.advance(result[offered], by: i - offered) }
+            } else {
+                for i in 0...offered { result[i] = offerPeriod.advance(date, by: i - index) }
+                for i in offered...count { result[i] = period.advance(result[offered], by: i - offered) }
+            }
+            return result
+        }
         let boundaries: [Date]
         if let end = expiresDate.flatMap(ReceiptDate.parse) ?? (expired == true ? now.addingTimeInterval(-86_400) : nil) {
-            boundaries = (0...count).map { period.advance(end, by: $0 - count) }
+            boundaries = chain(anchor: count, at: end)
         } else if let first = purchaseDate.flatMap(ReceiptDate.parse) {
-            boundaries = (0...count).map { period.advance(first, by: $0) }
+            boundaries = chain(anchor: 0, at: first)
         } else {
-            let latestStart = now.addingTimeInterval(-3600)
-            boundaries = (0...count).map { period.advance(latestStart, by: $0 - count + 1) }
+            boundaries = chain(anchor: count - 1, at: now.addingTimeInterval(-3600))
         }
         let starts = Array(boundaries.dropLast())
         let originalID = ids.transactionID()
@@ -175,7 +196,7 @@ extension Purchase {
                     productID: productID, type: type, quantity: quantity, transactionID: index == 0 ? originalID : ids.transactionID(),
                     originalTransactionID: originalID, purchaseDate: start, originalPurchaseDate: starts[0], expiresDate: end,
                     webOrderLineItemID: ids.webOrderLineItemID(), cancellationDate: cancelledAt, cancellationReason: isLast ? cancelled : nil,
-                    isTrialPeriod: index == 0 && trial == true, isInIntroOfferPeriod: index == 0 && intro == true,
+                    isTrialPeriod: index < offered && trial == true, isInIntroOfferPeriod: index < offered && intro == true,
                     promotionalOfferID: isLast ? promo : nil))
         }
         return result

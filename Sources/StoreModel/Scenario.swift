@@ -24,12 +24,20 @@ public struct Scenario: Codable, Sendable, Hashable {
     public var purchases: [Purchase]
     /// What happened after the purchases (renewals, refunds, billing retry…); see ``TimelineEvent``.
     public var timeline: [TimelineEvent]?
+    /// The app's products as its store defines them (`forge storekit scenario` writes them from a `.storekit`
+    /// file): a purchase of one inherits its type, period, group, price and offers.
+    public var products: [ProductDefinition]?
+    /// The customer's storefront, ISO 3166-1 alpha-3 (`USA`): StoreKit 2's `storefront`, `storefrontId` and currency.
+    public var storefront: String?
 
     public init(
         preset: Preset? = nil, bundleID: String? = nil, appVersion: String? = nil, originalAppVersion: String? = nil,
         environment: String? = nil, deviceID: String? = nil, now: String? = nil, seed: UInt64? = nil,
-        appItemID: Int64? = nil, ageRating: String? = nil, purchases: [Purchase] = [], timeline: [TimelineEvent]? = nil
+        appItemID: Int64? = nil, ageRating: String? = nil, purchases: [Purchase] = [], timeline: [TimelineEvent]? = nil,
+        products: [ProductDefinition]? = nil, storefront: String? = nil
     ) {
+        self.products = products
+        self.storefront = storefront
         self.preset = preset
         self.bundleID = bundleID
         self.appVersion = appVersion
@@ -46,7 +54,7 @@ public struct Scenario: Codable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case preset, bundleID = "bundleId", appVersion, originalAppVersion, environment, deviceID = "deviceId", now, seed
-        case appItemID = "appItemId", ageRating, purchases, timeline
+        case appItemID = "appItemId", ageRating, purchases, timeline, products, storefront
     }
 
     /// A scenario inside a `Codable` document (a mutant recipe) is read as ``decode(json:)`` reads a spec: an
@@ -101,6 +109,8 @@ public struct Scenario: Codable, Sendable, Hashable {
         ageRating = try top["ageRating"]?.string()
         purchases = try top["purchases"]?.array().map { (element) throws(JSONFieldError) in try Purchase(reading: element) } ?? []
         timeline = try top["timeline"]?.array().map { (element) throws(JSONFieldError) in try TimelineEvent(reading: element) }
+        products = try top["products"]?.array().map { (element) throws(JSONFieldError) in try ProductDefinition(reading: element) }
+        storefront = try top["storefront"]?.string(expected: Storefront.expected) { Storefront(code: $0) != nil }
     }
 }
 

@@ -9,6 +9,10 @@ public enum ScenarioLimits {
     public static let renewCount = 1...1_000
     /// Days of a timeline `grace-period` (`days`): Apple offers 3, 16 or 28.
     public static let graceDays = 1...90
+    /// A subscription's rank in its group (`groupLevel`, Xcode's `groupNumber`), 1 the highest.
+    public static let groupLevel = 1...1_000
+    /// Periods of one subscription offer (`periods`, Xcode's `numberOfPeriods`).
+    public static let offerPeriods = 1...100
     /// The number in a subscription period (`P1000Y`).
     public static let periodCount = 1...1_000
     /// A number Apple writes as an unsigned JSON integer (`appAppleId`, a JWS `price` in milliunits): never

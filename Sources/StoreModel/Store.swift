@@ -47,7 +47,8 @@ public struct Store: Sendable {
     ///   - now: the anchor relative options (`expired`…) follow.
     ///   - reissuedAt: the store looked at later (a receipt issued again, as `latest_receipt` is): the purchases as
     ///     they were at `now` (same ids), the timeline's events up to this instant.
-    public init(_ scenario: Scenario, now anchor: Date, reissuedAt: Date? = nil) throws(ForgeError) {
+    public init(_ given: Scenario, now anchor: Date, reissuedAt: Date? = nil) throws(ForgeError) {
+        let scenario = try given.applyingCatalogue()
         for (index, purchase) in scenario.purchases.enumerated() {
             try purchase.validate(place: "purchases[\(index)].")
         }
@@ -92,7 +93,7 @@ public struct Store: Sendable {
         var ids = IDSource(random: random, isXcode: preset.isXcode)
         var base: [Transaction] = []
         for (index, purchase) in scenario.purchases.enumerated() {
-            let made = purchase.transactions(now: anchor, ids: &ids)
+            let made = purchase.transactions(now: anchor, ids: &ids, introductory: scenario.definition(of: purchase.productID)?.introductoryOffer)
             try purchase.checkDates(of: made, place: "purchases[\(index)].")
             base += made
         }
@@ -131,6 +132,15 @@ public struct Store: Sendable {
                     + "\(ReceiptDate.outsideWritable): move the first purchase or 'now' later",
                 fields: ["now"])
         }
+    }
+
+    /// The customer's storefront: the scenario's, else the United States.
+    public var storefront: Storefront { scenario.storefront.flatMap(Storefront.init(code:)) ?? .unitedStates }
+
+    /// The `subscriptionGroupIdentifier` of a subscription product: its group in ``Scenario/products``, else a
+    /// stable id of digits (like Apple's) per product.
+    public func subscriptionGroupIdentifier(of productID: String) -> String {
+        scenario.definition(of: productID)?.group ?? "2" + String(StableHash.fnv1a(Data(productID.utf8)) % 10_000_000).leftPadded(7)
     }
 
     /// The order id of `t`, as on the customer's e-mailed receipt (Apple's Look Up Order ID): ten capital letters

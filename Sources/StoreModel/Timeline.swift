@@ -320,7 +320,13 @@ extension Scenario {
     /// What a subscription is downgraded to when the scenario does not say: another auto-renewable product of the
     /// scenario, else a product named after it (`.lower`).
     private func downgradeTarget(of product: String) -> String {
-        purchases.first { $0.resolvedType == .autoRenewable && $0.productID != product }?.productID ?? product + ".lower"
+        // With the products defined, the next level down of the product's own group.
+        if let defined = definition(of: product), let group = defined.group, let level = defined.groupLevel,
+            let lower = (products ?? []).filter({ $0.group == group && ($0.groupLevel ?? 0) > level }).min(by: { ($0.groupLevel ?? 0) < ($1.groupLevel ?? 0) })
+        {
+            return lower.productID
+        }
+        return purchases.first { $0.resolvedType == .autoRenewable && $0.productID != product }?.productID ?? product + ".lower"
     }
 
     /// This scenario brought into `state` at `now` through its purchase and timeline, so the receipt, verifyReceipt

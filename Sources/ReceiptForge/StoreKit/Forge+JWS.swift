@@ -28,11 +28,13 @@ public struct JWSOptions: Sendable {
     /// Wire values: Apple's (``NotificationType``, ``NotificationSubtype``), or unknown future ones the corpus forges.
     public var notificationType: String
     public var subtype: String?
-    public var storefront: String
-    public var storefrontID: String
-    public var currency: String
-    /// Price in milliunits (9990 = 9.99).
-    public var price: Int64
+    /// `storefront` (alpha-3), `storefrontId` and `currency`; nil: the scenario's storefront's (default USA, USD).
+    public var storefront: String?
+    public var storefrontID: String?
+    public var currency: String?
+    /// Price in milliunits (9990 = 9.99); nil: the product's in the scenario's `products`, else 9990. Offers
+    /// defined there keep their own price.
+    public var price: Int64?
     public var appAccountToken: String?
     /// Members replaced or added after the payload is built, by RFC 6901 pointer (`/data/appAppleId`).
     public var overrides: [(String, JSONValue)]
@@ -46,7 +48,7 @@ public struct JWSOptions: Sendable {
 
     public init(
         productID: String? = nil, environment: Environment? = nil, appAppleID: Int64? = nil, notificationType: String = "DID_RENEW", subtype: String? = nil,
-        storefront: String = "USA", storefrontID: String = "143441", currency: String = "USD", price: Int64 = 9990, appAccountToken: String? = nil,
+        storefront: String? = nil, storefrontID: String? = nil, currency: String? = nil, price: Int64? = nil, appAccountToken: String? = nil,
         overrides: [(String, JSONValue)] = [], removals: [String] = [], allowUnknownKeys: Bool = false
     ) {
         self.productID = productID
@@ -140,6 +142,10 @@ extension Forge {
         let store = try Store(scenario, now: now)
         let world = try World(store: store, options: options, familyShared: state == .familySharingRevoked)
         try world.check(state, pair: options.pair)
+        if state == .familySharingRevoked, let product = try? world.latest().productID, store.scenario.definition(of: product)?.familyShareable == false {
+            throw ForgeError(
+                .conflictingOptions, "\(options.pair) is sent when a family member loses a shared purchase; \(product) is not family-shareable in the scenario's products")
+        }
         var payload: JSONValue
         switch kind {
         case .transaction: payload = try world.transaction(world.latest())
@@ -231,8 +237,14 @@ struct World {
         }
     }
 
-    /// A stable subscription group id per product family (digits, like Apple's).
-    func groupIdentifier(_ product: String) -> String { "2" + String(StableHash.fnv1a(Data(product.utf8)) % 10_000_000).leftPadded(7) }
+    /// The product's subscription group: the scenario's definition's, else a stable id per product.
+    func groupIdentifier(_ product: String) -> String { store.subscriptionGroupIdentifier(of: product) }
+
+    var storefront: String { options.storefront ?? store.storefront.code }
+    var currency: String { options.currency ?? store.storefront.currency }
+
+    /// The price of a period at the product's full price: --price, the product's definition, or 9.99.
+    func fullPrice(_ product: String) -> Int64 { options.price ?? store.scenario.definition(of: product)?.priceMilliunits ?? 9990 }
 
     func transaction(_ t: Transaction) throws(ForgeError) -> JSONValue {
         var members: JSONObject = [
@@ -250,23 +262,36 @@ struct World {
         if let revoked = t.cancellationDate {
             members += [("revocationReason", .integer(Int64(t.cancellationReason?.code ?? 0))), ("revocationDate", date(revoked))]
         }
-        if t.isTrialPeriod || t.isInIntroOfferPeriod {
+        // The offer in force: the product's defined one (its kind, payment mode, period and price), else what the
+        // purchase says alone (a trial, an intro period, a promotional offer id).
+        let definition = store.scenario.definition(of: t.productID)
+        let introductory = t.isTrialPeriod || t.isInIntroOfferPeriod
+        let offer = introductory ? definition?.introductoryOffer : t.promotionalOfferID.flatMap { definition?.offer(id: $0) }
+        if introductory {
             members.append(("offerType", .integer(1)))
         } else if let promo = t.promotionalOfferID {
-            members += [("offerType", .integer(2)), ("offerIdentifier", .string(promo))]
+            members += [("offerType", .integer(offer?.kind.offerType ?? 2)), ("offerIdentifier", .string(promo))]
         }
+        let price = t.isTrialPeriod ? 0 : offer?.priceMilliunits ?? fullPrice(t.productID)
         members += [
-            ("environment", .string(environment.rawValue)), ("storefront", .string(options.storefront)), ("storefrontId", .string(options.storefrontID)),
+            ("environment", .string(environment.rawValue)), ("storefront", .string(storefront)),
+            ("storefrontId", .string(options.storefrontID ?? store.storefront.id)),
             ("transactionReason", .string(t.transactionID == t.originalTransactionID ? "PURCHASE" : "RENEWAL")),
-            ("currency", .string(options.currency)), ("price", .integer(t.isTrialPeriod ? 0 : options.price)),
+            ("currency", .string(currency)), ("price", .integer(price)),
         ]
-        if t.isTrialPeriod {
+        if let offer {
+            members.append(("offerDiscountType", .string(offer.paymentMode.offerDiscountType)))
+        } else if t.isTrialPeriod {
             members.append(("offerDiscountType", .string("FREE_TRIAL")))
         } else if t.isInIntroOfferPeriod {
             members.append(("offerDiscountType", .string("PAY_AS_YOU_GO")))
         }
         members.append(("appTransactionId", .string(appTransactionID)))
-        if t.isTrialPeriod || t.isInIntroOfferPeriod { members.append(("offerPeriod", .string("P1M"))) }
+        if let period = offer?.offerPeriod {
+            members.append(("offerPeriod", .string(period)))
+        } else if introductory {
+            members.append(("offerPeriod", .string("P1M")))
+        }
         return .object(members)
     }
 
@@ -289,7 +314,11 @@ struct World {
         let first = store.transactions.filter { $0.originalTransactionID == last.originalTransactionID }.map(\.purchaseDate).min() ?? last.purchaseDate
         members.append(("recentSubscriptionStartDate", date(first)))
         if let renewal = last.expiresDate { members.append(("renewalDate", date(renewal))) }
-        members += [("currency", .string(options.currency)), ("renewalPrice", .integer(options.price))]
+        let renewsAs = state?.autoRenewProductID ?? last.productID
+        members += [("currency", .string(currency)), ("renewalPrice", .integer(fullPrice(renewsAs)))]
+        // A lapsed subscription is offered its product's win-back offers (Apple's eligibleWinBackOfferIds).
+        let winBack = (store.scenario.definition(of: last.productID)?.offers ?? []).filter { $0.kind == .winBack }.compactMap(\.id)
+        if state?.expirationIntent != nil, !winBack.isEmpty { members.append(("eligibleWinBackOfferIds", .array(winBack.map(JSONValue.string)))) }
         if let token = last.appAccountToken { members.append(("appAccountToken", .string(token))) }
         members.append(("appTransactionId", .string(appTransactionID)))
         return .object(members)
@@ -343,7 +372,7 @@ struct World {
             if let appAppleID { summary.append(("appAppleId", .integer(appAppleID))) }
             summary += [
                 ("bundleId", .string(store.bundleID)), ("productId", .string(t?.productID ?? "")),
-                ("storefrontCountryCodes", .array([.string(options.storefront)])), ("succeededCount", .integer(1)), ("failedCount", .integer(0)),
+                ("storefrontCountryCodes", .array([.string(storefront)])), ("succeededCount", .integer(1)), ("failedCount", .integer(0)),
             ]
             members.append(("summary", .object(summary)))
         case ("EXTERNAL_PURCHASE_TOKEN", _):

@@ -1,0 +1,110 @@
+import ArgumentParser
+import Foundation
+import ForgeSupport
+import StoreModel
+
+/// Reads a `.storekit` file for any command: a file it cannot use exits 65 naming the JSON path; a `--product` the
+/// file does not define exits 64 listing the ids it does.
+func loadStoreKit(_ path: String, products ids: [String] = []) throws -> StoreKitConfiguration {
+    let (bytes, _) = try readInput(path, kind: .json)
+    do {
+        let configuration = try StoreKitConfiguration.read(bytes)
+        _ = try configuration.products(named: ids)
+        return configuration
+    } catch {
+        let place = error.keyPath.isEmpty ? "" : " (at \(error.keyPath))"
+        throw fail("\(path): \(error.message)\(place)", error.code == .unknownProduct ? Exit.usage : Exit.dataError)
+    }
+}
+
+/// `forge storekit`: what an Xcode StoreKit configuration file defines, and the scenario it makes.
+struct StoreKitCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "storekit",
+        abstract: "Read an Xcode StoreKit configuration file (.storekit): list its products, or write the scenario --spec takes.",
+        discussion: """
+            The products a team defined in Xcode drive everything forge makes: `--storekit FILE` on forge make, forge jws make, forge notify and forge serve adds the file's products to the scenario, so `--product ID` picks one by its productID and takes its type, period, subscription group and level, price, storefront, introductory offer (free → a free trial, payAsYouGo → that many intro periods, payUpFront → one intro period of them all), promotional, offer-code and win-back offers (a purchase names one with --promo ID) and family sharing. forge serve also takes the file's _timeRate.
+
+            Versions 2, 3 and 4 are read; keys forge does not use are passed over. A value of the wrong type or an impossible one exits 65 naming its JSON path; a --product the file does not define exits 64 listing the ids it does.
+
+            Examples:
+              forge storekit show examples/storekit/Products.storekit
+              forge storekit scenario examples/storekit/Products.storekit --product com.example.pro.monthly -o scenario.json
+              forge make --storekit examples/storekit/Products.storekit --product com.example.pro.monthly --renewals 2 -o receipt.der
+            """,
+        subcommands: [Show.self, ScenarioCommand.self])
+
+    struct Show: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "show", abstract: "List the file's products, subscription groups and offers.")
+
+        @Argument(help: ArgumentHelp("The .storekit file.", valueName: "file"))
+        var file: String
+        @Flag(help: "Print the products as JSON (the scenario's `products`) with the groups, storefront and time rate.")
+        var json = false
+
+        func run() throws {
+            let configuration = try loadStoreKit(file)
+            if json {
+                let value: JSONValue = .object([
+                    ("version", .integer(Int64(configuration.version))),
+                    ("storefront", configuration.storefront.map(JSONValue.string) ?? .null),
+                    ("timeRate", configuration.timeRate.map { .integer(Int64($0.rawValue)) } ?? .null),
+                    (
+                        "groups",
+                        .array(
+                            configuration.groups.map { .object([("id", .string($0.id)), ("name", .string($0.name)), ("products", .array($0.productIDs.map(JSONValue.string)))]) })
+                    ),
+                    ("products", try JSONValue(parsing: JSONEncoder().encode(configuration.products))),
+                ])
+                print(value.serialized(pretty: true))
+                return
+            }
+            let storefront = configuration.storefront.flatMap(Storefront.init(code:)) ?? .unitedStates
+            print(
+                "version \(configuration.version); storefront \(storefront.code) (\(storefront.id), \(storefront.currency))"
+                    + (configuration.timeRate.map { "; time rate \($0) (forge serve --time-rate \(Int($0.storeSecondsPerSecond)))" } ?? ""))
+            for product in configuration.products {
+                var line = "\(product.productID)  \(product.type.rawValue)"
+                if let period = product.period { line += " \(period)" }
+                if let price = product.price { line += "  \(price) \(storefront.currency)" }
+                if let group = configuration.groups.first(where: { $0.productIDs.contains(product.productID) }) {
+                    line += "  group \(group.name) (\(group.id)) level \(product.groupLevel.map(String.init) ?? "?")"
+                }
+                if product.familyShareable == true { line += "  family-shareable" }
+                if let name = configuration.names[product.productID] { line += "  \"\(name)\"" }
+                print(line)
+                for offer in [product.introductoryOffer].compactMap(\.self) + (product.offers ?? []) {
+                    let price = offer.price.map { " \($0) \(storefront.currency)" } ?? ""
+                    print("    \(offer.kind.rawValue)\(offer.id.map { " \($0)" } ?? ""): \(offer.paymentMode.rawValue) \(offer.periods ?? 1) × \(offer.period)\(price)")
+                }
+            }
+        }
+    }
+
+    struct ScenarioCommand: ParsableCommand {
+        static let configuration = CommandConfiguration(
+            commandName: "scenario",
+            abstract: "Write the scenario JSON --spec takes: the file's products and storefront, and a purchase of each --product.",
+            discussion: """
+                Without --product, every product is bought once, except that of each subscription group only the first subscription is (a customer holds one of a group at a time). Add a "timeline" to the output and pass it to --spec or forge serve --scenario.
+                """)
+
+        @Argument(help: ArgumentHelp("The .storekit file.", valueName: "file"))
+        var file: String
+        @Option(name: .customLong("product"), help: ArgumentHelp("A product bought (repeatable).", valueName: "id"))
+        var products: [String] = []
+        @Option(name: [.customShort("o"), .long], help: ArgumentHelp("Output file (all or nothing). Default: stdout.", valueName: "file"))
+        var output: String?
+
+        func run() throws {
+            let configuration = try loadStoreKit(file, products: products)
+            let scenario: Scenario
+            do { scenario = try configuration.scenario(purchasing: products) } catch { throw fail(error.message, Exit.usage) }
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
+            guard let data = try? encoder.encode(scenario) else { throw fail("cannot encode the scenario", Exit.software) }
+            if let output { try writeOutput(data + Data("\n".utf8), to: output) } else { print(String(decoding: data, as: UTF8.self)) }
+        }
+    }
+}
