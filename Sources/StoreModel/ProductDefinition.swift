@@ -246,7 +246,7 @@ extension Scenario {
             if let up = target.groupLevel, let down = source.groupLevel, up < down {
                 throw ForgeError(
                     .invalidScenario,
-                    "'\(place).to' \(to) is level \(up) of the group, above \(from)'s \(down): Apple applies an upgrade at once, and a timeline's change-product takes effect at the next renewal (a downgrade or crossgrade); send an upgrade's notification with forge jws make notification --notification-type DID_CHANGE_RENEWAL_PREF --subtype UPGRADE",
+                    "'\(place).to' \(to) is level \(up) of the group, above \(from)'s \(down): Apple applies an upgrade at once, and a timeline's change-product takes effect at the next renewal (a downgrade or crossgrade); an upgrade's notification is DID_CHANGE_RENEWAL_PREF/UPGRADE, made on its own",
                     fields: ["\(place).to"])
             }
         }

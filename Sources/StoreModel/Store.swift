@@ -72,7 +72,8 @@ public struct Store: Sendable {
         self.preset = preset
         self.now = now
         self.scenario = scenario
-        seed = scenario.seed ?? Self.derivedSeed(scenario, now: anchor)
+        // From the scenario as given, as a server that pins it computes it.
+        seed = scenario.seed ?? Self.derivedSeed(given, now: anchor)
         var random = SeededGenerator(seed: seed)
         bundleID = scenario.bundleID ?? Self.defaultBundleID
         appVersion = scenario.appVersion ?? "1"

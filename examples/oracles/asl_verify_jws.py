@@ -39,6 +39,8 @@ NAMES = (
     "transactionId", "originalTransactionId", "bundleId", "notificationType", "subtype", "receiptType", "autoRenewStatus", "appAppleId",
     "expiresDate", "revocationDate", "revocationReason", "transactionReason", "expirationIntent", "isInBillingRetryPeriod",
     "gracePeriodExpiresDate", "priceIncreaseStatus", "productId", "autoRenewProductId", "inAppOwnershipType",
+    "type", "offerType", "offerIdentifier", "offerDiscountType", "offerPeriod", "price", "currency", "storefront", "storefrontId",
+    "subscriptionGroupIdentifier", "renewalPrice", "eligibleWinBackOfferIds", "purchaseDate",
 )
 
 
@@ -46,7 +48,10 @@ def fields_of(decoded):
     fields = {}
     for name in NAMES:
         value = getattr(decoded, name, None)
-        if value is not None:
+        if isinstance(value, list):
+            fields[name] = [item if isinstance(item, (int, str)) else str(item) for item in value]
+        elif value is not None:
+            # Apple's enums are read as their wire values (str or int subclasses), unknown ones as raw values.
             fields[name] = value if isinstance(value, (int, str)) else str(value)
     return fields
 

@@ -1,0 +1,208 @@
+import Foundation
+import Testing
+import ForgeSupport
+
+#if canImport(FoundationNetworking)
+    import FoundationNetworking
+#endif
+
+/// Issue 25 through the built binary: `forge storekit`, `--storekit` on make, jws make, notify and serve, their exit
+/// codes, and one file's products agreeing across a receipt, a JWS and the Server API over a socket.
+@Suite("forge storekit and --storekit", .timeLimit(.minutes(5)))
+struct StoreKitCLITests {
+    static let example = repositoryRoot.appendingPathComponent("examples/storekit/Products.storekit").path
+    static let now = "2025-06-01T00:00:00Z"
+    static let products = ["com.example.coins", "com.example.lifetime", "com.example.season", "com.example.pro.monthly", "com.example.pro.yearly"]
+
+    /// The example with `original` replaced, in `directory`.
+    static func broken(_ original: String, _ replacement: String, in directory: URL) throws -> String {
+        let text = try String(contentsOfFile: example, encoding: .utf8)
+        #expect(text.contains(original), "the example lacks \(original)")
+        let path = directory.appendingPathComponent("broken.storekit").path
+        try text.replacingOccurrences(of: original, with: replacement).write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test("show lists products, groups, offers, storefront and time rate (and --json); scenario writes a spec make and jws make take")
+    func showAndScenario() throws {
+        let shown = try forge("storekit", "show", Self.example)
+        #expect(shown.status == 0, "\(shown.stderr)")
+        for text in Self.products + ["group Pro (21482563) level 1", "storefront GBR (143444, GBP)", "time rate", "win-back winback-year: pay-up-front 1 × P1Y 19.99 GBP"] {
+            #expect(shown.text.contains(text), "\(text) in \(shown.text)")
+        }
+        let listed = try json(try forge("storekit", "show", Self.example, "--json"))
+        #expect(listed["storefront"] as? String == "GBR" && listed["timeRate"] as? Int == 10 && listed["version"] as? Int == 4)
+        #expect((listed["products"] as? [[String: Any]])?.compactMap { $0["productId"] as? String } == Self.products)
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let spec = directory.appendingPathComponent("scenario.json").path
+        let written = try forge("storekit", "scenario", Self.example, "--product", "com.example.pro.monthly", "-o", spec)
+        #expect(written.status == 0, "\(written.stderr)")
+        #expect(try forge("make", "--spec", spec, "--now", Self.now, "-q", "-o", directory.appendingPathComponent("r.der").path).status == 0)
+        let made = try json(try forge("jws", "make", "transaction", "--spec", spec, "--now", Self.now, "-q", "--format", "json"))
+        let payload = try #require(made["payload"] as? [String: Any])
+        #expect(payload["storefront"] as? String == "GBR" && payload["offerDiscountType"] as? String == "FREE_TRIAL" && payload["price"] as? Int == 0)
+        // Without --product: every product, one subscription of the group.
+        let all = try json(try forge("storekit", "scenario", Self.example))
+        #expect((all["purchases"] as? [[String: Any]])?.compactMap { $0["productId"] as? String } == Array(Self.products.dropLast()))
+        #expect(try forge("storekit", "--help").text.contains("--storekit"))
+    }
+
+    @Test("A bad file exits 65 naming the JSON path, in every command; a product the file lacks exits 64 listing its ids")
+    func exitCodes() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let bad = try Self.broken(#""paymentMode" : "payUpFront""#, #""paymentMode" : "upFront""#, in: directory)
+        let path = "subscriptionGroups[0].subscriptions[0].winbackOffers[0].paymentMode"
+        let commands: [[String]] = [
+            ["storekit", "show", bad], ["storekit", "scenario", bad], ["make", "--storekit", bad, "--product", "com.example.coins", "-o", "/dev/null"],
+            ["jws", "make", "transaction", "--storekit", bad, "--product", "com.example.coins"],
+            ["notify", "http://127.0.0.1:9/", "--storekit", bad, "--product", "com.example.coins"],
+            ["serve", "--listen", "127.0.0.1:0", "--storekit", bad],
+        ]
+        for command in commands {
+            let result = try forge(arguments: command)
+            #expect(result.status == 65 && result.stderr.contains(path), "\(command): \(result.status) \(result.stderr)")
+        }
+        let notJSON = directory.appendingPathComponent("not.storekit").path
+        try "{ \"version\" : ".write(toFile: notJSON, atomically: true, encoding: .utf8)
+        #expect(try forge("storekit", "show", notJSON).status == 65)
+        for command in [
+            ["storekit", "scenario", Self.example, "--product", "com.example.nope"], ["make", "--storekit", Self.example, "--product", "com.example.nope", "-o", "/dev/null"],
+            ["jws", "make", "transaction", "--storekit", Self.example, "--product", "com.example.nope"],
+            ["serve", "--listen", "127.0.0.1:0", "--storekit", Self.example, "--product", "com.example.nope"],
+        ] {
+            let result = try forge(arguments: command)
+            #expect(result.status == 64 && result.stderr.contains("com.example.nope"), "\(command): \(result.status) \(result.stderr)")
+            #expect(Self.products.allSatisfy(result.stderr.contains), "the ids are listed: \(result.stderr)")
+        }
+    }
+
+    static func post(_ url: String, _ body: Data) async throws -> [String: Any] {
+        var request = URLRequest(url: try #require(URL(string: url)))
+        request.httpMethod = "POST"
+        request.httpBody = body
+        let (data, _) = try await URLSession.shared.data(for: request)
+        return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+    }
+
+    @Test("One file, one scenario: the receipt (through verifyReceipt), the JWS and the Server API's history agree on ids, types, periods and offers")
+    func oneFileAgrees() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let spec = directory.appendingPathComponent("customer.json")
+        #expect(try forge("storekit", "scenario", Self.example, "--product", "com.example.pro.yearly", "-o", spec.path).status == 0)
+        var scenario = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: spec)) as? [String: Any])
+        scenario["now"] = Self.now
+        scenario["purchases"] = [["productId": "com.example.pro.yearly", "purchaseDate": "2024-01-10T00:00:00Z", "renewals": 3]]
+        try JSONSerialization.data(withJSONObject: scenario).write(to: spec)
+        let receipt = directory.appendingPathComponent("receipt.der")
+        #expect(try forge("make", "--spec", spec.path, "-q", "-o", receipt.path).status == 0)
+        let jws = try json(try forge("jws", "make", "transaction", "--spec", spec.path, "-q", "--format", "json"))
+        let latest = try #require(jws["payload"] as? [String: Any])
+
+        let server = try BackgroundServer(forgeBinary, ["serve", "--listen", "127.0.0.1:0", "--no-auth", "--now", Self.now, "--scenario", spec.path])
+        defer { server.stop() }
+        let body = try JSONSerialization.data(withJSONObject: ["receipt-data": try Data(contentsOf: receipt).base64EncodedString()])
+        let verified = try await Self.post(server.url + "/verifyReceipt", body)
+        #expect(verified["status"] as? Int == 0, "\(verified)")
+        let inApp = try #require((verified["receipt"] as? [String: Any])?["in_app"] as? [[String: Any]])
+        // Three pay-as-you-go months of the intro offer, then a year: 2024-01-10, 02-10, 03-10, 04-10 to 2025-04-10.
+        #expect(inApp.count == 4 && inApp.allSatisfy { $0["product_id"] as? String == "com.example.pro.yearly" }, "\(inApp)")
+        #expect(inApp.map { $0["is_in_intro_offer_period"] as? String } == ["true", "true", "true", "false"])
+        let latestID = try #require(latest["transactionId"] as? String)
+        let history = try #require(await ServerAPITests.get(server.url + "/inApps/v2/history/\(latestID)"))
+        #expect(history.status == 200, "\(String(decoding: history.body, as: UTF8.self))")
+        let signed = try #require(ServerAPITests.object(history.body)["signedTransactions"] as? [String])
+        let served = signed.map(ServerAPITests.payload)
+        #expect(Set(served.compactMap { $0["transactionId"] as? String }) == Set(inApp.compactMap { $0["transaction_id"] as? String }))
+        #expect(Set(served.compactMap { ($0["expiresDate"] as? Int).map(String.init) }) == Set(inApp.compactMap { $0["expires_date_ms"] as? String }))
+        #expect(served.allSatisfy { $0["type"] as? String == "Auto-Renewable Subscription" && $0["subscriptionGroupIdentifier"] as? String == "21482563" })
+        #expect(served.allSatisfy { $0["storefront"] as? String == "GBR" && $0["currency"] as? String == "GBP" })
+        let offered = served.filter { $0["offerType"] as? Int == 1 }
+        #expect(offered.count == 3)
+        #expect(offered.allSatisfy { $0["offerDiscountType"] as? String == "PAY_AS_YOU_GO" && $0["price"] as? Int == 4990 && $0["offerPeriod"] as? String == "P3M" })
+        #expect(served.filter { $0["offerType"] == nil }.allSatisfy { $0["price"] as? Int == 99_990 })
+        let servedLatest = try #require(served.first { $0["transactionId"] as? String == latest["transactionId"] as? String })
+        #expect(servedLatest["expiresDate"] as? Int == latest["expiresDate"] as? Int && servedLatest["price"] as? Int == latest["price"] as? Int)
+    }
+
+    @Test("forge serve --storekit: the products join a scenario that defines none, --product adds a customer, and _timeRate is the clock's rate")
+    func serveTakesTheFile() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let plain = directory.appendingPathComponent("plain.json")
+        try Data(#"{"now": "2025-06-01T00:00:00Z", "purchases": [{"productId": "com.example.pro.monthly", "renewals": 1}]}"#.utf8).write(to: plain)
+        let server = try BackgroundServer(
+            forgeBinary, ["serve", "--listen", "127.0.0.1:0", "--no-auth", "--now", Self.now, "--scenario", plain.path, "--storekit", Self.example, "--product", "com.example.lifetime"])
+        defer { server.stop() }
+        let held = try #require(await ServerAPITests.get(server.url + "/_forge/scenarios"))
+        let scenarios = try #require(try JSONSerialization.jsonObject(with: held.body) as? [[String: Any]])
+        #expect(scenarios.count == 2 && scenarios.allSatisfy { ($0["products"] as? [Any])?.count == 5 && $0["storefront"] as? String == "GBR" })
+        #expect((scenarios.last?["purchases"] as? [[String: Any]])?.first?["productId"] as? String == "com.example.lifetime")
+        // monthlyRenewalEveryHour: 720 store seconds a second, so a wall second and a half moves the clock about 18 minutes.
+        func clock() async throws -> Date {
+            let answer = try #require(await ServerAPITests.get(server.url + "/_forge/clock"))
+            return try #require(ReceiptDate.parse(ServerAPITests.object(answer.body)["now"] as? String ?? ""))
+        }
+        let before = try await clock()
+        try await Task.sleep(for: .milliseconds(1500))
+        let moved = try await clock().timeIntervalSince(before)
+        #expect(moved > 600 && moved < 3600, "the clock moved \(moved) s in 1.5 s")
+    }
+
+    @Test("Apple's Python library decodes the file's fields from forged JWS: type, offerType, offerDiscountType, price, currency, storefront")
+    func appleLibraryDecodes() throws {
+        guard JWSTypedEdgesTests.hasOracle else { return }  // .ci/run installs it
+        let base = ["--storekit", Self.example, "--preset", "sandbox"]
+        let cases: [([String], [String: Any])] = [
+            (
+                ["--product", "com.example.pro.monthly"],
+                ["type": "Auto-Renewable Subscription", "offerType": 1, "offerDiscountType": "FREE_TRIAL", "price": 0, "currency": "GBP", "storefront": "GBR"]
+            ),
+            (["--product", "com.example.pro.yearly"], ["offerType": 1, "offerDiscountType": "PAY_AS_YOU_GO", "price": 4990, "offerPeriod": "P3M"]),
+            (
+                ["--product", "com.example.pro.monthly", "--renewals", "2", "--promo", "comeback-50"],
+                ["offerType": 2, "offerIdentifier": "comeback-50", "offerDiscountType": "PAY_AS_YOU_GO", "price": 4990]
+            ),
+            (["--product", "com.example.pro.monthly", "--renewals", "2", "--promo", "PRESS2026"], ["offerType": 3, "offerDiscountType": "FREE_TRIAL", "price": 0]),
+            (["--product", "com.example.pro.monthly", "--renewals", "2", "--promo", "winback-year"], ["offerType": 4, "offerDiscountType": "PAY_UP_FRONT"]),
+            (["--product", "com.example.coins"], ["type": "Consumable", "price": 990, "currency": "GBP", "storefrontId": "143444"]),
+            (["--product", "com.example.season"], ["type": "Non-Renewing Subscription", "price": 14_990]),
+        ]
+        for (arguments, expected) in cases {
+            let verdict = try JWSTypedEdgesTests.appleVerdict("transaction", environment: "Sandbox", appAppleID: "-", base + arguments)
+            #expect(verdict["verdict"] as? String == "accept", "\(arguments): \(verdict)")
+            let decoded = try #require(verdict["decoded"] as? [String: Any])
+            for (key, value) in expected {
+                #expect("\(decoded[key] ?? "absent")" == "\(value)", "\(arguments) \(key): \(decoded[key] ?? "absent") ≠ \(value)")
+            }
+        }
+        let renewal = try JWSTypedEdgesTests.appleVerdict("renewal", environment: "Sandbox", appAppleID: "-", base + ["--product", "com.example.pro.monthly", "--expired"])
+        let decoded = try #require(renewal["decoded"] as? [String: Any])
+        #expect(decoded["eligibleWinBackOfferIds"] as? [String] == ["winback-year"] && decoded["renewalPrice"] as? Int == 9990, "\(renewal)")
+    }
+
+    @Test("forge notify --storekit: the delivered notification carries the file's product, group and storefront, and Apple's verifier accepts it")
+    func notifyTakesTheFile() throws {
+        guard FileManager.default.isExecutableFile(atPath: ServerAPITests.python.path) else { return }  // .ci/run installs it
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let record = directory.appendingPathComponent("record.jsonl")
+        let server = try NotifyTests.receiver("200", record: record)
+        defer { server.stop() }
+        let saved = directory.appendingPathComponent("n.json")
+        let sent = try forge(
+            arguments: [
+                "notify", server.url + "/apple", "--storekit", Self.example, "--product", "com.example.pro.yearly", "--renewals", "3", "--preset", "sandbox",
+                "--now", Self.now, "--notification-type", "DID_RENEW", "--save", saved.path,
+            ])
+        #expect(sent.status == 0, "\(sent.text) \(sent.stderr)")
+        #expect(NotifyTests.records(record).first?["verified"] as? Bool == true, "\(NotifyTests.records(record))")
+        let body = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: saved)) as? [String: Any])
+        let payload = ServerAPITests.payload(try #require(body["signedPayload"] as? String))
+        let transaction = ServerAPITests.payload(try #require((payload["data"] as? [String: Any])?["signedTransactionInfo"] as? String))
+        #expect(transaction["productId"] as? String == "com.example.pro.yearly" && transaction["subscriptionGroupIdentifier"] as? String == "21482563")
+        #expect(transaction["storefront"] as? String == "GBR" && transaction["price"] as? Int == 99_990)
+    }
+}
