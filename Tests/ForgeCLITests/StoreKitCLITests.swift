@@ -134,7 +134,8 @@ struct StoreKitCLITests {
         let plain = directory.appendingPathComponent("plain.json")
         try Data(#"{"now": "2025-06-01T00:00:00Z", "purchases": [{"productId": "com.example.pro.monthly", "renewals": 1}]}"#.utf8).write(to: plain)
         let server = try BackgroundServer(
-            forgeBinary, ["serve", "--listen", "127.0.0.1:0", "--no-auth", "--now", Self.now, "--scenario", plain.path, "--storekit", Self.example, "--product", "com.example.lifetime"])
+            forgeBinary,
+            ["serve", "--listen", "127.0.0.1:0", "--no-auth", "--now", Self.now, "--scenario", plain.path, "--storekit", Self.example, "--product", "com.example.lifetime"])
         defer { server.stop() }
         let held = try #require(await ServerAPITests.get(server.url + "/_forge/scenarios"))
         let scenarios = try #require(try JSONSerialization.jsonObject(with: held.body) as? [[String: Any]])
