@@ -139,10 +139,11 @@ struct JWSMakeOptions: ParsableArguments {
             throw fail("--event \(event): the scenario's timeline has \(timeline.count) event(s)\(timeline.isEmpty ? " (give one with --spec)" : ", numbered from 1")", Exit.usage)
         }
         let happened = timeline[event - 1]
-        guard let pair = happened.notification else {
+        guard let pair = scenario.notification(for: happened) else {
             throw fail("--event \(event) is \(happened.event.rawValue): Apple sends no notification for it", Exit.usage)
         }
-        return (pair.type, pair.subtype, happened.productID, happened.at.flatMap(ReceiptDate.parse))
+        // An upgrade is about the period of the new product it began.
+        return (pair.type, pair.subtype, pair.subtype == .upgrade ? happened.to : happened.productID, happened.at.flatMap(ReceiptDate.parse))
     }
 
     /// The JWS of `kind` these options describe, signed; a note on stderr when the clock is outside the chain's validity.

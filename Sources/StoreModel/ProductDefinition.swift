@@ -231,8 +231,8 @@ extension Scenario {
                     fields: [field])
             }
         }
-        // A change of product stays in the subscription group, and goes down or across: forge's timeline renews as
-        // the new product from the next period, which is how Apple applies a downgrade or crossgrade, not an upgrade.
+        // A change of product stays in the subscription group (up a level is an upgrade, applied at once; down or
+        // across, from the next renewal).
         for (index, event) in (timeline ?? []).enumerated() where event.event == .changeProduct {
             let from = event.productID ?? purchases.first { (definition(of: $0.productID)?.type ?? $0.resolvedType) == .autoRenewable }?.productID
             guard let from, let to = event.to, let source = definition(of: from), let target = definition(of: to) else { continue }
@@ -241,12 +241,6 @@ extension Scenario {
                 throw ForgeError(
                     .invalidScenario,
                     "'\(place).to' \(to) is in subscription group \(target.group ?? "none"), \(from) in \(source.group ?? "none"): a change of product stays in its group",
-                    fields: ["\(place).to"])
-            }
-            if let up = target.groupLevel, let down = source.groupLevel, up < down {
-                throw ForgeError(
-                    .invalidScenario,
-                    "'\(place).to' \(to) is level \(up) of the group, above \(from)'s \(down): Apple applies an upgrade at once, and a timeline's change-product takes effect at the next renewal (a downgrade or crossgrade); an upgrade's notification is DID_CHANGE_RENEWAL_PREF/UPGRADE, made on its own",
                     fields: ["\(place).to"])
             }
         }

@@ -64,6 +64,10 @@ public struct Transaction: Sendable, Hashable {
     public var promotionalOfferID: String?
     /// Set by the developer after the purchase (a timeline `app-account-token`); StoreKit 2 payloads carry it.
     public var appAccountToken: String? = nil
+    /// The customer upgraded out of this period before it ended (StoreKit 2's `isUpgraded`).
+    public var isUpgraded = false
+    /// The product this period was upgraded from: it began with the upgrade, a purchase, not a renewal.
+    public var upgradedFrom: String? = nil
 }
 
 extension Purchase {

@@ -133,6 +133,7 @@ extension Scenario {
         applyingTo base: [Transaction], periods: [String: SubscriptionPeriod], until: Date, seed: UInt64, isXcode: Bool
     ) -> (transactions: [Transaction], history: SubscriptionHistory, addedBy: [Int]) {
         var transactions = base
+        var periods = periods  // an upgrade adds the new product's
         var addedBy: [Int] = []  // the timeline index of each transaction after `base`
         var ids = IDSource(random: SeededGenerator(seed: seed ^ 0x7469_6D65_6C69_6E65), isXcode: isXcode)  // "timeline"
         struct State {
@@ -188,6 +189,14 @@ extension Scenario {
             }
         }
 
+        /// A subscription upgraded to another product is that product from then on, whichever its events name.
+        var upgradedTo: [String: String] = [:]
+        func current(_ product: String) -> String {
+            var product = product
+            var seen: Set<String> = []
+            while let next = upgradedTo[product], seen.insert(product).inserted { product = next }
+            return product
+        }
         for (place, event) in (timeline ?? []).enumerated() {
             let at = event.at.flatMap(ReceiptDate.parse)
             if let at, at > until { continue }
@@ -195,8 +204,36 @@ extension Scenario {
                 deleted = deleted ?? at
                 continue
             }
-            guard let product = event.productID ?? subscriptionProducts.first else { continue }
+            guard let named = event.productID ?? subscriptionProducts.first else { continue }
+            let product = current(named)
             var state = states[product] ?? State()
+            // An upgrade (up a level of the products' group) takes effect at once, as Apple applies it: the period in
+            // force is marked upgraded, and a period of the new product starts then, the same subscription.
+            if event.event == .changeProduct, isUpgrade(event), let at, let to = event.to,
+                let index = transactions.indices.first(where: {
+                    transactions[$0].productID == product && transactions[$0].purchaseDate <= at && (transactions[$0].expiresDate.map { at < $0 } ?? false)
+                        && transactions[$0].cancellationDate == nil
+                })
+            {
+                let old = transactions[index]
+                transactions[index].isUpgraded = true
+                let period = definition(of: to)?.period.flatMap(SubscriptionPeriod.init) ?? .month
+                periods[to] = period
+                addedBy.append(place)
+                var upgraded = Transaction(
+                    productID: to, type: .autoRenewable, quantity: old.quantity, transactionID: ids.transactionID(),
+                    originalTransactionID: old.originalTransactionID, purchaseDate: at, originalPurchaseDate: old.originalPurchaseDate,
+                    expiresDate: period.advance(at, by: 1), webOrderLineItemID: ids.webOrderLineItemID(), cancellationDate: nil, cancellationReason: nil,
+                    isTrialPeriod: false, isInIntroOfferPeriod: false, promotionalOfferID: nil, appAccountToken: old.appAccountToken)
+                upgraded.upgradedFrom = product
+                transactions.append(upgraded)
+                upgradedTo[product] = to
+                if let position = subscriptionProducts.firstIndex(of: product) { subscriptionProducts[position] = to }
+                state.autoRenewProduct = nil
+                states[product] = nil
+                states[to] = state
+                continue
+            }
             switch event.event {
             case .renew:
                 for _ in 0..<(event.count ?? 1) {
@@ -302,7 +339,7 @@ extension TimelineEvent {
             case .declined: (.expired, .priceIncrease)
             case .pending, nil: (.priceIncrease, .pending)
             }
-        case .changeProduct: (.didChangeRenewalPref, .downgrade)
+        case .changeProduct: (.didChangeRenewalPref, .downgrade)  // an upgrade: Scenario.notification(for:)
         case .billingRetryEnded: (.expired, .billingRetry)
         case .productWithdrawn: (.expired, .productNotForSale)
         case .extend: (.renewalExtended, nil)
@@ -312,6 +349,21 @@ extension TimelineEvent {
 }
 
 extension Scenario {
+    /// Whether a change of product moves up a level of its group (Xcode's `groupNumber`, 1 the highest): Apple
+    /// applies an upgrade at once, a downgrade or crossgrade at the next renewal.
+    func isUpgrade(_ event: TimelineEvent) -> Bool {
+        guard event.event == .changeProduct, let to = event.to, let target = definition(of: to), let targetLevel = target.groupLevel else { return false }
+        let from = event.productID ?? purchases.first { (definition(of: $0.productID)?.type ?? $0.resolvedType) == .autoRenewable }?.productID
+        guard let from, let source = definition(of: from), let sourceLevel = source.groupLevel, source.group == target.group else { return false }
+        return targetLevel < sourceLevel
+    }
+
+    /// The notification Apple sends for `event` in this scenario: ``TimelineEvent/notification``, with an upgrade
+    /// reported as one (DID_CHANGE_RENEWAL_PREF/UPGRADE).
+    public func notification(for event: TimelineEvent) -> (type: NotificationType, subtype: NotificationSubtype?)? {
+        isUpgrade(event) ? (.didChangeRenewalPref, .upgrade) : event.notification
+    }
+
     /// The product a timeline's change-product event already renews `product` as, if any.
     private func changesProduct(_ product: String) -> String? {
         (timeline ?? []).last { $0.event == .changeProduct && ($0.productID ?? product) == product }?.to

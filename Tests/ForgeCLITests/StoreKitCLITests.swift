@@ -206,4 +206,46 @@ struct StoreKitCLITests {
         #expect(transaction["productId"] as? String == "com.example.pro.yearly" && transaction["subscriptionGroupIdentifier"] as? String == "21482563")
         #expect(transaction["storefront"] as? String == "GBR" && transaction["price"] as? Int == 99_990)
     }
+
+    @Test("An upgrade up the file's group: --event reports DID_CHANGE_RENEWAL_PREF/UPGRADE about the new product's period, and the Server API's notification history has it")
+    func upgradeFromTimeline() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let spec = directory.appendingPathComponent("upgrade.json")
+        #expect(try forge("storekit", "scenario", Self.example, "--product", "com.example.pro.monthly", "-o", spec.path).status == 0)
+        var scenario = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: spec)) as? [String: Any])
+        scenario["now"] = Self.now
+        scenario["preset"] = "sandbox"
+        scenario["purchases"] = [["productId": "com.example.pro.monthly", "purchaseDate": "2025-04-10T00:00:00Z", "renewals": 1]]
+        scenario["timeline"] = [["event": "change-product", "at": "2025-05-15T00:00:00Z", "to": "com.example.pro.yearly"]]
+        try JSONSerialization.data(withJSONObject: scenario).write(to: spec)
+        let made = try json(try forge("jws", "make", "notification", "--spec", spec.path, "--event", "1", "-q", "--format", "json"))
+        let payload = try #require(made["payload"] as? [String: Any])
+        #expect(payload["notificationType"] as? String == "DID_CHANGE_RENEWAL_PREF" && payload["subtype"] as? String == "UPGRADE", "\(payload)")
+        let data = try #require(payload["data"] as? [String: Any])
+        let transaction = ServerAPITests.payload(try #require(data["signedTransactionInfo"] as? String))
+        #expect(transaction["productId"] as? String == "com.example.pro.yearly" && transaction["transactionReason"] as? String == "PURCHASE")
+        #expect(transaction["purchaseDate"] as? Int == 1_747_267_200_000, "2025-05-15")
+
+        let server = try BackgroundServer(forgeBinary, ["serve", "--listen", "127.0.0.1:0", "--no-auth", "--now", Self.now, "--scenario", spec.path])
+        defer { server.stop() }
+        let request = try JSONSerialization.data(withJSONObject: ["startDate": 1_746_230_400_000, "endDate": 1_748_736_000_000])
+        var post = URLRequest(url: try #require(URL(string: server.url + "/sandbox/inApps/v1/notifications/history")))
+        post.httpMethod = "POST"
+        post.httpBody = request
+        post.setValue("application/json", forHTTPHeaderField: "Content-Type")
+        let (body, _) = try await URLSession.shared.data(for: post)
+        let history = try #require(ServerAPITests.object(body)["notificationHistory"] as? [[String: Any]], "\(String(decoding: body, as: UTF8.self))")
+        let pairs = history.compactMap { ServerAPITests.payload($0["signedPayload"] as? String ?? "") }.map {
+            "\($0["notificationType"] ?? "")/\($0["subtype"] ?? "")"
+        }
+        #expect(pairs.contains("DID_CHANGE_RENEWAL_PREF/UPGRADE"), "\(pairs)")
+        #expect(!pairs.contains("DID_RENEW/"), "the upgrade's period is no renewal: \(pairs)")
+        if JWSTypedEdgesTests.hasOracle {
+            let file = directory.appendingPathComponent("upgrade.jws")
+            try Data(try #require(made["jws"] as? String).utf8).write(to: file)
+            let checked = try run(JWSTypedEdgesTests.python, [JWSTypedEdgesTests.oracle, JWSTypedEdgesTests.root, "Sandbox", "com.example.app", "-", "notification", file.path])
+            #expect(checked.status == 0 && checked.text.contains("UPGRADE"), "Apple's verifier: \(checked.text) \(checked.stderr)")
+        }
+    }
 }

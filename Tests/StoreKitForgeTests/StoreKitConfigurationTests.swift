@@ -252,22 +252,39 @@ struct StoreKitConfigurationTests {
         #expect(lapsed["eligibleWinBackOfferIds"] == .array([.string("winback-year")]))
     }
 
-    @Test("Groups drive changes of product: down a level renews as it; up a level or into another group is refused, saying why")
+    @Test("Groups drive changes of product: down a level renews as it from the next period; up a level is an upgrade at once; another group is refused")
     func groupChanges() throws {
-        let down = try Self.store(
-            Purchase(productID: "pro.monthly", renewals: 1), timeline: [TimelineEvent(.changeProduct, at: "2025-05-15T00:00:00Z", productID: "pro.monthly", to: "pro.weekly")])
-        #expect(down.history.pendingRenewals.first?.autoRenewProductID == "pro.weekly")
-        let downPrice = try Self.payload(
-            Purchase(productID: "pro.monthly", renewals: 1), kind: .renewal,
-            timeline: [TimelineEvent(.changeProduct, at: "2025-05-15T00:00:00Z", productID: "pro.monthly", to: "pro.weekly")])
-        #expect(downPrice["autoRenewProductId"] == .string("pro.weekly") && downPrice["renewalPrice"] == .integer(4990))
-        do {
-            _ = try Self.store(
-                Purchase(productID: "pro.monthly", renewals: 1), timeline: [TimelineEvent(.changeProduct, at: "2025-05-15T00:00:00Z", productID: "pro.monthly", to: "pro.yearly")])
-            Issue.record("an upgrade was taken as a change at the next renewal")
-        } catch let error as ForgeError {
-            #expect(error.message.contains("UPGRADE") && error.fields == ["timeline[0].to"], "\(error.message)")
-        }
+        let change = { (to: String) in [TimelineEvent(.changeProduct, at: "2025-05-15T00:00:00Z", productID: "pro.monthly", to: to)] }
+        // A free week from April 10, then a month to May 17: in force at the change, May 15.
+        let purchase = Purchase(productID: "pro.monthly", purchaseDate: "2025-04-10T00:00:00Z", renewals: 1)
+        // Down: the renewal info says what it renews as, at that product's price; the period in force is untouched.
+        let down = try Self.store(purchase, timeline: change("pro.weekly"))
+        #expect(down.history.pendingRenewals.first?.autoRenewProductID == "pro.weekly" && down.transactions.allSatisfy { !$0.isUpgraded })
+        let downRenewal = try Self.payload(purchase, kind: .renewal, timeline: change("pro.weekly"))
+        #expect(downRenewal["autoRenewProductId"] == .string("pro.weekly") && downRenewal["renewalPrice"] == .integer(4990))
+        #expect(down.scenario.notification(for: change("pro.weekly")[0])! == (.didChangeRenewalPref, .downgrade))
+        // Up: the period in force ends as upgraded, a yearly period of the same subscription starts then, a purchase.
+        let up = try Self.store(purchase, timeline: change("pro.yearly"))
+        let upgraded = try #require(up.transactions.first { $0.isUpgraded })
+        let yearly = try #require(up.transactions.last)
+        #expect(upgraded.productID == "pro.monthly" && yearly.productID == "pro.yearly" && yearly.upgradedFrom == "pro.monthly")
+        #expect(yearly.originalTransactionID == upgraded.originalTransactionID && yearly.purchaseDate == ReceiptDate.parse("2025-05-15T00:00:00Z"))
+        #expect(yearly.expiresDate == ReceiptDate.parse("2026-05-15T00:00:00Z"))
+        #expect(up.history.pendingRenewals.map(\.productID) == ["pro.yearly"] && up.history.pendingRenewals.first?.autoRenewProductID == "pro.yearly")
+        #expect(up.scenario.notification(for: change("pro.yearly")[0])! == (.didChangeRenewalPref, .upgrade))
+        let latest = try Self.payload(purchase, timeline: change("pro.yearly"))
+        #expect(latest["productId"] == .string("pro.yearly") && latest["transactionReason"] == .string("PURCHASE") && latest["price"] == .integer(99_990))
+        var options = JWSOptions(productID: "pro.monthly")
+        options.productID = "pro.monthly"
+        let before = try Self.payload(purchase, timeline: change("pro.yearly"), options: options)
+        #expect(before["isUpgraded"] == .bool(true) && before["productId"] == .string("pro.monthly"))
+        // A later renewal named after the old product renews the new one.
+        var later = try Self.read(Self.file(version: 4)).scenario(purchasing: ["pro.monthly"])
+        later.purchases = [purchase]
+        later.timeline = change("pro.yearly") + [TimelineEvent(.renew, productID: "pro.monthly")]
+        let renewed = try Store(later, now: Self.now, reissuedAt: try #require(ReceiptDate.parse("2026-06-01T00:00:00Z")))
+        #expect(renewed.transactions.suffix(2).map(\.productID) == ["pro.yearly", "pro.yearly"])
+        #expect(renewed.transactions.last?.expiresDate == ReceiptDate.parse("2027-05-15T00:00:00Z"))
         var scenario = try Self.read(Self.file(version: 4)).scenario(purchasing: ["pro.monthly"])
         scenario.products?.append(ProductDefinition(productID: "other.monthly", type: .autoRenewable, period: "P1M", group: "999", groupLevel: 5))
         scenario.timeline = [TimelineEvent(.changeProduct, at: "2025-05-15T00:00:00Z", productID: "pro.monthly", to: "other.monthly")]

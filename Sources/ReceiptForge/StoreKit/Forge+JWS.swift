@@ -262,6 +262,7 @@ struct World {
         if let revoked = t.cancellationDate {
             members += [("revocationReason", .integer(Int64(t.cancellationReason?.code ?? 0))), ("revocationDate", date(revoked))]
         }
+        if t.isUpgraded { members.append(("isUpgraded", .bool(true))) }
         // The offer in force: the product's defined one (its kind, payment mode, period and price), else what the
         // purchase says alone (a trial, an intro period, a promotional offer id).
         let definition = store.scenario.definition(of: t.productID)
@@ -276,7 +277,8 @@ struct World {
         members += [
             ("environment", .string(environment.rawValue)), ("storefront", .string(storefront)),
             ("storefrontId", .string(options.storefrontID ?? store.storefront.id)),
-            ("transactionReason", .string(t.transactionID == t.originalTransactionID ? "PURCHASE" : "RENEWAL")),
+            // An upgrade is a purchase the customer made, not a renewal.
+            ("transactionReason", .string(t.transactionID == t.originalTransactionID || t.upgradedFrom != nil ? "PURCHASE" : "RENEWAL")),
             ("currency", .string(currency)), ("price", .integer(price)),
         ]
         if let offer {

@@ -208,7 +208,9 @@ extension ServerAPIService {
                     date: date, type: type, subtype: subtype, transaction: t, customer: view.customer, signedPayload: nil, identifier: t.transactionID))
         }
         for t in view.transactions {
-            if t.type != .autoRenewable {
+            if t.upgradedFrom != nil {
+                // Announced by its timeline event (DID_CHANGE_RENEWAL_PREF/UPGRADE) below.
+            } else if t.type != .autoRenewable {
                 record(t.purchaseDate, .oneTimeCharge, nil, t)
             } else if t.transactionID == t.originalTransactionID {
                 record(t.purchaseDate, .subscribed, .initialBuy, t)
@@ -220,8 +222,9 @@ extension ServerAPIService {
         }
         let announced: Set<TimelineEvent.Kind> = [.renew, .recover, .refund]
         for (event, at) in timeline where !announced.contains(event.event) {
-            guard let (type, subtype) = event.notification else { continue }
-            let product = event.productID ?? view.transactions.first { $0.type == .autoRenewable }?.productID
+            guard let (type, subtype) = view.rendering.store.scenario.notification(for: event) else { continue }
+            // An upgrade is about the period of the new product it began.
+            let product = subtype == .upgrade ? event.to : event.productID ?? view.transactions.first { $0.type == .autoRenewable }?.productID
             guard let t = view.transactions.filter({ $0.productID == product && $0.purchaseDate <= at }).max(by: { $0.purchaseDate < $1.purchaseDate })
             else { continue }
             record(at, type, subtype, t)
