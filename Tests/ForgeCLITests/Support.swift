@@ -73,21 +73,28 @@ func run(
     process.standardError = error
     process.standardInput = input
     try process.run()
-    // Drain both pipes concurrently so a chatty child never blocks on a full pipe.
+    // Drain both pipes concurrently so a chatty child never blocks on a full pipe, on threads of their own: work
+    // queued on Dispatch's global pool waits for a free worker, and with hundreds of tests blocked in waits like
+    // this one a loaded 2-core machine had none for minutes (a 1-second test then timed out).
     let group = DispatchGroup()
     nonisolated(unsafe) var out = Data(), err = Data()
-    group.enter();
-    DispatchQueue.global().async {
-        out = output.fileHandleForReading.readDataToEndOfFile(); group.leave()
-    }
-    group.enter();
-    DispatchQueue.global().async {
-        err = error.fileHandleForReading.readDataToEndOfFile(); group.leave()
-    }
+    group.enter()
+    Thread {
+        out = output.fileHandleForReading.readDataToEndOfFile()
+        group.leave()
+    }.start()
+    group.enter()
+    Thread {
+        err = error.fileHandleForReading.readDataToEndOfFile()
+        group.leave()
+    }.start()
     let start = Date()
     if let seconds {
         let pid = process.processIdentifier
-        DispatchQueue.global().asyncAfter(deadline: .now() + seconds) { if process.isRunning { kill(pid, SIGKILL) } }
+        Thread {
+            Thread.sleep(forTimeInterval: seconds)
+            if process.isRunning { kill(pid, SIGKILL) }
+        }.start()
     }
     if let stdin { try? input.fileHandleForWriting.write(contentsOf: stdin) }
     try? input.fileHandleForWriting.close()
