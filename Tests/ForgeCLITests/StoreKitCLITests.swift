@@ -86,16 +86,24 @@ struct StoreKitCLITests {
         return try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
     }
 
+    /// `forge storekit scenario` of the example, at ``now``, with `members` set (purchases, a timeline): a user's
+    /// scenario started from the file.
+    static func customer(in directory: URL, _ members: [String: Any]) throws -> URL {
+        let spec = directory.appendingPathComponent("customer.json")
+        #expect(try forge("storekit", "scenario", example, "-o", spec.path).status == 0)
+        var scenario = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: spec)) as? [String: Any])
+        scenario["now"] = now
+        scenario.merge(members) { $1 }
+        try JSONSerialization.data(withJSONObject: scenario).write(to: spec)
+        return spec
+    }
+
     @Test("One file, one scenario: the receipt (through verifyReceipt), the JWS and the Server API's history agree on ids, types, periods and offers")
     func oneFileAgrees() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let spec = directory.appendingPathComponent("customer.json")
-        #expect(try forge("storekit", "scenario", Self.example, "--product", "com.example.pro.yearly", "-o", spec.path).status == 0)
-        var scenario = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: spec)) as? [String: Any])
-        scenario["now"] = Self.now
-        scenario["purchases"] = [["productId": "com.example.pro.yearly", "purchaseDate": "2024-01-10T00:00:00Z", "renewals": 3]]
-        try JSONSerialization.data(withJSONObject: scenario).write(to: spec)
+        let spec = try Self.customer(
+            in: directory, ["purchases": [["productId": "com.example.pro.yearly", "purchaseDate": "2024-01-10T00:00:00Z", "renewals": 3]]])
         let receipt = directory.appendingPathComponent("receipt.der")
         #expect(try forge("make", "--spec", spec.path, "-q", "-o", receipt.path).status == 0)
         let jws = try json(try forge("jws", "make", "transaction", "--spec", spec.path, "-q", "--format", "json"))
@@ -211,14 +219,12 @@ struct StoreKitCLITests {
     func upgradeFromTimeline() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let spec = directory.appendingPathComponent("upgrade.json")
-        #expect(try forge("storekit", "scenario", Self.example, "--product", "com.example.pro.monthly", "-o", spec.path).status == 0)
-        var scenario = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: spec)) as? [String: Any])
-        scenario["now"] = Self.now
-        scenario["preset"] = "sandbox"
-        scenario["purchases"] = [["productId": "com.example.pro.monthly", "purchaseDate": "2025-04-10T00:00:00Z", "renewals": 1]]
-        scenario["timeline"] = [["event": "change-product", "at": "2025-05-15T00:00:00Z", "to": "com.example.pro.yearly"]]
-        try JSONSerialization.data(withJSONObject: scenario).write(to: spec)
+        let spec = try Self.customer(
+            in: directory,
+            [
+                "preset": "sandbox", "purchases": [["productId": "com.example.pro.monthly", "purchaseDate": "2025-04-10T00:00:00Z", "renewals": 1]],
+                "timeline": [["event": "change-product", "at": "2025-05-15T00:00:00Z", "to": "com.example.pro.yearly"]],
+            ])
         let made = try json(try forge("jws", "make", "notification", "--spec", spec.path, "--event", "1", "-q", "--format", "json"))
         let payload = try #require(made["payload"] as? [String: Any])
         #expect(payload["notificationType"] as? String == "DID_CHANGE_RENEWAL_PREF" && payload["subtype"] as? String == "UPGRADE", "\(payload)")
