@@ -139,7 +139,8 @@ public enum Price {
 }
 
 /// App Store storefronts: the ISO 3166-1 alpha-3 code Xcode's `_storefront` and StoreKit 2's `storefront` carry, the
-/// numeric `storefrontId`, and the currency its prices are in. The ids are Apple's published storefront ids.
+/// numeric `storefrontId`, and the currency its prices are in. [guess: the ids are the storefront ids as commonly
+/// published (the iTunes `X-Apple-Store-Front` values); Apple's own library fixtures show only USA, 143441]
 public struct Storefront: Sendable, Hashable {
     public let code: String
     public let id: String

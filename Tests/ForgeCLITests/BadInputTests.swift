@@ -3,7 +3,7 @@ import Testing
 import ForgeSupport
 import StoreModel
 
-@Suite("Bad input: one line, exit 65, no crash", .timeLimit(.minutes(5)))
+@Suite("Bad input: one line, exit 65, no crash", .timeLimit(.minutes(10)))
 struct BadInputTests {
     static func inputs() throws -> [(String, Data)] {
         let made = try forge("make", "--product", "p", "--now", "2025-01-01T00:00:00Z", "--seed", "1", "--format", "base64", "-q")
@@ -69,7 +69,7 @@ struct BadInputTests {
     }
 }
 
-@Suite("forge ca init", .timeLimit(.minutes(5)))
+@Suite("forge ca init", .timeLimit(.minutes(10)))
 struct CATests {
     @Test("Creates a loadable set, refuses to overwrite, and receipts made with it chain to its root only")
     func initSet() throws {

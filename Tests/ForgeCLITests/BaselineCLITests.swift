@@ -3,7 +3,7 @@ import Testing
 import ForgeSupport
 import StoreModel
 
-@Suite("forge run --baseline / --write-baseline", .timeLimit(.minutes(5)))
+@Suite("forge run --baseline / --write-baseline", .timeLimit(.minutes(10)))
 struct BaselineCLITests {
     static let arguments = [
         "run", "--target", "exit:\(repositoryRoot.appendingPathComponent("examples/openssl-harness.sh").path)",

@@ -4,7 +4,7 @@ import ForgeSupport
 import StoreModel
 
 /// `forge make --count N --out DIR`: many receipts in one process, deterministic whatever the thread count.
-@Suite("forge make --count (batch)", .timeLimit(.minutes(5)))
+@Suite("forge make --count (batch)", .timeLimit(.minutes(10)))
 struct BatchTests {
     static let pinned = ["--product", "com.example.pro", "--renewals", "1", "--seed", "7", "--now", "2025-01-01T00:00:00Z"]
 

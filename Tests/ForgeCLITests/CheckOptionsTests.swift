@@ -3,7 +3,7 @@ import Testing
 
 /// `forge validate`, `forge inspect` and `forge jws validate` share one option group (`CheckOptions`) and one
 /// error → exit code mapping: the same mistake exits alike in every check command.
-@Suite("Check commands: shared options and exit codes", .timeLimit(.minutes(5)))
+@Suite("Check commands: shared options and exit codes", .timeLimit(.minutes(10)))
 struct CheckOptionsTests {
     static let vectors = repositoryRoot.appendingPathComponent("Vectors")
     /// A sandbox receipt (attribute 0 `ProductionSandbox`), valid at its vector's pinned time.

@@ -3,7 +3,7 @@ import Testing
 import ForgeSupport
 import StoreModel
 
-@Suite("forge vectors, seeds and mutate through the binary", .timeLimit(.minutes(5)))
+@Suite("forge vectors, seeds and mutate through the binary", .timeLimit(.minutes(10)))
 struct CorpusCLITests {
     static let vectors = repositoryRoot.appendingPathComponent("Vectors").path
 

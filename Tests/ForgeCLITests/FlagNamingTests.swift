@@ -5,7 +5,7 @@ import StoreModel
 
 /// Issue 20: CLI flag names belong to the CLI. The store model's errors name scenario fields by key path
 /// (`purchases[0].trial`); `forge make` and `forge jws make` print their own flags for a scenario made from flags.
-@Suite("Flag names: key paths in the library, flags in the CLI", .timeLimit(.minutes(5)))
+@Suite("Flag names: key paths in the library, flags in the CLI", .timeLimit(.minutes(10)))
 struct FlagNamingTests {
     static let now = "2025-01-01T00:00:00Z"
 

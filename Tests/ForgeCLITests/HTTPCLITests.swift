@@ -5,7 +5,7 @@ import ForgeSupport
 
 /// `http://` against real servers on 127.0.0.1: `forge validate --listen` (the harness protocol and
 /// the verifyReceipt mapping) and hostile Python servers.
-@Suite("forge run --target http://", .timeLimit(.minutes(5)))
+@Suite("forge run --target http://", .timeLimit(.minutes(10)))
 struct HTTPCLITests {
     static let vectors = repositoryRoot.appendingPathComponent("Vectors").path
 

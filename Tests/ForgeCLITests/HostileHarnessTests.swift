@@ -6,7 +6,7 @@ import StoreModel
 /// Harnesses that misbehave on purpose, run by the built `forge` through real processes. For each: the
 /// misbehaviour is reported as what it is, every other vector is still judged (the run goes on), all
 /// four report files list every selected vector, and no process of the harness outlives the run.
-@Suite("Hostile harnesses", .timeLimit(.minutes(5)))
+@Suite("Hostile harnesses", .timeLimit(.minutes(10)))
 struct HostileHarnessTests {
     static let vectors = repositoryRoot.appendingPathComponent("Vectors").path
     /// 20 valid vectors (4 canaries among them) and the 21 chain vectors.

@@ -3,7 +3,7 @@ import Testing
 
 /// `inspect` and `validate --json` of both artefacts go through one inspection: `validate --json` is what
 /// `inspect --json` says of the artefact, plus the checks and the verdict, for receipts and JWS alike.
-@Suite("One inspection for receipts and JWS", .timeLimit(.minutes(5)))
+@Suite("One inspection for receipts and JWS", .timeLimit(.minutes(10)))
 struct InspectionTests {
     static let now = "2025-01-01T00:00:00Z"
 

@@ -5,7 +5,7 @@ import StoreModel
 
 /// `forge jws` through the built binary, judged by our verifier and by two independent oracles: Python
 /// `cryptography` (chain and ES256 signature, by hand) and Apple's own app-store-server-library.
-@Suite("forge jws", .timeLimit(.minutes(5)))
+@Suite("forge jws", .timeLimit(.minutes(10)))
 struct JWSCLITests {
     static let kinds = ["transaction", "renewal", "app-transaction", "notification", "realtime"]
     static let now = "2025-01-01T00:00:00Z"

@@ -5,7 +5,7 @@ import StoreModel
 
 /// `forge jws make`'s typed edges (issue 20, items 1 and 6): Apple's environment, notification type and subtype
 /// vocabularies, the pairs Apple sends, `--app-apple-id`, and `--set`/`--unset` by JSON pointer against Apple's schema.
-@Suite("forge jws make: typed edges", .timeLimit(.minutes(5)))
+@Suite("forge jws make: typed edges", .timeLimit(.minutes(10)))
 struct JWSTypedEdgesTests {
     static let now = "2025-01-01T00:00:00Z"
     static let root = repositoryRoot.appendingPathComponent("Certificates/jws/jws-root-g3.pem").path

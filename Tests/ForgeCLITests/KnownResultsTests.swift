@@ -7,7 +7,7 @@ import StoreModel
 /// these tests run the same script for one validator at a time and compare its row and its column of the
 /// per-family table with the published ones, so the figures cannot silently rot. openssl always runs; the Python validators run
 /// when their venv is present (`.oracles/NAME`, or `$RECEIPT_FORGE_ORACLES/NAME`; `.ci/run` installs them).
-@Suite("Known results of real validators", .serialized, .timeLimit(.minutes(5)))
+@Suite("Known results of real validators", .serialized, .timeLimit(.minutes(10)))
 struct KnownResultsTests {
     static let oracles = URL(
         fileURLWithPath: ProcessInfo.processInfo.environment["RECEIPT_FORGE_ORACLES"]

@@ -7,7 +7,7 @@ import StoreModel
 
 /// `ConformanceRunner.check(target:)`: a user's Swift test running an out-of-process validator the way
 /// `forge run --target` does, over each transport, against the built `forge` as the harness.
-@Suite("ConformanceRunner.check(target:) over processes and HTTP", .timeLimit(.minutes(5)))
+@Suite("ConformanceRunner.check(target:) over processes and HTTP", .timeLimit(.minutes(10)))
 struct LibraryTargetTests {
     static let vectors = repositoryRoot.appendingPathComponent("Vectors").path
 

@@ -3,7 +3,7 @@ import Testing
 
 /// Issue 21 item 13: `forge make --count N --out DIR` writes into a new or empty DIR; a non-empty one (an earlier
 /// batch included) refuses with 73 and changes nothing, unless `--force`, which replaces DIR whole, all or nothing.
-@Suite("forge make --count --out: a non-empty folder needs --force", .timeLimit(.minutes(5)))
+@Suite("forge make --count --out: a non-empty folder needs --force", .timeLimit(.minutes(10)))
 struct MakeBatchOutTests {
     private static let batch = ["make", "--product", "com.example.pro", "--seed", "7", "--now", "2025-01-01T00:00:00Z", "-q"]
 

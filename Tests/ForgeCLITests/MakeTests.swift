@@ -3,7 +3,7 @@ import Testing
 import ForgeSupport
 import StoreModel
 
-@Suite("forge make, through the binary, checked by openssl", .timeLimit(.minutes(5)))
+@Suite("forge make, through the binary, checked by openssl", .timeLimit(.minutes(10)))
 struct MakeTests {
     @Test("The README's first command works from any directory, and openssl verifies the result")
     func readmeCommand() throws {

@@ -3,7 +3,7 @@ import Testing
 import ForgeSupport
 import StoreModel
 
-@Suite("forge run through the binary, against real second processes", .timeLimit(.minutes(5)))
+@Suite("forge run through the binary, against real second processes", .timeLimit(.minutes(10)))
 struct RunCLITests {
     @Test("swift:reference is conformant; results.json and JUnit name every vector")
     func reference() throws {

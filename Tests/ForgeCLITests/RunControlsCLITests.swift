@@ -4,7 +4,7 @@ import ForgeSupport
 import StoreModel
 
 /// Sharding and merging, the error budget, differential mode and the report files, through the binary.
-@Suite("forge run controls and reports", .timeLimit(.minutes(5)))
+@Suite("forge run controls and reports", .timeLimit(.minutes(10)))
 struct RunControlsCLITests {
     static let vectors = repositoryRoot.appendingPathComponent("Vectors").path
 

@@ -12,7 +12,7 @@ import StoreModel
 /// The runner against harnesses and endpoints that stall, drip, flood or get interrupted, through the built
 /// `forge` (and `forge-http`, which it starts for http:// targets), real processes and real sockets on
 /// 127.0.0.1. Each test bounds the run it starts: a run that used to hang fails the test instead of hanging it.
-@Suite("Runner robustness", .timeLimit(.minutes(5)))
+@Suite("Runner robustness", .timeLimit(.minutes(10)))
 struct RunnerRobustnessTests {
     static let vectors = repositoryRoot.appendingPathComponent("Vectors").path
     /// 20 valid vectors, the canaries among them.

@@ -4,7 +4,7 @@ import Testing
 /// Issue 21 item 9: a scenario's errors (a `--spec` file of `forge make` and `forge jws make`, and the scenario
 /// flags) name the key path and what the key takes (its values, its range), never Codable's text; a spec file's
 /// exits 65, a flag's 64.
-@Suite("scenario errors name the key and what it takes", .timeLimit(.minutes(5)))
+@Suite("scenario errors name the key and what it takes", .timeLimit(.minutes(10)))
 struct ScenarioErrorTests {
     /// Runs `forge <command…> --spec FILE` with `spec` as the file's text.
     private func withSpec(_ spec: String, _ command: [String] = ["make"], _ extra: [String] = []) throws -> RunResult {

@@ -9,7 +9,7 @@ import StoreModel
 
 /// `forge serve` over real sockets on 127.0.0.1: every status code, the server-side history, faults,
 /// the control routes, the request log, HTTPS, the runner and a real Python `requests` client.
-@Suite("forge serve", .timeLimit(.minutes(5)))
+@Suite("forge serve", .timeLimit(.minutes(10)))
 struct ServeCLITests {
     static let clock = "2025-04-01T00:00:00Z"
     static let scenarioJSON = """

@@ -20,7 +20,7 @@ private func sendBytes(_ descriptor: Int32, _ base: UnsafeRawPointer, _ count: I
 /// The servers (`forge serve`, `forge validate --listen`) against clients that misbehave, over real sockets
 /// on 127.0.0.1 with the built binaries: slow and half-sent bodies, broken framing, heavy requests, a full
 /// disk under the request log, signals, and clients from another address at the control routes.
-@Suite("Server robustness", .timeLimit(.minutes(5)))
+@Suite("Server robustness", .timeLimit(.minutes(10)))
 struct ServeRobustnessTests {
     /// A JSON object with `count` members: heavy to parse where object lookup is linear per key.
     static func heavyBody(members count: Int) -> [UInt8] {

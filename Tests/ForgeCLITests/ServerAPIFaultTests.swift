@@ -8,7 +8,7 @@ import ForgeSupport
 
 /// Issue 22 item 6: faults on the App Store Server API over a real socket, as Apple's Python client
 /// (`app-store-server-library`, sync and httpx) meets them. The same routes in process are in `ServerAPIFaultRouteTests`.
-@Suite("forge serve: Server API faults", .timeLimit(.minutes(5)))
+@Suite("forge serve: Server API faults", .timeLimit(.minutes(10)))
 struct ServerAPIFaultTests {
     /// Runs steps through `examples/clients/server_api_client.py`'s `Driver` and reports what Apple's client raised:
     /// a step `{"fault": SPEC}` adds a fault through `POST /_forge/faults`; a call answers

@@ -12,7 +12,7 @@ import ForgeSupport
 /// real socket, every signed field verified by `SignedDataVerifier`; and the server clock (`POST /_forge/clock`)
 /// walking a timeline that those changes joined, verifyReceipt included.
 @Suite(
-    "forge serve: Server API state, extensions, tokens, notifications", .timeLimit(.minutes(5)),
+    "forge serve: Server API state, extensions, tokens, notifications", .timeLimit(.minutes(10)),
     .enabled(if: FileManager.default.isExecutableFile(atPath: ServerAPITests.python.path), "Apple's Python library is absent: .ci/run installs .oracles/asl")
 )
 struct ServerAPIStateTests {

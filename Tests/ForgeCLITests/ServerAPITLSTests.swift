@@ -11,7 +11,7 @@ import Testing
 /// server as an `/etc/hosts` line would (`server_api_client.py --resolve`, in the client's process: a test can
 /// neither bind 443 nor edit `/etc/hosts`) and the TEST root trusted the way each HTTP stack reads it from the
 /// environment (`REQUESTS_CA_BUNDLE`, `SSL_CERT_FILE`). TLS verification is never turned off: a foreign root fails.
-@Suite("forge serve --tls: the Server API by Apple's host names, Apple's clients unpatched", .timeLimit(.minutes(5)))
+@Suite("forge serve --tls: the Server API by Apple's host names, Apple's clients unpatched", .timeLimit(.minutes(10)))
 struct ServerAPITLSTests {
     static let hosts = (production: "api.storekit.apple.com", sandbox: "api.storekit-sandbox.apple.com", localTesting: "local-testing-base-url")
     static let sandboxBundle = "com.example.api", productionBundle = "com.example.prod"

@@ -9,7 +9,7 @@ import ForgeSupport
 /// Issue 22: `forge serve`'s App Store Server API over a real socket, and driven end to end by Apple's Python
 /// `app-store-server-library` (`examples/clients/server_api_client.py`), every signed field verified by Apple's
 /// `SignedDataVerifier` under the TEST JWS root. The routes in process are in `ServerAPIRouteTests`.
-@Suite("forge serve: the App Store Server API", .timeLimit(.minutes(5)))
+@Suite("forge serve: the App Store Server API", .timeLimit(.minutes(10)))
 struct ServerAPITests {
     static let clock = "2025-01-01T00:00:00Z"
     static let later = "2025-03-01T00:00:00Z"

@@ -4,7 +4,7 @@ import ForgeSupport
 import StoreModel
 
 /// `forge` links no network code; `forge-http` does, and `forge` hands HTTP work over to it.
-@Suite("forge and forge-http", .timeLimit(.minutes(5)))
+@Suite("forge and forge-http", .timeLimit(.minutes(10)))
 struct SplitBinaryTests {
     static let helper = forgeBinary.deletingLastPathComponent().appendingPathComponent("forge-http")
 

@@ -5,7 +5,7 @@ import ForgeSupport
 import StoreModel
 
 /// `stdio:` against real persistent processes, well-behaved and hostile.
-@Suite("forge run --target stdio:", .timeLimit(.minutes(5)))
+@Suite("forge run --target stdio:", .timeLimit(.minutes(10)))
 struct StdioCLITests {
     static let vectors = repositoryRoot.appendingPathComponent("Vectors").path
 

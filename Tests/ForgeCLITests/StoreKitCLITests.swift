@@ -8,7 +8,7 @@ import ForgeSupport
 
 /// Issue 25 through the built binary: `forge storekit`, `--storekit` on make, jws make, notify and serve, their exit
 /// codes, and one file's products agreeing across a receipt, a JWS and the Server API over a socket.
-@Suite("forge storekit and --storekit", .timeLimit(.minutes(5)))
+@Suite("forge storekit and --storekit", .timeLimit(.minutes(10)))
 struct StoreKitCLITests {
     static let example = repositoryRoot.appendingPathComponent("examples/storekit/Products.storekit").path
     static let now = "2025-06-01T00:00:00Z"

@@ -5,7 +5,7 @@ import StoreModel
 
 /// Issue 21 item 11: a timeline stays inside the dates a receipt and a JWS can carry (``ReceiptDate/writable``);
 /// anything else exits 64 naming the purchase or event and the date. `--now` outside the TEST chain's validity warns.
-@Suite("timeline dates are bounded to what Apple can write", .timeLimit(.minutes(5)))
+@Suite("timeline dates are bounded to what Apple can write", .timeLimit(.minutes(10)))
 struct TimelineDateBoundTests {
     private static let now = ["--now", "2025-01-01T00:00:00Z"]
 
