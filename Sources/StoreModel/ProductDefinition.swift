@@ -235,8 +235,7 @@ extension Scenario {
         // A change of product stays in the subscription group (up a level is an upgrade, applied at once; down or
         // across, from the next renewal).
         for (index, event) in (timeline ?? []).enumerated() where event.event == .changeProduct {
-            let from = event.productID ?? purchases.first { (definition(of: $0.productID)?.type ?? $0.resolvedType) == .autoRenewable }?.productID
-            guard let from, let to = event.to, let source = definition(of: from), let target = definition(of: to) else { continue }
+            guard let from = changedProduct(event), let to = event.to, let source = definition(of: from), let target = definition(of: to) else { continue }
             let place = "timeline[\(index)]"
             if source.group != target.group {
                 throw ForgeError(

@@ -349,12 +349,17 @@ extension TimelineEvent {
 }
 
 extension Scenario {
+    /// The product a change-product event moves away from: the one it names, else the first subscription bought
+    /// (by its definition's type when the scenario defines it).
+    func changedProduct(_ event: TimelineEvent) -> String? {
+        event.productID ?? purchases.first { (definition(of: $0.productID)?.type ?? $0.resolvedType) == .autoRenewable }?.productID
+    }
+
     /// Whether a change of product moves up a level of its group (Xcode's `groupNumber`, 1 the highest): Apple
     /// applies an upgrade at once, a downgrade or crossgrade at the next renewal.
     func isUpgrade(_ event: TimelineEvent) -> Bool {
         guard event.event == .changeProduct, let to = event.to, let target = definition(of: to), let targetLevel = target.groupLevel else { return false }
-        let from = event.productID ?? purchases.first { (definition(of: $0.productID)?.type ?? $0.resolvedType) == .autoRenewable }?.productID
-        guard let from, let source = definition(of: from), let sourceLevel = source.groupLevel, source.group == target.group else { return false }
+        guard let from = changedProduct(event), let source = definition(of: from), let sourceLevel = source.groupLevel, source.group == target.group else { return false }
         return targetLevel < sourceLevel
     }
 
