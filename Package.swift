@@ -96,7 +96,7 @@ let package = Package(
         .target(
             name: "ReceiptServeHTTP",
             dependencies: [
-                "ReceiptServe", "ReceiptValidationServer", "ReceiptModel", "ForgeSupport",
+                "ReceiptServe", "ReceiptValidationServer", "ReceiptForge", "ReceiptModel", "ForgeSupport",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),

@@ -30,7 +30,9 @@ Validators (NAME: what it wraps; what is installed):
                                                                    cryptography==37.0.4 (old pins: own venv)
   asl      app-store-server-library 3.1.2 ReceiptUtility      pip: app-store-server-library==3.1.2 httpx==0.28.1 (parse only;
                                                                    httpx for the async API client tests)
-  asl-jws  app-store-server-library 3.1.2 SignedDataVerifier  asl's venv (StoreKit 2 JWS vectors only)
+  asl-jws  app-store-server-library 3.1.2 SignedDataVerifier  asl's venv (StoreKit 2 JWS vectors only; online
+                                                                   checks on for `online` vectors, against the
+                                                                   OCSP responder forge run starts)
   jwtkit   vapor/jwt-kit 5.8.0 X5CVerifier                   swift build of examples/harnesses/jwtkit (JWS only)
 
 Installed, not run against the corpus (the tools of ServerAPISpecTests, the OpenAPI document of forge serve's
@@ -114,7 +116,8 @@ features() {
         aprv) echo "sha1,robustness,large,transport-decoding" ;;
         iap) echo "device-hash,sha1,robustness,large" ;;
         asl) echo "xcode,sha1,robustness,large,transport-decoding" ;;
-        asl-jws|jwtkit) echo "xcode,large" ;;  # Xcode JWS and JWS over 256 KiB: both verifiers read them
+        asl-jws) echo "xcode,large,online" ;;  # online: SignedDataVerifier with online checks on, OCSP to forge's responder
+        jwtkit) echo "xcode,large" ;;  # Xcode JWS and JWS over 256 KiB: both verifiers read them; no OCSP
     esac
 }
 granularity() { case $1 in aprv|iap) echo coarse ;; *) echo none ;; esac; }

@@ -107,16 +107,35 @@ struct CA: ParsableCommand {
                 "The EC set that signs StoreKit 2 JWS instead (P-384 root and intermediate, P-256 leaf, Xcode-like P-256): jws-*.pem and jws-*.key.pem, for `forge jws make --jws-certificates DIR`."
         )
         var jws = false
+        @Option(
+            help: ArgumentHelp(
+                "With --jws: the OCSP responder the leaf's and the intermediate's AIA name (the root names none), e.g. the /ocsp URL `forge serve --ocsp --ocsp-ca DIR` prints, so verifiers with online checks on (Apple's enableOnlineChecks) ask it.",
+                valueName: "url"))
+        var ocspURL: String?
+
+        func validate() throws {
+            guard let ocspURL else { return }
+            if !jws { throw ValidationError("--ocsp-url names the responder of a JWS set: add --jws") }
+            guard let url = URL(string: ocspURL), url.scheme == "http", url.host != nil, ocspURL.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
+                throw ValidationError("--ocsp-url must be an http:// URL (OCSP goes over plain HTTP), not '\(ocspURL)'")
+            }
+        }
 
         func run() throws {
-            if jws { return try create(CertificateSet<JWSRole>.self) { role, _ in "\(out)/\(role.fileStem).pem" } }
+            if jws {
+                let ocspURL = ocspURL
+                return try create(CertificateSet<JWSRole>.self, templates: { JWSProfile.template(for: $0, ocsp: ocspURL.map { [$0] }) }) { role, _ in "\(out)/\(role.fileStem).pem"
+                }
+            }
             try create(CertificateSet<CertificateRole>.self) { role, credential in "\(out)/\(role.fileStem).pem  \(credential.certificate.subject)" }
         }
 
         /// A fresh set of either vocabulary, written by the one writer (atomic, refuses existing files without --force).
-        private func create<Role: PKIRole>(_: CertificateSet<Role>.Type, listing line: (Role, Credential<Role.Key>) -> String) throws {
+        private func create<Role: PKIRole>(
+            _: CertificateSet<Role>.Type, templates: (Role) -> CertificateTemplate = { $0.template }, listing line: (Role, Credential<Role.Key>) -> String
+        ) throws {
             do throws(ForgeError) {
-                let pki = try CertificateSet<Role>.generate()
+                let pki = try CertificateSet<Role>.generate(templates: templates)
                 try pki.write(to: URL(fileURLWithPath: out), overwrite: force)
                 for role in Role.allCases { print(line(role, pki[role])) }
             } catch {

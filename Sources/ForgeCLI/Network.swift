@@ -24,7 +24,7 @@ public protocol NetworkSupport: Sendable {
     /// gets the address bound. Without `controlToken` the control routes answer loopback clients only.
     func serve(
         _ listener: HTTPListener, service: VerifyReceiptService, serverAPI: ServerAPIService, faults: FaultPlan, log: RequestLog, controlToken: String?,
-        announce: @escaping @Sendable (ServerAddress) async -> Void
+        ocsp: OCSPService?, announce: @escaping @Sendable (ServerAddress) async -> Void
     ) async throws
     /// Opens (creating it if missing) the file `forge serve --state` keeps the server state in.
     func openState(_ path: String) throws(ServeError) -> any ServerStateStore
@@ -75,7 +75,7 @@ enum Network {
     static let helperName = "forge-http"
 
     /// `forge-http` beside this executable (the build directory, an install prefix), else on PATH.
-    private static func helperPath() -> String? {
+    static func helperPath() -> String? {
         var candidates: [String] = []
         if let executable = Bundle.main.executableURL?.resolvingSymlinksInPath() {
             candidates.append(executable.deletingLastPathComponent().appendingPathComponent(helperName).path)

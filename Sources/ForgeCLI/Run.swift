@@ -26,7 +26,7 @@ struct Run: AsyncParsableCommand {
               exit:CMD
                   One process per vector: the receipt bytes on stdin, the context
                   in RF_ID, RF_NOW, RF_TRUST_ANCHOR (path of the anchor's DER file),
-                  RF_BUNDLE_ID, RF_APP_VERSION, RF_DEVICE_ID, RF_ENVIRONMENT, RF_ARTIFACT (receipt or jws-*), RF_APP_APPLE_ID.
+                  RF_BUNDLE_ID, RF_APP_VERSION, RF_DEVICE_ID, RF_ENVIRONMENT, RF_ARTIFACT (receipt or jws-*), RF_APP_APPLE_ID, RF_OCSP_RESPONDER (an online vector's OCSP responder, else empty).
                   Exit 0 accepts, 1 rejects (first stdout line: the error class),
                   anything else is an error. See examples/openssl-harness.sh.
               stdio:CMD
@@ -114,7 +114,7 @@ struct Run: AsyncParsableCommand {
     var granularity: [HarnessHello.Granularity] = []
     @Option(
         help: ArgumentHelp(
-            "Features an exec/exit/mapping target supports (comma-separated; '' for none); vectors needing others are SKIP. Default: all of \(Feature.allCases.map(\.rawValue).joined(separator: ", ")). `jws` is an alias of --artifacts jws. Once for every target, or once per --target in order.",
+            "Features an exec/exit/mapping target supports (comma-separated; '' for none); vectors needing others are SKIP. Default: \(Feature.allCases.filter(\.creditedByDefault).map(\.rawValue).joined(separator: ", ")); online (OCSP to the responder forge run starts on 127.0.0.1:\(OCSPContext.port)) only when named. `jws` is an alias of --artifacts jws. Once for every target, or once per --target in order.",
             valueName: "list"))
     var features: [String] = []
     @Option(
@@ -220,8 +220,9 @@ struct Run: AsyncParsableCommand {
             if let list = Self.perTarget(features, index) { settings.features = Self.featureNames(list) }
             if let value = Self.perTarget(granularity, index) { settings.granularity = value }
             let label = self.label.isEmpty ? nil : self.label[index]
-            let runner = ConformanceRunner(
+            var runner = ConformanceRunner(
                 manifest: manifest, vectorsDirectory: directory, profile: profile, parallelism: parallel, maxErrors: maxErrors, artifacts: artifacts?.groups)
+            runner.services = [OnlineResponder.service]
             let progress = ProgressLine(enabled: !quiet && isatty(STDERR_FILENO) == 1, label: target.count > 1 ? label ?? uri.text : nil) {
                 FileHandle.standardError.write(Data($0.utf8))
             }

@@ -30,6 +30,8 @@ struct Serve: AsyncParsableCommand {
 
             Faults, on both APIs, by --fault or while running with POST /_forge/faults: [ENDPOINT:]ACTION[,count=N|,percent=P][,latency=MS]. ENDPOINT: any (the default: every endpoint of both APIs), production or sandbox (verifyReceipt's), or Server API endpoints as NAME (both environments), production/NAME, sandbox/NAME, production/any, sandbox/any or any/any, NAME one of \(FaultEndpoint.serverAPINames.joined(separator: ", ")). ACTION one of status=CODE (verifyReceipt: 21000-21010 or 21100-21199 [retryable=false]; Server API: one of Apple's error codes, e.g. 5000001, answered with its HTTP status and {"errorCode","errorMessage"}; with any, only the endpoints of the code's API), http=CODE, close (half a response, then the connection closes), not-json (a proxy's HTML page: HTTP 200 on verifyReceipt, 503 on the Server API), latency=MS. On the Server API a fault applies after the token check and the rate limit (a 401 or a 429 does not spend it) and before the endpoint runs (a faulted request changes nothing). E.g. --fault production:status=21005,count=2 --fault sandbox:http=503,percent=25 --fault sandbox/transactionInfo:status=5000001,count=1. GET /_forge/faults lists them as JSON Lines, one object per line in the form POST takes (with what is left of each count), DELETE /_forge/faults clears them; GET /_forge/log is the request log (JSON Lines; --log FILE also appends it to a file).
 
+            OCSP (--ocsp, --ocsp-answer, --ocsp-ca): RFC 6960 at /ocsp (POST, or GET with the request in the path) for the bundled receipt and JWS TEST PKIs and each --ocsp-ca set (`forge ca init --jws --ocsp-url URL` makes one whose leaf and intermediate name this server): SHA-1 and SHA-256 CertIDs, the nonce echoed, signed by the issuer. Per certificate: good unless --ocsp-answer CERT=ANSWER or POST /_forge/ocsp (the same text; GET lists, DELETE resets) says \(OCSPAnswer.Kind.allCases.filter { $0 != .good }.map(\.rawValue).joined(separator: ", ")); a path that names an answer (/ocsp/revoked/…) wins. Answers are dated by the wall clock.
+
             Control routes (/_forge/*) are for the test that owns the server: they answer loopback clients only (403 to others), unless --control-token TOKEN is set; then every client, loopback too, must send Authorization: Bearer TOKEN (401 without it). Refusals are JSON {"error", "message"}. --listen on a non-loopback address prints the address bound and warns on stderr. \(ServerOptions.listenHelp)
 
             \(ServerOptions.limitsHelp) The request log in memory keeps the last --log-capacity entries (default \(ServerLimits.defaultLogCapacity)); GET /_forge/log says in X-Forge-Log-Evicted how many it pushed out and in X-Forge-Log-Dropped how many lines --log FILE could not take (a full disk: said once on stderr; a line is written whole or not at all). At most \(ServerLimits.maximumFaults) faults are in force at once (POST /_forge/faults answers 409 past that). On the verifyReceipt endpoints a refusal keeps Apple's shape: HTTP 200 with status 21000 (the body: too large, broken framing, cut off) or 21005 (busy, no answer in time), forge_error and forge_message.
@@ -112,6 +114,20 @@ struct Serve: AsyncParsableCommand {
             "Keep the server state in this SQLite file (created if missing) and resume it on the next start: the clock, the scenarios' timelines as the API changed them, app account tokens, extensions, test notifications, finished transactions, consumption reports, and every notification with its send attempts and pending retries. Written before each change is answered; a restart must name the same --scenario files. Default: in memory.",
             valueName: "file"))
     var state: String?
+    @Flag(
+        help: ArgumentHelp(
+            "Also answer OCSP at /ocsp (RFC 6960, POST or GET) for the bundled receipt and JWS TEST PKIs and each --ocsp-ca set: good unless --ocsp-answer or POST /_forge/ocsp says otherwise, or the path names an answer (/ocsp/revoked/…)."
+        ))
+    var ocsp = false
+    @Option(
+        help: ArgumentHelp(
+            "What OCSP says about one certificate: CERT=ANSWER, CERT one of \(OCSPService.certificateNames.map(\.name).joined(separator: ", ")) or a serial in hex; ANSWER one of \(OCSPAnswer.Kind.allCases.map(\.rawValue).joined(separator: ", ")) (revoked,reason=keyCompromise,at=DATE; slow,seconds=N). Repeatable; implies --ocsp.",
+            valueName: "cert=answer"))
+    var ocspAnswer: [String] = []
+    @Option(
+        help: ArgumentHelp(
+            "A JWS certificate set (forge ca init --jws --ocsp-url URL) the responder also answers for, signing with its keys. Repeatable; implies --ocsp.", valueName: "dir"))
+    var ocspCa: [String] = []
 
     func validate() throws {
         try APIKeyOptions.validate(apiKeys: apiKey, issuerID: issuerId)
@@ -139,6 +155,21 @@ struct Serve: AsyncParsableCommand {
         for spec in fault {
             do { _ = try Fault(parsing: spec) } catch { throw ValidationError("--fault \(error.message)") }
         }
+        for spec in ocspAnswer {
+            do { _ = try OCSPService.parse(spec: spec) } catch { throw ValidationError("--ocsp-answer \(error.message)") }
+        }
+    }
+
+    /// The OCSP responder, when asked for: its sets, its answers, the wall clock (verifiers going online judge at now).
+    private func ocspService() throws -> OCSPService? {
+        guard ocsp || !ocspAnswer.isEmpty || !ocspCa.isEmpty else { return nil }
+        do {
+            var sets: [CertificateSet<JWSRole>] = []
+            for directory in ocspCa { sets.append(try CertificateSet<JWSRole>.load(from: URL(fileURLWithPath: directory))) }
+            let service = try OCSPService(jwsSets: sets)
+            for spec in ocspAnswer { try service.set(spec: spec) }
+            return service
+        } catch { throw fail("--ocsp-ca: \(error.message)", Exit.dataError) }
     }
 
     func run() async throws {
@@ -219,8 +250,11 @@ struct Serve: AsyncParsableCommand {
         let scheme = tls ? "https" : "http"
         let listener = HTTPListener(host: host, port: port, tls: credentials, threads: threads, limits: server.limits)
         let controlToken = controlToken, noAuth = noAuth
+        let ocspService = try ocspService()
         do {
-            try await network.serve(listener, service: service, serverAPI: serverAPI, faults: faults, log: requestLog, controlToken: controlToken) {
+            try await network.serve(
+                listener, service: service, serverAPI: serverAPI, faults: faults, log: requestLog, controlToken: controlToken, ocsp: ocspService
+            ) {
                 bound in
                 let base = "\(scheme)://\(bound.authority)"
                 var lines = [
@@ -228,6 +262,7 @@ struct Serve: AsyncParsableCommand {
                     "server api  \(base)/inApps (production)  \(base)/sandbox/inApps (sandbox)\(noAuth ? "  --no-auth" : apiKey.isEmpty ? "  (401 until --api-key or --no-auth)" : "  (bearer tokens of --api-key)")",
                     "control     \(base)/_forge/faults  \(base)/_forge/log  \(base)/_forge/clock  \(base)/_forge/scenarios",
                 ]
+                if ocspService != nil { lines.append("ocsp        \(base)/ocsp  (answers: \(base)/_forge/ocsp)") }
                 if let notify { lines.append("notify      production → \(notify)") }
                 if let notifySandbox { lines.append("notify      sandbox → \(notifySandbox)") }
                 if tls {

@@ -126,6 +126,9 @@ public struct ConformanceRunner: Sendable {
     public var maxErrors: Int?
     /// `--artifacts`: the artefacts to judge whatever the harness declares; nil lets it declare (``ArtifactSelection``).
     public var artifacts: [ArtifactGroup]?
+    /// What features need besides the harness (the OCSP responder of `online` vectors): each is started after the
+    /// hello when the harness declares its feature and a selected vector needs it, and stopped when the run ends.
+    public var services: [FeatureService] = []
 
     public init(
         manifest: Manifest, vectorsDirectory: URL, profile: String? = nil, parallelism: Int = 4, maxErrors: Int? = nil, artifacts: [ArtifactGroup]? = nil
@@ -241,26 +244,42 @@ public struct ConformanceRunner: Sendable {
             profile: profileName.flatMap { manifest.profiles[$0] }, granularity: hello.errorGranularity,
             decodes: hello.features.contains("decode"))
         let canaries = selected.filter(\.canary)
+        // Services first: a feature whose service cannot start has its vectors SKIP, with the reason.
+        var unavailable: [String: String] = [:]
+        var running: [FeatureService.Running] = []
+        for service in services
+        where hello.features.contains(service.feature.rawValue) && selected.contains(where: { $0.features.contains(service.feature.rawValue) }) {
+            do { running.append(try await service.start()) } catch {
+                unavailable[service.feature.rawValue] = "\(service.name) could not start: \(error)"
+            }
+        }
         var budget = Budget(remaining: maxErrors)
         var done = 0
         let report: (VectorResult) -> Void = { result in
             done += 1
             progress(result, done, selected.count)
         }
-        var results = try await execute(canaries, validator, hello, classifier, startingSeq: 0, budget: &budget, report: report)
+        var results: [VectorResult] = []
         var diagnosis: String?
-        if results.contains(where: { $0.outcome != .pass && $0.outcome != .skip }) {
-            let passed = Set(results.filter { $0.outcome == .pass }.map(\.id))
-            diagnosis = Self.diagnose(
-                results.filter { $0.outcome != .pass && $0.outcome != .skip }, canaries: canaries, accepted: passed,
-                hello: hello)
-            // Nothing vanishes from a report: vectors not run are listed as skipped, with the reason.
-            results += selected.filter { !$0.canary }.map { Self.notRun($0, classifier, "not run: the canaries failed") }
-        } else {
-            results += try await execute(
-                selected.filter { !$0.canary }, validator, hello, classifier, startingSeq: canaries.count,
-                budget: &budget, report: report)
+        do throws(CorpusError) {
+            results = try await execute(canaries, validator, hello, classifier, unavailable, startingSeq: 0, budget: &budget, report: report)
+            if results.contains(where: { $0.outcome != .pass && $0.outcome != .skip }) {
+                let passed = Set(results.filter { $0.outcome == .pass }.map(\.id))
+                diagnosis = Self.diagnose(
+                    results.filter { $0.outcome != .pass && $0.outcome != .skip }, canaries: canaries, accepted: passed,
+                    hello: hello)
+                // Nothing vanishes from a report: vectors not run are listed as skipped, with the reason.
+                results += selected.filter { !$0.canary }.map { Self.notRun($0, classifier, "not run: the canaries failed") }
+            } else {
+                results += try await execute(
+                    selected.filter { !$0.canary }, validator, hello, classifier, unavailable, startingSeq: canaries.count,
+                    budget: &budget, report: report)
+            }
+        } catch {
+            for service in running { await service.stop() }
+            throw error
         }
+        for service in running { await service.stop() }
         results.sort { $0.id < $1.id }
         let elapsed = start.duration(to: clock.now)
         var outcome = RunResults(
@@ -325,7 +344,7 @@ public struct ConformanceRunner: Sendable {
     }
 
     private func execute(
-        _ vectors: [Vector], _ validator: some ReceiptValidator, _ hello: HarnessHello, _ classifier: Classifier,
+        _ vectors: [Vector], _ validator: some ReceiptValidator, _ hello: HarnessHello, _ classifier: Classifier, _ unavailable: [String: String],
         startingSeq: Int, budget: inout Budget, report: (VectorResult) -> Void
     ) async throws(CorpusError) -> [VectorResult] {
         // Each vector is read and encoded by its own task, so the cores share that work too (a corpus's largest
@@ -334,7 +353,7 @@ public struct ConformanceRunner: Sendable {
         let direct = validator.readsBytes
         var planned: [(vector: Vector, seq: Int, file: URL?)] = []
         for (offset, vector) in vectors.enumerated() {
-            if Self.skipReason(vector, hello) != nil {
+            if Self.skipReason(vector, hello, unavailable: unavailable) != nil {
                 planned.append((vector, startingSeq + offset, nil))  // reported as SKIP, never silently dropped
                 continue
             }
@@ -357,7 +376,7 @@ public struct ConformanceRunner: Sendable {
                         return VectorResult(
                             id: vector.id, revision: vector.revision, severity: vector.severity, outcome: .skip, expected: expected,
                             expectedErrorClasses: vector.expected.errorClasses, verdict: nil, errorClass: nil,
-                            message: Self.skipReason(vector, hello), durationMicroseconds: 0)
+                            message: Self.skipReason(vector, hello, unavailable: unavailable), durationMicroseconds: 0)
                     }
                     guard let bytes = FileBytes.read(file.path) else {
                         unreadable.note(file.path)
@@ -401,13 +420,14 @@ public struct ConformanceRunner: Sendable {
     }
 
     /// Why the harness cannot judge `vector` as it declared itself in `hello`, or nil if it can.
-    static func skipReason(_ vector: Vector, _ hello: HarnessHello) -> String? {
+    static func skipReason(_ vector: Vector, _ hello: HarnessHello, unavailable: [String: String] = [:]) -> String? {
         let group = vector.context.artifactKind.group
         if let declared = hello.artifacts, !declared.isEmpty, !declared.contains(group) {
             return "artifact not declared by the harness: \(group.rawValue) (it declares \(declared.map(\.rawValue).joined(separator: ", ")))"
         }
         let missing = vector.features.filter { !hello.features.contains($0) }
         if !missing.isEmpty { return "feature not declared by the harness: \(missing.joined(separator: ", "))" }
+        if let reason = vector.features.lazy.compactMap({ unavailable[$0] }).first { return reason }
         if !hello.clockInjection, dependsOnClock(vector) {
             return "the verdict depends on context.now and the harness cannot set its clock (clockInjection: false)"
         }

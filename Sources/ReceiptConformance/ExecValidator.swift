@@ -12,7 +12,7 @@ import ForgeSupport
 /// - `.protocol`: the `validate` message (JSON) on stdin, one reply (JSON) on stdout.
 /// - `.exitCode`: the receipt bytes on stdin and the context in environment variables (`RF_ID`,
 ///   `RF_NOW`, `RF_TRUST_ANCHOR` — a DER file path —, `RF_BUNDLE_ID`, `RF_APP_VERSION`, `RF_DEVICE_ID`,
-///   `RF_ENVIRONMENT`, `RF_ARTIFACT` — receipt or jws-* —, `RF_APP_APPLE_ID`); exit 0 accepts, 1 rejects (an optional first stdout line is the error class),
+///   `RF_ENVIRONMENT`, `RF_ARTIFACT` — receipt or jws-* —, `RF_APP_APPLE_ID`, `RF_OCSP_RESPONDER` — an `online` vector's responder); exit 0 accepts, 1 rejects (an optional first stdout line is the error class),
 ///   anything else is an error. A shell script can wrap any validator in a few lines this way.
 public struct ExecValidator: ReceiptValidator {
     public enum Mode: Sendable { case `protocol`, exitCode }
@@ -104,7 +104,7 @@ public struct ExecValidator: ReceiptValidator {
             ("RF_ID", id), ("RF_NOW", context.now), ("RF_TRUST_ANCHOR", anchorFiles[context.trustAnchor] ?? ""),
             ("RF_BUNDLE_ID", context.bundleId ?? ""), ("RF_APP_VERSION", context.appVersion ?? ""), ("RF_DEVICE_ID", context.deviceId ?? ""),
             ("RF_ENVIRONMENT", context.wireEnvironment ?? ""), ("RF_ARTIFACT", context.artifactKind.rawValue),
-            ("RF_APP_APPLE_ID", context.appAppleId.map(String.init) ?? ""),
+            ("RF_APP_APPLE_ID", context.appAppleId.map(String.init) ?? ""), ("RF_OCSP_RESPONDER", context.ocsp?.responder ?? ""),
         ]
     }
 

@@ -122,6 +122,9 @@ extension ValidateRequest {
             if let value { context.append((key, .string(value))) }
         }
         if let appAppleId = self.context.appAppleId { context.append(("appAppleId", .integer(appAppleId))) }
+        if let ocsp = self.context.ocsp {
+            context.append(("ocsp", .object([("responder", .string(ocsp.responder)), ("leaf", .string(ocsp.leaf)), ("intermediate", .string(ocsp.intermediate))])))
+        }
         return context
     }
 }

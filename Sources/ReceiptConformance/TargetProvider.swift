@@ -8,7 +8,8 @@ public struct TargetPlan: Sendable {
     public var vectorsDirectory: URL
     /// Seconds per vector before TIMEOUT; nil is the target kind's default.
     public var timeout: Double?
-    /// Features credited to targets without a hello of their own (exec, exit, mappings). Default: all the corpus's.
+    /// Features credited to targets without a hello of their own (exec, exit, mappings). Default: all the corpus's
+    /// but those off unless declared (`online`).
     public var features: [String]
     /// What an exec/exit target's error classes mean.
     public var granularity: HarnessHello.Granularity = .none
@@ -27,7 +28,7 @@ public struct TargetPlan: Sendable {
     public init(manifest: Manifest, vectorsDirectory: URL) {
         self.manifest = manifest
         self.vectorsDirectory = vectorsDirectory
-        self.features = manifest.features.keys.sorted()
+        self.features = manifest.features.keys.filter { Feature(rawValue: $0)?.creditedByDefault ?? true }.sorted()
     }
 
     /// The per-vector time limit for `target`.

@@ -42,6 +42,9 @@ public struct ErrorClass: RawRepresentable, Sendable, Hashable, Codable, CustomS
     public static let chainLength = ErrorClass(rawValue: "chain.length")
     public static let chainLeafMarker = ErrorClass(rawValue: "chain.leaf-marker-missing")
     public static let chainIntermediateMarker = ErrorClass(rawValue: "chain.intermediate-marker-missing")
+    public static let chainRevoked = ErrorClass(rawValue: "chain.revoked")
+    public static let chainRevocationUnknown = ErrorClass(rawValue: "chain.revocation-unknown")
+    public static let chainRevocationUnavailable = ErrorClass(rawValue: "chain.revocation-unavailable")
     public static let payloadMalformed = ErrorClass(rawValue: "payload.malformed")
     public static let payloadMissingField = ErrorClass(rawValue: "payload.missing-field")
     public static let payloadInvalidField = ErrorClass(rawValue: "payload.invalid-field")
@@ -85,6 +88,10 @@ public struct ErrorClass: RawRepresentable, Sendable, Hashable, Codable, CustomS
         .chainLength: "Not the three-certificate shape of Apple's chain.",
         .chainLeafMarker: "The signer lacks 1.2.840.113635.100.6.11.1.",
         .chainIntermediateMarker: "The intermediate lacks 1.2.840.113635.100.6.2.1.",
+        .chainRevoked: "OCSP says a certificate of the chain is revoked.",
+        .chainRevocationUnknown:
+            "OCSP gave no usable status: unknown, a response status other than successful, a stale or unsigned answer, a signer that is not the issuer's responder, or a certificate naming no responder.",
+        .chainRevocationUnavailable: "The OCSP responder could not be reached or answered HTTP other than 200: retryable.",
         .payload: "The signed attributes themselves.",
         .payloadMalformed: "The payload is not a SET OF ReceiptAttribute.",
         .payloadMissingField: "A required attribute is absent.",

@@ -7,6 +7,7 @@ public enum Feature: String, Codable, Sendable, Hashable, CaseIterable, Comparab
     case robustness
     case large
     case transportDecoding = "transport-decoding"
+    case online
 
     /// The manifest's `features` entry: what declaring the feature promises.
     public var summary: String {
@@ -19,8 +20,14 @@ public enum Feature: String, Codable, Sendable, Hashable, CaseIterable, Comparab
         case .large: "Receipts over 100 KiB with hundreds of purchases, and StoreKit 2 JWS over 256 KiB (a verifier may refuse those under apple-compatible)."
         case .transportDecoding:
             "The validator takes the receipt as text too (base64 and its variants, PEM), not only as DER bytes, as verifyReceipt's receipt-data or a server's request body carries it."
+        case .online:
+            "The verifier checks revocation online, as Apple's with enableOnlineChecks: OCSP for the leaf and the intermediate at their AIA URLs, at the wall clock. The certificates name a TEST responder on 127.0.0.1:46960 (context.ocsp) that forge run starts for the run."
         }
     }
+
+    /// Whether a target without a hello of its own (exec, exit, mappings) is credited with it unless `--features`
+    /// says otherwise: every feature but `online`, which needs a verifier that goes online and is off unless declared.
+    public var creditedByDefault: Bool { self != .online }
 
     /// Every feature, by name, as the manifest lists them.
     public static var descriptions: [String: String] {

@@ -213,11 +213,14 @@ public struct Context: Codable, Sendable, Hashable {
     public var artifact: String?
     /// The app's Apple id a JWS verifier is configured with (checked in Production).
     public var appAppleId: Int64?
+    /// An `online` vector's OCSP responder and what it answers for each certificate; the runner starts it.
+    public var ocsp: OCSPContext?
 
     public init(
         now: String, trustAnchor: String, bundleId: String? = nil, appVersion: String? = nil,
-        deviceId: String? = nil, environment: Environment? = nil, artifact: String? = nil, appAppleId: Int64? = nil
+        deviceId: String? = nil, environment: Environment? = nil, artifact: String? = nil, appAppleId: Int64? = nil, ocsp: OCSPContext? = nil
     ) {
+        self.ocsp = ocsp
         self.now = now
         self.trustAnchor = trustAnchor
         self.bundleId = bundleId
@@ -237,7 +240,7 @@ public struct Context: Codable, Sendable, Hashable {
         environment.map { artifactKind == .receipt ? $0.receiptType.rawValue : $0.rawValue }
     }
 
-    private enum CodingKeys: String, CodingKey { case now, trustAnchor, bundleId, appVersion, deviceId, environment, artifact, appAppleId }
+    private enum CodingKeys: String, CodingKey { case now, trustAnchor, bundleId, appVersion, deviceId, environment, artifact, appAppleId, ocsp }
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
@@ -248,6 +251,7 @@ public struct Context: Codable, Sendable, Hashable {
         deviceId = try container.decodeIfPresent(String.self, forKey: .deviceId)
         artifact = try container.decodeIfPresent(String.self, forKey: .artifact)
         appAppleId = try container.decodeIfPresent(Int64.self, forKey: .appAppleId)
+        ocsp = try container.decodeIfPresent(OCSPContext.self, forKey: .ocsp)
         if let text = try container.decodeIfPresent(String.self, forKey: .environment) {
             guard let environment = Environment(receiptType: text) else {
                 let known = (Environment.allCases.map(\.rawValue) + ReceiptType.allCases.map(\.rawValue)).joined(separator: ", ")
@@ -267,7 +271,28 @@ public struct Context: Codable, Sendable, Hashable {
         try container.encodeIfPresent(wireEnvironment, forKey: .environment)
         try container.encodeIfPresent(artifact, forKey: .artifact)
         try container.encodeIfPresent(appAppleId, forKey: .appAppleId)
+        try container.encodeIfPresent(ocsp, forKey: .ocsp)
     }
+}
+
+/// Where an `online` vector's certificates send OCSP and what the responder says there: the leaf's and the
+/// intermediate's AIA name `responder` + `/ocsp/` + their answer, so one responder (`forge serve --ocsp`, which
+/// `forge run` starts) serves every vector at once. An answer of `none` means the certificate names no responder.
+public struct OCSPContext: Codable, Sendable, Hashable {
+    /// The fixed loopback responder the certificates name (`http://127.0.0.1:46960`).
+    public var responder: String
+    public var leaf: String
+    public var intermediate: String
+
+    public init(responder: String, leaf: String, intermediate: String) {
+        self.responder = responder
+        self.leaf = leaf
+        self.intermediate = intermediate
+    }
+
+    /// The port every `online` vector's certificates name: 46960, after RFC 6960.
+    public static let port = 46960
+    public static let bundledResponder = "http://127.0.0.1:\(port)"
 }
 
 /// What a vector's file holds: an app receipt (PKCS#7) or one of StoreKit 2's signed JWS.

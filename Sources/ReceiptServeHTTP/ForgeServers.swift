@@ -9,6 +9,7 @@ import NIOSSL
 public import ServiceLifecycle
 import Synchronization
 import ReceiptModel
+import ReceiptForge
 public import ReceiptServe
 public import ReceiptValidationServer
 public import ForgeSupport
@@ -52,9 +53,10 @@ public enum ForgeServers {
     /// tests run the same application in process (HummingbirdTesting's `app.test(.router)`).
     public static func buildVerifyReceiptApplication(
         _ listener: Listener, service: VerifyReceiptService, serverAPI: ServerAPIService = ServerAPIService(), faults: FaultPlan, log: RequestLog,
-        controlToken: String? = nil, announce: @escaping @Sendable (ServerAddress) async -> Void = { _ in }
+        controlToken: String? = nil, ocsp: OCSPService? = nil, announce: @escaping @Sendable (ServerAddress) async -> Void = { _ in }
     ) throws -> ForgeApplication {
         try ForgeApplication(listener, announce: announce) { router, runtime in
+            if let ocsp { OCSPRoutes(service: ocsp, log: log, runtime: runtime).register(on: router) }
             let endpoints = VerifyReceiptRoutes(service: service, faults: faults, log: log, runtime: runtime)
             for endpoint in AppleEndpoint.allCases {
                 router.post(RouterPath(endpoint.path)) { request, _ in await endpoints.respond(endpoint, request) }
@@ -62,7 +64,7 @@ public enum ForgeServers {
                 router.get(RouterPath(endpoint.path)) { request, _ in await endpoints.respond(endpoint, request) }
             }
             ServerAPIRoutes(service: serverAPI, faults: faults, log: log, runtime: runtime).register(on: router)
-            ControlRoutes(faults: faults, log: log, runtime: runtime, token: controlToken, state: serverAPI.state).register(on: router)
+            ControlRoutes(faults: faults, log: log, runtime: runtime, token: controlToken, state: serverAPI.state, ocsp: ocsp).register(on: router)
         }
     }
 
@@ -447,6 +449,42 @@ private struct ServerAPIRoutes: Sendable {
     }
 }
 
+/// `POST /ocsp[/…]` and `GET /ocsp/…/BASE64` (RFC 6960 Appendix A): the TEST PKIs' OCSP responder
+/// (``OCSPService``), each answer logged with the certificates asked about and what was said.
+private struct OCSPRoutes: Sendable {
+    let service: OCSPService
+    let log: RequestLog
+    let runtime: ServerRuntime
+
+    func register(on router: Router<ForgeRequestContext>) {
+        for path in ["/ocsp", "/ocsp/**"] {
+            router.post(RouterPath(path)) { request, _ in await respond(request) }
+            router.get(RouterPath(path)) { request, _ in await respond(request) }
+        }
+    }
+
+    private func respond(_ request: Request) async -> Response {
+        let path = String(request.uri.path.dropFirst("/ocsp".count))
+        let der: [UInt8]
+        if request.method == .post {
+            let body: HeldBody
+            do throws(ServerRefusal) { body = try await runtime.bodies.collect(request, maximum: OCSPService.maximumRequestBytes) } catch {
+                return Responses.refusal(error, appleShape: false)
+            }
+            der = body.bytes
+            body.release()
+        } else {
+            der = OCSPService.getRequest(path: path) ?? []
+        }
+        let reply = service.respond(path: path, request: der)
+        log.record(["endpoint": .string("ocsp"), "path": .string(request.uri.path), "status": .integer(Int64(reply.status)), "answer": .string(reply.summary)])
+        if reply.delaySeconds > 0 { try? await Task.sleep(for: .seconds(reply.delaySeconds)) }
+        return reply.status == 200
+            ? Responses.bytes(.ok, contentType: "application/ocsp-response", reply.body)
+            : Responses.bytes(.init(code: reply.status), contentType: "text/plain", reply.body)
+    }
+}
+
 /// `/_forge/…`: change faults while the server runs, read or clear the request log. For the test that
 /// owns the server: loopback clients only, unless a control token is set — then any client that sends
 /// `Authorization: Bearer TOKEN`, and no client without it. A client without an address (in process,
@@ -462,14 +500,36 @@ private struct ServerAPIRoutes: Sendable {
 /// | `GET /_forge/scenarios` | each customer's scenario as the server holds it: its seed pinned, the changes the Server API made appended to its timeline (`forge make --spec` and `forge jws make --spec` take each element) |
 /// | `GET /_forge/clock` | the server clock: `{"now":"2025-02-01T00:00:00Z"}` |
 /// | `POST /_forge/clock` | moves it forward: `{"now":"2025-03-01T00:00:00Z"}`, `{"advance":"P1M"}` (a period) or `{"advance":3600}` (seconds) |
+/// | `GET /_forge/ocsp` | with `--ocsp`: the OCSP answers set, `SERIAL=ANSWER` lines |
+/// | `POST /_forge/ocsp` | sets one: `jws-leaf=revoked,reason=keyCompromise` (a name or a serial in hex, an answer) |
+/// | `DELETE /_forge/ocsp` | every certificate `good` again |
 private struct ControlRoutes: Sendable {
     let faults: FaultPlan
     let log: RequestLog
     let runtime: ServerRuntime
     let token: String?
     let state: ServerState
+    let ocsp: OCSPService?
 
     func register(on router: Router<ForgeRequestContext>) {
+        if let ocsp {
+            router.get("/_forge/ocsp") { request, context in
+                guarded(request, context) { Responses.text(ocsp.table.map { $0 + "\n" }.joined()) }
+            }
+            router.post("/_forge/ocsp") { request, context in
+                await posted(request, context) { (body) throws(ServeError) in
+                    let spec = String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                    do throws(ForgeError) { try ocsp.set(spec: spec) } catch { throw ServeError(.invalidFault, error.message) }
+                    return Responses.text(spec + "\n", status: .created)
+                }
+            }
+            router.delete("/_forge/ocsp") { request, context in
+                guarded(request, context) {
+                    ocsp.reset()
+                    return Responses.text("")
+                }
+            }
+        }
         router.get("/_forge/scenarios") { request, context in
             guarded(request, context) {
                 let encoder = JSONEncoder()

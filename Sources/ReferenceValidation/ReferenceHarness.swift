@@ -29,9 +29,13 @@ public struct ReferenceHarness: ReceiptValidator {
 
     public func hello() async -> HarnessHello { helloMessage() }
 
+    /// Every feature but `online`: the reference validator does not check revocation (it judges at the pinned
+    /// clock, and OCSP answers are the wall clock's), so `online` vectors are left to verifiers that do.
+    public static let features = Feature.allCases.filter { $0 != .online }
+
     public func helloMessage() -> HarnessHello {
         HarnessHello(
-            implementation: "receipt-forge reference validator", features: Feature.allCases.map(\.rawValue), artifacts: ArtifactGroup.allCases,
+            implementation: "receipt-forge reference validator", features: Self.features.map(\.rawValue), artifacts: ArtifactGroup.allCases,
             errorGranularity: .fine, clockInjection: true, maxConcurrency: ProcessInfo.processInfo.activeProcessorCount)
     }
 

@@ -38,7 +38,7 @@ private struct HTTPSupport: NetworkSupport {
 
     func serve(
         _ listener: HTTPListener, service: VerifyReceiptService, serverAPI: ServerAPIService, faults: FaultPlan, log: RequestLog, controlToken: String?,
-        announce: @escaping @Sendable (ServerAddress) async -> Void
+        ocsp: OCSPService?, announce: @escaping @Sendable (ServerAddress) async -> Void
     ) async throws {
         let delivery = Task { await NotificationDelivery.run(serverAPI) }
         let checkpoint = Task { await StateCheckpoint.run(serverAPI.state) }
@@ -47,7 +47,7 @@ private struct HTTPSupport: NetworkSupport {
             checkpoint.cancel()
         }
         try await ForgeServers.buildVerifyReceiptApplication(
-            Self.listener(listener), service: service, serverAPI: serverAPI, faults: faults, log: log, controlToken: controlToken, announce: announce
+            Self.listener(listener), service: service, serverAPI: serverAPI, faults: faults, log: log, controlToken: controlToken, ocsp: ocsp, announce: announce
         ).serve()
     }
 

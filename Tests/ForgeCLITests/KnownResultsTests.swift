@@ -7,6 +7,7 @@ import StoreModel
 /// these tests run the same script for one validator at a time and compare its row and its column of the
 /// per-family table with the published ones, so the figures cannot silently rot. openssl always runs; the Python validators run
 /// when their venv is present (`.oracles/NAME`, or `$RECEIPT_FORGE_ORACLES/NAME`; `.ci/run` installs them).
+/// Serialized: the asl-jws row and the online test both need 127.0.0.1:46960, the one port `online` vectors name.
 @Suite("Known results of real validators", .serialized, .timeLimit(.minutes(10)))
 struct KnownResultsTests {
     static let oracles = URL(
@@ -41,6 +42,64 @@ struct KnownResultsTests {
         "vapor/jwt-kit X5CVerifier (StoreKit 2 JWS): the published row and column hold",
         .enabled(if: FileManager.default.isExecutableFile(atPath: oracles.appendingPathComponent("jwtkit/release/jwtkit-harness").path)))
     func jwtkit() throws { try check("jwtkit") }
+
+    /// An `exit:` harness that checks revocation only, with `openssl ocsp` (python3's standard library splits the JWS):
+    /// the intermediate, then the leaf, each at the URL its AIA names, answers verified under the vector's anchor.
+    /// An independent client of the responder that `forge run` starts for `online` vectors.
+    static let opensslOCSPHarness = """
+        import base64, json, os, subprocess, sys, tempfile, textwrap
+        chain = json.loads(base64.urlsafe_b64decode(sys.stdin.read().strip().split(".")[0] + "=="))["x5c"]
+        folder = tempfile.mkdtemp()
+        def pem(text, name):
+            path = os.path.join(folder, name)
+            with open(path, "w") as file:
+                file.write("-----BEGIN CERTIFICATE-----\\n" + "\\n".join(textwrap.wrap(text, 64)) + "\\n-----END CERTIFICATE-----\\n")
+            return path
+        leaf, intermediate = pem(chain[0], "leaf.pem"), pem(chain[1], "intermediate.pem")
+        root = os.path.join(folder, "root.pem")
+        subprocess.run(["openssl", "x509", "-inform", "DER", "-in", os.environ["RF_TRUST_ANCHOR"], "-out", root], check=True)
+        for certificate, issuer in [(intermediate, root), (leaf, intermediate)]:
+            url = subprocess.run(["openssl", "x509", "-in", certificate, "-noout", "-ocsp_uri"], capture_output=True, text=True).stdout.strip()
+            if not url:
+                print("chain.revocation-unknown"); sys.exit(1)
+            asked = subprocess.run(
+                ["openssl", "ocsp", "-issuer", issuer, "-cert", certificate, "-url", url, "-CAfile", root, "-timeout", "10"], capture_output=True, text=True)
+            said = asked.stdout + asked.stderr
+            if asked.returncode != 0 or "Response verify OK" not in said or certificate + ": good" not in said or "WARNING" in said:
+                print("chain.revoked" if certificate + ": revoked" in said else "chain.revocation-unknown"); sys.exit(1)
+        """
+
+    @Test(
+        "forge run starts the OCSP responder online vectors name: an openssl ocsp harness declaring online passes every jws-online vector; undeclared they SKIP; with 127.0.0.1:46960 taken they SKIP saying so"
+    )
+    func onlineVectorsThroughTheRunner() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let harness = directory.appendingPathComponent("ocsp-harness.py")
+        try Self.opensslOCSPHarness.write(to: harness, atomically: true, encoding: .utf8)
+        let results = directory.appendingPathComponent("results.json")
+        func outcomes(_ features: String) throws -> [(id: String, outcome: String, message: String)] {
+            let ran = try forge(
+                "run", "--target", "exit:python3 \(harness.path)", "--artifacts", "jws", "--features", features, "--granularity", "coarse", "--run", "jws-online::*",
+                "--results", results.path, "--quiet")
+            #expect(ran.status == 0, "\(ran.text)\(ran.stderr)")
+            let parsed = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: results)) as? [String: Any])
+            return try #require(parsed["results"] as? [[String: Any]]).map {
+                ($0["id"] as? String ?? "", $0["outcome"] as? String ?? "", $0["message"] as? String ?? "")
+            }
+        }
+        let judged = try outcomes("online")
+        #expect(judged.count == 16 && judged.allSatisfy { ["PASS", "ACCEPTABLE"].contains($0.outcome) }, "\(judged)")
+        #expect(judged.filter { $0.outcome == "ACCEPTABLE" }.map(\.id) == ["jws-online::leaf-no-next-update", "jws-online::leaf-no-ocsp"], "\(judged)")
+        let undeclared = try outcomes("")
+        #expect(undeclared.allSatisfy { $0.outcome == "SKIP" && $0.message.contains("feature not declared by the harness: online") }, "\(undeclared)")
+        let squatter = try BackgroundServer(forgeBinary, ["serve", "--listen", "127.0.0.1:46960"])
+        defer { squatter.stop() }
+        let taken = try outcomes("online")
+        #expect(
+            taken.allSatisfy { $0.outcome == "SKIP" && $0.message.contains("the OCSP responder on 127.0.0.1:46960 could not start") && $0.message.contains("in use") },
+            "\(taken)")
+    }
 
     /// Runs the script for `name` into a scratch folder (the installed venv linked in), on a copy of the
     /// published page, and compares the two matrices for that validator.

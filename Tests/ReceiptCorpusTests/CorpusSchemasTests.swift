@@ -116,7 +116,7 @@ struct CorpusSchemasTests {
     @Test func optionalsAreNotRequired() throws {
         let definitions = try #require(try schema("vector.schema.json")["$defs"])
         let context = try #require(definitions["Context"])
-        #expect(context["properties"]?.objectKeys == ["now", "trustAnchor", "bundleId", "appVersion", "deviceId", "environment", "artifact", "appAppleId"])
+        #expect(context["properties"]?.objectKeys == ["now", "trustAnchor", "bundleId", "appVersion", "deviceId", "environment", "artifact", "appAppleId", "ocsp"])
         #expect(context["required"]?.strings == ["now", "trustAnchor"])
         #expect(definitions["Expectation"]?["required"]?.strings == ["errorClasses", "verdict"])
         #expect(definitions["DecodedPurchase"]?["required"]?.strings == ["productId", "purchaseDate", "quantity", "transactionId"])

@@ -1,6 +1,6 @@
 # Exit-code harness around PyPI app-store-server-library 3.1.2 (Apple's), SignedDataVerifier: StoreKit 2 JWS.
 # Configured as a server would be: the vector's trust anchor (RF_TRUST_ANCHOR, DER) as the only root, online checks
-# off, RF_ENVIRONMENT, RF_BUNDLE_ID and RF_APP_APPLE_ID; the method by RF_ARTIFACT (jws-transaction ->
+# off (on for an `online` vector, which names its OCSP responder in RF_OCSP_RESPONDER: declare --features online), RF_ENVIRONMENT, RF_BUNDLE_ID and RF_APP_APPLE_ID; the method by RF_ARTIFACT (jws-transaction ->
 # verify_and_decode_signed_transaction, ...). Accept = it returned a decoded payload; reject = it raised.
 # A notification's signedTransactionInfo and signedRenewalInfo are verified too, with the same verifier, as Apple's
 # documentation tells servers to: verify_and_decode_notification alone leaves them unverified (by design; node#216).
@@ -17,7 +17,7 @@ from appstoreserverlibrary.signed_data_verifier import SignedDataVerifier
 root = open(os.environ["RF_TRUST_ANCHOR"], "rb").read()
 app_apple_id = os.environ.get("RF_APP_APPLE_ID") or None
 verifier = SignedDataVerifier(
-    [root], False, Environment(os.environ.get("RF_ENVIRONMENT") or "Production"), os.environ.get("RF_BUNDLE_ID") or "",
+    [root], bool(os.environ.get("RF_OCSP_RESPONDER")), Environment(os.environ.get("RF_ENVIRONMENT") or "Production"), os.environ.get("RF_BUNDLE_ID") or "",
     int(app_apple_id) if app_apple_id else None)
 method = {
     "jws-transaction": verifier.verify_and_decode_signed_transaction,

@@ -4,11 +4,13 @@
     asl_verify_jws.py ROOT_PEM ENVIRONMENT BUNDLE_ID APP_APPLE_ID KIND JWS_FILE
 
 KIND: transaction, renewal, app-transaction, notification, realtime. Runs SignedDataVerifier with the given
-root (our TEST root), online checks off, and prints one JSON line: {"verdict": "accept"|"reject", "status":
+root (our TEST root), online checks off (on with ASL_ONLINE=1: OCSP for the leaf and the intermediate at their
+AIA URLs, e.g. `forge serve --ocsp`), and prints one JSON line: {"verdict": "accept"|"reject", "status":
 Apple's VerificationStatus name or null, "decoded": a few fields, for a notification also data.status and its
 nested transaction and renewal info, verified and decoded}. Exit 0 accept, 1 reject.
 """
 import json
+import os
 import sys
 
 from appstoreserverlibrary.models.Environment import Environment
@@ -18,7 +20,8 @@ from cryptography.hazmat.primitives.serialization import Encoding
 
 root_pem, environment, bundle_id, app_apple_id, kind, path = sys.argv[1:7]
 root = x509.load_pem_x509_certificate(open(root_pem, "rb").read()).public_bytes(Encoding.DER)
-verifier = SignedDataVerifier([root], False, Environment(environment), bundle_id, int(app_apple_id) if app_apple_id != "-" else None)
+online = os.environ.get("ASL_ONLINE") == "1"
+verifier = SignedDataVerifier([root], online, Environment(environment), bundle_id, int(app_apple_id) if app_apple_id != "-" else None)
 text = open(path).read().strip()
 method = {
     "transaction": verifier.verify_and_decode_signed_transaction,
@@ -35,6 +38,9 @@ try:
 except VerificationException as error:
     print(json.dumps({"verdict": "reject", "status": error.status.name}))
     sys.exit(1)
+except Exception as error:  # what the library lets escape (an OCSP body it cannot parse), named
+    print(json.dumps({"verdict": "error", "status": type(error).__name__}))
+    sys.exit(3)
 NAMES = (
     "transactionId", "originalTransactionId", "bundleId", "notificationType", "subtype", "receiptType", "autoRenewStatus", "appAppleId",
     "expiresDate", "revocationDate", "revocationReason", "transactionReason", "expirationIntent", "isInBillingRetryPeriod",

@@ -63,6 +63,16 @@ extension VectorCatalogue {
             description:
                 "Apple's libraries disagree on when an AppTransaction's chain is evaluated: receiptCreationDate (Swift, Java, Node; Apple documents it as the date the App Store signed it) or signedDate first when present (Python, the Go port). Apple-compatible takes either; strict judges at signedDate.",
             links: ["https://github.com/apple/app-store-server-library-python"]),
+        "OCSP_NO_NEXT_UPDATE": Note(
+            bugClass: "revocation",
+            description:
+                "A good OCSP answer without nextUpdate. RFC 6960 §4.2.2.1 allows it (newer information is always available) and Java's PKIX checker takes it; Apple's Swift verifier requires nextUpdate and Python 3.1.2 refuses an answer without one. The status is good either way, so nothing is forged: apple-compatible takes either, strict rejects.",
+            links: ["https://www.rfc-editor.org/rfc/rfc6960#section-4.2.2.1"]),
+        "OCSP_NO_RESPONDER": Note(
+            bugClass: "revocation",
+            description:
+                "A leaf whose AIA names no OCSP responder. Apple's Swift verifier skips the check (its policy is met), Python and Node fail, Java's PKIX cannot determine the status (retryable). Only Apple's CA could issue it: apple-compatible takes either, strict rejects.",
+            links: ["https://github.com/apple/swift-certificates"]),
         "JWS_OVERSIZE": Note(
             bugClass: "resource-bound",
             description:
@@ -91,7 +101,8 @@ extension VectorCatalogue {
         return spec
     }
 
-    static let jws: [VectorSpec] = jwsValid + jwsSignature + jwsHeader + jwsFormat + jwsX5C + jwsChain + jwsTime + jwsBinding + jwsNested + jwsResource
+    static let jws: [VectorSpec] =
+        jwsValid + jwsSignature + jwsHeader + jwsFormat + jwsX5C + jwsChain + jwsTime + jwsBinding + jwsNested + jwsResource + jwsOnline
 
     // MARK: - Valid artefacts
 
@@ -574,6 +585,70 @@ extension VectorCatalogue {
             "jws-nested::transaction-other-bundle", "signedTransactionInfo of another app: the nested JWS binds its bundleId like any other.", .notification,
             [.nestedBundle("signedTransactionInfo", "com.other.app")], .invalid, [.jwsNested], flags: ["JWS_NESTED_UNVERIFIED"]),
     ]
+
+    // MARK: - Online checks (issue 26)
+
+    /// Behind `online`: the chain's AIA points at the TEST responder on 127.0.0.1:46960, each certificate at the answer
+    /// its path names, and the runner starts the responder. Verdicts follow Apple's four verifiers with online checks
+    /// on (server-api-facts §5): what all of them refuse is invalid; where they split, either outside strict.
+    static let jwsOnline: [VectorSpec] = {
+        func online(
+            _ name: String, _ description: String, leaf: OCSPPointer, intermediate: OCSPPointer = .answer(.good), _ verdict: Verdict,
+            _ classes: [ErrorClass] = [], severity: Severity = .high, flags: [String] = []
+        ) -> VectorSpec {
+            spec(
+                "jws-online::\(name)", description, .transaction, [.ocsp(leaf: leaf, intermediate: intermediate)], verdict, classes, severity: severity,
+                flags: flags, features: [.online])
+        }
+        let status = "every one of Apple's verifiers with online checks on fails it"
+        return [
+            online(
+                "good",
+                "Both certificates good, answered by their issuers (ECDSA, a SHA-256 or SHA-1 CertID, the nonce echoed when sent, nextUpdate a week on). Every verifier that checks online must accept it.",
+                leaf: .answer(.good), .valid, severity: .critical),
+            online(
+                "leaf-delegate",
+                "The leaf good, signed by a delegated responder the intermediate certified with the ocspSigning EKU and sent in certs (RFC 6960 §4.2.2.2). Apple's verifiers accept delegates; so must every verifier.",
+                leaf: .answer(.delegate), .valid),
+            online(
+                "leaf-revoked", "OCSP says the signing leaf is revoked: \(status), and so must every verifier.", leaf: .answer(.revoked), .invalid, [.chainRevoked],
+                severity: .critical),
+            online(
+                "intermediate-revoked", "OCSP (answered by the root) says the intermediate is revoked: \(status).", leaf: .answer(.good), intermediate: .answer(.revoked), .invalid,
+                [.chainRevoked], severity: .critical),
+            online(
+                "leaf-unknown", "OCSP says unknown for the leaf: a failure for Swift, Python and Node, retryable for Java; none accepts.", leaf: .answer(.unknown), .invalid,
+                [.chainRevocationUnknown]),
+            online("leaf-try-later", "The responder answers tryLater (3) with no status: \(status).", leaf: .answer(.tryLater), .invalid, [.chainRevocationUnknown]),
+            online("leaf-malformed", "The responder answers malformedRequest (1): \(status).", leaf: .answer(.malformed), .invalid, [.chainRevocationUnknown]),
+            online("leaf-unauthorized", "The responder answers unauthorized (6): \(status).", leaf: .answer(.unauthorized), .invalid, [.chainRevocationUnknown]),
+            online(
+                "leaf-http-500", "The leaf's responder answers HTTP 500: retryable for all four of Apple's verifiers (RETRYABLE_VERIFICATION_FAILURE), never an accept.",
+                leaf: .answer(.http500), .invalid, [.chainRevocationUnavailable]),
+            online(
+                "intermediate-http-500", "The intermediate's responder answers HTTP 500: retryable for Apple's verifiers, never an accept.", leaf: .answer(.good),
+                intermediate: .answer(.http500), .invalid, [.chainRevocationUnavailable]),
+            online("leaf-garbage", "HTTP 200 with a body that is not an OCSP response: \(status) (Java: retryable).", leaf: .answer(.garbage), .invalid, [.chainRevocationUnknown]),
+            online(
+                "leaf-stale", "A good answer whose nextUpdate passed a day ago: Swift (4500 s leeway), Node and Python 3.1.2 (60 s) and Java's PKIX refuse it.",
+                leaf: .answer(.stale), .invalid, [.chainRevocationUnknown]),
+            online(
+                "leaf-no-next-update",
+                "A good answer without nextUpdate: Java accepts, Swift and Python 3.1.2 reject (OCSP_NO_NEXT_UPDATE). The status is good, so nothing is forged: apple-compatible takes either verdict, strict rejects.",
+                leaf: .answer(.noNextUpdate), .acceptable, [.chainRevocationUnknown], severity: .medium, flags: ["OCSP_NO_NEXT_UPDATE"]),
+            online(
+                "leaf-wrong-key", "A good answer naming the intermediate as responder but signed by another key: \(status).", leaf: .answer(.wrongKey), .invalid,
+                [.chainRevocationUnknown], severity: .critical),
+            online(
+                "leaf-delegate-no-eku",
+                "A good answer signed by a certificate the intermediate issued without the ocspSigning EKU: not a responder (RFC 6960 §4.2.2.2), \(status).",
+                leaf: .answer(.delegateWithoutEKU), .invalid, [.chainRevocationUnknown], severity: .critical),
+            online(
+                "leaf-no-ocsp",
+                "The leaf's AIA names no OCSP responder: Swift skips the check and accepts, Python and Node fail, Java cannot determine it (OCSP_NO_RESPONDER). Only Apple's CA could issue it: apple-compatible takes either verdict, strict rejects.",
+                leaf: .none, .acceptable, [.chainRevocationUnknown], severity: .medium, flags: ["OCSP_NO_RESPONDER"]),
+        ]
+    }()
 
     // MARK: - Resources
 

@@ -158,8 +158,15 @@ extension VectorSpec {
         let anchor =
             trustAnchor ?? (forged.xcodeSigned || environment == .xcode ? TrustAnchorID.forgeJWSXcode : TrustAnchorID.forgeJWSRoot)
         let context = Context(
-            now: now, trustAnchor: anchor, bundleId: bundleID, environment: environment, artifact: artifact.rawValue, appAppleId: appID)
+            now: now, trustAnchor: anchor, bundleId: bundleID, environment: environment, artifact: artifact.rawValue, appAppleId: appID, ocsp: ocspContext)
         return (forged.bytes, context)
+    }
+
+    /// The responder and answers a `jws.ocsp` step points the chain at: what the runner starts for the vector.
+    var ocspContext: OCSPContext? {
+        guard let step = mutations.last(where: { $0.mutation == MutationID.jwsOCSP.rawValue }) else { return nil }
+        let good = OCSPPointer.answer(.good).rawValue
+        return OCSPContext(responder: OCSPContext.bundledResponder, leaf: step.parameters["leaf"] ?? good, intermediate: step.parameters["intermediate"] ?? good)
     }
 
     /// What makes the bytes, as the manifest records it: the preset, the steps, the time made, the seed,

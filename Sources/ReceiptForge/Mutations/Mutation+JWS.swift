@@ -240,6 +240,15 @@ extension Mutation {
             pathlenExceeded
         },
         jws(
+            .jwsOCSP, .jwsBuild,
+            "Re-issues the intermediate and the leaf (same keys) with AIA OCSP URLs at the TEST responder on 127.0.0.1:46960, each at the answer it names (/ocsp/revoked), or with none.",
+            bugClass: "revocation", parameters: [("leaf", "the leaf's answer, or none"), ("intermediate", "the intermediate's answer, or none")]
+        ) { p throws(ForgeError) in
+            let leaf: OCSPPointer = try p.choice("leaf", default: .answer(.good))
+            let intermediate: OCSPPointer = try p.choice("intermediate", default: .answer(.good))
+            return { draft, context in try onlineChain(&draft, context, leaf: leaf, intermediate: intermediate) }
+        },
+        jws(
             .jwsNested, .jwsBuild, "Applies a JWS mutation to a notification's nested JWS.", bugClass: "unverified-nested-jws",
             parameters: [("field", "the data member holding the nested JWS"), ("mutation", "the JWS mutation; its parameters beside")]
         ) { p throws(ForgeError) in
@@ -386,6 +395,20 @@ extension Mutation {
         draft.x5c[1] = der
     }
 
+    /// The intermediate and the leaf re-issued with the same keys, their AIA naming the TEST responder at their answers.
+    static func onlineChain(_ draft: inout JWSDraft, _ context: JWSMutationContext, leaf: OCSPPointer, intermediate: OCSPPointer) throws(ForgeError) {
+        let key = try context.key(.intermediate)
+        let intermediateDER = try context.issue(.intermediate, key: key, issuer: (try context.certificate(.root), try context.key(.root))) {
+            $0 = JWSProfile.template(for: .intermediate, ocsp: intermediate.urls)
+        }
+        let issuer = try ForgeError.wrapping("parsing") { try X509Certificate(derEncoded: intermediateDER) }
+        let leafDER = try context.issue(.leaf, key: try context.key(.leaf), issuer: (issuer, key)) { $0 = JWSProfile.template(for: .leaf, ocsp: leaf.urls) }
+        // After a step that shortened x5c there is nothing to replace.
+        guard draft.x5c.count > 1 else { return }
+        draft.x5c[0] = leafDER
+        draft.x5c[1] = intermediateDER
+    }
+
     /// A second CA between the intermediate and a new leaf: the intermediate's pathlen 0 is exceeded.
     static func pathlenExceeded(_ draft: inout JWSDraft, _ context: JWSMutationContext) throws {
         let sub = try context.derivedKey("sub-ca", curve: .p384)
@@ -523,6 +546,9 @@ extension MutationStep {
     static func leafVariant(_ variant: Mutation.CertificateVariant) -> Self { Self(.jwsLeaf, ["variant": variant.rawValue]) }
     static func intermediateVariant(_ variant: Mutation.CertificateVariant) -> Self { Self(.jwsIntermediate, ["variant": variant.rawValue]) }
     static let pathlenExceeded = Self(.jwsChainPathlenExceeded)
+    static func ocsp(leaf: OCSPPointer, intermediate: OCSPPointer = .answer(.good)) -> Self {
+        Self(.jwsOCSP, ["leaf": leaf.rawValue, "intermediate": intermediate.rawValue])
+    }
 
     /// `step` applied to the notification's nested JWS `field` (its parameters beside `field` and `mutation`).
     static func nested(_ field: String, _ step: Self) -> Self {

@@ -81,6 +81,7 @@ public enum MutationID: String, Sendable, Hashable, CaseIterable, Codable {
     case jwsLeaf = "jws.leaf"
     case jwsIntermediate = "jws.intermediate"
     case jwsChainPathlenExceeded = "jws.chain-pathlen-exceeded"
+    case jwsOCSP = "jws.ocsp"
     case jwsNested = "jws.nested"
     case jwsNestedReplace = "jws.nested-replace"
 }

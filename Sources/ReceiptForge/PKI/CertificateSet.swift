@@ -88,17 +88,17 @@ public struct CertificateSet<Role: PKIRole>: Sendable {
 
     private init(store: CredentialStore<Role>) { self.store = store }
 
-    /// A fresh set: a new key for every role, certificates issued from the roles' templates.
-    public static func generate() throws(ForgeError) -> Self {
+    /// A fresh set: a new key for every role, certificates issued from `templates` (the roles' own by default).
+    public static func generate(templates: (Role) -> CertificateTemplate = { $0.template }) throws(ForgeError) -> Self {
         var keys: [Role: Role.Key] = [:]
         for role in Role.allCases {
             keys[role] = try ForgeError.wrapping("generating the \(role.fileStem) key") { try Role.Key.generate(role.keyParameters) }
         }
-        return try issue(keys: keys)
+        return try issue(keys: keys, templates: templates)
     }
 
-    /// Issues every certificate of the roles' templates from the given keys. Deterministic: same keys, same bytes.
-    public static func issue(keys: [Role: Role.Key]) throws(ForgeError) -> Self {
+    /// Issues every certificate of `templates` from the given keys. Deterministic: same keys, same bytes.
+    public static func issue(keys: [Role: Role.Key], templates: (Role) -> CertificateTemplate = { $0.template }) throws(ForgeError) -> Self {
         func depth(_ role: Role) -> Int { role.issuer.map { depth($0) + 1 } ?? 0 }
         var credentials: [Role: Credential<Role.Key>] = [:]
         // Issuers before the certificates they sign.
@@ -106,7 +106,7 @@ public struct CertificateSet<Role: PKIRole>: Sendable {
             guard let key = keys[role] else { throw ForgeError(.certificateSetInvalid, "no key for \(role.fileStem)") }
             let issuer = role.issuer.flatMap { credentials[$0] }
             let certificate = try ForgeError.wrapping("issuing the \(role.fileStem) certificate") {
-                try (issuer?.privateKey ?? key).issue(role.template, subjectKey: key.certifiedKey, issuer: issuer?.certificate)
+                try (issuer?.privateKey ?? key).issue(templates(role), subjectKey: key.certifiedKey, issuer: issuer?.certificate)
             }
             credentials[role] = Credential(certificate: certificate, privateKey: key)
         }

@@ -53,7 +53,10 @@ public enum JWSRole: String, PKIRole, Codable {
 public enum JWSProfile {
     static let base = TestPKIProfile.loopbackBase
 
-    public static func template(for role: JWSRole) -> CertificateTemplate {
+    /// `role`'s template; with `ocsp`, the leaf's and the intermediate's AIA name those responders (the one `forge
+    /// serve` runs; none when empty) instead of the loopback port that refuses, and the root still carries none
+    /// (Apple's Swift verifier refuses a root with an OCSP URL).
+    public static func template(for role: JWSRole, ocsp: [String]? = nil) -> CertificateTemplate {
         let name: [(String, String)]
         var extensions: [CertificateExtension]
         let serial: [UInt8]
@@ -69,7 +72,7 @@ public enum JWSProfile {
             name = [("CN", "receipt-forge TEST Worldwide Developer Relations CA — not Apple"), ("OU", "G6"), ("O", "receipt-forge TEST"), ("C", "US")]
             extensions = [
                 .basicConstraints(isCA: true, pathLength: 0, critical: true), .authorityKeyIdentifier,
-                .authorityInformationAccess(ocsp: ["\(base)/ocsp03-applerootcag3"], caIssuers: []),
+                .authorityInformationAccess(ocsp: ocsp ?? ["\(base)/ocsp03-applerootcag3"], caIssuers: []),
                 .custom(oid: "2.5.29.31", critical: false, derValue: crlDistributionPoint("\(base)/applerootcag3.crl")), .subjectKeyIdentifier,
                 .keyUsage([.keyCertSign, .cRLSign], critical: true),
                 .custom(oid: KnownOID.appleWWDRIntermediateMarker, critical: false, derValue: [0x05, 0x00]),
@@ -83,7 +86,7 @@ public enum JWSProfile {
             ]
             extensions = [
                 .basicConstraints(isCA: false, critical: true), .authorityKeyIdentifier,
-                .authorityInformationAccess(ocsp: ["\(base)/ocsp03-wwdrg602"], caIssuers: ["\(base)/wwdrg6.der"]),
+                .authorityInformationAccess(ocsp: ocsp ?? ["\(base)/ocsp03-wwdrg602"], caIssuers: ["\(base)/wwdrg6.der"]),
                 .certificatePolicies([
                     CertificatePolicy(
                         oid: KnownOID.appleReceiptSigningPolicy, cpsURI: "\(base)/certificateauthority/",
