@@ -147,7 +147,7 @@ let package = Package(
         .testTarget(
             name: "ReceiptServeHTTPTests",
             dependencies: [
-                "ReceiptServeHTTP", "ReceiptServe", "ReferenceValidation", "ReceiptValidationServer", "ForgeSupport", "ReceiptServeSQLite", "StoreModel",
+                "ReceiptServeHTTP", "ReceiptServe", "ReceiptForge", "ReferenceValidation", "ReceiptValidationServer", "ForgeSupport", "ReceiptServeSQLite", "StoreModel",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "GRDB", package: "GRDB.swift"),
             ],
