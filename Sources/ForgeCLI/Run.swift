@@ -20,6 +20,10 @@ struct Run: AsyncParsableCommand {
             TARGETS (--target; give several to compare them: differential mode)
               swift:reference
                   The reference validator, in process.
+              swift:reference-online
+                  The same, with online checks: it declares online and asks OCSP
+                  about the chains of online vectors, as Apple's verifiers with
+                  enableOnlineChecks do (the responder: started by forge run).
               exec:CMD
                   One process per vector: the validate message (JSON) on stdin,
                   one reply (JSON) on stdout. `forge validate --harness` is one.

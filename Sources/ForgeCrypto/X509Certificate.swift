@@ -154,6 +154,20 @@ public struct X509Certificate: Sendable, Hashable {
         extensions.first { $0.oid == oid }?.isCritical
     }
 
+    /// The subject Name's DER and the subjectPublicKey BIT STRING's bits: what an OCSP CertID hashes of an issuer
+    /// (RFC 6960 §4.1.1), and what a responder named by key hash is matched by. Nil when OpenSSL cannot encode them.
+    public var ocspIdentity: (nameDER: [UInt8], keyBits: [UInt8])? {
+        OpenSSLErrorQueue.clear()
+        defer { OpenSSLErrorQueue.clear() }
+        guard let name = X509_get_subject_name(backing.pointer),
+            let nameDER = try? encodedDER(failure: .certificateParsingFailed, context: "i2d_X509_NAME", by: { i2d_X509_NAME(name, $0) }),
+            let bits = X509_get0_pubkey_bitstr(backing.pointer), let data = ASN1_STRING_get0_data(bits)
+        else { return nil }
+        let count = Int(ASN1_STRING_length(bits))
+        guard count > 0 else { return nil }
+        return (nameDER, Array(UnsafeBufferPointer(start: data, count: count)))
+    }
+
     /// Whether `issuer` issued this certificate: names, key identifiers and key usage line up
     /// (`X509_check_issued`), and the signature verifies with the issuer's key.
     public func isIssued(by issuer: X509Certificate) -> Bool {

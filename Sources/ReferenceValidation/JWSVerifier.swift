@@ -108,6 +108,11 @@ public struct JWSVerifier: ArtefactValidator {
         guard let leaf = certificates.first else { return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind) }
         checks.append(chainCheck(leaf: leaf, intermediate: xcode ? nil : certificates.dropFirst().first, roots: context.trustedRoots, at: instant, xcode: xcode))
         if checks.last?.status == .failed { return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind) }
+        // Online, after the chain holds: the intermediate's status from its root, then the leaf's.
+        if let revocation = context.revocation, !xcode, certificates.count > 1, let root = context.trustedRoots.first(where: { certificates[1].isIssued(by: $0) }) {
+            checks.append(revocation.check(leaf: leaf, intermediate: certificates[1], root: root))
+            if checks.last?.status == .failed { return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind) }
+        }
 
         // The signature under the leaf's key.
         if let key = leaf.publicKey.ec, key.curve == .p256, key.isValidSignature(jws.signature, for: jws.signingInput, algorithm: .sha256) {

@@ -11,14 +11,24 @@ public import StoreModel
 public struct ReferenceHarness: ReceiptValidator {
     /// Trust anchor id (as vectors name them) → certificate.
     public let anchors: [String: X509Certificate]
+    /// Online checks for the vectors that name a responder; nil: offline.
+    public let online: OnlineRevocation?
 
-    public init(anchors: [String: X509Certificate]) { self.anchors = anchors }
+    public init(anchors: [String: X509Certificate], online: OnlineRevocation? = nil) {
+        self.anchors = anchors
+        self.online = online
+    }
 
     /// `swift:reference`, for ``ConformanceRunner/check(target:providers:vectors:profile:baseline:configure:)`` and `forge run`.
-    public static let provider = InProcessTargets(["reference": { try ReferenceHarness(vectorsDirectory: $0) }])
+    /// `swift:reference-online` checks revocation online for the vectors that name a responder (`context.ocsp`).
+    public static let provider = InProcessTargets([
+        "reference": { try ReferenceHarness(vectorsDirectory: $0) }, "reference-online": { try ReferenceHarness(vectorsDirectory: $0, online: OnlineRevocation()) },
+    ])
 
-    /// Loads the trust anchors a corpus names.
-    public init(vectorsDirectory: URL) throws {
+    /// Loads the trust anchors a corpus names; with `online`, it declares the `online` feature and checks the
+    /// revocation of the chains whose context names a responder, as Apple's verifiers with online checks on do.
+    public init(vectorsDirectory: URL, online: OnlineRevocation? = nil) throws {
+        self.online = online
         let manifest = try ManifestIO.load(from: vectorsDirectory)
         var anchors: [String: X509Certificate] = [:]
         for (id, anchor) in manifest.trustAnchors {
@@ -29,13 +39,14 @@ public struct ReferenceHarness: ReceiptValidator {
 
     public func hello() async -> HarnessHello { helloMessage() }
 
-    /// Every feature but `online`: the reference validator does not check revocation (it judges at the pinned
-    /// clock, and OCSP answers are the wall clock's), so `online` vectors are left to verifiers that do.
+    /// Every feature but `online`, which `swift:reference-online` adds: its answers need the responder `forge run`
+    /// starts for the run, and are dated by the wall clock, where the rest is judged at the pinned one.
     public static let features = Feature.allCases.filter { $0 != .online }
 
     public func helloMessage() -> HarnessHello {
         HarnessHello(
-            implementation: "receipt-forge reference validator", features: Self.features.map(\.rawValue), artifacts: ArtifactGroup.allCases,
+            implementation: "receipt-forge reference validator\(online == nil ? "" : ", online")",
+            features: (online == nil ? Self.features : Feature.allCases).map(\.rawValue), artifacts: ArtifactGroup.allCases,
             errorGranularity: .fine, clockInjection: true, maxConcurrency: ProcessInfo.processInfo.activeProcessorCount)
     }
 
@@ -60,6 +71,6 @@ public struct ReferenceHarness: ReceiptValidator {
         return ValidationContext(
             trustedRoots: anchors[context.trustAnchor].map { [$0] } ?? [], bundleID: context.bundleId,
             appVersion: context.appVersion, deviceID: context.deviceId.flatMap(DeviceID.init)?.bytes, appAppleID: context.appAppleId,
-            environment: context.environment, now: now)
+            environment: context.environment, now: now, revocation: context.ocsp == nil ? nil : online)
     }
 }

@@ -70,7 +70,7 @@ struct KnownResultsTests {
         """
 
     @Test(
-        "forge run starts the OCSP responder online vectors name: an openssl ocsp harness declaring online passes every jws-online vector; undeclared they SKIP; with 127.0.0.1:46960 taken they SKIP saying so"
+        "forge run starts the OCSP responder online vectors name: an openssl ocsp harness declaring online and swift:reference-online pass every jws-online vector; undeclared they SKIP; with 127.0.0.1:46960 taken they SKIP saying so"
     )
     func onlineVectorsThroughTheRunner() throws {
         let directory = try temporaryDirectory()
@@ -91,6 +91,11 @@ struct KnownResultsTests {
         let judged = try outcomes("online")
         #expect(judged.count == 16 && judged.allSatisfy { ["PASS", "ACCEPTABLE"].contains($0.outcome) }, "\(judged)")
         #expect(judged.filter { $0.outcome == "ACCEPTABLE" }.map(\.id) == ["jws-online::leaf-no-next-update", "jws-online::leaf-no-ocsp"], "\(judged)")
+        // The reference verifier with online checks, at fine granularity: every error class as expected.
+        let reference = try forge("run", "--target", "swift:reference-online", "--artifacts", "jws", "--run", "jws-online::*", "--results", results.path, "--quiet")
+        #expect(reference.status == 0, "\(reference.text)\(reference.stderr)")
+        let referenceResults = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: results)) as? [String: Any])["results"] as? [[String: Any]]
+        #expect(referenceResults?.count == 16 && referenceResults?.allSatisfy { ["PASS", "ACCEPTABLE"].contains($0["outcome"] as? String) } == true)
         let undeclared = try outcomes("")
         #expect(undeclared.allSatisfy { $0.outcome == "SKIP" && $0.message.contains("feature not declared by the harness: online") }, "\(undeclared)")
         let squatter = try BackgroundServer(forgeBinary, ["serve", "--listen", "127.0.0.1:46960"])

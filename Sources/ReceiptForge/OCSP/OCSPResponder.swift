@@ -24,14 +24,23 @@ public struct OCSPResponder: Sendable {
         /// A responder certificate it issued with the ocspSigning EKU, and one without, with their key.
         let delegate: (certificate: [UInt8], key: ECPrivateKey)
         let delegateWithoutEKU: (certificate: [UInt8], key: ECPrivateKey)
+        /// The delegates' subjectPublicKey bits (both certify the same key): their responder key hash.
+        let delegateKeyBits: [UInt8]
 
         public init(certificate: X509Certificate, key: SigningKey) throws(ForgeError) {
             self.certificate = certificate
             self.key = key
-            (nameDER, keyBits) = try OCSPWire.subjectAndKey(of: certificate.derRepresentation)
+            (nameDER, keyBits) = try Self.identity(of: certificate)
             let delegateKey = try OCSPWire.derivedKey("ocsp-delegate")
-            delegate = (try Self.issueResponder(certificate, key, delegateKey, ocspSigning: true), delegateKey)
+            let responder = try Self.issueResponder(certificate, key, delegateKey, ocspSigning: true)
+            delegate = (responder, delegateKey)
             delegateWithoutEKU = (try Self.issueResponder(certificate, key, delegateKey, ocspSigning: false), delegateKey)
+            delegateKeyBits = try Self.identity(of: try ForgeError.wrapping("parsing the responder certificate") { try X509Certificate(derEncoded: responder) }).keyBits
+        }
+
+        static func identity(of certificate: X509Certificate) throws(ForgeError) -> (nameDER: [UInt8], keyBits: [UInt8]) {
+            guard let identity = certificate.ocspIdentity else { throw ForgeError(.certificateSetInvalid, "cannot read the name and key of \(certificate.subject)") }
+            return identity
         }
 
         private static func issueResponder(_ issuer: X509Certificate, _ key: SigningKey, _ subject: ECPrivateKey, ocspSigning: Bool) throws(ForgeError) -> [UInt8] {
@@ -207,24 +216,6 @@ enum OCSPWire {
         return nil
     }
 
-    /// A certificate's subject Name DER and subjectPublicKey bits (after the unused-bits octet).
-    static func subjectAndKey(of certificate: [UInt8]) throws(ForgeError) -> (name: [UInt8], key: [UInt8]) {
-        do throws(ReceiptDecodingError) {
-            let reader = BERReader(certificate)
-            let outer = try reader.node(at: 0, expecting: ASN1Tag.sequence, "Certificate")
-            let tbs = try reader.node(at: outer.contentRange.lowerBound, limit: outer.contentRange.upperBound, expecting: ASN1Tag.sequence, "tbsCertificate")
-            var members = try reader.children(of: tbs, maximumCount: 16, "tbsCertificate members")
-            if members.first?.identifier == ASN1Tag.contextConstructed(0) { members.removeFirst() }
-            // serialNumber, signature, issuer, validity, subject, subjectPublicKeyInfo
-            guard members.count >= 6 else { throw ReceiptDecodingError(.truncated, at: tbs.offset, "a tbsCertificate without its subject key") }
-            let spki = try reader.children(of: members[5], maximumCount: 2, "SubjectPublicKeyInfo members")
-            guard spki.count == 2, spki[1].identifier == 0x03, spki[1].contentRange.count > 1 else {
-                throw ReceiptDecodingError(.unexpectedTag, at: members[5].offset, "a SubjectPublicKeyInfo without its BIT STRING")
-            }
-            return (Array(reader.encoding(of: members[4])), Array(reader.content(of: spki[1]).dropFirst()))
-        } catch { throw ForgeError(.certificateSetInvalid, "reading a certificate for OCSP: \(error.message)") }
-    }
-
     /// A deterministic P-256 key for `label`: the responder's own keys (delegates, the wrong key) need no secrecy.
     static func derivedKey(_ label: String) throws(ForgeError) -> ECPrivateKey {
         try ForgeError.wrapping("deriving the key \(label)") {
@@ -255,9 +246,9 @@ enum OCSPWire {
         let signer: (key: OCSPResponder.SigningKey, keyBits: [UInt8], certs: [[UInt8]])
         switch lead.kind {
         case .delegate:
-            signer = (.ec(issuer.delegate.key), try subjectAndKey(of: issuer.delegate.certificate).key, [issuer.delegate.certificate])
+            signer = (.ec(issuer.delegate.key), issuer.delegateKeyBits, [issuer.delegate.certificate])
         case .delegateWithoutEKU:
-            signer = (.ec(issuer.delegateWithoutEKU.key), try subjectAndKey(of: issuer.delegateWithoutEKU.certificate).key, [issuer.delegateWithoutEKU.certificate])
+            signer = (.ec(issuer.delegateWithoutEKU.key), issuer.delegateKeyBits, [issuer.delegateWithoutEKU.certificate])
         case .wrongKey:
             signer = (.ec(try derivedKey("wrong-key")), issuer.keyBits, [])
         default:
