@@ -76,16 +76,22 @@ struct NotificationDeliveryTests {
                 "--notify-sandbox", sandboxHook.url + "/apple",
             ])
         defer { server.stop() }
-        await Self.waitFor(30) { NotifyTests.records(productionRecord).count >= 3 && NotifyTests.records(sandboxRecord).count >= 2 }
-        let production = NotifyTests.records(productionRecord), sandbox = NotifyTests.records(sandboxRecord)
+        // The attempts of each webhook's first notification: at 7200× the next month's renewals come 372 s after the
+        // start, which a test queued behind the whole suite on a loaded machine can reach, and they are not this test's.
+        func first(_ records: [[String: Any]]) -> [[String: Any]] {
+            guard let digest = records.first?["sha256"] as? String else { return [] }
+            return records.filter { $0["sha256"] as? String == digest }
+        }
+        await Self.waitFor(30) { first(NotifyTests.records(productionRecord)).count >= 3 && first(NotifyTests.records(sandboxRecord)).count >= 2 }
+        let production = first(NotifyTests.records(productionRecord)), sandbox = first(NotifyTests.records(sandboxRecord))
         #expect(production.count == 3 && production.allSatisfy { $0["verified"] as? Bool == true }, "\(production.first ?? [:])")
         #expect(production.map { $0["notificationType"] as? String } == ["DID_RENEW", "DID_RENEW", "DID_RENEW"])
-        #expect(Set(production.compactMap { $0["sha256"] as? String }).count == 1, "a retry sends the same notification")
+        #expect(production.compactMap { $0["sha256"] as? String }.count == 3, "a retry sends the same notification")
         #expect(sandbox.count == 2 && sandbox.allSatisfy { $0["verified"] as? Bool == true }, "\(sandbox)")
         // Apple's one sandbox retry is the last: no third attempt, however long the clock runs.
         try await Task.sleep(for: .milliseconds(1500))
-        #expect(NotifyTests.records(sandboxRecord).count == 2)
-        #expect(NotifyTests.records(productionRecord).count == 3, "a delivered notification is not sent again")
+        #expect(first(NotifyTests.records(sandboxRecord)).count == 2)
+        #expect(first(NotifyTests.records(productionRecord)).count == 3, "a delivered notification is not sent again")
 
         let start = ReceiptDateMillis.january14, end = start + 10 * 24 * Self.hour
         let history = try await Self.post(server.url + "/inApps/v1/notifications/history", #"{"startDate":\#(start),"endDate":\#(end)}"#)

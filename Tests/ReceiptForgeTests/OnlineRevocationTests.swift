@@ -67,8 +67,8 @@ struct OnlineRevocationTests {
         // algorithm and the BIT STRING's unused-bits octet (two flips there once stayed good).
         #expect(goods == 0, "\(goods) flipped responses still judged good")
         let http = Array("HTTP/1.1 200 OK\r\nContent-Type: application/ocsp-response\r\nContent-Length: \(body.count)\r\n\r\n".utf8) + body
-        for length in 0...http.count { _ = OCSPTransport.parse(Array(http.prefix(length))) }
-        #expect(OCSPTransport.parse(http)?.status == 200 && OCSPTransport.parse(http)?.body == body)
-        #expect(OCSPTransport.parse(Array("HTTP/1.0 500 Internal Server Error\r\n\r\n".utf8))?.status == 500)
+        for length in 0...http.count { _ = OneShotHTTP.parse(Array(http.prefix(length))) }
+        #expect(OneShotHTTP.parse(http)?.status == 200 && OneShotHTTP.parse(http)?.body == body)
+        #expect(OneShotHTTP.parse(Array("HTTP/1.0 500 Internal Server Error\r\n\r\n".utf8))?.status == 500)
     }
 }
