@@ -82,7 +82,7 @@ struct OCSPTests {
     }
 
     @Test(
-        "GET with the request in the path (RFC 6960 A.1), a body that is no OCSP request (malformedRequest), a certificate of no issuer it serves (unauthorized), slow answers late, and a bad --ocsp-answer exits 64"
+        "GET with the request in the path (RFC 6960 A.1), a body that is no OCSP request (malformedRequest), a certificate of no issuer it serves (unauthorized), slow answers late, a bad --ocsp-answer exits 64, a bad --ocsp-url 64, an unreadable --ocsp-ca 65"
     )
     func wireEdges() async throws {
         let server = try BackgroundServer(forgeBinary, ["serve", "--listen", "127.0.0.1:0", "--ocsp"])
@@ -119,6 +119,17 @@ struct OCSPTests {
         #expect(Date().timeIntervalSince(started) >= 2, "a slow answer is late, never early")
         #expect(slow.text.contains("jws-signing.pem: good"), "\(slow.text)\(slow.stderr)")
 
+        // The other new options refuse bad input with one line and their exit code, writing nothing.
+        let unwritten = directory.appendingPathComponent("never").path
+        for (arguments, status, words) in [
+            (["ca", "init", "--ocsp-url", "http://127.0.0.1:8960/ocsp", "--out", unwritten], Int32(64), "add --jws"),
+            (["ca", "init", "--jws", "--ocsp-url", "ftp://127.0.0.1/ocsp", "--out", unwritten], 64, "must be an http:// URL"),
+            (["serve", "--listen", "127.0.0.1:0", "--ocsp-ca", unwritten], 65, "--ocsp-ca: cannot read"),
+        ] {
+            let refused = try forge(arguments: arguments)
+            #expect(refused.status == status && refused.stderr.contains(words), "\(arguments): \(refused.status) \(refused.stderr)")
+        }
+        #expect(!FileManager.default.fileExists(atPath: unwritten))
         for bad in ["jws-leaf=sometimes", "nobody=good", "jws-leaf", "jws-leaf=revoked,reason=bored", "jws-leaf=slow,seconds=999", "jws-leaf=good,reason=keyCompromise"] {
             let refused = try forge("serve", "--listen", "127.0.0.1:0", "--ocsp-answer", bad)
             #expect(refused.status == 64 && refused.stderr.contains("--ocsp-answer"), "\(bad): \(refused.status) \(refused.stderr)")
