@@ -52,7 +52,7 @@ run() {
   for _ in $(seq 600); do grep -q '^production' "$work/serve.out" 2>/dev/null && break; sleep 0.05; done
   port=$(sed -n 's/^production  http:\/\/127.0.0.1:\([0-9]*\).*/\1/p' "$work/serve.out")
   t0=$(python3 -c 'import time; print(time.time())')
-  curl -s -o /dev/null -X POST "http://127.0.0.1:$port/_forge/clock" -d '{"now":"2025-01-16T00:00:00Z"}'
+  curl -s -o /dev/null -X POST "http://127.0.0.1:$port/_forge/clock" -H "Content-Type: application/json" -d '{"now":"2025-01-16T00:00:00Z"}'
   for _ in $(seq 1200); do
     result=$(curl -s "$sink/count")
     [ "$(python3 -c 'import json, sys; print(json.loads(sys.argv[1])["count"])' "$result")" -ge "$customers" ] && break

@@ -32,7 +32,7 @@ struct Serve: AsyncParsableCommand {
 
             OCSP (--ocsp, --ocsp-answer, --ocsp-ca): RFC 6960 at /ocsp (POST, or GET with the request in the path) for the bundled receipt and JWS TEST PKIs and each --ocsp-ca set (`forge ca init --jws --ocsp-url URL` makes one whose leaf and intermediate name this server): SHA-1 and SHA-256 CertIDs, the nonce echoed, signed by the issuer. Per certificate: good unless --ocsp-answer CERT=ANSWER or POST /_forge/ocsp (the same text; GET lists, DELETE resets) says \(OCSPAnswer.Kind.allCases.filter { $0 != .good }.map(\.rawValue).joined(separator: ", ")); a path that names an answer (/ocsp/revoked/…) wins. Answers are dated by the wall clock.
 
-            Control routes (/_forge/*) are for the test that owns the server: they answer loopback clients only (403 to others), unless --control-token TOKEN is set; then every client, loopback too, must send Authorization: Bearer TOKEN (401 without it). Refusals are JSON {"error", "message"}. --listen on a non-loopback address prints the address bound and warns on stderr. \(ServerOptions.listenHelp)
+            Control routes (/_forge/*) are for the test that owns the server, not a web page: without --control-token they answer loopback clients only, for a loopback Host (or the --listen host), with no foreign Origin (null included), and POSTs with Content-Type: application/json (403, or 415 for the type); with --control-token TOKEN every client, loopback too, must send Authorization: Bearer TOKEN (401 without it), and nothing else is checked. Refusals are JSON {"error", "message"}, logged with the rule broken. --listen on a non-loopback address prints the address bound and warns on stderr. \(ServerOptions.listenHelp)
 
             \(ServerOptions.limitsHelp) The request log in memory keeps the last --log-capacity entries (default \(ServerLimits.defaultLogCapacity)); GET /_forge/log says in X-Forge-Log-Evicted how many it pushed out and in X-Forge-Log-Dropped how many lines --log FILE could not take (a full disk: said once on stderr; a line is written whole or not at all). At most \(ServerLimits.maximumFaults) faults are in force at once (POST /_forge/faults answers 409 past that). On the verifyReceipt endpoints a refusal keeps Apple's shape: HTTP 200 with status 21000 (the body: too large, broken framing, cut off) or 21005 (busy, no answer in time), forge_error and forge_message.
 
@@ -86,7 +86,7 @@ struct Serve: AsyncParsableCommand {
     var logCapacity = ServerLimits.defaultLogCapacity
     @Option(
         help: ArgumentHelp(
-            "Let any client use the control routes (/_forge/*) that sends Authorization: Bearer TOKEN, and no client without it. Default: loopback clients only.",
+            "Let any client use the control routes (/_forge/*) that sends Authorization: Bearer TOKEN, and no client without it. Default: loopback clients that are not a web page (loopback Host, no foreign Origin, JSON POSTs).",
             valueName: "token"))
     var controlToken: String?
     @Option(help: ArgumentHelp(APIKeyOptions.apiKeyHelp, valueName: "key-id=file"))

@@ -23,8 +23,10 @@ public struct ServerRefusal: CodedError, Sendable {
         case answerTimeout
         /// The server is stopping.
         case shuttingDown
-        /// A control route from another host while no control token is set.
+        /// A control route from another host, for another `Host` or from a web page (`Origin`) while no control token is set.
         case controlForbidden
+        /// A control POST that is not `Content-Type: application/json` while no control token is set.
+        case controlUnsupportedMediaType
         /// A control route without the control token, or with another one.
         case controlUnauthorized
         public var description: String { rawValue }
@@ -47,6 +49,7 @@ public struct ServerRefusal: CodedError, Sendable {
         case .bodiesInFlight, .busy, .answerTimeout, .shuttingDown: 503
         case .controlForbidden: 403
         case .controlUnauthorized: 401
+        case .controlUnsupportedMediaType: 415
         }
     }
 

@@ -46,8 +46,8 @@ public enum ForgeServers {
 
     /// `forge serve`: Apple's two verifyReceipt endpoints and the control routes (``ControlRoutes``).
     /// `announce` gets the address bound (useful with port 0) once the server accepts. Without
-    /// `controlToken` the control routes answer loopback clients only; with it, whoever sends it as
-    /// `Authorization: Bearer TOKEN`.
+    /// `controlToken` the control routes answer loopback clients that are not a web page (``ControlAccess``); with it,
+    /// whoever sends it as `Authorization: Bearer TOKEN`.
     ///
     /// The one place the server is put together: ``ForgeApplication/serve()`` runs it on a socket, and
     /// tests run the same application in process (HummingbirdTesting's `app.test(.router)`).
@@ -64,7 +64,9 @@ public enum ForgeServers {
                 router.get(RouterPath(endpoint.path)) { request, _ in await endpoints.respond(endpoint, request) }
             }
             ServerAPIRoutes(service: serverAPI, faults: faults, log: log, runtime: runtime).register(on: router)
-            ControlRoutes(faults: faults, log: log, runtime: runtime, token: controlToken, state: serverAPI.state, ocsp: ocsp).register(on: router)
+            ControlRoutes(
+                faults: faults, log: log, runtime: runtime, access: ControlAccess(token: controlToken, listenHost: listener.host), state: serverAPI.state, ocsp: ocsp
+            ).register(on: router)
         }
     }
 
@@ -485,15 +487,17 @@ private struct OCSPRoutes: Sendable {
     }
 }
 
-/// `/_forge/…`: change faults while the server runs, read or clear the request log. For the test that
-/// owns the server: loopback clients only, unless a control token is set — then any client that sends
-/// `Authorization: Bearer TOKEN`, and no client without it. A client without an address (in process,
-/// HummingbirdTesting's `.router`) is not loopback: it needs the token too — no switch trusts a peer.
+/// `/_forge/…`: change faults while the server runs, read or clear the request log. For the test that owns the
+/// server, never a web page (``ControlAccess``): without a control token, loopback peers only, for a loopback `Host` (or
+/// the listen host), with no foreign `Origin`, and POSTs as `Content-Type: application/json`; with a token, any client
+/// that sends `Authorization: Bearer TOKEN`, and no client without it. A client without an address (in process,
+/// HummingbirdTesting's `.router`) is not loopback: it needs the token too — no switch trusts a peer. Every refusal is
+/// logged with the rule it broke.
 ///
 /// | route | does |
 /// |---|---|
 /// | `GET /_forge/faults` | the faults in force, JSON Lines: one object per line, as `POST` takes it |
-/// | `POST /_forge/faults` | adds a fault: a JSON object (`{"endpoint":"production","status":21005,"count":2}`) or a spec line |
+/// | `POST /_forge/faults` | adds a fault: a JSON object (`{"endpoint":"production","status":21005,"count":2}`) or a spec line, as a JSON string or bare |
 /// | `DELETE /_forge/faults` | removes every fault |
 /// | `GET /_forge/log` | the request log in memory, JSON Lines; `X-Forge-Log-Dropped` and `X-Forge-Log-Evicted` count what is missing |
 /// | `DELETE /_forge/log` | empties the in-memory log (the `--log` file keeps everything) |
@@ -501,13 +505,13 @@ private struct OCSPRoutes: Sendable {
 /// | `GET /_forge/clock` | the server clock: `{"now":"2025-02-01T00:00:00Z"}` |
 /// | `POST /_forge/clock` | moves it forward: `{"now":"2025-03-01T00:00:00Z"}`, `{"advance":"P1M"}` (a period) or `{"advance":3600}` (seconds) |
 /// | `GET /_forge/ocsp` | with `--ocsp`: the OCSP answers set, `SERIAL=ANSWER` lines |
-/// | `POST /_forge/ocsp` | sets one: `jws-leaf=revoked,reason=keyCompromise` (a name or a serial in hex, an answer) |
+/// | `POST /_forge/ocsp` | sets one: `"jws-leaf=revoked,reason=keyCompromise"` (a name or a serial in hex, an answer), as a JSON string or bare |
 /// | `DELETE /_forge/ocsp` | every certificate `good` again |
 private struct ControlRoutes: Sendable {
     let faults: FaultPlan
     let log: RequestLog
     let runtime: ServerRuntime
-    let token: String?
+    let access: ControlAccess
     let state: ServerState
     let ocsp: OCSPService?
 
@@ -518,7 +522,7 @@ private struct ControlRoutes: Sendable {
             }
             router.post("/_forge/ocsp") { request, context in
                 await posted(request, context) { (body) throws(ServeError) in
-                    let spec = String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+                    let spec = Self.specLine(body)
                     do throws(ForgeError) { try ocsp.set(spec: spec) } catch { throw ServeError(.invalidFault, error.message) }
                     return Responses.text(spec + "\n", status: .created)
                 }
@@ -562,10 +566,10 @@ private struct ControlRoutes: Sendable {
         router.post("/_forge/faults") { request, context in
             await posted(request, context) { (body) throws(ServeError) in
                 let fault: Fault
-                if let value = try? JSONValue(parsing: body) {
+                if let value = try? JSONValue(parsing: body), value.objectValue != nil {
                     fault = try Fault(json: value)
                 } else {
-                    fault = try Fault(parsing: String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines))
+                    fault = try Fault(parsing: Self.specLine(body))
                 }
                 try faults.add(fault)
                 return Responses.text(fault.spec + "\n", status: .created)
@@ -609,6 +613,12 @@ private struct ControlRoutes: Sendable {
         throw ServeError(.invalidClock, "\(usage) (seconds from 0 to \(ServerLimits.maximumClockAdvance))")
     }
 
+    /// A spec line as a control POST sends it: a JSON string (`"any:close,count=1"`), or the bare line.
+    static func specLine(_ body: [UInt8]) -> String {
+        let text = (try? JSONValue(parsing: body))?.stringValue ?? String(decoding: body, as: UTF8.self)
+        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
     /// A control POST: refused, or its body (at most ``ServerLimits/maximumControlBody``) handed to `answer`, whose
     /// error is a 400 with its message (409 when the faults are full).
     private func posted(_ request: Request, _ context: ForgeRequestContext, _ answer: ([UInt8]) throws(ServeError) -> Response) async -> Response {
@@ -627,30 +637,22 @@ private struct ControlRoutes: Sendable {
         refusal(request, context) ?? answer()
     }
 
-    /// Nil when the client may use the control routes; else the refusal to send.
+    /// Nil when the client may use the control routes; else the refusal to send (``ControlAccess``), logged with the rule
+    /// it broke. A refused request's body is not read: the connection closes after the answer.
     private func refusal(_ request: Request, _ context: ForgeRequestContext) -> Response? {
-        guard let token else {
-            let peer = context.remoteAddress?.ipAddress ?? "an unknown address"
-            if ServerAddress.isLoopback(peer) { return nil }
-            return Responses.refusal(
-                ServerRefusal(
-                    .controlForbidden,
-                    "the control routes (/_forge/*) answer loopback clients only, not \(peer); start the server with --control-token TOKEN and send Authorization: Bearer TOKEN"
-                ), appleShape: false)
-        }
-        let sent = request.headers[.authorization]
-        if let sent, Self.same(sent, "Bearer " + token) { return nil }
-        var challenge: HTTPFields = [:]
-        challenge[.wwwAuthenticate] = #"Bearer realm="forge""#
-        let why = sent == nil ? "need Authorization: Bearer TOKEN (the server's --control-token)" : "were sent another token than the server's --control-token"
-        return Responses.refusal(ServerRefusal(.controlUnauthorized, "the control routes (/_forge/*) \(why)"), appleShape: false, headers: challenge)
-    }
-
-    /// Compares in time that depends on the lengths only.
-    private static func same(_ a: String, _ b: String) -> Bool {
-        let left = Array(a.utf8), right = Array(b.utf8)
-        guard left.count == right.count else { return false }
-        return zip(left, right).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
+        let host = HTTPFields.Element.Name("Host")
+        let said = ControlAccess.Request(
+            method: request.method.rawValue, peer: context.remoteAddress?.ipAddress,
+            hosts: [request.head.authority].compactMap { $0 } + (host.map { request.headers[values: $0] } ?? []),
+            origins: request.headers[values: .origin], contentTypes: request.headers[values: .contentType], authorization: request.headers[.authorization])
+        guard let refused = access.refusal(said) else { return nil }
+        log.record([
+            ("endpoint", .string("control")), ("method", .string(request.method.rawValue)), ("path", .string(request.uri.path)),
+            ("httpStatus", .integer(Int64(refused.refusal.httpStatus))), ("refused", .string(refused.refusal.code.rawValue)), ("rule", .string(refused.rule.rawValue)),
+        ])
+        var headers: HTTPFields = [.connection: "close"]
+        if refused.refusal.code == .controlUnauthorized { headers[.wwwAuthenticate] = #"Bearer realm="forge""# }
+        return Responses.refusal(refused.refusal, appleShape: false, headers: headers)
     }
 }
 

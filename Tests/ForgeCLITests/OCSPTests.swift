@@ -20,6 +20,7 @@ struct OCSPTests {
         guard !spec.isEmpty else { return }
         var request = URLRequest(url: try #require(URL(string: server.url + "/_forge/ocsp")))
         request.httpMethod = "POST"
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = Data(spec.utf8)
         let (body, response) = try await URLSession.shared.data(for: request)
         #expect((response as? HTTPURLResponse)?.statusCode == 201, "\(spec): \(String(decoding: body, as: UTF8.self))")

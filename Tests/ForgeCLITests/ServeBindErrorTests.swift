@@ -83,7 +83,7 @@ struct ServeBindErrorTests {
             #"{"endpoint":"any","status":21199,"retryable":false}"#, "production:not-json",
         ]
         for fault in sent {
-            let added = try #require(HTTPExchange.send(port: server.port, method: "POST", path: "/_forge/faults", body: Array(fault.utf8)))
+            let added = try #require(HTTPExchange.send(port: server.port, method: "POST", path: "/_forge/faults", headers: HTTPExchange.json, body: Array(fault.utf8)))
             #expect(added.status == 201, "\(fault): \(String(decoding: added.body, as: UTF8.self))")
         }
         let listed = try #require(HTTPExchange.send(port: server.port, method: "GET", path: "/_forge/faults"))
@@ -98,7 +98,7 @@ struct ServeBindErrorTests {
         // What GET lists, POSTed back after a DELETE, lists the same.
         #expect(HTTPExchange.send(port: server.port, method: "DELETE", path: "/_forge/faults")?.status == 200)
         for line in lines {
-            #expect(HTTPExchange.send(port: server.port, method: "POST", path: "/_forge/faults", body: Array(line.utf8))?.status == 201, "\(line)")
+            #expect(HTTPExchange.send(port: server.port, method: "POST", path: "/_forge/faults", headers: HTTPExchange.json, body: Array(line.utf8))?.status == 201, "\(line)")
         }
         let again = try #require(HTTPExchange.send(port: server.port, method: "GET", path: "/_forge/faults"))
         #expect(String(decoding: again.body, as: UTF8.self).split(separator: "\n").map(String.init) == lines)

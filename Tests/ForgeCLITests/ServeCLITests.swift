@@ -53,6 +53,8 @@ struct ServeCLITests {
         var request = URLRequest(url: URL(string: url)!)
         request.httpMethod = method
         if method != "GET" { request.httpBody = body }
+        // JSON, as a control POST must say without a control token (verifyReceipt's bodies are JSON too).
+        if method == "POST" { request.setValue("application/json", forHTTPHeaderField: "Content-Type") }
         guard let (data, response) = try? await URLSession.shared.data(for: request), let http = response as? HTTPURLResponse else { return nil }
         return (http.statusCode, data)
     }

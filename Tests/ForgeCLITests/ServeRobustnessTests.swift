@@ -224,10 +224,10 @@ struct ServeRobustnessTests {
     func faultCap() throws {
         let server = try ServerProcess(["serve", "--listen", "127.0.0.1:0"] + Array(repeating: ["--fault", "sandbox:status=21005"], count: 1_000).flatMap { $0 })
         defer { server.stop() }
-        let refused = try #require(HTTPExchange.send(port: server.port, method: "POST", path: "/_forge/faults", body: Array("status=21009".utf8)))
+        let refused = try #require(HTTPExchange.send(port: server.port, method: "POST", path: "/_forge/faults", headers: HTTPExchange.json, body: Array("status=21009".utf8)))
         #expect(refused.status == 409 && refused.text.contains("at most 1000 faults"), "\(refused.status) \(refused.text)")
         #expect(HTTPExchange.send(port: server.port, method: "DELETE", path: "/_forge/faults")?.status == 200)
-        #expect(HTTPExchange.send(port: server.port, method: "POST", path: "/_forge/faults", body: Array("status=21009".utf8))?.status == 201)
+        #expect(HTTPExchange.send(port: server.port, method: "POST", path: "/_forge/faults", headers: HTTPExchange.json, body: Array("status=21009".utf8))?.status == 201)
         do {
             try ServerProcess(["serve", "--listen", "127.0.0.1:0"] + Array(repeating: ["--fault", "status=21005"], count: 1_001).flatMap { $0 }).stop()
             Issue.record("1,001 --fault options were accepted")
@@ -430,6 +430,9 @@ final class Connection: @unchecked Sendable {
 
 /// One request over a fresh connection (`Connection: close`), and the answer read to the connection's end.
 enum HTTPExchange {
+    /// What a control POST must say without a control token.
+    static let json = ["Content-Type": "application/json"]
+
     static func request(method: String, path: String, headers: [String: String] = [:], body: [UInt8] = []) -> [UInt8] {
         var head = "\(method) \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\nContent-Length: \(body.count)\r\n"
         for (name, value) in headers { head += "\(name): \(value)\r\n" }

@@ -26,7 +26,8 @@ struct ServerAPIFaultTests {
         results = []
         for step in json.load(sys.stdin):
             if "fault" in step:
-                request = urllib.request.Request(base + "/_forge/faults", data=step["fault"].encode(), method="POST")
+                request = urllib.request.Request(base + "/_forge/faults", data=json.dumps(step["fault"]).encode(), method="POST",
+                                                 headers={"Content-Type": "application/json"})
                 with urllib.request.urlopen(request, timeout=10) as answer:
                     results.append({"added": answer.read().decode().strip()})
                 continue

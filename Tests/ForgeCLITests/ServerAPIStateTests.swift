@@ -84,6 +84,8 @@ struct ServerAPIStateTests {
         guard let url = URL(string: url) else { return nil }
         var request = URLRequest(url: url)
         request.httpMethod = "POST"
+        // JSON, as a control POST must say without a control token.
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = Data(body.utf8)
         guard let (data, response) = try? await URLSession.shared.data(for: request), let http = response as? HTTPURLResponse else { return nil }
         return (http.statusCode, String(decoding: data, as: UTF8.self))

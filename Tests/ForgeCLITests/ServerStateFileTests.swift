@@ -24,6 +24,8 @@ struct ServerStateFileTests {
     static func send(_ method: String, _ url: String, _ body: String) async throws -> Int {
         var request = URLRequest(url: try #require(URL(string: url)))
         request.httpMethod = method
+        // JSON, as a control POST must say without a control token.
+        request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         request.httpBody = Data(body.utf8)
         let (_, response) = try await URLSession.shared.data(for: request)
         return (response as? HTTPURLResponse)?.statusCode ?? 0
