@@ -4,6 +4,12 @@ import GRDB
 public import ReceiptServe
 import StoreModel
 
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
+
 /// `forge serve --state FILE`: the server state in SQLite, through GRDB.
 ///
 /// - One table per kind of record, readable with `sqlite3 FILE` (dates are UNIX seconds, `REAL`).
@@ -11,6 +17,9 @@ import StoreModel
 ///   only a power loss may take the last ones.
 /// - `locking_mode=EXCLUSIVE`: one server owns the file while it runs; a second is refused at start, and the
 ///   lock dies with the process.
+/// - Adopts only what is its own (``Existing``): nothing, an empty file, or an SQLite file marked as forge's in its
+///   header. Anything else is refused before SQLite opens it, so it is left byte for byte as it was, with nothing
+///   beside it (no `-journal`, `-wal` or `-shm`).
 /// - Everything read from the file is checked: a damaged or foreign file is an error with its path, never a trap.
 public final class SQLiteStateStore: ServerStateStore {
     public let path: String
@@ -18,14 +27,20 @@ public final class SQLiteStateStore: ServerStateStore {
 
     /// The layout this build writes; a file of another is refused, not migrated behind the user's back.
     static let format: Int64 = 1
+    /// forge's mark in the SQLite header (`PRAGMA application_id`, bytes 68–71 big-endian): "frge". Written
+    /// before anything else, while the file is still in rollback mode, so the main file carries it from the first
+    /// commit on, whatever its WAL holds.
+    static let applicationID: Int32 = 0x6672_6765
 
     /// Opens `path`, creating it if missing.
     public init(path: String) throws(ServeError) {
         self.path = path
+        let existing = try Self.existing(at: path)
         var configuration = Configuration()
         configuration.journalMode = .wal
         configuration.label = "forge-state"
         configuration.prepareDatabase { db in
+            if existing != .forge { try db.execute(sql: "PRAGMA application_id = \(Self.applicationID)") }
             try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE")
             try db.execute(sql: "PRAGMA synchronous = NORMAL")
         }
@@ -40,6 +55,68 @@ public final class SQLiteStateStore: ServerStateStore {
             throw error
         } catch {
             throw ServeError(.stateFailed, Self.describe(error, path: path))
+        }
+    }
+
+    /// What `--state` names, as far as forge may use it.
+    enum Existing: Equatable {
+        /// Nothing: forge creates its file there.
+        case nothing
+        /// An empty regular file (`touch state.db`, `mktemp`): adopted.
+        case empty
+        /// An SQLite file with forge's mark: resumed.
+        case forge
+    }
+
+    /// Looks at `path` without SQLite, and refuses — leaving it as it is — anything forge may not adopt: a device, FIFO,
+    /// socket or folder (SQLite would open it, and leave `NAME-journal` beside a device), a symbolic link to nothing,
+    /// a file that is not SQLite, and an SQLite database without forge's mark (a user's own: forge adds no table to it).
+    /// A symbolic link to a regular file is followed: the state lives in its target.
+    static func existing(at path: String) throws(ServeError) -> Existing {
+        var status = stat()
+        guard stat(path, &status) == 0 else {
+            let failure = errno
+            guard failure == ENOENT else { throw ServeError(.stateFailed, "cannot open \(path): \(String(cString: strerror(failure)))") }
+            if lstat(path, &status) == 0 { throw ServeError(.stateFailed, "\(path) is a symbolic link to nothing; name the state file itself") }
+            return .nothing
+        }
+        guard status.st_mode & S_IFMT == S_IFREG else {
+            throw ServeError(.stateFailed, "\(path) is \(kind(of: status.st_mode)), not a state file; it is left as it is")
+        }
+        if status.st_size == 0 { return .empty }
+        // O_NONBLOCK: had the file become a FIFO since, the open does not wait for a writer (fstat then refuses it).
+        let descriptor = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY)
+        guard descriptor >= 0 else { throw ServeError(.stateFailed, "cannot open \(path): \(String(cString: strerror(errno)))") }
+        defer { close(descriptor) }
+        var header = [UInt8](repeating: 0, count: 100)
+        var opened = stat()
+        guard fstat(descriptor, &opened) == 0, opened.st_mode & S_IFMT == S_IFREG else {
+            throw ServeError(.stateFailed, "\(path) is \(kind(of: opened.st_mode)), not a state file; it is left as it is")
+        }
+        let count = header.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+        // The header SQLite writes first: "SQLite format 3\0", then at offset 68 the application id.
+        guard count == header.count, header.starts(with: Array("SQLite format 3\u{0}".utf8)) else {
+            throw ServeError(.stateFailed, "\(path) is not a state file (not an SQLite database); it is left as it is")
+        }
+        let mark = header[68..<72].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        guard mark == UInt32(bitPattern: applicationID) else {
+            throw ServeError(
+                .stateFailed,
+                "\(path) is an SQLite database that is not a forge state file (no forge mark in its header); it is left as it is: name a new file or an empty one")
+        }
+        return .forge
+    }
+
+    /// A file type in words, for a refusal.
+    private static func kind(of mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFDIR: "a folder"
+        case S_IFCHR: "a character device"
+        case S_IFBLK: "a block device"
+        case S_IFIFO: "a FIFO"
+        case S_IFSOCK: "a socket"
+        case S_IFLNK: "a symbolic link"
+        default: "not a regular file"
         }
     }
 
