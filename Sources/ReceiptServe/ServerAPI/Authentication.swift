@@ -60,6 +60,7 @@ public enum ServerAPIAuthRule: String, Sendable, Hashable, CaseIterable, CustomS
     case tooLarge = "token-too-large"
     case malformed = "token-malformed"
     case algorithm = "alg"
+    case critical = "crit"
     case keyID = "kid"
     case signature = "signature"
     case audience = "aud"
@@ -70,6 +71,7 @@ public enum ServerAPIAuthRule: String, Sendable, Hashable, CaseIterable, CustomS
     case issuedAtInvalid = "iat-invalid"
     case issuedInFuture = "iat-future"
     case lifetime = "exp-after-iat"
+    case lifetimeWithoutIssuedAt = "exp-too-far"
 
     public var description: String {
         switch self {
@@ -78,6 +80,7 @@ public enum ServerAPIAuthRule: String, Sendable, Hashable, CaseIterable, CustomS
         case .tooLarge: "the Authorization header is over \(ServerAPIAuthenticator.maximumAuthorizationBytes) bytes"
         case .malformed: "the token is not a compact JWS whose header and payload are JSON objects"
         case .algorithm: "the header's alg is not ES256"
+        case .critical: "the header has crit, naming extensions this server does not understand (RFC 7515 §4.1.11)"
         case .keyID: "the header's kid names no configured API key"
         case .signature: "the ES256 signature does not verify under the key kid names"
         case .audience: "aud is not appstoreconnect-v1"
@@ -88,6 +91,8 @@ public enum ServerAPIAuthRule: String, Sendable, Hashable, CaseIterable, CustomS
         case .issuedAtInvalid: "iat is present but not a number"
         case .issuedInFuture: "iat is more than \(Int(ServerAPIAuthenticator.maximumClockSkew)) s ahead of the server's clock"
         case .lifetime: "exp is more than \(Int(ServerAPIAuthenticator.maximumLifetime / 60)) minutes after iat"
+        case .lifetimeWithoutIssuedAt:
+            "there is no iat and exp is more than \(Int(ServerAPIAuthenticator.maximumLifetime / 60)) minutes after the server's clock (\(Int(ServerAPIAuthenticator.maximumClockSkew)) s of skew allowed)"
         }
     }
 }
@@ -104,8 +109,12 @@ public enum ServerAPIAuthDecision: Sendable, Hashable {
 /// App Store Connect API key (https://developer.apple.com/documentation/appstoreserverapi/generating-json-web-tokens-for-api-requests).
 ///
 /// What Apple's own clients send decides what is accepted: `iat` is optional, because the Python and Java clients of
-/// app-store-server-library never send it (Swift and Node do); `typ` is not checked. Every check is on bounded input:
-/// the header is refused past ``maximumAuthorizationBytes`` before it is decoded.
+/// app-store-server-library never send it (Swift and Node do); `typ` is not checked. A token lives at most
+/// ``maximumLifetime``: counted from `iat`, or — without `iat` — from the server's clock (a missing `iat` is taken as
+/// the latest one that would be accepted, so a token without it lives no longer than one with it; Apple's clients mint
+/// 5 minutes). A header with `crit` is refused: it names extensions that must be understood, and this server
+/// understands none (RFC 7515 §4.1.11). Every check is on bounded input: the header is refused past
+/// ``maximumAuthorizationBytes`` before it is decoded.
 public struct ServerAPIAuthenticator: Sendable {
     /// Apple's audience for App Store Connect and App Store Server API tokens.
     public static let audience = "appstoreconnect-v1"
@@ -146,6 +155,7 @@ public struct ServerAPIAuthenticator: Sendable {
         else { return .rejected(.malformed) }
 
         guard header["alg"] == .string("ES256") else { return .rejected(.algorithm) }
+        guard header["crit"] == nil else { return .rejected(.critical) }
         guard let keyID = header["kid"]?.stringValue, let key = keys[keyID] else { return .rejected(.keyID) }
         guard key.publicKey.isValidSignature(jws.signature, for: jws.signingInput, algorithm: .sha256) else {
             return .rejected(.signature)
@@ -164,6 +174,8 @@ public struct ServerAPIAuthenticator: Sendable {
             guard let issuedAt = issued.numericValue else { return .rejected(.issuedAtInvalid) }
             guard issuedAt <= clock + Self.maximumClockSkew else { return .rejected(.issuedInFuture) }
             guard expiry - issuedAt <= Self.maximumLifetime else { return .rejected(.lifetime) }
+        } else {
+            guard expiry - (clock + Self.maximumClockSkew) <= Self.maximumLifetime else { return .rejected(.lifetimeWithoutIssuedAt) }
         }
         return .accepted(keyID: keyID, bundleID: bundleID)
     }

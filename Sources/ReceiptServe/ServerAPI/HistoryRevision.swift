@@ -5,6 +5,11 @@ import ForgeSupport
 /// last record a client has seen in the history's order (modification date, then transaction id), so an
 /// ascending client that keeps the revision of its last page sees only what was added or modified after it,
 /// however the timeline has moved since. Opaque to clients: base64url of `1:A|D[:MILLIS:ID]`.
+///
+/// Not authenticated, unlike ``PaginationToken``, on purpose: Apple tells clients to keep it for the next sync, so it
+/// must stay good across restarts (`--state`), and it holds nothing worth forging. It has no expiry to cheat, and a
+/// made-up one only says where to start reading the history of the transaction in the path, which the caller's token
+/// may read whole from the start anyway. Its text is bounded and checked field by field; anything else is 4000005.
 struct HistoryRevision: Sendable, Hashable {
     /// A record's place in the history: when it last changed (epoch ms), then its id (digits, by value).
     struct Key: Sendable, Hashable, Comparable {

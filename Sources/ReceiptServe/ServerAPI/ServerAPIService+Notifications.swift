@@ -126,7 +126,7 @@ extension ServerAPIService {
         let request = try HistoryRequest(try object(body), environment: scope.environment, now: now)
         var after: String?
         if let token = query.value("paginationToken") {
-            guard let page = PaginationToken(token: token), page.fingerprint == request.fingerprint else { throw .invalidPaginationToken }
+            guard let page = PaginationToken(token: token), page.fingerprint == request.fingerprint, page.issued <= now else { throw .invalidPaginationToken }
             guard now.timeIntervalSince(page.issued) <= Self.paginationTokenLifetime else { throw .paginationTokenExpired }
             after = page.after
         }
@@ -230,33 +230,5 @@ extension ServerAPIService {
             record(at, type, subtype, t)
         }
         return records
-    }
-}
-
-/// Get Notification History's `paginationToken`: bound to the request's filters, the last record sent, and when
-/// it was issued. Opaque to clients: base64url of `1:FINGERPRINT:ISSUED_MS:KEY`.
-struct PaginationToken {
-    let fingerprint: UInt64
-    let after: String
-    let issued: Date
-
-    init(fingerprint: UInt64, after: String, issued: Date) {
-        self.fingerprint = fingerprint
-        self.after = after
-        self.issued = issued
-    }
-
-    var token: String { Base64URL.encode(Array("1:\(fingerprint):\(ReceiptDate.milliseconds(issued) ?? 0):\(after)".utf8)) }
-
-    /// Nil for anything this server did not write (Apple: 4000014).
-    init?(token: String) {
-        guard token.utf8.count <= 512, let bytes = Base64URL.decode(token), let text = String(bytes: bytes, encoding: .utf8) else { return nil }
-        let parts = text.split(separator: ":", maxSplits: 3, omittingEmptySubsequences: false)
-        guard parts.count == 4, parts[0] == "1", let fingerprint = UInt64(parts[1]), let issued = Int64(parts[2]),
-            let date = ReceiptDate.instant(milliseconds: Double(issued))
-        else { return nil }
-        self.fingerprint = fingerprint
-        self.issued = date
-        after = String(parts[3])
     }
 }
