@@ -60,6 +60,8 @@ extension RunResults {
             merged.canaryDiagnosis = [merged.canaryDiagnosis, part.canaryDiagnosis].compactMap { $0 }.joined(separator: " | ").nilIfEmpty
             merged.stoppedEarly = [merged.stoppedEarly, part.stoppedEarly].compactMap { $0 }.joined(separator: " | ").nilIfEmpty
             merged.expiredBaselineEntries = Array(Set(merged.expiredBaselineEntries + part.expiredBaselineEntries)).sorted()
+            let unstarted = Set((merged.unavailableServices ?? []) + (part.unavailableServices ?? [])).sorted()
+            merged.unavailableServices = unstarted.isEmpty ? nil : unstarted
             merged.errorBudget = [merged.errorBudget, part.errorBudget].compactMap { $0 }.max()
         }
         var seen = Set<String>()

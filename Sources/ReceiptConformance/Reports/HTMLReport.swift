@@ -21,6 +21,9 @@ public enum HTMLReport {
         if let stopped = results.stoppedEarly {
             body += #"<div class="diagnosis"><strong>Stopped early:</strong> \#(escape(stopped))</div>"# + "\n"
         }
+        if let notJudged = results.notJudged {
+            body += #"<div class="diagnosis"><strong>Not judged:</strong> \#(escape(notJudged))</div>"# + "\n"
+        }
         if !results.expiredBaselineEntries.isEmpty {
             body +=
                 "<h2>Expired baseline entries</h2>\n<p>Past their expiry date: they fail the run until triaged again.</p>\n<ul>"
