@@ -54,7 +54,9 @@ extension RunResults {
             if let mine = merged.corpus?.manifestSHA256, let theirs = part.corpus?.manifestSHA256, mine != theirs {
                 throw ConformanceError(.invalidResults, "cannot merge results of different corpora (manifest sha256 \(theirs) and \(mine))")
             }
-            merged.artifacts?.excluded += part.artifacts?.excluded ?? 0
+            if let excluded = part.artifacts?.excluded, let sum = merged.artifacts?.excluded.addingReportingOverflow(excluded) {
+                merged.artifacts?.excluded = sum.overflow ? .max : sum.partialValue  // a count: the schema keeps it ≥ 0
+            }
             merged.results += part.results
             merged.durationMilliseconds = max(merged.durationMilliseconds, part.durationMilliseconds)
             merged.canaryDiagnosis = [merged.canaryDiagnosis, part.canaryDiagnosis].compactMap { $0 }.joined(separator: " | ").nilIfEmpty
