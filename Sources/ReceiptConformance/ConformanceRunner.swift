@@ -110,7 +110,8 @@ public struct RunResults: Codable, Sendable {
         var reasons = unavailableServices ?? []
         if !results.isEmpty, results.allSatisfy({ $0.outcome == .skip }) {
             let why = Dictionary(grouping: results.compactMap(\.message), by: { $0 }).max { ($0.value.count, $1.key) < ($1.value.count, $0.key) }?.key
-            reasons.append("nothing was judged: all \(results.count) vectors are SKIP\(why.map { " (\(VectorResult.oneLine($0, limit: 300)))" } ?? "")")
+            let all = results.count == 1 ? "its one vector is SKIP" : "all \(results.count) vectors are SKIP"
+            reasons.append("nothing was judged: \(all)\(why.map { " (\(VectorResult.oneLine($0, limit: 300)))" } ?? "")")
         }
         return reasons.isEmpty ? nil : reasons.joined(separator: "; ")
     }
