@@ -111,7 +111,9 @@ public struct RunResults: Codable, Sendable {
         if !results.isEmpty, results.allSatisfy({ $0.outcome == .skip }) {
             let why = Dictionary(grouping: results.compactMap(\.message), by: { $0 }).max { ($0.value.count, $1.key) < ($1.value.count, $0.key) }?.key
             let all = results.count == 1 ? "its one vector is SKIP" : "all \(results.count) vectors are SKIP"
-            reasons.append("nothing was judged: \(all)\(why.map { " (\(VectorResult.oneLine($0, limit: 300)))" } ?? "")")
+            // A service that did not start is already the reason: not said twice.
+            let shown = why.flatMap { reasons.contains($0) ? nil : " (\(VectorResult.oneLine($0, limit: 300)))" } ?? ""
+            reasons.append("nothing was judged: \(all)\(shown)")
         }
         return reasons.isEmpty ? nil : reasons.joined(separator: "; ")
     }
