@@ -12,8 +12,20 @@ import Testing
 /// it says why and exits 2, never "conformant".
 @Suite(.timeLimit(.minutes(2)))
 struct OnlineResponderPortTests {
-    /// Holds 127.0.0.1:`port` (listening) until closed; nil when it is already held, by a process the test does not own.
-    static func hold(port: UInt16) throws -> Int32? {
+    /// Holds 127.0.0.1:`port` (listening) until closed, once no other process does (another test's online run may,
+    /// for a while): the test's premise is a port it holds itself, never one that may be freed under it.
+    static func hold(port: UInt16, within limit: Duration = .seconds(90)) async throws -> Int32 {
+        let clock = ContinuousClock()
+        let deadline = clock.now.advanced(by: limit)
+        while true {
+            if let held = try listening(port: port) { return held }
+            guard clock.now < deadline else { throw POSIXError(.EADDRINUSE) }
+            try await Task.sleep(for: .milliseconds(100))
+        }
+    }
+
+    /// A listening socket on 127.0.0.1:`port`, or nil when another process holds the port.
+    static func listening(port: UInt16) throws -> Int32? {
         #if canImport(Glibc)
             let descriptor = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         #else
@@ -37,11 +49,11 @@ struct OnlineResponderPortTests {
     }
 
     @Test("with 127.0.0.1:46960 taken, swift:reference-online on jws-online::* exits 2 saying the responder could not start; the results say so too")
-    func portTaken() throws {
+    func portTaken() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let held = try Self.hold(port: 46960)
-        defer { if let held { close(held) } }
+        let held = try await Self.hold(port: 46960)
+        defer { close(held) }
         let results = directory.appendingPathComponent("results.json")
         for quiet in [false, true] {
             let ran = try forge(
