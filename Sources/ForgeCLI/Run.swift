@@ -304,8 +304,8 @@ struct Run: AsyncParsableCommand {
     /// A results.json of one target (what merge and matrix read); anything else is bad data (exit 65).
     static func loadResults(_ file: String) throws -> RunResults {
         let data = Data(try readInput(file, kind: .json).bytes)
-        do { return try JSONDecoder().decode(RunResults.self, from: data) } catch {
-            throw fail("\(file) is not a results.json of a single forge run target: \(error)", Exit.dataError)
+        do { return try RunResults.read(data) } catch {
+            throw fail("\(file) is not a results.json of a single forge run target: \(error.message)", Exit.dataError)
         }
     }
 

@@ -53,7 +53,8 @@ extension RunResults {
             results: [.exemplar], durationMilliseconds: 42, expiredBaselineEntries: ["binding::device-hash-mismatch"], shard: "1/2",
             errorBudget: 0, stoppedEarly: "more than 0 harness failures (--max-errors); the vectors not run are SKIP",
             target: "stdio:./acme-harness --strict", hello: .exemplar, label: "acme", artifacts: .exemplar, corpus: .exemplar,
-            mapping: "verifyreceipt")
+            mapping: "verifyreceipt",
+            unavailableServices: ["the OCSP responder on 127.0.0.1:46960 could not start: cannot listen on 127.0.0.1:46960: Address already in use"])
     }
 }
 

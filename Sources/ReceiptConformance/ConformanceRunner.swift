@@ -85,6 +85,9 @@ public struct RunResults: Codable, Sendable {
     public var corpus: JudgedCorpus?
     /// The `--mapping` of an http target (`verifyreceipt` or a file), so a reproduce command can name it.
     public var mapping: String?
+    /// Services selected vectors needed that could not start (the OCSP responder of `online` vectors), each with why:
+    /// their vectors are SKIP with that reason, and the run is an infrastructure failure.
+    public var unavailableServices: [String]?
 
     /// How reports name this run: its label, or the implementation it declared.
     public var name: String { label ?? implementation }
@@ -93,11 +96,26 @@ public struct RunResults: Codable, Sendable {
     public var durationDescription: String { ReportText.duration(milliseconds: durationMilliseconds) }
 
     /// 0 conformant, 1 conformance failure (or an expired baseline entry), 2 infrastructure failure:
-    /// failed canaries, a run stopped early, or more harness failures than the error budget.
+    /// failed canaries, a run stopped early, more harness failures than the error budget, or vectors it selected
+    /// and could not judge (``notJudged``).
     public var exitCode: Int32 {
         let harnessFailures = results.count { $0.outcome.isInfrastructureFailure }
-        if canaryDiagnosis != nil || stoppedEarly != nil || harnessFailures > (errorBudget ?? 0) { return 2 }
+        if canaryDiagnosis != nil || stoppedEarly != nil || notJudged != nil || harnessFailures > (errorBudget ?? 0) { return 2 }
         return results.contains { $0.outcome.isConformanceFailure } || !expiredBaselineEntries.isEmpty ? 1 : 0
+    }
+
+    /// Why the run is no verdict on what it selected, or nil: a service its vectors need could not start, or it
+    /// judged nothing at all (every vector SKIP). Zero verdicts are no evidence of conformance.
+    public var notJudged: String? {
+        var reasons = unavailableServices ?? []
+        if !results.isEmpty, results.allSatisfy({ $0.outcome == .skip }) {
+            let why = Dictionary(grouping: results.compactMap(\.message), by: { $0 }).max { ($0.value.count, $1.key) < ($1.value.count, $0.key) }?.key
+            let all = results.count == 1 ? "its one vector is SKIP" : "all \(results.count) vectors are SKIP"
+            // A service that did not start is already the reason: not said twice.
+            let shown = why.flatMap { reasons.contains($0) ? nil : " (\(VectorResult.oneLine($0, limit: 300)))" } ?? ""
+            reasons.append("nothing was judged: \(all)\(shown)")
+        }
+        return reasons.isEmpty ? nil : reasons.joined(separator: "; ")
     }
 
     /// One line per unexpected outcome, for a failing test's message or a log.
@@ -105,6 +123,7 @@ public struct RunResults: Codable, Sendable {
         var lines = results.filter { $0.outcome.isConformanceFailure || $0.outcome.isInfrastructureFailure }.map { $0.summaryLine(padded: false) }
         if let canaryDiagnosis { lines.insert("CANARIES FAILED: \(canaryDiagnosis)", at: 0) }
         if let stoppedEarly { lines.append("STOPPED: \(stoppedEarly)") }
+        if let notJudged { lines.append("NOT JUDGED: \(notJudged)") }
         lines += expiredBaselineEntries.map { "EXPIRED BASELINE ENTRY \($0)" }
         return lines.joined(separator: "\n")
     }
@@ -281,6 +300,7 @@ public struct ConformanceRunner: Sendable {
         }
         for service in running { await service.stop() }
         results.sort { $0.id < $1.id }
+        let unstarted = unavailable.keys.sorted().compactMap { unavailable[$0] }
         let elapsed = start.duration(to: clock.now)
         var outcome = RunResults(
             suite: manifest.suite.version, implementation: hello.implementation, profile: profileName, canaryDiagnosis: diagnosis,
@@ -288,6 +308,7 @@ public struct ConformanceRunner: Sendable {
             durationMilliseconds: Int(elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000))
         outcome.errorBudget = maxErrors
         outcome.hello = hello
+        outcome.unavailableServices = unstarted.isEmpty ? nil : unstarted
         (outcome.artifacts, outcome.corpus) = (selection, judged)
         if budget.exhausted, let maxErrors {
             outcome.stoppedEarly = "more than \(maxErrors) harness failure\(maxErrors == 1 ? "" : "s") (--max-errors); the vectors not run are SKIP"

@@ -86,13 +86,29 @@ public enum ConformanceSchemas {
             minimums: [
                 "/properties/durationMilliseconds": 0,
                 "/properties/counts/additionalProperties": 0,
+                "/properties/errorBudget": 0,
                 "/$defs/VectorResult/properties/revision": 1,
                 "/$defs/VectorResult/properties/durationMicroseconds": 0,
+                "/$defs/ArtifactSelection/properties/excluded": 0,
+                "/$defs/HarnessHello/properties/protocol": 1,
+                "/$defs/HarnessHello/properties/maxConcurrency": 1,
             ])
         // People write baselines by hand; JSONDecoder reads `"issue": null` as absent, so the schema does too.
         let baseline = try CorpusSchemas.document(
             for: Baseline.exemplar, fileName: baselineFileName, nullableOptionals: true,
             minimums: ["/properties/schemaVersion": 1])
         return [harnessFileName: harness, resultsFileName: results, baselineFileName: baseline]
+    }
+}
+
+extension RunResults {
+    /// A results.json as `forge run merge` and `forge run matrix` read it, refused where it breaks
+    /// results.schema.json, which says what the runner writes: a negative duration or count, a revision of 0, a
+    /// member no run writes. The message names the first such place (`/results/3/durationMicroseconds: …`).
+    public static func read(_ data: Data) throws(ConformanceError) -> RunResults {
+        let schema: JSONSchemaValidator
+        do { schema = try ConformanceSchemas.results } catch { throw ConformanceError(.invalidResults, "cannot check it: \(error)") }
+        if let violation = schema.violations(data).first { throw ConformanceError(.invalidResults, violation.description) }
+        do { return try JSONDecoder().decode(RunResults.self, from: data) } catch { throw ConformanceError(.invalidResults, "\(error)") }
     }
 }

@@ -14,7 +14,7 @@ public enum JUnitReport {
         let failures = all.filter { $0.outcome.isConformanceFailure }.count
         let errors = all.filter { $0.outcome.isInfrastructureFailure }.count
         out +=
-            #"<testsuites name="receipt-conformance" tests="\#(all.count)" failures="\#(failures)" errors="\#(errors)" time="\#(seconds(runs.map(\.durationMilliseconds).reduce(0, +) * 1000))">"#
+            #"<testsuites name="receipt-conformance" tests="\#(all.count)" failures="\#(failures)" errors="\#(errors)" time="\#(seconds(totalMilliseconds(runs), perSecond: 1000))">"#
             + "\n"
         for results in runs {
             out += suites(results, qualifier: runs.count > 1 ? " [\(escape(results.name))]" : "")
@@ -31,7 +31,7 @@ public enum JUnitReport {
                 #"  <testsuite name="receipt-conformance.\#(family)\#(qualifier)" tests="\#(cases.count)" failures="\#(cases.filter { $0.outcome.isConformanceFailure }.count)" errors="\#(cases.filter { $0.outcome.isInfrastructureFailure }.count)" skipped="\#(cases.filter { $0.outcome == .skip || $0.outcome == .xfail }.count)">"#
                 + "\n"
             for result in cases {
-                out += #"    <testcase classname="receipt.\#(family)" name="\#(Self.escape(result.id))" time="\#(seconds(result.durationMicroseconds))">"#
+                out += #"    <testcase classname="receipt.\#(family)" name="\#(Self.escape(result.id))" time="\#(seconds(result.durationMicroseconds, perSecond: 1_000_000))">"#
                 let got = result.verdict.map { "\($0.rawValue)\(result.errorClass.map { " \($0)" } ?? "")" } ?? "no verdict"
                 let expected = "\(result.expected.rawValue)\(result.expectedErrorClasses.isEmpty ? "" : " [\(result.expectedErrorClasses.joined(separator: "|"))]")"
                 if result.outcome.isConformanceFailure {
@@ -49,12 +49,23 @@ public enum JUnitReport {
         return out
     }
 
-    private static func seconds(_ microseconds: Int) -> String {
-        let whole = microseconds / 1_000_000, fraction = microseconds % 1_000_000
-        return "\(whole).\(String(repeating: "0", count: 6 - String(fraction).count))\(fraction)"
+    /// JUnit's `time`, seconds with six decimals, from a count of units `perSecond` (1,000 or 1,000,000). Any count:
+    /// a results.json is checked against its schema when read, but a run built in code is not.
+    static func seconds(_ count: Int, perSecond: Int) -> String {
+        let magnitude = count.magnitude, unit = UInt(perSecond)
+        let fraction = String((magnitude % unit) * (1_000_000 / unit))
+        return "\(count < 0 ? "-" : "")\(magnitude / unit).\(String(repeating: "0", count: max(0, 6 - fraction.count)))\(fraction)"
     }
 
-    /// What is inert in HTML text and attributes is inert in XML too; control characters, which XML
-    /// 1.0 forbids, become U+FFFD.
+    /// The runs' durations added up, saturating rather than overflowing.
+    private static func totalMilliseconds(_ runs: [RunResults]) -> Int {
+        runs.reduce(0) { total, run in
+            let (sum, overflow) = total.addingReportingOverflow(run.durationMilliseconds)
+            return overflow ? (run.durationMilliseconds < 0 ? .min : .max) : sum
+        }
+    }
+
+    /// What is inert in HTML text and attributes is inert in XML too; every character XML 1.0 forbids (and HTML:
+    /// controls, U+FFFE, U+FFFF, the other noncharacters) becomes U+FFFD.
     static func escape(_ text: String) -> String { HTMLReport.escape(text) }
 }

@@ -54,12 +54,16 @@ extension RunResults {
             if let mine = merged.corpus?.manifestSHA256, let theirs = part.corpus?.manifestSHA256, mine != theirs {
                 throw ConformanceError(.invalidResults, "cannot merge results of different corpora (manifest sha256 \(theirs) and \(mine))")
             }
-            merged.artifacts?.excluded += part.artifacts?.excluded ?? 0
+            if let excluded = part.artifacts?.excluded, let sum = merged.artifacts?.excluded.addingReportingOverflow(excluded) {
+                merged.artifacts?.excluded = sum.overflow ? .max : sum.partialValue  // a count: the schema keeps it ≥ 0
+            }
             merged.results += part.results
             merged.durationMilliseconds = max(merged.durationMilliseconds, part.durationMilliseconds)
             merged.canaryDiagnosis = [merged.canaryDiagnosis, part.canaryDiagnosis].compactMap { $0 }.joined(separator: " | ").nilIfEmpty
             merged.stoppedEarly = [merged.stoppedEarly, part.stoppedEarly].compactMap { $0 }.joined(separator: " | ").nilIfEmpty
             merged.expiredBaselineEntries = Array(Set(merged.expiredBaselineEntries + part.expiredBaselineEntries)).sorted()
+            let unstarted = Set((merged.unavailableServices ?? []) + (part.unavailableServices ?? [])).sorted()
+            merged.unavailableServices = unstarted.isEmpty ? nil : unstarted
             merged.errorBudget = [merged.errorBudget, part.errorBudget].compactMap { $0 }.max()
         }
         var seen = Set<String>()

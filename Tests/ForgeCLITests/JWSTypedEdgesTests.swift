@@ -47,8 +47,11 @@ struct JWSTypedEdgesTests {
         let help = try forge("jws", "make", "--help")
         #expect(help.text.contains("Production") && help.text.contains("LocalTesting"))
         // `forge make`'s --environment is the receipt type, in Apple's spelling too.
-        #expect(try forge("make", "--product", "p", "--environment", "sandbox", "--now", Self.now, "-q", "-o", "/dev/null").status == 64)
-        #expect(try forge("make", "--product", "p", "--environment", "ProductionVPPSandbox", "--now", Self.now, "-q", "-o", "/dev/null").status == 0)
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let receipt = directory.appendingPathComponent("receipt.der").path
+        #expect(try forge("make", "--product", "p", "--environment", "sandbox", "--now", Self.now, "-q", "-o", receipt).status == 64)
+        #expect(try forge("make", "--product", "p", "--environment", "ProductionVPPSandbox", "--now", Self.now, "-q", "-o", receipt).status == 0)
         guard Self.hasOracle else { return }
         let accepted = try Self.appleVerdict("transaction", environment: "Sandbox", appAppleID: "-", ["--product", "p", "--environment", "Sandbox"])
         #expect(accepted["verdict"] as? String == "accept", "\(accepted)")

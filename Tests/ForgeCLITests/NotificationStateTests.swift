@@ -184,7 +184,8 @@ struct NotificationStateTests {
         }
         // A subscription's state on a non-consumable.
         let consumable = try forge(
-            "jws", "make", "notification", "--notification-type", "EXPIRED", "--subtype", "VOLUNTARY", "--product", "gems", "--now", Self.now, "-q", "-o", "/dev/null")
+            "jws", "make", "notification", "--notification-type", "EXPIRED", "--subtype", "VOLUNTARY", "--product", "gems", "--now", Self.now, "-q", "-o",
+            directory.appendingPathComponent("n.jws").path)
         #expect(consumable.status == 64 && consumable.stderr.contains("auto-renewable"), "\(consumable.stderr)")
         // Flags that agree with the pair are welcome: an explicit past expiry for EXPIRED, renewals for DID_RENEW.
         #expect(try Self.make(Self.pairs[0], ["--expires", "2024-12-20T00:00:00Z"], in: directory).result.status == 0)

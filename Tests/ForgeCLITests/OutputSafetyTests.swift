@@ -212,15 +212,18 @@ struct OutputSafetyTests {
 
     @Test("make refuses a receipt larger than validate reads (16 MiB), before the work")
     func makeRefusesOversizedReceipt() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let receipt = directory.appendingPathComponent("receipt.der").path
         // 16 subscriptions of 10,001 periods each: about 40 MB of receipt.
         let products = (0..<16).flatMap { ["--product", "com.example.sub\($0)"] }
-        let result = try forge(arguments: ["make"] + products + ["--renewals", "10000", "--now", "2025-01-01T00:00:00Z", "-o", "/dev/null"])
+        let result = try forge(arguments: ["make"] + products + ["--renewals", "10000", "--now", "2025-01-01T00:00:00Z", "-o", receipt])
         #expect(result.status == 64, "\(result.stderr)")
         #expect(result.stderr.contains("transactions") && result.stderr.contains("at most"), "\(result.stderr)")
         // Within the bounds but over 16 MiB of bytes (forward from 1990: 10,000 months back from 2025 is before 1970).
         let large = (0..<2).flatMap { ["--product", "com.example.sub\($0)-\(String(repeating: "x", count: 1000))"] }
         let bytes = try forge(
-            arguments: ["make"] + large + ["--renewals", "10000", "--purchase-date", "1990-01-01T00:00:00Z", "--now", "2025-01-01T00:00:00Z", "-o", "/dev/null"])
+            arguments: ["make"] + large + ["--renewals", "10000", "--purchase-date", "1990-01-01T00:00:00Z", "--now", "2025-01-01T00:00:00Z", "-o", receipt])
         #expect(bytes.status == 64, "\(bytes.stderr)")
         #expect(bytes.stderr.contains("16777216"), "\(bytes.stderr)")
     }

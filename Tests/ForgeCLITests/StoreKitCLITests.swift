@@ -55,7 +55,8 @@ struct StoreKitCLITests {
         let bad = try Self.broken(#""paymentMode" : "payUpFront""#, #""paymentMode" : "upFront""#, in: directory)
         let path = "subscriptionGroups[0].subscriptions[0].winbackOffers[0].paymentMode"
         let commands: [[String]] = [
-            ["storekit", "show", bad], ["storekit", "scenario", bad], ["make", "--storekit", bad, "--product", "com.example.coins", "-o", "/dev/null"],
+            ["storekit", "show", bad], ["storekit", "scenario", bad],
+            ["make", "--storekit", bad, "--product", "com.example.coins", "-o", directory.appendingPathComponent("r.der").path],
             ["jws", "make", "transaction", "--storekit", bad, "--product", "com.example.coins"],
             ["notify", "http://127.0.0.1:9/", "--storekit", bad, "--product", "com.example.coins"],
             ["serve", "--listen", "127.0.0.1:0", "--storekit", bad],
@@ -68,7 +69,8 @@ struct StoreKitCLITests {
         try "{ \"version\" : ".write(toFile: notJSON, atomically: true, encoding: .utf8)
         #expect(try forge("storekit", "show", notJSON).status == 65)
         for command in [
-            ["storekit", "scenario", Self.example, "--product", "com.example.nope"], ["make", "--storekit", Self.example, "--product", "com.example.nope", "-o", "/dev/null"],
+            ["storekit", "scenario", Self.example, "--product", "com.example.nope"],
+            ["make", "--storekit", Self.example, "--product", "com.example.nope", "-o", directory.appendingPathComponent("r.der").path],
             ["jws", "make", "transaction", "--storekit", Self.example, "--product", "com.example.nope"],
             ["serve", "--listen", "127.0.0.1:0", "--storekit", Self.example, "--product", "com.example.nope"],
         ] {

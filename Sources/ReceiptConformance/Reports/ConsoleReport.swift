@@ -100,6 +100,9 @@ public enum ConsoleReport {
         if let stopped = results.stoppedEarly {
             lines += wrap("Stopped early: " + stopped)
         }
+        if let notJudged = results.notJudged {
+            lines += wrap("Not judged: " + notJudged)
+        }
         if !results.expiredBaselineEntries.isEmpty {
             lines += wrap("Expired baseline entries (triage again): " + results.expiredBaselineEntries.joined(separator: ", "))
         }
@@ -168,6 +171,7 @@ public enum ConsoleReport {
         if let diagnosis = results.canaryDiagnosis { lines.append("CANARIES FAILED: \(diagnosis)") }
         guard quiet else { return lines.map { $0 + "\n" }.joined() + summary(results) }
         if let stopped = results.stoppedEarly { lines.append("STOPPED: \(stopped)") }
+        if let notJudged = results.notJudged { lines.append("NOT JUDGED: \(notJudged)") }
         if let artifacts = results.artifacts { lines.append(artifacts.summary) }
         let counts = results.counts.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }.joined(separator: ", ")
         lines.append("\(results.results.count) vectors in \(results.durationMilliseconds) ms: \(counts)")

@@ -21,6 +21,9 @@ public enum HTMLReport {
         if let stopped = results.stoppedEarly {
             body += #"<div class="diagnosis"><strong>Stopped early:</strong> \#(escape(stopped))</div>"# + "\n"
         }
+        if let notJudged = results.notJudged {
+            body += #"<div class="diagnosis"><strong>Not judged:</strong> \#(escape(notJudged))</div>"# + "\n"
+        }
         if !results.expiredBaselineEntries.isEmpty {
             body +=
                 "<h2>Expired baseline entries</h2>\n<p>Past their expiry date: they fail the run until triaged again.</p>\n<ul>"
@@ -130,8 +133,11 @@ public enum HTMLReport {
         return page(title: "Receipt conformance: differential", body: body)
     }
 
-    /// Makes text inert in HTML element content and in quoted attribute values. Control characters,
-    /// which HTML forbids, become U+FFFD so a hostile message cannot corrupt the page.
+    /// Makes text inert in HTML element content and in quoted attribute values, and in XML 1.0's (the JUnit report's):
+    /// every character either forbids becomes U+FFFD, visibly, so a hostile message cannot corrupt the page or the
+    /// XML. Those are the C0 controls but tab, LF and CR, DEL and the C1 controls (HTML), and the noncharacters:
+    /// U+FDD0-U+FDEF and the last two of every plane (U+FFFE and U+FFFF are outside XML 1.0's `Char`). Lone surrogates
+    /// cannot be in a Swift string: the JSON reader already made them U+FFFD.
     static func escape(_ text: String) -> String {
         var out = ""
         out.reserveCapacity(text.utf8.count)
@@ -143,11 +149,17 @@ public enum HTMLReport {
             case "\"": out += "&quot;"
             case "'": out += "&#39;"
             case "\n", "\t", "\r": out.unicodeScalars.append(scalar)
-            case _ where scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value): out += "\u{FFFD}"
+            case _ where isForbidden(scalar): out += "\u{FFFD}"
             default: out.unicodeScalars.append(scalar)
             }
         }
         return out
+    }
+
+    /// A control character or a noncharacter (see ``escape(_:)``).
+    static func isForbidden(_ scalar: Unicode.Scalar) -> Bool {
+        let value = scalar.value
+        return value < 0x20 || (0x7F...0x9F).contains(value) || (0xFDD0...0xFDEF).contains(value) || value & 0xFFFE == 0xFFFE
     }
 
     // MARK: - Single run

@@ -36,6 +36,9 @@ public enum MarkdownReport {
         if let stopped = results.stoppedEarly {
             out += "### Stopped early\n\n> \(escape(stopped))\n\n"
         }
+        if let notJudged = results.notJudged {
+            out += "### Not judged\n\n> \(escape(notJudged))\n\n"
+        }
         if !results.expiredBaselineEntries.isEmpty {
             out += "### Expired baseline entries\n\nThese entries are past their expiry date and fail the run until triaged again:\n\n"
             out += results.expiredBaselineEntries.map { "- \(escape($0))\n" }.joined() + "\n"
