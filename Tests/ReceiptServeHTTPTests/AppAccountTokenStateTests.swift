@@ -56,6 +56,8 @@ struct AppAccountTokenStateTests {
         for number in 1...500 { #expect(Self.put(service, subscription, number).status == 200) }
         let batches = Array(store.written.dropFirst(start))
         try #require(batches.count == 500)
+        let wholeScenarios = batches.joined().filter { if case .customer = $0 { true } else { false } }
+        #expect(wholeScenarios.isEmpty, "no change writes a whole customer")
         // The clock written with each change is the same text at a pinned clock; a token's own text the same length.
         #expect(Self.size(batches[499]) == Self.size(batches[4]), "the 5th wrote \(Self.size(batches[4])) bytes, the 500th \(Self.size(batches[499]))")
     }

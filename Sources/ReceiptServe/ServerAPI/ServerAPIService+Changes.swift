@@ -6,8 +6,8 @@ import Synchronization
 
 /// The endpoints that change the store: Set App Account Token, Extend a Subscription Renewal Date (one and
 /// mass, with the mass request's status), and Look Up Order ID, which reads what only a mock can serve
-/// (Apple has no order lookup in the sandbox). A change is a timeline event appended to the customer's
-/// scenario at the server clock (``ServerState``).
+/// (Apple has no order lookup in the sandbox). A change is a timeline event added to the customer's scenario at
+/// the request's clock, never behind the server's (``ServerState``).
 extension ServerAPIService {
     /// The body of a PUT or POST: a JSON object, else 4000000.
     func object(_ body: [UInt8]) throws(ServerAPIError) -> JSONValue {
@@ -34,8 +34,8 @@ extension ServerAPIService {
     // MARK: - Set App Account Token
 
     /// `PUT /inApps/v1/transactions/{originalTransactionId}/appAccountToken`: every transaction of the purchase
-    /// carries the token in JWS rendered from now on. 4000183 not a UUID, 4000006 not an id, 4040010 unknown,
-    /// 4000187 a transaction id that is not the purchase's original one.
+    /// carries the token in JWS rendered from now on, in place of the one set before. 4000183 not a UUID, 4000006
+    /// not an id, 4040010 unknown, 4000187 a transaction id that is not the purchase's original one.
     func setAppAccountToken(_ id: String, body: [UInt8], scope: Scope, now: Date) throws(ServerAPIError) -> String {
         let request = try object(body)
         guard let token = request["appAccountToken"]?.stringValue, UUID(uuidString: token) != nil else { throw .invalidAppAccountTokenUUID }
