@@ -230,20 +230,16 @@ public final class SQLiteStateStore: ServerStateStore {
         for environment in ServerAPIEnvironment.allCases {
             if let date: Double = try metaValue("watermark_" + environment.rawValue) { saved.watermarks[environment] = Date(timeIntervalSince1970: date) }
         }
-        var events: [Int64: [String]] = [:]
+        var events: [Int64: [TimelineEvent]] = [:]
         for row in try Row.fetchAll(db, sql: "SELECT position, event FROM customer_event ORDER BY id") {
             let fields = Fields(row, table: "customer_event")
-            events[try fields.value(0), default: []].append(try fields.value(1))
+            events[try fields.value(0), default: []].append(try fields.event(1))
         }
         for row in try Row.fetchAll(db, sql: "SELECT position, made_at, given, scenario FROM customer ORDER BY position") {
             let fields = Fields(row, table: "customer")
             let position: Int64 = try fields.value(0)
             var scenario = try fields.scenario(3)
-            if let added = events[position] {
-                // The events, read as a scenario's timeline reads them: every key checked.
-                let timeline = try Fields.scenario(json: "{\"timeline\":[" + added.joined(separator: ",") + "]}", table: "customer_event").timeline ?? []
-                scenario.timeline = (scenario.timeline ?? []) + timeline
-            }
+            if let added = events[position] { scenario.timeline = (scenario.timeline ?? []) + added }
             saved.customers.append(
                 SavedCustomer(position: Int(clamping: position), given: try fields.scenario(2), scenario: scenario, madeAt: try fields.date(1)))
         }
@@ -342,9 +338,18 @@ public final class SQLiteStateStore: ServerStateStore {
             return value
         }
 
-        func scenario(_ index: Int) throws -> Scenario { try Self.scenario(json: try value(index), table: table) }
+        func scenario(_ index: Int) throws -> Scenario { try scenario(json: try value(index)) }
 
-        static func scenario(json text: String, table: String) throws -> Scenario {
+        /// One timeline event, read as a scenario's timeline reads it: every key checked.
+        func event(_ index: Int) throws -> TimelineEvent {
+            let text: String = try value(index)
+            guard let events = try scenario(json: "{\"timeline\":[" + text + "]}").timeline, events.count == 1, let event = events.first else {
+                throw ServeError(.stateFailed, "\(table): column \(index + 1) is not one timeline event")
+            }
+            return event
+        }
+
+        private func scenario(json text: String) throws -> Scenario {
             do { return try Scenario.decode(json: Data(text.utf8)) } catch { throw ServeError(.stateFailed, "\(table): \(error.message)") }
         }
     }
