@@ -1,3 +1,5 @@
+import ForgeSupport
+
 /// Every bound the runner puts on a harness, in one place: what a harness may send, what a report keeps of
 /// it, and how long the runner waits. A harness is untrusted input; none of these can be exceeded by it.
 public enum HarnessLimits {
@@ -47,19 +49,7 @@ public enum HarnessLimits {
 
     /// `text` as a report keeps it: whole when it fits `maximumRecordedMessageBytes` of UTF-8, else cut at a
     /// character boundary, with a note of how long it was.
-    public static func recorded(_ text: String) -> String {
-        let total = text.utf8.count
-        guard total > maximumRecordedMessageBytes else { return text }
-        var kept = 0
-        var end = text.unicodeScalars.startIndex
-        for scalar in text.unicodeScalars {
-            let width = UTF8.width(scalar)
-            if kept + width > maximumRecordedMessageBytes { break }
-            kept += width
-            end = text.unicodeScalars.index(after: end)
-        }
-        return String(text.unicodeScalars[..<end]) + "… (cut at \(maximumRecordedMessageBytes) bytes of \(total))"
-    }
+    public static func recorded(_ text: String) -> String { text.cut(atUTF8: maximumRecordedMessageBytes) }
 
     /// A time limit in seconds as a `Duration`, clamped to [1 ms, `maximumTimeoutSeconds`] (NaN is the
     /// maximum): the CLI refuses values outside (0, maximum] before they get here.

@@ -14,6 +14,8 @@ public final class OCSPService: Sendable {
     public static let maximumRequestBytes = 64 * 1024
     /// The answer per certificate serial (lowercase hex); the rest are `good`.
     private let answers: Mutex<[String: OCSPAnswer]>
+    /// Certificates with an answer set at once: a serial is at most 20 bytes, so the table stays under 100 KiB.
+    public static let maximumAnswers = 1_000
     private let clock: @Sendable () -> Date
 
     /// The names `--ocsp-answer` and the control route take for the bundled certificates, and what they stand for.
@@ -46,7 +48,14 @@ public final class OCSPService: Sendable {
     /// Reads `CERT=ANSWER` (the flag's and the control route's form) and applies it.
     public func set(spec: String) throws(ForgeError) {
         let (serial, answer) = try Self.parse(spec: spec)
-        answers.withLock { $0[serial] = answer }
+        let full = answers.withLock { table -> Bool in
+            guard table[serial] != nil || table.count < Self.maximumAnswers else { return true }
+            table[serial] = answer
+            return false
+        }
+        if full {
+            throw ForgeError(.invalidScenario, "\(Self.maximumAnswers) certificates already have an answer: DELETE /_forge/ocsp makes them good again")
+        }
     }
 
     /// `CERT=ANSWER` read: the serial it names (lowercase hex) and the answer.

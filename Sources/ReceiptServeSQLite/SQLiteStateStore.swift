@@ -25,8 +25,9 @@ public final class SQLiteStateStore: ServerStateStore {
     public let path: String
     private let queue: DatabaseQueue
 
-    /// The layout this build writes; a file of another is refused, not migrated behind the user's back.
-    static let format: Int64 = 1
+    /// The layout this build writes; a file of a later one is refused, one of format 1 brought up to it when opened
+    /// (``splitTimelines(_:)``).
+    static let format: Int64 = 2
     /// forge's mark in the SQLite header (`PRAGMA application_id`, bytes 68–71 big-endian): "frge". Written
     /// before anything else, while the file is still in rollback mode, so the main file carries it from the first
     /// commit on, whatever its WAL holds.
@@ -66,6 +67,8 @@ public final class SQLiteStateStore: ServerStateStore {
         case empty
         /// An SQLite file with forge's mark: resumed.
         case forge
+        /// A state file of a forge from before the mark (format 1): resumed, marked and brought up to this format.
+        case forgeUnmarked
     }
 
     /// Looks at `path` without SQLite, and refuses — leaving it as it is — anything forge may not adopt: a device, FIFO,
@@ -99,12 +102,37 @@ public final class SQLiteStateStore: ServerStateStore {
             throw ServeError(.stateFailed, "\(path) is not a state file (not an SQLite database); it is left as it is")
         }
         let mark = header[68..<72].reduce(UInt32(0)) { $0 << 8 | UInt32($1) }
+        if mark == 0, Self.holdsFormatOneSchema(descriptor) { return .forgeUnmarked }
         guard mark == UInt32(bitPattern: applicationID) else {
             throw ServeError(
                 .stateFailed,
                 "\(path) is an SQLite database that is not a forge state file (no forge mark in its header); it is left as it is: name a new file or an empty one")
         }
         return .forge
+    }
+
+    /// The tables forge's format 1 made first, as SQLite keeps their `CREATE` text in the schema's pages near the
+    /// start of the file: how a state file of a forge from before the mark is told from a user's database.
+    static let formatOneSignature = [
+        "CREATE TABLE meta (name TEXT PRIMARY KEY NOT NULL, value)", "CREATE TABLE customer (position INTEGER PRIMARY KEY NOT NULL, made_at REAL NOT NULL",
+    ]
+
+    /// Whether the file's first 256 KiB hold every statement of ``formatOneSignature``.
+    private static func holdsFormatOneSchema(_ descriptor: Int32) -> Bool {
+        var start = [UInt8](repeating: 0, count: 256 * 1024)
+        let count = start.withUnsafeMutableBytes { pread(descriptor, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else { return false }
+        let bytes = start.prefix(count)
+        return formatOneSignature.allSatisfy { statement in
+            let wanted = Array(statement.utf8)
+            guard let first = wanted.first, bytes.count >= wanted.count else { return false }
+            var index = bytes.startIndex
+            while let found = bytes[index...].firstIndex(of: first), found + wanted.count <= bytes.endIndex {
+                if bytes[found..<found + wanted.count].elementsEqual(wanted) { return true }
+                index = found + 1
+            }
+            return false
+        }
     }
 
     /// A file type in words, for a refusal.
@@ -126,7 +154,7 @@ public final class SQLiteStateStore: ServerStateStore {
             try db.execute(
                 sql: """
                     CREATE TABLE meta (name TEXT PRIMARY KEY NOT NULL, value);
-                    INSERT INTO meta (name, value) VALUES ('format', \(format));
+                    INSERT INTO meta (name, value) VALUES ('format', 1);
                     CREATE TABLE customer (position INTEGER PRIMARY KEY NOT NULL, made_at REAL NOT NULL, given TEXT NOT NULL, scenario TEXT NOT NULL);
                     CREATE TABLE test_notification (
                         token TEXT PRIMARY KEY NOT NULL, environment TEXT NOT NULL, bundle_id TEXT NOT NULL, sent_at REAL NOT NULL, signed_payload TEXT NOT NULL);
@@ -144,7 +172,38 @@ public final class SQLiteStateStore: ServerStateStore {
                         result TEXT NOT NULL, http_status INTEGER, latency_ms INTEGER NOT NULL, detail TEXT, PRIMARY KEY (delivery_key, number));
                     """)
         }
+        migrator.registerMigration("v2", migrate: splitTimelines)
         return migrator
+    }
+
+    /// Format 2: the events the API adds to a customer's timeline are rows of `customer_event` (`purchase`, the
+    /// original transaction id of an app account token, which the next token for it replaces), and
+    /// `customer.scenario` is the scenario as given. Format 1 rewrote the whole scenario at every change; its
+    /// files are split so on opening, in the migration's transaction.
+    private static func splitTimelines(_ db: Database) throws {
+        try db.execute(
+            sql: """
+                CREATE TABLE customer_event (
+                    id INTEGER PRIMARY KEY, position INTEGER NOT NULL, purchase TEXT, event TEXT NOT NULL);
+                CREATE INDEX customer_event_purchase ON customer_event (position, purchase);
+                """)
+        for row in try Row.fetchAll(db, sql: "SELECT position, given, scenario FROM customer") {
+            let fields = Fields(row, table: "customer")
+            let position: Int64 = try fields.value(0)
+            let given = try fields.scenario(1)
+            var scenario = try fields.scenario(2)
+            let kept = given.timeline ?? []
+            let timeline = scenario.timeline ?? []
+            guard timeline.count > kept.count, Array(timeline.prefix(kept.count)) == kept else { continue }
+            for event in timeline.dropFirst(kept.count) {
+                try db.execute(
+                    sql: "INSERT INTO customer_event (position, purchase, event) VALUES (?, ?, ?)",
+                    arguments: [position, event.event == .appAccountToken ? event.originalTransactionID ?? "" : nil, try json(event)])
+            }
+            scenario.timeline = given.timeline
+            try db.execute(sql: "UPDATE customer SET scenario = ? WHERE position = ?", arguments: [try json(scenario), position])
+        }
+        try db.execute(sql: "UPDATE meta SET value = 2 WHERE name = 'format'")
     }
 
     // MARK: - Writing
@@ -169,6 +228,12 @@ public final class SQLiteStateStore: ServerStateStore {
             try db.execute(
                 sql: "INSERT OR REPLACE INTO customer (position, made_at, given, scenario) VALUES (?, ?, ?, ?)",
                 arguments: [customer.position, customer.madeAt.timeIntervalSince1970, try json(customer.given), try json(customer.scenario)])
+        case .event(let position, let event):
+            try db.execute(sql: "INSERT INTO customer_event (position, event) VALUES (?, ?)", arguments: [position, try json(event)])
+        case .appAccountToken(let position, let event):
+            let purchase = event.originalTransactionID ?? ""
+            try db.execute(sql: "DELETE FROM customer_event WHERE position = ? AND purchase = ?", arguments: [position, purchase])
+            try db.execute(sql: "INSERT INTO customer_event (position, purchase, event) VALUES (?, ?, ?)", arguments: [position, purchase, try json(event)])
         case .testNotification(let test):
             try db.execute(
                 sql: "INSERT OR REPLACE INTO test_notification (token, environment, bundle_id, sent_at, signed_payload) VALUES (?, ?, ?, ?, ?)",
@@ -189,8 +254,9 @@ public final class SQLiteStateStore: ServerStateStore {
             try db.execute(
                 sql: "INSERT INTO consumption (environment, transaction_id, received_at, body) VALUES (?, ?, ?, ?)",
                 arguments: [report.environment.rawValue, report.transactionID, report.receivedAt.timeIntervalSince1970, report.body.serialized(pretty: false)])
-        case .forget(let kind):
-            try db.execute(sql: "DELETE FROM \(table(of: kind))")
+        case .evict(let kind):
+            let table = table(of: kind)
+            try db.execute(sql: "DELETE FROM \(table) WHERE rowid = (SELECT MIN(rowid) FROM \(table))")
         case .delivery(let delivery):
             try db.execute(
                 sql: "INSERT OR REPLACE INTO delivery (key, position, environment, body, due) VALUES (?, ?, ?, ?, ?)",
@@ -229,11 +295,11 @@ public final class SQLiteStateStore: ServerStateStore {
         }
     }
 
-    /// A scenario as kept: sorted keys, so the same scenario is the same text.
-    private static func json(_ scenario: Scenario) throws -> String {
+    /// A scenario or an event as kept: sorted keys, so the same value is the same text.
+    private static func json(_ value: some Encodable) throws -> String {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(scenario), as: UTF8.self)
+        return String(decoding: try encoder.encode(value), as: UTF8.self)
     }
 
     // MARK: - Reading
@@ -268,28 +334,36 @@ public final class SQLiteStateStore: ServerStateStore {
         for environment in ServerAPIEnvironment.allCases {
             if let date: Double = try metaValue("watermark_" + environment.rawValue) { saved.watermarks[environment] = Date(timeIntervalSince1970: date) }
         }
+        var events: [Int64: [TimelineEvent]] = [:]
+        for row in try Row.fetchAll(db, sql: "SELECT position, event FROM customer_event ORDER BY id") {
+            let fields = Fields(row, table: "customer_event")
+            events[try fields.value(0), default: []].append(try fields.event(1))
+        }
         for row in try Row.fetchAll(db, sql: "SELECT position, made_at, given, scenario FROM customer ORDER BY position") {
             let fields = Fields(row, table: "customer")
+            let position: Int64 = try fields.value(0)
+            var scenario = try fields.scenario(3)
+            if let added = events[position] { scenario.timeline = (scenario.timeline ?? []) + added }
             saved.customers.append(
-                SavedCustomer(
-                    position: Int(clamping: try fields.value(0) as Int64), given: try fields.scenario(2), scenario: try fields.scenario(3), madeAt: try fields.date(1)))
+                SavedCustomer(position: Int(clamping: position), given: try fields.scenario(2), scenario: scenario, madeAt: try fields.date(1)))
         }
-        for row in try Row.fetchAll(db, sql: "SELECT token, environment, bundle_id, sent_at, signed_payload FROM test_notification") {
+        for row in try Row.fetchAll(db, sql: "SELECT token, environment, bundle_id, sent_at, signed_payload FROM test_notification ORDER BY rowid") {
             let fields = Fields(row, table: "test_notification")
             saved.testNotifications.append(
                 ServerState.TestNotification(
                     token: try fields.value(0), environment: try fields.environment(1), bundleID: try fields.value(2), signedPayload: try fields.value(4),
                     sentAt: try fields.date(3)))
         }
-        for row in try Row.fetchAll(db, sql: "SELECT key, product_id, completed_at, succeeded, failed FROM mass_extension") {
+        for row in try Row.fetchAll(db, sql: "SELECT key, product_id, completed_at, succeeded, failed FROM mass_extension ORDER BY rowid") {
             let fields = Fields(row, table: "mass_extension")
-            saved.massExtensions[try fields.value(0)] = ServerState.MassExtension(
+            let request = ServerState.MassExtension(
                 productID: try fields.value(1), completedAt: try fields.date(2), succeeded: Int(clamping: try fields.value(3) as Int64),
                 failed: Int(clamping: try fields.value(4) as Int64))
+            saved.massExtensions.append((try fields.value(0), request))
         }
-        for row in try Row.fetchAll(db, sql: "SELECT key, answer FROM extension_answer") {
+        for row in try Row.fetchAll(db, sql: "SELECT key, answer FROM extension_answer ORDER BY rowid") {
             let fields = Fields(row, table: "extension_answer")
-            saved.extensionAnswers[try fields.value(0)] = try fields.json(1)
+            saved.extensionAnswers.append((try fields.value(0), try fields.json(1)))
         }
         for row in try Row.fetchAll(db, sql: "SELECT environment, transaction_id, finished_at FROM finished_transaction ORDER BY id") {
             let fields = Fields(row, table: "finished_transaction")
@@ -368,8 +442,18 @@ public final class SQLiteStateStore: ServerStateStore {
             return value
         }
 
-        func scenario(_ index: Int) throws -> Scenario {
+        func scenario(_ index: Int) throws -> Scenario { try scenario(json: try value(index)) }
+
+        /// One timeline event, read as a scenario's timeline reads it: every key checked.
+        func event(_ index: Int) throws -> TimelineEvent {
             let text: String = try value(index)
+            guard let events = try scenario(json: "{\"timeline\":[" + text + "]}").timeline, events.count == 1, let event = events.first else {
+                throw ServeError(.stateFailed, "\(table): column \(index + 1) is not one timeline event")
+            }
+            return event
+        }
+
+        private func scenario(json text: String) throws -> Scenario {
             do { return try Scenario.decode(json: Data(text.utf8)) } catch { throw ServeError(.stateFailed, "\(table): \(error.message)") }
         }
     }

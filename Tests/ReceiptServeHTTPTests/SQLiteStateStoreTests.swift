@@ -53,8 +53,8 @@ struct SQLiteStateStoreTests {
         #expect(saved.customers.count == 1 && saved.customers.first?.given == scenario && saved.customers.first?.scenario == grown)
         #expect(saved.testNotifications.map(\.token) == ["t"] && saved.testNotifications.first?.environment == .sandbox)
         #expect(saved.testsRequested == 3)
-        #expect(saved.massExtensions["m"]?.succeeded == 2 && saved.massExtensions["m"]?.failed == 1)
-        #expect(saved.extensionAnswers["e"] == .object([("success", .bool(true))]))
+        #expect(saved.massExtensions.map(\.key) == ["m"] && saved.massExtensions.first?.request.succeeded == 2 && saved.massExtensions.first?.request.failed == 1)
+        #expect(saved.extensionAnswers.map(\.key) == ["e"] && saved.extensionAnswers.first?.answer == .object([("success", .bool(true))]))
         #expect(saved.finished.map(\.transactionID) == ["2000000001"])
         #expect(saved.consumption.first?.body == .object([("customerConsented", .bool(true))]))
         #expect(saved.deliveries.map(\.key) == ["k1"], "k2 was forgotten")
@@ -65,18 +65,20 @@ struct SQLiteStateStoreTests {
         #expect(saved.watermarks == [.production: Self.date] && saved.dropped == 7)
     }
 
-    @Test("Forgetting a kind empties only that kind")
-    func forget() throws {
+    @Test("Evicting a kind takes out its oldest record only, and every kind is read back oldest first")
+    func evict() throws {
         let file = Self.temporaryFile()
         defer { Self.remove(file) }
         let store = try SQLiteStateStore(path: file.path)
         try store.write([
             .finished(.init(environment: .production, transactionID: "1", finishedAt: Self.date)),
-            .extensionAnswer(key: "e", .bool(true)),
+            .finished(.init(environment: .production, transactionID: "2", finishedAt: Self.date)),
+            .extensionAnswer(key: "z", .bool(true)), .extensionAnswer(key: "a", .bool(false)),
         ])
-        try store.write([.forget(.finished)])
+        try store.write([.evict(.finished), .finished(.init(environment: .production, transactionID: "3", finishedAt: Self.date))])
         let saved = try store.load()
-        #expect(saved.finished.isEmpty && saved.extensionAnswers.count == 1)
+        #expect(saved.finished.map(\.transactionID) == ["2", "3"])
+        #expect(saved.extensionAnswers.map(\.key) == ["z", "a"], "in the order they were kept, not by key")
     }
 
     @Test("A damaged file is an error that names the table, never a trap; the file is left as it is")

@@ -126,21 +126,22 @@ struct ServerAPIRouteTests {
     func rateLimits() async throws {
         let id = try #require(try Self.sandboxIDs()["pro.monthly"]?[3])
         let log = try RequestLog(file: nil, capacity: 200)
-        try await Self.application(log: log, rateLimits: ServerAPIRateLimits()).test(.router) { client in
-            let second = try Self.clockHeader("2025-01-01T00:00:07Z")
+        // The limiter counts on its own clock, never X-Forge-Now (ServerClockOrderTests): here one the test moves.
+        let clock = ManualClock("2025-01-01T00:00:07Z")
+        try await Self.application(log: log, rateLimits: clock.limits).test(.router) { client in
             var statuses: [HTTPResponse.Status] = []
-            for _ in 0..<6 { statuses.append(try await client.execute(uri: "/sandbox/inApps/v1/transactions/\(id)", method: .get, headers: second).status) }
+            for _ in 0..<6 { statuses.append(try await client.execute(uri: "/sandbox/inApps/v1/transactions/\(id)", method: .get).status) }
             #expect(statuses == Array(repeating: .ok, count: 5) + [.tooManyRequests])
-            let refused = try await client.execute(uri: "/sandbox/inApps/v1/transactions/\(id)", method: .get, headers: second)
+            let refused = try await client.execute(uri: "/sandbox/inApps/v1/transactions/\(id)", method: .get)
             Self.expectError(refused, .rateLimitExceeded)
             #expect(refused.headers[try #require(HTTPFields.Element.Name("Retry-After"))] == "1735689608000", "the next second, in ms")
             // Another endpoint has its own count; the next second admits again.
-            #expect(try await client.execute(uri: "/sandbox/inApps/v2/history/\(id)", method: .get, headers: second).status == .ok)
-            let next = try Self.clockHeader("2025-01-01T00:00:08Z")
-            #expect(try await client.execute(uri: "/sandbox/inApps/v1/transactions/\(id)", method: .get, headers: next).status == .ok)
+            #expect(try await client.execute(uri: "/sandbox/inApps/v2/history/\(id)", method: .get).status == .ok)
+            clock.advance(seconds: 1)
+            #expect(try await client.execute(uri: "/sandbox/inApps/v1/transactions/\(id)", method: .get).status == .ok)
             // Production: 50 a second (an unknown id still counts: Apple limits requests, not answers).
             var production: [HTTPResponse.Status] = []
-            for _ in 0..<51 { production.append(try await client.execute(uri: "/inApps/v1/transactions/123456789", method: .get, headers: second).status) }
+            for _ in 0..<51 { production.append(try await client.execute(uri: "/inApps/v1/transactions/123456789", method: .get).status) }
             #expect(production.filter { $0 == .notFound }.count == 50 && production.last == .tooManyRequests)
         }
         let entries = log.jsonLines.split(separator: "\n").filter { $0.contains("\"retryAfter\"") }

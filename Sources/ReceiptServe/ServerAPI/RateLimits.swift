@@ -1,4 +1,4 @@
-import Foundation
+public import Foundation
 import Synchronization
 
 /// Apple's per-app, per-endpoint request rates (`--rate-limits apple`), the sandbox at 10 % of production's
@@ -6,8 +6,9 @@ import Synchronization
 /// is refused with 429, `4290000` and `Retry-After`: the UNIX time in milliseconds when the next second starts,
 /// as Apple's documentation says (not RFC 9110's seconds).
 ///
-/// The second is the request's `X-Forge-Now` when it sends one (so a test is deterministic), else the wall clock:
-/// never `--now`, which pins the server's clock and would hold every request in one second forever.
+/// The second is the wall clock's: never a request's `X-Forge-Now` (a client would choose its own second, and a new
+/// one for every request), nor `--now`, which pins the server's clock and would hold every request in one second
+/// forever. A test in process gives a clock of its own.
 public final class ServerAPIRateLimits: Sendable {
     /// One window: the second it counts, and the requests counted in it.
     private struct Window {
@@ -22,16 +23,19 @@ public final class ServerAPIRateLimits: Sendable {
     }
 
     private let windows = Mutex<[Key: Window]>([:])
+    private let clock: @Sendable () -> Date
 
-    public init() {}
+    /// - Parameter clock: what the seconds are counted on; the wall clock unless a test gives its own.
+    public init(clock: @escaping @Sendable () -> Date = { Date() }) { self.clock = clock }
 
-    /// Counts one request of `endpoint` for `app` in `environment` at `now`; the instant the caller may retry at
+    /// Counts one request of `endpoint` for `app` in `environment` now; the instant the caller may retry at
     /// when it is over the rate, else nil.
-    func admit(_ endpoint: ServerAPIService.Endpoint, app: String, environment: ServerAPIEnvironment, now: Date) -> Date? {
+    func admit(_ endpoint: ServerAPIService.Endpoint, app: String, environment: ServerAPIEnvironment) -> Date? {
+        let now = clock()
         let (family, perSecond) = endpoint.rateLimit
         let allowed = environment == .sandbox ? max(1, perSecond / 10) : perSecond
         let milliseconds = (now.timeIntervalSince1970 * 1000).rounded(.down)
-        // A clock outside ±2^53 ms cannot come from a header that parsed as a date; refuse to count it at all.
+        // A clock outside ±2^53 ms is not a date; nothing is counted on it.
         guard milliseconds.magnitude < 9_007_199_254_740_992 else { return nil }
         let second = Int64(milliseconds) / 1000
         let key = Key(environment: environment, app: app, family: family)

@@ -6,8 +6,8 @@ import Synchronization
 
 /// The endpoints that change the store: Set App Account Token, Extend a Subscription Renewal Date (one and
 /// mass, with the mass request's status), and Look Up Order ID, which reads what only a mock can serve
-/// (Apple has no order lookup in the sandbox). A change is a timeline event appended to the customer's
-/// scenario at the server clock (``ServerState``).
+/// (Apple has no order lookup in the sandbox). A change is a timeline event added to the customer's scenario at
+/// the request's clock, never behind the server's (``ServerState``).
 extension ServerAPIService {
     /// The body of a PUT or POST: a JSON object, else 4000000.
     func object(_ body: [UInt8]) throws(ServerAPIError) -> JSONValue {
@@ -34,8 +34,8 @@ extension ServerAPIService {
     // MARK: - Set App Account Token
 
     /// `PUT /inApps/v1/transactions/{originalTransactionId}/appAccountToken`: every transaction of the purchase
-    /// carries the token in JWS rendered from now on. 4000183 not a UUID, 4000006 not an id, 4040010 unknown,
-    /// 4000187 a transaction id that is not the purchase's original one.
+    /// carries the token in JWS rendered from now on, in place of the one set before. 4000183 not a UUID, 4000006
+    /// not an id, 4040010 unknown, 4000187 a transaction id that is not the purchase's original one.
     func setAppAccountToken(_ id: String, body: [UInt8], scope: Scope, now: Date) throws(ServerAPIError) -> String {
         let request = try object(body)
         guard let token = request["appAccountToken"]?.stringValue, UUID(uuidString: token) != nil else { throw .invalidAppAccountTokenUUID }
@@ -45,7 +45,7 @@ extension ServerAPIService {
         }
         let event = TimelineEvent(
             .appAccountToken, at: ReceiptDate.format(now), productID: purchase.productID, token: token.lowercased(), originalTransactionID: id)
-        try state.change { (state) throws(ServerAPIError) in state.append(event, toCustomer: view.customer) }
+        try state.change { (state) throws(ServerAPIError) in state.setAppAccountToken(event, toCustomer: view.customer) }
         return token.lowercased()
     }
 
@@ -57,6 +57,9 @@ extension ServerAPIService {
     static let extensionsPerYear = 2
     /// `requestIdentifier`: a UUID in Apple's examples; any text up to this length here.
     static let requestIdentifierLength = 1...128
+    /// `productId`: Apple documents no maximum for the Server API's; its External Purchase Server API caps a
+    /// product identifier at 256 bytes, and so does forge wherever a client sends one (4000023 past it). [guess]
+    static let productIDLength = 1...256
 
     /// The body's days, reason and request identifier, or their errors (4000009, 4000010, 4000011).
     private func extensionRequest(_ request: JSONValue) throws(ServerAPIError) -> (days: Int, reason: Int64, identifier: String) {
@@ -69,14 +72,15 @@ extension ServerAPIService {
     }
 
     /// Why the subscription whose latest transaction is `t` cannot be extended at `now`: it is not active
-    /// (expired, revoked, in billing retry or grace), or in a free trial (4030004); or it was extended twice in
-    /// the past 365 days (4030005).
+    /// (expired, revoked, in billing retry or grace), or in a free trial (4030004); or it was extended twice
+    /// within 365 days of `now`, before or after it (4030005): an extension dated ahead by `X-Forge-Now` counts
+    /// too, so no 365 days ever hold three.
     private func checkExtensible(_ t: Transaction, in view: View, customer: ServerState.Customer, now: Date) throws(ServerAPIError) {
         guard t.type == .autoRenewable, view.rendering.subscriptionStatus(t) == 1, !t.isTrialPeriod else { throw .subscriptionExtensionIneligible }
-        let yearAgo = now.addingTimeInterval(-365 * 86_400)
+        let year: TimeInterval = 365 * 86_400
         let recent = (customer.scenario.timeline ?? []).filter { event in
             guard event.event == .extend, event.productID == t.productID, let at = event.at.flatMap(ReceiptDate.parse) else { return false }
-            return at > yearAgo && at <= now
+            return abs(at.timeIntervalSince(now)) < year
         }
         guard recent.count < Self.extensionsPerYear else { throw .subscriptionMaxExtension }
     }
@@ -89,18 +93,25 @@ extension ServerAPIService {
     /// `PUT /inApps/v1/subscriptions/extend/{originalTransactionId}`: the period in force ends `extendByDays`
     /// later (the JWS's `expiresDate`, the renewal info's `renewalDate`), and a RENEWAL_EXTENDED notification is
     /// in the history. The same request identifier again answers as the first time and extends nothing.
+    ///
+    /// The store is rendered outside the lock; under it, a state that moved since (another change came first) is
+    /// rendered again, so the answer's `effectiveDate` is always that of the state the extension is made on.
     func extendRenewalDate(_ id: String, body: [UInt8], scope: Scope, now: Date) throws(ServerAPIError) -> JSONValue {
         let (days, _, identifier) = try extensionRequest(try object(body))
         guard ServerAPIIdentifier.isWellFormed(id) else { throw .invalidOriginalTransactionID }
-        let view: View
-        do { view = try self.view(of: id, anyID: true, scope: scope, now: now) } catch { throw .originalTransactionIDNotFound }
-        guard let t = latest(of: id, in: view) else { throw .originalTransactionIDNotFound }
-        let key = identifier + "/" + id
-        let event = TimelineEvent(.extend, at: ReceiptDate.format(now), productID: t.productID, days: days)
+        let (customers, version) = state.snapshot()
+        let rendered: View
+        do { rendered = try self.view(of: id, anyID: true, scope: scope, now: now, customers: customers) } catch { throw .originalTransactionIDNotFound }
+        let key = Self.extensionKey(customer: rendered.customer, requestIdentifier: identifier, originalTransactionID: id)
         return try state.change { (state) throws(ServerAPIError) -> JSONValue in
             if let answered = state.extensionAnswers[key] { return answered }
+            var view = rendered
+            if state.version != version {
+                do { view = try self.view(of: id, anyID: true, scope: scope, now: now, customers: state.customers) } catch { throw .originalTransactionIDNotFound }
+            }
+            guard let t = latest(of: id, in: view) else { throw .originalTransactionIDNotFound }
             try checkExtensible(t, in: view, customer: state.customers[view.customer], now: now)
-            state.append(event, toCustomer: view.customer)
+            state.append(TimelineEvent(.extend, at: ReceiptDate.format(now), productID: t.productID, days: days), toCustomer: view.customer)
             let effective = t.expiresDate.map { $0.addingTimeInterval(Double(days) * 86_400) } ?? now
             let answer: JSONValue = .object([
                 ("originalTransactionId", .string(id)), ("webOrderLineItemId", .string(String(t.webOrderLineItemID))), ("success", .bool(true)),
@@ -111,13 +122,32 @@ extension ServerAPIService {
         }
     }
 
+    /// What an extension's answer is kept by: the customer (so one app's request identifiers never answer another's)
+    /// and the request identifier with the original transaction id.
+    static func extensionKey(customer: Int, requestIdentifier: String, originalTransactionID: String) -> String {
+        JSONValue.array([.integer(Int64(customer)), .string(requestIdentifier), .string(originalTransactionID)]).serialized(pretty: false)
+    }
+
+    /// What a mass extension is kept by: the environment, the app (the token's; every app's under `--no-auth`, one
+    /// namespace), the product and the request identifier. One app never reads or blocks another's.
+    static func massExtensionKey(scope: Scope, productID: String, requestIdentifier: String) -> String {
+        JSONValue.array([.string(scope.environment.rawValue), scope.app.map(JSONValue.string) ?? .null, .string(productID), .string(requestIdentifier)])
+            .serialized(pretty: false)
+    }
+
+    /// A `productId` a client sent, or 4000023.
+    static func productID(_ value: JSONValue?) throws(ServerAPIError) -> String {
+        guard let productID = value?.stringValue, productIDLength.contains(productID.utf8.count) else { throw .invalidProductID }
+        return productID
+    }
+
     /// `POST /inApps/v1/subscriptions/extend/mass`: every active subscription to `productId` in scope, in the
     /// storefronts named (forge's stores are all in USA), is extended as one extension would be; those that
     /// are not eligible count as failed. Completes at once.
     func massExtendRenewalDate(body: [UInt8], scope: Scope, now: Date) throws(ServerAPIError) -> JSONValue {
         let request = try object(body)
         let (days, _, identifier) = try extensionRequest(request)
-        guard let productID = request["productId"]?.stringValue, !productID.isEmpty else { throw .invalidProductID }
+        let productID = try Self.productID(request["productId"])
         var storefronts: [String]?
         if let list = request["storefrontCountryCodes"], list != .null {
             guard let codes = list.arrayValue else { throw .invalidStorefrontCountryCode }
@@ -129,11 +159,13 @@ extension ServerAPIService {
                 return text
             }
         }
-        let views = views(scope: scope, now: now)
+        let (customers, version) = state.snapshot()
+        let rendered = views(scope: scope, now: now, customers: customers)
         let stamp = ReceiptDate.format(now)
+        let key = Self.massExtensionKey(scope: scope, productID: productID, requestIdentifier: identifier)
         return try state.change { (state) throws(ServerAPIError) -> JSONValue in
-            let key = scope.environment.rawValue + "/" + productID + "/" + identifier
             if state.massExtensions[key] != nil { return .object([("requestIdentifier", .string(identifier))]) }
+            let views = state.version == version ? rendered : self.views(scope: scope, now: now, customers: state.customers)
             var succeeded = 0
             var failed = 0
             for view in views where storefronts.map({ $0.contains("USA") }) ?? true {
@@ -154,9 +186,12 @@ extension ServerAPIService {
         }
     }
 
-    /// `GET /inApps/v1/subscriptions/extend/mass/{productId}/{requestIdentifier}`, or 4040009.
+    /// `GET /inApps/v1/subscriptions/extend/mass/{productId}/{requestIdentifier}`, or 4040009 (also for another
+    /// app's request).
     func massExtensionStatus(productID: String, requestIdentifier: String, scope: Scope) throws(ServerAPIError) -> JSONValue {
-        let key = scope.environment.rawValue + "/" + productID + "/" + requestIdentifier
+        let productID = try Self.productID(.string(productID))
+        guard Self.requestIdentifierLength.contains(requestIdentifier.utf8.count) else { throw .invalidRequestIdentifier }
+        let key = Self.massExtensionKey(scope: scope, productID: productID, requestIdentifier: requestIdentifier)
         guard let request = state.mutable.withLock({ $0.massExtensions[key] }) else { throw .statusRequestNotFound }
         return .object([
             ("requestIdentifier", .string(requestIdentifier)), ("complete", .bool(true)),
@@ -164,9 +199,4 @@ extension ServerAPIService {
             ("succeededCount", .integer(Int64(request.succeeded))), ("failedCount", .integer(Int64(request.failed))),
         ])
     }
-}
-
-extension Scenario {
-    /// `event` at the end of the timeline.
-    mutating func append(_ event: TimelineEvent) { timeline = (timeline ?? []) + [event] }
 }

@@ -314,13 +314,24 @@ public struct ServerAPIService: Sendable {
                 return refused
             }
         }
-        if let limits = configuration.rateLimits,
-            let retry = limits.admit(endpoint, app: scope.app ?? "", environment: scope.environment, now: request.now ?? Date())
-        {
+        // Counted on the rate limiter's own clock (the wall's), never on X-Forge-Now: a client chooses that.
+        if let limits = configuration.rateLimits, let retry = limits.admit(endpoint, app: scope.app ?? "", environment: scope.environment) {
             var refused = ServerAPIResponse.error(.rateLimitExceeded, endpoint: endpoint.rawValue)
             let retryAfter = String(Int64(retry.timeIntervalSince1970) * 1000)
             refused.headers = [("Retry-After", retryAfter)]
             refused.summary.append(("retryAfter", .string(retryAfter)))
+            if let name = endpoint.parameterName { refused.summary.append((name, .string(parameter))) }
+            refused.summary += authenticated
+            return refused
+        }
+        // A change is made at the server clock or later: one dated before it would rewrite what was already answered
+        // (a renewal served a moment ago would move away, an extension escape the twice-a-year rule).
+        if !endpoint.readsOnly, let requested = request.now, case let clock = state.now(), requested < clock {
+            let reason =
+                "X-Forge-Now \(ReceiptDate.format(requested)) is before the server clock (\(ReceiptDate.format(clock))): a change is made at the server clock or later, never in the past"
+            var refused = ServerAPIResponse.error(.generalBadRequest, endpoint: endpoint.rawValue)
+            refused.headers = [("X-Forge-Refused", reason)]
+            refused.summary.append(("refused", .string(reason)))
             if let name = endpoint.parameterName { refused.summary.append((name, .string(parameter))) }
             refused.summary += authenticated
             return refused
@@ -421,10 +432,13 @@ public struct ServerAPIService: Sendable {
 
     /// Every customer `scope` may see at `now`, rendered. A scenario that cannot be looked at this early (or
     /// this late) holds no one at that clock; an `xcode-*` store (every id 0) is not served.
-    func views(scope: Scope, now: Date) -> [View] {
+    func views(scope: Scope, now: Date) -> [View] { views(scope: scope, now: now, customers: state.customers) }
+
+    /// The same, of `customers` as read at some state version.
+    func views(scope: Scope, now: Date, customers: [ServerState.Customer]) -> [View] {
         guard let forge else { return [] }
         var views: [View] = []
-        for (index, customer) in state.customers.enumerated() {
+        for (index, customer) in customers.enumerated() {
             guard let rendering = try? forge.rendering(customer.scenario, madeAt: customer.madeAt, now: now),
                 !rendering.isXcode, scope.environment.serves(rendering.environment),
                 scope.app.map({ $0 == rendering.store.bundleID }) ?? true
@@ -436,9 +450,9 @@ public struct ServerAPIService: Sendable {
 
     /// The customer `id` belongs to (a transaction id, an original transaction id or, with `anyID`, the app
     /// transaction id) in `environment` at `now`, or 4000006 (not an id) / 4040010 (no such customer).
-    func view(of id: String, anyID: Bool, scope: Scope, now: Date) throws(ServerAPIError) -> View {
+    func view(of id: String, anyID: Bool, scope: Scope, now: Date, customers: [ServerState.Customer]? = nil) throws(ServerAPIError) -> View {
         guard ServerAPIIdentifier.isWellFormed(id) else { throw .invalidTransactionID }
-        for view in views(scope: scope, now: now) {
+        for view in views(scope: scope, now: now, customers: customers ?? state.customers) {
             let owns =
                 view.transactions.contains { $0.transactionID == id || (anyID && $0.originalTransactionID == id) }
                 || (anyID && !view.transactions.isEmpty && view.rendering.appTransactionID == id)
@@ -512,7 +526,7 @@ public struct ServerAPIService: Sendable {
             if let startDate, let endDate, startDate >= endDate { throw .startDateAfterEndDate }
             let products = query.values("productId")
             if !products.isEmpty {
-                guard products.allSatisfy({ !$0.isEmpty }) else { throw .invalidProductID }
+                guard products.allSatisfy({ ServerAPIService.productIDLength.contains($0.utf8.count) }) else { throw .invalidProductID }
                 productIDs = Set(products)
             }
             let types = query.values("productType")
@@ -627,10 +641,37 @@ public struct ServerAPIService: Sendable {
         ("userStatus", 0...4, .invalidUserStatus),
     ]
 
+    /// The members of Apple's `ConsumptionRequest` (v2) and `ConsumptionRequestV1`: all a report keeps of a body.
+    static let consumptionV2Members = ["customerConsented", "sampleContentProvided", "deliveryStatus", "consumptionPercentage", "refundPreference"]
+    static let consumptionV1Members = [
+        "customerConsented", "consumptionStatus", "platform", "sampleContentProvided", "deliveryStatus", "appAccountToken", "accountTenure", "playTime",
+        "lifetimeDollarsRefunded", "lifetimeDollarsPurchased", "userStatus", "refundPreference",
+    ]
+    /// The longest string a report keeps of a member forge does not check (Apple's are enumeration names).
+    static let consumptionStringBytes = 64
+
+    /// What a report keeps of a checked body: Apple's members only, each a boolean, a number or a string of at most
+    /// ``consumptionStringBytes`` (cut past it, with its length); anything else a client adds is left out. So a
+    /// report is a few hundred bytes whatever the body held.
+    static func kept(consumption request: JSONValue, version2: Bool) -> JSONValue {
+        var kept: JSONObject = []
+        for name in version2 ? consumptionV2Members : consumptionV1Members {
+            switch request[name] {
+            case .bool(let flag)?: kept.append((name, .bool(flag)))
+            case .integer(let number)?: kept.append((name, .integer(number)))
+            case .number(let number)?: kept.append((name, .number(number)))
+            case .string(let text)?: kept.append((name, .string(text.cut(atUTF8: consumptionStringBytes))))
+            case .null?, .array?, .object?, nil: continue
+            }
+        }
+        return .object(kept)
+    }
+
     /// Checks the body — `customerConsented` true, `sampleContentProvided` a boolean; v2: `deliveryStatus` one of
     /// Apple's names; v1: every coded field in its range and `appAccountToken` a UUID or empty — and the
-    /// transaction; the body is what the request log records. Accepted: 202, no body. The rules Apple documents
-    /// without a code in its clients (v2's refund preference and consumption percentage) are not checked.
+    /// transaction; what is kept of it (``kept(consumption:version2:)``) is what the state and the request log record.
+    /// Accepted: 202, no body. The rules Apple documents without a code in its clients (v2's refund preference and
+    /// consumption percentage) are not checked.
     func consumption(_ id: String, version2: Bool, body: [UInt8], scope: Scope, now: Date) throws(ServerAPIError) -> JSONValue {
         guard let request = try? JSONValue(parsing: body), request.objectValue != nil else { throw .generalBadRequest }
         guard request["customerConsented"] == .bool(true) else { throw .invalidCustomerConsented }
@@ -644,7 +685,7 @@ public struct ServerAPIService: Sendable {
             guard let token = request["appAccountToken"]?.stringValue, token.isEmpty || UUID(uuidString: token) != nil else { throw .invalidAppAccountToken }
         }
         _ = try transaction(id, scope: scope, now: now)
-        return request
+        return Self.kept(consumption: request, version2: version2)
     }
 
     // MARK: - Get All Subscription Statuses

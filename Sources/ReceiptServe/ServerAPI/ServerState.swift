@@ -7,13 +7,16 @@ import Synchronization
 /// the server clock, and what the developer did through the API. One instance serves every request, so a
 /// mutation is visible to the next answer.
 ///
-/// A mutation of a customer's store is a timeline event appended to its scenario (an extension is `extend`, a
-/// token `app-account-token`), stamped with the server clock: every artefact rendered later shows it, and the
-/// same scenario with that timeline, given to `forge jws make --spec`, renders the same bytes. Each scenario's
-/// seed is pinned when it is loaded, so a growing timeline never moves the ids already handed out.
+/// A mutation of a customer's store is a timeline event added to its scenario (an extension is `extend`, a
+/// token `app-account-token`, which replaces the token set before on the same purchase), stamped with the
+/// request's clock, never behind the server's: every artefact rendered later shows it, and the same scenario with
+/// that timeline, given to `forge jws make --spec`, renders the same bytes. The API's events follow the
+/// scenario's own in the order of their dates. Each scenario's seed is pinned when it is loaded, so a growing
+/// timeline never moves the ids already handed out.
 ///
-/// With a ``ServerStateStore`` (`--state FILE`) every change is written before it takes effect: a change the
-/// file cannot take is not made, and a restart on the file resumes here.
+/// With a ``ServerStateStore`` (`--state FILE`) every change is written before it takes effect, as what changed
+/// (an event, a record), not the whole state: a change the file cannot take is not made, and a restart on the
+/// file resumes here.
 public final class ServerState: Sendable {
     public struct Customer: Sendable {
         public fileprivate(set) var scenario: Scenario
@@ -94,24 +97,45 @@ public final class ServerState: Sendable {
         fileprivate(set) var customers: [Customer]
         /// `POST /_forge/clock`: how far the clock has been moved from `--now` (or the wall clock).
         fileprivate(set) var offset: TimeInterval = 0
-        private(set) var testNotifications: [String: TestNotification] = [:]
-        private(set) var massExtensions: [String: MassExtension] = [:]
-        /// A renewal-date extension already answered, by request identifier and original transaction id: a retry
-        /// gets the same answer and extends nothing. [guess: Apple documents the identifier, not retries]
-        private(set) var extensionAnswers: [String: JSONValue] = [:]
-        private(set) var finished: [FinishedTransaction] = []
-        private(set) var consumption: [ConsumptionReport] = []
+        private var tests = BoundedRecords<String, TestNotification>(maximum: ServerState.maximumRecords)
+        private var masses = BoundedRecords<String, MassExtension>(maximum: ServerState.maximumRecords)
+        /// A renewal-date extension already answered, by ``ServerAPIService/extensionKey``: a retry gets the same
+        /// answer and extends nothing. [guess: Apple documents the identifier, not retries]
+        private var answers = BoundedRecords<String, JSONValue>(maximum: ServerState.maximumRecords)
+        private var finishedRecords = BoundedRecords<Int, FinishedTransaction>(maximum: ServerState.maximumRecords)
+        private var consumptionRecords = BoundedRecords<Int, ConsumptionReport>(maximum: ServerState.maximumRecords)
+        /// Numbers finished transactions and consumption reports, which have no key of their own.
+        private var nextRecord = 0
         /// How many `TEST` notifications were asked for: the seed of the next token.
         private(set) var testsRequested: UInt64 = 0
         /// Counts the changes: an answer kept for one version is stale in the next (``ResponseCache``).
         fileprivate(set) var version: UInt64 = 0
         /// What changed since the last write, in order.
         fileprivate(set) var journal: [StateChange] = []
+        /// Changes the store refused (a full disk), since the start.
+        fileprivate(set) var refusedWrites = 0
 
+        var testNotifications: [String: TestNotification] { tests.byKey }
+        var massExtensions: [String: MassExtension] { masses.byKey }
+        var extensionAnswers: [String: JSONValue] { answers.byKey }
+        var finished: [FinishedTransaction] { finishedRecords.inOrder }
+        var consumption: [ConsumptionReport] { consumptionRecords.inOrder }
+
+        init(customers: [Customer]) { self.customers = customers }
+
+        /// `event` in the customer's timeline, among the events the API added in the order of their dates (after
+        /// those of the same instant), so the timeline applies them as they happened whatever order they came in.
         mutating func append(_ event: TimelineEvent, toCustomer index: Int) {
-            customers[index].scenario.append(event)
-            let customer = customers[index]
-            journal.append(.customer(SavedCustomer(position: index, given: customer.given, scenario: customer.scenario, madeAt: customer.madeAt)))
+            customers[index].insert(event)
+            journal.append(.event(customer: index, event))
+        }
+
+        /// Sets the purchase's app account token: `event` replaces the token the API set before for the same
+        /// original transaction, so a purchase holds one however often it is set (Apple keeps the latest).
+        mutating func setAppAccountToken(_ event: TimelineEvent, toCustomer index: Int) {
+            customers[index].removeAddedEvents { $0.event == .appAccountToken && $0.originalTransactionID == event.originalTransactionID }
+            customers[index].insert(event)
+            journal.append(.appAccountToken(customer: index, event))
         }
 
         /// The number of the next `TEST` notification, counted.
@@ -122,59 +146,54 @@ public final class ServerState: Sendable {
         }
 
         mutating func remember(_ test: TestNotification) {
-            makeRoom(.testNotifications, count: testNotifications.count)
-            testNotifications[test.token] = test
+            let evicted = tests.insert(test, at: test.token)
             journal.append(.testNotification(test))
+            if evicted { journal.append(.evict(.testNotifications)) }
         }
 
         mutating func remember(_ massExtension: MassExtension, key: String) {
-            makeRoom(.massExtensions, count: massExtensions.count)
-            massExtensions[key] = massExtension
+            let evicted = masses.insert(massExtension, at: key)
             journal.append(.massExtension(key: key, massExtension))
+            if evicted { journal.append(.evict(.massExtensions)) }
         }
 
         mutating func remember(extensionAnswer answer: JSONValue, key: String) {
-            makeRoom(.extensionAnswers, count: extensionAnswers.count)
-            extensionAnswers[key] = answer
+            let evicted = answers.insert(answer, at: key)
             journal.append(.extensionAnswer(key: key, answer))
+            if evicted { journal.append(.evict(.extensionAnswers)) }
         }
 
         mutating func remember(_ transaction: FinishedTransaction) {
-            makeRoom(.finished, count: finished.count)
-            finished.append(transaction)
+            nextRecord += 1
+            let evicted = finishedRecords.insert(transaction, at: nextRecord)
             journal.append(.finished(transaction))
+            if evicted { journal.append(.evict(.finished)) }
         }
 
         mutating func remember(_ report: ConsumptionReport) {
-            makeRoom(.consumption, count: consumption.count)
-            consumption.append(report)
+            nextRecord += 1
+            let evicted = consumptionRecords.insert(report, at: nextRecord)
             journal.append(.consumption(report))
+            if evicted { journal.append(.evict(.consumption)) }
         }
 
-        /// At ``maximumRecords`` of a kind, every record of it goes: bounded, and simple to reason about.
-        private mutating func makeRoom(_ kind: RecordKind, count: Int) {
-            guard count >= ServerState.maximumRecords else { return }
-            switch kind {
-            case .testNotifications: testNotifications.removeAll()
-            case .massExtensions: massExtensions.removeAll()
-            case .extensionAnswers: extensionAnswers.removeAll()
-            case .finished: finished.removeAll()
-            case .consumption: consumption.removeAll()
-            }
-            journal.append(.forget(kind))
-        }
-
-        /// What `saved` holds, applied to the customers given now.
+        /// What `saved` holds, applied to the customers given now, each record kind in the order it was kept.
         fileprivate mutating func restore(_ saved: SavedState) {
             for customer in saved.customers where customers.indices.contains(customer.position) {
-                customers[customer.position].scenario = customer.scenario
+                customers[customer.position].restore(customer.scenario)
             }
             offset = saved.clock?.offset ?? 0
-            for test in saved.testNotifications { testNotifications[test.token] = test }
-            massExtensions = saved.massExtensions
-            extensionAnswers = saved.extensionAnswers
-            finished = saved.finished
-            consumption = saved.consumption
+            for test in saved.testNotifications { tests.insert(test, at: test.token) }
+            for (key, request) in saved.massExtensions { masses.insert(request, at: key) }
+            for (key, answer) in saved.extensionAnswers { answers.insert(answer, at: key) }
+            for transaction in saved.finished {
+                nextRecord += 1
+                finishedRecords.insert(transaction, at: nextRecord)
+            }
+            for report in saved.consumption {
+                nextRecord += 1
+                consumptionRecords.insert(report, at: nextRecord)
+            }
             testsRequested = saved.testsRequested
         }
     }
@@ -191,12 +210,24 @@ public final class ServerState: Sendable {
     let mutable: Mutex<Mutable>
     /// `--state FILE`; nil keeps the state in memory only.
     public let store: (any ServerStateStore)?
+    /// Told what the operator must know once (a store that refuses changes, the clock at its end): stderr in `forge serve`.
+    let warn: @Sendable (String) -> Void
+    /// Whether the clock has been found at ``lastInstant`` (and that was said).
+    private let saturated = Atomic<Bool>(false)
 
-    /// Bounds what clients can make the server hold: test notifications, mass extensions, extension answers
-    /// remembered for retries, finished transactions and consumption reports (past it, those of the kind go).
+    /// Bounds what clients can make the server hold of each kind: test notifications, mass extensions, extension
+    /// answers remembered for retries, finished transactions and consumption reports. Past it the oldest of the
+    /// kind makes room for the newest.
     public static let maximumRecords = 10_000
 
-    public init(customers: [Customer] = [], now: Date? = nil, timeRate: Double? = nil) {
+    /// The last instant the server clock reaches: the last second receipts and JWS carry (``ReceiptDate/writable``).
+    /// The clock stops there, whatever `--time-rate` or `POST /_forge/clock` ask, and says so once.
+    public static let lastInstant = ReceiptDate.writable.upperBound.addingTimeInterval(-1)
+
+    /// Writes `forge: warning: …` on stderr.
+    public static let standardWarning: @Sendable (String) -> Void = { FileHandle.standardError.write(Data("forge: warning: \($0)\n".utf8)) }
+
+    public init(customers: [Customer] = [], now: Date? = nil, timeRate: Double? = nil, warn: @escaping @Sendable (String) -> Void = ServerState.standardWarning) {
         configuredNow = now
         self.timeRate = timeRate
         let wall = Date()
@@ -204,11 +235,14 @@ public final class ServerState: Sendable {
         startedAt = now ?? wall
         mutable = Mutex(Mutable(customers: customers))
         store = nil
+        self.warn = warn
     }
 
     /// Resumes `saved` (kept by `store`) with `customers` as given now. The clock resumes where it was kept,
     /// or at `now` if that is later: a clock only moves forward.
-    init(customers: [Customer], now: Date?, timeRate: Double?, saved: SavedState, store: any ServerStateStore) {
+    init(
+        customers: [Customer], now: Date?, timeRate: Double?, saved: SavedState, store: any ServerStateStore, warn: @escaping @Sendable (String) -> Void
+    ) {
         let wall = Date()
         var state = Mutable(customers: customers)
         state.restore(saved)
@@ -230,6 +264,7 @@ public final class ServerState: Sendable {
         startedAt = configuredNow.map { $0.addingTimeInterval(state.offset) } ?? wall.addingTimeInterval(state.offset)
         mutable = Mutex(state)
         self.store = store
+        self.warn = warn
     }
 
     /// The time rates `--time-rate` takes: up to a year a second.
@@ -239,7 +274,8 @@ public final class ServerState: Sendable {
     /// `store`, what it kept (`saved`, its ``ServerStateStore/load()``) is resumed: its customers must be these
     /// scenarios (else the file is another server's, and nothing in it is touched), and a new file starts with them.
     public convenience init(
-        scenarios: [Scenario], now: Date? = nil, timeRate: Double? = nil, store: (any ServerStateStore)? = nil, saved: SavedState = SavedState()
+        scenarios: [Scenario], now: Date? = nil, timeRate: Double? = nil, store: (any ServerStateStore)? = nil, saved: SavedState = SavedState(),
+        warn: @escaping @Sendable (String) -> Void = ServerState.standardWarning
     ) throws(ForgeError) {
         var customers: [Customer] = []
         for (index, var scenario) in scenarios.enumerated() {
@@ -250,7 +286,7 @@ public final class ServerState: Sendable {
             customers.append(Customer(scenario: scenario, given: scenario, madeAt: madeAt))
         }
         guard let store else {
-            self.init(customers: customers, now: now, timeRate: timeRate)
+            self.init(customers: customers, now: now, timeRate: timeRate, warn: warn)
             return
         }
         if saved.isEmpty {
@@ -262,7 +298,7 @@ public final class ServerState: Sendable {
                 "\(store.path) holds the state of other scenarios (\(mismatch)): start with the same --scenario files as when it was made, or another --state file; it is left as it is"
             )
         }
-        self.init(customers: customers, now: now, timeRate: timeRate, saved: saved, store: store)
+        self.init(customers: customers, now: now, timeRate: timeRate, saved: saved, store: store, warn: warn)
     }
 
     /// Why `saved` is not the state of `customers`, or nil when it is.
@@ -276,21 +312,38 @@ public final class ServerState: Sendable {
 
     public var customers: [Customer] { mutable.withLock { $0.customers } }
 
-    /// The server clock: a request's `X-Forge-Now`, else `--now` (or the wall clock) moved by `POST /_forge/clock`.
+    /// The customers and the state's version, read together: a view rendered from them is stale once the version moves.
+    func snapshot() -> (customers: [Customer], version: UInt64) { mutable.withLock { ($0.customers, $0.version) } }
+
+    /// The server clock: a request's `X-Forge-Now`, else `--now` (or the wall clock) moved by `POST /_forge/clock`;
+    /// never past ``lastInstant``.
     public func now(request: Date? = nil) -> Date {
-        if let request { return request }
-        return clock(offset: mutable.withLock { $0.offset })
+        if let request { return min(request, Self.lastInstant) }
+        let date = clock(offset: mutable.withLock { $0.offset })
+        if date >= Self.lastInstant, !saturated.exchange(true, ordering: .relaxed) {
+            warn(
+                "the server clock reached \(ReceiptDate.format(Self.lastInstant)), the last second receipts and JWS carry: it stays there, and every answer is rendered at that instant"
+            )
+        }
+        return date
     }
 
     private func clock(offset: TimeInterval) -> Date {
-        guard let timeRate else { return (configuredNow ?? Date()).addingTimeInterval(offset) }
-        let run = Date().timeIntervalSince(startedWall) * timeRate
-        return (configuredNow ?? startedWall).addingTimeInterval(run + offset)
+        let date: Date
+        if let timeRate {
+            let run = Date().timeIntervalSince(startedWall) * timeRate
+            date = (configuredNow ?? startedWall).addingTimeInterval(run + offset)
+        } else {
+            date = (configuredNow ?? Date()).addingTimeInterval(offset)
+        }
+        return min(date, Self.lastInstant)
     }
 
-    /// `POST /_forge/clock`: moves the clock to `date`; only forward, as a timeline only grows.
+    /// `POST /_forge/clock`: moves the clock to `date`; only forward, as a timeline only grows. A date past
+    /// ``lastInstant`` stops it there.
     public func setClock(to date: Date) throws(ServeError) {
-        guard ReceiptDate.writable.contains(date) else { throw ServeError(.invalidClock, "\(ReceiptDate.format(date)) is \(ReceiptDate.outsideWritable)") }
+        guard date >= ReceiptDate.writable.lowerBound else { throw ServeError(.invalidClock, "\(ReceiptDate.format(date)) is \(ReceiptDate.outsideWritable)") }
+        let date = min(date, Self.lastInstant)
         try mutable.withLock { (state) throws(ServeError) in
             let current = clock(offset: state.offset)
             guard date >= current else {
@@ -301,6 +354,7 @@ public final class ServerState: Sendable {
             state.offset = offset
             state.version &+= 1
         }
+        _ = now()  // says so once when the clock has reached its end
     }
 
     /// Writes the clock as it is now, so a restart resumes close to it (the clock moves without changes).
@@ -310,24 +364,82 @@ public final class ServerState: Sendable {
     }
 
     /// Runs `change` on the state under the lock: a check and the mutation it allows happen as one. With a
-    /// store, what changed is written first; a write that fails leaves the state as it was (5000000).
+    /// store, what changed is written first; a write that fails leaves the state as it was (5000000). The first
+    /// refusal is said (through `warn`); the rest are counted in ``refusedWrites``, not said, so a full disk
+    /// under a busy client costs one line.
     func change<T>(_ change: (inout Mutable) throws(ServerAPIError) -> T) throws(ServerAPIError) -> T {
-        try mutable.withLock { (state) throws(ServerAPIError) -> T in
+        let outcome = try mutable.withLock { (state) throws(ServerAPIError) -> Result<T, Refusal> in
             var next = state
             let result = try change(&next)
             if let store, !next.journal.isEmpty {
                 do throws(ServeError) { try store.write(next.journal + [.clock(now: clock(offset: next.offset), offset: next.offset)]) } catch {
-                    FileHandle.standardError.write(Data("forge: error: a change was refused: \(error.message)\n".utf8))
-                    throw .generalInternal
+                    state.refusedWrites += 1
+                    return .failure(Refusal(message: error.message, first: state.refusedWrites == 1))
                 }
             }
             next.journal.removeAll()
             next.version &+= 1
             state = next
-            return result
+            return .success(result)
+        }
+        switch outcome {
+        case .success(let result): return result
+        case .failure(let refusal):
+            // Said outside the lock, once.
+            if refusal.first, let store {
+                warn("\(store.path) refused a change (\(refusal.message)): it is answered 5000000 and not made; later refusals are counted, not said")
+            }
+            throw .generalInternal
         }
     }
 
+    /// A change the store refused, and whether it is the first.
+    private struct Refusal: Error {
+        let message: String
+        let first: Bool
+    }
+
+    /// Changes the store refused since the start (a full disk): said once, then counted here.
+    public var refusedWrites: Int { mutable.withLock { $0.refusedWrites } }
+
     /// The number of changes so far.
     var version: UInt64 { mutable.withLock { $0.version } }
+}
+
+extension ServerState.Customer {
+    /// How many events of the timeline came with the scenario; those after them are the API's.
+    var givenEvents: Int { given.timeline?.count ?? 0 }
+
+    /// `event` among the API's events after every one dated at or before it. The timeline is moved out while it
+    /// changes, so it is not copied once more for the change.
+    fileprivate mutating func insert(_ event: TimelineEvent) {
+        var timeline = scenario.timeline ?? []
+        scenario.timeline = nil
+        var index = timeline.endIndex
+        if let date = event.at.flatMap(ReceiptDate.parse) {
+            while index > givenEvents, let previous = timeline[index - 1].at.flatMap(ReceiptDate.parse), previous > date { index -= 1 }
+        }
+        timeline.insert(event, at: index)
+        scenario.timeline = timeline
+    }
+
+    /// Takes out the API's events that `matches`; the scenario's own stay.
+    fileprivate mutating func removeAddedEvents(where matches: (TimelineEvent) -> Bool) {
+        guard var timeline = scenario.timeline, timeline.count > givenEvents else { return }
+        scenario.timeline = nil
+        let kept = timeline[givenEvents...].filter { !matches($0) }
+        timeline.removeSubrange(givenEvents...)
+        timeline += kept
+        scenario.timeline = timeline.isEmpty && given.timeline == nil ? nil : timeline
+    }
+
+    /// The scenario a store kept: the API's events put in the order of their dates (a file of an earlier forge
+    /// kept them in the order they came).
+    fileprivate mutating func restore(_ saved: Scenario) {
+        scenario = saved
+        let added = Array((saved.timeline ?? []).dropFirst(givenEvents))
+        guard !added.isEmpty else { return }
+        scenario.timeline = Array((saved.timeline ?? []).prefix(givenEvents))
+        for event in added { insert(event) }
+    }
 }

@@ -22,8 +22,15 @@ public protocol ServerStateStore: Sendable {
 public enum StateChange: Sendable {
     /// The server clock, and how far `POST /_forge/clock` has moved it: where a restart resumes.
     case clock(now: Date, offset: TimeInterval)
-    /// A customer: its scenario as first given (seed pinned) and as it is now, its timeline grown by the API.
+    /// A customer as first given (seed pinned): written once, when the file is made. What the API adds to its
+    /// timeline is written event by event (`event`, `appAccountToken`), so a change costs the same however many
+    /// came before it.
     case customer(SavedCustomer)
+    /// An event the API added to the customer's timeline (at `customer`, its position): an extension.
+    case event(customer: Int, TimelineEvent)
+    /// The app account token the API set on a purchase (the event's `originalTransactionId`): it replaces the
+    /// one set before on the same purchase.
+    case appAccountToken(customer: Int, TimelineEvent)
     case testNotification(ServerState.TestNotification)
     /// How many `TEST` notifications were asked for: the seed of the next token.
     case testsRequested(UInt64)
@@ -32,8 +39,8 @@ public enum StateChange: Sendable {
     case extensionAnswer(key: String, JSONValue)
     case finished(ServerState.FinishedTransaction)
     case consumption(ServerState.ConsumptionReport)
-    /// Every record of a kind is forgotten: what makes room when ``ServerState/maximumRecords`` are kept.
-    case forget(ServerState.RecordKind)
+    /// The oldest record of a kind is forgotten: what makes room when ``ServerState/maximumRecords`` are kept.
+    case evict(ServerState.RecordKind)
     /// A notification for a webhook, with its attempts so far and when it is next due.
     case delivery(NotificationDispatcher.Delivery)
     /// A delivered (or given up) notification forgotten to make room.
@@ -46,7 +53,8 @@ public enum StateChange: Sendable {
     case dropped(Int)
 }
 
-/// A customer as kept: `given` tells a restart with other `--scenario` files from one with the same.
+/// A customer as kept: `given` tells a restart with other `--scenario` files from one with the same; `scenario` is
+/// `given` with the events the API added after its own.
 public struct SavedCustomer: Sendable {
     public var position: Int
     public var given: Scenario
@@ -68,8 +76,9 @@ public struct SavedState: Sendable {
     public var customers: [SavedCustomer] = []
     public var testNotifications: [ServerState.TestNotification] = []
     public var testsRequested: UInt64 = 0
-    public var massExtensions: [String: ServerState.MassExtension] = [:]
-    public var extensionAnswers: [String: JSONValue] = [:]
+    /// Each record kind oldest first, as kept: the oldest is the next to make room.
+    public var massExtensions: [(key: String, request: ServerState.MassExtension)] = []
+    public var extensionAnswers: [(key: String, answer: JSONValue)] = []
     public var finished: [ServerState.FinishedTransaction] = []
     public var consumption: [ServerState.ConsumptionReport] = []
     /// In the order they were enqueued.

@@ -1,0 +1,86 @@
+import Foundation
+import ForgeSupport
+import ReceiptForge
+import ReceiptServe
+import StoreModel
+import Synchronization
+import Testing
+
+/// A state store that keeps every batch it is told in memory, for tests that look at what a change writes; it
+/// can be made to refuse every write, as a full disk does.
+final class RecordingStore: ServerStateStore {
+    let path = "recording-store"
+    private let batches = Mutex<[[StateChange]]>([])
+    private let refusing = Mutex(false)
+
+    func load() throws(ServeError) -> SavedState { SavedState() }
+
+    func write(_ changes: [StateChange]) throws(ServeError) {
+        if refusing.withLock({ $0 }) { throw ServeError(.stateFailed, "\(path): the disk is full") }
+        batches.withLock { $0.append(changes) }
+    }
+
+    /// Every batch written, in order.
+    var written: [[StateChange]] { batches.withLock { $0 } }
+
+    /// From now on every write fails (true) or succeeds (false).
+    func refuse(_ flag: Bool) { refusing.withLock { $0 = flag } }
+}
+
+/// The scenarios and services the state tests share.
+enum StateFixtures {
+    /// The sandbox customer of `examples/server-api/`: a monthly subscription since 2023-01-15, active at 2025-01-01.
+    static func sandboxCustomer() throws -> Scenario { try Scenario.decode(json: Data(ServerAPIRouteTests.sandboxScenario.utf8)) }
+
+    static let clock = ServerAPIRouteTests.clock
+
+    /// The ids of `scenario` at `clock`, by product, in purchase order.
+    static func ids(_ scenario: Scenario, at clock: String = clock) throws -> [String: [String]] {
+        let at = try #require(ReceiptDate.parse(clock))
+        let store = try Forge.bundled().rendering(scenario, madeAt: at, now: at).store
+        return Dictionary(grouping: store.transactions.sorted { $0.purchaseDate < $1.purchaseDate }, by: \.productID).mapValues { $0.map(\.transactionID) }
+    }
+
+    /// A service of `scenarios` open to every client (`--no-auth`), its clock pinned at `clock`.
+    static func service(
+        _ scenarios: [Scenario], clock: String = clock, store: (any ServerStateStore)? = nil, saved: SavedState = SavedState(),
+        rateLimits: ServerAPIRateLimits? = nil
+    ) throws -> ServerAPIService {
+        let now = try #require(ReceiptDate.parse(clock))
+        let state = try ServerState(scenarios: scenarios, now: now, store: store, saved: saved)
+        return try ServerAPIService(state: state, forge: try Forge.bundled(), configuration: .init(now: now, access: .open, rateLimits: rateLimits))
+    }
+
+    /// `service`'s answer to one request of the sandbox.
+    static func call(
+        _ service: ServerAPIService, _ method: String, _ path: String, body: String = "", now: String? = nil, authorization: String? = nil,
+        environment: ServerAPIEnvironment = .sandbox
+    ) -> ServerAPIResponse {
+        service.respond(
+            ServerAPIRequest(
+                environment: environment, method: method, path: path, body: Array(body.utf8), now: now.flatMap(ReceiptDate.parse), authorization: authorization))
+    }
+
+    /// The JSON of an answer's body.
+    static func json(_ response: ServerAPIResponse) -> JSONValue? { try? JSONValue(parsing: response.body) }
+
+    /// The payload of a compact JWS.
+    static func payload(_ compact: JSONValue?) -> JSONValue? {
+        guard let parts = compact?.stringValue?.split(separator: "."), parts.count == 3, let bytes = Base64URL.decode(parts[1]) else { return nil }
+        return try? JSONValue(parsing: bytes)
+    }
+}
+
+/// A clock a test moves by hand: what `ServerAPIRateLimits` counts its seconds on in process.
+final class ManualClock: Sendable {
+    private let date: Mutex<Date>
+
+    init(_ text: String) { date = Mutex(ReceiptDate.parse(text) ?? Date(timeIntervalSince1970: 0)) }
+
+    var now: Date { date.withLock { $0 } }
+
+    func advance(seconds: TimeInterval) { date.withLock { $0 = $0.addingTimeInterval(seconds) } }
+
+    /// Rate limits counting on this clock.
+    var limits: ServerAPIRateLimits { ServerAPIRateLimits(clock: { self.now }) }
+}
