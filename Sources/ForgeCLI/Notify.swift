@@ -38,7 +38,7 @@ struct Notify: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        guard WebhookRequest.webhookURL(url) != nil else { throw ValidationError("'\(url)' is not an http:// or https:// URL") }
+        _ = try HTTPURL.argument(url)
         guard WebhookRequest.timeoutRange.contains(timeout) else {
             throw ValidationError("--timeout \(WebhookRequest.timeoutRange.requirement), not \(timeout)")
         }
@@ -48,7 +48,7 @@ struct Notify: AsyncParsableCommand {
     }
 
     func run() async throws {
-        guard let target = WebhookRequest.webhookURL(url) else { throw ValidationError("'\(url)' is not an http:// or https:// URL") }
+        let target = try HTTPURL.argument(url)
         var pair: (type: String?, subtype: String?) = (nil, nil)
         let body: [UInt8]
         if let replay {

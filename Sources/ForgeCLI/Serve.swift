@@ -142,8 +142,7 @@ struct Serve: AsyncParsableCommand {
         }
         guard fault.count <= ServerLimits.maximumFaults else { throw ValidationError("at most \(ServerLimits.maximumFaults) --fault options") }
         for (flag, url) in [("--notify", notify), ("--notify-sandbox", notifySandbox)] {
-            guard let url else { continue }
-            guard WebhookRequest.webhookURL(url) != nil else { throw ValidationError("\(flag) '\(url)' is not an http:// or https:// URL") }
+            if let url { _ = try HTTPURL.argument(url, flag) }
         }
         guard WebhookRequest.timeoutRange.contains(notifyTimeout) else {
             throw ValidationError("--notify-timeout \(WebhookRequest.timeoutRange.requirement), not \(notifyTimeout)")
@@ -202,9 +201,9 @@ struct Serve: AsyncParsableCommand {
             if noAuth { .open } else if let authenticator = try APIKeyOptions.authenticator(apiKeys: apiKey, issuerID: issuerId, scenarios: scenarios) {
                 .tokens(authenticator)
             } else { .closed }
-        var webhooks: [ServerAPIEnvironment: URL] = [:]
-        webhooks[.production] = notify.flatMap(WebhookRequest.webhookURL)
-        webhooks[.sandbox] = notifySandbox.flatMap(WebhookRequest.webhookURL)
+        var webhooks: [ServerAPIEnvironment: HTTPURL] = [:]
+        webhooks[.production] = try notify.map { try HTTPURL.argument($0, "--notify") }
+        webhooks[.sandbox] = try notifySandbox.map { try HTTPURL.argument($0, "--notify-sandbox") }
         let trust = try notifyCa.map { String(decoding: try readInput($0, kind: .certificate).bytes, as: UTF8.self) }
         let store: (any ServerStateStore)?
         let saved: SavedState
@@ -249,7 +248,7 @@ struct Serve: AsyncParsableCommand {
         }
         let scheme = tls ? "https" : "http"
         let listener = HTTPListener(host: host, port: port, tls: credentials, threads: threads, limits: server.limits)
-        let controlToken = controlToken, noAuth = noAuth
+        let controlToken = controlToken, noAuth = noAuth, notifying = webhooks
         let ocspService = try ocspService()
         do {
             try await network.serve(
@@ -276,6 +275,11 @@ struct Serve: AsyncParsableCommand {
                     let control =
                         controlToken == nil ? "the control routes answer loopback clients only (--control-token to open them)" : "the control routes need the --control-token"
                     note("warning: listening on \(bound.authority), not loopback: anyone who can reach it can send requests; \(control)")
+                }
+                // As for --listen: what leaves this machine is said once, at the start.
+                for (flag, url) in [("--notify", notifying[.production]), ("--notify-sandbox", notifying[.sandbox])] {
+                    guard let url, !ServerAddress.isLoopback(url.host) else { continue }
+                    note("warning: \(flag) \(url) is not loopback: every notification, signed by the TEST PKI, is sent off this machine to whoever answers there")
                 }
             }
         } catch {
