@@ -117,7 +117,7 @@ struct CA: ParsableCommand {
             guard let ocspURL else { return }
             if !jws { throw ValidationError("--ocsp-url names the responder of a JWS set: add --jws") }
             do throws(HTTPURL.Problem) { _ = try HTTPURL(ocspURL, schemes: [.http]) } catch {
-                throw ValidationError("--ocsp-url \(error) (OCSP goes over plain HTTP)")
+                throw ValidationError("--ocsp-url must be an http:// URL (OCSP goes over plain HTTP): \(error)")
             }
         }
 

@@ -37,6 +37,9 @@ struct WebhookPortTests {
         server.serve_forever()
         """#
 
+    /// A notification `forge notify` can sign: what it would send, were the URL good.
+    static let notification = ["--notification-type", "DID_RENEW", "--product", "pro.monthly", "--renewals", "1", "--preset", "sandbox", "--now", "2025-01-01T00:00:00Z"]
+
     /// A production customer whose monthly subscription renews once, on 2025-01-15T00:00:00Z.
     static let customer = #"""
         {"bundleId": "com.example.prod", "now": "2025-01-01T00:00:00Z",
@@ -79,15 +82,18 @@ struct WebhookPortTests {
     @Test(
         "A port outside 1-65535 on the command line exits 64 with one line naming it: notify, bench realtime, run --target, serve --notify, ca init --ocsp-url",
         arguments: [
-            (["notify", "http://127.0.0.1:65536/x"], "65536"), (["bench", "realtime", "http://127.0.0.1:65536/r"], "65536"),
-            (["run", "--target", "http://127.0.0.1:65536"], "65536"), (["serve", "--notify", "http://127.0.0.1:70000/x"], "70000"),
-            (["serve", "--notify-sandbox", "http://127.0.0.1:0/x"], "0"), (["notify", "http://127.0.0.1:99999999999999999999/x"], "99999999999999999999"),
+            (["notify", "http://127.0.0.1:65536/x"] + WebhookPortTests.notification, "65536"),
+            (["bench", "realtime", "http://127.0.0.1:65536/r", "--product", "pro.monthly", "--type", "auto-renewable", "--preset", "sandbox"], "65536"),
+            (["run", "--target", "http://127.0.0.1:65536"], "65536"), (["serve", "--listen", "127.0.0.1:0", "--notify", "http://127.0.0.1:70000/x"], "70000"),
+            (["serve", "--listen", "127.0.0.1:0", "--notify-sandbox", "http://127.0.0.1:0/x"], "0"),
+            (["notify", "http://127.0.0.1:99999999999999999999/x"] + WebhookPortTests.notification, "99999999999999999999"),
             (["ca", "init", "--jws", "--ocsp-url", "http://127.0.0.1:65536/ocsp", "--out", "pki"], "65536"),
         ])
     func commandLinePorts(arguments: [String], port: String) throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let result = try forge(arguments: arguments, in: directory)
+        // A server that took the URL would run on: killed, it fails the test rather than holding it.
+        let result = try run(forgeBinary, arguments, in: directory, killAfter: 30)
         #expect(result.exited && result.status == 64, "\(arguments): \(result.status) \(result.stderr)")
         #expect(result.stderr.split(separator: "\n").first?.contains("the port must be from 1 to 65535, not \(port)") == true, "\(result.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty, "nothing written")
@@ -105,7 +111,10 @@ struct WebhookPortTests {
         let deadline = ContinuousClock.now + .seconds(20)
         while !server.stderr.contains("--notify-sandbox"), ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         let warnings = server.stderr.split(separator: "\n").filter { $0.contains("warning") }
-        #expect(warnings == ["forge: warning: --notify-sandbox http://192.0.2.1:9/s is not loopback: every notification, signed by the TEST PKI, is sent off this machine to whoever answers there"], "\(server.stderr)")
+        #expect(
+            warnings == [
+                "forge: warning: --notify-sandbox http://192.0.2.1:9/s is not loopback: every notification, signed by the TEST PKI, is sent off this machine to whoever answers there"
+            ], "\(server.stderr)")
     }
 
     // MARK: - Support

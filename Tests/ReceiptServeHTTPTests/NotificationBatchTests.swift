@@ -270,7 +270,9 @@ struct NotificationBatchTests {
         }
     }
 
-    @Test("The webhook client follows redirects itself, each Location checked: port 70000 is OTHER, a circle CIRCULAR_REDIRECT, a sixth redirect OTHER; 307 keeps the POST, 303 becomes a GET")
+    @Test(
+        "The webhook client follows redirects itself, each Location checked: port 70000 is OTHER, a circle CIRCULAR_REDIRECT, a sixth redirect OTHER; 307 keeps the POST, 303 becomes a GET"
+    )
     func redirects() async throws {
         let sink = Sink()
         try await sink.application().test(.live) { hook in
