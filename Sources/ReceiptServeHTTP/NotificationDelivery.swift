@@ -47,7 +47,7 @@ public enum NotificationDelivery {
         var batch: NotificationBatch?
         while !Task.isCancelled {
             let now = service.state.now()
-            if batch == nil { batch = await worker.run { schedule.batch(now: now) } }
+            if batch == nil, !schedule.isQuiet(at: now) { batch = await worker.run { schedule.batch(now: now) } }
             // The next slice is signed while the due ones are delivered.
             let current = batch
             async let signing = sign(current, on: worker)
@@ -100,8 +100,8 @@ final class ThreadWorker: NotificationWorker {
     init() { pool.start() }
 
     func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
-        // Only a pool already shut down refuses: then the work runs where it is asked for.
-        (try? await pool.runIfActive(work)) ?? work()
+        // Only a pool already shut down (or a cancelled task) refuses: then the work runs where it is asked for.
+        do { return try await pool.runIfActive(work) } catch { return work() }
     }
 
     func shutdown() async { try? await pool.shutdownGracefully() }

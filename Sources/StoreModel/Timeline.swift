@@ -299,8 +299,9 @@ extension Scenario {
             states[product] = state
         }
 
-        for transaction in transactions where reasons[transaction.transactionID] == nil {
-            if let reason = transaction.cancellationReason, transaction.cancellationDate != nil { reasons[transaction.transactionID] = reason.code }
+        // The refunded ones first: a lookup for each of thousands of periods is most of the cost of looking at a store.
+        for transaction in transactions where transaction.cancellationDate != nil && reasons[transaction.transactionID] == nil {
+            if let reason = transaction.cancellationReason { reasons[transaction.transactionID] = reason.code }
         }
         var pending: [PendingRenewal] = []
         for product in subscriptionProducts {

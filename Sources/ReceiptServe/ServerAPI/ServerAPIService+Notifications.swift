@@ -338,16 +338,22 @@ public final class NotificationSchedule: Sendable {
     /// Stores rendered to list notifications so far (each customer once a listing).
     public var storesRendered: Int { state.withLock { $0.storesRendered } }
 
-    /// The notifications after the watermark and by `now`, listed, not signed; nil, and nothing rendered, when
-    /// nothing can be new by `now`. The watermark moves to `now`.
-    public func batch(now: Date) -> NotificationBatch? {
+    /// Whether nothing can be new by `now`: two dates and a counter compared, nothing rendered.
+    public func isQuiet(at now: Date) -> Bool {
         let version = service.state.version
-        let quiet = state.withLock { state -> Bool in
+        return state.withLock { state in
             guard now > state.watermark else { return true }
             guard let quiet = state.quiet, quiet.version == version else { return false }
             return quiet.until.map { now < $0 } ?? true
         }
-        guard !quiet else { return nil }
+    }
+
+    /// The notifications after the watermark and by `now`, listed, not signed; nil, and nothing rendered, when
+    /// nothing can be new by `now` (``isQuiet(at:)``). The watermark moves to `now`.
+    public func batch(now: Date) -> NotificationBatch? {
+        // Read first: a change while the stores are listed makes the next look list again.
+        let version = service.state.version
+        guard !isQuiet(at: now) else { return nil }
         let after = state.withLock { $0.watermark }
         let (batch, next) = service.listNotifications(environment, after: after, through: now)
         let rendered = service.state.customers.count
