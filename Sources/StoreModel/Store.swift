@@ -146,11 +146,12 @@ public struct Store: Sendable {
         let addedBy: [Int]
         (transactions, history, addedBy) = scenario.history(applyingTo: made.base, periods: made.periods, until: now, seed: seed, isXcode: preset.isXcode)
         try Self.checkDates(transactions: transactions[made.base.count...], addedBy: addedBy, history: history, now: now)
-        let drawn = preset.isXcode || preset.isSandbox
+        // Only production receipts show the attribute: 0 elsewhere.
+        let zero = preset.isXcode || preset.isSandbox
         undocumented1710 =
             made.identifiers
             + transactions[made.base.count...].map { transaction in
-                guard !drawn else { return 0 }
+                guard !zero else { return 0 }
                 var own = SeededGenerator(seed: seed ^ StableHash.fnv1a(Data(("1710:" + transaction.transactionID).utf8)))
                 return Int64(own.below(0x7FFF_FFFF))
             }
