@@ -38,7 +38,7 @@ struct BenchRealtime: AsyncParsableCommand {
     static let answers = ["message", "alternateProduct", "promotionalOffer"]
 
     func validate() throws {
-        guard WebhookRequest.webhookURL(url) != nil else { throw ValidationError("'\(url)' is not an http:// or https:// URL") }
+        _ = try HTTPURL.argument(url)
         guard (1...100_000).contains(requests) else { throw ValidationError("--requests must be from 1 to 100000, not \(requests)") }
         guard (1...256).contains(concurrency) else { throw ValidationError("--concurrency must be from 1 to 256, not \(concurrency)") }
         guard (1...600_000).contains(thresholdMs) else { throw ValidationError("--threshold-ms must be from 1 to 600000, not \(thresholdMs)") }
@@ -53,7 +53,7 @@ struct BenchRealtime: AsyncParsableCommand {
     }
 
     func run() async throws {
-        guard let target = WebhookRequest.webhookURL(url) else { throw ValidationError("'\(url)' is not an http:// or https:// URL") }
+        let target = try HTTPURL.argument(url)
         let forged = try jws.forged(.realtime)
         guard var payload = forged.payload.objectValue else { throw fail("the realtime request is not a JSON object", Exit.software) }
         let trust = try notifyCa.map { String(decoding: try readInput($0, kind: .certificate).bytes, as: UTF8.self) }

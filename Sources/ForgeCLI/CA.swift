@@ -116,8 +116,8 @@ struct CA: ParsableCommand {
         func validate() throws {
             guard let ocspURL else { return }
             if !jws { throw ValidationError("--ocsp-url names the responder of a JWS set: add --jws") }
-            guard let url = URL(string: ocspURL), url.scheme == "http", url.host != nil, ocspURL.allSatisfy({ $0.isASCII && !$0.isWhitespace }) else {
-                throw ValidationError("--ocsp-url must be an http:// URL (OCSP goes over plain HTTP), not '\(ocspURL)'")
+            do throws(HTTPURL.Problem) { _ = try HTTPURL(ocspURL, schemes: [.http]) } catch {
+                throw ValidationError("--ocsp-url must be an http:// URL (OCSP goes over plain HTTP): \(error)")
             }
         }
 

@@ -11,7 +11,7 @@ struct Notify: AsyncParsableCommand {
         commandName: "notify",
         abstract: "Sign one App Store Server Notification V2 and POST it to your webhook as Apple does; print how the attempt ended.",
         discussion: """
-            The notification is `forge jws make notification` of the same flags (--notification-type, --subtype, --event, the scenario), sent as Apple's body {"signedPayload":"…"} with Content-Type: application/json. Redirects are followed (a cycle is CIRCULAR_REDIRECT); the attempt has --timeout seconds in all (connect, request, answer), and at most \(WebhookRequest.maximumAnswerBytes) bytes of the answer are read.
+            The notification is `forge jws make notification` of the same flags (--notification-type, --subtype, --event, the scenario), sent as Apple's body {"signedPayload":"…"} with Content-Type: application/json. Redirects are followed, at most \(WebhookRequest.maximumRedirects), each Location checked before anything connects (a cycle is CIRCULAR_REDIRECT; a sixth redirect, or one to a URL that is not http(s) with a host and a port from 1 to 65535, is OTHER); the attempt has --timeout seconds in all (connect, request, answer), and at most \(WebhookRequest.maximumAnswerBytes) bytes of the answer are read.
 
             It prints one line: Apple's sendAttemptResult (SUCCESS for HTTP 200-206, UNSUCCESSFUL_HTTP_RESPONSE_CODE, TIMED_OUT, TLS_ISSUE, SOCKET_ISSUE (nothing listens), NO_RESPONSE (closed before answering), PREMATURE_CLOSE (closed mid-answer), INVALID_RESPONSE (not HTTP), CIRCULAR_REDIRECT, OTHER), the HTTP status and the latency; --json prints {attemptDate, sendAttemptResult, httpStatus, latencyMilliseconds, detail, url, notificationType, subtype}. Exit 0 when delivered (SUCCESS), 1 when the attempt failed.
 
@@ -38,7 +38,7 @@ struct Notify: AsyncParsableCommand {
     var json = false
 
     func validate() throws {
-        guard WebhookRequest.webhookURL(url) != nil else { throw ValidationError("'\(url)' is not an http:// or https:// URL") }
+        _ = try HTTPURL.argument(url)
         guard WebhookRequest.timeoutRange.contains(timeout) else {
             throw ValidationError("--timeout \(WebhookRequest.timeoutRange.requirement), not \(timeout)")
         }
@@ -48,7 +48,7 @@ struct Notify: AsyncParsableCommand {
     }
 
     func run() async throws {
-        guard let target = WebhookRequest.webhookURL(url) else { throw ValidationError("'\(url)' is not an http:// or https:// URL") }
+        let target = try HTTPURL.argument(url)
         var pair: (type: String?, subtype: String?) = (nil, nil)
         let body: [UInt8]
         if let replay {

@@ -1,3 +1,4 @@
+import ArgumentParser
 import Foundation
 import ReceiptConformance
 import ReceiptCorpus
@@ -17,5 +18,13 @@ extension TargetPlan {
         if name == "verifyreceipt" { return .verifyReceipt }
         let data = Data(try readInput(name, kind: .json).bytes)
         do { return try ResponseMapping.load(data) } catch { throw fail("\(name): \(error.message)", Exit.dataError) }
+    }
+}
+
+extension HTTPURL {
+    /// An http(s) URL from the command line (`flag`'s value, or an argument): checked where it is read, so a
+    /// port outside 1-65535 is a usage error (64) with one line, before anything connects.
+    static func argument(_ text: String, _ flag: String? = nil) throws -> HTTPURL {
+        do throws(HTTPURL.Problem) { return try HTTPURL(text) } catch { throw ValidationError([flag, error.description].compactMap(\.self).joined(separator: " ")) }
     }
 }

@@ -16,11 +16,9 @@ public enum OneShotHTTP {
     public static func post(
         _ url: String, contentType: String, body: [UInt8], timeout: Duration, maximumBytes: Int
     ) -> Result<(status: Int, body: [UInt8]), Failure> {
-        guard let parsed = URL(string: url), parsed.scheme == "http", let host = parsed.host, !host.isEmpty else {
-            return .failure(Failure(description: "not an http:// URL"))
-        }
-        let port = parsed.port ?? 80
-        guard (1...65535).contains(port) else { return .failure(Failure(description: "port \(port)")) }
+        let checked: HTTPURL
+        do throws(HTTPURL.Problem) { checked = try HTTPURL(url, schemes: [.http]) } catch { return .failure(Failure(description: error.description)) }
+        let (host, port, parsed) = (checked.host, checked.port, checked.url)
         let path = parsed.path.isEmpty ? "/" : parsed.path + (parsed.query.map { "?" + $0 } ?? "")
         let clock = ContinuousClock()
         let deadline = clock.now.advanced(by: timeout)

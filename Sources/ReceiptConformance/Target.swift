@@ -1,3 +1,5 @@
+import ForgeSupport
+
 /// What a `--target` names, parsed once: every command, report and check agrees on it.
 ///
 /// `swift:NAME` is a validator in the runner's own process (`swift:reference`); `exec:`, `exit:` and
@@ -22,6 +24,7 @@ public struct Target: Sendable, Hashable, CustomStringConvertible {
     public init(_ text: String) throws(ConformanceError) {
         self.text = text
         if text.hasPrefix("http://") || text.hasPrefix("https://") {
+            do throws(HTTPURL.Problem) { _ = try HTTPURL(text) } catch { throw ConformanceError(.invalidCommand, "--target \(error)") }
             (kind, command, address) = (.http, [], text)
             return
         }

@@ -1,3 +1,4 @@
+import ForgeSupport
 import Foundation
 import NIOCore
 import NIOHTTP1
@@ -42,14 +43,12 @@ final class KeepAliveClient: Sendable {
         /// The target's path, without a trailing slash; requests append theirs.
         let path: String
 
-        /// `http://host[:port][/path]` or `https://…`; nil for anything else.
+        /// `http://host[:port][/path]` or `https://…` (``HTTPURL``: a port from 1 to 65535); nil for anything else.
         init?(_ url: String) {
-            guard let components = URLComponents(string: url), let scheme = components.scheme?.lowercased(), scheme == "http" || scheme == "https",
-                let host = components.host, !host.isEmpty
-            else { return nil }
-            self.tls = scheme == "https"
-            self.host = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
-            self.port = components.port ?? (tls ? 443 : 80)
+            guard let checked = try? HTTPURL(url), let components = URLComponents(string: checked.text) else { return nil }
+            self.tls = checked.scheme == .https
+            self.host = checked.host
+            self.port = checked.port
             self.path = components.percentEncodedPath.hasSuffix("/") ? String(components.percentEncodedPath.dropLast()) : components.percentEncodedPath
         }
 

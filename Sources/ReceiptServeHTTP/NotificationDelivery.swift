@@ -1,16 +1,24 @@
 import Foundation
+import NIOPosix
 public import ReceiptServe
 
 /// `forge serve --notify URL`: delivers the notifications of the served stores to the user's webhooks as the
 /// server clock passes them (from the clock at start-up on, or where `--state`'s file left off), in timeline
 /// order, retried on Apple's schedule (``NotificationDispatcher``). One loop per environment with a webhook,
 /// so a slow webhook of one environment never delays the other's.
+///
+/// Listing and signing are CPU work, and here Swift concurrency runs on NIO's event loops: both run on a
+/// ``NotificationWorker`` instead (by default one thread of its own), a slice of ``sliceSize`` notifications
+/// at a time, the next slice signed while the last is delivered, so the loops keep answering requests and the
+/// first notification of a large batch goes out at once. With nothing due, a tick compares two dates.
 public enum NotificationDelivery {
     /// How often, in wall time, a loop looks at the server clock for what is due.
     public static let tick: Duration = .milliseconds(50)
+    /// Notifications signed in one piece of work.
+    public static let sliceSize = 64
 
-    /// Runs until cancelled; nothing without webhooks.
-    public static func run(_ service: ServerAPIService) async {
+    /// Runs until cancelled; nothing without webhooks. `worker` lists and signs: by default a thread of its own.
+    public static func run(_ service: ServerAPIService, worker: (any NotificationWorker)? = nil) async {
         guard let dispatcher = service.configuration.deliveries else { return }
         let client: WebhookClient
         do {
@@ -19,29 +27,84 @@ public enum NotificationDelivery {
             FileHandle.standardError.write(Data("forge: warning: no notification is delivered: the --notify-ca certificates are not PEM (\(error))\n".utf8))
             return
         }
-        await withTaskGroup(of: Void.self) { group in
-            for environment in dispatcher.webhooks.urls.keys {
-                group.addTask { await loop(environment, service: service, dispatcher: dispatcher, client: client) }
+        let own = worker == nil ? ThreadWorker() : nil
+        let worker = worker ?? own
+        if let worker {
+            await withTaskGroup(of: Void.self) { group in
+                for environment in dispatcher.webhooks.urls.keys {
+                    group.addTask { await loop(environment, service: service, dispatcher: dispatcher, client: client, worker: worker) }
+                }
             }
         }
+        await own?.shutdown()
         await client.shutdown()
     }
 
-    private static func loop(_ environment: ServerAPIEnvironment, service: ServerAPIService, dispatcher: NotificationDispatcher, client: WebhookClient) async {
-        var watermark = dispatcher.watermark(environment) ?? service.state.startedAt
+    private static func loop(
+        _ environment: ServerAPIEnvironment, service: ServerAPIService, dispatcher: NotificationDispatcher, client: WebhookClient, worker: any NotificationWorker
+    ) async {
+        let schedule = NotificationSchedule(service, environment: environment, watermark: dispatcher.watermark(environment) ?? service.state.startedAt)
+        var batch: NotificationBatch?
         while !Task.isCancelled {
             let now = service.state.now()
-            if now > watermark, dispatcher.enqueue(service.notifications(environment, after: watermark, through: now), environment: environment, through: now) {
-                watermark = now
-            }
+            if batch == nil, !schedule.isQuiet(at: now) { batch = await worker.run { schedule.batch(now: now) } }
+            // The next slice is signed while the due ones are delivered.
+            let current = batch
+            async let signing = sign(current, on: worker)
             for (delivery, request) in dispatcher.due(environment, now: now) {
-                guard !Task.isCancelled else { return }
+                guard !Task.isCancelled else { break }
                 let answer = await client.deliver(request, at: service.state.now())
                 dispatcher.record(answer.attempt, of: delivery.key)
             }
-            try? await Task.sleep(for: tick)
+            if let signed = await signing {
+                // A store that cannot take the slice keeps the batch where it was: signed again on the next round.
+                if dispatcher.enqueue(signed.notifications, environment: environment, through: signed.watermark) {
+                    batch = signed.rest.isEmpty ? nil : signed.rest
+                } else {
+                    try? await Task.sleep(for: tick)
+                }
+            } else {
+                try? await Task.sleep(for: tick)
+            }
         }
     }
+
+    /// The next slice of `batch`, signed on `worker`.
+    private static func sign(_ batch: NotificationBatch?, on worker: any NotificationWorker) async -> Signed? {
+        guard let batch else { return nil }
+        return await worker.run {
+            var rest = batch
+            let (notifications, watermark) = rest.signNext(sliceSize)
+            return Signed(notifications: notifications, watermark: watermark, rest: rest)
+        }
+    }
+
+    private struct Signed: Sendable {
+        let notifications: [NotificationDispatcher.Notification]
+        let watermark: Date?
+        let rest: NotificationBatch
+    }
+}
+
+/// Where notification delivery does its CPU work (listing the stores' notifications, signing them): never on
+/// an event loop. Tests gate it to see the server answer while a batch is being signed.
+public protocol NotificationWorker: Sendable {
+    func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T
+}
+
+/// One thread of delivery's own (a NIO thread pool of one): signing takes at most a core, beside the answer
+/// pool's workers and the event loops.
+final class ThreadWorker: NotificationWorker {
+    private let pool = NIOThreadPool(numberOfThreads: 1)
+
+    init() { pool.start() }
+
+    func run<T: Sendable>(_ work: @escaping @Sendable () -> T) async -> T {
+        // Only a pool already shut down (or a cancelled task) refuses: then the work runs where it is asked for.
+        do { return try await pool.runIfActive(work) } catch { return work() }
+    }
+
+    func shutdown() async { try? await pool.shutdownGracefully() }
 }
 
 /// `forge serve --state FILE`: writes the server clock about once a second, so a restart resumes near where

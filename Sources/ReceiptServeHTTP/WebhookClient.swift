@@ -1,4 +1,5 @@
 import AsyncHTTPClient
+import ForgeSupport
 public import Foundation
 import NIOCore
 import NIOHTTP1
@@ -7,8 +8,8 @@ import NIOSSL
 public import ReceiptServe
 
 /// Delivers notifications to webhooks as Apple does: a POST of `{"signedPayload":"…"}` with
-/// `Content-Type: application/json`, redirects followed but not in a circle, one time limit over the whole
-/// attempt (connect, request, headers and body), and every way it can end named by Apple's `sendAttemptResult`.
+/// `Content-Type: application/json`, redirects followed (each `Location` checked) but not in a circle, one time
+/// limit over the whole attempt (connect, request, headers and body), and every way it can end named by Apple's `sendAttemptResult`.
 public final class WebhookClient: Sendable {
     private let client: HTTPClient
     private let timeoutSeconds: Int
@@ -16,7 +17,8 @@ public final class WebhookClient: Sendable {
     /// A client for attempts of at most `timeoutSeconds` each, trusting `trustedRootsPEM` besides the system's.
     public init(timeoutSeconds: Int, trustedRootsPEM: String?) throws {
         var configuration = HTTPClient.Configuration()
-        configuration.redirectConfiguration = .follow(max: WebhookRequest.maximumRedirects, allowCycles: false)
+        // Followed by ``exchange(_:client:deadline:)``, each Location checked before anything connects.
+        configuration.redirectConfiguration = .disallow
         configuration.decompression = .disabled
         configuration.timeout = .init(connect: .seconds(Int64(timeoutSeconds)))
         // A refused or failed handshake is the attempt's result, not retried until the deadline.
@@ -61,7 +63,7 @@ public final class WebhookClient: Sendable {
         return answers.map { $0 ?? WebhookAnswer(attempt: SendAttempt(date: Date(), result: .other, milliseconds: 0), body: []) }
     }
 
-    /// One attempt: POST `request.body` to `request.url`.
+    /// One attempt: POST `request.body` to `request.url`, and follow what it redirects to.
     public func deliver(_ request: WebhookRequest, at date: Date = Date()) async -> WebhookAnswer {
         let started = ContinuousClock.now
         func attempt(_ result: SendAttemptResult, status: Int? = nil, detail: String? = nil, body: [UInt8] = []) -> WebhookAnswer {
@@ -69,28 +71,10 @@ public final class WebhookClient: Sendable {
             let milliseconds = elapsed.components.seconds * 1000 + elapsed.components.attoseconds / 1_000_000_000_000_000
             return WebhookAnswer(attempt: SendAttempt(date: date, result: result, httpStatus: status, milliseconds: milliseconds, detail: detail), body: body)
         }
-        var post = HTTPClientRequest(url: request.url.absoluteString)
-        post.method = .POST
-        post.headers.add(name: "Content-Type", value: "application/json")
-        post.headers.add(name: "User-Agent", value: "receipt-forge (App Store Server Notifications V2 stand-in)")
-        post.body = .bytes(ByteBuffer(bytes: request.body))
-        let prepared = post, client = client, timeoutSeconds = timeoutSeconds
+        let client = client, timeoutSeconds = timeoutSeconds
+        let deadline = NIODeadline.now() + .seconds(Int64(timeoutSeconds))
         let outcome: Outcome? = await withTaskGroup(of: Outcome?.self) { group in
-            group.addTask {
-                let response: HTTPClientResponse
-                do { response = try await client.execute(prepared, deadline: .now() + .seconds(Int64(timeoutSeconds))) } catch {
-                    return .failed(Self.result(of: error, answered: false), "\(error)")
-                }
-                let status = Int(response.status.code)
-                do {
-                    let collected = try await response.body.collect(upTo: WebhookRequest.maximumAnswerBytes)
-                    return .answered(status, nil, Array(buffer: collected))
-                } catch is NIOTooManyBytesError {
-                    return .answered(status, "an answer longer than \(WebhookRequest.maximumAnswerBytes) bytes, not read to its end", [])
-                } catch {
-                    return .failed(Self.result(of: error, answered: true), "the answer (HTTP \(status)) was cut off: \(error)", status: status)
-                }
-            }
+            group.addTask { await Self.exchange(request, client: client, deadline: deadline) }
             group.addTask {
                 try? await Task.sleep(for: .seconds(timeoutSeconds))
                 return nil
@@ -105,6 +89,64 @@ public final class WebhookClient: Sendable {
         }
     }
 
+    /// The statuses whose `Location` is followed (AsyncHTTPClient's, less 304 and 305, which move nothing).
+    static let redirectStatuses: Set<Int> = [301, 302, 303, 307, 308]
+
+    /// The POST and the redirects it leads to, followed here rather than by AsyncHTTPClient so that every
+    /// `Location` is checked as a user's URL is (``HTTPURL``: http or https, a host, a port from 1 to 65535)
+    /// before anything connects: a webhook that redirects to port 70000 is a failed attempt (OTHER), never a
+    /// trap in the socket library. At most ``WebhookRequest/maximumRedirects``, none to a URL already visited
+    /// (CIRCULAR_REDIRECT); 303, and 301 or 302 after a POST, continue as a GET without the body, as
+    /// AsyncHTTPClient and browsers do.
+    private static func exchange(_ request: WebhookRequest, client: HTTPClient, deadline: NIODeadline) async -> Outcome {
+        var url = request.url
+        var visited: Set<String> = [url.text]
+        var method = HTTPMethod.POST
+        var body: [UInt8]? = request.body
+        while true {
+            var exchange = HTTPClientRequest(url: url.text)
+            exchange.method = method
+            if let body {
+                exchange.headers.add(name: "Content-Type", value: "application/json")
+                exchange.body = .bytes(ByteBuffer(bytes: body))
+            }
+            exchange.headers.add(name: "User-Agent", value: "receipt-forge (App Store Server Notifications V2 stand-in)")
+            let response: HTTPClientResponse
+            do { response = try await client.execute(exchange, deadline: deadline) } catch {
+                return .failed(Self.result(of: error, answered: false), "\(error)")
+            }
+            let status = Int(response.status.code)
+            if redirectStatuses.contains(status), let location = response.headers.first(name: "Location") {
+                // The redirect's own body is not the answer: read what a bounded answer may hold, then let it go.
+                _ = try? await response.body.collect(upTo: WebhookRequest.maximumAnswerBytes)
+                let next: HTTPURL
+                do throws(HTTPURL.Problem) { next = try url.resolving(location) } catch {
+                    return .failed(.other, "HTTP \(status) redirected to a URL that is not followed: \(error)", status: status)
+                }
+                guard visited.insert(next.text).inserted else {
+                    return .failed(.circularRedirect, "HTTP \(status) redirected back to \(next)", status: status)
+                }
+                guard visited.count <= WebhookRequest.maximumRedirects + 1 else {
+                    return .failed(.other, "more than \(WebhookRequest.maximumRedirects) redirects (the last to \(next))", status: status)
+                }
+                if status == 303 || (status == 301 || status == 302) && method == .POST {
+                    method = .GET
+                    body = nil
+                }
+                url = next
+                continue
+            }
+            do {
+                let collected = try await response.body.collect(upTo: WebhookRequest.maximumAnswerBytes)
+                return .answered(status, nil, Array(buffer: collected))
+            } catch is NIOTooManyBytesError {
+                return .answered(status, "an answer longer than \(WebhookRequest.maximumAnswerBytes) bytes, not read to its end", [])
+            } catch {
+                return .failed(Self.result(of: error, answered: true), "the answer (HTTP \(status)) was cut off: \(error)", status: status)
+            }
+        }
+    }
+
     private enum Outcome: Sendable {
         case answered(Int, String?, [UInt8])
         case failed(SendAttemptResult, String, status: Int? = nil)
@@ -115,7 +157,6 @@ public final class WebhookClient: Sendable {
     static func result(of error: any Error, answered: Bool) -> SendAttemptResult {
         if let error = error as? HTTPClientError {
             switch error {
-            case .redirectCycleDetected: return .circularRedirect
             case .deadlineExceeded, .readTimeout, .connectTimeout, .writeTimeout: return .timedOut
             default: break
             }

@@ -10,7 +10,7 @@ public struct Store: Sendable {
     public let scenario: Scenario
     public let preset: Preset
     /// The instant the store is looked at: a receipt's creation date, a JWS's `signedDate`.
-    public let now: Date
+    public private(set) var now: Date
     public let seed: UInt64
     public let bundleID: String
     /// The app of a scenario that names none.
@@ -21,13 +21,13 @@ public struct Store: Sendable {
     public let receiptType: String
     public let deviceID: DeviceID
     /// Every transaction up to ``now``: the purchases' and the timeline's.
-    public let transactions: [Transaction]
+    public private(set) var transactions: [Transaction]
     /// Renewal state and refunds at ``now``.
-    public let history: SubscriptionHistory
+    public private(set) var history: SubscriptionHistory
     /// The per-install opaque value (receipt attribute 4).
     public let opaqueValue: [UInt8]
     /// Attribute 1710 of each transaction, in ``transactions`` order: an id only production receipts show (0 elsewhere).
-    public let undocumented1710: [Int64]
+    public private(set) var undocumented1710: [Int64]
     /// The app's Apple id (`appAppleId`, receipt attribute 1): the scenario's, else drawn in production, else 0.
     public let appItemID: Int64
     public let developerID: Int64
@@ -35,6 +35,16 @@ public struct Store: Sendable {
     public let versionExternalIdentifier: Int64
     /// The sequence after the store's draws: what an encoder draws the bytes only it writes from.
     public let random: SeededGenerator
+    /// What does not depend on the instant the store is looked at, kept so that ``reissued(at:)`` need not make it again.
+    private let made: Made
+
+    /// The purchases' transactions as made at the anchor, the subscriptions' periods, and attribute 1710 of each
+    /// purchase transaction: drawn from the store's sequence, whatever the instant.
+    private struct Made: Sendable {
+        let base: [Transaction]
+        let periods: [String: SubscriptionPeriod]
+        let identifiers: [Int64]
+    }
 
     /// Purchases one store may hold: what the receipt decoders accept in one payload (``InputLimits/maximumElements``),
     /// less room for the receipt's own attributes.
@@ -101,31 +111,50 @@ public struct Store: Sendable {
         random = ids.random
         let periods = Dictionary(
             scenario.purchases.map { ($0.productID, $0.period.flatMap(SubscriptionPeriod.init) ?? .month) }, uniquingKeysWith: { first, _ in first })
-        let addedBy: [Int]
-        (transactions, history, addedBy) = scenario.history(applyingTo: base, periods: periods, until: now, seed: seed, isXcode: preset.isXcode)
-        try Self.checkDates(transactions: transactions[base.count...], addedBy: addedBy, history: history, now: now)
         // The order receipts have always drawn these in, so a receipt's bytes do not depend on who else renders the store.
         opaqueValue = random.bytes(preset.opaqueValue.length)
         let production = !preset.isXcode && !preset.isSandbox
-        // The purchases' from the store's sequence; the timeline's each from its own id, so that the app's ids drawn
-        // next (its Apple id above all) stay the same however many periods the clock has passed.
-        var identifiers: [Int64] = []
-        for (index, transaction) in transactions.enumerated() {
-            if preset.isXcode || preset.isSandbox {
-                identifiers.append(0)
-            } else if index < base.count {
-                identifiers.append(Int64(random.below(0x7FFF_FFFF)))
-            } else {
-                var own = SeededGenerator(seed: seed ^ StableHash.fnv1a(Data(("1710:" + transaction.transactionID).utf8)))
-                identifiers.append(Int64(own.below(0x7FFF_FFFF)))
-            }
-        }
-        undocumented1710 = identifiers
+        // The purchases' from the store's sequence (the timeline's each from its own id: ``look(at:)``), so that the
+        // app's ids drawn next (its Apple id above all) stay the same however many periods the clock has passed.
+        let identifiers = base.map { _ in preset.isXcode || preset.isSandbox ? 0 : Int64(random.below(0x7FFF_FFFF)) }
+        made = Made(base: base, periods: periods, identifiers: identifiers)
         appItemID = scenario.appItemID ?? (production ? Int64(random.below(1_900_000_000) + 100_000_000) : 0)
         developerID = production ? Int64(random.below(0x7FFF_FFFF)) : 0
         downloadID = production ? Int64(random.below(0x7FFF_FFFF_FFFF)) : 0
         versionExternalIdentifier = production ? Int64(random.below(0x7FFF_FFFF)) : 0
         self.random = random
+        transactions = base
+        history = SubscriptionHistory(pendingRenewals: [], cancellationReasons: [:], accountDeletedAt: nil)
+        undocumented1710 = identifiers
+        try look(at: now)
+    }
+
+    /// The same store looked at `instant`: what `Store(scenario, now: anchor, reissuedAt: instant)` makes, without
+    /// making the purchases again (a server renders one store at many instants: each notification at its own).
+    public func reissued(at instant: Date) throws(ForgeError) -> Store {
+        var store = self
+        try store.look(at: instant)
+        return store
+    }
+
+    /// Applies the timeline up to `instant` to the purchases: every part of the store that depends on the instant.
+    private mutating func look(at instant: Date) throws(ForgeError) {
+        if !ReceiptDate.writable.contains(instant) {
+            throw ForgeError(.invalidScenario, "'now' \(ReceiptDate.format(instant)) is \(ReceiptDate.outsideWritable)", fields: ["now"])
+        }
+        now = instant
+        let addedBy: [Int]
+        (transactions, history, addedBy) = scenario.history(applyingTo: made.base, periods: made.periods, until: now, seed: seed, isXcode: preset.isXcode)
+        try Self.checkDates(transactions: transactions[made.base.count...], addedBy: addedBy, history: history, now: now)
+        // Only production receipts show the attribute: 0 elsewhere.
+        let zero = preset.isXcode || preset.isSandbox
+        undocumented1710 =
+            made.identifiers
+            + transactions[made.base.count...].map { transaction in
+                guard !zero else { return 0 }
+                var own = SeededGenerator(seed: seed ^ StableHash.fnv1a(Data(("1710:" + transaction.transactionID).utf8)))
+                return Int64(own.below(0x7FFF_FFFF))
+            }
         if !ReceiptDate.writable.contains(appOriginalPurchaseDate) {
             throw ForgeError(
                 .invalidScenario,

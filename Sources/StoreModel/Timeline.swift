@@ -153,14 +153,29 @@ extension Scenario {
             subscriptionProducts.append(purchase.productID)
         }
 
+        // The latest transaction of each product, as found, kept up to date as periods are appended (else a timeline
+        // of n renewals costs n² to apply, at every instant a server looks at it); forgotten when an extension moves them.
+        var latest: [String: Int] = [:]
         func latestIndex(_ product: String) -> Int? {
-            transactions.indices.filter { transactions[$0].productID == product }.max { transactions[$0].purchaseDate < transactions[$1].purchaseDate }
+            if let index = latest[product] { return index }
+            let found = transactions.indices.filter { transactions[$0].productID == product }.max {
+                transactions[$0].purchaseDate < transactions[$1].purchaseDate
+            }
+            latest[product] = found
+            return found
+        }
+        func append(_ transaction: Transaction) {
+            transactions.append(transaction)
+            // Of equal dates the first stays the latest, as `max` finds it; one not yet found is found when asked for.
+            if let index = latest[transaction.productID], transaction.purchaseDate > transactions[index].purchaseDate {
+                latest[transaction.productID] = transactions.count - 1
+            }
         }
         func appendPeriod(_ product: String, from start: Date, event: Int) {
             guard let last = latestIndex(product).map({ transactions[$0] }) else { return }
             addedBy.append(event)
             let period = periods[product] ?? .month
-            transactions.append(
+            append(
                 Transaction(
                     productID: product, type: .autoRenewable, quantity: last.quantity, transactionID: ids.transactionID(),
                     originalTransactionID: last.originalTransactionID, purchaseDate: start, originalPurchaseDate: last.originalPurchaseDate,
@@ -172,6 +187,7 @@ extension Scenario {
         /// period that moves past `until` has not begun yet.
         func extend(_ product: String, at: Date, by days: Int, until: Date) {
             let shift = Double(days) * 86_400
+            latest = [:]
             guard
                 let current = transactions.indices.first(where: {
                     transactions[$0].productID == product && transactions[$0].purchaseDate <= at && (transactions[$0].expiresDate.map { at < $0 } ?? false)
@@ -226,7 +242,7 @@ extension Scenario {
                     expiresDate: period.advance(at, by: 1), webOrderLineItemID: ids.webOrderLineItemID(), cancellationDate: nil, cancellationReason: nil,
                     isTrialPeriod: false, isInIntroOfferPeriod: false, promotionalOfferID: nil, appAccountToken: old.appAccountToken)
                 upgraded.upgradedFrom = product
-                transactions.append(upgraded)
+                append(upgraded)
                 upgradedTo[product] = to
                 if let position = subscriptionProducts.firstIndex(of: product) { subscriptionProducts[position] = to }
                 state.autoRenewProduct = nil
@@ -283,8 +299,9 @@ extension Scenario {
             states[product] = state
         }
 
-        for transaction in transactions where reasons[transaction.transactionID] == nil {
-            if let reason = transaction.cancellationReason, transaction.cancellationDate != nil { reasons[transaction.transactionID] = reason.code }
+        // The refunded ones first: a lookup for each of thousands of periods is most of the cost of looking at a store.
+        for transaction in transactions where transaction.cancellationDate != nil && reasons[transaction.transactionID] == nil {
+            if let reason = transaction.cancellationReason { reasons[transaction.transactionID] = reason.code }
         }
         var pending: [PendingRenewal] = []
         for product in subscriptionProducts {

@@ -1,3 +1,4 @@
+import ForgeSupport
 import Foundation
 import ReceiptServe
 import Testing
@@ -8,7 +9,7 @@ import Testing
 struct NotificationDispatcherTests {
     static let start = Date(timeIntervalSince1970: 1_736_899_200)
     static let hooks = NotificationDispatcher.Webhooks(
-        urls: [.production: URL(string: "http://127.0.0.1:9/p")!, .sandbox: URL(string: "http://127.0.0.1:9/s")!])
+        urls: [.production: try! HTTPURL("http://127.0.0.1:9/p"), .sandbox: try! HTTPURL("http://127.0.0.1:9/s")])
 
     static func notification(_ index: Int) -> NotificationDispatcher.Notification {
         .init(key: "n\(index)", body: Array("{\"signedPayload\":\"\(index)\"}".utf8), date: start)

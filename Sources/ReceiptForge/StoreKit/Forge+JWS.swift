@@ -220,7 +220,8 @@ struct World {
     func id(_ value: String) -> JSONValue { .string(isXcode ? "0" : value) }
 
     func latest() throws(ForgeError) -> Transaction {
-        let candidates = store.transactions.filter { productID == nil || $0.productID == productID }
+        // Lazily: a server renders a notification of a store of thousands of periods at each of its instants.
+        let candidates = store.transactions.lazy.filter { productID == nil || $0.productID == productID }
         guard let latest = candidates.max(by: { $0.purchaseDate < $1.purchaseDate }) else {
             guard let productID else { throw ForgeError(.invalidScenario, "the scenario has no purchase ('purchases')", fields: ["purchases"]) }
             throw ForgeError(.invalidScenario, "no purchase of \(productID) in the scenario")
@@ -313,7 +314,8 @@ struct World {
         if let consent = state?.priceConsentStatus { members.append(("priceIncreaseStatus", .integer(Int64(consent)))) }
         if let grace = state?.gracePeriodExpiresDate { members.append(("gracePeriodExpiresDate", date(grace))) }
         members += [("signedDate", signedDate), ("environment", .string(environment.rawValue))]
-        let first = store.transactions.filter { $0.originalTransactionID == last.originalTransactionID }.map(\.purchaseDate).min() ?? last.purchaseDate
+        let first =
+            store.transactions.lazy.filter { $0.originalTransactionID == last.originalTransactionID }.map(\.purchaseDate).min() ?? last.purchaseDate
         members.append(("recentSubscriptionStartDate", date(first)))
         if let renewal = last.expiresDate { members.append(("renewalDate", date(renewal))) }
         let renewsAs = state?.autoRenewProductID ?? last.productID

@@ -28,6 +28,12 @@ public struct StoreRendering: Sendable {
         self.forge = forge
     }
 
+    /// The same store looked at `instant`, as `Forge.rendering(scenario, madeAt:, now: instant)` renders it (the same
+    /// bytes) without making its purchases again: a server signing each notification as of its own instant.
+    public func at(_ instant: Date) throws(ForgeError) -> StoreRendering {
+        StoreRendering(world: try World(store: try world.store.reissued(at: instant), options: world.options), forge: forge)
+    }
+
     /// `t`'s JWSTransactionDecodedPayload, as `forge jws make transaction --about` renders the latest of a product.
     public func transactionPayload(_ t: Transaction) throws(ForgeError) -> JSONValue { try world.transaction(t) }
 

@@ -1,5 +1,5 @@
 public import Foundation
-import ForgeSupport
+public import ForgeSupport
 import Synchronization
 
 /// Which notifications are due at a webhook, and what became of each: Apple's delivery rules, independent of
@@ -16,11 +16,11 @@ public final class NotificationDispatcher: Sendable {
     /// Where each environment's notifications go, how long one attempt may take, and the roots an https://
     /// webhook may chain to besides the system's.
     public struct Webhooks: Sendable {
-        public var urls: [ServerAPIEnvironment: URL]
+        public var urls: [ServerAPIEnvironment: HTTPURL]
         public var timeoutSeconds: Int
         public var trustedRootsPEM: String?
 
-        public init(urls: [ServerAPIEnvironment: URL], timeoutSeconds: Int = WebhookRequest.defaultTimeoutSeconds, trustedRootsPEM: String? = nil) {
+        public init(urls: [ServerAPIEnvironment: HTTPURL], timeoutSeconds: Int = WebhookRequest.defaultTimeoutSeconds, trustedRootsPEM: String? = nil) {
             self.urls = urls
             self.timeoutSeconds = timeoutSeconds
             self.trustedRootsPEM = trustedRootsPEM
@@ -83,6 +83,16 @@ public final class NotificationDispatcher: Sendable {
         var watermarks: [ServerAPIEnvironment: Date] = [:]
         /// Notifications not kept because ``maximumPending`` were waiting already.
         var dropped = 0
+        /// No delivery of the environment is due before this (none is pending when absent): until then
+        /// ``due(_:now:)`` answers at once, without looking through the deliveries kept.
+        var earliestDue: [ServerAPIEnvironment: Date] = [:]
+        /// Counts the notifications enqueued and the attempts recorded.
+        var version: UInt64 = 0
+
+        mutating func due(_ date: Date?, in environment: ServerAPIEnvironment) {
+            guard let date else { return }
+            earliestDue[environment] = min(earliestDue[environment] ?? date, date)
+        }
     }
     private let state: Mutex<State>
 
@@ -95,6 +105,7 @@ public final class NotificationDispatcher: Sendable {
             state.deliveries[delivery.key] = delivery
             state.order.append(delivery.key)
             if delivery.due != nil { state.pending[delivery.environment, default: 0] += 1 }
+            state.due(delivery.due, in: delivery.environment)
         }
         state.nextPosition = (saved.deliveries.map(\.position).max() ?? -1) + 1
         state.watermarks = saved.watermarks
@@ -140,6 +151,7 @@ public final class NotificationDispatcher: Sendable {
                 next.deliveries[delivery.key] = delivery
                 next.order.append(delivery.key)
                 next.pending[environment, default: 0] += 1
+                next.due(delivery.due, in: environment)
                 changes.append(.delivery(delivery))
             }
             if next.dropped != droppedBefore { changes.append(.dropped(next.dropped)) }
@@ -155,6 +167,7 @@ public final class NotificationDispatcher: Sendable {
                 }
             }
             let dropped = next.dropped - droppedBefore
+            if !changes.isEmpty { next.version &+= 1 }
             state = next
             return (true, dropped > 0 ? next.dropped : 0)
         }
@@ -166,11 +179,24 @@ public final class NotificationDispatcher: Sendable {
         return outcome.written
     }
 
+    /// Whether `environment`'s webhook can take another notification now (fewer than ``maximumPending`` wait).
+    public func hasRoom(_ environment: ServerAPIEnvironment) -> Bool {
+        delivers(environment) && state.withLock { $0.pending[environment, default: 0] < Self.maximumPending }
+    }
+
+    /// Whether `key` is kept (enqueued, and not dropped).
+    public func holds(_ key: String) -> Bool { state.withLock { $0.deliveries[key] != nil } }
+
     /// The deliveries of `environment` due by `now`, in the order they were first due, each with its request.
+    /// Before the earliest instant one is due, nothing is looked through.
     public func due(_ environment: ServerAPIEnvironment, now: Date) -> [(delivery: Delivery, request: WebhookRequest)] {
         guard let url = webhooks.urls[environment] else { return [] }
-        let due = state.withLock { state in
-            state.order.compactMap { state.deliveries[$0] }.filter { $0.environment == environment && ($0.due.map { $0 <= now } ?? false) }
+        let due = state.withLock { state -> [Delivery] in
+            guard let earliest = state.earliestDue[environment], earliest <= now else { return [] }
+            let pending = state.order.compactMap { state.deliveries[$0] }.filter { $0.environment == environment && $0.due != nil }
+            // Those returned count until their attempts are recorded; record(_:of:) lowers it again for a retry.
+            state.earliestDue[environment] = pending.compactMap(\.due).min()
+            return pending.filter { $0.due.map { $0 <= now } ?? false }
         }
         return due.map {
             ($0, WebhookRequest(url: url, body: $0.body, timeoutSeconds: webhooks.timeoutSeconds, trustedRootsPEM: webhooks.trustedRootsPEM))
@@ -190,13 +216,19 @@ public final class NotificationDispatcher: Sendable {
                 state.pending[delivery.environment, default: 1] -= 1
             } else if let first = delivery.attempts.first?.date {
                 delivery.due = first.addingTimeInterval(offsets[delivery.attempts.count - 1])
+                state.due(delivery.due, in: delivery.environment)
             }
             do throws(ServeError) { try store?.write([.attempt(key: key, attempt, due: delivery.due)]) } catch {
                 Self.warn("an attempt of \(key) is not in the state file (a restart may repeat it): \(error.message)")
             }
             state.deliveries[key] = delivery
+            state.version &+= 1
         }
     }
+
+    /// Counts what changes an answer about deliveries (enqueued notifications, recorded attempts): the Server API's
+    /// cache keeps a history answer for one count only.
+    public var version: UInt64 { state.withLock { $0.version } }
 
     /// Notifications not delivered because too many were pending.
     public var dropped: Int { state.withLock { $0.dropped } }

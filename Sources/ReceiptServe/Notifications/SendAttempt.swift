@@ -59,7 +59,8 @@ public struct SendAttempt: Sendable {
 
 /// One POST of a notification to a webhook, independent of any HTTP library.
 public struct WebhookRequest: Sendable {
-    public var url: URL
+    /// Checked where it was read (``HTTPURL``), as every URL a redirect leads to is.
+    public var url: HTTPURL
     /// The exact bytes: Apple's `{"signedPayload":"…"}`, or a saved body replayed.
     public var body: [UInt8]
     /// An attempt that has no complete answer by then has timed out.
@@ -76,17 +77,11 @@ public struct WebhookRequest: Sendable {
     /// Redirects followed before the attempt gives up (a cycle is CIRCULAR_REDIRECT at once).
     public static let maximumRedirects = 5
 
-    public init(url: URL, body: [UInt8], timeoutSeconds: Int = defaultTimeoutSeconds, trustedRootsPEM: String? = nil) {
+    public init(url: HTTPURL, body: [UInt8], timeoutSeconds: Int = defaultTimeoutSeconds, trustedRootsPEM: String? = nil) {
         self.url = url
         self.body = body
         self.timeoutSeconds = timeoutSeconds
         self.trustedRootsPEM = trustedRootsPEM
-    }
-
-    /// `text` as a webhook's address: an absolute http:// or https:// URL with a host, else nil.
-    public static func webhookURL(_ text: String) -> URL? {
-        guard let url = URL(string: text), ["http", "https"].contains(url.scheme?.lowercased() ?? ""), url.host?.isEmpty == false else { return nil }
-        return url
     }
 
     /// Apple's body for `signedPayload`: `{"signedPayload":"…"}` and nothing else.

@@ -20,7 +20,7 @@ extension ServerAPIService {
     static let paginationTokenLifetime: TimeInterval = 24 * 3600
 
     /// One notification the store has sent, before it is rendered.
-    struct NotificationRecord {
+    struct NotificationRecord: Sendable {
         let date: Date
         let type: NotificationType
         let subtype: NotificationSubtype?
@@ -48,10 +48,13 @@ extension ServerAPIService {
     /// `POST /inApps/v1/notifications/test`: a TEST notification of the app (the token's, else the first
     /// customer's in the environment), signed now and sent to the environment's webhook at once;
     /// `testNotificationToken` names it. 4040007 when the environment has no webhook (`--notify`,
-    /// `--notify-sandbox`; local testing has none), as Apple answers an app without a notification URL.
+    /// `--notify-sandbox`; local testing has none), as Apple answers an app without a notification URL. 5000001
+    /// (Apple's retryable error) while the webhook's queue is full (``NotificationDispatcher/maximumPending``): a
+    /// token is given only for a TEST that will be sent, so its status always comes to list an attempt.
     func requestTestNotification(scope: Scope, now: Date) throws(ServerAPIError) -> JSONValue {
         guard let view = views(scope: scope, now: now).first else { throw .appNotFound }
         guard let deliveries = configuration.deliveries, deliveries.delivers(scope.environment) else { throw .serverNotificationURLNotFound }
+        guard deliveries.hasRoom(scope.environment) else { throw .generalInternalRetryable }
         let count = try state.change { $0.nextTest() }
         var random = SeededGenerator(seed: StableHash.fnv1a(Data("test:\(scope.environment.rawValue):\(count)".utf8)))
         let token = random.uuid().description.lowercased()
@@ -61,6 +64,8 @@ extension ServerAPIService {
         try state.change { $0.remember(test) }
         let notification = NotificationDispatcher.Notification(key: Self.record(of: test).key, body: WebhookRequest.body(signedPayload: test.signedPayload), date: now)
         guard deliveries.enqueue([notification], environment: scope.environment) else { throw .generalInternal }
+        // Another request filled the queue in the meantime.
+        guard deliveries.holds(notification.key) else { throw .generalInternalRetryable }
         return .object([("testNotificationToken", .string(token))])
     }
 
@@ -181,18 +186,32 @@ extension ServerAPIService {
         return try rendering.signedNotification(record.type, subtype: record.subtype, about: t, uuid: Self.notificationUUID(record.key))
     }
 
-    /// The notifications `environment`'s stores send after `after` and by `through`, in timeline order, signed:
-    /// what a webhook is due as the server clock passes them.
-    public func notifications(_ environment: ServerAPIEnvironment, after: Date, through: Date) -> [NotificationDispatcher.Notification] {
-        let customers = state.customers
+    /// The notifications `environment`'s stores send after `after` and by `through`, in timeline order, listed with
+    /// each store rendered once (at `through`); and the earliest instant after `through` at which a store can send
+    /// another (nil: none before the state changes).
+    func listNotifications(_ environment: ServerAPIEnvironment, after: Date, through: Date) -> (batch: NotificationBatch, next: Date?) {
         var records: [NotificationRecord] = []
+        var stores: [Int: StoreRendering] = [:]
+        var next: Date?
+        func consider(_ date: Date?) {
+            guard let date, date > through, next.map({ date < $0 }) ?? true else { return }
+            next = date
+        }
         for view in views(scope: Scope(environment: environment, app: nil), now: through) {
             records += notifications(of: view, now: through).filter { $0.date > after }
+            stores[view.customer] = view.rendering
+            // Every instant a notification can come from: a period that starts (a purchase, a renewal, where a
+            // timeline renewal adds the next one: the current one's end), a refund, a timeline event.
+            let store = view.rendering.store
+            for t in store.transactions {
+                consider(t.purchaseDate)
+                consider(t.expiresDate)
+                consider(t.cancellationDate)
+            }
+            for event in store.scenario.timeline ?? [] { consider(event.at.flatMap(ReceiptDate.parse)) }
         }
-        return records.sorted { $0.key < $1.key }.compactMap { record in
-            guard let payload = try? signedPayload(of: record, customers: customers) else { return nil }
-            return NotificationDispatcher.Notification(key: record.key, body: WebhookRequest.body(signedPayload: payload), date: record.date)
-        }
+        records.sort { $0.key < $1.key }
+        return (NotificationBatch(through: through, records: records[...], stores: stores), next)
     }
 
     /// What Apple has announced about `view`'s store up to `now`.
@@ -230,5 +249,119 @@ extension ServerAPIService {
             record(at, type, subtype, t)
         }
         return records
+    }
+}
+
+/// Notifications listed for a webhook and not yet signed (``NotificationSchedule``), signed a slice at a time so
+/// that the work is bounded and delivery can begin before the whole batch is signed. Each is rendered as of its
+/// own instant from its store rendered once for the batch (``StoreRendering/at(_:)``): the same bytes as Get
+/// Notification History signs, which renders the store anew for each.
+public struct NotificationBatch: Sendable {
+    /// The server clock the notifications were listed at: each is due by then.
+    public let through: Date
+    private var records: ArraySlice<ServerAPIService.NotificationRecord>
+    /// Each customer's store at `through`, by its place in the server state.
+    private let stores: [Int: StoreRendering]
+
+    init(through: Date, records: ArraySlice<ServerAPIService.NotificationRecord>, stores: [Int: StoreRendering]) {
+        self.through = through
+        self.records = records
+        self.stores = stores
+    }
+
+    public var isEmpty: Bool { records.isEmpty }
+    public var count: Int { records.count }
+
+    /// The next (at most) `count` notifications, signed, in timeline order, and how far the watermark may move once
+    /// they are enqueued: past the last instant all of whose notifications are among them (`through` after the
+    /// last slice), or nil. A notification that cannot be rendered is left out, as the history leaves it out.
+    public mutating func signNext(_ count: Int) -> (notifications: [NotificationDispatcher.Notification], watermark: Date?) {
+        let slice = records.prefix(max(1, count))
+        records = records.dropFirst(slice.count)
+        var signed: [NotificationDispatcher.Notification] = []
+        var looked: (customer: Int, date: Date, rendering: StoreRendering)?
+        for record in slice {
+            guard let customer = record.customer, let store = stores[customer] else {
+                if let payload = record.signedPayload { signed.append(.init(key: record.key, body: WebhookRequest.body(signedPayload: payload), date: record.date)) }
+                continue
+            }
+            do throws(ForgeError) {
+                // Records of one customer at one instant share its rendering.
+                let rendering: StoreRendering
+                if let looked, looked.customer == customer, looked.date == record.date {
+                    rendering = looked.rendering
+                } else {
+                    rendering = try store.at(record.date)
+                    looked = (customer, record.date, rendering)
+                }
+                let t = record.transaction.flatMap { t in rendering.store.transactions.first { $0.transactionID == t.transactionID } } ?? record.transaction
+                let payload = try rendering.signedNotification(record.type, subtype: record.subtype, about: t, uuid: ServerAPIService.notificationUUID(record.key))
+                signed.append(.init(key: record.key, body: WebhookRequest.body(signedPayload: payload), date: record.date))
+            } catch {
+                continue
+            }
+        }
+        let watermark: Date?
+        if let next = records.first {
+            // The rest of the last instant is still to come: only the instants before it are done.
+            watermark = slice.last { $0.date < next.date }?.date
+        } else {
+            watermark = through
+        }
+        return (signed, watermark)
+    }
+}
+
+/// What `--notify` delivers next for one environment, as the server clock passes it. Listing renders each store
+/// once; between listings it keeps the earliest instant at which any store can send something new (the next
+/// date in any of them: a period's start or end, a refund, a timeline event), and until the clock reaches it, or
+/// the state changes, it renders nothing: with nothing due, a webhook costs nothing.
+public final class NotificationSchedule: Sendable {
+    public let environment: ServerAPIEnvironment
+    private let service: ServerAPIService
+    private struct State {
+        /// Notifications up to here are listed.
+        var watermark: Date
+        /// Nothing new until `until` (never, when nil), as long as the state is at `version`.
+        var quiet: (version: UInt64, until: Date?)?
+        var storesRendered = 0
+    }
+    private let state: Mutex<State>
+
+    /// The notifications after `watermark` are still to be listed.
+    public init(_ service: ServerAPIService, environment: ServerAPIEnvironment, watermark: Date) {
+        self.service = service
+        self.environment = environment
+        state = Mutex(State(watermark: watermark))
+    }
+
+    /// Stores rendered to list notifications so far (each customer once a listing).
+    public var storesRendered: Int { state.withLock { $0.storesRendered } }
+
+    /// Whether nothing can be new by `now`: two dates and a counter compared, nothing rendered.
+    public func isQuiet(at now: Date) -> Bool {
+        let version = service.state.version
+        return state.withLock { state in
+            guard now > state.watermark else { return true }
+            guard let quiet = state.quiet, quiet.version == version else { return false }
+            return quiet.until.map { now < $0 } ?? true
+        }
+    }
+
+    /// The notifications after the watermark and by `now`, listed, not signed; nil, and nothing rendered, when
+    /// nothing can be new by `now` (``isQuiet(at:)``). The watermark moves to `now`.
+    public func batch(now: Date) -> NotificationBatch? {
+        // Read first: a change while the stores are listed makes the next look list again.
+        let version = service.state.version
+        guard !isQuiet(at: now) else { return nil }
+        let after = state.withLock { $0.watermark }
+        let (batch, next) = service.listNotifications(environment, after: after, through: now)
+        let rendered = service.state.customers.count
+        state.withLock {
+            $0.watermark = now
+            $0.quiet = (version, next)
+            $0.storesRendered += rendered
+        }
+        return batch.isEmpty ? nil : batch
     }
 }

@@ -345,7 +345,8 @@ public struct ServerAPIService: Sendable {
         var response: ServerAPIResponse
         let key = ResponseCache.Key(
             request: [request.environment.rawValue, scope.app ?? "", method, request.path, request.query].joined(separator: "\n"),
-            body: request.body, milliseconds: ReceiptDate.milliseconds(now) ?? 0, version: state.version)
+            // A delivery attempt changes the history's sendAttempts: both counters only grow, so their sum moves with either.
+            body: request.body, milliseconds: ReceiptDate.milliseconds(now) ?? 0, version: state.version &+ (configuration.deliveries?.version ?? 0))
         if endpoint.readsOnly, let cached = cache.answer(key) {
             response = cached
             response.summary.append(("cached", .bool(true)))
