@@ -273,7 +273,10 @@ public final class SQLiteStateStore: ServerStateStore {
                 arguments: [
                     key, key, attempt.date.timeIntervalSince1970, attempt.result.rawValue, attempt.httpStatus, attempt.milliseconds, attempt.detail,
                 ])
-            try db.execute(sql: "UPDATE delivery SET due = ? WHERE key = ?", arguments: [due?.timeIntervalSince1970, key])
+            // Delivered or given up, it is never sent again: its body goes (the history renders the payload anew).
+            try db.execute(
+                sql: "UPDATE delivery SET due = ?, body = CASE WHEN ? IS NULL THEN x'' ELSE body END WHERE key = ?",
+                arguments: [due?.timeIntervalSince1970, due?.timeIntervalSince1970, key])
         case .watermark(let environment, let date):
             try meta(db, "watermark_" + environment.rawValue, date.timeIntervalSince1970)
         case .dropped(let count):
@@ -389,7 +392,7 @@ public final class SQLiteStateStore: ServerStateStore {
                     date: try fields.date(1), result: sendResult, httpStatus: status.map { Int(clamping: $0) }, milliseconds: try fields.value(4),
                     detail: try fields.optional(5)))
         }
-        for row in try Row.fetchAll(db, sql: "SELECT key, position, environment, body, due FROM delivery ORDER BY position") {
+        for row in try Row.fetchAll(db, sql: "SELECT key, position, environment, CASE WHEN due IS NULL THEN x'' ELSE body END, due FROM delivery ORDER BY position") {
             let fields = Fields(row, table: "delivery")
             let key: String = try fields.value(0)
             let body: Data = try fields.value(3)

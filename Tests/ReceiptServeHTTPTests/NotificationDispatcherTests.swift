@@ -61,4 +61,25 @@ struct NotificationDispatcherTests {
         dispatcher.enqueue([Self.notification(0)], environment: .production)
         #expect(dispatcher.due(.production, now: .distantFuture).isEmpty && dispatcher.attempts(of: "n0").count == 1)
     }
+
+    @Test("What waits is bounded in bytes as well: bodies past maximumPendingBytes are dropped and counted; a delivered or given-up notification keeps its attempts, not its body")
+    func boundedInBytes() {
+        let dispatcher = NotificationDispatcher(Self.hooks)
+        let size = 1 << 20
+        let count = NotificationDispatcher.maximumPendingBytes / size
+        let big = (0..<count + 2).map { NotificationDispatcher.Notification(key: "b\($0)", body: [UInt8](repeating: 0x61, count: size), date: Self.start) }
+        dispatcher.enqueue(big, environment: .production)
+        #expect(dispatcher.pending[.production] == count && dispatcher.dropped == 2)
+        #expect(dispatcher.pendingBytes[.production] == NotificationDispatcher.maximumPendingBytes)
+        dispatcher.record(SendAttempt(date: Self.start, result: .success, httpStatus: 200, milliseconds: 1), of: "b0")
+        var now = Self.start
+        for _ in 0...NotificationDispatcher.retryOffsets(.production).count {
+            dispatcher.record(Self.failure(at: now), of: "b1")
+            now = now.addingTimeInterval(100 * 3600)
+        }
+        #expect(dispatcher.attempts(of: "b0").count == 1 && dispatcher.attempts(of: "b1").count == 6)
+        #expect(dispatcher.pending[.production] == count - 2 && dispatcher.bodyBytes == (count - 2) * size, "b0 delivered and b1 given up hold no body")
+        dispatcher.enqueue([Self.notification(0)], environment: .production)
+        #expect(dispatcher.holds("n0"), "their bytes made room")
+    }
 }

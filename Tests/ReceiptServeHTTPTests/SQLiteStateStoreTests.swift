@@ -42,6 +42,7 @@ struct SQLiteStateStoreTests {
                 .finished(.init(environment: .production, transactionID: "2000000001", finishedAt: Self.date)),
                 .consumption(.init(environment: .sandbox, transactionID: "2000000002", receivedAt: Self.date, body: .object([("customerConsented", .bool(true))]))),
                 .delivery(delivery), .delivery(.init(key: "k2", environment: .sandbox, body: [1, 2], position: 1, due: Self.date)),
+                .delivery(.init(key: "k3", environment: .sandbox, body: [3, 4], position: 2, due: Self.date)),
                 .attempt(key: "k1", attempt, due: Self.date.addingTimeInterval(3600)),
                 .attempt(key: "k1", SendAttempt(date: Self.date.addingTimeInterval(3600), result: .success, httpStatus: 200, milliseconds: 3), due: nil),
                 .watermark(.production, Self.date), .dropped(7), .clock(now: Self.date, offset: 42.5),
@@ -57,9 +58,10 @@ struct SQLiteStateStoreTests {
         #expect(saved.extensionAnswers.map(\.key) == ["e"] && saved.extensionAnswers.first?.answer == .object([("success", .bool(true))]))
         #expect(saved.finished.map(\.transactionID) == ["2000000001"])
         #expect(saved.consumption.first?.body == .object([("customerConsented", .bool(true))]))
-        #expect(saved.deliveries.map(\.key) == ["k1"], "k2 was forgotten")
+        #expect(saved.deliveries.map(\.key) == ["k1", "k3"], "k2 was forgotten")
         let kept = try #require(saved.deliveries.first)
-        #expect(kept.body == delivery.body && kept.due == nil)
+        #expect(kept.body.isEmpty && kept.due == nil, "delivered: it is never sent again, so its body is not kept")
+        #expect(saved.deliveries.last?.body == [3, 4] && saved.deliveries.last?.due == Self.date, "pending: its body is kept for the attempt")
         #expect(kept.attempts.map(\.result) == [.unsuccessfulHTTPResponseCode, .success] && kept.attempts.first?.httpStatus == 500)
         #expect(kept.attempts.first?.detail == "HTTP 500" && kept.attempts.first?.date == Self.date)
         #expect(saved.watermarks == [.production: Self.date] && saved.dropped == 7)

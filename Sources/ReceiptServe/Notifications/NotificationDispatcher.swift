@@ -8,8 +8,10 @@ import Synchronization
 /// sandbox: once, after an hour), and after the last it is given up. Every attempt is kept for Get Notification
 /// History and Get Test Notification Status.
 ///
-/// Each environment has one webhook and its own queue, bounded by ``maximumPending``: past it, new notifications
-/// for that webhook are dropped, counted and said on stderr, and the other environment's queue is untouched.
+/// Each environment has one webhook and its own queue, bounded by ``maximumPending`` notifications and
+/// ``maximumPendingBytes`` of their bodies: past either, new notifications for that webhook are dropped, counted and
+/// said on stderr, and the other environment's queue is untouched. A notification delivered or given up keeps its
+/// attempts, not its body (the history renders its payload from the store), so what is kept is bounded in bytes too.
 /// With a ``ServerStateStore`` a notification is written when it is enqueued and each attempt before the next
 /// begins, so a restart neither repeats an acknowledged delivery nor loses a pending retry.
 public final class NotificationDispatcher: Sendable {
@@ -37,7 +39,8 @@ public final class NotificationDispatcher: Sendable {
     public struct Delivery: Sendable {
         public let key: String
         public let environment: ServerAPIEnvironment
-        public let body: [UInt8]
+        /// What each attempt sends; empty once it is delivered or given up.
+        public internal(set) var body: [UInt8]
         /// Its place in the order notifications were enqueued.
         public let position: Int64
         public internal(set) var attempts: [SendAttempt]
@@ -71,6 +74,9 @@ public final class NotificationDispatcher: Sendable {
     public static let maximumKept = 100_000
     /// Notifications waiting for one webhook (their first attempt or a retry): past it, new ones for it are dropped.
     public static let maximumPending = 10_000
+    /// The bodies of the notifications waiting for one webhook, in bytes (a renewal's is about 19 KB): past it, new
+    /// ones for it are dropped, as past ``maximumPending``.
+    public static let maximumPendingBytes = 64 << 20
 
     public let webhooks: Webhooks
     private let store: (any ServerStateStore)?
@@ -79,9 +85,11 @@ public final class NotificationDispatcher: Sendable {
         /// The keys in the order the notifications were enqueued.
         var order: [String] = []
         var pending: [ServerAPIEnvironment: Int] = [:]
+        /// The bytes of the bodies ``pending`` counts.
+        var pendingBytes: [ServerAPIEnvironment: Int] = [:]
         var nextPosition: Int64 = 0
         var watermarks: [ServerAPIEnvironment: Date] = [:]
-        /// Notifications not kept because ``maximumPending`` were waiting already.
+        /// Notifications not kept because ``maximumPending`` (or ``maximumPendingBytes``) were waiting already.
         var dropped = 0
         /// No delivery of the environment is due before this (none is pending when absent): until then
         /// ``due(_:now:)`` answers at once, without looking through the deliveries kept.
@@ -101,10 +109,14 @@ public final class NotificationDispatcher: Sendable {
         self.webhooks = webhooks
         self.store = store
         var state = State()
-        for delivery in saved.deliveries.sorted(by: { $0.position < $1.position }) {
+        for var delivery in saved.deliveries.sorted(by: { $0.position < $1.position }) {
+            if delivery.due == nil { delivery.body = [] }
             state.deliveries[delivery.key] = delivery
             state.order.append(delivery.key)
-            if delivery.due != nil { state.pending[delivery.environment, default: 0] += 1 }
+            if delivery.due != nil {
+                state.pending[delivery.environment, default: 0] += 1
+                state.pendingBytes[delivery.environment, default: 0] += delivery.body.count
+            }
             state.due(delivery.due, in: delivery.environment)
         }
         state.nextPosition = (saved.deliveries.map(\.position).max() ?? -1) + 1
@@ -131,7 +143,9 @@ public final class NotificationDispatcher: Sendable {
             var changes: [StateChange] = []
             let droppedBefore = next.dropped
             for notification in notifications where next.deliveries[notification.key] == nil {
-                guard next.pending[environment, default: 0] < Self.maximumPending else {
+                guard next.pending[environment, default: 0] < Self.maximumPending,
+                    next.pendingBytes[environment, default: 0] + notification.body.count <= Self.maximumPendingBytes
+                else {
                     next.dropped += 1
                     continue
                 }
@@ -151,6 +165,7 @@ public final class NotificationDispatcher: Sendable {
                 next.deliveries[delivery.key] = delivery
                 next.order.append(delivery.key)
                 next.pending[environment, default: 0] += 1
+                next.pendingBytes[environment, default: 0] += delivery.body.count
                 next.due(delivery.due, in: environment)
                 changes.append(.delivery(delivery))
             }
@@ -173,15 +188,19 @@ public final class NotificationDispatcher: Sendable {
         }
         if outcome.dropped > 0 {
             Self.warn(
-                "\(outcome.dropped) notification(s) not delivered in all: \(Self.maximumPending) are pending for the \(environment.rawValue) webhook already (one that never succeeds?)"
+                "\(outcome.dropped) notification(s) not delivered in all: \(Self.maximumPending) notifications or \(Self.maximumPendingBytes >> 20) MiB of them are pending for the \(environment.rawValue) webhook already (one that never succeeds?)"
             )
         }
         return outcome.written
     }
 
-    /// Whether `environment`'s webhook can take another notification now (fewer than ``maximumPending`` wait).
-    public func hasRoom(_ environment: ServerAPIEnvironment) -> Bool {
-        delivers(environment) && state.withLock { $0.pending[environment, default: 0] < Self.maximumPending }
+    /// Whether `environment`'s webhook can take a notification of `bytes` now (fewer than ``maximumPending`` wait,
+    /// and their bodies leave room for it under ``maximumPendingBytes``).
+    public func hasRoom(_ environment: ServerAPIEnvironment, bytes: Int = 0) -> Bool {
+        delivers(environment)
+            && state.withLock {
+                $0.pending[environment, default: 0] < Self.maximumPending && $0.pendingBytes[environment, default: 0] + bytes <= Self.maximumPendingBytes
+            }
     }
 
     /// Whether `key` is kept (enqueued, and not dropped).
@@ -214,6 +233,8 @@ public final class NotificationDispatcher: Sendable {
             if attempt.result == .success || delivery.attempts.count > offsets.count {
                 delivery.due = nil
                 state.pending[delivery.environment, default: 1] -= 1
+                state.pendingBytes[delivery.environment, default: 0] -= delivery.body.count
+                delivery.body = []
             } else if let first = delivery.attempts.first?.date {
                 delivery.due = first.addingTimeInterval(offsets[delivery.attempts.count - 1])
                 state.due(delivery.due, in: delivery.environment)
@@ -235,6 +256,12 @@ public final class NotificationDispatcher: Sendable {
 
     /// How many notifications wait for their first attempt or a retry, by environment.
     public var pending: [ServerAPIEnvironment: Int] { state.withLock { $0.pending } }
+
+    /// The bytes of the bodies waiting, by environment.
+    public var pendingBytes: [ServerAPIEnvironment: Int] { state.withLock { $0.pendingBytes } }
+
+    /// The bytes of every body kept, delivered or not: only those waiting hold theirs.
+    public var bodyBytes: Int { state.withLock { $0.deliveries.values.reduce(0) { $0 + $1.body.count } } }
 
     /// The attempts made for `key`, as Apple's history lists them.
     public func attempts(of key: String) -> [SendAttempt] { state.withLock { $0.deliveries[key]?.attempts ?? [] } }

@@ -49,7 +49,7 @@ extension ServerAPIService {
     /// customer's in the environment), signed now and sent to the environment's webhook at once;
     /// `testNotificationToken` names it. 4040007 when the environment has no webhook (`--notify`,
     /// `--notify-sandbox`; local testing has none), as Apple answers an app without a notification URL. 5000001
-    /// (Apple's retryable error) while the webhook's queue is full (``NotificationDispatcher/maximumPending``): a
+    /// (Apple's retryable error) while the webhook's queue is full (``NotificationDispatcher/maximumPending`` or its bytes): a
     /// token is given only for a TEST that will be sent, so its status always comes to list an attempt.
     func requestTestNotification(scope: Scope, now: Date) throws(ServerAPIError) -> JSONValue {
         guard let view = views(scope: scope, now: now).first else { throw .appNotFound }
