@@ -47,12 +47,13 @@ public struct StoreKitConfiguration: Sendable {
         }
     }
 
-    /// The definitions of `ids`, in that order; an id the file does not define is refused, listing the ones it does.
+    /// The definitions of `ids`, in that order; an id the file does not define is refused, listing the ones it does
+    /// (the first 20 of a larger catalogue, and how many there are).
     public func products(named ids: [String]) throws(StoreKitFileError) -> [ProductDefinition] {
         try ids.map { (id) throws(StoreKitFileError) in
             guard let index = productIndex[id] else {
-                throw StoreKitFileError(
-                    .unknownProduct, "no product \(id) in the file; its products: \(products.map(\.productID).joined(separator: ", "))", keyPath: "")
+                let listed = products.prefix(20).map(\.productID).joined(separator: ", ") + (products.count > 20 ? ", … (\(products.count) in all)" : "")
+                throw StoreKitFileError(.unknownProduct, "no product \(JSONValue.quoted(id)) in the file; its products: \(listed)", keyPath: "")
             }
             return products[index]
         }
