@@ -51,7 +51,11 @@ struct StoreKitCommand: ParsableCommand {
                 do { listed = try configuration.listingJSON() } catch { throw fail("cannot write the products as JSON: \(error)", Exit.software) }
                 print(listed.serialized(pretty: true))
             } else {
-                print(configuration.listing().joined(separator: "\n"))
+                let storefront = configuration.listedStorefront
+                print(
+                    "version \(configuration.version); storefront \(storefront.code) (\(storefront.id), \(storefront.currency))"
+                        + (configuration.timeRate.map { "; time rate \($0) (forge serve --time-rate \(Int($0.storeSecondsPerSecond)))" } ?? ""))
+                for line in configuration.listing() { print(line) }
             }
         }
     }

@@ -7,17 +7,14 @@ extension StoreKitConfiguration {
     /// The storefront prices are shown in: the file's, else the United States.
     public var listedStorefront: Storefront { storefront.flatMap(Storefront.init(code:)) ?? .unitedStates }
 
-    /// One line for the file, one per product, one per offer. Ids, names and offer ids are the file's text, so they
-    /// are escaped (``TerminalText``): a control character or a bidi override in them is shown, never run by the
-    /// terminal. Periods and prices were checked when read.
+    /// One line per product, one per offer (the command adds the file's own line). Ids, names and offer ids are the
+    /// file's text, so they are escaped (``TerminalText``): a control character or a bidi override in them is shown,
+    /// never run by the terminal. Periods and prices were checked when read.
     public func listing() -> [String] {
         let storefront = listedStorefront
         let shown = TerminalText.escaped
-        var lines = [
-            "version \(version); storefront \(storefront.code) (\(storefront.id), \(storefront.currency))"
-                + (timeRate.map { "; time rate \($0) (forge serve --time-rate \(Int($0.storeSecondsPerSecond)))" } ?? "")
-        ]
-        lines.reserveCapacity(products.count + 1)
+        var lines: [String] = []
+        lines.reserveCapacity(products.count)
         for product in products {
             var line = "\(shown(product.productID))  \(product.type.rawValue)"
             if let period = product.period { line += " \(period)" }
