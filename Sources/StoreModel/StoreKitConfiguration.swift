@@ -29,10 +29,10 @@ public struct StoreKitConfiguration: Sendable {
     public let timeRate: XcodeTimeRate?
     /// The product's name for people: its first localization's display name, else its reference name.
     public let names: [String: String]
-    /// Each product's place in ``products`` and each subscription's group's place in ``groups``: lookups by id are
+    /// Each product's place in ``products``, and each subscription's group's place in ``groups``: lookups by id are
     /// constant time, so reading and listing a file of 100,000 products stays linear.
     private let productIndex: [String: Int]
-    private let groupIndex: [String: Int]
+    private let groupOfProduct: [String: Int]
 
     public static let versions = 2...4
 
@@ -60,7 +60,7 @@ public struct StoreKitConfiguration: Sendable {
     }
 
     /// The subscription group that lists `productID`, if any.
-    public func group(of productID: String) -> Group? { groupIndex[productID].map { groups[$0] } }
+    public func group(of productID: String) -> Group? { groupOfProduct[productID].map { groups[$0] } }
 
     /// A scenario with every product of the file as its catalogue and its storefront, and a purchase of each of
     /// `ids`; without ids, a purchase of every product but the first subscription of each group only (a customer
@@ -129,7 +129,7 @@ public struct StoreKitConfiguration: Sendable {
         for element in try top["products"]?.array() ?? [] { _ = try add(element, types: [.consumable, .nonConsumable]) }
         for element in try top["nonRenewingSubscriptions"]?.array() ?? [] { _ = try add(element, types: [.nonRenewingSubscription]) }
         var groups: [Group] = []
-        var groupIndex: [String: Int] = [:]
+        var groupOfProduct: [String: Int] = [:]
         // Where each group id was first seen: a second group with it would merge two groups' upgrade ladders.
         var groupPlaces: [String: String] = [:]
         for groupField in try top["subscriptionGroups"]?.array() ?? [] {
@@ -145,14 +145,14 @@ public struct StoreKitConfiguration: Sendable {
             for element in try members["subscriptions"]?.array() ?? [] {
                 let productID = try add(element, types: [.recurringSubscription], group: (id, groupField.keyPath))
                 ids.append(productID)
-                groupIndex[productID] = groups.count
+                groupOfProduct[productID] = groups.count
             }
             groups.append(Group(id: id, name: name, productIDs: ids))
         }
         self.products = products
         self.productIndex = productIndex
         self.groups = groups
-        self.groupIndex = groupIndex
+        self.groupOfProduct = groupOfProduct
         self.names = names
         let settings = try top["settings"]?.object()
         storefront = try settings?["_storefront"]?.string(expected: Storefront.expected) { Storefront(code: $0) != nil }
