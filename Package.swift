@@ -25,6 +25,8 @@ let package = Package(
         .library(name: "ReceiptCorpus", targets: ["ReceiptCorpus"]),
         .library(name: "ReceiptConformance", targets: ["ReceiptConformance"]),
         .library(name: "ReceiptServe", targets: ["ReceiptServe"]),
+        // For FuzzTesting's webhook-answer target, which drives the notification client over loopback.
+        .library(name: "ReceiptServeHTTP", targets: ["ReceiptServeHTTP"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.6.0"),

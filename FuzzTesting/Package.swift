@@ -57,5 +57,30 @@ let package = Package(
                 "FuzzSupport",
                 .product(name: "ReceiptCorpus", package: "receipt-forge"), .product(name: "ReceiptConformance", package: "receipt-forge"),
             ]),
+        // forge serve's App Store Server API: method, path, query, Host, X-Forge-Now, bearer token (open, a valid token,
+        // claims the fuzzer writes signed with the server's key, raw headers) and bodies, on two apps' customers.
+        .executableTarget(
+            name: "FuzzServerAPI",
+            dependencies: ["FuzzSupport", .product(name: "ReceiptServe", package: "receipt-forge"), .product(name: "ReceiptForge", package: "receipt-forge")]),
+        // forge serve --ocsp: OCSP requests by POST and GET, answers by path, and the control route's specs.
+        .executableTarget(name: "FuzzOCSP", dependencies: ["FuzzSupport", .product(name: "ReceiptServe", package: "receipt-forge")]),
+        // Xcode .storekit files: the reader, forge storekit show's listing and JSON, the scenario, and what forge makes of it.
+        .executableTarget(
+            name: "FuzzStoreKitConfiguration",
+            dependencies: ["FuzzSupport", .product(name: "StoreModel", package: "receipt-forge"), .product(name: "ReceiptForge", package: "receipt-forge")]),
+        // forge run merge: results.json shards merged against the corpus, and the reports written from them.
+        .executableTarget(
+            name: "FuzzRunMerge",
+            dependencies: [
+                "FuzzSupport", .product(name: "ReceiptConformance", package: "receipt-forge"), .product(name: "ReceiptCorpus", package: "receipt-forge"),
+            ]),
+        // A webhook's answer, over loopback: the HTTP client notifications and realtime requests are sent with, the
+        // attempt it records, and forge bench realtime's reading of the body. Run in a network namespace of its own
+        // (scripts/fuzz.sh), as a redirect can name any host.
+        .executableTarget(
+            name: "FuzzWebhookAnswer",
+            dependencies: [
+                "FuzzSupport", .product(name: "ReceiptServeHTTP", package: "receipt-forge"), .product(name: "ReceiptServe", package: "receipt-forge"),
+            ]),
     ]
 )

@@ -35,8 +35,6 @@ struct BenchRealtime: AsyncParsableCommand {
     @Flag(help: "Print the result as JSON.")
     var json = false
 
-    static let answers = ["message", "alternateProduct", "promotionalOffer"]
-
     func validate() throws {
         _ = try HTTPURL.argument(url)
         guard (1...100_000).contains(requests) else { throw ValidationError("--requests must be from 1 to 100000, not \(requests)") }
@@ -44,12 +42,6 @@ struct BenchRealtime: AsyncParsableCommand {
         guard (1...600_000).contains(thresholdMs) else { throw ValidationError("--threshold-ms must be from 1 to 600000, not \(thresholdMs)") }
         guard (0...100).contains(successRate) else { throw ValidationError("--success-rate is a percentage from 0 to 100, not \(successRate)") }
         guard WebhookRequest.timeoutRange.contains(timeout) else { throw ValidationError("--timeout \(WebhookRequest.timeoutRange.requirement), not \(timeout)") }
-    }
-
-    /// Whether `body` is Apple's RealtimeResponseBody: a JSON object with exactly one of the three answers.
-    static func isRealtimeResponse(_ body: [UInt8]) -> Bool {
-        guard let value = try? JSONValue(parsing: body), value.objectValue != nil else { return false }
-        return answers.filter { value[$0]?.objectValue != nil }.count == 1
     }
 
     func run() async throws {
@@ -81,7 +73,7 @@ struct BenchRealtime: AsyncParsableCommand {
             latencies.append(answer.attempt.milliseconds)
             var result = answer.attempt.result
             if result == .success, answer.attempt.milliseconds > Int64(thresholdMs) { result = .timedOut }
-            if result == .success, !Self.isRealtimeResponse(answer.body) { result = .invalidResponse }
+            if result == .success, !RealtimeResponse.accepts(answer.body) { result = .invalidResponse }
             if result != .success { failures[result, default: 0] += 1 }
         }
         latencies.sort()

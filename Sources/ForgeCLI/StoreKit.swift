@@ -13,7 +13,8 @@ func loadStoreKit(_ path: String, products ids: [String] = []) throws -> StoreKi
         return configuration
     } catch {
         let place = error.keyPath.isEmpty ? "" : " (at \(error.keyPath))"
-        throw fail("\(path): \(error.message)\(place)", error.code == .unknownProduct ? Exit.usage : Exit.dataError)
+        // The message quotes the file's strings: shown, never acted on by the terminal.
+        throw fail(TerminalText.escaped("\(path): \(error.message)\(place)"), error.code == .unknownProduct ? Exit.usage : Exit.dataError)
     }
 }
 
@@ -25,7 +26,7 @@ struct StoreKitCommand: ParsableCommand {
         discussion: """
             The products a team defined in Xcode drive everything forge makes: `--storekit FILE` on forge make, forge jws make, forge notify and forge serve adds the file's products to the scenario, so `--product ID` picks one by its productID and takes its type, period, subscription group and level, price, storefront, introductory offer (free → a free trial, payAsYouGo → that many intro periods, payUpFront → one intro period of them all), promotional, offer-code and win-back offers (a purchase names one with --promo ID) and family sharing. forge serve also takes the file's _timeRate.
 
-            Versions 2, 3 and 4 are read; keys forge does not use are passed over. A value of the wrong type or an impossible one exits 65 naming its JSON path; a --product the file does not define exits 64 listing the ids it does.
+            Versions 2, 3 and 4 are read; keys forge does not use are passed over. A value of the wrong type or an impossible one (a product or a subscription group id defined twice too) exits 65 naming its JSON path; a --product the file does not define exits 64 listing the ids it does. show prints the file's ids and names with control characters and bidi controls escaped as \\u{…}; --json gives them exactly.
 
             Examples:
               forge storekit show examples/storekit/Products.storekit
@@ -46,38 +47,15 @@ struct StoreKitCommand: ParsableCommand {
         func run() throws {
             let configuration = try loadStoreKit(file)
             if json {
-                let value: JSONValue = .object([
-                    ("version", .integer(Int64(configuration.version))),
-                    ("storefront", configuration.storefront.map(JSONValue.string) ?? .null),
-                    ("timeRate", configuration.timeRate.map { .integer(Int64($0.rawValue)) } ?? .null),
-                    (
-                        "groups",
-                        .array(
-                            configuration.groups.map { .object([("id", .string($0.id)), ("name", .string($0.name)), ("products", .array($0.productIDs.map(JSONValue.string)))]) })
-                    ),
-                    ("products", try JSONValue(parsing: JSONEncoder().encode(configuration.products))),
-                ])
-                print(value.serialized(pretty: true))
-                return
-            }
-            let storefront = configuration.storefront.flatMap(Storefront.init(code:)) ?? .unitedStates
-            print(
-                "version \(configuration.version); storefront \(storefront.code) (\(storefront.id), \(storefront.currency))"
-                    + (configuration.timeRate.map { "; time rate \($0) (forge serve --time-rate \(Int($0.storeSecondsPerSecond)))" } ?? ""))
-            for product in configuration.products {
-                var line = "\(product.productID)  \(product.type.rawValue)"
-                if let period = product.period { line += " \(period)" }
-                if let price = product.price { line += "  \(price) \(storefront.currency)" }
-                if let group = configuration.groups.first(where: { $0.productIDs.contains(product.productID) }) {
-                    line += "  group \(group.name) (\(group.id)) level \(product.groupLevel.map(String.init) ?? "?")"
-                }
-                if product.familyShareable == true { line += "  family-shareable" }
-                if let name = configuration.names[product.productID] { line += "  \"\(name)\"" }
-                print(line)
-                for offer in [product.introductoryOffer].compactMap(\.self) + (product.offers ?? []) {
-                    let price = offer.price.map { " \($0) \(storefront.currency)" } ?? ""
-                    print("    \(offer.kind.rawValue)\(offer.id.map { " \($0)" } ?? ""): \(offer.paymentMode.rawValue) \(offer.periods ?? 1) × \(offer.period)\(price)")
-                }
+                let listed: JSONValue
+                do { listed = try configuration.listingJSON() } catch { throw fail("cannot write the products as JSON: \(error)", Exit.software) }
+                print(listed.serialized(pretty: true))
+            } else {
+                let storefront = configuration.listedStorefront
+                print(
+                    "version \(configuration.version); storefront \(storefront.code) (\(storefront.id), \(storefront.currency))"
+                        + (configuration.timeRate.map { "; time rate \($0) (forge serve --time-rate \(Int($0.storeSecondsPerSecond)))" } ?? ""))
+                for line in configuration.listing() { print(line) }
             }
         }
     }

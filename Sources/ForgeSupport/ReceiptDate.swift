@@ -37,18 +37,26 @@ public enum ReceiptDate {
     /// "outside the dates receipts and JWS carry (1970-… up to 9999-…)": how every message about ``writable`` ends.
     public static let outsideWritable = "outside the dates receipts and JWS carry (1970-01-01T00:00:00Z up to 9999-12-31T00:00:00Z)"
 
-    /// The milliseconds since 1970 an instant read from input may name: ECMAScript's `Date` range,
-    /// ±8.64e15 ms (±100,000,000 days, years −271821 to 275760), what Apple's Node library can hold of a
-    /// StoreKit 2 date. Inside it every conversion below (milliseconds, seconds, `time_t`, calendar fields)
-    /// is exact; outside it, or not finite (`1e400` parses as infinity), an instant is refused, never trapped on.
+    /// The milliseconds since 1970 an instant read from input may name (a StoreKit 2 `signedDate`, a receipt date
+    /// string, a date in a request): 0000-01-01T00:00:00Z to 9999-12-31T23:59:59.999Z, the years RFC 3339 and ASN.1's
+    /// GeneralizedTime write with four digits. It is the range of times a certificate chain can be checked at:
+    /// OpenSSL's verifier compares certificates' dates with its time written as a GeneralizedTime, so at any instant
+    /// outside it every certificate fails with "format error in certificate's notBefore field", a verdict about no
+    /// certificate (a `signedDate` of -1e15, the year -29719). Outside it, or not finite (`1e400` parses as
+    /// infinity), an instant from input is refused, never trapped on.
+    public static let inputMilliseconds: ClosedRange<Double> = -62_167_219_200_000...253_402_300_799_999
+    /// ``inputMilliseconds`` in words, for messages.
+    public static let inputRangeText = "the years 0000 to 9999 (-62167219200000 to 253402300799999 ms since 1970)"
+
+    /// The milliseconds since 1970 inside which every conversion below (milliseconds, seconds, `time_t`, calendar
+    /// fields) is exact: ECMAScript's `Date` range, ±8.64e15 ms (±100,000,000 days, years −271821 to 275760). It
+    /// holds every instant from input and every date computed from one (a renewal a year past 9999, named in a message).
     public static let representableMilliseconds: ClosedRange<Double> = -8.64e15...8.64e15
-    /// ``representableMilliseconds`` in words, for messages.
-    public static let representableRangeText = "±8.64e15 ms around 1970 (years -271821 to 275760)"
 
     /// The instant `milliseconds` after 1970 (a StoreKit 2 date: `signedDate`, `expiresDate`…); nil when
-    /// it is not finite or outside ``representableMilliseconds``. The one way a number from input becomes a date.
+    /// it is not finite or outside ``inputMilliseconds``. The one way a number from input becomes a date.
     public static func instant(milliseconds: Double) -> Date? {
-        guard representableMilliseconds.contains(milliseconds) else { return nil }
+        guard inputMilliseconds.contains(milliseconds) else { return nil }
         return Date(timeIntervalSince1970: milliseconds / 1000)
     }
 
@@ -60,7 +68,8 @@ public enum ReceiptDate {
         return Int64(exactly: milliseconds)
     }
 
-    /// Parses every known variant; nil for the empty string and for anything malformed.
+    /// Parses every known variant; nil for the empty string, for anything malformed and for an instant outside
+    /// ``inputMilliseconds``.
     public static func parse(_ text: String) -> Date? {
         let b = Array(text.utf8)
         guard b.count >= 20, b[4] == 0x2D, b[7] == 0x2D, b[10] == 0x54, b[13] == 0x3A, b[16] == 0x3A,
@@ -99,6 +108,8 @@ public enum ReceiptDate {
         }
         let days = daysFromCivil(year: year, month: month, day: day)
         let seconds = Double(days * 86_400 + hour * 3600 + minute * 60 + second - offsetSeconds) + fraction
+        // An offset can carry a four-digit year out of the input range (9999-12-31T23:59:59-0100 is in the year 10000).
+        guard inputMilliseconds.contains((seconds * 1000).rounded(.down)) else { return nil }
         return Date(timeIntervalSince1970: seconds)
     }
 

@@ -93,11 +93,14 @@ public struct JWSVerifier: ArtefactValidator {
         if let at = context.chainTime {
             instant = at
         } else if let value = payload[dateField], let milliseconds = value.numericValue {
-            // Checked before any conversion: 1e300 or Int64.max milliseconds is no instant, and must not trap.
+            // Checked before any conversion or chain work: 1e300 or Int64.max milliseconds is no instant and must not
+            // trap, and at -1e15 (the year -29719) OpenSSL cannot compare a certificate's dates at all.
             guard let date = ReceiptDate.instant(milliseconds: milliseconds) else {
                 let shown = value.integerValue.map(String.init) ?? String(milliseconds)
                 checks.append(
-                    .failed("chain", .payloadInvalidField, "\(dateField) \(shown) is not an instant: dates are within \(ReceiptDate.representableRangeText)"))
+                    .failed(
+                        "chain", .payloadInvalidField,
+                        "\(dateField) \(shown) is no instant a chain can be checked at: dates are within \(ReceiptDate.inputRangeText)"))
                 return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind)
             }
             instant = date

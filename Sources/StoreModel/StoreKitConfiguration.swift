@@ -29,6 +29,10 @@ public struct StoreKitConfiguration: Sendable {
     public let timeRate: XcodeTimeRate?
     /// The product's name for people: its first localization's display name, else its reference name.
     public let names: [String: String]
+    /// Each product's place in ``products``, and each subscription's group's place in ``groups``: lookups by id are
+    /// constant time, so reading and listing a file of 100,000 products stays linear.
+    private let productIndex: [String: Int]
+    private let groupOfProduct: [String: Int]
 
     public static let versions = 2...4
 
@@ -43,22 +47,27 @@ public struct StoreKitConfiguration: Sendable {
         }
     }
 
-    /// The definitions of `ids`, in that order; an id the file does not define is refused, listing the ones it does.
+    /// The definitions of `ids`, in that order; an id the file does not define is refused, listing the ones it does
+    /// (the first 20 of a larger catalogue, and how many there are).
     public func products(named ids: [String]) throws(StoreKitFileError) -> [ProductDefinition] {
         try ids.map { (id) throws(StoreKitFileError) in
-            guard let product = products.first(where: { $0.productID == id }) else {
-                throw StoreKitFileError(
-                    .unknownProduct, "no product \(id) in the file; its products: \(products.map(\.productID).joined(separator: ", "))", keyPath: "")
+            guard let index = productIndex[id] else {
+                let listed = products.prefix(20).map(\.productID).joined(separator: ", ") + (products.count > 20 ? ", … (\(products.count) in all)" : "")
+                throw StoreKitFileError(.unknownProduct, "no product \(JSONValue.quoted(id)) in the file; its products: \(listed)", keyPath: "")
             }
-            return product
+            return products[index]
         }
     }
+
+    /// The subscription group that lists `productID`, if any.
+    public func group(of productID: String) -> Group? { groupOfProduct[productID].map { groups[$0] } }
 
     /// A scenario with every product of the file as its catalogue and its storefront, and a purchase of each of
     /// `ids`; without ids, a purchase of every product but the first subscription of each group only (a customer
     /// holds one subscription of a group at a time).
     public func scenario(purchasing ids: [String]) throws(StoreKitFileError) -> Scenario {
-        let bought = ids.isEmpty ? products.filter { product in groups.allSatisfy { !$0.productIDs.dropFirst().contains(product.productID) } } : try products(named: ids)
+        let bought =
+            ids.isEmpty ? products.filter { product in group(of: product.productID).map { $0.productIDs.first == product.productID } ?? true } : try products(named: ids)
         return Scenario(purchases: bought.map { Purchase(productID: $0.productID) }, products: products, storefront: storefront)
     }
 
@@ -73,8 +82,16 @@ public struct StoreKitConfiguration: Sendable {
         }
         version = major
         var products: [ProductDefinition] = []
+        var productIndex: [String: Int] = [:]
         var names: [String: String] = [:]
-        func product(_ field: JSONField, types: [XcodeProductType], group: (id: String, field: String)? = nil) throws(JSONFieldError) -> ProductDefinition {
+        /// Reads one product and appends it; returns its id.
+        func add(_ field: JSONField, types: [XcodeProductType], group: (id: String, field: String)? = nil) throws(JSONFieldError) -> String {
+            let definition = try product(field, types: types, group: group)
+            productIndex[definition.productID] = products.count
+            products.append(definition)
+            return definition.productID
+        }
+        func product(_ field: JSONField, types: [XcodeProductType], group: (id: String, field: String)?) throws(JSONFieldError) -> ProductDefinition {
             let members = try field.object()
             let id = try members.required("productID").string(expected: "a product id") { !$0.isEmpty }
             let typeField = try members.required("type")
@@ -83,8 +100,8 @@ public struct StoreKitConfiguration: Sendable {
                 throw JSONFieldError(
                     .invalidValue, "\(typeField.name) is \(type.rawValue); this list holds \(types.map(\.rawValue).joined(separator: " or "))", keyPath: typeField.keyPath)
             }
-            guard !products.contains(where: { $0.productID == id }) else {
-                throw JSONFieldError(.invalidValue, "'\(field.keyPath).productID' \(id) is defined twice", keyPath: "\(field.keyPath).productID")
+            guard productIndex[id] == nil else {
+                throw JSONFieldError(.invalidValue, "'\(field.keyPath).productID' \(JSONValue.quoted(id)) is defined twice", keyPath: "\(field.keyPath).productID")
             }
             let localized = try members["localizations"]?.array().first.map { (first) throws(JSONFieldError) in try first.object()["displayName"]?.string() } ?? nil
             let reference = try members["referenceName"]?.string()
@@ -109,23 +126,33 @@ public struct StoreKitConfiguration: Sendable {
             definition.offers = offers.isEmpty ? nil : offers
             return definition
         }
-        for element in try top["products"]?.array() ?? [] { products.append(try product(element, types: [.consumable, .nonConsumable])) }
-        for element in try top["nonRenewingSubscriptions"]?.array() ?? [] { products.append(try product(element, types: [.nonRenewingSubscription])) }
+        for element in try top["products"]?.array() ?? [] { _ = try add(element, types: [.consumable, .nonConsumable]) }
+        for element in try top["nonRenewingSubscriptions"]?.array() ?? [] { _ = try add(element, types: [.nonRenewingSubscription]) }
         var groups: [Group] = []
+        var groupOfProduct: [String: Int] = [:]
+        // Where each group id was first seen: a second group with it would merge two groups' upgrade ladders.
+        var groupPlaces: [String: String] = [:]
         for groupField in try top["subscriptionGroups"]?.array() ?? [] {
             let members = try groupField.object()
-            let id = try members.required("id").string(expected: "a group id") { !$0.isEmpty }
+            let idField = try members.required("id")
+            let id = try idField.string(expected: "a group id") { !$0.isEmpty }
+            if let first = groupPlaces[id] {
+                throw JSONFieldError(.invalidValue, "\(idField.name) \(JSONValue.quoted(id)) is already the id of \(first)", keyPath: idField.keyPath)
+            }
+            groupPlaces[id] = groupField.keyPath
             let name = try members["name"]?.string() ?? id
             var ids: [String] = []
             for element in try members["subscriptions"]?.array() ?? [] {
-                let subscription = try product(element, types: [.recurringSubscription], group: (id, groupField.keyPath))
-                products.append(subscription)
-                ids.append(subscription.productID)
+                let productID = try add(element, types: [.recurringSubscription], group: (id, groupField.keyPath))
+                ids.append(productID)
+                groupOfProduct[productID] = groups.count
             }
             groups.append(Group(id: id, name: name, productIDs: ids))
         }
         self.products = products
+        self.productIndex = productIndex
         self.groups = groups
+        self.groupOfProduct = groupOfProduct
         self.names = names
         let settings = try top["settings"]?.object()
         storefront = try settings?["_storefront"]?.string(expected: Storefront.expected) { Storefront(code: $0) != nil }

@@ -58,7 +58,9 @@ struct ParsingRobustnessTests {
         #expect((try? json(report))?["errorClass"] as? String == "payload.invalid-field", "\(report.text)")
     }
 
-    @Test("Extreme instants inside the range (±8.64e15 ms, -0, 1e-400) are judged by the chain, never a trap", arguments: ["-8.64e15", "8.64e15", "-0", "1e-400", "-1e15"])
+    @Test(
+        "Extreme instants inside the range (the years 0000 and 9999, -0, 1e-400) are judged by the chain, never a trap",
+        arguments: ["-62167219200000", "253402300799999", "-0", "1e-400"])
     func signedDateExtremeButRepresentable(token: String) throws {
         let result = try forge("jws", "validate", "-", stdin: Data(try Self.jws(token: token).utf8))
         #expect(result.status == 1, "exit \(result.status): \(result.text)\(result.stderr)")

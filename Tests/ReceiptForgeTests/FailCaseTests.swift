@@ -25,6 +25,7 @@ struct FailCaseTests {
         #expect(Self.cases.count >= 2)
         let targets = [
             "FuzzReceiptDecoder", "FuzzReferenceValidator", "FuzzInspect", "FuzzRecipeReplay", "FuzzDecoders", "FuzzVerifyReceipt", "FuzzJWSVerifier", "FuzzJWSRecipeReplay",
+            "FuzzServerAPI", "FuzzOCSP", "FuzzStoreKitConfiguration", "FuzzRunMerge", "FuzzWebhookAnswer",
         ]
         #expect(Self.cases.filter { name in !targets.contains { name.hasPrefix($0 + "-") } } == [])
     }
@@ -80,6 +81,11 @@ struct FailCaseTests {
             }
             _ = try? Fault(parsing: String(decoding: rest, as: UTF8.self))
             if let scenario = try? Scenario.decode(json: Data(rest)) { _ = try? Self.mutator.forge.make(scenario, now: pinnedNow, reissuedAt: pinnedNow) }
+        case "FuzzServerAPI": FuzzTargetReplays.serverAPI(bytes)
+        case "FuzzOCSP": FuzzTargetReplays.ocsp(bytes)
+        case "FuzzStoreKitConfiguration": FuzzTargetReplays.storeKit(bytes)
+        case "FuzzRunMerge": FuzzTargetReplays.runMerge(bytes)
+        case "FuzzWebhookAnswer": break  // over a socket, through the HTTP client: WebhookAnswerFailCaseTests
         default:  // FuzzDecoders
             if let manifest = try? ManifestIO.decode(data) { _ = Linter.lint(manifest, vectorsDirectory: nil) }
             if let baseline = try? JSONDecoder().decode(Baseline.self, from: data) {

@@ -6,25 +6,28 @@ import JWSModel
 import StoreModel
 
 /// Issue 19, item 4: a date read from input (a StoreKit 2 `signedDate` in milliseconds) may be any JSON
-/// number. Inside ECMAScript's ±8.64e15 ms every conversion is exact; outside it the instant is refused,
-/// and formatting any `Date` at all never traps.
+/// number. Inside the years 0000 to 9999 it is an instant (issue 36: what a chain can be checked at); outside it is
+/// refused. Inside ECMAScript's ±8.64e15 ms every conversion is exact, and formatting any `Date` at all never traps.
 @Suite("Instants from input: checked, never trapped on")
 struct InstantRangeTests {
     @Test(
-        "Milliseconds outside ±8.64e15, or not finite, are no instant",
-        arguments: [1e300, .infinity, -.infinity, .nan, 9.3e18, Double(Int64.max), Double(Int64.min), 18_446_744_073_709_551_616, -1e16, 8.64e15 + 1]
+        "Milliseconds outside the years 0000 to 9999, or not finite, are no instant",
+        arguments: [1e300, .infinity, -.infinity, .nan, 9.3e18, Double(Int64.max), Double(Int64.min), 18_446_744_073_709_551_616, -1e16, 8.64e15 + 1, -1e15, 8.64e15]
     )
     func refused(milliseconds: Double) {
         #expect(ReceiptDate.instant(milliseconds: milliseconds) == nil)
     }
 
-    @Test("The ends of the range and the small extremes are instants, written with every digit of their year")
+    @Test("The ends of the input range and the small extremes are instants; dates out to ±8.64e15 ms are written with every digit of their year")
     func accepted() throws {
-        let last = try #require(ReceiptDate.instant(milliseconds: 8.64e15))
-        let first = try #require(ReceiptDate.instant(milliseconds: -8.64e15))
-        #expect(ReceiptDate.format(last) == "275760-09-13T00:00:00Z")
-        #expect(ReceiptDate.format(first, style: .fractionalZulu) == "-271821-04-20T00:00:00.000Z")
-        #expect(ReceiptDate.milliseconds(first) == -8_640_000_000_000_000)
+        let last = try #require(ReceiptDate.instant(milliseconds: 253_402_300_799_999))
+        let first = try #require(ReceiptDate.instant(milliseconds: -62_167_219_200_000))
+        #expect(ReceiptDate.format(last) == "9999-12-31T23:59:59Z")
+        #expect(ReceiptDate.format(first, style: .fractionalZulu) == "0000-01-01T00:00:00.000Z")
+        #expect(ReceiptDate.milliseconds(first) == -62_167_219_200_000)
+        #expect(ReceiptDate.format(Date(timeIntervalSince1970: 8.64e12)) == "275760-09-13T00:00:00Z")
+        #expect(ReceiptDate.format(Date(timeIntervalSince1970: -8.64e12), style: .fractionalZulu) == "-271821-04-20T00:00:00.000Z")
+        #expect(ReceiptDate.milliseconds(Date(timeIntervalSince1970: -8.64e12)) == -8_640_000_000_000_000)
         #expect(ReceiptDate.instant(milliseconds: -0.0) == Date(timeIntervalSince1970: 0))
         #expect(ReceiptDate.instant(milliseconds: try #require(Double("1e-400"))) == Date(timeIntervalSince1970: 0))
         #expect(ReceiptDate.format(try #require(ReceiptDate.instant(milliseconds: 1_750_000_000_123.5)), style: .fractionalZulu) == "2025-06-15T15:06:40.123Z")

@@ -12,7 +12,7 @@ let history = Scenario(
     bundleID: "com.example.app", now: "2025-01-01T00:00:00Z",
     purchases: [Purchase(productID: "pro.monthly", purchaseDate: "2024-12-15T00:00:00Z", period: "P1M")],
     timeline: [TimelineEvent(.renew, count: 2), TimelineEvent(.billingRetry, at: "2025-03-15T00:00:00Z")])
-let histories = forge.flatMap { try? ServerHistories(scenarios: [history], forge: $0) } ?? ServerHistories()
+let histories = forge.flatMap { forge in (try? ServerState(scenarios: [history], now: nil)).flatMap { try? ServerHistories(state: $0, forge: forge) } } ?? ServerHistories()
 let service = VerifyReceiptService(
     configuration: .init(
         trustedRoots: [pki?.certificate(.root)].compactMap { $0 }, sharedSecret: "s3cret", legacyExpiredStatus: true,

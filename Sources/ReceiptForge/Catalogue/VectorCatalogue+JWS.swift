@@ -484,10 +484,15 @@ extension VectorCatalogue {
             "jws-time::signed-date-negative",
             "signedDate before 1970, before the chain's validity: Apple's four verifiers judge the chain at signedDate offline and reject; a verifier that judges at the present accepts a JWS whose own signing date its chain does not cover.",
             .transaction, [.addField("signedDate", .integer(-1_000))], .invalid, [.chainNotYetValid, .chain]),
-        spec(
-            "jws-time::signed-date-huge",
-            "signedDate in the year 33658, after the chain expired: judged at signedDate, as Apple's four verifiers do offline, the chain is invalid; the date must also not trap a converter.",
-            .transaction, [.addField("signedDate", .integer(1_000_000_000_000_000))], .invalid, [.chainExpired, .chain]),
+        {
+            // Revision 5 (issue 36): payload.invalid-field is a right reason too, the reference verifier's.
+            var huge = spec(
+                "jws-time::signed-date-huge",
+                "signedDate in the year 33658, after the chain expired: judged at signedDate, as Apple's four verifiers do offline, the chain is invalid; a verifier whose certificate dates end with the year 9999 (X.509's GeneralizedTime, OpenSSL's verifier) cannot check a chain then and may refuse the date itself (payload.invalid-field); the date must also not trap a converter.",
+                .transaction, [.addField("signedDate", .integer(1_000_000_000_000_000))], .invalid, [.chainExpired, .chain, .payloadInvalidField])
+            huge.revision = 5
+            return huge
+        }(),
         spec(
             "jws-time::signed-date-fractional",
             "A fractional signedDate inside the validity: Xcode writes these and Apple's libraries read them, so every correct verifier must accept.", .transaction,

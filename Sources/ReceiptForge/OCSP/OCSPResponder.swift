@@ -70,7 +70,7 @@ public struct OCSPResponder: Sendable {
     public struct Question: Sendable, Hashable {
         /// The CertID as the request encoded it, echoed in the response.
         public let certID: [UInt8]
-        public let hashAlgorithm: DigestAlgorithm?
+        public let hashAlgorithm: DigestAlgorithm
         /// The serial number's big-endian magnitude, as ``X509Certificate/serialNumber`` gives it.
         public let serialNumber: [UInt8]
         /// The issuer the hashes name; nil: none of the responder's.
@@ -98,7 +98,7 @@ public struct OCSPResponder: Sendable {
             Question(
                 certID: id.encoded, hashAlgorithm: id.algorithm, serialNumber: id.serial,
                 issuer: issuers.firstIndex { issuer in
-                    guard let algorithm = id.algorithm, let name = try? algorithm.digest(issuer.nameDER), let key = try? algorithm.digest(issuer.keyBits) else { return false }
+                    guard let name = try? id.algorithm.digest(issuer.nameDER), let key = try? id.algorithm.digest(issuer.keyBits) else { return false }
                     return name == id.nameHash && key == id.keyHash
                 })
         }
@@ -106,14 +106,15 @@ public struct OCSPResponder: Sendable {
     }
 
     /// Answers `request` at `now`; `answer` says what to say about each certificate asked (its issuer and serial).
-    /// A request that does not parse is `malformedRequest`, as RFC 6960 §2.3 says.
+    /// A request that does not parse, or that asks with a corrupted CertID (``OCSPWire/parseRequest(_:)`` says
+    /// which), is `malformedRequest`, as RFC 6960 §2.3 says.
     public func respond(to request: [UInt8], now: Date, answer: (Question) -> OCSPAnswer) -> Reply {
         let questions: [Question], nonce: [UInt8]?
         do { (questions, nonce) = try self.questions(in: request) } catch {
             return Reply(status: 200, body: OCSPWire.status(1), delaySeconds: 0, summary: "malformed request: \(error.message)")
         }
         let answers = questions.map { answer($0) }
-        let summary = zip(questions, answers).map { "\($0.hashAlgorithm?.rawValue ?? "unknown-hash"):\(hexString($0.serialNumber))=\($1)" }.joined(separator: " ")
+        let summary = zip(questions, answers).map { "\($0.hashAlgorithm.rawValue):\(hexString($0.serialNumber))=\($1)" }.joined(separator: " ")
         // The first question decides what is not per certificate: the response status, the transport, the signer.
         let lead = answers.first ?? .good
         switch lead.kind {
@@ -149,7 +150,7 @@ enum OCSPWire {
 
     struct CertID {
         var encoded: [UInt8]
-        var algorithm: DigestAlgorithm?
+        var algorithm: DigestAlgorithm
         var nameHash: [UInt8]
         var keyHash: [UInt8]
         var serial: [UInt8]
@@ -161,27 +162,50 @@ enum OCSPWire {
 
     /// `OCSPRequest ::= SEQUENCE { tbsRequest TBSRequest, optionalSignature [0] EXPLICIT Signature OPTIONAL }`,
     /// `TBSRequest ::= SEQUENCE { version [0] EXPLICIT DEFAULT v1, requestorName [1] EXPLICIT OPTIONAL,
-    /// requestList SEQUENCE OF Request, requestExtensions [2] EXPLICIT Extensions OPTIONAL }`.
+    /// requestList SEQUENCE OF Request, requestExtensions [2] EXPLICIT Extensions OPTIONAL }`,
+    /// `Request ::= SEQUENCE { reqCert CertID, singleRequestExtensions [0] EXPLICIT Extensions OPTIONAL }`.
+    ///
+    /// Refused (the responder answers `malformedRequest`, RFC 6960 §2.3): anything but one OCSPRequest, a member
+    /// these definitions do not list, out of their order or repeated, more than ``maximumCertIDs`` requests or none,
+    /// a length that is not DER's (indefinite or not minimal) on any structure read, and a CertID ``certID(_:_:)``
+    /// refuses. The contents of requestorName, the signature and the extensions are not read (only a nonce is echoed).
     static func parseRequest(_ bytes: [UInt8]) throws(ForgeError) -> (certIDs: [CertID], nonce: [UInt8]?) {
         guard bytes.count <= maximumRequestBytes else { throw ForgeError(.encodingFailed, "an OCSP request of \(bytes.count) bytes") }
         do throws(ReceiptDecodingError) {
             let reader = BERReader(bytes)
-            let outer = try reader.node(at: 0, expecting: ASN1Tag.sequence, "OCSPRequest")
+            let outer = try der(reader.node(at: 0, expecting: ASN1Tag.sequence, "OCSPRequest"))
             guard outer.endOffset == bytes.count else { throw ReceiptDecodingError(.trailingBytes, at: outer.endOffset, "bytes after the OCSPRequest") }
-            let tbs = try reader.node(at: outer.contentRange.lowerBound, limit: outer.contentRange.upperBound, expecting: ASN1Tag.sequence, "tbsRequest")
+            let top = try ordered(reader.children(of: outer, maximumCount: 2, "OCSPRequest members"), [ASN1Tag.sequence, ASN1Tag.contextConstructed(0)], "OCSPRequest")
+            guard let tbs = top.first, tbs.identifier == ASN1Tag.sequence else {
+                throw ReceiptDecodingError(.unexpectedTag, at: outer.contentRange.lowerBound, "an OCSPRequest without its tbsRequest")
+            }
+            let members = try ordered(
+                reader.children(of: try der(tbs), maximumCount: 4, "TBSRequest members"),
+                [ASN1Tag.contextConstructed(0), ASN1Tag.contextConstructed(1), ASN1Tag.sequence, ASN1Tag.contextConstructed(2)], "TBSRequest")
             var certIDs: [CertID] = []
             var nonce: [UInt8]?
-            for child in try reader.children(of: tbs, maximumCount: 8, "TBSRequest members") {
-                switch child.identifier {
+            for member in members {
+                switch member.identifier {
+                case ASN1Tag.contextConstructed(0):
+                    // `Version ::= INTEGER { v1(0) }`: the only version there is.
+                    let version = try der(reader.node(at: member.contentRange.lowerBound, limit: member.contentRange.upperBound, expecting: ASN1Tag.integer, "version"))
+                    guard version.endOffset == member.contentRange.upperBound, Array(reader.content(of: version)) == [0] else {
+                        throw ReceiptDecodingError(.invalidValue, at: version.offset, "a version other than v1 (0)")
+                    }
                 case ASN1Tag.sequence:
-                    for request in try reader.children(of: child, maximumCount: maximumCertIDs, "requests") {
+                    for request in try reader.children(of: try der(member), maximumCount: maximumCertIDs, "requests") {
                         guard request.identifier == ASN1Tag.sequence else { throw ReceiptDecodingError(.unexpectedTag, at: request.offset, "a Request that is not a SEQUENCE") }
-                        let certID = try reader.node(at: request.contentRange.lowerBound, limit: request.contentRange.upperBound, expecting: ASN1Tag.sequence, "reqCert")
+                        let parts = try ordered(
+                            reader.children(of: try der(request), maximumCount: 2, "Request members"), [ASN1Tag.sequence, ASN1Tag.contextConstructed(0)], "Request")
+                        guard let certID = parts.first, certID.identifier == ASN1Tag.sequence else {
+                            throw ReceiptDecodingError(.unexpectedTag, at: request.offset, "a Request without its reqCert")
+                        }
                         certIDs.append(try self.certID(certID, reader))
                     }
                 case ASN1Tag.contextConstructed(2):
-                    nonce = try extensionValue(nonceExtension, in: child, reader)
-                default: continue
+                    nonce = try extensionValue(nonceExtension, in: member, reader)
+                default:
+                    break  // requestorName: not read
                 }
             }
             guard !certIDs.isEmpty else { throw ReceiptDecodingError(.truncated, at: tbs.offset, "an OCSP request that asks about no certificate") }
@@ -189,18 +213,66 @@ enum OCSPWire {
         } catch { throw ForgeError(.encodingFailed, "not an OCSP request: \(error.message)") }
     }
 
-    /// `CertID ::= SEQUENCE { hashAlgorithm AlgorithmIdentifier, issuerNameHash OCTET STRING, issuerKeyHash OCTET STRING, serialNumber INTEGER }`.
+    /// The longest serial number read, in octets of its value: RFC 5280 §4.1.2.2's bound.
+    static let maximumSerialOctets = 20
+
+    /// `CertID ::= SEQUENCE { hashAlgorithm AlgorithmIdentifier, issuerNameHash OCTET STRING, issuerKeyHash OCTET STRING,
+    /// serialNumber CertificateSerialNumber }`, refused when corrupted: a member missing, added or of another type;
+    /// an AlgorithmIdentifier other than `{ OID, NULL }` or `{ OID }`; an OID that names no digest forge computes
+    /// (``DigestAlgorithm``), since nothing then says whose certificate is asked about; a hash whose length is not
+    /// its algorithm's; a serial number that is not a DER INTEGER (empty, or a leading 00 or FF octet it does not
+    /// need) or not a positive one of at most 20 octets (RFC 5280 §4.1.2.2: a negative serial would otherwise be
+    /// read as the positive one with the same octets).
     private static func certID(_ node: BERNode, _ reader: BERReader) throws(ReceiptDecodingError) -> CertID {
-        let members = try reader.children(of: node, maximumCount: 4, "CertID members")
+        let members = try reader.children(of: try der(node), maximumCount: 4, "CertID members").map { (member) throws(ReceiptDecodingError) in try der(member) }
         guard members.count == 4, members[0].identifier == ASN1Tag.sequence, members[1].identifier == ASN1Tag.octetString,
             members[2].identifier == ASN1Tag.octetString, members[3].identifier == ASN1Tag.integer
         else { throw ReceiptDecodingError(.unexpectedTag, at: node.offset, "a CertID that is not { AlgorithmIdentifier, OCTET STRING, OCTET STRING, INTEGER }") }
-        let algorithmOID = try reader.node(at: members[0].contentRange.lowerBound, limit: members[0].contentRange.upperBound, expecting: ASN1Tag.objectIdentifier, "hashAlgorithm")
-        var serial = Array(reader.content(of: members[3]))
-        while serial.count > 1, serial.first == 0 { serial.removeFirst() }
-        return CertID(
-            encoded: Array(reader.encoding(of: node)), algorithm: OID.dotted(reader.content(of: algorithmOID)).flatMap(DigestAlgorithm.init(dottedOID:)),
-            nameHash: Array(reader.content(of: members[1])), keyHash: Array(reader.content(of: members[2])), serial: serial)
+        let identifier = try reader.children(of: members[0], maximumCount: 2, "AlgorithmIdentifier members").map { (member) throws(ReceiptDecodingError) in try der(member) }
+        guard let oid = identifier.first, oid.identifier == ASN1Tag.objectIdentifier,
+            identifier.count == 1 || (identifier[1].identifier == ASN1Tag.null && identifier[1].contentRange.isEmpty)
+        else { throw ReceiptDecodingError(.unexpectedTag, at: members[0].offset, "a hashAlgorithm that is not { OBJECT IDENTIFIER, NULL }") }
+        let dotted = OID.dotted(reader.content(of: oid))
+        guard let algorithm = dotted.flatMap(DigestAlgorithm.init(dottedOID:)) else {
+            let named = dotted.map { $0.count <= 64 ? $0 : $0.prefix(64) + "…" } ?? "not an OID"
+            throw ReceiptDecodingError(
+                .invalidValue, at: oid.offset, "a hashAlgorithm that names no digest (\(named); one of \(DigestAlgorithm.allCases.map(\.rawValue).joined(separator: ", ")))")
+        }
+        let nameHash = Array(reader.content(of: members[1])), keyHash = Array(reader.content(of: members[2]))
+        guard nameHash.count == algorithm.digestLength, keyHash.count == algorithm.digestLength else {
+            throw ReceiptDecodingError(
+                .invalidValue, at: members[1].offset,
+                "issuer hashes of \(nameHash.count) and \(keyHash.count) bytes; \(algorithm.rawValue) hashes have \(algorithm.digestLength)")
+        }
+        // The value's octets: a positive INTEGER's content has a leading 00 exactly when its first value octet is ≥ 0x80.
+        let serial = Array(reader.content(of: members[3]))
+        let magnitude = serial.first == 0 ? Array(serial.dropFirst()) : serial
+        guard let leading = magnitude.first, leading != 0, magnitude.count <= maximumSerialOctets, (leading < 0x80) == (magnitude.count == serial.count) else {
+            throw ReceiptDecodingError(
+                .invalidValue, at: members[3].offset,
+                "a serialNumber that is not a positive DER INTEGER of at most \(maximumSerialOctets) octets (\(serial.count) content bytes)")
+        }
+        return CertID(encoded: Array(reader.encoding(of: node)), algorithm: algorithm, nameHash: nameHash, keyHash: keyHash, serial: magnitude)
+    }
+
+    /// `node` when its length is DER's: definite, in the fewest octets.
+    private static func der(_ node: BERNode) throws(ReceiptDecodingError) -> BERNode {
+        guard case .definite(_, isMinimal: true) = node.lengthForm else {
+            throw ReceiptDecodingError(.invalidLength, at: node.offset, "a \(ASN1Tag.name(node.identifier)) whose length is not DER's (indefinite or not minimal)")
+        }
+        return node
+    }
+
+    /// `members` when each has one of `tags`, in that order, at most once each.
+    private static func ordered(_ members: [BERNode], _ tags: [UInt8], _ what: String) throws(ReceiptDecodingError) -> [BERNode] {
+        var next = 0
+        for member in members {
+            guard let place = tags[next...].firstIndex(of: member.identifier) else {
+                throw ReceiptDecodingError(.unexpectedTag, at: member.offset, "a \(ASN1Tag.name(member.identifier)) out of place in the \(what)")
+            }
+            next = place + 1
+        }
+        return members
     }
 
     /// The extnValue of `oid` in `[n] EXPLICIT Extensions`, as sent (echoed whole).
