@@ -146,7 +146,7 @@ enum FuzzTargetReplays {
             case 2: .localTesting
             default: .atRoot(host: fields[5].isEmpty ? nil : fields[5])
             }
-        let deliveries = URL(string: "http://127.0.0.1:9/hook").map { NotificationDispatcher(NotificationDispatcher.Webhooks(urls: [.production: $0, .sandbox: $0])) }
+        let deliveries = (try? HTTPURL("http://127.0.0.1:9/hook")).map { NotificationDispatcher(NotificationDispatcher.Webhooks(urls: [.production: $0, .sandbox: $0])) }
         let configuration = ServerAPIService.Configuration(now: now, access: access, rateLimits: flags & 0x20 != 0 ? ServerAPIRateLimits() : nil, deliveries: deliveries)
         guard let service = try? ServerAPIService(scenarios: scenarios, forge: forge, configuration: configuration) else { return nil }
         let response = service.respond(

@@ -93,7 +93,7 @@ struct WebhookAnswerFailCaseTests {
                 : Array("HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: \(rest.count)\r\n\r\n".utf8) + rest
         }
         defer { answerer.stop() }
-        let url = try #require(URL(string: "http://127.0.0.1:\(answerer.port)/hook"))
+        let url = try HTTPURL("http://127.0.0.1:\(answerer.port)/hook")
         let request = WebhookRequest(url: url, body: WebhookRequest.body(signedPayload: "eyJhbGciOiJFUzI1NiJ9.e30.c2ln"), timeoutSeconds: 3)
         let answer = try #require(await WebhookClient.deliver([request], concurrency: 1).first)
         _ = answer.attempt.json.serialized(pretty: false)

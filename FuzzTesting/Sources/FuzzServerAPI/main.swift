@@ -64,7 +64,7 @@ enum Fixture {
         return input + "." + Base64URL.encode(signature ?? [])
     }
 
-    static let webhook = URL(string: "http://127.0.0.1:9/hook")
+    static let webhook = try? HTTPURL("http://127.0.0.1:9/hook")
     static let validHeader = #"{"alg":"ES256","kid":"{kid}","typ":"JWT"}"#
     static let validClaims = #"{"iss":"{iss}","iat":{now},"exp":{exp},"aud":"appstoreconnect-v1","bid":"com.example.prod"}"#
 }

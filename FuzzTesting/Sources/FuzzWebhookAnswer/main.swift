@@ -81,7 +81,7 @@ func startListener() -> UInt16? {
 /// as not leaked (lsan.supp).
 enum Fixture {
     static let port = startListener()
-    static let webhook = port.flatMap { URL(string: "http://127.0.0.1:\($0)/hook") }
+    static let webhook = port.flatMap { try? HTTPURL("http://127.0.0.1:\($0)/hook") }
     static let notification = WebhookRequest.body(signedPayload: "eyJhbGciOiJFUzI1NiJ9.e30.c2ln")
 }
 
