@@ -43,6 +43,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.24.0"),
         // `forge serve --state FILE`: the server state in SQLite (system libsqlite3); linked by forge-http only.
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        // The tests' processes: run asynchronously with a deadline, so no test blocks a cooperative thread.
+        .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2"),
     ],
     targets: [
         // libcrypto from the system (apt libssl-dev); imported only by ForgeCrypto.
@@ -128,6 +130,11 @@ let package = Package(
             ],
             swiftSettings: swiftSettings),
 
+        // What every test target shares: the repository, the built binaries, temporary folders, oracles as traits,
+        // and processes, servers and waits that never block a thread and always have a deadline.
+        .target(
+            name: "ForgeTestSupport", dependencies: [.product(name: "Subprocess", package: "swift-subprocess")], path: "Tests/ForgeTestSupport",
+            swiftSettings: swiftSettings),
         .testTarget(name: "ForgeCryptoTests", dependencies: ["ForgeCrypto"], swiftSettings: swiftSettings),
         .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel", "JWSModel", "StoreModel", "ForgeSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "StoreKitForgeTests", dependencies: ["ReceiptForge", "StoreModel", "JWSModel", "ForgeSupport", "ForgeCrypto"], swiftSettings: swiftSettings),
@@ -156,7 +163,7 @@ let package = Package(
             swiftSettings: swiftSettings),
         // Runs the built `forge` (and `forge-http`) binaries, real files, and openssl as an independent oracle; reads ../shared/interop when present.
         .testTarget(
-            name: "ForgeCLITests", dependencies: ["forge", "forge-http", "ForgeCLI", "ReceiptModel", "StoreModel", "ForgeSupport", "ReceiptConformance", "ReceiptConformanceHTTP"],
+            name: "ForgeCLITests", dependencies: ["ForgeTestSupport", "forge", "forge-http", "ForgeCLI", "ReceiptModel", "StoreModel", "ForgeSupport", "ReceiptConformance", "ReceiptConformanceHTTP"],
             swiftSettings: swiftSettings),
     ]
 )

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 /// `forge ca api-key` and `forge serve --api-key/--issuer-id`, through the built binaries and real files.
@@ -19,7 +20,7 @@ struct APIKeyTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let out = directory.appendingPathComponent("keys").path
-        let result = try forge("ca", "api-key", "--out", out)
+        let result = try forgeBlocking("ca", "api-key", "--out", out)
         #expect(result.status == 0, "\(result.stderr)")
         let values = Self.printed(result)
         let keyID = try #require(values["key id"])
@@ -35,14 +36,14 @@ struct APIKeyTests {
         let pem = try String(contentsOfFile: path, encoding: .utf8)
         #expect(pem.hasPrefix("-----BEGIN PRIVATE KEY-----\n"))
         // openssl, independently: an EC key on P-256.
-        let text = try openssl(["pkey", "-in", path, "-noout", "-text"])
+        let text = try opensslBlocking(["pkey", "-in", path, "-noout", "-text"])
         #expect(text.status == 0)
         #expect(text.text.contains("prime256v1") || text.text.contains("P-256"), "\(text.text)")
         // The inner SEC 1 key carries its public key ([1]), as App Store Connect's .p8 files do.
-        let inner = try openssl(["asn1parse", "-in", path, "-strparse", "27"])
+        let inner = try opensslBlocking(["asn1parse", "-in", path, "-strparse", "27"])
         #expect(inner.text.contains("cont [ 1 ]"), "\(inner.text)")
         // A second key is another key.
-        let other = Self.printed(try forge("ca", "api-key", "--out", out))
+        let other = Self.printed(try forgeBlocking("ca", "api-key", "--out", out))
         #expect(other["key id"] != keyID)
         #expect(other["issuer id"] != issuerID)
     }
@@ -51,9 +52,9 @@ struct APIKeyTests {
     func seeded() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let first = try forge("ca", "api-key", "--out", directory.appendingPathComponent("a").path, "--seed", "7")
-        let second = try forge("ca", "api-key", "--out", directory.appendingPathComponent("b").path, "--seed", "7")
-        let third = try forge("ca", "api-key", "--out", directory.appendingPathComponent("c").path, "--seed", "8")
+        let first = try forgeBlocking("ca", "api-key", "--out", directory.appendingPathComponent("a").path, "--seed", "7")
+        let second = try forgeBlocking("ca", "api-key", "--out", directory.appendingPathComponent("b").path, "--seed", "7")
+        let third = try forgeBlocking("ca", "api-key", "--out", directory.appendingPathComponent("c").path, "--seed", "8")
         #expect([first.status, second.status, third.status] == [0, 0, 0])
         let (a, b, c) = (Self.printed(first), Self.printed(second), Self.printed(third))
         #expect(a["key id"] == b["key id"])
@@ -70,7 +71,7 @@ struct APIKeyTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let out = directory.appendingPathComponent("my keys").path
-        let values = Self.printed(try forge("ca", "api-key", "--out", out, "--seed", "5"))
+        let values = Self.printed(try forgeBlocking("ca", "api-key", "--out", out, "--seed", "5"))
         let keyID = try #require(values["key id"])
         let issuerID = try #require(values["issuer id"])
         #expect(values["serve"] == "forge serve --api-key '\(keyID)=\(out)/AuthKey_\(keyID).p8' --issuer-id \(issuerID)")
@@ -81,12 +82,12 @@ struct APIKeyTests {
     func refusesToOverwrite() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let first = try forge("ca", "api-key", "--out", directory.path, "--seed", "1")
+        let first = try forgeBlocking("ca", "api-key", "--out", directory.path, "--seed", "1")
         #expect(first.status == 0)
         let keyID = try #require(Self.printed(first)["key id"])
         let path = directory.appendingPathComponent("AuthKey_\(keyID).p8")
         try Data("not the key\n".utf8).write(to: path)
-        let again = try forge("ca", "api-key", "--out", directory.path, "--seed", "1")
+        let again = try forgeBlocking("ca", "api-key", "--out", directory.path, "--seed", "1")
         #expect(again.status == 73)
         #expect(again.stdout.isEmpty)
         #expect(again.stderr.contains("AuthKey_\(keyID).p8"), "\(again.stderr)")
@@ -98,7 +99,7 @@ struct APIKeyTests {
     func serveOptions() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let made = try forge("ca", "api-key", "--out", directory.path, "--seed", "3")
+        let made = try forgeBlocking("ca", "api-key", "--out", directory.path, "--seed", "3")
         let values = Self.printed(made)
         let keyID = try #require(values["key id"])
         let path = try #require(values["key file"])
@@ -108,23 +109,23 @@ struct APIKeyTests {
             ["--api-key", "\(keyID)=\(path)"], ["--issuer-id", "abc"], ["--api-key", "no-equals-sign", "--issuer-id", "abc"],
             ["--api-key", "\(keyID)=", "--issuer-id", "abc"], ["--api-key", "\(keyID)=\(path)", "--api-key", "\(keyID)=\(path)", "--issuer-id", "abc"],
         ] {
-            let result = try forge(arguments: listen + arguments)
+            let result = try forgeBlocking(arguments: listen + arguments)
             #expect(result.status == 64, "\(arguments): \(result.stderr)")
         }
 
         let missing = directory.appendingPathComponent("AuthKey_MISSING.p8").path
-        let absent = try forge(arguments: listen + ["--api-key", "K=\(missing)", "--issuer-id", "abc"])
+        let absent = try forgeBlocking(arguments: listen + ["--api-key", "K=\(missing)", "--issuer-id", "abc"])
         #expect(absent.status == 66)
         #expect(absent.stderr.contains(missing), "\(absent.stderr)")
 
         let p384 = directory.appendingPathComponent("p384.p8").path
-        #expect(try openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384", "-out", p384]).status == 0)
+        #expect(try opensslBlocking(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384", "-out", p384]).status == 0)
         let garbage = directory.appendingPathComponent("garbage.p8").path
         try Data("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n".utf8).write(to: URL(fileURLWithPath: garbage))
         let rsa = directory.appendingPathComponent("rsa.p8").path
-        #expect(try openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:1024", "-out", rsa]).status == 0)
+        #expect(try opensslBlocking(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:1024", "-out", rsa]).status == 0)
         for file in [p384, garbage, rsa] {
-            let result = try forge(arguments: listen + ["--api-key", "K=\(file)", "--issuer-id", "abc"])
+            let result = try forgeBlocking(arguments: listen + ["--api-key", "K=\(file)", "--issuer-id", "abc"])
             #expect(result.status == 65, "\(file): \(result.stderr)")
             #expect(result.stderr.contains(file), "\(result.stderr)")
         }
@@ -134,13 +135,13 @@ struct APIKeyTests {
     func serveStarts() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let values = Self.printed(try forge("ca", "api-key", "--out", directory.path, "--seed", "4"))
+        let values = Self.printed(try forgeBlocking("ca", "api-key", "--out", directory.path, "--seed", "4"))
         let keyID = try #require(values["key id"])
         let path = try #require(values["key file"])
         let issuerID = try #require(values["issuer id"])
         let publicKey = directory.appendingPathComponent("public.pem").path
-        #expect(try openssl(["pkey", "-in", path, "-pubout", "-out", publicKey]).status == 0)
-        let server = try BackgroundServer(
+        #expect(try opensslBlocking(["pkey", "-in", path, "-pubout", "-out", publicKey]).status == 0)
+        let server = try BlockingServer(
             forgeBinary,
             ["serve", "--listen", "127.0.0.1:0", "--api-key", "\(keyID)=\(path)", "--api-key", "PUBLIC=\(publicKey)", "--issuer-id", issuerID])
         defer { server.stop() }

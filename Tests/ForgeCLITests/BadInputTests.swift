@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 import ForgeSupport
 import StoreModel
@@ -6,7 +7,7 @@ import StoreModel
 @Suite("Bad input: one line, exit 65, no crash", .timeLimit(.minutes(10)))
 struct BadInputTests {
     static func inputs() throws -> [(String, Data)] {
-        let made = try forge("make", "--product", "p", "--now", "2025-01-01T00:00:00Z", "--seed", "1", "--format", "base64", "-q")
+        let made = try forgeBlocking("make", "--product", "p", "--now", "2025-01-01T00:00:00Z", "--seed", "1", "--format", "base64", "-q")
         let receipt = try #require(Data(base64Encoded: made.text.trimmingCharacters(in: .whitespacesAndNewlines)))
         var nested = Data()
         for _ in 0..<50_000 { nested.append(contentsOf: [0x30, 0x80]) }
@@ -30,13 +31,13 @@ struct BadInputTests {
             let file = directory.appendingPathComponent("input")
             try data.write(to: file)
             for command in ["inspect", "validate"] {
-                let result = try forge(command, file.path)
+                let result = try forgeBlocking(command, file.path)
                 #expect(result.status == 65, "\(command) \(name): status \(result.status), \(result.stderr)")
                 let lines = result.stderr.split(separator: "\n")
                 #expect(lines.count == 1, "\(command) \(name): \(result.stderr)")
                 #expect(result.stderr.contains("expected") || result.stderr.contains("at most"), "\(command) \(name): \(result.stderr)")
             }
-            let piped = try forge("inspect", "-", stdin: data)
+            let piped = try forgeBlocking("inspect", "-", stdin: data)
             #expect(piped.status == 65, "inspect - \(name)")
         }
     }
@@ -47,7 +48,7 @@ struct BadInputTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("bad.der")
         try Data([0x30, 0x82, 0x01, 0x00, 0x06, 0x09]).write(to: file)
-        let result = try forge("inspect", file.path)
+        let result = try forgeBlocking("inspect", file.path)
         #expect(result.status == 65)
         #expect(result.stderr.contains("at byte 4"), "\(result.stderr)")
     }
@@ -61,10 +62,10 @@ struct BadInputTests {
         let handle = try FileHandle(forWritingTo: file)
         try handle.truncate(atOffset: 100 << 20)  // sparse: 100 MB without writing them
         try handle.close()
-        let result = try forge("validate", file.path)
+        let result = try forgeBlocking("validate", file.path)
         #expect(result.status == 65)
         #expect(result.stderr.contains("at most"))
-        let missing = try forge("inspect", directory.appendingPathComponent("nope.der").path)
+        let missing = try forgeBlocking("inspect", directory.appendingPathComponent("nope.der").path)
         #expect(missing.status == 66)
     }
 }
@@ -76,26 +77,26 @@ struct CATests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let set = directory.appendingPathComponent("pki")
-        let created = try forge("ca", "init", "--out", set.path)
+        let created = try forgeBlocking("ca", "init", "--out", set.path)
         #expect(created.status == 0, "\(created.stderr)")
         let rootPEM = try String(contentsOf: set.appendingPathComponent("root.pem"), encoding: .utf8)
         #expect(try String(contentsOf: set.appendingPathComponent("README.md"), encoding: .utf8).contains("TEST ONLY"))
-        let again = try forge("ca", "init", "--out", set.path)
+        let again = try forgeBlocking("ca", "init", "--out", set.path)
         #expect(again.status == 73)
         #expect(again.stderr.contains("--force"))
         #expect(try String(contentsOf: set.appendingPathComponent("root.pem"), encoding: .utf8) == rootPEM)
 
         let receipt = directory.appendingPathComponent("r.der")
-        #expect(try forge("make", "--product", "p", "--certificates", set.path, "-q", "-o", receipt.path).status == 0)
-        #expect(try forge("validate", receipt.path, "--root", set.appendingPathComponent("root.pem").path).status == 0)
-        let untrusted = try forge("validate", receipt.path)
+        #expect(try forgeBlocking("make", "--product", "p", "--certificates", set.path, "-q", "-o", receipt.path).status == 0)
+        #expect(try forgeBlocking("validate", receipt.path, "--root", set.appendingPathComponent("root.pem").path).status == 0)
+        let untrusted = try forgeBlocking("validate", receipt.path)
         #expect(untrusted.status == 1 && untrusted.text.contains("chain.untrusted"))
         #expect(
-            try openssl([
+            try opensslBlocking([
                 "verify", "-CAfile", set.appendingPathComponent("root.pem").path, "-untrusted",
                 set.appendingPathComponent("wwdr-g5.pem").path, set.appendingPathComponent("receipt-signing.pem").path,
             ]).status == 0)
-        #expect(try forge("ca", "init", "--out", set.path, "--force").status == 0)
+        #expect(try forgeBlocking("ca", "init", "--out", set.path, "--force").status == 0)
         #expect(try String(contentsOf: set.appendingPathComponent("root.pem"), encoding: .utf8) != rootPEM)
     }
 }

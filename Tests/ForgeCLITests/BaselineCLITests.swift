@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 import ForgeSupport
 import StoreModel
@@ -24,9 +25,9 @@ struct BaselineCLITests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let baseline = directory.appendingPathComponent("baseline.json")
-        let first = try forge(arguments: Self.arguments + ["--write-baseline", baseline.path])
+        let first = try forgeBlocking(arguments: Self.arguments + ["--write-baseline", baseline.path])
         #expect(first.status == 1, "three FALSE_ACCEPTs without a baseline")
-        #expect(try forge(arguments: Self.arguments + ["--baseline", baseline.path]).status == 0)
+        #expect(try forgeBlocking(arguments: Self.arguments + ["--baseline", baseline.path]).status == 0)
 
         try edit(baseline) { entries in
             for index in entries.indices where entries[index]["id"] as? String == "signature::md5" {
@@ -34,12 +35,12 @@ struct BaselineCLITests {
                 entries[index]["issue"] = "https://example.invalid/issues/1"
             }
         }
-        #expect(try forge(arguments: Self.arguments + ["--baseline", baseline.path, "--write-baseline", baseline.path]).status == 0)
+        #expect(try forgeBlocking(arguments: Self.arguments + ["--baseline", baseline.path, "--write-baseline", baseline.path]).status == 0)
         let rewritten = try String(contentsOf: baseline, encoding: .utf8)
         #expect(rewritten.contains("openssl accepts MD5") && rewritten.contains("issues/1"))
 
         try edit(baseline) { $0.append(["id": "valid::appstore-no-purchases", "outcome": "FALSE_REJECT", "reason": "stale"]) }
-        let stale = try forge(arguments: Self.arguments + ["--baseline", baseline.path])
+        let stale = try forgeBlocking(arguments: Self.arguments + ["--baseline", baseline.path])
         #expect(stale.status == 1)
         #expect(stale.text.contains("XPASS"))
 
@@ -47,7 +48,7 @@ struct BaselineCLITests {
             entries.removeAll { $0["id"] as? String == "valid::appstore-no-purchases" }
             for index in entries.indices where entries[index]["id"] as? String == "signature::md5" { entries[index]["outcome"] = "FALSE_REJECT" }
         }
-        let changed = try forge(arguments: Self.arguments + ["--baseline", baseline.path])
+        let changed = try forgeBlocking(arguments: Self.arguments + ["--baseline", baseline.path])
         #expect(changed.status == 1)
         #expect(changed.text.contains("CHANGED_FAILURE  signature::md5"))
 
@@ -57,11 +58,11 @@ struct BaselineCLITests {
                 entries[index]["expires"] = "2001-01-01"
             }
         }
-        let expired = try forge(arguments: Self.arguments + ["--baseline", baseline.path])
+        let expired = try forgeBlocking(arguments: Self.arguments + ["--baseline", baseline.path])
         #expect(expired.status == 1)
         #expect(expired.text.contains("EXPIRED BASELINE ENTRY signature::md5"))
 
         try Data("not json".utf8).write(to: baseline)
-        #expect(try forge(arguments: Self.arguments + ["--baseline", baseline.path]).status == 65)
+        #expect(try forgeBlocking(arguments: Self.arguments + ["--baseline", baseline.path]).status == 65)
     }
 }

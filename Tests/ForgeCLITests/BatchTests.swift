@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 import ForgeSupport
 import StoreModel
@@ -21,17 +22,17 @@ struct BatchTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let one = directory.appendingPathComponent("one"), two = directory.appendingPathComponent("two")
-        let first = try forge(arguments: ["make"] + Self.pinned + ["--count", "40", "--out", one.path, "--jobs", "1"])
+        let first = try forgeBlocking(arguments: ["make"] + Self.pinned + ["--count", "40", "--out", one.path, "--jobs", "1"])
         #expect(first.status == 0, "\(first.stderr)")
         #expect(first.stderr.contains("made 40 appstore receipts"))
-        #expect(try forge(arguments: ["make"] + Self.pinned + ["--count", "40", "--out", two.path, "--jobs", "2", "-q"]).status == 0)
+        #expect(try forgeBlocking(arguments: ["make"] + Self.pinned + ["--count", "40", "--out", two.path, "--jobs", "2", "-q"]).status == 0)
         let made = try files(one)
         #expect(made.count == 41)  // 40 receipts and index.jsonl
         #expect(made == (try files(two)))
         #expect(Set(made.values).count == 41, "every receipt differs")
 
         let single = directory.appendingPathComponent("single.der")
-        #expect(try forge(arguments: ["make"] + Self.pinned + ["-o", single.path, "-q"]).status == 0)
+        #expect(try forgeBlocking(arguments: ["make"] + Self.pinned + ["-o", single.path, "-q"]).status == 0)
         #expect(made["receipt-00.der"] == (try Data(contentsOf: single)))
 
         let index = String(decoding: try #require(made["index.jsonl"]), as: UTF8.self).split(separator: "\n")
@@ -40,7 +41,7 @@ struct BatchTests {
         #expect(last["file"] as? String == "receipt-39.der")
         #expect(last["seed"] as? String == "46")
         #expect((last["transactionIds"] as? [String])?.count == 2)
-        let checked = try forge("validate", one.appendingPathComponent("receipt-39.der").path, "--at", "2025-01-01T00:00:00Z")
+        let checked = try forgeBlocking("validate", one.appendingPathComponent("receipt-39.der").path, "--at", "2025-01-01T00:00:00Z")
         #expect(checked.status == 0, "\(checked.text)")
     }
 
@@ -52,7 +53,7 @@ struct BatchTests {
             (["--jobs", "2"], "--jobs is for a batch"),
         ])
     func misuse(arguments: [String], message: String) throws {
-        let result = try forge(arguments: ["make", "--product", "p"] + arguments)
+        let result = try forgeBlocking(arguments: ["make", "--product", "p"] + arguments)
         #expect(result.status == 64)
         #expect(result.stderr.contains(message), "\(result.stderr)")
     }

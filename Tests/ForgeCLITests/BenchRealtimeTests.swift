@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 /// Issue 23, item 4: `forge bench realtime`, Apple's Retention Messaging performance test run locally. The endpoint
@@ -15,11 +16,11 @@ struct BenchRealtimeTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let record = directory.appendingPathComponent("record.jsonl")
-        let server = try BackgroundServer(
+        let server = try BlockingServer(
             ServerAPITests.python,
             [Self.endpoint, "--root", ServerAPITests.jwsRoot, "--bundle-id", "com.example.app", "--answer", answer, "--record", record.path])
         defer { server.stop() }
-        let result = try forge(
+        let result = try forgeBlocking(
             arguments: [
                 "bench", "realtime", server.url + "/retention", "--product", "pro.monthly", "--type", "auto-renewable", "--preset", "sandbox",
                 "--requests", "20", "--concurrency", "4", "--json",

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 /// `forge bench runner`: what it measures is what it says it measures.
@@ -13,15 +14,15 @@ struct BenchRunnerTests {
         let jws = ids.filter { $0.hasPrefix("jws-") }.count
         let valid = ids.filter { $0.hasPrefix("jws-valid::") }.count
         #expect(jws > 0 && valid > 0)
-        let text = try forge("bench", "runner", "--vectors", Self.vectors, "--run", "jws-*", "--seconds", "0.3", "--rounds", "1")
+        let text = try forgeBlocking("bench", "runner", "--vectors", Self.vectors, "--run", "jws-*", "--seconds", "0.3", "--rounds", "1")
         #expect(text.status == 0, "\(text.stderr)")
         #expect(text.text.contains("— \(jws) vectors per pass"), "\(text.text)")
-        let skipping = try forge("bench", "runner", "--vectors", Self.vectors, "--run", "jws-*", "--skip", "jws-valid::*", "--seconds", "0.3", "--rounds", "1")
+        let skipping = try forgeBlocking("bench", "runner", "--vectors", Self.vectors, "--run", "jws-*", "--skip", "jws-valid::*", "--seconds", "0.3", "--rounds", "1")
         #expect(skipping.text.contains("— \(jws - valid) vectors per pass"), "\(skipping.text)")
-        let json = try forge("bench", "runner", "--vectors", Self.vectors, "--run", "jws-valid::*", "--seconds", "0.3", "--rounds", "1", "--json")
+        let json = try forgeBlocking("bench", "runner", "--vectors", Self.vectors, "--run", "jws-valid::*", "--seconds", "0.3", "--rounds", "1", "--json")
         let rows = try #require(try JSONSerialization.jsonObject(with: json.stdout) as? [[String: Any]])
         #expect(rows.count == 1 && (rows.first?["vectorsPerSecond"] as? Int ?? 0) > 0, "\(json.text)")
-        let none = try forge("bench", "runner", "--vectors", Self.vectors, "--run", "no-such-vector*", "--seconds", "0.3")
+        let none = try forgeBlocking("bench", "runner", "--vectors", Self.vectors, "--run", "no-such-vector*", "--seconds", "0.3")
         #expect(none.status == 64 && none.stderr.contains("no vector of the corpus is selected by --run 'no-such-vector*'"), "\(none.stderr)")
     }
 }

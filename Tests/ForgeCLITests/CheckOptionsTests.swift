@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 /// `forge validate`, `forge inspect` and `forge jws validate` share one option group (`CheckOptions`) and one
@@ -14,7 +15,7 @@ struct CheckOptionsTests {
     /// A Sandbox transaction JWS in `directory`.
     static func sandboxJWS(_ directory: URL) throws -> String {
         let path = directory.appendingPathComponent("sandbox.jws").path
-        let made = try forge("jws", "make", "transaction", "--product", "p", "--preset", "sandbox", "--now", "2025-01-01T00:00:00Z", "-q", "-o", path)
+        let made = try forgeBlocking("jws", "make", "transaction", "--product", "p", "--preset", "sandbox", "--now", "2025-01-01T00:00:00Z", "-q", "-o", path)
         #expect(made.status == 0, "\(made.stderr)")
         return path
     }
@@ -29,7 +30,7 @@ struct CheckOptionsTests {
                 ["validate", Self.sandboxReceipt, "--environment", wrong], ["inspect", Self.sandboxReceipt, "--environment", wrong],
                 ["jws", "validate", jws, "--environment", wrong],
             ] {
-                let result = try forge(arguments: arguments)
+                let result = try forgeBlocking(arguments: arguments)
                 #expect(result.status == 64, "\(arguments.joined(separator: " ")): exit \(result.status), \(result.stderr)")
                 for value in Self.environments { #expect(result.stderr.contains(value), "\(arguments.joined(separator: " ")): \(result.stderr) lacks \(value)") }
             }
@@ -39,7 +40,7 @@ struct CheckOptionsTests {
     @Test("--help of validate, inspect and jws validate lists the environments")
     func helpListsEnvironments() throws {
         for command in [["validate"], ["inspect"], ["jws", "validate"]] {
-            let help = try forge(arguments: command + ["--help"])
+            let help = try forgeBlocking(arguments: command + ["--help"])
             #expect(help.status == 0)
             let flattened = help.text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
             #expect(flattened.contains("values: Production, Sandbox, Xcode, LocalTesting, ProductionSandbox"), "\(command): \(help.text)")
@@ -49,7 +50,7 @@ struct CheckOptionsTests {
     @Test("A receipt is judged by the environment its type names: Sandbox and ProductionSandbox accept a sandbox receipt, Production refuses it")
     func receiptEnvironmentByType() throws {
         func validate(_ environment: String) throws -> (Int32, String) {
-            let result = try forge("validate", Self.sandboxReceipt, "--at", Self.receiptTime, "--environment", environment, "--json")
+            let result = try forgeBlocking("validate", Self.sandboxReceipt, "--at", Self.receiptTime, "--environment", environment, "--json")
             return (result.status, (try json(result))["errorClass"] as? String ?? "")
         }
         #expect(try validate("Sandbox") == (0, ""))
@@ -82,8 +83,8 @@ struct CheckOptionsTests {
             ("unreadable --root", [Self.sandboxReceipt, "--root", notACertificate], [jws, "--root", notACertificate], 65),
         ]
         for (what, receiptArguments, jwsArguments, expected) in cases {
-            let receipt = try forge(arguments: ["validate"] + receiptArguments)
-            let signed = try forge(arguments: ["jws", "validate"] + jwsArguments)
+            let receipt = try forgeBlocking(arguments: ["validate"] + receiptArguments)
+            let signed = try forgeBlocking(arguments: ["jws", "validate"] + jwsArguments)
             #expect(receipt.status == expected, "validate, \(what): exit \(receipt.status), \(receipt.stderr)")
             #expect(signed.status == expected, "jws validate, \(what): exit \(signed.status), \(signed.stderr)")
         }

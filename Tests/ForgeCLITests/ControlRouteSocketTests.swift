@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -21,7 +22,7 @@ struct ControlRouteSocketTests {
 
     @Test("Without --control-token, a page's text/plain POST with a foreign Origin is refused (403) and the clock does not move; the test's JSON POST moves it")
     func foreignOriginRefused() async throws {
-        let server = try BackgroundServer(forgeBinary, ["serve", "--listen", "127.0.0.1:0", "--now", "2025-01-01T00:00:00Z"])
+        let server = try BlockingServer(forgeBinary, ["serve", "--listen", "127.0.0.1:0", "--now", "2025-01-01T00:00:00Z"])
         defer { server.stop() }
         let page = try await Self.post(
             server.url + "/_forge/clock", #"{"advance":"P100Y"}"#, headers: ["Origin": "https://attacker.example", "Content-Type": "text/plain"])

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import ForgeTestSupport
 import Testing
 
 @testable import ForgeCLI
@@ -41,7 +42,7 @@ struct DocumentedCommandTests {
 
     @Test("forge --help opens with all forge does, StoreKit 2, the runner and the server included")
     func helpOpensWithEverything() throws {
-        let help = try forge("--help")
+        let help = try forgeBlocking("--help")
         #expect(help.status == 0)
         let overview = help.text.components(separatedBy: "USAGE:").first ?? ""
         for taught in ["StoreKit 2", "receipts", "jws make", "jws validate", "vectors", "run", "serve", "TEST"] {

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 import ForgeSupport
 import StoreModel
@@ -55,7 +56,7 @@ struct FlagNamingTests {
         ]
         for (flags, message) in cases {
             for command in [["make"], ["jws", "make", "transaction"]] {
-                let result = try forge(arguments: command + flags + ["--now", Self.now, "-q"])
+                let result = try forgeBlocking(arguments: command + flags + ["--now", Self.now, "-q"])
                 #expect(result.status == 64, "\(command) \(flags): \(result.stderr)")
                 #expect(result.stderr.contains("forge: error: \(message)"), "\(command) \(flags): \(result.stderr)")
             }

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 /// Issue 24, item 2: the composite action at the repository root (`action.yml`). Its run step is executed as
@@ -42,7 +43,7 @@ struct GitHubActionTests {
             "GITHUB_STEP_SUMMARY": summary.path, "GITHUB_OUTPUT": output.path, "GITHUB_WORKSPACE": directory.path,
         ]
         for (name, value) in inputs { environment["INPUT_" + name.uppercased().replacingOccurrences(of: "-", with: "_")] = value }
-        let result = try run(
+        let result = try runBlocking(
             URL(fileURLWithPath: "/bin/bash"), [repositoryRoot.appendingPathComponent("scripts/action/run.sh").path], in: directory, environment: environment,
             killAfter: 300)
         return (result, try String(contentsOf: summary, encoding: .utf8), (try? String(contentsOf: output, encoding: .utf8)) ?? "")
@@ -61,7 +62,7 @@ struct GitHubActionTests {
         ]
         let failing = try Self.runStep(inputs, in: directory)
         // The same run, straight: the step's status is forge run's.
-        let direct = try forge(
+        let direct = try forgeBlocking(
             arguments: [
                 "run", "--vectors", repositoryRoot.appendingPathComponent("Vectors").path, "--target", harness, "--profile", "apple-compatible", "--features",
                 "xcode,sha1,robustness,large", "--shard", "1/3", "--write-baseline", directory.appendingPathComponent("baseline.json").path,
@@ -93,7 +94,7 @@ struct GitHubActionTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let missing = try Self.runStep([:], in: directory)
         #expect(missing.result.status != 0 && missing.result.stderr.contains("the target input is required"), "\(missing.result.stderr)")
-        let install = try run(
+        let install = try runBlocking(
             URL(fileURLWithPath: "/bin/bash"), [repositoryRoot.appendingPathComponent("scripts/action/install.sh").path],
             environment: [
                 "PATH": "/usr/bin:/bin", "GITHUB_ACTION_PATH": repositoryRoot.path, "GITHUB_PATH": directory.appendingPathComponent("path").path,

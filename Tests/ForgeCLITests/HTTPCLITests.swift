@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 import StoreModel
 import ForgeSupport
@@ -9,14 +10,14 @@ import ForgeSupport
 struct HTTPCLITests {
     static let vectors = repositoryRoot.appendingPathComponent("Vectors").path
 
-    static func startReference() throws -> BackgroundServer {
-        try BackgroundServer(forgeBinary, ["validate", "--listen", "127.0.0.1:0", "--vectors", vectors, "--threads", "2"])
+    static func startReference() throws -> BlockingServer {
+        try BlockingServer(forgeBinary, ["validate", "--listen", "127.0.0.1:0", "--vectors", vectors, "--threads", "2"])
     }
 
     static func runCorpus(_ arguments: [String]) throws -> (RunResult, [[String: Any]]) {
         let results = FileManager.default.temporaryDirectory.appendingPathComponent("http-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: results) }
-        let outcome = try forge(arguments: ["run", "--vectors", vectors, "--results", results.path, "--quiet"] + arguments)
+        let outcome = try forgeBlocking(arguments: ["run", "--vectors", vectors, "--results", results.path, "--quiet"] + arguments)
         let parsed = try? JSONSerialization.jsonObject(with: Data(contentsOf: results)) as? [String: Any]
         return (outcome, parsed?["results"] as? [[String: Any]] ?? [])
     }
@@ -59,7 +60,7 @@ struct HTTPCLITests {
         #expect(fineResults.count == corpusReceiptCount && fineResults.allSatisfy(agrees))
 
         try #"{"mappingVersion": 2}"#.write(to: mapping, atomically: true, encoding: .utf8)
-        let broken = try forge("run", "--target", "\(server.url)/verifyReceipt", "--mapping", mapping.path, "--vectors", Self.vectors)
+        let broken = try forgeBlocking("run", "--target", "\(server.url)/verifyReceipt", "--mapping", mapping.path, "--vectors", Self.vectors)
         #expect(broken.status == 65)
         #expect(broken.stderr.contains("fine.json"))
     }
@@ -91,7 +92,7 @@ struct HTTPCLITests {
         print("listening on :%d" % server.server_address[1], flush=True)
         server.serve_forever()
         """.write(to: script, atomically: true, encoding: .utf8)
-        let server = try BackgroundServer(URL(fileURLWithPath: "/usr/bin/python3"), [script.path])
+        let server = try BlockingServer(URL(fileURLWithPath: "/usr/bin/python3"), [script.path])
         defer { server.stop() }
         let selection = ["--run", "valid::*", "--run", "time::*", "--run", "chain::foreign-root", "--run", "encoding::trailing-*", "--run", "payload::*"]
         let (run, results) = try Self.runCorpus(["--target", server.url, "--timeout", "1", "--parallel", "4"] + selection)
@@ -101,7 +102,7 @@ struct HTTPCLITests {
         #expect(outcomes["chain::foreign-root"] == "ERROR")
         #expect(outcomes.filter { $0.key.hasPrefix("encoding::") }.values.allSatisfy { $0 == "ERROR" })
         #expect(outcomes.filter { $0.key.hasPrefix("payload::") }.values.contains("FALSE_ACCEPT"))
-        let listed = try forge("vectors", "list", "--vectors", Self.vectors).text.split(separator: "\n")
+        let listed = try forgeBlocking("vectors", "list", "--vectors", Self.vectors).text.split(separator: "\n")
             .filter { line in ["valid::", "time::", "payload::"].contains { line.hasPrefix($0) } }.count
         #expect(results.count >= listed + 1)
         #expect(run.text.contains("TIMEOUT"))
@@ -112,7 +113,7 @@ struct HTTPCLITests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let cert = directory.appendingPathComponent("cert.pem"), key = directory.appendingPathComponent("key.pem")
-        let made = try openssl([
+        let made = try opensslBlocking([
             "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", key.path, "-out", cert.path, "-days", "2",
             "-subj", "/CN=receipt-forge test proxy", "-addext", "subjectAltName=IP:127.0.0.1",
         ])
@@ -142,14 +143,14 @@ struct HTTPCLITests {
         print("listening on :%d" % server.server_address[1], flush=True)
         server.serve_forever()
         """.write(to: script, atomically: true, encoding: .utf8)
-        let proxy = try BackgroundServer(URL(fileURLWithPath: "/usr/bin/python3"), [script.path, upstream.url, cert.path, key.path])
+        let proxy = try BlockingServer(URL(fileURLWithPath: "/usr/bin/python3"), [script.path, upstream.url, cert.path, key.path])
         defer { proxy.stop() }
         let url = "https://127.0.0.1:\(proxy.port)"
         let selection = ["--run", "valid::*", "--run", "chain::*", "--profile", "apple-compatible", "--timeout", "10"]
         let (trusted, results) = try Self.runCorpus(["--target", url, "--http-ca", cert.path] + selection)
         #expect(trusted.status == 0, "\(trusted.text)\(trusted.stderr)")
         #expect(results.count == 41 && results.allSatisfy(agrees))
-        let untrusted = try forge("run", "--target", url, "--vectors", Self.vectors, "--run", "valid::*")
+        let untrusted = try forgeBlocking("run", "--target", url, "--vectors", Self.vectors, "--run", "valid::*")
         #expect(untrusted.status == 2 && untrusted.text.contains("handshake failed"), "\(untrusted.text)")
     }
 
@@ -181,7 +182,7 @@ struct HTTPCLITests {
                 except urllib.error.HTTPError as e:
                     print(e.code, e.read().decode())
                 """
-            return try run(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", script, server.url + path, body ?? "-"]).text
+            return try runBlocking(URL(fileURLWithPath: "/usr/bin/python3"), ["-c", script, server.url + path, body ?? "-"]).text
                 .trimmingCharacters(in: .whitespacesAndNewlines)
         }
         #expect(try request("/nope", nil).hasPrefix("404 "))

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 /// Every harness starts with no signal blocked and none ignored, however many run at once (DESIGN §8): a harness
@@ -28,7 +29,7 @@ struct HarnessSignalMaskTests {
         var seen: [Int: [String]] = [:]
         for parallel in [1, 2, 4, 8] {
             try? FileManager.default.removeItem(at: masks)
-            let ran = try forge("run", "--vectors", Self.vectors, "--target", "exit:\(script.path)", "--run", "valid::*", "--parallel", String(parallel), "--quiet")
+            let ran = try forgeBlocking("run", "--vectors", Self.vectors, "--target", "exit:\(script.path)", "--run", "valid::*", "--parallel", String(parallel), "--quiet")
             #expect(ran.status == 1 || ran.status == 0, "\(ran.text)\(ran.stderr)")
             let lines = try String(contentsOf: masks, encoding: .utf8).split(separator: "\n").map(String.init)
             #expect(lines.count == 20, "--parallel \(parallel): \(lines.count) harnesses")

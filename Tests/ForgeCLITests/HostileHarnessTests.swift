@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 import ForgeSupport
 import StoreModel
@@ -190,7 +191,7 @@ struct HostileHarnessTests {
         try forge.run()
         // Wait until the harnesses (and what they spawned) are up, then interrupt.
         let clock = ContinuousClock(), deadline = clock.now.advanced(by: .seconds(20))
-        while try ForgeCLITests.run(URL(fileURLWithPath: "/usr/bin/pgrep"), ["-f", "sleep 600 # \(directory.path)"]).text.isEmpty, clock.now < deadline {
+        while try ForgeCLITests.runBlocking(URL(fileURLWithPath: "/usr/bin/pgrep"), ["-f", "sleep 600 # \(directory.path)"]).text.isEmpty, clock.now < deadline {
             Thread.sleep(forTimeInterval: 0.05)
         }
         kill(forge.processIdentifier, signal)
@@ -228,7 +229,7 @@ struct HostileHarnessTests {
 
     static func run(_ target: String, in directory: URL, extra: [String], selection: [String] = selection) throws -> Reports {
         let file = { (name: String) in directory.appendingPathComponent(name) }
-        let outcome = try forge(
+        let outcome = try forgeBlocking(
             arguments: [
                 "run", "--target", target, "--vectors", vectors, "--results", file("results.json").path,
                 "--junit", file("junit.xml").path, "--markdown", file("summary.md").path, "--html", file("report.html").path,
@@ -244,7 +245,7 @@ struct HostileHarnessTests {
 
     /// No process whose command line names the test directory survives the run: harnesses and what they spawned.
     static func expectNothingRunning(_ directory: URL) throws {
-        let leftovers = try ForgeCLITests.run(URL(fileURLWithPath: "/usr/bin/pgrep"), ["-af", directory.path])
+        let leftovers = try ForgeCLITests.runBlocking(URL(fileURLWithPath: "/usr/bin/pgrep"), ["-af", directory.path])
         #expect(leftovers.text.isEmpty, "still running: \(leftovers.text)")
     }
 }

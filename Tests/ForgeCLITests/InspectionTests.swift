@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 /// `inspect` and `validate --json` of both artefacts go through one inspection: `validate --json` is what
@@ -21,15 +22,15 @@ struct InspectionTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let receipt = directory.appendingPathComponent("receipt.der").path
-        let madeReceipt = try forge("make", "--product", "pro.monthly", "--now", Self.now, "-q", "-o", receipt)
+        let madeReceipt = try forgeBlocking("make", "--product", "pro.monthly", "--now", Self.now, "-q", "-o", receipt)
         #expect(madeReceipt.status == 0, "\(madeReceipt.stderr)")
         Self.expectValidateExtendsInspect(
-            try json(try forge("inspect", receipt, "--json")), try json(try forge("validate", receipt, "--json", "--at", Self.now)), "receipt")
+            try json(try forgeBlocking("inspect", receipt, "--json")), try json(try forgeBlocking("validate", receipt, "--json", "--at", Self.now)), "receipt")
 
         let jws = directory.appendingPathComponent("transaction.jws").path
-        let madeJWS = try forge("jws", "make", "transaction", "--product", "pro.monthly", "--now", Self.now, "-q", "-o", jws)
+        let madeJWS = try forgeBlocking("jws", "make", "transaction", "--product", "pro.monthly", "--now", Self.now, "-q", "-o", jws)
         #expect(madeJWS.status == 0, "\(madeJWS.stderr)")
-        Self.expectValidateExtendsInspect(try json(try forge("jws", "inspect", jws, "--json")), try json(try forge("jws", "validate", jws, "--json")), "JWS")
+        Self.expectValidateExtendsInspect(try json(try forgeBlocking("jws", "inspect", jws, "--json")), try json(try forgeBlocking("jws", "validate", jws, "--json")), "JWS")
     }
 
     @Test("Text: inspect of a receipt and of a JWS keeps its first lines; a JWS that is not one exits 65 with one message")
@@ -37,14 +38,14 @@ struct InspectionTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let jws = directory.appendingPathComponent("transaction.jws").path
-        #expect(try forge("jws", "make", "transaction", "--product", "pro.monthly", "--now", Self.now, "-q", "-o", jws).status == 0)
-        let text = try forge("jws", "inspect", jws).text
+        #expect(try forgeBlocking("jws", "make", "transaction", "--product", "pro.monthly", "--now", Self.now, "-q", "-o", jws).status == 0)
+        let text = try forgeBlocking("jws", "inspect", jws).text
         let lines = text.split(separator: "\n").map(String.init)
         #expect(lines.first == "kind: transaction")
         #expect(lines.dropFirst().first?.hasPrefix("header: {") == true)
         #expect(lines.contains { $0.hasPrefix("x5c[0]: ") } && lines.contains { $0.hasPrefix("payload: {") })
         #expect(!text.contains("checks:"))
-        let garbage = try forge("jws", "inspect", "-", stdin: Data("not.a.jws".utf8))
+        let garbage = try forgeBlocking("jws", "inspect", "-", stdin: Data("not.a.jws".utf8))
         #expect(garbage.status == 65)
         #expect(garbage.stderr.contains("not a compact JWS"))
     }

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 import StoreModel
 import ForgeSupport
@@ -16,7 +17,7 @@ struct InteropTests {
     func inspectsAll() throws {
         #expect(Self.receipts.count == 21)
         for receipt in Self.receipts {
-            let result = try forge("inspect", receipt.path, "--json")
+            let result = try forgeBlocking("inspect", receipt.path, "--json")
             #expect(result.status == 0, "\(receipt.lastPathComponent): \(result.stderr)")
             let payload = try #require(try json(result)["payload"] as? [String: Any])
             #expect((payload["attributes"] as? [Any])?.isEmpty == false)
@@ -27,9 +28,9 @@ struct InteropTests {
     func validatesGenuine() throws {
         for receipt in Self.receipts {
             let xcode = receipt.lastPathComponent.contains("xcode")
-            let genuine = try forge("validate", receipt.path, "--root", Self.cert(xcode ? "StoreKitTestCertificate.cer" : "AppleIncRootCertificate.cer"))
+            let genuine = try forgeBlocking("validate", receipt.path, "--root", Self.cert(xcode ? "StoreKitTestCertificate.cer" : "AppleIncRootCertificate.cer"))
             #expect(genuine.status == 0, "\(receipt.lastPathComponent): \(genuine.text)")
-            let test = try forge("validate", receipt.path)
+            let test = try forgeBlocking("validate", receipt.path)
             #expect(test.status == 1, "\(receipt.lastPathComponent) must not validate under the TEST root")
             #expect(test.text.contains("chain.untrusted"))
         }
@@ -51,15 +52,15 @@ struct InteropTests {
             deviceID = UUID(uuid: bytes.withUnsafeBytes { $0.loadUnaligned(as: uuid_t.self) }).uuidString
         }
         let path = interopDirectory.appendingPathComponent("receipts/\(file)").path
-        let right = try forge("validate", path, "--root", Self.cert("AppleIncRootCertificate.cer"), "--device-id", deviceID, "--json")
+        let right = try forgeBlocking("validate", path, "--root", Self.cert("AppleIncRootCertificate.cer"), "--device-id", deviceID, "--json")
         #expect(right.status == 0, "\(right.text)")
-        let wrong = try forge("validate", path, "--root", Self.cert("AppleIncRootCertificate.cer"), "--device-id", "00000000-0000-0000-0000-000000000000")
+        let wrong = try forgeBlocking("validate", path, "--root", Self.cert("AppleIncRootCertificate.cer"), "--device-id", "00000000-0000-0000-0000-000000000000")
         #expect(wrong.status == 1 && wrong.text.contains("binding.device-hash"))
     }
 
     /// The properties of preset item 5 that `inspect --json` reports, for comparison with reality.
     static func shape(_ path: String) throws -> [String: String] {
-        let inspection = try json(try forge("inspect", path, "--json"))
+        let inspection = try json(try forgeBlocking("inspect", path, "--json"))
         let container = try #require(inspection["container"] as? [String: Any])
         let payload = try #require(inspection["payload"] as? [String: Any])
         let attributes = try #require(payload["attributes"] as? [[String: Any]])
@@ -96,7 +97,7 @@ struct InteropTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let forged = directory.appendingPathComponent("forged.der")
-        let made = try forge(arguments: ["make", "--preset", preset, "--product", "com.example.sub"] + purchase + ["-q", "-o", forged.path])
+        let made = try forgeBlocking(arguments: ["make", "--preset", preset, "--product", "com.example.sub"] + purchase + ["-q", "-o", forged.path])
         #expect(made.status == 0, "\(made.stderr)")
         let ours = try Self.shape(forged.path)
         let theirs = try Self.shape(interopDirectory.appendingPathComponent("receipts/\(real)").path)

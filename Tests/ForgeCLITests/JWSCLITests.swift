@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 import ForgeSupport
 import StoreModel
@@ -18,11 +19,11 @@ struct JWSCLITests {
         var paths: [String: String] = [:]
         for kind in kinds {
             let path = directory.appendingPathComponent("\(preset)-\(kind).jws").path
-            let made = try forge("jws", "make", kind, "--product", "pro.monthly", "--renewals", "2", "--preset", preset, "--now", now, "-q", "-o", path)
+            let made = try forgeBlocking("jws", "make", kind, "--product", "pro.monthly", "--renewals", "2", "--preset", preset, "--now", now, "-q", "-o", path)
             #expect(made.status == 0, "\(kind): \(made.stderr)")
             paths[kind] = path
         }
-        let inspected = try json(try forge("jws", "inspect", paths["app-transaction"] ?? "", "--json"))
+        let inspected = try json(try forgeBlocking("jws", "inspect", paths["app-transaction"] ?? "", "--json"))
         let appAppleID = ((inspected["payload"] as? [String: Any])?["appAppleId"] as? Int).map(String.init) ?? "-"
         return (paths, appAppleID)
     }
@@ -37,24 +38,24 @@ struct JWSCLITests {
                 let path = try #require(paths[kind])
                 var arguments = ["jws", "validate", path, "--bundle-id", "com.example.app", "--environment", environment, "--json"]
                 if appAppleID != "-" { arguments += ["--app-apple-id", appAppleID] }
-                let report = try json(try forge(arguments: arguments))
+                let report = try json(try forgeBlocking(arguments: arguments))
                 #expect(report["verdict"] as? String == "valid", "\(preset) \(kind): \(report["message"] ?? "")")
                 #expect(report["kind"] as? String == kind)
-                let inspected = try json(try forge("jws", "inspect", path, "--json"))
+                let inspected = try json(try forgeBlocking("jws", "inspect", path, "--json"))
                 let header = try #require(inspected["header"] as? [String: Any])
                 #expect(header["alg"] as? String == "ES256" && (header["x5c"] as? [Any])?.count == 3 && header["typ"] as? String == "JWT")
                 let payload = try #require(inspected["payload"] as? [String: Any])
                 #expect(payload["signedDate"] as? Int == 1_735_689_600_000)
                 if kind != "app-transaction" && kind != "notification" { #expect(payload["environment"] as? String == environment) }
             }
-            let again = try forge("jws", "make", "notification", "--product", "pro.monthly", "--renewals", "2", "--preset", preset, "--now", Self.now, "-q")
+            let again = try forgeBlocking("jws", "make", "notification", "--product", "pro.monthly", "--renewals", "2", "--preset", preset, "--now", Self.now, "-q")
             #expect(again.stdout == (try Data(contentsOf: URL(fileURLWithPath: paths["notification"] ?? ""))))
         }
     }
 
     @Test("Xcode: kid Apple_Xcode_Key, one self-signed certificate, ids \"0\", fractional-millisecond dates, year-1 originalPurchaseDate")
     func xcode() throws {
-        let made = try forge("jws", "make", "transaction", "--product", "p", "--preset", "xcode-2023", "--now", Self.now, "-q", "--format", "json")
+        let made = try forgeBlocking("jws", "make", "transaction", "--product", "p", "--preset", "xcode-2023", "--now", Self.now, "-q", "--format", "json")
         let output = try json(made)
         #expect(output["environment"] as? String == "Xcode")
         let payload = try #require(output["payload"] as? [String: Any])
@@ -65,12 +66,12 @@ struct JWSCLITests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("x.jws")
         try Data(((output["jws"] as? String) ?? "").utf8).write(to: file)
-        let header = try #require(try json(try forge("jws", "inspect", file.path, "--json"))["header"] as? [String: Any])
+        let header = try #require(try json(try forgeBlocking("jws", "inspect", file.path, "--json"))["header"] as? [String: Any])
         #expect(header["kid"] as? String == "Apple_Xcode_Key" && (header["x5c"] as? [Any])?.count == 1)
-        #expect(try forge("jws", "validate", file.path, "--environment", "Xcode").status == 0)
+        #expect(try forgeBlocking("jws", "validate", file.path, "--environment", "Xcode").status == 0)
         // Not in Production: an Xcode JWS never chains to the root.
-        #expect(try forge("jws", "validate", file.path, "--environment", "Production").status == 1)
-        let app = try json(try forge("jws", "make", "app-transaction", "--preset", "xcode-2023", "--now", Self.now, "-q", "--format", "json"))
+        #expect(try forgeBlocking("jws", "validate", file.path, "--environment", "Production").status == 1)
+        let app = try json(try forgeBlocking("jws", "make", "app-transaction", "--preset", "xcode-2023", "--now", Self.now, "-q", "--format", "json"))
         #expect((app["payload"] as? [String: Any])?["originalPurchaseDate"] as? Int == -62_135_769_600_000)
     }
 
@@ -80,7 +81,7 @@ struct JWSCLITests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let (paths, appAppleID) = try Self.forgeAll(directory, preset: "appstore")
         func verdict(_ path: String, _ extra: [String]) throws -> (Int32, String?) {
-            let result = try forge(arguments: ["jws", "validate", path, "--json"] + extra)
+            let result = try forgeBlocking(arguments: ["jws", "validate", path, "--json"] + extra)
             return (result.status, try json(result)["errorClass"] as? String)
         }
         let transaction = try #require(paths["transaction"])
@@ -148,7 +149,7 @@ struct JWSCLITests {
             check(open(path).read().strip())
         print("ok", len(sys.argv) - 2)
         """.write(to: script, atomically: true, encoding: .utf8)
-        let result = try run(Self.python, [script.path, Self.root] + Self.kinds.compactMap { paths[$0] })
+        let result = try runBlocking(Self.python, [script.path, Self.root] + Self.kinds.compactMap { paths[$0] })
         #expect(result.status == 0 && result.text.hasPrefix("ok 5"), "\(result.text)\(result.stderr)")
     }
 
@@ -162,7 +163,7 @@ struct JWSCLITests {
             let (paths, appAppleID) = try Self.forgeAll(directory, preset: preset)
             for kind in Self.kinds {
                 let path = try #require(paths[kind])
-                let accepted = try run(Self.python, [oracle, Self.root, environment, "com.example.app", appAppleID, kind, path])
+                let accepted = try runBlocking(Self.python, [oracle, Self.root, environment, "com.example.app", appAppleID, kind, path])
                 #expect(accepted.status == 0, "\(environment) \(kind): \(accepted.text)\(accepted.stderr)")
                 // The last character of the signature flipped: one byte of r‖s changes.
                 var text = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -170,9 +171,9 @@ struct JWSCLITests {
                 text.append(last == "A" ? "Q" : "A")
                 let tampered = directory.appendingPathComponent("tampered-\(kind).jws").path
                 try text.write(toFile: tampered, atomically: true, encoding: .utf8)
-                let rejected = try run(Self.python, [oracle, Self.root, environment, "com.example.app", appAppleID, kind, tampered])
+                let rejected = try runBlocking(Self.python, [oracle, Self.root, environment, "com.example.app", appAppleID, kind, tampered])
                 #expect(rejected.status == 1, "\(environment) \(kind) tampered: \(rejected.text)\(rejected.stderr)")
-                #expect(try forge("jws", "validate", tampered).status == 1)
+                #expect(try forgeBlocking("jws", "validate", tampered).status == 1)
             }
         }
     }
@@ -185,14 +186,14 @@ struct JWSCLITests {
         let oracle = repositoryRoot.appendingPathComponent("examples/oracles/asl_verify_jws.py").path
         for (type, subtype, member) in [("RENEWAL_EXTENSION", "SUMMARY", "summary"), ("EXTERNAL_PURCHASE_TOKEN", "UNREPORTED", "externalPurchaseToken")] {
             let path = directory.appendingPathComponent("\(type).jws").path
-            let made = try forge("jws", "make", "notification", "--notification-type", type, "--subtype", subtype, "--product", "p", "--now", Self.now, "-q", "-o", path)
+            let made = try forgeBlocking("jws", "make", "notification", "--notification-type", type, "--subtype", subtype, "--product", "p", "--now", Self.now, "-q", "-o", path)
             #expect(made.status == 0)
-            let payload = try #require(try json(try forge("jws", "inspect", path, "--json"))["payload"] as? [String: Any])
+            let payload = try #require(try json(try forgeBlocking("jws", "inspect", path, "--json"))["payload"] as? [String: Any])
             let claims = try #require(payload[member] as? [String: Any])
             #expect(payload["data"] == nil)
             let appAppleID = String(try #require(claims["appAppleId"] as? Int))
-            #expect(try forge("jws", "validate", path, "--environment", "Production", "--bundle-id", "com.example.app", "--app-apple-id", appAppleID).status == 0)
-            let accepted = try run(Self.python, [oracle, Self.root, "Production", "com.example.app", appAppleID, "notification", path])
+            #expect(try forgeBlocking("jws", "validate", path, "--environment", "Production", "--bundle-id", "com.example.app", "--app-apple-id", appAppleID).status == 0)
+            let accepted = try runBlocking(Self.python, [oracle, Self.root, "Production", "com.example.app", appAppleID, "notification", path])
             #expect(accepted.status == 0, "\(type): \(accepted.text)\(accepted.stderr)")
         }
     }
@@ -202,14 +203,14 @@ struct JWSCLITests {
         let vectors = repositoryRoot.appendingPathComponent("Vectors").path
         let results = FileManager.default.temporaryDirectory.appendingPathComponent("jws-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: results) }
-        let run = try forge(
+        let run = try forgeBlocking(
             "run", "--target", "stdio:\(forgeBinary.path) jws validate --harness --vectors \(vectors)", "--vectors", vectors, "--run", "jws-*",
             "--results", results.path, "--quiet")
         #expect(run.status == 0, "\(run.text)\(run.stderr)")
         let rows = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: results)) as? [String: Any])["results"] as? [[String: Any]]
         #expect((rows?.count ?? 0) >= 150 && rows?.allSatisfy(agrees) == true)
         // `forge vectors show` decodes a JWS vector as a JWS.
-        let shown = try forge("vectors", "show", "jws-valid::notification-production", "--vectors", vectors)
+        let shown = try forgeBlocking("vectors", "show", "jws-valid::notification-production", "--vectors", vectors)
         #expect(shown.status == 0 && shown.text.contains("kind: notification") && shown.text.contains("signedTransactionInfo (nested JWS)"))
     }
 
@@ -217,19 +218,19 @@ struct JWSCLITests {
     func mutants() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let made = try forge("mutate", "--from", "jws-*", "--seed", "11", "--count", "25", "--out", directory.path)
+        let made = try forgeBlocking("mutate", "--from", "jws-*", "--seed", "11", "--count", "25", "--out", directory.path)
         #expect(made.status == 0 && made.text.contains("wrote 25 mutants"), "\(made.text)\(made.stderr)")
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".jws") }.sorted()
         #expect(files.count >= 20)  // names collide when the same base and steps are drawn twice
         for file in files.prefix(8) {
             let recipe = directory.appendingPathComponent(file.replacingOccurrences(of: ".jws", with: ".recipe.json")).path
-            let again = try forge("mutate", "--replay", recipe)
+            let again = try forgeBlocking("mutate", "--replay", recipe)
             let original = try Data(contentsOf: directory.appendingPathComponent(file))
             #expect(again.status == 0 && again.stdout == original, "\(file)")
-            let verdict = try forge("jws", "validate", directory.appendingPathComponent(file).path)
+            let verdict = try forgeBlocking("jws", "validate", directory.appendingPathComponent(file).path)
             #expect([0, 1, 65].contains(verdict.status), "\(file): \(verdict.stderr)")
         }
-        let again = try forge("mutate", "--from", "jws-*", "--seed", "11", "--count", "25", "--out", directory.appendingPathComponent("again").path)
+        let again = try forgeBlocking("mutate", "--from", "jws-*", "--seed", "11", "--count", "25", "--out", directory.appendingPathComponent("again").path)
         #expect(again.status == 0)
         let repeated = try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("again").path).filter { $0.hasSuffix(".jws") }
         #expect(repeated.sorted() == files)
@@ -238,9 +239,9 @@ struct JWSCLITests {
     @Test("One scenario, both artefacts: the transaction JWS carries the receipt's transaction ids and dates")
     func receiptTwin() throws {
         let arguments = ["--product", "pro.monthly", "--renewals", "2", "--now", Self.now, "--seed", "42", "-q"]
-        let receipt = try json(try forge(arguments: ["make", "--format", "json"] + arguments))
+        let receipt = try json(try forgeBlocking(arguments: ["make", "--format", "json"] + arguments))
         let latest = try #require((receipt["latest_receipt_info"] as? [[String: Any]])?.first)
-        let jws = try json(try forge(arguments: ["jws", "make", "transaction", "--format", "json"] + arguments))
+        let jws = try json(try forgeBlocking(arguments: ["jws", "make", "transaction", "--format", "json"] + arguments))
         let payload = try #require(jws["payload"] as? [String: Any])
         #expect(payload["transactionId"] as? String == latest["transaction_id"] as? String)
         #expect(payload["originalTransactionId"] as? String == latest["original_transaction_id"] as? String)

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 /// What fuzzing JWS recipe replay found (`FuzzTesting/FailCases/FuzzJWSRecipeReplay-*`), through the built
@@ -10,7 +11,7 @@ struct JWSRecipeFuzzFindingsTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let recipeFile = directory.appendingPathComponent("recipe.json")
         try JSONSerialization.data(withJSONObject: ["base": base, "oracle": "none", "steps": steps]).write(to: recipeFile)
-        return try run(forgeBinary, ["mutate", "--replay", recipeFile.path, "-o", directory.appendingPathComponent("out.jws").path], killAfter: 20)
+        return try runBlocking(forgeBinary, ["mutate", "--replay", recipeFile.path, "-o", directory.appendingPathComponent("out.jws").path], killAfter: 20)
     }
 
     /// `count` bounded the copies, not the bytes: 1,048,576 copies of a 1,000-byte `character` asked for

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 import ForgeSupport
 import StoreModel
@@ -15,7 +16,7 @@ struct JWSTypedEdgesTests {
 
     /// `forge jws make KIND …` with `--format json`: the exit status and, on success, the payload.
     static func make(_ kind: String, _ arguments: [String]) throws -> (status: Int32, payload: [String: Any]?, stderr: String) {
-        let made = try forge(arguments: ["jws", "make", kind, "--now", now, "-q", "--format", "json"] + arguments)
+        let made = try forgeBlocking(arguments: ["jws", "make", kind, "--now", now, "-q", "--format", "json"] + arguments)
         let payload = made.status == 0 ? (try JSONSerialization.jsonObject(with: made.stdout) as? [String: Any])?["payload"] as? [String: Any] : nil
         return (made.status, payload, made.stderr)
     }
@@ -25,9 +26,9 @@ struct JWSTypedEdgesTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("\(kind).jws").path
-        let made = try forge(arguments: ["jws", "make", kind, "--now", now, "-q", "-o", path] + arguments)
+        let made = try forgeBlocking(arguments: ["jws", "make", kind, "--now", now, "-q", "-o", path] + arguments)
         #expect(made.status == 0, "\(made.stderr)")
-        let result = try run(python, [oracle, root, environment, "com.example.app", appAppleID, kind, path])
+        let result = try runBlocking(python, [oracle, root, environment, "com.example.app", appAppleID, kind, path])
         return try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any], "\(result.text)\(result.stderr)")
     }
 
@@ -44,14 +45,14 @@ struct JWSTypedEdgesTests {
             let app = try Self.make("app-transaction", ["--environment", environment])
             #expect(app.payload?["receiptType"] as? String == environment)
         }
-        let help = try forge("jws", "make", "--help")
+        let help = try forgeBlocking("jws", "make", "--help")
         #expect(help.text.contains("Production") && help.text.contains("LocalTesting"))
         // `forge make`'s --environment is the receipt type, in Apple's spelling too.
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let receipt = directory.appendingPathComponent("receipt.der").path
-        #expect(try forge("make", "--product", "p", "--environment", "sandbox", "--now", Self.now, "-q", "-o", receipt).status == 64)
-        #expect(try forge("make", "--product", "p", "--environment", "ProductionVPPSandbox", "--now", Self.now, "-q", "-o", receipt).status == 0)
+        #expect(try forgeBlocking("make", "--product", "p", "--environment", "sandbox", "--now", Self.now, "-q", "-o", receipt).status == 64)
+        #expect(try forgeBlocking("make", "--product", "p", "--environment", "ProductionVPPSandbox", "--now", Self.now, "-q", "-o", receipt).status == 0)
         guard Self.hasOracle else { return }
         let accepted = try Self.appleVerdict("transaction", environment: "Sandbox", appAppleID: "-", ["--product", "p", "--environment", "Sandbox"])
         #expect(accepted["verdict"] as? String == "accept", "\(accepted)")

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 import ForgeSupport
 import StoreModel
@@ -80,7 +81,7 @@ struct KnownResultsTests {
         let results = directory.appendingPathComponent("results.json")
         // Judged (0), or nothing judged: every vector SKIP, undeclared or for want of the responder (2).
         func outcomes(_ features: String, status: Int32 = 0) throws -> [(id: String, outcome: String, message: String)] {
-            let ran = try forge(
+            let ran = try forgeBlocking(
                 "run", "--target", "exit:python3 \(harness.path)", "--artifacts", "jws", "--features", features, "--granularity", "coarse", "--run", "jws-online::*",
                 "--results", results.path, "--quiet")
             #expect(ran.status == status, "\(ran.text)\(ran.stderr)")
@@ -93,13 +94,13 @@ struct KnownResultsTests {
         #expect(judged.count == 16 && judged.allSatisfy { ["PASS", "ACCEPTABLE"].contains($0.outcome) }, "\(judged)")
         #expect(judged.filter { $0.outcome == "ACCEPTABLE" }.map(\.id) == ["jws-online::leaf-no-next-update", "jws-online::leaf-no-ocsp"], "\(judged)")
         // The reference verifier with online checks, at fine granularity: every error class as expected.
-        let reference = try forge("run", "--target", "swift:reference-online", "--artifacts", "jws", "--run", "jws-online::*", "--results", results.path, "--quiet")
+        let reference = try forgeBlocking("run", "--target", "swift:reference-online", "--artifacts", "jws", "--run", "jws-online::*", "--results", results.path, "--quiet")
         #expect(reference.status == 0, "\(reference.text)\(reference.stderr)")
         let referenceResults = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: results)) as? [String: Any])["results"] as? [[String: Any]]
         #expect(referenceResults?.count == 16 && referenceResults?.allSatisfy { ["PASS", "ACCEPTABLE"].contains($0["outcome"] as? String) } == true)
         let undeclared = try outcomes("", status: 2)
         #expect(undeclared.allSatisfy { $0.outcome == "SKIP" && $0.message.contains("feature not declared by the harness: online") }, "\(undeclared)")
-        let squatter = try BackgroundServer(forgeBinary, ["serve", "--listen", "127.0.0.1:46960"])
+        let squatter = try BlockingServer(forgeBinary, ["serve", "--listen", "127.0.0.1:46960"])
         defer { squatter.stop() }
         let taken = try outcomes("online", status: 2)
         #expect(
@@ -121,7 +122,7 @@ struct KnownResultsTests {
         let page = directory.appendingPathComponent("runner.md")
         try FileManager.default.copyItem(at: Self.published, to: page)
         let script = repositoryRoot.appendingPathComponent("scripts/known-results.sh")
-        let ran = try run(URL(fileURLWithPath: "/bin/bash"), [script.path, "--forge", forgeBinary.path, "--only", name, "--doc", page.path, scratch.path])
+        let ran = try runBlocking(URL(fileURLWithPath: "/bin/bash"), [script.path, "--forge", forgeBinary.path, "--only", name, "--doc", page.path, scratch.path])
         #expect(ran.status == 0, "\(ran.stderr)")
 
         let published = try Self.matrix(String(contentsOf: Self.published, encoding: .utf8))

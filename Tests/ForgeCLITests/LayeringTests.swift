@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 /// Issue 20, items 1 and 5: the layers by concern (DESIGN §3) hold in the source: the corpus and the runner stop at

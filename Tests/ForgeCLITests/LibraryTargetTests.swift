@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import ReceiptConformance
 import ReceiptConformanceHTTP
 import Testing
@@ -22,7 +23,7 @@ struct LibraryTargetTests {
 
     @Test("http: needs the provider from ReceiptConformanceHTTP, which users link only when they want it")
     func http() async throws {
-        let server = try BackgroundServer(forgeBinary, ["validate", "--listen", "127.0.0.1:0", "--vectors", Self.vectors, "--threads", "2"])
+        let server = try BlockingServer(forgeBinary, ["validate", "--listen", "127.0.0.1:0", "--vectors", Self.vectors, "--threads", "2"])
         defer { server.stop() }
         await #expect(throws: ConformanceError.self) { try await ConformanceRunner.check(target: server.url, vectors: Self.vectors) }
         let results = try await ConformanceRunner.check(target: server.url, providers: [HTTPTargets()], vectors: Self.vectors, profile: "apple-compatible")

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 /// Issue 21 item 13: `forge make --count N --out DIR` writes into a new or empty DIR; a non-empty one (an earlier
@@ -14,17 +15,17 @@ struct MakeBatchOutTests {
         let parent = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: parent) }
         let out = parent.appendingPathComponent("batch")
-        #expect(try forge(arguments: Self.batch + ["--count", "12", "--out", out.path]).status == 0)
+        #expect(try forgeBlocking(arguments: Self.batch + ["--count", "12", "--out", out.path]).status == 0)
         let before = try fileTree(out, folders: true)
         #expect(before.count == 13)
 
-        let refused = try forge(arguments: Self.batch + ["--count", "3", "--out", out.path])
+        let refused = try forgeBlocking(arguments: Self.batch + ["--count", "3", "--out", out.path])
         #expect(refused.status == 73, "\(refused.stderr)")
         #expect(refused.stderr.contains("not empty") && refused.stderr.contains("--force"), "\(refused.stderr)")
         #expect(try fileTree(out, folders: true) == before)
         #expect(try names(parent) == ["batch"])
 
-        let forced = try forge(arguments: Self.batch + ["--count", "3", "--out", out.path, "--force"])
+        let forced = try forgeBlocking(arguments: Self.batch + ["--count", "3", "--out", out.path, "--force"])
         #expect(forced.status == 0, "\(forced.stderr)")
         let after = try fileTree(out, folders: true)
         #expect(Set(after.keys) == ["receipt-0.der", "receipt-1.der", "receipt-2.der", "index.jsonl"])
@@ -43,15 +44,15 @@ struct MakeBatchOutTests {
         try FileManager.default.createDirectory(at: out.appendingPathComponent("empty/deeper"), withIntermediateDirectories: true)
         try Data("mine".utf8).write(to: out.appendingPathComponent("notes.txt"))
         try Data("old".utf8).write(to: out.appendingPathComponent("receipt-7.der"))
-        let refused = try forge(arguments: Self.batch + ["--count", "2", "--out", out.path])
+        let refused = try forgeBlocking(arguments: Self.batch + ["--count", "2", "--out", out.path])
         #expect(refused.status == 73 && refused.stderr.contains("notes.txt"), "\(refused.stderr)")
         #expect(try fileTree(out, folders: true).count == 4)
 
-        let forced = try forge(arguments: Self.batch + ["--count", "2", "--out", out.path, "--force"])
+        let forced = try forgeBlocking(arguments: Self.batch + ["--count", "2", "--out", out.path, "--force"])
         #expect(forced.status == 0, "\(forced.stderr)")
         #expect(Set(try fileTree(out, folders: true).keys) == ["receipt-0.der", "receipt-1.der", "index.jsonl"])
         #expect(try names(parent) == ["batch"])
-        let help = try forge("make", "--help")
+        let help = try forgeBlocking("make", "--help")
         let words = help.text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         #expect(words.contains("--force") && words.contains("Deletes everything in DIR (files forge did not write"), "\(help.text)")
     }
@@ -61,9 +62,9 @@ struct MakeBatchOutTests {
         let parent = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: parent) }
         let out = parent.appendingPathComponent("batch")
-        #expect(try forge(arguments: Self.batch + ["--count", "4", "--out", out.path]).status == 0)
+        #expect(try forgeBlocking(arguments: Self.batch + ["--count", "4", "--out", out.path]).status == 0)
         let before = try fileTree(out, folders: true)
-        let failed = try forge(arguments: Self.batch + ["--count", "4", "--out", out.path, "--force", "--renewals", "10000", "--period", "P1Y"])
+        let failed = try forgeBlocking(arguments: Self.batch + ["--count", "4", "--out", out.path, "--force", "--renewals", "10000", "--period", "P1Y"])
         #expect(failed.status == 64, "\(failed.stderr)")
         #expect(try fileTree(out, folders: true) == before)
         #expect(try names(parent) == ["batch"])
@@ -75,17 +76,17 @@ struct MakeBatchOutTests {
         defer { try? FileManager.default.removeItem(at: parent) }
         let file = parent.appendingPathComponent("file")
         try Data("keep".utf8).write(to: file)
-        let onFile = try forge(arguments: Self.batch + ["--count", "2", "--out", file.path, "--force"])
+        let onFile = try forgeBlocking(arguments: Self.batch + ["--count", "2", "--out", file.path, "--force"])
         #expect(onFile.status == 73, "\(onFile.stderr)")
         #expect(try Data(contentsOf: file) == Data("keep".utf8))
 
         let work = parent.appendingPathComponent("work")
         try FileManager.default.createDirectory(at: work.appendingPathComponent("inner"), withIntermediateDirectories: true)
-        let here = try forge(arguments: Self.batch + ["--count", "2", "--out", work.path, "--force"], in: work.appendingPathComponent("inner"))
+        let here = try forgeBlocking(arguments: Self.batch + ["--count", "2", "--out", work.path, "--force"], in: work.appendingPathComponent("inner"))
         #expect(here.status == 73, "\(here.stderr)")
         #expect(here.stderr.contains("current directory"), "\(here.stderr)")
         #expect(FileManager.default.fileExists(atPath: work.appendingPathComponent("inner").path))
-        let misuse = try forge(arguments: ["make", "--product", "p", "--force"])
+        let misuse = try forgeBlocking(arguments: ["make", "--product", "p", "--force"])
         #expect(misuse.status == 64 && misuse.stderr.contains("--force"), "\(misuse.stderr)")
     }
 }

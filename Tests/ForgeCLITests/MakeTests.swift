@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 import ForgeSupport
 import StoreModel
@@ -9,16 +10,16 @@ struct MakeTests {
     func readmeCommand() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let result = try forge("make", "--product", "com.example.pro", "--expired", "-o", "receipt.der", in: directory)
+        let result = try forgeBlocking("make", "--product", "com.example.pro", "--expired", "-o", "receipt.der", in: directory)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("seed") && result.stderr.contains("now "))
         let file = directory.appendingPathComponent("receipt.der").path
-        let verify = try openssl([
+        let verify = try opensslBlocking([
             "cms", "-verify", "-binary", "-inform", "DER", "-in", file, "-CAfile", certificate("root.pem"),
             "-purpose", "any", "-out", "/dev/null",
         ])
         #expect(verify.status == 0, "\(verify.stderr)")
-        let validate = try forge("validate", file, "--bundle-id", "com.example.app", "--json")
+        let validate = try forgeBlocking("validate", file, "--bundle-id", "com.example.app", "--json")
         #expect(validate.status == 0, "\(validate.text)")
         let report = try json(validate)
         #expect(report["verdict"] as? String == "valid")
@@ -36,23 +37,23 @@ struct MakeTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("r.der")
-        let made = try forge(
+        let made = try forgeBlocking(
             "make", "--preset", preset, "--product", "com.example.pro", "--renewals", "2", "--now", "2025-03-01T10:00:00Z",
             "--seed", "1", "-q", "-o", file.path)
         #expect(made.status == 0, "\(made.stderr)")
         let anchor = certificate(preset.hasPrefix("xcode") ? "storekit.pem" : "root.pem")
         let payload = directory.appendingPathComponent("payload.bin")
-        let verify = try openssl([
+        let verify = try opensslBlocking([
             "cms", "-verify", "-binary", "-inform", "DER", "-in", file.path, "-CAfile", anchor, "-purpose", "any",
             "-out", payload.path,
         ])
         #expect(verify.status == 0, "\(verify.stderr)")
-        #expect(try openssl(["asn1parse", "-inform", "DER", "-in", file.path]).status == 0)
+        #expect(try opensslBlocking(["asn1parse", "-inform", "DER", "-in", file.path]).status == 0)
         // The signed content OpenSSL extracted is a SET OF ReceiptAttribute.
         #expect(try Data(contentsOf: payload).first == 0x31)
 
         var bytes = try [UInt8](Data(contentsOf: file))
-        let inspect = try json(try forge("inspect", file.path, "--json"))
+        let inspect = try json(try forgeBlocking("inspect", file.path, "--json"))
         let container = try #require(inspect["container"] as? [String: Any])
         #expect(container["certificateOrder"] as? String == (preset.hasPrefix("xcode") ? "single" : "leaf-first"))
         // Flip one byte inside the product id, which sits in the signed payload.
@@ -60,12 +61,12 @@ struct MakeTests {
         bytes[index] ^= 0x20
         let tampered = directory.appendingPathComponent("tampered.der")
         try Data(bytes).write(to: tampered)
-        let rejected = try openssl([
+        let rejected = try opensslBlocking([
             "cms", "-verify", "-binary", "-inform", "DER", "-in", tampered.path, "-CAfile", anchor,
             "-purpose", "any", "-out", "/dev/null",
         ])
         #expect(rejected.status != 0)
-        let validate = try forge("validate", tampered.path, "--root", anchor)
+        let validate = try forgeBlocking("validate", tampered.path, "--root", anchor)
         #expect(validate.status == 1)
         #expect(validate.text.contains("signature.invalid"))
     }
@@ -76,17 +77,17 @@ struct MakeTests {
             "make", "--product", "a", "--product", "b", "--type", "auto-renewable", "--renewals", "3", "--trial",
             "--now", "2025-05-05T05:05:05Z", "--seed", "99", "-q",
         ]
-        let first = try forge(arguments: arguments + ["--format", "base64"])
-        let second = try forge(arguments: arguments + ["--format", "base64"])
+        let first = try forgeBlocking(arguments: arguments + ["--format", "base64"])
+        let second = try forgeBlocking(arguments: arguments + ["--format", "base64"])
         #expect(first.status == 0 && first.stdout == second.stdout)
         let der = try #require(Data(base64Encoded: first.text.trimmingCharacters(in: .whitespacesAndNewlines)))
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("r.der")
-        #expect(try forge(arguments: arguments + ["-o", file.path]).status == 0)
+        #expect(try forgeBlocking(arguments: arguments + ["-o", file.path]).status == 0)
         #expect(try Data(contentsOf: file) == der)
 
-        let response = try json(try forge(arguments: arguments + ["--format", "json"]))
+        let response = try json(try forgeBlocking(arguments: arguments + ["--format", "json"]))
         #expect(response["status"] as? Int == 0)
         #expect(response["environment"] as? String == "Production")
         let receipt = try #require(response["receipt"] as? [String: Any])
@@ -110,14 +111,14 @@ struct MakeTests {
         let spec = directory.appendingPathComponent("scenario.json")
         try Data(#"{"preset":"sandbox","bundleId":"com.spec.app","now":"2024-01-01T00:00:00Z","purchases":[{"productId":"coins","type":"consumable","quantity":5}]}"#.utf8).write(
             to: spec)
-        let made = try json(try forge("make", "--spec", spec.path, "--app-version", "9", "--format", "json", "-q"))
+        let made = try json(try forgeBlocking("make", "--spec", spec.path, "--app-version", "9", "--format", "json", "-q"))
         let receipt = try #require(made["receipt"] as? [String: Any])
         #expect(receipt["bundle_id"] as? String == "com.spec.app")
         #expect(receipt["application_version"] as? String == "9")
         #expect(receipt["receipt_type"] as? String == "ProductionSandbox")
         #expect((receipt["in_app"] as? [[String: Any]])?.first?["quantity"] as? String == "5")
         try Data(#"{"purchases":[{"productId":"x","type":"consumable","expired":true}]}"#.utf8).write(to: spec)
-        let conflict = try forge("make", "--spec", spec.path, "--format", "base64")
+        let conflict = try forgeBlocking("make", "--spec", spec.path, "--format", "base64")
         #expect(conflict.status == 64)
         #expect(conflict.stderr.contains("'purchases[0].expired' conflicts with 'purchases[0].type' consumable"))
     }
@@ -125,13 +126,13 @@ struct MakeTests {
     @Test("examples/scenario.json makes a receipt valid for its bundle id, version and device")
     func exampleScenario() throws {
         let response = try json(
-            try forge(
+            try forgeBlocking(
                 "make", "--spec", repositoryRoot.appendingPathComponent("examples/scenario.json").path,
                 "--format", "json", "-q"))
         let inApp = try #require((response["receipt"] as? [String: Any])?["in_app"] as? [[String: Any]])
         #expect(inApp.count == 5)
-        let made = try forge("make", "--spec", repositoryRoot.appendingPathComponent("examples/scenario.json").path, "--format", "base64", "-q")
-        let validated = try forge(
+        let made = try forgeBlocking("make", "--spec", repositoryRoot.appendingPathComponent("examples/scenario.json").path, "--format", "base64", "-q")
+        let validated = try forgeBlocking(
             "validate", "-", "--bundle-id", "com.example.app", "--app-version", "2.4",
             "--device-id", "956328D9-CC6A-47F4-BE40-6953FB0AB6C7", stdin: made.stdout)
         #expect(validated.status == 0, "\(validated.text)")
@@ -151,7 +152,7 @@ struct MakeTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("out.der")
-        let result = try forge(arguments: ["make", "--product", "p"] + flags + ["-o", file.path])
+        let result = try forgeBlocking(arguments: ["make", "--product", "p"] + flags + ["-o", file.path])
         #expect(result.status == 64)
         #expect(result.stderr.contains(message), "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: file.path))
@@ -160,7 +161,7 @@ struct MakeTests {
     @Test("--cancelled with and without a reason")
     func cancelled() throws {
         for (flag, reason) in [("--cancelled", "0"), ("--cancelled=app-issue", "1")] {
-            let response = try json(try forge("make", "--product", "p", "--renewals", "1", flag, "--format", "json", "-q"))
+            let response = try json(try forgeBlocking("make", "--product", "p", "--renewals", "1", flag, "--format", "json", "-q"))
             let inApp = try #require((response["receipt"] as? [String: Any])?["in_app"] as? [[String: Any]])
             #expect(inApp.compactMap { $0["cancellation_reason"] as? String } == [reason])
         }
@@ -169,7 +170,7 @@ struct MakeTests {
     @Test("At a terminal, make writes base64 instead of binary, and says so", .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script")))
     func terminal() throws {
         // script(1) gives the command a pseudo-terminal as stdout.
-        let result = try run(
+        let result = try runBlocking(
             URL(fileURLWithPath: "/usr/bin/script"),
             ["-qec", "\(forgeBinary.path) make --product com.example.pro --expired", "/dev/null"])
         #expect(result.status == 0, "\(result.text)")
@@ -180,17 +181,17 @@ struct MakeTests {
 
     @Test("An unwritable output path exits 73 and leaves nothing behind")
     func unwritable() throws {
-        let result = try forge("make", "--product", "p", "-o", "/nonexistent-dir/receipt.der")
+        let result = try forgeBlocking("make", "--product", "p", "-o", "/nonexistent-dir/receipt.der")
         #expect(result.status == 73)
         #expect(result.stderr.contains("cannot write"))
     }
 
     @Test("--help teaches: examples and exit codes")
     func help() throws {
-        let make = try forge("make", "--help")
+        let make = try forgeBlocking("make", "--help")
         #expect(make.text.contains("forge make --product com.example.pro --expired -o expired.der"))
         #expect(make.text.contains("--cancelled"))
-        let top = try forge("--help")
+        let top = try forgeBlocking("--help")
         #expect(top.text.contains("65 unreadable input"))
     }
 }

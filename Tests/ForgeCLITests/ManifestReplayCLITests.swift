@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 /// A manifest's provenance is self-describing: copied into a recipe file, its scenario, seed, time made and
@@ -18,7 +19,7 @@ struct ManifestReplayCLITests {
         let recipeFile = directory.appendingPathComponent("recipe.json")
         try JSONSerialization.data(withJSONObject: recipe).write(to: recipeFile)
         let out = directory.appendingPathComponent("again.der")
-        let result = try forge("mutate", "--replay", recipeFile.path, "-o", out.path)
+        let result = try forgeBlocking("mutate", "--replay", recipeFile.path, "-o", out.path)
         #expect(result.status == 0, "\(result.stderr)")
         let file = try #require(vector["file"] as? String)
         #expect(try Data(contentsOf: out) == Data(contentsOf: repositoryRoot.appendingPathComponent("Vectors/\(file)")), "\(id)")

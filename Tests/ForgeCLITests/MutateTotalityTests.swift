@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 /// Issue 20's reproductions: `forge mutate` over the whole catalogue, receipts and JWS together, died with SIGILL
@@ -12,7 +13,7 @@ struct MutateTotalityTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let out = directory.appendingPathComponent("m")
-        let result = try run(forgeBinary, ["mutate", "--from", pattern, "--seed", String(seed), "--count", "300", "--out", out.path], killAfter: 300)
+        let result = try runBlocking(forgeBinary, ["mutate", "--from", pattern, "--seed", String(seed), "--count", "300", "--out", out.path], killAfter: 300)
         #expect(result.exited, "forge mutate did not finish within 300 s")
         #expect(result.status == 0, "exit \(result.status) (132 is SIGILL): \(result.stderr.suffix(400))")
         let files = try FileManager.default.contentsOfDirectory(atPath: out.path)

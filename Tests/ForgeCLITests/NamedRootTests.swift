@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 /// `--root receipt|storekit|jws|jws-xcode`: the compiled-in anchors by name, from any directory, wherever a root
@@ -17,35 +18,35 @@ struct NamedRootTests {
     @Test("--root jws and --root receipt validate from a directory outside the clone; a wrong name exits 66 listing the names")
     func namesWorkOutsideTheClone() throws {
         try outside { directory in
-            #expect(try forge("jws", "make", "transaction", "--product", "pro.monthly", "--now", Self.now, "-q", "-o", "t.jws", in: directory).status == 0)
-            #expect(try forge("make", "--product", "pro.monthly", "--now", Self.now, "-q", "-o", "r.der", in: directory).status == 0)
-            let jws = try forge("jws", "validate", "t.jws", "--root", "jws", in: directory)
+            #expect(try forgeBlocking("jws", "make", "transaction", "--product", "pro.monthly", "--now", Self.now, "-q", "-o", "t.jws", in: directory).status == 0)
+            #expect(try forgeBlocking("make", "--product", "pro.monthly", "--now", Self.now, "-q", "-o", "r.der", in: directory).status == 0)
+            let jws = try forgeBlocking("jws", "validate", "t.jws", "--root", "jws", in: directory)
             #expect(jws.status == 0 && jws.text.hasPrefix("valid"), "\(jws.text)\(jws.stderr)")
-            let receipt = try forge("validate", "r.der", "--root", "receipt", in: directory)
+            let receipt = try forgeBlocking("validate", "r.der", "--root", "receipt", in: directory)
             #expect(receipt.status == 0 && receipt.text.hasPrefix("valid"), "\(receipt.text)\(receipt.stderr)")
             // The wrong anchor: chain.untrusted, and the hint names the right one.
-            let wrong = try forge("jws", "validate", "t.jws", "--root", "receipt", in: directory)
+            let wrong = try forgeBlocking("jws", "validate", "t.jws", "--root", "receipt", in: directory)
             #expect(wrong.status == 1 && wrong.text.contains("chain.untrusted") && wrong.stderr.contains("pass --root jws"), "\(wrong.text)\(wrong.stderr)")
-            let unknown = try forge("validate", "r.der", "--root", "jwss", in: directory)
+            let unknown = try forgeBlocking("validate", "r.der", "--root", "jwss", in: directory)
             #expect(unknown.status == 66, "exit \(unknown.status)")
             #expect(unknown.stderr.contains("receipt, storekit, jws, jws-xcode") && unknown.stderr.split(separator: "\n").count == 1, "\(unknown.stderr)")
             // A file path still works, and a file named like an anchor is reached as ./NAME.
-            #expect(try forge("ca", "export", "--out", "anchors", in: directory).status == 0)
-            #expect(try forge("jws", "validate", "t.jws", "--root", "anchors/jws-root-g3.der", in: directory).status == 0)
+            #expect(try forgeBlocking("ca", "export", "--out", "anchors", in: directory).status == 0)
+            #expect(try forgeBlocking("jws", "validate", "t.jws", "--root", "anchors/jws-root-g3.der", in: directory).status == 0)
             try FileManager.default.copyItem(at: directory.appendingPathComponent("anchors/jws-root-g3.pem"), to: directory.appendingPathComponent("jws"))
-            #expect(try forge("jws", "validate", "t.jws", "--root", "./jws", in: directory).status == 0)
+            #expect(try forgeBlocking("jws", "validate", "t.jws", "--root", "./jws", in: directory).status == 0)
         }
     }
 
     @Test("An xcode-* receipt under the default root: the hint names --root storekit, and that flag accepts it")
     func xcodeReceiptHint() throws {
         try outside { directory in
-            #expect(try forge("make", "--product", "pro.monthly", "--preset", "xcode-2023", "--now", Self.now, "-q", "-o", "x.der", in: directory).status == 0)
-            let rejected = try forge("validate", "x.der", in: directory)
+            #expect(try forgeBlocking("make", "--product", "pro.monthly", "--preset", "xcode-2023", "--now", Self.now, "-q", "-o", "x.der", in: directory).status == 0)
+            let rejected = try forgeBlocking("validate", "x.der", in: directory)
             #expect(rejected.status == 1 && rejected.stderr.contains("pass --root storekit"), "\(rejected.text)\(rejected.stderr)")
-            #expect(try forge("validate", "x.der", "--root", "storekit", in: directory).status == 0)
+            #expect(try forgeBlocking("validate", "x.der", "--root", "storekit", in: directory).status == 0)
             // inspect takes the same names.
-            #expect(try forge("inspect", "x.der", "--root", "storekit", in: directory).text.contains("verdict: valid"))
+            #expect(try forgeBlocking("inspect", "x.der", "--root", "storekit", in: directory).text.contains("verdict: valid"))
         }
     }
 
@@ -53,20 +54,20 @@ struct NamedRootTests {
     func xcodeJWSHint() throws {
         try outside { directory in
             #expect(
-                try forge("jws", "make", "transaction", "--product", "pro.monthly", "--preset", "xcode-2023", "--now", Self.now, "-q", "-o", "x.jws", in: directory).status == 0)
-            let rejected = try forge("jws", "validate", "x.jws", in: directory)
+                try forgeBlocking("jws", "make", "transaction", "--product", "pro.monthly", "--preset", "xcode-2023", "--now", Self.now, "-q", "-o", "x.jws", in: directory).status == 0)
+            let rejected = try forgeBlocking("jws", "validate", "x.jws", in: directory)
             #expect(rejected.status == 1 && rejected.stderr.contains("pass --environment Xcode --root jws-xcode"), "\(rejected.text)\(rejected.stderr)")
-            #expect(try forge("jws", "validate", "x.jws", "--environment", "Xcode", "--root", "jws-xcode", in: directory).status == 0)
-            let wrongRoot = try forge("jws", "validate", "x.jws", "--environment", "Xcode", "--root", "jws", in: directory)
+            #expect(try forgeBlocking("jws", "validate", "x.jws", "--environment", "Xcode", "--root", "jws-xcode", in: directory).status == 0)
+            let wrongRoot = try forgeBlocking("jws", "validate", "x.jws", "--environment", "Xcode", "--root", "jws", in: directory)
             #expect(wrongRoot.status == 1 && wrongRoot.stderr.contains("pass --root jws-xcode"), "\(wrongRoot.stderr)")
         }
     }
 
     @Test("forge serve takes the names too: an unknown one exits 66 listing them before anything listens")
     func serveTakesNames() throws {
-        let result = try run(forgeBinary, ["serve", "--listen", "127.0.0.1:0", "--root", "nope"], killAfter: 30)
+        let result = try runBlocking(forgeBinary, ["serve", "--listen", "127.0.0.1:0", "--root", "nope"], killAfter: 30)
         #expect(result.exited && result.status == 66, "exit \(result.status): \(result.stderr)")
         #expect(result.stderr.contains("receipt, storekit, jws, jws-xcode"))
-        #expect(!(try forge("serve", "--help").text.contains("Certificates/root.pem")), "serve --help names the anchor, not a path of the clone")
+        #expect(!(try forgeBlocking("serve", "--help").text.contains("Certificates/root.pem")), "serve --help names the anchor, not a path of the clone")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -35,7 +36,7 @@ struct NotificationDeliveryTests {
             directory = try temporaryDirectory()
             scenario = directory.appendingPathComponent("production.json")
             try Data(NotificationDeliveryTests.production.utf8).write(to: scenario)
-            let made = try forge("jws", "make", "app-transaction", "-q", "--spec", scenario.path)
+            let made = try forgeBlocking("jws", "make", "app-transaction", "-q", "--spec", scenario.path)
             app = try #require(ServerAPITests.payload(made.text.trimmingCharacters(in: .whitespacesAndNewlines))["appAppleId"] as? Int)
         }
 
@@ -68,7 +69,7 @@ struct NotificationDeliveryTests {
         defer { productionHook.stop() }
         let sandboxHook = try NotifyTests.receiver("500", record: sandboxRecord, bundle: "com.example.api", environment: "sandbox")
         defer { sandboxHook.stop() }
-        let server = try BackgroundServer(
+        let server = try BlockingServer(
             forgeBinary,
             [
                 "serve", "--listen", "127.0.0.1:0", "--no-auth", "--now", "2025-01-14T23:59:00Z", "--time-rate", "7200", "--scenario", scenario.path,
@@ -118,7 +119,7 @@ struct NotificationDeliveryTests {
         defer { productionHook.stop() }
         let sandboxHook = try NotifyTests.receiver("200", record: sandboxRecord, bundle: "com.example.api", environment: "sandbox")
         defer { sandboxHook.stop() }
-        let server = try BackgroundServer(
+        let server = try BlockingServer(
             forgeBinary,
             [
                 "serve", "--listen", "127.0.0.1:0", "--no-auth", "--now", "2025-01-14T23:59:00Z", "--time-rate", "600", "--notify-timeout", "600",
@@ -138,7 +139,7 @@ struct NotificationDeliveryTests {
         let record = directory.appendingPathComponent("sandbox.jsonl")
         let hook = try NotifyTests.receiver("200", record: record, bundle: "com.example.api", environment: "sandbox")
         defer { hook.stop() }
-        let server = try BackgroundServer(
+        let server = try BlockingServer(
             forgeBinary,
             [
                 "serve", "--listen", "127.0.0.1:0", "--no-auth", "--now", "2025-01-01T00:00:00Z", "--scenario",
@@ -177,7 +178,7 @@ extension NotificationDeliveryTests {
             ],
         ]
         for step in steps {
-            let made = try run(opensslBinary, step)
+            let made = try runBlocking(opensslBinary, step)
             try #require(made.status == 0, "openssl \(step.joined(separator: " ")): \(made.stderr)")
         }
         return (path("ca.pem"), path("leaf.pem"), path("leaf.key"))
@@ -193,12 +194,12 @@ extension NotificationDeliveryTests {
         let record = setup.productionRecord
         var arguments = [NotifyTests.receiver, "--root", ServerAPITests.jwsRoot, "--bundle-id", "com.example.prod", "--environment", "production"]
         arguments += ["--app-apple-id", String(setup.app), "--script", "200", "--record", record.path, "--tls-cert", pki.certificate.path, "--tls-key", pki.key.path]
-        let hook = try BackgroundServer(ServerAPITests.python, arguments)
+        let hook = try BlockingServer(ServerAPITests.python, arguments)
         defer { hook.stop() }
         let url = "https://127.0.0.1:\(hook.port)/apple"
-        let untrusted = try forge(arguments: ["notify", url] + NotifyTests.notification + ["--timeout", "5", "--json"])
+        let untrusted = try forgeBlocking(arguments: ["notify", url] + NotifyTests.notification + ["--timeout", "5", "--json"])
         #expect(untrusted.status == 1 && (try? json(untrusted))?["sendAttemptResult"] as? String == "TLS_ISSUE", "\(untrusted.text)")
-        let server = try BackgroundServer(
+        let server = try BlockingServer(
             forgeBinary,
             [
                 "serve", "--listen", "127.0.0.1:0", "--no-auth", "--now", "2025-01-14T23:59:00Z", "--time-rate", "7200", "--scenario", setup.scenario.path,

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 /// Issue 20, item 2: a notification derived from a timeline event (`forge jws make notification --event N`): the pair
@@ -68,9 +69,9 @@ struct NotificationEventTests {
         let path = directory.appendingPathComponent("n.jws").path
         var arguments = ["jws", "make", "notification", "--spec", spec, "--event", String(testCase.events.count), "--app-apple-id", "1234", "-q", "-o", path]
         if let now = testCase.now { arguments += ["--now", now] }
-        let made = try forge(arguments: arguments)
+        let made = try forgeBlocking(arguments: arguments)
         try #require(made.status == 0, "\(made.stderr)")
-        let inspected = try json(try forge("jws", "inspect", path, "--json"))
+        let inspected = try json(try forgeBlocking("jws", "inspect", path, "--json"))
         let payload = try #require(inspected["payload"] as? [String: Any])
         #expect(payload["notificationType"] as? String == testCase.type && payload["subtype"] as? String == testCase.subtype, "\(payload)")
         let at = testCase.now ?? testCase.events.last?["at"] ?? ""
@@ -105,7 +106,7 @@ struct NotificationEventTests {
             (["transaction", "--event", "1"], "make the kind notification"),
         ]
         for (arguments, words) in cases {
-            let result = try forge(arguments: ["jws", "make"] + arguments + ["--spec", spec, "-q"])
+            let result = try forgeBlocking(arguments: ["jws", "make"] + arguments + ["--spec", spec, "-q"])
             #expect(result.status == 64, "\(arguments): exit \(result.status)")
             #expect(result.stderr.contains(words), "\(arguments): \(result.stderr)")
         }

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 import ForgeSupport
 import StoreModel
@@ -63,7 +64,7 @@ struct NotificationStateTests {
     /// verdict line; nil when the oracle's venv is not installed.
     static func appleVerdict(_ path: String) throws -> [String: Any]? {
         guard FileManager.default.isExecutableFile(atPath: python.path) else { return nil }
-        let result = try run(python, [oracle, root, "Production", "com.example.app", "1234", "notification", path])
+        let result = try runBlocking(python, [oracle, root, "Production", "com.example.app", "1234", "notification", path])
         return try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any], "\(result.text)\(result.stderr)")
     }
 
@@ -72,7 +73,7 @@ struct NotificationStateTests {
         let path = directory.appendingPathComponent("\(implied.pair.replacingOccurrences(of: "/", with: "-")).jws").path
         var arguments = ["jws", "make", "notification", "--now", now, "-q", "-o", path, "--notification-type", implied.type] + subscription + extra
         if let subtype = implied.subtype { arguments += ["--subtype", subtype] }
-        return (path, try forge(arguments: arguments))
+        return (path, try forgeBlocking(arguments: arguments))
     }
 
     @Test("Each pair's notification, decoded by forge jws inspect, carries the state it implies", arguments: pairs)
@@ -81,7 +82,7 @@ struct NotificationStateTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let (path, made) = try Self.make(implied, in: directory)
         try #require(made.status == 0, "\(made.stderr)")
-        let inspected = try json(try forge("jws", "inspect", path, "--json"))
+        let inspected = try json(try forgeBlocking("jws", "inspect", path, "--json"))
         let payload = try #require(inspected["payload"] as? [String: Any])
         #expect(payload["notificationType"] as? String == implied.type && payload["subtype"] as? String == implied.subtype)
         let data = try #require(payload["data"] as? [String: Any])
@@ -132,7 +133,7 @@ struct NotificationStateTests {
 
     @Test("TEST carries no transaction even when a product is given, as Apple's: data is the app, bundle and environment")
     func testCarriesNoTransaction() throws {
-        let made = try forge(
+        let made = try forgeBlocking(
             "jws", "make", "notification", "--notification-type", "TEST", "--product", "pro.monthly", "--type", "auto-renewable", "--now", Self.now, "-q",
             "--format", "json")
         try #require(made.status == 0, "\(made.stderr)")
@@ -143,9 +144,9 @@ struct NotificationStateTests {
 
     @Test("ONE_TIME_CHARGE is about a one-time purchase: an auto-renewable product exits 64 saying so; a consumable is signed")
     func oneTimeChargeNeedsOneTimePurchase() throws {
-        let subscription = try forge(arguments: ["jws", "make", "notification", "--notification-type", "ONE_TIME_CHARGE", "--now", Self.now, "-q"] + Self.subscription)
+        let subscription = try forgeBlocking(arguments: ["jws", "make", "notification", "--notification-type", "ONE_TIME_CHARGE", "--now", Self.now, "-q"] + Self.subscription)
         #expect(subscription.status == 64 && subscription.stderr.contains("auto-renewable"), "\(subscription.status) \(subscription.stderr)")
-        let consumable = try forge(
+        let consumable = try forgeBlocking(
             "jws", "make", "notification", "--notification-type", "ONE_TIME_CHARGE", "--product", "gems", "--type", "consumable", "--now", Self.now, "-q",
             "--format", "json")
         #expect(consumable.status == 0, "\(consumable.stderr)")
@@ -153,7 +154,7 @@ struct NotificationStateTests {
 
     @Test("A refunded non-subscription carries revocationDate and revocationReason, and no status")
     func refundedPurchase() throws {
-        let made = try forge("jws", "make", "notification", "--notification-type", "REFUND", "--product", "gems", "--now", Self.now, "-q", "--format", "json")
+        let made = try forgeBlocking("jws", "make", "notification", "--notification-type", "REFUND", "--product", "gems", "--now", Self.now, "-q", "--format", "json")
         try #require(made.status == 0, "\(made.stderr)")
         let payload = try #require(try json(made)["payload"] as? [String: Any])
         let data = try #require(payload["data"] as? [String: Any])
@@ -162,7 +163,7 @@ struct NotificationStateTests {
         defer { try? FileManager.default.removeItem(at: path) }
         let file = path.appendingPathComponent("t.jws")
         try Data(((data["signedTransactionInfo"] as? String ?? "") + "\n").utf8).write(to: file)
-        let transaction = try #require(try json(try forge("jws", "inspect", file.path, "--json"))["payload"] as? [String: Any])
+        let transaction = try #require(try json(try forgeBlocking("jws", "inspect", file.path, "--json"))["payload"] as? [String: Any])
         #expect(transaction["revocationDate"] as? Int == Self.nowMilliseconds && transaction["revocationReason"] as? Int == 0)
     }
 
@@ -183,7 +184,7 @@ struct NotificationStateTests {
             #expect(words.allSatisfy(made.stderr.contains), "\(made.stderr)")
         }
         // A subscription's state on a non-consumable.
-        let consumable = try forge(
+        let consumable = try forgeBlocking(
             "jws", "make", "notification", "--notification-type", "EXPIRED", "--subtype", "VOLUNTARY", "--product", "gems", "--now", Self.now, "-q", "-o",
             directory.appendingPathComponent("n.jws").path)
         #expect(consumable.status == 64 && consumable.stderr.contains("auto-renewable"), "\(consumable.stderr)")
@@ -204,13 +205,13 @@ struct NotificationStateTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let spec = directory.appendingPathComponent("spec.json")
         try Data(#"{"bundleId":"com.example.app","seed":7,"purchases":[{"productId":"pro.monthly","expired":true}],"timeline":\#(timeline)}"#.utf8).write(to: spec)
-        let receipt = try json(try forge("make", "--spec", spec.path, "--now", Self.now, "--format", "json", "-q"))
+        let receipt = try json(try forgeBlocking("make", "--spec", spec.path, "--now", Self.now, "--format", "json", "-q"))
         let pending = try #require((receipt["pending_renewal_info"] as? [[String: Any]])?.first)
         let latest = try #require((receipt["latest_receipt_info"] as? [[String: Any]])?.first)
         let path = directory.appendingPathComponent("n.jws").path
-        let made = try forge("jws", "make", "notification", "--spec", spec.path, "--now", Self.now, "--notification-type", type, "--subtype", subtype, "-q", "-o", path)
+        let made = try forgeBlocking("jws", "make", "notification", "--spec", spec.path, "--now", Self.now, "--notification-type", type, "--subtype", subtype, "-q", "-o", path)
         try #require(made.status == 0, "\(made.stderr)")
-        let nested = try #require(try json(try forge("jws", "inspect", path, "--json"))["nested"] as? [String: Any])
+        let nested = try #require(try json(try forgeBlocking("jws", "inspect", path, "--json"))["nested"] as? [String: Any])
         let transaction = try #require((nested["signedTransactionInfo"] as? [String: Any])?["payload"] as? [String: Any])
         let renewal = try #require((nested["signedRenewalInfo"] as? [String: Any])?["payload"] as? [String: Any])
         #expect((renewal["expirationIntent"] as? Int).map(String.init) == pending["expiration_intent"] as? String)

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 /// Issue 23, item 3: `forge notify` signs one notification, POSTs it as Apple does and names how the attempt ended
@@ -13,11 +14,11 @@ struct NotifyTests {
 
     /// A receiver answering by `script`, recording into `record`.
     static func receiver(_ script: String, record: URL, bundle: String = "com.example.app", environment: String = "sandbox", app: Int? = nil) throws
-        -> BackgroundServer
+        -> BlockingServer
     {
         var arguments = [Self.receiver, "--root", ServerAPITests.jwsRoot, "--bundle-id", bundle, "--environment", environment, "--script", script]
         arguments += ["--record", record.path] + (app.map { ["--app-apple-id", String($0)] } ?? [])
-        return try BackgroundServer(ServerAPITests.python, arguments)
+        return try BlockingServer(ServerAPITests.python, arguments)
     }
 
     static func records(_ file: URL) -> [[String: Any]] {
@@ -35,12 +36,12 @@ struct NotifyTests {
         let server = try Self.receiver("200", record: record)
         defer { server.stop() }
         let saved = directory.appendingPathComponent("n.json")
-        let sent = try forge(arguments: ["notify", server.url + "/apple"] + Self.notification + ["--save", saved.path, "--json"])
+        let sent = try forgeBlocking(arguments: ["notify", server.url + "/apple"] + Self.notification + ["--save", saved.path, "--json"])
         #expect(sent.status == 0, "\(sent.stderr)")
         let attempt = try json(sent)
         #expect(attempt["sendAttemptResult"] as? String == "SUCCESS" && attempt["httpStatus"] as? Int == 200, "\(attempt)")
         #expect(attempt["notificationType"] as? String == "DID_RENEW" && attempt["attemptDate"] is Int)
-        let replayed = try forge("notify", server.url + "/apple", "--replay", saved.path)
+        let replayed = try forgeBlocking("notify", server.url + "/apple", "--replay", saved.path)
         #expect(replayed.status == 0 && replayed.text.hasPrefix("SUCCESS  HTTP 200  "), "\(replayed.text) \(replayed.stderr)")
         let received = Self.records(record)
         #expect(received.count == 2 && received.allSatisfy { $0["verified"] as? Bool == true }, "\(received)")
@@ -64,7 +65,7 @@ struct NotifyTests {
         let server = try Self.receiver(script, record: directory.appendingPathComponent("record.jsonl"))
         defer { server.stop() }
         let started = Date()
-        let sent = try forge(arguments: ["notify", server.url + "/apple"] + Self.notification + ["--timeout", "2", "--json"])
+        let sent = try forgeBlocking(arguments: ["notify", server.url + "/apple"] + Self.notification + ["--timeout", "2", "--json"])
         #expect(sent.status == 1, "\(sent.text) \(sent.stderr)")
         let attempt = try json(sent)
         #expect(attempt["sendAttemptResult"] as? String == result, "\(script): \(attempt)")
@@ -78,7 +79,7 @@ struct NotifyTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try Self.receiver("flood", record: directory.appendingPathComponent("record.jsonl"))
         defer { server.stop() }
-        let sent = try forge(arguments: ["notify", "http://127.0.0.1:\(server.port)/apple"] + Self.notification + ["--timeout", "30", "--json"])
+        let sent = try forgeBlocking(arguments: ["notify", "http://127.0.0.1:\(server.port)/apple"] + Self.notification + ["--timeout", "30", "--json"])
         let answer = try json(sent)
         #expect(sent.status == 0 && answer["sendAttemptResult"] as? String == "SUCCESS", "\(sent.text)")
         #expect((answer["detail"] as? String)?.contains("not read to its end") == true, "\(sent.text)")
@@ -90,13 +91,13 @@ struct NotifyTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let server = try Self.receiver("200", record: directory.appendingPathComponent("record.jsonl"))
         let port = server.port
-        let tls = try forge(arguments: ["notify", "https://127.0.0.1:\(port)/apple"] + Self.notification + ["--timeout", "5", "--json"])
+        let tls = try forgeBlocking(arguments: ["notify", "https://127.0.0.1:\(port)/apple"] + Self.notification + ["--timeout", "5", "--json"])
         #expect(try json(tls)["sendAttemptResult"] as? String == "TLS_ISSUE", "\(tls.text)")
         server.stop()
-        let closed = try forge(arguments: ["notify", "http://127.0.0.1:\(port)/apple"] + Self.notification + ["--timeout", "5", "--json"])
+        let closed = try forgeBlocking(arguments: ["notify", "http://127.0.0.1:\(port)/apple"] + Self.notification + ["--timeout", "5", "--json"])
         let refused = try json(closed)
         #expect(closed.status == 1 && refused["sendAttemptResult"] as? String == "SOCKET_ISSUE", "\(closed.text)")
-        let bad = try forge(arguments: ["notify", "ftp://example.test/"] + Self.notification)
+        let bad = try forgeBlocking(arguments: ["notify", "ftp://example.test/"] + Self.notification)
         #expect(bad.status == 64 && bad.stderr.contains("not an http:// or https:// URL"), "\(bad.stderr)")
     }
 }

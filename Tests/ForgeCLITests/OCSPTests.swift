@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -13,7 +14,7 @@ struct OCSPTests {
     static let jws = repositoryRoot.appendingPathComponent("Certificates/jws").path
 
     /// Sets what the server says about `certificate` through the control route.
-    static func answer(_ server: BackgroundServer, _ spec: String) async throws {
+    static func answer(_ server: BlockingServer, _ spec: String) async throws {
         var reset = URLRequest(url: try #require(URL(string: server.url + "/_forge/ocsp")))
         reset.httpMethod = "DELETE"
         _ = try await URLSession.shared.data(for: reset)
@@ -27,8 +28,8 @@ struct OCSPTests {
     }
 
     /// `openssl ocsp` asking about `certificate` (issued by `issuer`, chaining to `root`), with its output.
-    static func ask(_ server: BackgroundServer, certificate: String, issuer: String, root: String, digest: String = "-sha1") throws -> String {
-        let result = try openssl(["ocsp", digest, "-issuer", issuer, "-cert", certificate, "-url", server.url + "/ocsp", "-CAfile", root, "-resp_text"])
+    static func ask(_ server: BlockingServer, certificate: String, issuer: String, root: String, digest: String = "-sha1") throws -> String {
+        let result = try opensslBlocking(["ocsp", digest, "-issuer", issuer, "-cert", certificate, "-url", server.url + "/ocsp", "-CAfile", root, "-resp_text"])
         return result.text + result.stderr
     }
 
@@ -36,7 +37,7 @@ struct OCSPTests {
         "openssl ocsp: every answer as RFC 6960 says, for the JWS leaf and intermediate (EC) and the receipt leaf (RSA), SHA-1 and SHA-256 CertIDs, the nonce echoed"
     )
     func opensslClient() async throws {
-        let server = try BackgroundServer(
+        let server = try BlockingServer(
             forgeBinary, ["serve", "--listen", "127.0.0.1:0", "--ocsp", "--ocsp-answer", "receipt-leaf=revoked,reason=superseded,at=2025-03-01T00:00:00Z"])
         defer { server.stop() }
         let leaf = "\(Self.jws)/jws-signing.pem", intermediate = "\(Self.jws)/jws-wwdr-g6.pem", root = "\(Self.jws)/jws-root-g3.pem"
@@ -78,7 +79,7 @@ struct OCSPTests {
         #expect(noNext.contains("jws-signing.pem: good") && !noNext.contains("Next Update"), "\(noNext)")
         // A path that names an answer wins over the table: one responder serves vectors of every state.
         try await Self.answer(server, "")
-        let pathNamed = try openssl(["ocsp", "-issuer", intermediate, "-cert", leaf, "-url", server.url + "/ocsp/revoked/wwdrg6", "-CAfile", root])
+        let pathNamed = try opensslBlocking(["ocsp", "-issuer", intermediate, "-cert", leaf, "-url", server.url + "/ocsp/revoked/wwdrg6", "-CAfile", root])
         #expect(pathNamed.text.contains("jws-signing.pem: revoked"), "\(pathNamed.text)\(pathNamed.stderr)")
     }
 
@@ -86,12 +87,12 @@ struct OCSPTests {
         "GET with the request in the path (RFC 6960 A.1), a body that is no OCSP request (malformedRequest), a certificate of no issuer it serves (unauthorized), slow answers late, a bad --ocsp-answer exits 64, a bad --ocsp-url 64, an unreadable --ocsp-ca 65"
     )
     func wireEdges() async throws {
-        let server = try BackgroundServer(forgeBinary, ["serve", "--listen", "127.0.0.1:0", "--ocsp"])
+        let server = try BlockingServer(forgeBinary, ["serve", "--listen", "127.0.0.1:0", "--ocsp"])
         defer { server.stop() }
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let requestPath = directory.appendingPathComponent("request.der").path
-        let made = try openssl(["ocsp", "-issuer", "\(Self.jws)/jws-wwdr-g6.pem", "-cert", "\(Self.jws)/jws-signing.pem", "-no_nonce", "-reqout", requestPath])
+        let made = try opensslBlocking(["ocsp", "-issuer", "\(Self.jws)/jws-wwdr-g6.pem", "-cert", "\(Self.jws)/jws-signing.pem", "-no_nonce", "-reqout", requestPath])
         #expect(made.status == 0, "\(made.stderr)")
         let encoded =
             try Data(contentsOf: URL(fileURLWithPath: requestPath)).base64EncodedString()
@@ -100,7 +101,7 @@ struct OCSPTests {
         #expect((response as? HTTPURLResponse)?.value(forHTTPHeaderField: "Content-Type") == "application/ocsp-response")
         let responsePath = directory.appendingPathComponent("response.der").path
         try got.write(to: URL(fileURLWithPath: responsePath))
-        let read = try openssl(["ocsp", "-respin", responsePath, "-resp_text", "-noverify"])
+        let read = try opensslBlocking(["ocsp", "-respin", responsePath, "-resp_text", "-noverify"])
         #expect(read.text.contains("Cert Status: good") && read.text.contains("successful (0x0)"), "\(read.text)\(read.stderr)")
 
         var post = URLRequest(url: try #require(URL(string: server.url + "/ocsp")))
@@ -111,12 +112,12 @@ struct OCSPTests {
             #expect(Array(answer) == [0x30, 0x03, 0x0A, 0x01, 0x01], "malformedRequest for \(Array(body))")
         }
         // The foreign root's certificate: no issuer the responder serves.
-        let foreign = try openssl(["ocsp", "-issuer", certificate("foreign-root.pem"), "-cert", certificate("foreign-root.pem"), "-url", server.url + "/ocsp"])
+        let foreign = try opensslBlocking(["ocsp", "-issuer", certificate("foreign-root.pem"), "-cert", certificate("foreign-root.pem"), "-url", server.url + "/ocsp"])
         #expect(foreign.text.contains("Responder Error: unauthorized (6)"), "\(foreign.text)\(foreign.stderr)")
 
         try await Self.answer(server, "jws-leaf=slow,seconds=2")
         let started = Date()
-        let slow = try openssl(["ocsp", "-issuer", "\(Self.jws)/jws-wwdr-g6.pem", "-cert", "\(Self.jws)/jws-signing.pem", "-url", server.url + "/ocsp", "-noverify"])
+        let slow = try opensslBlocking(["ocsp", "-issuer", "\(Self.jws)/jws-wwdr-g6.pem", "-cert", "\(Self.jws)/jws-signing.pem", "-url", server.url + "/ocsp", "-noverify"])
         #expect(Date().timeIntervalSince(started) >= 2, "a slow answer is late, never early")
         #expect(slow.text.contains("jws-signing.pem: good"), "\(slow.text)\(slow.stderr)")
 
@@ -127,12 +128,12 @@ struct OCSPTests {
             (["ca", "init", "--jws", "--ocsp-url", "ftp://127.0.0.1/ocsp", "--out", unwritten], 64, "must be an http:// URL"),
             (["serve", "--listen", "127.0.0.1:0", "--ocsp-ca", unwritten], 65, "--ocsp-ca: cannot read"),
         ] {
-            let refused = try forge(arguments: arguments)
+            let refused = try forgeBlocking(arguments: arguments)
             #expect(refused.status == status && refused.stderr.contains(words), "\(arguments): \(refused.status) \(refused.stderr)")
         }
         #expect(!FileManager.default.fileExists(atPath: unwritten))
         for bad in ["jws-leaf=sometimes", "nobody=good", "jws-leaf", "jws-leaf=revoked,reason=bored", "jws-leaf=slow,seconds=999", "jws-leaf=good,reason=keyCompromise"] {
-            let refused = try forge("serve", "--listen", "127.0.0.1:0", "--ocsp-answer", bad)
+            let refused = try forgeBlocking("serve", "--listen", "127.0.0.1:0", "--ocsp-answer", bad)
             #expect(refused.status == 64 && refused.stderr.contains("--ocsp-answer"), "\(bad): \(refused.status) \(refused.stderr)")
         }
     }
@@ -146,20 +147,20 @@ struct OCSPTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let port = try freeLoopbackPort()
         let set = directory.appendingPathComponent("pki").path
-        let created = try forge("ca", "init", "--jws", "--ocsp-url", "http://127.0.0.1:\(port)/ocsp", "--out", set)
+        let created = try forgeBlocking("ca", "init", "--jws", "--ocsp-url", "http://127.0.0.1:\(port)/ocsp", "--out", set)
         #expect(created.status == 0, "\(created.stderr)")
-        let aia = try openssl(["x509", "-in", "\(set)/jws-signing.pem", "-noout", "-ext", "authorityInfoAccess"])
+        let aia = try opensslBlocking(["x509", "-in", "\(set)/jws-signing.pem", "-noout", "-ext", "authorityInfoAccess"])
         #expect(aia.text.contains("OCSP - URI:http://127.0.0.1:\(port)/ocsp"), "\(aia.text)")
-        let rootAIA = try openssl(["x509", "-in", "\(set)/jws-root-g3.pem", "-noout", "-ext", "authorityInfoAccess"])
+        let rootAIA = try opensslBlocking(["x509", "-in", "\(set)/jws-root-g3.pem", "-noout", "-ext", "authorityInfoAccess"])
         #expect(!rootAIA.text.contains("OCSP"), "the root names no responder: \(rootAIA.text)")
-        let server = try BackgroundServer(forgeBinary, ["serve", "--listen", "127.0.0.1:\(port)", "--ocsp-ca", set, "--log-capacity", "1000"])
+        let server = try BlockingServer(forgeBinary, ["serve", "--listen", "127.0.0.1:\(port)", "--ocsp-ca", set, "--log-capacity", "1000"])
         defer { server.stop() }
         let transaction = directory.appendingPathComponent("t.jws").path
-        let made = try forge("jws", "make", "transaction", "--jws-certificates", set, "--product", "pro.monthly", "--app-apple-id", "1234", "-o", transaction)
+        let made = try forgeBlocking("jws", "make", "transaction", "--jws-certificates", set, "--product", "pro.monthly", "--app-apple-id", "1234", "-o", transaction)
         #expect(made.status == 0, "\(made.stderr)")
         let oracle = repositoryRoot.appendingPathComponent("examples/oracles/asl_verify_jws.py").path
         func verify(_ root: String, _ path: String) throws -> [String: Any] {
-            let result = try run(JWSCLITests.python, [oracle, root, "Production", "com.example.app", "1234", "transaction", path], environment: ["ASL_ONLINE": "1"])
+            let result = try runBlocking(JWSCLITests.python, [oracle, root, "Production", "com.example.app", "1234", "transaction", path], environment: ["ASL_ONLINE": "1"])
             return try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any], "\(result.text)\(result.stderr)")
         }
         let cases: [(String, String?)] = [
@@ -183,7 +184,7 @@ struct OCSPTests {
             "\(answers.prefix(2))")
         // The bundled chain names 127.0.0.1 port 1, which refuses: a network error, retryable.
         let bundled = directory.appendingPathComponent("bundled.jws").path
-        #expect(try forge("jws", "make", "transaction", "--product", "pro.monthly", "--app-apple-id", "1234", "-o", bundled).status == 0)
+        #expect(try forgeBlocking("jws", "make", "transaction", "--product", "pro.monthly", "--app-apple-id", "1234", "-o", bundled).status == 0)
         let refused = try verify("\(Self.jws)/jws-root-g3.pem", bundled)
         #expect(refused["status"] as? String == "RETRYABLE_VERIFICATION_FAILURE", "\(refused)")
     }

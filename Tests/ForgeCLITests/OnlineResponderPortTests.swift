@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -56,7 +57,7 @@ struct OnlineResponderPortTests {
         defer { close(held) }
         let results = directory.appendingPathComponent("results.json")
         for quiet in [false, true] {
-            let ran = try forge(
+            let ran = try forgeBlocking(
                 arguments: ["run", "--target", "swift:reference-online", "--artifacts", "jws", "--run", "jws-online::*", "--results", results.path]
                     + (quiet ? ["--quiet"] : []))
             #expect(ran.status == 2, "\(ran.text)\(ran.stderr)")

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Synchronization
 import Testing
 
@@ -38,7 +39,7 @@ struct OutputDestinationTests {
     /// What `arguments` writes to a regular file: the bytes every other destination must receive.
     static func expected(_ arguments: [String], in directory: URL) throws -> Data {
         let file = directory.appendingPathComponent("expected-\(UUID().uuidString)")
-        let made = try forge(arguments: arguments + ["-o", file.path])
+        let made = try forgeBlocking(arguments: arguments + ["-o", file.path])
         try #require(made.status == 0, "\(arguments): \(made.stderr)")
         defer { try? FileManager.default.removeItem(at: file) }
         return try Data(contentsOf: file)
@@ -52,7 +53,7 @@ struct OutputDestinationTests {
             let expected = try Self.expected(arguments, in: directory)
             let path = directory.appendingPathComponent("pipe").path
             let reader = try Drain.fifo(at: path)
-            let made = try forge(arguments: arguments + ["-o", path])
+            let made = try forgeBlocking(arguments: arguments + ["-o", path])
             let received = await reader.finish()
             #expect(made.status == 0, "\(arguments): \(made.stderr)")
             #expect(received == expected, "\(arguments): the reader got \(received.count) bytes of \(expected.count)")
@@ -68,7 +69,7 @@ struct OutputDestinationTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let names = ["results", "junit", "markdown", "html"]
         let readers = try names.map { try Drain.fifo(at: directory.appendingPathComponent($0).path) }
-        let ran = try forge(
+        let ran = try forgeBlocking(
             arguments: ["run", "--target", "swift:reference", "--vectors", Self.vectors, "--run", "chain::*", "--quiet"]
                 + names.flatMap { ["--\($0)", directory.appendingPathComponent($0).path] })
         var reports: [String: Data] = [:]
@@ -83,10 +84,10 @@ struct OutputDestinationTests {
 
         let saved = directory.appendingPathComponent("saved.json")
         try (reports["results"] ?? Data()).write(to: saved)
-        let expected = try forge("run", "matrix", saved.path)
+        let expected = try forgeBlocking("run", "matrix", saved.path)
         let matrix = directory.appendingPathComponent("matrix").path
         let reader = try Drain.fifo(at: matrix)
-        let written = try forge("run", "matrix", saved.path, "-o", matrix)
+        let written = try forgeBlocking("run", "matrix", saved.path, "-o", matrix)
         let received = await reader.finish()
         #expect(written.status == 0 && received == expected.stdout && !received.isEmpty, "\(written.stderr)")
         #expect(Self.kind(matrix) == S_IFIFO)
@@ -102,7 +103,7 @@ struct OutputDestinationTests {
         // makedev(1, 3) as glibc encodes it (the macro does not reach Swift).
         try #require(mknod(path, S_IFCHR | 0o666, dev_t(1 << 8 | 3)) == 0, "mknod: \(String(cString: strerror(errno)))")
         for arguments in Self.writers {
-            let made = try forge(arguments: arguments + ["-o", path])
+            let made = try forgeBlocking(arguments: arguments + ["-o", path])
             #expect(made.status == 0, "\(arguments): \(made.stderr)")
             var status = stat()
             #expect(lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFCHR && status.st_rdev == dev_t(1 << 8 | 3), "\(arguments) replaced the device")
@@ -118,7 +119,7 @@ struct OutputDestinationTests {
         let expected = try Self.expected(arguments, in: directory)
         let path = directory.appendingPathComponent("s").path
         let listener = try Drain.socket(at: path)
-        let made = try forge(arguments: arguments + ["-o", path])
+        let made = try forgeBlocking(arguments: arguments + ["-o", path])
         let received = await listener.finish()
         #expect(made.status == 0, "\(made.stderr)")
         #expect(received == expected, "the listener got \(received.count) bytes of \(expected.count)")
@@ -142,7 +143,7 @@ struct OutputDestinationTests {
         let before = Self.inode(target.path)
         let arguments = Self.writers[0]
         let expected = try Self.expected(arguments, in: directory)
-        let made = try forge(arguments: arguments + ["-o", outer])
+        let made = try forgeBlocking(arguments: arguments + ["-o", outer])
         #expect(made.status == 0, "\(made.stderr)")
         #expect(Self.kind(outer) == S_IFLNK && Self.kind(inner) == S_IFLNK, "the links were replaced")
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: outer) == "inner")
@@ -161,7 +162,7 @@ struct OutputDestinationTests {
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "made.der")
         let arguments = Self.writers[1]
         let expected = try Self.expected(arguments, in: directory)
-        let made = try forge(arguments: arguments + ["-o", link])
+        let made = try forgeBlocking(arguments: arguments + ["-o", link])
         #expect(made.status == 0, "\(made.stderr)")
         #expect(Self.kind(link) == S_IFLNK)
         #expect(try Data(contentsOf: directory.appendingPathComponent("made.der")) == expected)
@@ -183,7 +184,7 @@ struct OutputDestinationTests {
             (["ca", "init", "--out", pki.path, "--force"], pki.appendingPathComponent("root.pem").path),
         ]
         for (arguments, named) in commands {
-            let result = try forge(arguments: arguments)
+            let result = try forgeBlocking(arguments: arguments)
             #expect(result.status == 73, "\(arguments): \(result.status) \(result.stderr)")
             #expect(result.stderr.contains("\(named): it is a directory"), "\(arguments): \(result.stderr)")
             #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["keep.txt"])
@@ -203,7 +204,7 @@ struct OutputDestinationTests {
         let before = Self.inode(file.path)
         let arguments = Self.writers[0]
         let expected = try Self.expected(arguments, in: directory)
-        let made = try forge(arguments: arguments + ["-o", file.path])
+        let made = try forgeBlocking(arguments: arguments + ["-o", file.path])
         #expect(made.status == 0, "\(made.stderr)")
         #expect(Self.kind(file.path) == S_IFREG && Self.inode(file.path) != before)
         #expect(try Data(contentsOf: file) == expected)
@@ -220,7 +221,7 @@ struct OutputDestinationTests {
         let link = directory.appendingPathComponent("out").path
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "/dev/stdout")
         for path in ["/dev/fd/1", link] {
-            let made = try forge(arguments: arguments + ["-o", path])
+            let made = try forgeBlocking(arguments: arguments + ["-o", path])
             #expect(made.status == 0 && made.stdout == expected, "\(path): \(made.stdout.count) bytes on stdout; \(made.stderr)")
         }
         #expect(Self.kind(link) == S_IFLNK)

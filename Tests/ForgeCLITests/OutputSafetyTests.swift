@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 import ForgeSupport
 import StoreModel
@@ -26,7 +27,7 @@ struct OutputSafetyTests {
         """
 
     private func launch(_ arguments: [String], fileSizeLimit: Int = -1) throws -> RunResult {
-        try run(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", Self.launcher, String(fileSizeLimit), forgeBinary.path] + arguments)
+        try runBlocking(URL(fileURLWithPath: "/usr/bin/env"), ["python3", "-c", Self.launcher, String(fileSizeLimit), forgeBinary.path] + arguments)
     }
 
     /// Names in `parent` other than `expected`: staging folders or temporary files left behind.
@@ -51,7 +52,7 @@ struct OutputSafetyTests {
         try write("print(1)", "src/main.py", in: project)
         try write("[core]", ".git/config", in: project)
         let before = try fileTree(project)
-        let result = try forge("vectors", "generate", "--out", project.path)
+        let result = try forgeBlocking("vectors", "generate", "--out", project.path)
         #expect(result.status == 73, "\(result.stderr)")
         #expect(result.stderr.contains("it holds .git/"), "\(result.stderr)")
         #expect(try fileTree(project) == before)
@@ -63,7 +64,7 @@ struct OutputSafetyTests {
         let parent = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: parent) }
         let out = parent.appendingPathComponent("v")
-        #expect(try forge("vectors", "generate", "--out", out.path).status == 0)
+        #expect(try forgeBlocking("vectors", "generate", "--out", out.path).status == 0)
         let fresh = try fileTree(out)
 
         // An older generation: a retired vector the old manifest lists, a tampered file, the user's README.
@@ -80,7 +81,7 @@ struct OutputSafetyTests {
         try write("tampered", "chain/foreign-root.der", in: out)
         try write("# my notes", "README.md", in: out)
 
-        let again = try forge("vectors", "generate", "--out", out.path)
+        let again = try forgeBlocking("vectors", "generate", "--out", out.path)
         #expect(again.status == 0, "\(again.stderr)")
         var expected = fresh
         expected["README.md"] = Data("# my notes".utf8)
@@ -89,7 +90,7 @@ struct OutputSafetyTests {
 
         try write("keep me", "chain/notes.txt", in: out)
         let before = try fileTree(out)
-        let refused = try forge("vectors", "generate", "--out", out.path)
+        let refused = try forgeBlocking("vectors", "generate", "--out", out.path)
         #expect(refused.status == 73)
         #expect(refused.stderr.contains("chain/notes.txt"), "\(refused.stderr)")
         #expect(try fileTree(out) == before)
@@ -100,7 +101,7 @@ struct OutputSafetyTests {
         let parent = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: parent) }
         let out = parent.appendingPathComponent("v")
-        #expect(try forge("vectors", "generate", "--out", out.path).status == 0)
+        #expect(try forgeBlocking("vectors", "generate", "--out", out.path).status == 0)
         try write("tampered", "chain/foreign-root.der", in: out)
         let before = try fileTree(out)
         // manifest.json is far larger than 64 KiB; every vector is smaller.
@@ -116,7 +117,7 @@ struct OutputSafetyTests {
         let parent = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: parent) }
         let out = parent.appendingPathComponent("v")
-        #expect(try forge("vectors", "generate", "--out", out.path).status == 0)
+        #expect(try forgeBlocking("vectors", "generate", "--out", out.path).status == 0)
         let new = try fileTree(out)
         for delay in [300, 600, 900, 1200, 1500, 2000, 2500, 3000] {
             for name in new.keys.sorted().filter({ $0.hasSuffix(".der") }).prefix(40) { try write("old \(name)", name, in: out) }
@@ -159,7 +160,7 @@ struct OutputSafetyTests {
         let out = parent.appendingPathComponent("batch")
         try FileManager.default.createDirectory(at: out.appendingPathComponent("receipt-3.der"), withIntermediateDirectories: true)
         try write("x", "receipt-3.der/inside", in: out)
-        let inTheWay = try forge(arguments: Self.batch + ["--count", "10", "--out", out.path])
+        let inTheWay = try forgeBlocking(arguments: Self.batch + ["--count", "10", "--out", out.path])
         #expect(inTheWay.status == 73, "\(inTheWay.stderr)")
         #expect(inTheWay.stderr.contains("receipt-3.der"), "\(inTheWay.stderr)")
         #expect(try fileTree(out) == ["receipt-3.der/inside": Data("x".utf8)])
@@ -167,7 +168,7 @@ struct OutputSafetyTests {
 
         try FileManager.default.removeItem(at: out.appendingPathComponent("receipt-3.der"))
         try write("mine", "notes.txt", in: out)
-        let foreign = try forge(arguments: Self.batch + ["--count", "10", "--out", out.path])
+        let foreign = try forgeBlocking(arguments: Self.batch + ["--count", "10", "--out", out.path])
         #expect(foreign.status == 73)
         #expect(foreign.stderr.contains("notes.txt"), "\(foreign.stderr)")
         #expect(try fileTree(out) == ["notes.txt": Data("mine".utf8)])
@@ -178,9 +179,9 @@ struct OutputSafetyTests {
         let parent = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: parent) }
         let out = parent.appendingPathComponent("batch")
-        #expect(try forge(arguments: Self.batch + ["--count", "5", "--out", out.path]).status == 0)
+        #expect(try forgeBlocking(arguments: Self.batch + ["--count", "5", "--out", out.path]).status == 0)
         #expect(try fileTree(out).count == 6)
-        let again = try forge(arguments: Self.batch + ["--count", "3", "--out", out.path, "--force"])
+        let again = try forgeBlocking(arguments: Self.batch + ["--count", "3", "--out", out.path, "--force"])
         #expect(again.status == 0, "\(again.stderr)")
         #expect(Set(try fileTree(out).keys) == ["receipt-0.der", "receipt-1.der", "receipt-2.der", "index.jsonl"])
         #expect(try leftovers(in: parent, besides: ["batch"]) == [])
@@ -205,7 +206,7 @@ struct OutputSafetyTests {
             ["seeds", "--out", "/dev/null/seeds"], ["mutate", "--from", "valid::*", "--count", "1", "--out", "/dev/null/m"], ["vectors", "generate", "--out", "/dev/null/v"],
         ])
     func folderErrorsInPlainWords(arguments: [String]) throws {
-        let result = try forge(arguments: arguments)
+        let result = try forgeBlocking(arguments: arguments)
         #expect(result.status == 73, "\(result.stderr)")
         #expect(result.stderr.contains("Not a directory") && !result.stderr.contains("NSCocoaErrorDomain"), "\(result.stderr)")
     }
@@ -217,12 +218,12 @@ struct OutputSafetyTests {
         let receipt = directory.appendingPathComponent("receipt.der").path
         // 16 subscriptions of 10,001 periods each: about 40 MB of receipt.
         let products = (0..<16).flatMap { ["--product", "com.example.sub\($0)"] }
-        let result = try forge(arguments: ["make"] + products + ["--renewals", "10000", "--now", "2025-01-01T00:00:00Z", "-o", receipt])
+        let result = try forgeBlocking(arguments: ["make"] + products + ["--renewals", "10000", "--now", "2025-01-01T00:00:00Z", "-o", receipt])
         #expect(result.status == 64, "\(result.stderr)")
         #expect(result.stderr.contains("transactions") && result.stderr.contains("at most"), "\(result.stderr)")
         // Within the bounds but over 16 MiB of bytes (forward from 1990: 10,000 months back from 2025 is before 1970).
         let large = (0..<2).flatMap { ["--product", "com.example.sub\($0)-\(String(repeating: "x", count: 1000))"] }
-        let bytes = try forge(
+        let bytes = try forgeBlocking(
             arguments: ["make"] + large + ["--renewals", "10000", "--purchase-date", "1990-01-01T00:00:00Z", "--now", "2025-01-01T00:00:00Z", "-o", receipt])
         #expect(bytes.status == 64, "\(bytes.stderr)")
         #expect(bytes.stderr.contains("16777216"), "\(bytes.stderr)")

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import ReceiptModel
 import Testing
 import ForgeSupport
@@ -14,7 +15,7 @@ struct ParsingRobustnessTests {
 
     /// The three parts of a JWS `forge jws make` signs (the bundled TEST chain, a pinned time).
     static func parts(_ kind: String = "transaction") throws -> [String] {
-        let made = try forge("jws", "make", kind, "--product", "pro.monthly", "--now", "2025-01-01T00:00:00Z", "-q")
+        let made = try forgeBlocking("jws", "make", kind, "--product", "pro.monthly", "--now", "2025-01-01T00:00:00Z", "-q")
         #expect(made.status == 0, "\(made.stderr)")
         let parts = made.text.trimmingCharacters(in: .whitespacesAndNewlines).split(separator: ".").map(String.init)
         try #require(parts.count == 3)
@@ -38,7 +39,7 @@ struct ParsingRobustnessTests {
     /// A child that stops reading its stdin early (an input over the limit) gives EPIPE, not SIGPIPE to the tests.
     static func forgeWithin(_ seconds: Double, _ arguments: [String], stdin: Data? = nil) throws -> (result: RunResult, finished: Bool) {
         _ = signal(SIGPIPE, SIG_IGN)
-        let result = try run(forgeBinary, arguments, stdin: stdin, killAfter: seconds)
+        let result = try runBlocking(forgeBinary, arguments, stdin: stdin, killAfter: seconds)
         return (result, result.exited)
     }
 
@@ -49,11 +50,11 @@ struct ParsingRobustnessTests {
         arguments: ["1e300", "1e400", "9.3e18", "9223372036854775807", "-9223372036854775808", "18446744073709551616", "-1e16", "8640000000000001", "-8.6400000000001e15"])
     func signedDateOutOfRange(token: String) throws {
         let text = try Self.jws(token: token)
-        let result = try forge("jws", "validate", "-", stdin: Data(text.utf8))
+        let result = try forgeBlocking("jws", "validate", "-", stdin: Data(text.utf8))
         #expect(result.status == 1, "exit \(result.status) (a trap is 4 or 5): \(result.text)\(result.stderr)")
         #expect(result.text.contains("[payload.invalid-field]") && result.text.hasPrefix("invalid (payload.invalid-field)\n"), "\(result.text)")
         #expect(result.text.contains("signedDate"), "the failure names the field: \(result.text)")
-        let report = try forge("jws", "validate", "-", "--json", stdin: Data(text.utf8))
+        let report = try forgeBlocking("jws", "validate", "-", "--json", stdin: Data(text.utf8))
         #expect(report.status == 1)
         #expect((try? json(report))?["errorClass"] as? String == "payload.invalid-field", "\(report.text)")
     }
@@ -62,7 +63,7 @@ struct ParsingRobustnessTests {
         "Extreme instants inside the range (the years 0000 and 9999, -0, 1e-400) are judged by the chain, never a trap",
         arguments: ["-62167219200000", "253402300799999", "-0", "1e-400"])
     func signedDateExtremeButRepresentable(token: String) throws {
-        let result = try forge("jws", "validate", "-", stdin: Data(try Self.jws(token: token).utf8))
+        let result = try forgeBlocking("jws", "validate", "-", stdin: Data(try Self.jws(token: token).utf8))
         #expect(result.status == 1, "exit \(result.status): \(result.text)\(result.stderr)")
         #expect(result.text.contains("FAIL chain: ") && result.text.contains("[chain."), "\(result.text)")
     }
@@ -72,31 +73,31 @@ struct ParsingRobustnessTests {
         let parts = try Self.parts()
         let payload = try Self.decoded(parts[1])
         let last = String(payload.dropLast()) + ",\"signedDate\":1e300}"
-        let lastResult = try forge("jws", "validate", "-", stdin: Data([parts[0], Self.encoded(last), parts[2]].joined(separator: ".").utf8))
+        let lastResult = try forgeBlocking("jws", "validate", "-", stdin: Data([parts[0], Self.encoded(last), parts[2]].joined(separator: ".").utf8))
         #expect(lastResult.status == 1 && lastResult.text.hasPrefix("invalid (payload.invalid-field)\n"), "\(lastResult.text)\(lastResult.stderr)")
         // 1e300 first, the real date last: the chain is evaluated at the real date, and the edited payload fails the signature.
         let first = "{\"signedDate\":1e300," + payload.dropFirst()
-        let firstResult = try forge("jws", "validate", "-", stdin: Data([parts[0], Self.encoded(first), parts[2]].joined(separator: ".").utf8))
+        let firstResult = try forgeBlocking("jws", "validate", "-", stdin: Data([parts[0], Self.encoded(first), parts[2]].joined(separator: ".").utf8))
         #expect(firstResult.status == 1 && firstResult.text.hasPrefix("invalid (jws.signature)\n"), "\(firstResult.text)\(firstResult.stderr)")
     }
 
     @Test("An AppTransaction's receiptCreationDate of 1e300 is refused the same way")
     func receiptCreationDateOutOfRange() throws {
         let text = try Self.jws("app-transaction", field: "receiptCreationDate", token: "1e300")
-        let result = try forge("jws", "validate", "-", stdin: Data(text.utf8))
+        let result = try forgeBlocking("jws", "validate", "-", stdin: Data(text.utf8))
         #expect(result.status == 1 && result.text.hasPrefix("invalid (payload.invalid-field)\n"), "exit \(result.status): \(result.text)\(result.stderr)")
     }
 
     @Test("`forge jws inspect` of a JWS with signedDate 1e300 prints it, exit 0")
     func inspectOutOfRange() throws {
-        let result = try forge("jws", "inspect", "-", stdin: Data(try Self.jws(token: "1e300").utf8))
+        let result = try forgeBlocking("jws", "inspect", "-", stdin: Data(try Self.jws(token: "1e300").utf8))
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.text.contains("\"signedDate\": 1e+300"), "\(result.text)")
     }
 
     @Test("forge validate --listen answers a POSTed JWS with signedDate 1e300 (payload.invalid-field) and keeps serving")
     func listenerSurvives() throws {
-        let server = try BackgroundServer(
+        let server = try BlockingServer(
             forgeBinary, ["validate", "--listen", "127.0.0.1:0", "--vectors", repositoryRoot.appendingPathComponent("Vectors").path, "--threads", "2"])
         defer { server.stop() }
         let text = try Self.jws(token: "1e300")
@@ -124,7 +125,7 @@ struct ParsingRobustnessTests {
             print(call("/validate", sys.stdin.buffer.read()))
             print(call("/hello", None))
             """
-        let answers = try run(
+        let answers = try runBlocking(
             URL(fileURLWithPath: "/usr/bin/python3"), ["-c", script, server.url], stdin: Data(request.serialized(pretty: false).utf8)
         ).text.split(separator: "\n").map(String.init)
         try #require(answers.count == 2, "\(answers)")
@@ -156,7 +157,7 @@ struct ParsingRobustnessTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         for seed in 1...3 {
             let out = directory.appendingPathComponent("seed-\(seed)")
-            let result = try forge("mutate", "--from", "jws-*", "--seed", String(seed), "--count", "300", "--out", out.path)
+            let result = try forgeBlocking("mutate", "--from", "jws-*", "--seed", String(seed), "--count", "300", "--out", out.path)
             #expect(result.status == 0, "seed \(seed): exit \(result.status) (4 is SIGILL): \(result.stderr.prefix(400))")
         }
     }

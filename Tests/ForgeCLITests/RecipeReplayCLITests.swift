@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 import ForgeSupport
 import StoreModel
@@ -26,7 +27,7 @@ struct RecipeReplayCLITests {
         let recipeFile = directory.appendingPathComponent("recipe.json")
         try JSONSerialization.data(withJSONObject: recipe).write(to: recipeFile)
         let out = directory.appendingPathComponent("again.jws")
-        let result = try forge("mutate", "--replay", recipeFile.path, "-o", out.path)
+        let result = try forgeBlocking("mutate", "--replay", recipeFile.path, "-o", out.path)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(try Data(contentsOf: out) == Data(contentsOf: repositoryRoot.appendingPathComponent("Vectors/\(file)")))
     }
@@ -40,7 +41,7 @@ struct RecipeReplayCLITests {
         ]
         let recipeFile = directory.appendingPathComponent("recipe.json")
         try JSONSerialization.data(withJSONObject: recipe).write(to: recipeFile)
-        let result = try forge("mutate", "--replay", recipeFile.path, "-o", directory.appendingPathComponent("x.jws").path)
+        let result = try forgeBlocking("mutate", "--replay", recipeFile.path, "-o", directory.appendingPathComponent("x.jws").path)
         #expect(result.status == 65)
         #expect(result.stderr.contains("recipe step 1") && result.stderr.contains("'count'"), "\(result.stderr)")
     }

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 /// Issue 24, item 1: `scripts/release.sh`'s tarball is used as a CI job without Swift would use it. It is
@@ -21,7 +22,7 @@ struct ReleaseTests {
     static let built: Result<Release, ReleaseFailed> = {
         do {
             let directory = repositoryRoot.appendingPathComponent(".build/static/dist")
-            let made = try run(
+            let made = try runBlocking(
                 URL(fileURLWithPath: "/bin/bash"), [repositoryRoot.appendingPathComponent("scripts/release.sh").path, "--out", directory.path], killAfter: 1500)
             guard made.status == 0 else { return .failure(ReleaseFailed(description: "release.sh exited \(made.status): \(made.stderr.suffix(3000))")) }
             let names = try FileManager.default.contentsOfDirectory(atPath: directory.path).sorted()
@@ -53,9 +54,9 @@ struct ReleaseTests {
         let release = try Self.built.get()
         let sums = try String(contentsOf: release.directory.appendingPathComponent("SHA256SUMS"), encoding: .utf8)
         #expect(sums.contains(release.tarball.lastPathComponent) && sums.contains("forge.artifactbundle.zip"))
-        let checked = try run(URL(fileURLWithPath: "/usr/bin/sha256sum"), ["-c", "SHA256SUMS"], in: release.directory)
+        let checked = try runBlocking(URL(fileURLWithPath: "/usr/bin/sha256sum"), ["-c", "SHA256SUMS"], in: release.directory)
         #expect(checked.status == 0, "\(checked.text)\(checked.stderr)")
-        let listing = try run(URL(fileURLWithPath: "/bin/tar"), ["-tzf", release.tarball.path])
+        let listing = try runBlocking(URL(fileURLWithPath: "/bin/tar"), ["-tzf", release.tarball.path])
         let top = "receipt-forge-\(release.version)-linux-x86_64/"
         let entries = Set(listing.text.split(separator: "\n").map(String.init))
         for entry in [
@@ -76,14 +77,14 @@ struct ReleaseTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let unpacked = directory.appendingPathComponent("unpacked"), work = directory.appendingPathComponent("work")
         for folder in [unpacked, work] { try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true) }
-        #expect(try run(URL(fileURLWithPath: "/bin/tar"), ["-xzf", release.tarball.path, "-C", unpacked.path]).status == 0)
+        #expect(try runBlocking(URL(fileURLWithPath: "/bin/tar"), ["-xzf", release.tarball.path, "-C", unpacked.path]).status == 0)
         let prefix = unpacked.appendingPathComponent("receipt-forge-\(release.version)-linux-x86_64")
         let forge = prefix.appendingPathComponent("bin/forge"), helper = prefix.appendingPathComponent("bin/forge-http")
-        let shell = try run(URL(fileURLWithPath: "/bin/sh"), ["-c", "command -v swift || echo none"], environment: Self.bare)
+        let shell = try runBlocking(URL(fileURLWithPath: "/bin/sh"), ["-c", "command -v swift || echo none"], environment: Self.bare)
         try #require(shell.text == "none\n", "a Swift toolchain is on /usr/bin:/bin (\(shell.text)): this test could not tell")
 
         for binary in [forge, helper] {
-            let ldd = try run(URL(fileURLWithPath: "/usr/bin/ldd"), [binary.path], environment: Self.bare)
+            let ldd = try runBlocking(URL(fileURLWithPath: "/usr/bin/ldd"), [binary.path], environment: Self.bare)
             #expect(ldd.status == 0, "\(ldd.stderr)")
             let lines = ldd.text.split(separator: "\n").map { $0.trimmingCharacters(in: .whitespaces) }
             #expect(!lines.isEmpty)
@@ -96,23 +97,23 @@ struct ReleaseTests {
         }
 
         let receipt = work.appendingPathComponent("receipt.der")
-        let made = try run(forge, ["make", "--product", "com.example.pro", "-o", receipt.path], in: work, environment: Self.bare)
+        let made = try runBlocking(forge, ["make", "--product", "com.example.pro", "-o", receipt.path], in: work, environment: Self.bare)
         #expect(made.status == 0, "\(made.stderr)")
-        let validated = try run(forge, ["validate", receipt.path], in: work, environment: Self.bare)
+        let validated = try runBlocking(forge, ["validate", receipt.path], in: work, environment: Self.bare)
         #expect(validated.status == 0, "\(validated.text)\(validated.stderr)")
 
         // No ./Vectors in the working folder: forge finds the corpus beside its bin/, not the checkout it was built in.
-        let conformance = try run(forge, ["run", "--target", "swift:reference"], in: work, environment: Self.bare, killAfter: 300)
+        let conformance = try runBlocking(forge, ["run", "--target", "swift:reference"], in: work, environment: Self.bare, killAfter: 300)
         #expect(conformance.status == 0, "\(conformance.text.suffix(2000))\(conformance.stderr)")
         #expect(conformance.text.contains("conformant (exit 0)"))
         let vector = prefix.appendingPathComponent("Vectors/valid/appstore-subscription.der")
         let original = try Data(contentsOf: vector)
         try (original + Data([0])).write(to: vector)
-        let lint = try run(forge, ["vectors", "lint"], in: work, environment: Self.bare)
+        let lint = try runBlocking(forge, ["vectors", "lint"], in: work, environment: Self.bare)
         #expect(lint.status != 0 && (lint.text + lint.stderr).contains("appstore-subscription"), "the lint did not read the unpacked corpus: \(lint.text)")
         try original.write(to: vector)
 
-        let server = try BackgroundServer(
+        let server = try BlockingServer(
             URL(fileURLWithPath: "/usr/bin/env"), ["-i", "PATH=/usr/bin:/bin", forge.path, "serve", "--listen", "127.0.0.1:0"])
         defer { server.stop() }
         let body = try JSONSerialization.data(withJSONObject: ["receipt-data": try Data(contentsOf: receipt).base64EncodedString()])
@@ -157,7 +158,7 @@ struct ReleaseTests {
             }
         }
         """.write(to: plugin.appendingPathComponent("plugin.swift"), atomically: true, encoding: .utf8)
-        let swift = try run(URL(fileURLWithPath: "/usr/bin/env"), ["swift", "package", "--disable-sandbox", "forge-version"], in: directory, killAfter: 600)
+        let swift = try runBlocking(URL(fileURLWithPath: "/usr/bin/env"), ["swift", "package", "--disable-sandbox", "forge-version"], in: directory, killAfter: 600)
         #expect(swift.status == 0, "\(swift.text)\(swift.stderr)")
         #expect(swift.text.split(separator: "\n").last.map(String.init) == release.version, "\(swift.text)")
     }
@@ -174,7 +175,7 @@ struct ReleaseTests {
         for file in [release.tarball, release.directory.appendingPathComponent("SHA256SUMS")] {
             try FileManager.default.copyItem(at: file, to: assets.appendingPathComponent(file.lastPathComponent))
         }
-        let site = try BackgroundServer(
+        let site = try BlockingServer(
             URL(fileURLWithPath: "/usr/bin/python3"), ["-u", "-m", "http.server", "--bind", "127.0.0.1", "0", "--directory", directory.appendingPathComponent("site").path])
         defer { site.stop() }
 
@@ -188,7 +189,7 @@ struct ReleaseTests {
                 "RUNNER_TEMP": runner.path,
                 "GITHUB_SERVER_URL": site.url, "GITHUB_ACTION_REPOSITORY": "owner/receipt-forge", "INPUT_FORGE_VERSION": release.version,
             ]
-            let result = try run(
+            let result = try runBlocking(
                 URL(fileURLWithPath: "/bin/bash"), [repositoryRoot.appendingPathComponent("scripts/action/install.sh").path], environment: environment,
                 killAfter: 300)
             func lines(_ file: URL) throws -> [String] { try String(contentsOf: file, encoding: .utf8).split(separator: "\n").map(String.init) }
@@ -209,7 +210,7 @@ struct ReleaseTests {
             "PATH": bin + ":/usr/bin:/bin", "GITHUB_ACTION_PATH": repositoryRoot.path, "GITHUB_STEP_SUMMARY": summary.path, "GITHUB_OUTPUT": output.path,
             "RECEIPT_FORGE_VECTORS": String(corpus), "INPUT_TARGET": "swift:reference", "INPUT_JUNIT": "junit.xml",
         ]
-        let gated = try run(
+        let gated = try runBlocking(
             URL(fileURLWithPath: "/bin/bash"), [repositoryRoot.appendingPathComponent("scripts/action/run.sh").path], in: directory, environment: environment,
             killAfter: 300)
         #expect(gated.status == 0, "\(gated.text.suffix(2000))\(gated.stderr)")

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 /// A harness may say anything. Every character XML 1.0 forbids (C0 controls but tab, LF and CR; U+FFFE and U+FFFF;
@@ -56,7 +57,7 @@ struct ReportCharacterTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let junit = directory.appendingPathComponent("junit.xml"), html = directory.appendingPathComponent("report.html")
-        let ran = try forge(arguments: [
+        let ran = try forgeBlocking(arguments: [
             "run", "--vectors", Self.vectors, "--target", try Self.harness(in: directory), "--run", "chain::*", "--junit", junit.path, "--html", html.path,
         ])
         #expect(ran.exited && [1, 2].contains(ran.status), "\(ran.text)\(ran.stderr)")
@@ -64,7 +65,7 @@ struct ReportCharacterTests {
         #expect(xml.contains("<failure") && xml.contains("<skipped") && xml.contains("<error"), "every place a message goes: \(xml.prefix(2000))")
         #expect(xml.contains("tab\tok") && xml.contains("C0 \u{FFFD}\u{FFFD}\u{FFFD}\u{FFFD}\u{FFFD} DEL"), "replaced visibly")
 
-        let parsed = try run(
+        let parsed = try runBlocking(
             URL(fileURLWithPath: "/usr/bin/python3"),
             ["-c", "import sys, xml.dom.minidom; d = xml.dom.minidom.parse(sys.argv[1]); print(len(d.getElementsByTagName('testcase')))", junit.path])
         #expect(parsed.status == 0 && Int(parsed.text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 > 0, "not well-formed: \(parsed.stderr)")

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 /// `forge run merge` and `forge run matrix` read results.json files anyone can edit: a number out of the range the
@@ -11,7 +12,7 @@ struct ResultsFileRangeTests {
     /// A real run's results.json of `chain::*` (one shard of two, or all of it), as a JSON object to edit.
     static func results(shard: String? = nil, in directory: URL) throws -> [String: Any] {
         let file = directory.appendingPathComponent("run-\(UUID().uuidString).json")
-        let ran = try forge(
+        let ran = try forgeBlocking(
             arguments: ["run", "--target", "swift:reference", "--vectors", vectors, "--run", "chain::*", "--quiet", "--results", file.path]
                 + (shard.map { ["--shard", $0] } ?? []))
         try #require(ran.status == 0, "\(ran.text)\(ran.stderr)")
@@ -41,7 +42,7 @@ struct ResultsFileRangeTests {
         object["durationMilliseconds"] = Int.max
         object = Self.editingFirstResult(object, "durationMicroseconds", Int.max)
         let junit = directory.appendingPathComponent("junit.xml")
-        let merged = try forge("run", "merge", try Self.save(object, in: directory), "--vectors", Self.vectors, "--junit", junit.path)
+        let merged = try forgeBlocking("run", "merge", try Self.save(object, in: directory), "--vectors", Self.vectors, "--junit", junit.path)
         #expect(merged.exited && merged.status == 0, "\(merged.status) \(merged.stderr)")
         let xml = try String(contentsOf: junit, encoding: .utf8)
         #expect(xml.contains(#"<testsuites name="receipt-conformance""#) && xml.contains(#"time="9223372036854775.807000""#), "\(xml.prefix(300))")
@@ -72,7 +73,7 @@ struct ResultsFileRangeTests {
         let file = try Self.save(object, in: directory)
         let junit = directory.appendingPathComponent("junit.xml")
         for arguments in [["run", "merge", file, "--vectors", Self.vectors, "--junit", junit.path], ["run", "matrix", file, "-o", junit.path]] {
-            let result = try forge(arguments: arguments)
+            let result = try forgeBlocking(arguments: arguments)
             #expect(result.exited && result.status == 65, "\(arguments[1]) \(place) = \(value): \(result.status) \(result.stderr)")
             #expect(result.stderr.contains("\(place): expected at least"), "\(result.stderr)")
             #expect(!FileManager.default.fileExists(atPath: junit.path))
@@ -92,7 +93,7 @@ struct ResultsFileRangeTests {
             files.append(try Self.save(object, in: directory))
         }
         let merged = directory.appendingPathComponent("merged.json")
-        let result = try forge(arguments: ["run", "merge"] + files + ["--vectors", Self.vectors, "--results", merged.path])
+        let result = try forgeBlocking(arguments: ["run", "merge"] + files + ["--vectors", Self.vectors, "--results", merged.path])
         #expect(result.exited && result.status == 0, "\(result.status) \(result.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: merged)) as? [String: Any])
         #expect(((object["artifacts"] as? [String: Any])?["excluded"] as? Int).map { $0 >= 0 && $0 < corpusCount } == true)

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 /// Issue 21, item 1: the artefact kind is a first-class selection (`--artifacts receipt|jws|all`, a hello's
@@ -33,7 +34,7 @@ struct RunArtifactsTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("results.json")
-        let result = try forge(arguments: ["run", "--vectors", vectors] + arguments + ["--results", file.path])
+        let result = try forgeBlocking(arguments: ["run", "--vectors", vectors] + arguments + ["--results", file.path])
         let data = try Data(contentsOf: file)
         return (result, try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any], "\(result.stderr)"))
     }
@@ -121,9 +122,9 @@ struct RunArtifactsTests {
     func oneVocabulary() throws {
         let vectors = try Self.manifestVectors()
         #expect(!vectors.contains { ($0["features"] as? [String])?.contains("jws") == true })
-        let help = try forge("run", "--help").text
+        let help = try forgeBlocking("run", "--help").text
         #expect(help.contains("--artifacts"))
-        #expect(try forge("run", "--target", "swift:reference", "--artifacts", "pdf").status == 64)
+        #expect(try forgeBlocking("run", "--target", "swift:reference", "--artifacts", "pdf").status == 64)
     }
 
     @Test("forge run merge keeps the selection: shards of a receipts-only run do not gain the JWS as SKIP; older results still merge")
@@ -133,14 +134,14 @@ struct RunArtifactsTests {
         var files: [String] = []
         for shard in ["1/2", "2/2"] {
             let file = directory.appendingPathComponent("shard\(files.count).json").path
-            let result = try forge(arguments: [
+            let result = try forgeBlocking(arguments: [
                 "run", "--vectors", Self.vectors, "--target", Self.receiptOnly, "--run", "valid::*", "--shard", shard, "--results", file, "-q",
             ])
             #expect(result.status == 0, "\(result.text)\(result.stderr)")
             files.append(file)
         }
         let merged = directory.appendingPathComponent("merged.json").path
-        let result = try forge(arguments: ["run", "merge"] + files + ["--vectors", Self.vectors, "--results", merged])
+        let result = try forgeBlocking(arguments: ["run", "merge"] + files + ["--vectors", Self.vectors, "--results", merged])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: merged))) as? [String: Any])
         #expect(!Self.ids(object).contains { $0.hasPrefix("jws-") }, "merge added the unselected JWS as SKIP")
         let jws = try Self.manifestVectors().filter(Self.isJWS).count
@@ -153,9 +154,9 @@ struct RunArtifactsTests {
         old["corpus"] = nil
         let oldFile = directory.appendingPathComponent("old.json")
         try JSONSerialization.data(withJSONObject: old).write(to: oldFile)
-        #expect(try forge("run", "merge", oldFile.path, "--vectors", Self.vectors, "-q").status != 65)
+        #expect(try forgeBlocking("run", "merge", oldFile.path, "--vectors", Self.vectors, "-q").status != 65)
         // Shards judging different artefacts are not one run.
-        let mixed = try forge("run", "merge", oldFile.path, files[1], "--vectors", Self.vectors)
+        let mixed = try forgeBlocking("run", "merge", oldFile.path, files[1], "--vectors", Self.vectors)
         #expect(mixed.status == 65 && mixed.stderr.contains("artifacts"), "\(mixed.stderr)")
     }
 }

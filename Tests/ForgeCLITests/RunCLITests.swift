@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 import ForgeSupport
 import StoreModel
@@ -10,7 +11,7 @@ struct RunCLITests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let results = directory.appendingPathComponent("results.json"), junit = directory.appendingPathComponent("junit.xml")
-        let run = try forge(
+        let run = try forgeBlocking(
             "run", "--target", "swift:reference", "--profile", "apple-compatible", "--vectors", repositoryRoot.appendingPathComponent("Vectors").path,
             "--results", results.path, "--junit", junit.path)
         #expect(run.status == 0, "\(run.text)\(run.stderr)")
@@ -24,7 +25,7 @@ struct RunCLITests {
 
     @Test("exit: the openssl harness passes signature checks, and its false accepts are reported with exit 1")
     func opensslHarness() throws {
-        let run = try forge(
+        let run = try forgeBlocking(
             "run", "--target", "exit:\(repositoryRoot.appendingPathComponent("examples/openssl-harness.sh").path)", "--run", "signature::*",
             "--run", "valid::appstore-no-purchases", "--vectors", repositoryRoot.appendingPathComponent("Vectors").path, "--profile", "apple-compatible")
         #expect(run.status == 1, "\(run.text)\(run.stderr)")
@@ -41,7 +42,7 @@ struct RunCLITests {
         let script = directory.appendingPathComponent("reject.sh")
         try "#!/bin/sh\ncat > /dev/null\necho chain.untrusted\nexit 1\n".write(to: script, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
-        let run = try forge("run", "--target", "exit:\(script.path)", "--vectors", repositoryRoot.appendingPathComponent("Vectors").path)
+        let run = try forgeBlocking("run", "--target", "exit:\(script.path)", "--vectors", repositoryRoot.appendingPathComponent("Vectors").path)
         #expect(run.status == 2)
         #expect(run.text.contains("CANARIES FAILED") && run.text.contains("trust anchor"))
     }
@@ -56,7 +57,7 @@ struct RunCLITests {
         try "#!/bin/sh\ncat > /dev/null\n[ \"$1\" = 'two words' ] && [ \"$2\" = \"it's\" ] || { echo \"args: $*\" >&2; exit 3; }\nexit 0\n"
             .write(to: script, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
-        let run = try forge(
+        let run = try forgeBlocking(
             "run", "--target", #"exit:'\#(script.path)' "two words" it\'s"#, "--run", "valid::appstore-no-purchases",
             "--vectors", repositoryRoot.appendingPathComponent("Vectors").path, "-q")
         #expect(run.status == 0, "\(run.text)\(run.stderr)")
@@ -76,11 +77,11 @@ struct RunCLITests {
         #expect(Set(inputs) == ["forge-version", "target", "baseline", "shard", "results"], "\(inputs)")
         for input in inputs { #expect(declared.contains(input), "action.yml declares \(input)") }
         // The report job unpacks the release the action installs: named as scripts/release.sh names it.
-        let version = try forge("--version").text.trimmingCharacters(in: .whitespacesAndNewlines)
+        let version = try forgeBlocking("--version").text.trimmingCharacters(in: .whitespacesAndNewlines)
         let release = "receipt-forge-\(version)-linux-x86_64"
         #expect(workflow.contains("forge-version: \(version)\n") && workflow.contains("releases/download/v\(version)/\(release).tar.gz | tar -xz"))
         #expect(workflow.contains("- run: \(release)/bin/forge run merge ") && workflow.contains("--vectors \(release)/Vectors"))
-        let help = try forge("run", "--help").text
+        let help = try forgeBlocking("run", "--help").text
         let options = Set(workflow.matches(of: /--[a-z][a-z-]+/).map { String($0.output) })
         #expect(options.isSuperset(of: ["--vectors", "--junit", "--markdown"]))
         for option in options { #expect(help.contains(option), "forge run knows \(option)") }
@@ -88,13 +89,13 @@ struct RunCLITests {
 
     @Test("Bad arguments exit 64")
     func usage() throws {
-        #expect(try forge("run", "--target", "ftp://nowhere").status == 64)
-        let help = try forge("run", "--help").text
+        #expect(try forgeBlocking("run", "--target", "ftp://nowhere").status == 64)
+        let help = try forgeBlocking("run", "--help").text
         for taught in ["swift:reference", "exec:CMD", "exit:CMD", "stdio:CMD", "--mapping verifyreceipt", "EXIT CODES", "65  bad data", "EXAMPLES"] {
             #expect(help.contains(taught), "forge run --help teaches \(taught)")
         }
-        let unterminated = try forge("run", "--target", "exec:'./harness --flag")
+        let unterminated = try forgeBlocking("run", "--target", "exec:'./harness --flag")
         #expect(unterminated.status == 64 && unterminated.stderr.contains("unterminated"), "\(unterminated.stderr)")
-        #expect(try forge("run", "--target", "swift:reference", "--profile", "nope", "--vectors", repositoryRoot.appendingPathComponent("Vectors").path).status == 64)
+        #expect(try forgeBlocking("run", "--target", "swift:reference", "--profile", "nope", "--vectors", repositoryRoot.appendingPathComponent("Vectors").path).status == 64)
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 /// Issue 21, items 3 (first sentence) and 4: what the reports say. `--validate-protocol` names the JSON pointer and
@@ -24,7 +25,7 @@ struct RunReportContentTests {
         html.matches(of: /<pre class="reproduce">([^<]*)<\/pre>/).map { unescaped(String($0.1)) }
     }
 
-    static func sh(_ command: String) throws -> RunResult { try run(URL(fileURLWithPath: "/bin/sh"), ["-c", command]) }
+    static func sh(_ command: String) throws -> RunResult { try runBlocking(URL(fileURLWithPath: "/bin/sh"), ["-c", command]) }
 
     /// A stdio harness answering every request with `reply` (`SEQ` stands for the request's seq).
     static func yesHarness(_ reply: String, in directory: URL) throws -> String {
@@ -57,7 +58,7 @@ struct RunReportContentTests {
             transport == "stdio"
             ? try Self.yesHarness(reply, in: directory)
             : "exec:sh -c 'cat >/dev/null; echo \"\(reply.replacingOccurrences(of: "\"", with: "\\\""))\"'"
-        let result = try forge(arguments: ["run", "--vectors", Self.vectors, "--target", target, "--run", "valid::*", "--validate-protocol"])
+        let result = try forgeBlocking(arguments: ["run", "--vectors", Self.vectors, "--target", target, "--run", "valid::*", "--validate-protocol"])
         #expect(result.status == 2, "\(result.text)\(result.stderr)")
         let expected = #"/verdict: expected one of accept, reject, got "yes""#
         let lines = result.text.split(separator: "\n").filter { $0.hasPrefix("ERROR") && $0.contains("got nothing") }
@@ -69,7 +70,7 @@ struct RunReportContentTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let html = directory.appendingPathComponent("report.html"), results = directory.appendingPathComponent("results.json")
-        let result = try forge(arguments: [
+        let result = try forgeBlocking(arguments: [
             "run", "--vectors", Self.vectors, "--target", Self.pickyRejecter, "--run", "valid::*", "--run", "binding::*", "--html", html.path,
             "--results", results.path,
         ])
@@ -115,7 +116,7 @@ struct RunReportContentTests {
                 break
         """.write(to: harness, atomically: true, encoding: .utf8)
         let html = directory.appendingPathComponent("report.html")
-        let result = try forge(arguments: [
+        let result = try forgeBlocking(arguments: [
             "run", "--vectors", Self.vectors, "--target", "stdio:python3 \(harness.path)", "--run", "valid::*", "--html", html.path,
         ])
         #expect(result.status == 2, "\(result.text)")
@@ -135,12 +136,12 @@ struct RunReportContentTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let results = directory.appendingPathComponent("results.json")
-        let result = try forge(arguments: ["run", "--vectors", Self.vectors, "--target", "swift:reference", "--run", "valid::*", "--results", results.path])
+        let result = try forgeBlocking(arguments: ["run", "--vectors", Self.vectors, "--target", "swift:reference", "--run", "valid::*", "--results", results.path])
         #expect(result.status == 0)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: results)) as? [String: Any])
         let corpus = try #require(object["corpus"] as? [String: Any])
         #expect(corpus["path"] as? String == Self.vectors)
-        let digest = try openssl(["dgst", "-sha256", "-r", Self.vectors + "/manifest.json"]).text.prefix { $0 != " " }
+        let digest = try opensslBlocking(["dgst", "-sha256", "-r", Self.vectors + "/manifest.json"]).text.prefix { $0 != " " }
         #expect(corpus["manifestSHA256"] as? String == String(digest))
         // …and the results schema, which says what results.json holds, knows both new members.
         let schema = try String(contentsOf: URL(fileURLWithPath: Self.vectors).appendingPathComponent("schema/results.schema.json"), encoding: .utf8)

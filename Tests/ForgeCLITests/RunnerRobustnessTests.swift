@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 import ForgeSupport
 import StoreModel
@@ -63,10 +64,10 @@ struct RunnerRobustnessTests {
         """
 
     /// Starts the Python harness of `httpHarness` in `mode`; the caller stops it.
-    static func startHTTPHarness(_ mode: String, in directory: URL) throws -> BackgroundServer {
+    static func startHTTPHarness(_ mode: String, in directory: URL) throws -> BlockingServer {
         let script = directory.appendingPathComponent("harness.py")
         try httpHarness.write(to: script, atomically: true, encoding: .utf8)
-        return try BackgroundServer(URL(fileURLWithPath: "/usr/bin/python3"), [script.path, mode])
+        return try BlockingServer(URL(fileURLWithPath: "/usr/bin/python3"), [script.path, mode])
     }
 
     // MARK: - HTTP targets that stall
@@ -106,13 +107,13 @@ struct RunnerRobustnessTests {
 
     @Test("--help says that for http(s) targets --timeout covers the whole exchange")
     func timeoutHelp() throws {
-        let help = try forge("run", "--help").text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        let help = try forgeBlocking("run", "--help").text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         #expect(help.contains("connect, request, headers and body"), "\(help)")
     }
 
     @Test("--timeout beyond a day, or not a number, is a usage error (exit 64), not a crash", arguments: ["1e30", "inf", "nan", "0"])
     func timeoutRange(_ value: String) throws {
-        let run = try forge(arguments: ["run", "--target", "exit:/bin/true", "--timeout", value] + Self.selection)
+        let run = try forgeBlocking(arguments: ["run", "--target", "exit:/bin/true", "--timeout", value] + Self.selection)
         #expect(run.status == 64, "\(run.text)\(run.stderr)")
     }
 
@@ -150,7 +151,7 @@ struct RunnerRobustnessTests {
                 print(json.dumps({"type": "result", "seq": m["seq"], "verdict": "accept"}), flush=True)
         """.write(to: stdioScript, atomically: true, encoding: .utf8)
         for target in ["exit:\(exitScript.path)", "stdio:/usr/bin/python3 \(stdioScript.path) \(report.path)"] {
-            let run = try forge(arguments: ["run", "--target", target, "--vectors", Self.vectors, "--run", "valid::appstore-no-purchases", "-q"])
+            let run = try forgeBlocking(arguments: ["run", "--target", target, "--vectors", Self.vectors, "--run", "valid::appstore-no-purchases", "-q"])
             #expect(run.status == 0, "\(target): \(run.text)\(run.stderr)")
         }
         let lines = try String(contentsOf: report, encoding: .utf8).split(separator: "\n").map(String.init)
@@ -325,7 +326,7 @@ struct RunnerRobustnessTests {
         """.write(to: script, atomically: true, encoding: .utf8)
         for (size, expected) in [(2 << 20, "cut at 4096 bytes"), (5 << 20, "protocol violation: a reply longer than 4194304 bytes")] {
             let results = directory.appendingPathComponent("results-\(size).json")
-            let run = try forge(
+            let run = try forgeBlocking(
                 arguments: [
                     "run", "--target", "exec:/usr/bin/python3 \(script.path) \(size)", "--results", results.path, "--vectors", Self.vectors, "--run",
                     "valid::appstore-no-purchases", "-q",
@@ -409,7 +410,7 @@ enum Bounded {
     /// Waits (up to 20 s) until a process whose command line contains `marker` runs.
     static func waitForProcess(matching marker: String) throws {
         let clock = ContinuousClock(), deadline = clock.now.advanced(by: .seconds(20))
-        while try ForgeCLITests.run(URL(fileURLWithPath: "/usr/bin/pgrep"), ["-f", marker]).text.isEmpty, clock.now < deadline {
+        while try ForgeCLITests.runBlocking(URL(fileURLWithPath: "/usr/bin/pgrep"), ["-f", marker]).text.isEmpty, clock.now < deadline {
             Thread.sleep(forTimeInterval: 0.05)
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 /// Issue 21 item 9: a scenario's errors (a `--spec` file of `forge make` and `forge jws make`, and the scenario
@@ -12,7 +13,7 @@ struct ScenarioErrorTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("spec.json")
         try Data(spec.utf8).write(to: file)
-        return try forge(arguments: command + ["--spec", file.path, "--now", "2025-01-01T00:00:00Z", "-q"] + extra)
+        return try forgeBlocking(arguments: command + ["--spec", file.path, "--now", "2025-01-01T00:00:00Z", "-q"] + extra)
     }
 
     private func expectNoCodableText(_ stderr: String) {
@@ -93,7 +94,7 @@ struct ScenarioErrorTests {
     func largeSeed() throws {
         let result = try withSpec(#"{"seed":18446744073709551615,"purchases":[{"productId":"p"}]}"#, ["make"], ["--format", "base64"])
         #expect(result.status == 0, "\(result.stderr)")
-        let flag = try forge("make", "--product", "p", "--seed", "18446744073709551615", "--now", "2025-01-01T00:00:00Z", "-q", "--format", "base64")
+        let flag = try forgeBlocking("make", "--product", "p", "--seed", "18446744073709551615", "--now", "2025-01-01T00:00:00Z", "-q", "--format", "base64")
         #expect(result.stdout == flag.stdout)
     }
 
@@ -109,7 +110,7 @@ struct ScenarioErrorTests {
             (["jws", "make", "transaction", "--product", "p", "--price", "-5"], "--price must be an integer between 0 and 9007199254740991, not -5"),
         ])
     func negativeFlags(arguments: [String], message: String) throws {
-        let result = try forge(arguments: arguments + ["--now", "2025-01-01T00:00:00Z"])
+        let result = try forgeBlocking(arguments: arguments + ["--now", "2025-01-01T00:00:00Z"])
         #expect(result.status == 64, "\(result.stderr)")
         #expect(result.stderr.contains(message), "\(result.stderr)")
         #expect(!result.stderr.contains("Missing value"), "\(result.stderr)")

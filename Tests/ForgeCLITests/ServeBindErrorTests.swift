@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 #if canImport(Glibc)
@@ -42,7 +43,7 @@ struct ServeBindErrorTests {
         let held = try HeldPort()
         defer { held.release() }
         for command in [["serve"], ["validate"]] {
-            let result = try run(forgeBinary, command + ["--listen", "127.0.0.1:\(held.port)"], killAfter: 30)
+            let result = try runBlocking(forgeBinary, command + ["--listen", "127.0.0.1:\(held.port)"], killAfter: 30)
             #expect(result.exited && result.status == 69, "\(command): exit \(result.status), \(result.stderr)")
             let lines = result.stderr.split(separator: "\n")
             #expect(lines.count == 1, "\(command): \(result.stderr)")
@@ -53,7 +54,7 @@ struct ServeBindErrorTests {
 
     @Test("An address that is not this machine's (203.0.113.1, TEST-NET-3): exit 69, one line")
     func addressNotLocal() throws {
-        let result = try run(forgeBinary, ["serve", "--listen", "203.0.113.1:8080"], killAfter: 30)
+        let result = try runBlocking(forgeBinary, ["serve", "--listen", "203.0.113.1:8080"], killAfter: 30)
         #expect(result.exited && result.status == 69, "exit \(result.status), \(result.stderr)")
         #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
         #expect(result.stderr.hasPrefix("forge: error: cannot listen on 203.0.113.1:8080: not an address of this machine"), "\(result.stderr)")
@@ -61,16 +62,16 @@ struct ServeBindErrorTests {
 
     @Test("A host name that does not resolve: exit 69, one line")
     func hostUnknown() throws {
-        let result = try run(forgeBinary, ["serve", "--listen", "nosuchhost.invalid:8080"], killAfter: 30)
+        let result = try runBlocking(forgeBinary, ["serve", "--listen", "nosuchhost.invalid:8080"], killAfter: 30)
         #expect(result.exited && result.status == 69, "exit \(result.status), \(result.stderr)")
         #expect(result.stderr == "forge: error: cannot listen on nosuchhost.invalid:8080: the host name does not resolve to an address of this machine\n")
     }
 
     @Test("forge serve --help and forge --help document exit 69 for an address that cannot be listened on")
     func documented() throws {
-        let help = try forge("serve", "--help").text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        let help = try forgeBlocking("serve", "--help").text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         #expect(help.contains("exits 69 with one line: forge: error: cannot listen on HOST:PORT"), "\(help)")
-        let top = try forge("--help").text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        let top = try forgeBlocking("--help").text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         #expect(top.contains("69 unavailable: forge-http needed but not built, or a server cannot listen where asked"), "\(top)")
     }
 

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 import ForgeSupport
 import StoreModel
@@ -37,15 +38,15 @@ struct ServeCLITests {
                 ("production-nonconsumable.der", ["--product", "lifetime", "--type", "non-consumable", "--now", now]),
                 ("foreign.der", ["--product", "lifetime", "--type", "non-consumable", "--now", now, "--certificates", path("other-ca")]),
             ] {
-                if name == "foreign.der" { #expect(try forge("ca", "init", "--out", path("other-ca")).status == 0) }
-                let made = try forge(arguments: ["make", "-q", "-o", path(name)] + arguments)
+                if name == "foreign.der" { #expect(try forgeBlocking("ca", "init", "--out", path("other-ca")).status == 0) }
+                let made = try forgeBlocking(arguments: ["make", "-q", "-o", path(name)] + arguments)
                 #expect(made.status == 0, "\(name): \(made.stderr)")
             }
         }
     }
 
-    static func start(_ arguments: [String]) throws -> BackgroundServer {
-        try BackgroundServer(forgeBinary, ["serve", "--listen", "127.0.0.1:0", "--now", clock] + arguments)
+    static func start(_ arguments: [String]) throws -> BlockingServer {
+        try BlockingServer(forgeBinary, ["serve", "--listen", "127.0.0.1:0", "--now", clock] + arguments)
     }
 
     /// POSTs `body`; the HTTP status and body, or nil when the transport failed.
@@ -77,7 +78,7 @@ struct ServeCLITests {
         {"bundleId": "com.example.gone", "now": "2025-01-01T00:00:00Z", "purchases": [{"productId": "lifetime"}],
          "timeline": [{"event": "account-deleted", "at": "2025-02-01T00:00:00Z"}]}
         """.write(toFile: deleted, atomically: true, encoding: .utf8)
-        #expect(try forge("make", "-q", "--spec", deleted, "-o", fixture.path("deleted.der")).status == 0)
+        #expect(try forgeBlocking("make", "-q", "--spec", deleted, "-o", fixture.path("deleted.der")).status == 0)
         let server = try Self.start(["--shared-secret", "s3cret", "--scenario", fixture.path("history.json"), "--scenario", deleted])
         defer { server.stop() }
         let production = server.url + "/verifyReceipt"
@@ -135,7 +136,7 @@ struct ServeCLITests {
         let reissued = fixture.path("latest.der")
         let latestReceipt = try #require(answer["latest_receipt"] as? String)
         try #require(Data(base64Encoded: latestReceipt)).write(to: URL(fileURLWithPath: reissued))
-        let inspected = try json(try forge("inspect", reissued, "--json", "--root", certificate("root.pem"), "--at", Self.clock))
+        let inspected = try json(try forgeBlocking("inspect", reissued, "--json", "--root", certificate("root.pem"), "--at", Self.clock))
         #expect(inspected["verdict"] as? String == "valid")
         #expect(((inspected["decoded"] as? [String: Any])?["in_app"] as? [Any])?.count == 3)
 
@@ -286,7 +287,7 @@ struct ServeCLITests {
         defer { try? FileManager.default.removeItem(at: fixture.directory) }
         let client = repositoryRoot.appendingPathComponent("examples/clients/verify_receipt_client.py").path
         func call(_ base: String, _ receipt: String, _ extra: [String] = []) throws -> (Int32, [String: Any]) {
-            let result = try run(python, [client, base, fixture.path(receipt)] + extra)
+            let result = try runBlocking(python, [client, base, fixture.path(receipt)] + extra)
             return (result.status, try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any], "\(result.stderr)"))
         }
         let server = try Self.start(["--fault", "production:status=21005,count=1"])
@@ -315,11 +316,11 @@ struct ServeCLITests {
 
     @Test("The runner's --mapping verifyreceipt over the whole corpus: forge serve judges every vector as the reference validator does")
     func runnerMapping() throws {
-        let server = try BackgroundServer(forgeBinary, ["serve", "--listen", "127.0.0.1:0"])
+        let server = try BlockingServer(forgeBinary, ["serve", "--listen", "127.0.0.1:0"])
         defer { server.stop() }
         let results = FileManager.default.temporaryDirectory.appendingPathComponent("serve-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: results) }
-        let outcome = try forge(
+        let outcome = try forgeBlocking(
             "run", "--target", server.url + "/verifyReceipt", "--mapping", "verifyreceipt", "--profile", "apple-compatible",
             "--vectors", repositoryRoot.appendingPathComponent("Vectors").path, "--results", results.path, "--quiet")
         #expect(outcome.status == 0, "\(outcome.text)\(outcome.stderr)")
@@ -333,14 +334,14 @@ struct ServeCLITests {
     func lifecycle() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let badFault = try forge("serve", "--fault", "production:status=200")
+        let badFault = try forgeBlocking("serve", "--fault", "production:status=200")
         #expect(badFault.status == 64 && badFault.stderr.contains("status 200"))
         let spec = directory.appendingPathComponent("no-now.json")
         try #"{"purchases": [{"productId": "p", "period": "P1M"}]}"#.write(to: spec, atomically: true, encoding: .utf8)
-        let noNow = try forge("serve", "--listen", "127.0.0.1:0", "--scenario", spec.path)
+        let noNow = try forgeBlocking("serve", "--listen", "127.0.0.1:0", "--scenario", spec.path)
         #expect(noNow.status == 65 && noNow.stderr.contains("needs 'now'"))
 
-        let server = try BackgroundServer(forgeBinary, ["serve", "--listen", "127.0.0.1:0"])
+        let server = try BlockingServer(forgeBinary, ["serve", "--listen", "127.0.0.1:0"])
         kill(server.process.processIdentifier, SIGTERM)
         let deadline = Date().addingTimeInterval(10)
         while server.process.isRunning, Date() < deadline { usleep(50_000) }

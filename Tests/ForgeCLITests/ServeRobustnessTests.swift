@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 import ForgeSupport
 import StoreModel
@@ -38,7 +39,7 @@ struct ServeRobustnessTests {
     /// A small valid receipt, made by forge.
     static func makeReceipt(in directory: URL) throws -> URL {
         let receipt = directory.appendingPathComponent("small.der")
-        let made = try forge("make", "-q", "--product", "lifetime", "--type", "non-consumable", "-o", receipt.path)
+        let made = try forgeBlocking("make", "-q", "--product", "lifetime", "--type", "non-consumable", "-o", receipt.path)
         #expect(made.status == 0, "\(made.stderr)")
         return receipt
     }
@@ -231,7 +232,7 @@ struct ServeRobustnessTests {
         do {
             try ServerProcess(["serve", "--listen", "127.0.0.1:0"] + Array(repeating: ["--fault", "status=21005"], count: 1_001).flatMap { $0 }).stop()
             Issue.record("1,001 --fault options were accepted")
-        } catch let error as BackgroundServer.ServerDidNotStart {
+        } catch let error as BlockingServer.ServerDidNotStart {
             #expect(error.firstLine.contains("at most 1000 --fault"), "\(error.firstLine)")
         }
     }
@@ -346,7 +347,7 @@ final class ServerProcess: @unchecked Sendable {
         guard let match = firstLine.firstMatch(of: /:(\d+)\//) ?? firstLine.firstMatch(of: /:(\d+)/), let port = Int(match.1) else {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
-            throw BackgroundServer.ServerDidNotStart(firstLine: firstLine + String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
+            throw BlockingServer.ServerDidNotStart(firstLine: firstLine + String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self))
         }
         self.port = port
         // The rest of stdout is drained so the server never blocks on it.

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 import ForgeSupport
 
@@ -50,9 +51,9 @@ struct ServerAPIFaultTests {
     static var hasPython: Bool { FileManager.default.isExecutableFile(atPath: ServerAPITests.python.path) }
 
     /// The driver's results for `steps` against `server`, as the sync or the async client meets them.
-    static func drive(_ server: BackgroundServer, _ steps: [[String: Any]], async: Bool = false, key: [String] = []) throws -> [[String: Any]] {
+    static func drive(_ server: BlockingServer, _ steps: [[String: Any]], async: Bool = false, key: [String] = []) throws -> [[String: Any]] {
         let clients = repositoryRoot.appendingPathComponent("examples/clients").path
-        let result = try run(
+        let result = try runBlocking(
             ServerAPITests.python,
             ["-c", driver, clients, server.url, "com.example.api", ServerAPITests.jwsRoot, async ? "async" : "sync"] + key,
             stdin: try JSONSerialization.data(withJSONObject: steps), killAfter: 120)
@@ -60,7 +61,7 @@ struct ServerAPIFaultTests {
         return try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [[String: Any]], "\(result.stderr)")
     }
 
-    static func log(_ server: BackgroundServer) async throws -> [[String: Any]] {
+    static func log(_ server: BlockingServer) async throws -> [[String: Any]] {
         let log = try #require(await ServerAPITests.get(server.url + "/_forge/log"))
         return String(decoding: log.body, as: UTF8.self).split(separator: "\n").map { ServerAPITests.object(Data($0.utf8)) }
     }
@@ -131,7 +132,7 @@ struct ServerAPIFaultTests {
         guard Self.hasPython else { return }  // .ci/run installs it
         let fixture = try ServerAPITests.Fixture()
         defer { try? FileManager.default.removeItem(at: fixture.directory) }
-        let made = try forge("ca", "api-key", "--out", fixture.directory.appendingPathComponent("keys").path, "--seed", "22")
+        let made = try forgeBlocking("ca", "api-key", "--out", fixture.directory.appendingPathComponent("keys").path, "--seed", "22")
         #expect(made.status == 0, "\(made.stderr)")
         func value(_ label: String) throws -> String {
             try #require(
@@ -161,7 +162,7 @@ struct ServerAPIFaultTests {
             ("sandbox/transactionInfo:status=21005", "21005 is a verifyReceipt status"), ("production:status=5000001", "5000001 is an App Store Server API error"),
             ("transactionInfos:close", "transactionInfo, transactionHistory"),
         ] {
-            let result = try forge("serve", "--listen", "127.0.0.1:0", "--no-auth", "--fault", spec)
+            let result = try forgeBlocking("serve", "--listen", "127.0.0.1:0", "--no-auth", "--fault", spec)
             #expect(result.status == 64 && result.stderr.contains(reason), "\(spec): \(result.stderr)")
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -42,7 +43,7 @@ struct ServerAPISpecTests {
         "openapi-spec-validator accepts the document, and refuses a copy with a dangling $ref; its served operations are servedEndpoints",
         .enabled(if: installed, missing))
     func documentIsValid() throws {
-        let result = try run(Self.validator, [Self.document.path], killAfter: 60)
+        let result = try runBlocking(Self.validator, [Self.document.path], killAfter: 60)
         #expect(result.status == 0, "\(result.text)\(result.stderr)")
         let scratch = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: scratch) }
@@ -52,7 +53,7 @@ struct ServerAPISpecTests {
         #expect(text.components(separatedBy: "x-forge-served: true").count - 1 == Self.servedEndpoints.count, "servedEndpoints is stale")
         try text.replacingOccurrences(of: "#/components/schemas/HistoryResponse", with: "#/components/schemas/NoSuchResponse")
             .write(to: broken, atomically: true, encoding: .utf8)
-        let refused = try run(Self.validator, [broken.path], killAfter: 60)
+        let refused = try runBlocking(Self.validator, [broken.path], killAfter: 60)
         #expect(refused.status != 0, "the validator checks: \(refused.text)")
     }
 
@@ -60,9 +61,9 @@ struct ServerAPISpecTests {
     /// `examples` name) at their `now`, logging every request to `log`; with `open` false, no `--no-auth` and no
     /// API key, so every route answers 401. Both environments have a webhook (a closed port: each attempt fails
     /// at once), so Request a Test Notification answers 200, not 4040007.
-    static func server(log: URL, open: Bool = true) throws -> BackgroundServer {
+    static func server(log: URL, open: Bool = true) throws -> BlockingServer {
         let examples = repositoryRoot.appendingPathComponent("examples/server-api")
-        return try BackgroundServer(
+        return try BlockingServer(
             forgeBinary,
             [
                 "serve", "--listen", "127.0.0.1:0", "--now", "2025-01-01T00:00:00Z", "--log", log.path,
@@ -74,7 +75,7 @@ struct ServerAPISpecTests {
 
     /// `schemathesis run` of the document's served operations at `base`, the fixed seed and bounded examples.
     static func schemathesisRun(_ base: String, phases: String, in directory: URL) throws -> RunResult {
-        try run(
+        try runBlocking(
             schemathesis,
             [
                 "run", document.path, "--url", base, "--checks", checks.joined(separator: ","), "--exclude-by", "/x-forge-served == false",

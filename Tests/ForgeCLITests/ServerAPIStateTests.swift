@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 import ForgeSupport
 
@@ -33,7 +34,7 @@ struct ServerAPIStateTests {
 
     static func ids(_ fixture: ServerAPITests.Fixture) throws -> IDs {
         func made(_ spec: String, about: String? = nil) throws -> (payload: [String: Any], order: String?) {
-            let result = try forge(arguments: ["jws", "make", "transaction", "--spec", spec] + (about.map { ["--about", $0] } ?? []))
+            let result = try forgeBlocking(arguments: ["jws", "make", "transaction", "--spec", spec] + (about.map { ["--about", $0] } ?? []))
             #expect(result.status == 0, "\(result.stderr)")
             let order = result.stderr.split(separator: "\n").first { $0.hasPrefix("forge: order id: ") }.map { String($0.dropFirst("forge: order id: ".count)) }
             return (ServerAPITests.payload(result.text.trimmingCharacters(in: .whitespacesAndNewlines)), order)
@@ -41,7 +42,7 @@ struct ServerAPIStateTests {
         let monthly = try made(fixture.sandbox).payload
         let lifetime = try made(fixture.sandbox, about: "lifetime").payload
         let production = try made(fixture.production)
-        let app = try forge("jws", "make", "app-transaction", "-q", "--spec", fixture.production)
+        let app = try forgeBlocking("jws", "make", "app-transaction", "-q", "--spec", fixture.production)
         let appAppleID = try #require(ServerAPITests.payload(app.text.trimmingCharacters(in: .whitespacesAndNewlines))["appAppleId"] as? Int)
         return IDs(
             original: try #require(monthly["originalTransactionId"] as? String), latest: try #require(monthly["transactionId"] as? String),
@@ -53,7 +54,7 @@ struct ServerAPIStateTests {
     struct Session {
         let fixture: ServerAPITests.Fixture
         let ids: IDs
-        let server: BackgroundServer
+        let server: BlockingServer
 
         init(_ extra: [String] = ["--no-auth"]) throws {
             fixture = try ServerAPITests.Fixture()
@@ -68,10 +69,10 @@ struct ServerAPIStateTests {
     }
 
     static func drive(
-        _ server: BackgroundServer, _ calls: [[String: Any]], bundle: String = "com.example.api", environment: String = "sandbox", app: Int? = nil,
+        _ server: BlockingServer, _ calls: [[String: Any]], bundle: String = "com.example.api", environment: String = "sandbox", app: Int? = nil,
         asynchronous: Bool = false
     ) throws -> [[String: Any]] {
-        let result = try run(
+        let result = try runBlocking(
             ServerAPITests.python,
             [ServerAPITests.client, server.url, "--bundle-id", bundle, "--environment", environment, "--root", ServerAPITests.jwsRoot]
                 + (app.map { ["--app-apple-id", String($0)] } ?? []) + (asynchronous ? ["--async"] : []),
@@ -139,7 +140,7 @@ struct ServerAPIStateTests {
         defer { session.close() }
         let (fixture, ids, server) = (session.fixture, session.ids, session.server)
         let receipt = fixture.directory.appendingPathComponent("receipt.der")
-        #expect(try forge("make", "--spec", fixture.sandbox, "-o", receipt.path).status == 0)
+        #expect(try forgeBlocking("make", "--spec", fixture.sandbox, "-o", receipt.path).status == 0)
         let first = try #require(try Self.drive(server, [["call": "history", "transactionId": ids.latest]]).first)
         #expect(first["hasMore"] as? Bool == true)
         // The client reads to the end, keeps the last revision, then the developer extends the subscription.
@@ -206,7 +207,7 @@ struct ServerAPIStateTests {
         #expect(events == ["renew", "refund", "extend", "app-account-token"], "\(String(decoding: held.body, as: UTF8.self))")
         let file = fixture.directory.appendingPathComponent("held.json")
         try JSONSerialization.data(withJSONObject: scenarios[0]).write(to: file)
-        let made = try forge("jws", "make", "transaction", "-q", "--spec", file.path)
+        let made = try forgeBlocking("jws", "make", "transaction", "-q", "--spec", file.path)
         #expect(made.status == 0, "\(made.stderr)")
         #expect(made.text.trimmingCharacters(in: .whitespacesAndNewlines) == jws)
         #expect(ServerAPITests.payload(jws)["appAccountToken"] as? String == "7e3fb20b-4cdb-47cc-936d-99d65f608138")

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -20,7 +21,7 @@ struct ServerAPITLSTests {
         let directory: URL
         /// The two customers of `examples/server-api/` (`ServerAPITests`'s).
         let examples: ServerAPITests.Fixture
-        let server: BackgroundServer
+        let server: BlockingServer
         let log: URL
         /// `forge ca export`'s `root.pem`: the TEST root that issued the serving certificate.
         let root: URL
@@ -32,14 +33,14 @@ struct ServerAPITLSTests {
         init(_ extra: [String] = []) throws {
             directory = try temporaryDirectory()
             log = directory.appendingPathComponent("requests.jsonl")
-            let exported = try forge("ca", "export", "--out", directory.appendingPathComponent("ca").path)
+            let exported = try forgeBlocking("ca", "export", "--out", directory.appendingPathComponent("ca").path)
             #expect(exported.status == 0, "\(exported.stderr)")
             root = directory.appendingPathComponent("ca/root.pem")
             examples = try ServerAPITests.Fixture()
             sandboxID = try examples.latestSandboxTransaction()
-            let made = try forge("jws", "make", "transaction", "-q", "--spec", examples.production)
+            let made = try forgeBlocking("jws", "make", "transaction", "-q", "--spec", examples.production)
             productionID = try #require(ServerAPITests.payload(made.text.trimmingCharacters(in: .whitespacesAndNewlines))["transactionId"] as? String)
-            server = try BackgroundServer(
+            server = try BlockingServer(
                 forgeBinary,
                 [
                     "serve", "--listen", "127.0.0.1:0", "--tls", "--now", ServerAPITests.clock, "--scenario", examples.sandbox, "--scenario", examples.production,
@@ -55,7 +56,7 @@ struct ServerAPITLSTests {
 
         /// The production customer's `appAppleId` (Apple's verifier needs it for Production), as `forge jws make` makes it.
         func appAppleID() throws -> String {
-            let made = try forge("jws", "make", "app-transaction", "-q", "--spec", examples.production)
+            let made = try forgeBlocking("jws", "make", "app-transaction", "-q", "--spec", examples.production)
             return String(try #require(ServerAPITests.payload(made.text.trimmingCharacters(in: .whitespacesAndNewlines))["appAppleId"] as? Int))
         }
 
@@ -85,7 +86,7 @@ struct ServerAPITLSTests {
                 variables["REQUESTS_CA_BUNDLE"] = trust.path  // requests (the sync client)
                 variables["SSL_CERT_FILE"] = trust.path  // httpx 0.28 (the async client)
             }
-            return try run(
+            return try runBlocking(
                 ServerAPITests.python, arguments, stdin: try JSONSerialization.data(withJSONObject: calls), environment: variables, killAfter: 120)
         }
 
@@ -97,7 +98,7 @@ struct ServerAPITLSTests {
 
     static var pythonReady: Bool {
         FileManager.default.isExecutableFile(atPath: ServerAPITests.python.path)
-            && (try? run(ServerAPITests.python, ["-c", "import httpx, requests"]).status) == 0
+            && (try? runBlocking(ServerAPITests.python, ["-c", "import httpx, requests"]).status) == 0
     }
 
     static func transactionID(_ result: [String: Any]) -> String? { (result["signedTransactionInfo"] as? [String: Any])?["transactionId"] as? String }
@@ -107,7 +108,7 @@ struct ServerAPITLSTests {
         let fixture = try Fixture()
         defer { fixture.close() }
         func verify(_ host: String, root: String) throws -> RunResult {
-            try openssl([
+            try opensslBlocking([
                 "s_client", "-connect", "127.0.0.1:\(fixture.server.port)", "-servername", host, "-verify_hostname", host, "-CAfile", root,
                 "-verify_return_error", "-brief",
             ])
@@ -220,7 +221,7 @@ struct ServerAPITLSTests {
         let lines = String(decoding: text, as: UTF8.self).split(separator: "\n").map(String.init)
         let hosts = try #require(lines.first { $0.hasPrefix("hosts ") }, "\(lines)")
         for host in [Self.hosts.production, Self.hosts.sandbox, Self.hosts.localTesting] { #expect(hosts.contains(host), "\(hosts)") }
-        let help = try forge("serve", "--help")
+        let help = try forgeBlocking("serve", "--help")
         let flat = help.text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         for host in [Self.hosts.production, Self.hosts.sandbox, Self.hosts.localTesting] { #expect(flat.contains(host), "--help names \(host)") }
         #expect(flat.contains("LOCAL_TESTING"))
@@ -258,7 +259,7 @@ struct ServerAPITLSTests {
             for host in ["local-testing-base-url", "LOCAL-TESTING-BASE-URL:443", "api.storekit.apple.com"]:
                 print(requests.get(sys.argv[1], headers={"Host": host}, timeout=10).status_code)
             """
-        let result = try run(ServerAPITests.python, ["-c", script, "\(server.url)/inApps/v1/transactions/\(sandboxID)"])
+        let result = try runBlocking(ServerAPITests.python, ["-c", script, "\(server.url)/inApps/v1/transactions/\(sandboxID)"])
         #expect(result.text.split(separator: "\n") == ["200", "200", "404"], "\(result.stderr)")
     }
 }

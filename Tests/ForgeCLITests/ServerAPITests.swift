@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 import ForgeSupport
 
@@ -29,13 +30,13 @@ struct ServerAPITests {
 
         /// The id of the sandbox customer's latest transaction, as `forge jws make transaction --spec` makes it.
         func latestSandboxTransaction() throws -> String {
-            let made = try forge("jws", "make", "transaction", "-q", "--spec", sandbox)
+            let made = try forgeBlocking("jws", "make", "transaction", "-q", "--spec", sandbox)
             return try #require(ServerAPITests.payload(made.text.trimmingCharacters(in: .whitespacesAndNewlines))["transactionId"] as? String)
         }
     }
 
-    static func start(_ fixture: Fixture, _ extra: [String] = ["--no-auth"], now: String = clock) throws -> BackgroundServer {
-        try BackgroundServer(forgeBinary, ["serve", "--listen", "127.0.0.1:0", "--now", now, "--scenario", fixture.sandbox, "--scenario", fixture.production] + extra)
+    static func start(_ fixture: Fixture, _ extra: [String] = ["--no-auth"], now: String = clock) throws -> BlockingServer {
+        try BlockingServer(forgeBinary, ["serve", "--listen", "127.0.0.1:0", "--now", now, "--scenario", fixture.sandbox, "--scenario", fixture.production] + extra)
     }
 
     static func get(_ url: String) async -> (status: Int, contentType: String?, body: Data)? {
@@ -56,7 +57,7 @@ struct ServerAPITests {
         let fixture = try Fixture()
         defer { try? FileManager.default.removeItem(at: fixture.directory) }
         for (file, prefix) in [(fixture.sandbox, "/sandbox"), (fixture.production, "")] {
-            let made = try forge("jws", "make", "transaction", "-q", "--spec", file)
+            let made = try forgeBlocking("jws", "make", "transaction", "-q", "--spec", file)
             #expect(made.status == 0, "\(made.stderr)")
             let compact = made.text.trimmingCharacters(in: .whitespacesAndNewlines)
             let id = try #require(Self.payload(compact)["transactionId"] as? String)
@@ -102,14 +103,14 @@ struct ServerAPITests {
             for host in ["api.storekit-sandbox.apple.com", "api.storekit.apple.com"]:
                 print(requests.get(sys.argv[1], headers={"Host": host}, timeout=10).status_code)
             """
-        let result = try run(Self.python, ["-c", script, "\(base)/inApps/v1/transactions/\(id)"])
+        let result = try runBlocking(Self.python, ["-c", script, "\(base)/inApps/v1/transactions/\(id)"])
         #expect(result.text.split(separator: "\n") == ["200", "404"], "\(result.stderr)")
     }
 
     @Test("Apple's async Python client (httpx) gets the same answers as the sync one, signed fields verified, errors as APIException")
     func asyncPythonClient() async throws {
         guard FileManager.default.isExecutableFile(atPath: Self.python.path),
-            (try? run(Self.python, ["-c", "import httpx"]).status) == 0
+            (try? runBlocking(Self.python, ["-c", "import httpx"]).status) == 0
         else { return }  // .ci/run installs both
         let fixture = try Fixture()
         defer { try? FileManager.default.removeItem(at: fixture.directory) }
@@ -122,7 +123,7 @@ struct ServerAPITests {
             ["call": "info", "transactionId": "12ab"], ["call": "info", "transactionId": "123456789"],
         ]
         func drive(_ extra: [String]) throws -> Data {
-            let result = try run(
+            let result = try runBlocking(
                 Self.python, [Self.client, server.url, "--bundle-id", "com.example.api", "--root", Self.jwsRoot] + extra, stdin: try JSONSerialization.data(withJSONObject: calls))
             #expect(result.status == 0, "\(result.stderr)")
             return result.stdout
@@ -144,18 +145,18 @@ struct ServerAPITests {
         let fixture = try Fixture()
         defer { try? FileManager.default.removeItem(at: fixture.directory) }
         let keys = fixture.directory.appendingPathComponent("keys").path
-        let made = try forge("ca", "api-key", "--out", keys, "--seed", "22")
+        let made = try forgeBlocking("ca", "api-key", "--out", keys, "--seed", "22")
         #expect(made.status == 0, "\(made.stderr)")
         func value(_ label: String) -> String? {
             made.text.split(separator: "\n").first { $0.hasPrefix(label + " ") }.map { String($0.dropFirst(label.count)).trimmingCharacters(in: .whitespaces) }
         }
         let keyID = try #require(value("key id")), issuerID = try #require(value("issuer id")), keyFile = try #require(value("key file"))
-        let both = try forge("serve", "--listen", "127.0.0.1:0", "--no-auth", "--api-key", "\(keyID)=\(keyFile)", "--issuer-id", issuerID)
+        let both = try forgeBlocking("serve", "--listen", "127.0.0.1:0", "--no-auth", "--api-key", "\(keyID)=\(keyFile)", "--issuer-id", issuerID)
         #expect(both.status == 64 && both.stderr.contains("--no-auth conflicts with --api-key"), "\(both.stderr)")
         let server = try Self.start(fixture, ["--api-key", "\(keyID)=\(keyFile)", "--issuer-id", issuerID])
         defer { server.stop() }
         func drive(bundle: String, environment: String = "sandbox", key: String = keyID, issuer: String = issuerID, _ calls: [[String: Any]]) throws -> [[String: Any]] {
-            let result = try run(
+            let result = try runBlocking(
                 Self.python,
                 [Self.client, server.url, "--bundle-id", bundle, "--environment", environment, "--root", Self.jwsRoot, "--key", keyFile, "--key-id", key, "--issuer-id", issuer],
                 stdin: try JSONSerialization.data(withJSONObject: calls))
@@ -204,7 +205,7 @@ struct ServerAPITests {
         let fixture = try Fixture()
         defer { try? FileManager.default.removeItem(at: fixture.directory) }
         func drive(_ base: String, _ calls: [[String: Any]], bundle: String = "com.example.api", _ extra: [String] = []) throws -> [[String: Any]] {
-            let result = try run(
+            let result = try runBlocking(
                 Self.python, [Self.client, base, "--bundle-id", bundle, "--root", Self.jwsRoot] + extra,
                 stdin: try JSONSerialization.data(withJSONObject: calls))
             #expect(result.status == 0, "\(result.stderr)")
@@ -286,7 +287,7 @@ struct ServerAPITests {
         #expect(((refunds[0]["signedTransactions"] as? [[String: Any]])?.map { $0["productId"] as? String }) == ["lifetime"])
 
         // Production: the other customer at the root, verified with its appAppleId (Production requires it).
-        let madeProduction = try forge("jws", "make", "transaction", "-q", "--spec", fixture.production)
+        let madeProduction = try forgeBlocking("jws", "make", "transaction", "-q", "--spec", fixture.production)
         let productionID = try #require(Self.payload(madeProduction.text.trimmingCharacters(in: .whitespacesAndNewlines))["transactionId"] as? String)
         let raw = try #require(await Self.get("\(server.url)/inApps/v2/history/\(productionID)"))
         let appAppleID = try #require(Self.object(raw.body)["appAppleId"] as? Int)

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 #if canImport(FoundationNetworking)
@@ -42,11 +43,11 @@ struct ServerStateFileTests {
         // January's renewal is acknowledged, February's fails, March's is held open when the server is killed.
         let hook = try NotifyTests.receiver("200,500,hang,200,200", record: record, bundle: "com.example.prod", environment: "production", app: setup.app)
         defer { hook.stop() }
-        let made = try forge("jws", "make", "transaction", "-q", "--spec", setup.scenario.path)
+        let made = try forgeBlocking("jws", "make", "transaction", "-q", "--spec", setup.scenario.path)
         let original = try #require(ServerAPITests.payload(made.text.trimmingCharacters(in: .whitespacesAndNewlines))["originalTransactionId"] as? String)
         let token = "7e3fb20b-4cdb-47cc-936d-99d65f608138"
 
-        let first = try BackgroundServer(forgeBinary, Self.arguments(setup, hook: hook.url, state: state))
+        let first = try BlockingServer(forgeBinary, Self.arguments(setup, hook: hook.url, state: state))
         #expect(try await Self.send("PUT", first.url + "/inApps/v1/transactions/\(original)/appAccountToken", #"{"appAccountToken":"\#(token)"}"#) == 200)
         #expect(try await Self.send("POST", first.url + "/inApps/v1/transactions/\(original)/finish", "") == 200)
         #expect(try await Self.send("POST", first.url + "/_forge/clock", #"{"now":"2025-03-15T00:30:00Z"}"#) == 200)
@@ -54,7 +55,7 @@ struct ServerStateFileTests {
         #expect(NotifyTests.records(record).map { $0["step"] as? String } == ["200", "500", "hang"])
         first.stop()  // SIGKILL, March's attempt unanswered
 
-        let second = try BackgroundServer(forgeBinary, Self.arguments(setup, hook: hook.url, state: state))
+        let second = try BlockingServer(forgeBinary, Self.arguments(setup, hook: hook.url, state: state))
         defer { second.stop() }
         let clock = try #require(await ServerAPITests.get(second.url + "/_forge/clock"))
         #expect(ServerAPITests.object(clock.body)["now"] as? String == "2025-03-15T00:30:00Z", "the clock resumes where it was, not at --now")
@@ -91,7 +92,7 @@ struct ServerStateFileTests {
         // The file as any SQLite reader sees it, once the server that holds it exclusively is gone.
         second.stop()
         if let sqlite = Self.sqlite3 {
-            let rows = try run(sqlite, [state.path, "SELECT transaction_id FROM finished_transaction; SELECT COUNT(*) FROM send_attempt;"])
+            let rows = try runBlocking(sqlite, [state.path, "SELECT transaction_id FROM finished_transaction; SELECT COUNT(*) FROM send_attempt;"])
             #expect(rows.text.split(separator: "\n") == [Substring(original), "4"], "\(rows.text)")
         }
     }
@@ -103,22 +104,22 @@ struct ServerStateFileTests {
         let setup = try NotificationDeliveryTests.Setup()
         defer { setup.close() }
         let state = setup.directory.appendingPathComponent("state.db")
-        let first = try BackgroundServer(forgeBinary, Self.arguments(setup, hook: "http://127.0.0.1:9", state: state))
-        let busy = try forge(arguments: Self.arguments(setup, hook: "http://127.0.0.1:9", state: state))
+        let first = try BlockingServer(forgeBinary, Self.arguments(setup, hook: "http://127.0.0.1:9", state: state))
+        let busy = try forgeBlocking(arguments: Self.arguments(setup, hook: "http://127.0.0.1:9", state: state))
         #expect(busy.status == 73 && busy.stderr.contains("in use by another process"), "\(busy.stderr)")
         first.stop()
 
         let before = try Self.dump(state)
         var other = Self.arguments(setup, hook: "http://127.0.0.1:9", state: state)
         other[other.firstIndex(of: setup.scenario.path) ?? 0] = ServerAPITests.examples.appendingPathComponent("sandbox-customer.json").path
-        let mismatch = try forge(arguments: other)
+        let mismatch = try forgeBlocking(arguments: other)
         #expect(mismatch.status == 65 && mismatch.stderr.contains("holds the state of other scenarios"), "\(mismatch.stderr)")
         #expect(try Self.dump(state) == before, "the state is as it was (SQLite may fold its WAL into the file)")
 
         var foreign = Self.arguments(setup, hook: "http://127.0.0.1:9", state: setup.scenario)
         foreign[0] = "serve"
         let scenarioBytes = try Data(contentsOf: setup.scenario)
-        let refused = try forge(arguments: foreign)
+        let refused = try forgeBlocking(arguments: foreign)
         #expect(refused.status == 73 && refused.stderr.contains("not a state file"), "\(refused.stderr)")
         #expect(try Data(contentsOf: setup.scenario) == scenarioBytes)
     }
@@ -126,7 +127,7 @@ struct ServerStateFileTests {
     /// The file's contents as SQL (`sqlite3 FILE .dump`); without `sqlite3` (.ci/run installs it), its size only.
     static func dump(_ file: URL) throws -> Data {
         guard let sqlite3 else { return Data("\(try Data(contentsOf: file).isEmpty)".utf8) }
-        return try run(sqlite3, [file.path, ".dump"]).stdout
+        return try runBlocking(sqlite3, [file.path, ".dump"]).stdout
     }
 
     /// The `sqlite3` command, if installed (Debian's sqlite3; .ci/run installs it).

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 import ForgeSupport
 import StoreModel
@@ -30,20 +31,20 @@ struct SplitBinaryTests {
         try FileManager.default.copyItem(at: forgeBinary, to: alone)
         let environment = ["PATH": "/usr/bin:/bin", "HOME": directory.path]
         let vectors = repositoryRoot.appendingPathComponent("Vectors").path
-        let remote = try run(alone, ["run", "--vectors", vectors, "--target", "http://127.0.0.1:9"], environment: environment)
+        let remote = try runBlocking(alone, ["run", "--vectors", vectors, "--target", "http://127.0.0.1:9"], environment: environment)
         #expect(remote.status == 69)
         #expect(remote.stderr.contains("swift build --product forge-http"), "\(remote.stderr)")
-        let listen = try run(alone, ["validate", "--listen", "127.0.0.1:0", "--vectors", vectors], environment: environment)
+        let listen = try runBlocking(alone, ["validate", "--listen", "127.0.0.1:0", "--vectors", vectors], environment: environment)
         #expect(listen.status == 69)
-        let local = try run(alone, ["run", "--vectors", vectors, "--target", "swift:reference", "--quiet", "--run", "valid::*"], environment: environment)
+        let local = try runBlocking(alone, ["run", "--vectors", vectors, "--target", "swift:reference", "--quiet", "--run", "valid::*"], environment: environment)
         #expect(local.status == 0, "\(local.text)\(local.stderr)")
-        let made = try run(alone, ["make", "--product", "com.example.pro", "-o", directory.appendingPathComponent("r.der").path], environment: environment)
+        let made = try runBlocking(alone, ["make", "--product", "com.example.pro", "-o", directory.appendingPathComponent("r.der").path], environment: environment)
         #expect(made.status == 0, "\(made.stderr)")
     }
 
     @Test("forge-http answers the same command line as forge")
     func sameCommands() throws {
-        let forgeHelp = try run(forgeBinary, ["--help"]), helperHelp = try run(Self.helper, ["--help"])
+        let forgeHelp = try runBlocking(forgeBinary, ["--help"]), helperHelp = try runBlocking(Self.helper, ["--help"])
         #expect(forgeHelp.status == 0 && helperHelp.status == 0)
         #expect(forgeHelp.text == helperHelp.text)
     }

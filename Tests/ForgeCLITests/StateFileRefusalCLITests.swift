@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 /// `forge serve --state` on a file that is not forge's: the command's contract (exit 73, one line naming the file), and
@@ -14,11 +15,11 @@ struct StateFileRefusalCLITests {
         let folder = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
         let database = folder.appendingPathComponent("notes.db")
-        let made = try run(sqlite3, [database.path, "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT); INSERT INTO notes (text) VALUES ('mine');"])
+        let made = try runBlocking(sqlite3, [database.path, "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT); INSERT INTO notes (text) VALUES ('mine');"])
         try #require(made.status == 0, "\(made.stderr)")
         let before = try Data(contentsOf: database)
         // Killed after 20 s should it start serving after all (a file adopted).
-        let refused = try run(forgeBinary, ["serve", "--listen", "127.0.0.1:0", "--state", database.path], killAfter: 20)
+        let refused = try runBlocking(forgeBinary, ["serve", "--listen", "127.0.0.1:0", "--state", database.path], killAfter: 20)
         #expect(refused.exited && refused.status == 73, "\(refused.status) \(refused.stderr)")
         #expect(refused.stderr.contains(database.path) && refused.stderr.contains("not a forge state file"), "\(refused.stderr)")
         #expect(try Data(contentsOf: database) == before)

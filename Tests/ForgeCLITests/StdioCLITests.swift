@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import ReceiptConformance
 import Testing
 import ForgeSupport
@@ -30,7 +31,7 @@ struct StdioCLITests {
     static func runCorpus(_ target: String, _ extra: [String] = []) throws -> (RunResult, [[String: Any]]) {
         let results = FileManager.default.temporaryDirectory.appendingPathComponent("stdio-\(UUID().uuidString).json")
         defer { try? FileManager.default.removeItem(at: results) }
-        let outcome = try forge(arguments: ["run", "--target", target, "--vectors", vectors, "--results", results.path, "--parallel", "2"] + extra)
+        let outcome = try forgeBlocking(arguments: ["run", "--target", target, "--vectors", vectors, "--results", results.path, "--parallel", "2"] + extra)
         let parsed = try JSONSerialization.jsonObject(with: Data(contentsOf: results)) as? [String: Any]
         return (outcome, parsed?["results"] as? [[String: Any]] ?? [])
     }
@@ -92,7 +93,7 @@ struct StdioCLITests {
         #expect(silentRun.text.contains("CANARIES FAILED") && silentRun.text.contains("did not answer in time"), "\(silentRun.text)")
         #expect(silentResults.count == 2)
         #expect(silentResults.contains { $0["outcome"] as? String == "TIMEOUT" } && silentResults.contains { ($0["message"] as? String)?.hasPrefix("not run") == true })
-        let leftovers = try run(URL(fileURLWithPath: "/usr/bin/pgrep"), ["-f", directory.path])
+        let leftovers = try runBlocking(URL(fileURLWithPath: "/usr/bin/pgrep"), ["-f", directory.path])
         #expect(leftovers.text.isEmpty, "harness processes survived: \(leftovers.text)")
     }
 
@@ -131,7 +132,7 @@ struct StdioCLITests {
         let script = directory.appendingPathComponent("mute.sh")
         try "#!/bin/sh\necho 'Welcome to my validator!'\ncat > /dev/null\n".write(to: script, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
-        let outcome = try forge("run", "--target", "stdio:\(script.path)", "--vectors", Self.vectors, "--timeout", "1")
+        let outcome = try forgeBlocking("run", "--target", "stdio:\(script.path)", "--vectors", Self.vectors, "--timeout", "1")
         #expect(outcome.status == 2)
         #expect(outcome.text.contains("handshake failed") && outcome.text.contains("Welcome"))
     }

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 import ForgeSupport
 
@@ -25,27 +26,27 @@ struct StoreKitCLITests {
 
     @Test("show lists products, groups, offers, storefront and time rate (and --json); scenario writes a spec make and jws make take")
     func showAndScenario() throws {
-        let shown = try forge("storekit", "show", Self.example)
+        let shown = try forgeBlocking("storekit", "show", Self.example)
         #expect(shown.status == 0, "\(shown.stderr)")
         for text in Self.products + ["group Pro (21482563) level 1", "storefront GBR (143444, GBP)", "time rate", "win-back winback-year: pay-up-front 1 × P1Y 19.99 GBP"] {
             #expect(shown.text.contains(text), "\(text) in \(shown.text)")
         }
-        let listed = try json(try forge("storekit", "show", Self.example, "--json"))
+        let listed = try json(try forgeBlocking("storekit", "show", Self.example, "--json"))
         #expect(listed["storefront"] as? String == "GBR" && listed["timeRate"] as? Int == 10 && listed["version"] as? Int == 4)
         #expect((listed["products"] as? [[String: Any]])?.compactMap { $0["productId"] as? String } == Self.products)
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let spec = directory.appendingPathComponent("scenario.json").path
-        let written = try forge("storekit", "scenario", Self.example, "--product", "com.example.pro.monthly", "-o", spec)
+        let written = try forgeBlocking("storekit", "scenario", Self.example, "--product", "com.example.pro.monthly", "-o", spec)
         #expect(written.status == 0, "\(written.stderr)")
-        #expect(try forge("make", "--spec", spec, "--now", Self.now, "-q", "-o", directory.appendingPathComponent("r.der").path).status == 0)
-        let made = try json(try forge("jws", "make", "transaction", "--spec", spec, "--now", Self.now, "-q", "--format", "json"))
+        #expect(try forgeBlocking("make", "--spec", spec, "--now", Self.now, "-q", "-o", directory.appendingPathComponent("r.der").path).status == 0)
+        let made = try json(try forgeBlocking("jws", "make", "transaction", "--spec", spec, "--now", Self.now, "-q", "--format", "json"))
         let payload = try #require(made["payload"] as? [String: Any])
         #expect(payload["storefront"] as? String == "GBR" && payload["offerDiscountType"] as? String == "FREE_TRIAL" && payload["price"] as? Int == 0)
         // Without --product: every product, one subscription of the group.
-        let all = try json(try forge("storekit", "scenario", Self.example))
+        let all = try json(try forgeBlocking("storekit", "scenario", Self.example))
         #expect((all["purchases"] as? [[String: Any]])?.compactMap { $0["productId"] as? String } == Array(Self.products.dropLast()))
-        #expect(try forge("storekit", "--help").text.contains("--storekit"))
+        #expect(try forgeBlocking("storekit", "--help").text.contains("--storekit"))
     }
 
     @Test("A bad file exits 65 naming the JSON path, in every command; a product the file lacks exits 64 listing its ids")
@@ -62,19 +63,19 @@ struct StoreKitCLITests {
             ["serve", "--listen", "127.0.0.1:0", "--storekit", bad],
         ]
         for command in commands {
-            let result = try forge(arguments: command)
+            let result = try forgeBlocking(arguments: command)
             #expect(result.status == 65 && result.stderr.contains(path), "\(command): \(result.status) \(result.stderr)")
         }
         let notJSON = directory.appendingPathComponent("not.storekit").path
         try "{ \"version\" : ".write(toFile: notJSON, atomically: true, encoding: .utf8)
-        #expect(try forge("storekit", "show", notJSON).status == 65)
+        #expect(try forgeBlocking("storekit", "show", notJSON).status == 65)
         for command in [
             ["storekit", "scenario", Self.example, "--product", "com.example.nope"],
             ["make", "--storekit", Self.example, "--product", "com.example.nope", "-o", directory.appendingPathComponent("r.der").path],
             ["jws", "make", "transaction", "--storekit", Self.example, "--product", "com.example.nope"],
             ["serve", "--listen", "127.0.0.1:0", "--storekit", Self.example, "--product", "com.example.nope"],
         ] {
-            let result = try forge(arguments: command)
+            let result = try forgeBlocking(arguments: command)
             #expect(result.status == 64 && result.stderr.contains("com.example.nope"), "\(command): \(result.status) \(result.stderr)")
             #expect(Self.products.allSatisfy(result.stderr.contains), "the ids are listed: \(result.stderr)")
         }
@@ -92,7 +93,7 @@ struct StoreKitCLITests {
     /// scenario started from the file.
     static func customer(in directory: URL, _ members: [String: Any]) throws -> URL {
         let spec = directory.appendingPathComponent("customer.json")
-        #expect(try forge("storekit", "scenario", example, "-o", spec.path).status == 0)
+        #expect(try forgeBlocking("storekit", "scenario", example, "-o", spec.path).status == 0)
         var scenario = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: spec)) as? [String: Any])
         scenario["now"] = now
         scenario.merge(members) { $1 }
@@ -107,11 +108,11 @@ struct StoreKitCLITests {
         let spec = try Self.customer(
             in: directory, ["purchases": [["productId": "com.example.pro.yearly", "purchaseDate": "2024-01-10T00:00:00Z", "renewals": 3]]])
         let receipt = directory.appendingPathComponent("receipt.der")
-        #expect(try forge("make", "--spec", spec.path, "-q", "-o", receipt.path).status == 0)
-        let jws = try json(try forge("jws", "make", "transaction", "--spec", spec.path, "-q", "--format", "json"))
+        #expect(try forgeBlocking("make", "--spec", spec.path, "-q", "-o", receipt.path).status == 0)
+        let jws = try json(try forgeBlocking("jws", "make", "transaction", "--spec", spec.path, "-q", "--format", "json"))
         let latest = try #require(jws["payload"] as? [String: Any])
 
-        let server = try BackgroundServer(forgeBinary, ["serve", "--listen", "127.0.0.1:0", "--no-auth", "--now", Self.now, "--scenario", spec.path])
+        let server = try BlockingServer(forgeBinary, ["serve", "--listen", "127.0.0.1:0", "--no-auth", "--now", Self.now, "--scenario", spec.path])
         defer { server.stop() }
         let body = try JSONSerialization.data(withJSONObject: ["receipt-data": try Data(contentsOf: receipt).base64EncodedString()])
         let verified = try await Self.post(server.url + "/verifyReceipt", body)
@@ -143,7 +144,7 @@ struct StoreKitCLITests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let plain = directory.appendingPathComponent("plain.json")
         try Data(#"{"now": "2025-06-01T00:00:00Z", "purchases": [{"productId": "com.example.pro.monthly", "renewals": 1}]}"#.utf8).write(to: plain)
-        let server = try BackgroundServer(
+        let server = try BlockingServer(
             forgeBinary,
             ["serve", "--listen", "127.0.0.1:0", "--no-auth", "--now", Self.now, "--scenario", plain.path, "--storekit", Self.example, "--product", "com.example.lifetime"])
         defer { server.stop() }
@@ -206,7 +207,7 @@ struct StoreKitCLITests {
         let server = try NotifyTests.receiver("200", record: record)
         defer { server.stop() }
         let saved = directory.appendingPathComponent("n.json")
-        let sent = try forge(
+        let sent = try forgeBlocking(
             arguments: [
                 "notify", server.url + "/apple", "--storekit", Self.example, "--product", "com.example.pro.yearly", "--renewals", "3", "--preset", "sandbox",
                 "--now", Self.now, "--notification-type", "DID_RENEW", "--save", saved.path,
@@ -230,7 +231,7 @@ struct StoreKitCLITests {
                 "preset": "sandbox", "purchases": [["productId": "com.example.pro.monthly", "purchaseDate": "2025-04-10T00:00:00Z", "renewals": 1]],
                 "timeline": [["event": "change-product", "at": "2025-05-15T00:00:00Z", "to": "com.example.pro.yearly"]],
             ])
-        let made = try json(try forge("jws", "make", "notification", "--spec", spec.path, "--event", "1", "-q", "--format", "json"))
+        let made = try json(try forgeBlocking("jws", "make", "notification", "--spec", spec.path, "--event", "1", "-q", "--format", "json"))
         let payload = try #require(made["payload"] as? [String: Any])
         #expect(payload["notificationType"] as? String == "DID_CHANGE_RENEWAL_PREF" && payload["subtype"] as? String == "UPGRADE", "\(payload)")
         let data = try #require(payload["data"] as? [String: Any])
@@ -238,7 +239,7 @@ struct StoreKitCLITests {
         #expect(transaction["productId"] as? String == "com.example.pro.yearly" && transaction["transactionReason"] as? String == "PURCHASE")
         #expect(transaction["purchaseDate"] as? Int == 1_747_267_200_000, "2025-05-15")
 
-        let server = try BackgroundServer(forgeBinary, ["serve", "--listen", "127.0.0.1:0", "--no-auth", "--now", Self.now, "--scenario", spec.path])
+        let server = try BlockingServer(forgeBinary, ["serve", "--listen", "127.0.0.1:0", "--no-auth", "--now", Self.now, "--scenario", spec.path])
         defer { server.stop() }
         let request = try JSONSerialization.data(withJSONObject: ["startDate": 1_746_230_400_000, "endDate": 1_748_736_000_000])
         var post = URLRequest(url: try #require(URL(string: server.url + "/sandbox/inApps/v1/notifications/history")))
@@ -255,7 +256,7 @@ struct StoreKitCLITests {
         if JWSTypedEdgesTests.hasOracle {
             let file = directory.appendingPathComponent("upgrade.jws")
             try Data(try #require(made["jws"] as? String).utf8).write(to: file)
-            let checked = try run(JWSTypedEdgesTests.python, [JWSTypedEdgesTests.oracle, JWSTypedEdgesTests.root, "Sandbox", "com.example.app", "-", "notification", file.path])
+            let checked = try runBlocking(JWSTypedEdgesTests.python, [JWSTypedEdgesTests.oracle, JWSTypedEdgesTests.root, "Sandbox", "com.example.app", "-", "notification", file.path])
             #expect(checked.status == 0 && checked.text.contains("UPGRADE"), "Apple's verifier: \(checked.text) \(checked.stderr)")
         }
     }

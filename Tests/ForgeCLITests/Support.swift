@@ -1,14 +1,15 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 import ForgeSupport
 import StoreModel
 
 /// The repository root, found from this file.
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+let repositoryRoot = Repository.root
 
 /// `../shared/interop`, the real receipts; tests that need it are disabled when it is absent.
-let interopDirectory = repositoryRoot.deletingLastPathComponent().appendingPathComponent("shared/interop")
-let hasInterop = FileManager.default.fileExists(atPath: interopDirectory.appendingPathComponent("receipts").path)
+let interopDirectory = Repository.interop
+let hasInterop = Oracle.interop.isAvailable
 
 /// How many vectors the committed corpus holds, read from its manifest as any tool would.
 let corpusCount: Int = {
@@ -51,30 +52,14 @@ func isOfflineSkip(_ result: [String: Any]) -> Bool {
     result["outcome"] as? String == "SKIP" && (result["message"] as? String)?.hasSuffix("feature not declared by the harness: online") == true
 }
 
-/// The built `forge`, next to the test bundle (SwiftPM builds it because this target depends on it).
-let forgeBinary: URL = {
-    var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-    for _ in 0..<4 {
-        let candidate = directory.appendingPathComponent("forge")
-        if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-        directory = directory.deletingLastPathComponent()
-    }
-    return repositoryRoot.appendingPathComponent(".build/debug/forge")
-}()
+let forgeBinary = Binaries.forge
 
-struct RunResult {
-    let status: Int32
-    let stdout: Data
-    let stderr: String
-    /// Whether the program ended by itself with an exit status: not by a signal, nor killed at `killAfter`.
-    var exited = true
-    var text: String { String(decoding: stdout, as: UTF8.self) }
-}
+// MARK: - Blocking helpers, being retired (issue 37): each test moves to ForgeTestSupport's async `run`, `forge`,
+// `openssl` and `BackgroundServer`, and these go once nothing calls them.
 
-/// Runs a program to completion with the given stdin, in `directory`; with `killAfter`, SIGKILL at that
-/// deadline (a hang ends the test instead of the run).
+/// Runs a program to completion, blocking the calling thread (and so a cooperative-pool thread).
 @discardableResult
-func run(
+func runBlocking(
     _ executable: URL, _ arguments: [String], stdin: Data? = nil, in directory: URL? = nil, environment: [String: String]? = nil,
     killAfter seconds: Double? = nil
 ) throws -> RunResult {
@@ -88,9 +73,6 @@ func run(
     process.standardError = error
     process.standardInput = input
     try process.run()
-    // Drain both pipes concurrently so a chatty child never blocks on a full pipe, on threads of their own: work
-    // queued on Dispatch's global pool waits for a free worker, and with hundreds of tests blocked in waits like
-    // this one a loaded 2-core machine had none for minutes (a 1-second test then timed out).
     let group = DispatchGroup()
     nonisolated(unsafe) var out = Data(), err = Data()
     group.enter()
@@ -121,35 +103,23 @@ func run(
         exited: inTime && process.terminationReason == .exit)
 }
 
-func forge(_ arguments: String..., stdin: Data? = nil, in directory: URL? = nil) throws -> RunResult {
-    try run(forgeBinary, arguments, stdin: stdin, in: directory)
+func forgeBlocking(_ arguments: String..., stdin: Data? = nil, in directory: URL? = nil) throws -> RunResult {
+    try runBlocking(forgeBinary, arguments, stdin: stdin, in: directory)
 }
 
-func forge(arguments: [String], stdin: Data? = nil, in directory: URL? = nil) throws -> RunResult {
-    try run(forgeBinary, arguments, stdin: stdin, in: directory)
+func forgeBlocking(arguments: [String], stdin: Data? = nil, in directory: URL? = nil) throws -> RunResult {
+    try runBlocking(forgeBinary, arguments, stdin: stdin, in: directory)
 }
 
 let opensslBinary = URL(fileURLWithPath: "/usr/bin/openssl")
 
-func openssl(_ arguments: [String]) throws -> RunResult { try run(opensslBinary, arguments) }
+func opensslBlocking(_ arguments: [String]) throws -> RunResult { try runBlocking(opensslBinary, arguments) }
 
-/// A fresh temporary directory, removed by the caller's `defer`.
-func temporaryDirectory() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("forge-test-\(UUID().uuidString)")
-    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
-    return url
-}
-
-func certificate(_ name: String) -> String { repositoryRoot.appendingPathComponent("Certificates/\(name)").path }
-
-/// Parses JSON output of the CLI.
-func json(_ result: RunResult) throws -> [String: Any] {
-    try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any], "stdout is a JSON object: \(result.text)")
-}
+func certificate(_ name: String) -> String { Repository.certificate(name) }
 
 /// A server started for a test (`forge validate --listen`, a Python fake): its port is read from
 /// the first stdout line that names one, and `stop()` kills it and waits, so nothing outlives the test.
-final class BackgroundServer: @unchecked Sendable {
+final class BlockingServer: @unchecked Sendable {
     let process = Process()
     let port: Int
 
@@ -186,22 +156,4 @@ final class BackgroundServer: @unchecked Sendable {
     }
 
     struct ServerDidNotStart: Error { let firstLine: String }
-}
-
-/// Every file below `directory` (hidden ones too), relative path → bytes; with `folders`, every folder too, as
-/// `path/` → empty, so a test sees a folder appear or vanish.
-func fileTree(_ directory: URL, folders: Bool = false) throws -> [String: Data] {
-    var contents: [String: Data] = [:]
-    let base = directory.standardizedFileURL.path
-    guard let walker = FileManager.default.enumerator(atPath: base) else { return contents }
-    for case let relative as String in walker {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: base + "/" + relative, isDirectory: &isDirectory) else { continue }
-        if isDirectory.boolValue {
-            if folders { contents[relative + "/"] = Data() }
-        } else {
-            contents[relative] = try Data(contentsOf: URL(fileURLWithPath: base + "/" + relative))
-        }
-    }
-    return contents
 }

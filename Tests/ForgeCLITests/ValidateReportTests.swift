@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Testing
 
 /// `forge validate` and `forge jws validate` say what they checked, what they skipped and why, and the
@@ -15,9 +16,9 @@ struct ValidateReportTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let receipt = directory.appendingPathComponent("r.der").path
-        let made = try forge("make", "--product", "pro.monthly", "--type", "auto-renewable", "--now", Self.made, "--expires", Self.expires, "-q", "-o", receipt)
+        let made = try forgeBlocking("make", "--product", "pro.monthly", "--type", "auto-renewable", "--now", Self.made, "--expires", Self.expires, "-q", "-o", receipt)
         #expect(made.status == 0, "\(made.stderr)")
-        let result = try forge("validate", receipt, "--at", Self.at, "--bundle-id", "com.example.app")
+        let result = try forgeBlocking("validate", receipt, "--at", Self.at, "--bundle-id", "com.example.app")
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.text.split(separator: "\n").map(String.init)
         #expect(lines.first == "valid", "the first line stays the verdict: \(lines)")
@@ -26,10 +27,10 @@ struct ValidateReportTests {
         #expect(skipped.contains("device hash") && skipped.contains("--device-id") && skipped.contains("app version") && skipped.contains("--app-version"), "\(skipped)")
         #expect(lines.contains("subscription pro.monthly: expired \(Self.expires) (evaluated at \(Self.at))"), "\(lines)")
         // Active the day before it expires.
-        let earlier = try forge("validate", receipt, "--at", "2025-01-12T00:00:00Z")
+        let earlier = try forgeBlocking("validate", receipt, "--at", "2025-01-12T00:00:00Z")
         #expect(earlier.text.contains("subscription pro.monthly: active, expires \(Self.expires)"), "\(earlier.text)")
         // --json carries the same state.
-        let json = try json(try forge("validate", receipt, "--at", Self.at, "--json"))
+        let json = try json(try forgeBlocking("validate", receipt, "--at", Self.at, "--json"))
         let subscriptions = try #require(json["subscriptions"] as? [[String: Any]])
         #expect(subscriptions.count == 1 && subscriptions.first?["state"] as? String == "expired" && subscriptions.first?["productId"] as? String == "pro.monthly")
     }
@@ -39,8 +40,8 @@ struct ValidateReportTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let receipt = directory.appendingPathComponent("r.der").path
-        #expect(try forge("make", "--product", "p", "--now", Self.made, "-q", "-o", receipt).status == 0)
-        let result = try forge("validate", receipt, "--bundle-id", "com.other.app", "--at", Self.at)
+        #expect(try forgeBlocking("make", "--product", "p", "--now", Self.made, "-q", "-o", receipt).status == 0)
+        let result = try forgeBlocking("validate", receipt, "--bundle-id", "com.other.app", "--at", Self.at)
         #expect(result.status == 1)
         let lines = result.text.split(separator: "\n").map(String.init)
         #expect(lines.first == "invalid (binding.bundle-id)", "\(lines)")
@@ -53,9 +54,9 @@ struct ValidateReportTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("t.jws").path
         #expect(
-            try forge("jws", "make", "transaction", "--product", "pro.monthly", "--type", "auto-renewable", "--now", Self.made, "--expires", Self.expires, "-q", "-o", file)
+            try forgeBlocking("jws", "make", "transaction", "--product", "pro.monthly", "--type", "auto-renewable", "--now", Self.made, "--expires", Self.expires, "-q", "-o", file)
                 .status == 0)
-        let result = try forge("jws", "validate", file, "--at", Self.at)
+        let result = try forgeBlocking("jws", "validate", file, "--at", Self.at)
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.text.split(separator: "\n").map(String.init)
         #expect(lines.first == "valid")
@@ -69,10 +70,10 @@ struct ValidateReportTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let receipt = directory.appendingPathComponent("r.der").path
-        #expect(try forge("make", "--product", "p", "--now", Self.made, "-q", "-o", receipt).status == 0)
-        let result = try forge("inspect", receipt, "--bundle-id", "com.other.app")
+        #expect(try forgeBlocking("make", "--product", "p", "--now", Self.made, "-q", "-o", receipt).status == 0)
+        let result = try forgeBlocking("inspect", receipt, "--bundle-id", "com.other.app")
         #expect(result.status == 0 && result.text.contains("verdict: invalid (binding.bundle-id)"), "\(result.status) \(result.text)")
-        let help = try forge("inspect", "--help").text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        let help = try forgeBlocking("inspect", "--help").text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         #expect(help.contains("exits 0 whenever the input decodes, whatever its checks say"), "\(help)")
     }
 }

@@ -1,4 +1,5 @@
 import Foundation
+import ForgeTestSupport
 import Synchronization
 import Testing
 
@@ -93,7 +94,7 @@ struct WebhookPortTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         // A server that took the URL would run on: killed, it fails the test rather than holding it.
-        let result = try run(forgeBinary, arguments, in: directory, killAfter: 30)
+        let result = try runBlocking(forgeBinary, arguments, in: directory, killAfter: 30)
         #expect(result.exited && result.status == 64, "\(arguments): \(result.status) \(result.stderr)")
         #expect(result.stderr.split(separator: "\n").first?.contains("the port must be from 1 to 65535, not \(port)") == true, "\(result.stderr)")
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path).isEmpty, "nothing written")
@@ -170,7 +171,7 @@ final class Spawned: @unchecked Sendable {
         let line = await Self.firstLine(output.fileHandleForReading, within: .seconds(30))
         guard let match = line.firstMatch(of: /:(\d+)/), let port = Int(match.1) else {
             process.terminate()
-            throw BackgroundServer.ServerDidNotStart(firstLine: line)
+            throw BlockingServer.ServerDidNotStart(firstLine: line)
         }
         self.port = port
     }
