@@ -163,7 +163,10 @@ let package = Package(
             swiftSettings: swiftSettings),
         // Runs the built `forge` (and `forge-http`) binaries, real files, and openssl as an independent oracle; reads ../shared/interop when present.
         .testTarget(
-            name: "ForgeCLITests", dependencies: ["ForgeTestSupport", "forge", "forge-http", "ForgeCLI", "ReceiptModel", "StoreModel", "ForgeSupport", "ReceiptConformance", "ReceiptConformanceHTTP"],
+            name: "ForgeCLITests",
+            dependencies: [
+                "ForgeTestSupport", "forge", "forge-http", "ForgeCLI", "ReceiptModel", "StoreModel", "ForgeSupport", "ReceiptConformance", "ReceiptConformanceHTTP",
+            ],
             swiftSettings: swiftSettings),
     ]
 )

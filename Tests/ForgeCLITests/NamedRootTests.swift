@@ -54,7 +54,8 @@ struct NamedRootTests {
     func xcodeJWSHint() throws {
         try outside { directory in
             #expect(
-                try forgeBlocking("jws", "make", "transaction", "--product", "pro.monthly", "--preset", "xcode-2023", "--now", Self.now, "-q", "-o", "x.jws", in: directory).status == 0)
+                try forgeBlocking("jws", "make", "transaction", "--product", "pro.monthly", "--preset", "xcode-2023", "--now", Self.now, "-q", "-o", "x.jws", in: directory).status
+                    == 0)
             let rejected = try forgeBlocking("jws", "validate", "x.jws", in: directory)
             #expect(rejected.status == 1 && rejected.stderr.contains("pass --environment Xcode --root jws-xcode"), "\(rejected.text)\(rejected.stderr)")
             #expect(try forgeBlocking("jws", "validate", "x.jws", "--environment", "Xcode", "--root", "jws-xcode", in: directory).status == 0)

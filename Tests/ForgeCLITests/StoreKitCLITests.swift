@@ -256,7 +256,8 @@ struct StoreKitCLITests {
         if JWSTypedEdgesTests.hasOracle {
             let file = directory.appendingPathComponent("upgrade.jws")
             try Data(try #require(made["jws"] as? String).utf8).write(to: file)
-            let checked = try runBlocking(JWSTypedEdgesTests.python, [JWSTypedEdgesTests.oracle, JWSTypedEdgesTests.root, "Sandbox", "com.example.app", "-", "notification", file.path])
+            let checked = try runBlocking(
+                JWSTypedEdgesTests.python, [JWSTypedEdgesTests.oracle, JWSTypedEdgesTests.root, "Sandbox", "com.example.app", "-", "notification", file.path])
             #expect(checked.status == 0 && checked.text.contains("UPGRADE"), "Apple's verifier: \(checked.text) \(checked.stderr)")
         }
     }
