@@ -2,6 +2,7 @@ import ForgeSupport
 import Foundation
 import NIOCore
 import NIOPosix
+import NIOSSL
 import ReceiptServe
 import ReceiptServeHTTP
 import Synchronization
@@ -197,22 +198,26 @@ final class CannedWebhook: Sendable {
     }
 
     /// Answers every request with `answer`.
-    static func start(_ answer: [UInt8]?, then: Then = .close) async throws -> CannedWebhook {
-        try await start(then: then) { _, _ in answer }
+    static func start(_ answer: [UInt8]?, then: Then = .close, host: String = "127.0.0.1", tls: NIOSSLContext? = nil) async throws -> CannedWebhook {
+        try await start(then: then, host: host, tls: tls) { _, _ in answer }
     }
 
-    /// Answers the `count`th request (from 0) with `answer(port, count)`, `delay` after it arrived.
-    static func start(then: Then = .close, delay: TimeAmount = .zero, _ answer: @escaping @Sendable (Int, Int) -> [UInt8]?) async throws
-        -> CannedWebhook
-    {
+    /// Answers the `count`th request (from 0) with `answer(port, count)`, `delay` after it arrived; over TLS with
+    /// `tls`.
+    static func start(
+        then: Then = .close, delay: TimeAmount = .zero, host: String = "127.0.0.1", tls: NIOSSLContext? = nil,
+        _ answer: @escaping @Sendable (Int, Int) -> [UInt8]?
+    ) async throws -> CannedWebhook {
         let events = Events()
         let channel = try await ServerBootstrap(group: MultiThreadedEventLoopGroup.singleton)
             .childChannelInitializer { child in
                 child.eventLoop.makeCompletedFuture {
-                    try child.pipeline.syncOperations.addHandler(CannedAnswerHandler(then: then, delay: delay, events: events, answer: answer))
+                    let handlers = child.pipeline.syncOperations
+                    if let tls { try handlers.addHandler(NIOSSLServerHandler(context: tls)) }
+                    try handlers.addHandler(CannedAnswerHandler(then: then, delay: delay, events: events, answer: answer))
                 }
             }
-            .bind(host: "127.0.0.1", port: 0).get()
+            .bind(host: host, port: 0).get()
         return CannedWebhook(channel: channel, events: events)
     }
 
