@@ -74,7 +74,8 @@ public final class WebhookClient: Sendable {
         // Fails every exchange of the attempt still under way: at the deadline, or when the caller is cancelled.
         let abort = loop.makePromise(of: Void.self)
         let timer = loop.scheduleTask(deadline: deadline) { abort.fail(Failure(.timedOut, "no complete answer within \(timeoutSeconds) s")) }
-        let ended = follow(request.url, method: .POST, body: request.body, visited: [request.url.text], deadline: deadline, on: loop, abort: abort.futureResult)
+        let attempt = Attempt(loop: loop, deadline: deadline, abort: abort.futureResult)
+        let ended = follow(request.url, method: .POST, body: request.body, visited: [request.url.text], in: attempt)
             .map { Result<Answer, Failure>.success($0) }
             .recover { .failure($0 as? Failure ?? Failure(.other, "\($0)")) }
             .always { _ in
@@ -91,10 +92,11 @@ public final class WebhookClient: Sendable {
         let milliseconds = elapsed.nanoseconds / 1_000_000
         switch result {
         case .success(let answer):
-            let attempt = SendAttempt(
-                date: date, result: SendAttemptResult(httpStatus: answer.status), httpStatus: answer.status, milliseconds: milliseconds,
-                detail: answer.complete ? nil : "an answer longer than \(WebhookRequest.maximumAnswerBytes) bytes, not read to its end")
-            return WebhookAnswer(attempt: attempt, body: answer.body)
+            let detail = answer.complete ? nil : "an answer longer than \(WebhookRequest.maximumAnswerBytes) bytes, not read to its end"
+            return WebhookAnswer(
+                attempt: SendAttempt(
+                    date: date, result: SendAttemptResult(httpStatus: answer.status), httpStatus: answer.status, milliseconds: milliseconds, detail: detail),
+                body: answer.body)
         case .failure(let failure):
             return WebhookAnswer(
                 attempt: SendAttempt(date: date, result: failure.result, httpStatus: failure.status, milliseconds: milliseconds, detail: failure.detail), body: [])
@@ -106,10 +108,8 @@ public final class WebhookClient: Sendable {
     /// before anything connects: a webhook that redirects to port 70000 is a failed attempt (OTHER), never a trap
     /// in the socket library. At most ``WebhookRequest/maximumRedirects``, none to a URL already visited
     /// (CIRCULAR_REDIRECT); 303, and 301 or 302 after a POST, continue as a GET without the body, as browsers do.
-    private func follow(
-        _ url: HTTPURL, method: HTTPMethod, body: [UInt8]?, visited: Set<String>, deadline: NIODeadline, on loop: any EventLoop, abort: EventLoopFuture<Void>
-    ) -> EventLoopFuture<Answer> {
-        exchange(url, method: method, body: body, deadline: deadline, on: loop, abort: abort).flatMapThrowing { answer -> (Answer, HTTPURL?) in
+    private func follow(_ url: HTTPURL, method: HTTPMethod, body: [UInt8]?, visited: Set<String>, in attempt: Attempt) -> EventLoopFuture<Answer> {
+        exchange(url, method: method, body: body, in: attempt).flatMapThrowing { answer -> (Answer, HTTPURL?) in
             let status = answer.status
             guard Self.redirectStatuses.contains(status), let location = answer.location else { return (answer, nil) }
             let next: HTTPURL
@@ -122,21 +122,19 @@ public final class WebhookClient: Sendable {
             }
             return (answer, next)
         }.flatMap { answer, next in
-            guard let next else { return loop.makeSucceededFuture(answer) }
+            guard let next else { return attempt.loop.makeSucceededFuture(answer) }
             let get = answer.status == 303 || (answer.status == 301 || answer.status == 302) && method == .POST
-            return self.follow(
-                next, method: get ? .GET : method, body: get ? nil : body, visited: visited.union([next.text]), deadline: deadline, on: loop, abort: abort)
+            return self.follow(next, method: get ? .GET : method, body: get ? nil : body, visited: visited.union([next.text]), in: attempt)
         }
     }
 
     /// One request on a connection of its own, answered at the answer's end, or at its head when it redirects.
-    private func exchange(
-        _ url: HTTPURL, method: HTTPMethod, body: [UInt8]?, deadline: NIODeadline, on loop: any EventLoop, abort: EventLoopFuture<Void>
-    ) -> EventLoopFuture<Answer> {
+    private func exchange(_ url: HTTPURL, method: HTTPMethod, body: [UInt8]?, in attempt: Attempt) -> EventLoopFuture<Answer> {
+        let loop = attempt.loop
         let answered = loop.makePromise(of: Answer.self)
-        abort.whenFailure { answered.fail($0) }
+        attempt.abort.whenFailure { answered.fail($0) }
         let request = AnswerReader.Request(head: Self.head(url, method: method, body: body), body: body.map { ByteBuffer(bytes: $0) }, answered: answered)
-        tlsContext(for: url, on: loop).flatMap { tls in self.connect(url, tls: tls, deadline: deadline, on: loop) }.whenComplete { connected in
+        tlsContext(for: url, on: loop).flatMap { tls in self.connect(url, tls: tls, deadline: attempt.deadline, on: loop) }.whenComplete { connected in
             switch connected {
             case .success(let channel):
                 // Whatever ends the exchange closes its connection; one that opens after the end is closed at once.
@@ -221,6 +219,14 @@ public final class WebhookClient: Sendable {
         case is NIOConnectionError, is IOError, is ChannelError, is SocketAddressError: return Failure(.socketIssue, "cannot connect: \(error)")
         default: return Failure(.other, "\(error)")
         }
+    }
+
+    /// Where an attempt runs and what ends it: every exchange and redirect of it on `loop`, and `abort` failed at
+    /// `deadline` (or when the caller is cancelled).
+    private struct Attempt: Sendable {
+        let loop: any EventLoop
+        let deadline: NIODeadline
+        let abort: EventLoopFuture<Void>
     }
 
     /// An answer the webhook gave in full (or its first ``WebhookRequest/maximumAnswerBytes``), or the head of a redirect.
