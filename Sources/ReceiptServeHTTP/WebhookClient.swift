@@ -154,9 +154,10 @@ public final class WebhookClient: Sendable {
         // the certificate against; a host name is resolved, sent as SNI and checked against the certificate.
         let address = try? SocketAddress(ipAddress: url.host, port: url.port)
         let serverName = address == nil ? url.host : nil
+        // ClientBootstrap sets TCP_NODELAY itself (`.tcpOption`); `.socketOption(.tcp_nodelay)` would be SOL_SOCKET's
+        // option 1, SO_DEBUG, which needs CAP_NET_ADMIN: every attempt of a user who is not root would fail.
         let bootstrap = ClientBootstrap(group: loop)
             .connectTimeout(max(deadline - .now(), .milliseconds(1)))
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let handlers = channel.pipeline.syncOperations
