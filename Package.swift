@@ -9,7 +9,7 @@ let swiftSettings: [SwiftSetting] = [
 
 // Dependencies point down: forge → ForgeCLI → ReferenceValidation / ReceiptForge → ReceiptModel + JWSModel + ForgeCrypto
 // → StoreModel → ForgeSupport; ReceiptForge also → ReceiptCorpus (Foundation and ForgeSupport). The network (swift-nio, BoringSSL,
-// async-http-client) and SQLite (GRDB) are linked only by forge-http, which forge hands HTTP work over to: `swift run forge make`
+// Hummingbird) and SQLite (GRDB) are linked only by forge-http, which forge hands HTTP work over to: `swift run forge make`
 // on a fresh clone compiles none of it.
 let package = Package(
     name: "receipt-forge",
@@ -32,8 +32,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.6.0"),
         // HTTP only where it is spoken: the runner's http(s):// transport and the servers.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
-        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.25.0"),
-        // Already built for async-http-client; named to trust a private CA for https:// targets (--http-ca).
+        // Already built for HummingbirdTLS; named for the two clients on swift-nio, the runner's https:// targets (--http-ca)
+        // and the webhooks notifications are sent to (--notify-ca).
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.30.0"),
         // The servers (`forge serve`, `forge validate --listen`): routing, middleware, TLS, graceful shutdown.
         .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.20.0"),
@@ -105,7 +105,7 @@ let package = Package(
                 .product(name: "HummingbirdTLS", package: "hummingbird"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: swiftSettings),
         // `forge serve --state FILE`: the server state kept in SQLite through GRDB.
@@ -158,7 +158,8 @@ let package = Package(
             dependencies: [
                 "ReceiptServeHTTP", "ReceiptServe", "ReceiptForge", "ReferenceValidation", "ReceiptValidationServer", "ForgeSupport", "ReceiptServeSQLite", "StoreModel",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "NIOCore", package: "swift-nio"), .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings),
         // Runs the built `forge` (and `forge-http`) binaries, real files, and openssl as an independent oracle; reads ../shared/interop when present.

@@ -182,9 +182,10 @@ final class KeepAliveClient: Sendable {
         // which a busy process (a test run full of child processes) can keep waiting past the deadline.
         let address = try? SocketAddress(ipAddress: host, port: origin.port)
         let serverName = tls != nil && address == nil ? host : nil
+        // ClientBootstrap sets TCP_NODELAY itself (`.tcpOption`); `.socketOption(.tcp_nodelay)` was SOL_SOCKET's
+        // option 1, SO_DEBUG, which needs CAP_NET_ADMIN: every connection of a user who is not root failed (EACCES).
         let bootstrap = ClientBootstrap(group: loop)
             .connectTimeout(remaining)
-            .channelOption(.socketOption(.tcp_nodelay), value: 1)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let handlers = channel.pipeline.syncOperations

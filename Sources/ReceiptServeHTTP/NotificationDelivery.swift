@@ -37,7 +37,6 @@ public enum NotificationDelivery {
             }
         }
         await own?.shutdown()
-        await client.shutdown()
     }
 
     private static func loop(

@@ -291,7 +291,6 @@ struct NotificationBatchTests {
             #expect(try await attempt("see-other").result == .success)
             let seen = sink.received.withLock { $0.map { "\($0.method) \($0.path) \($0.body.count)" } }
             #expect(seen == ["POST hop 21", "POST ok 21", "POST see-other 21", "GET ok 0"], "\(seen)")
-            await client.shutdown()
         }
     }
 }
