@@ -3,7 +3,7 @@ import ForgeTestSupport
 import Testing
 
 /// `forge ca api-key` and `forge serve --api-key/--issuer-id`, through the built binaries and real files.
-@Suite("App Store Server API keys: forge ca api-key and forge serve --api-key", .timeLimit(.minutes(10)))
+@Suite("App Store Server API keys: forge ca api-key and forge serve --api-key", .timeLimit(.minutes(2)))
 struct APIKeyTests {
     /// The values `forge ca api-key` prints, by their label.
     static func printed(_ result: RunResult) -> [String: String] {
@@ -15,12 +15,14 @@ struct APIKeyTests {
         return values
     }
 
-    @Test("forge ca api-key writes AuthKey_<KEYID>.p8 (PKCS#8 P-256, 0600) and prints key id, issuer id, path and the serve flags")
-    func makesAKey() throws {
+    @Test(
+        "forge ca api-key writes AuthKey_<KEYID>.p8 (PKCS#8 P-256, 0600) and prints key id, issuer id, path and the serve flags",
+        .requires(.openssl))
+    func makesAKey() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let out = directory.appendingPathComponent("keys").path
-        let result = try forgeBlocking("ca", "api-key", "--out", out)
+        let result = try await forge("ca", "api-key", "--out", out)
         #expect(result.status == 0, "\(result.stderr)")
         let values = Self.printed(result)
         let keyID = try #require(values["key id"])
@@ -36,25 +38,25 @@ struct APIKeyTests {
         let pem = try String(contentsOfFile: path, encoding: .utf8)
         #expect(pem.hasPrefix("-----BEGIN PRIVATE KEY-----\n"))
         // openssl, independently: an EC key on P-256.
-        let text = try opensslBlocking(["pkey", "-in", path, "-noout", "-text"])
+        let text = try await openssl(["pkey", "-in", path, "-noout", "-text"])
         #expect(text.status == 0)
         #expect(text.text.contains("prime256v1") || text.text.contains("P-256"), "\(text.text)")
         // The inner SEC 1 key carries its public key ([1]), as App Store Connect's .p8 files do.
-        let inner = try opensslBlocking(["asn1parse", "-in", path, "-strparse", "27"])
+        let inner = try await openssl(["asn1parse", "-in", path, "-strparse", "27"])
         #expect(inner.text.contains("cont [ 1 ]"), "\(inner.text)")
         // A second key is another key.
-        let other = Self.printed(try forgeBlocking("ca", "api-key", "--out", out))
+        let other = Self.printed(try await forge("ca", "api-key", "--out", out))
         #expect(other["key id"] != keyID)
         #expect(other["issuer id"] != issuerID)
     }
 
     @Test("forge ca api-key --seed: the same seed gives the same key id, issuer id and key bytes")
-    func seeded() throws {
+    func seeded() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let first = try forgeBlocking("ca", "api-key", "--out", directory.appendingPathComponent("a").path, "--seed", "7")
-        let second = try forgeBlocking("ca", "api-key", "--out", directory.appendingPathComponent("b").path, "--seed", "7")
-        let third = try forgeBlocking("ca", "api-key", "--out", directory.appendingPathComponent("c").path, "--seed", "8")
+        let first = try await forge("ca", "api-key", "--out", directory.appendingPathComponent("a").path, "--seed", "7")
+        let second = try await forge("ca", "api-key", "--out", directory.appendingPathComponent("b").path, "--seed", "7")
+        let third = try await forge("ca", "api-key", "--out", directory.appendingPathComponent("c").path, "--seed", "8")
         #expect([first.status, second.status, third.status] == [0, 0, 0])
         let (a, b, c) = (Self.printed(first), Self.printed(second), Self.printed(third))
         #expect(a["key id"] == b["key id"])
@@ -67,11 +69,11 @@ struct APIKeyTests {
     }
 
     @Test("forge ca api-key quotes a path with spaces in the serve line, so it can be pasted into a shell")
-    func quotesPaths() throws {
+    func quotesPaths() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let out = directory.appendingPathComponent("my keys").path
-        let values = Self.printed(try forgeBlocking("ca", "api-key", "--out", out, "--seed", "5"))
+        let values = Self.printed(try await forge("ca", "api-key", "--out", out, "--seed", "5"))
         let keyID = try #require(values["key id"])
         let issuerID = try #require(values["issuer id"])
         #expect(values["serve"] == "forge serve --api-key '\(keyID)=\(out)/AuthKey_\(keyID).p8' --issuer-id \(issuerID)")
@@ -79,15 +81,15 @@ struct APIKeyTests {
     }
 
     @Test("forge ca api-key never replaces a key: exit 73 naming the file, the file and stdout untouched")
-    func refusesToOverwrite() throws {
+    func refusesToOverwrite() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let first = try forgeBlocking("ca", "api-key", "--out", directory.path, "--seed", "1")
+        let first = try await forge("ca", "api-key", "--out", directory.path, "--seed", "1")
         #expect(first.status == 0)
         let keyID = try #require(Self.printed(first)["key id"])
         let path = directory.appendingPathComponent("AuthKey_\(keyID).p8")
         try Data("not the key\n".utf8).write(to: path)
-        let again = try forgeBlocking("ca", "api-key", "--out", directory.path, "--seed", "1")
+        let again = try await forge("ca", "api-key", "--out", directory.path, "--seed", "1")
         #expect(again.status == 73)
         #expect(again.stdout.isEmpty)
         #expect(again.stderr.contains("AuthKey_\(keyID).p8"), "\(again.stderr)")
@@ -95,11 +97,13 @@ struct APIKeyTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory.path) == ["AuthKey_\(keyID).p8"])
     }
 
-    @Test("forge serve --api-key/--issuer-id: forms are usage errors (64), a missing file 66 and a key that is not P-256 65, naming the file")
-    func serveOptions() throws {
+    @Test(
+        "forge serve --api-key/--issuer-id: forms are usage errors (64), a missing file 66 and a key that is not P-256 65, naming the file",
+        .requires(.openssl))
+    func serveOptions() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let made = try forgeBlocking("ca", "api-key", "--out", directory.path, "--seed", "3")
+        let made = try await forge("ca", "api-key", "--out", directory.path, "--seed", "3")
         let values = Self.printed(made)
         let keyID = try #require(values["key id"])
         let path = try #require(values["key file"])
@@ -109,42 +113,43 @@ struct APIKeyTests {
             ["--api-key", "\(keyID)=\(path)"], ["--issuer-id", "abc"], ["--api-key", "no-equals-sign", "--issuer-id", "abc"],
             ["--api-key", "\(keyID)=", "--issuer-id", "abc"], ["--api-key", "\(keyID)=\(path)", "--api-key", "\(keyID)=\(path)", "--issuer-id", "abc"],
         ] {
-            let result = try forgeBlocking(arguments: listen + arguments)
+            let result = try await forge(arguments: listen + arguments)
             #expect(result.status == 64, "\(arguments): \(result.stderr)")
         }
 
         let missing = directory.appendingPathComponent("AuthKey_MISSING.p8").path
-        let absent = try forgeBlocking(arguments: listen + ["--api-key", "K=\(missing)", "--issuer-id", "abc"])
+        let absent = try await forge(arguments: listen + ["--api-key", "K=\(missing)", "--issuer-id", "abc"])
         #expect(absent.status == 66)
         #expect(absent.stderr.contains(missing), "\(absent.stderr)")
 
         let p384 = directory.appendingPathComponent("p384.p8").path
-        #expect(try opensslBlocking(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384", "-out", p384]).status == 0)
+        #expect(try await openssl(["genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-384", "-out", p384]).status == 0)
         let garbage = directory.appendingPathComponent("garbage.p8").path
         try Data("-----BEGIN PRIVATE KEY-----\nAAAA\n-----END PRIVATE KEY-----\n".utf8).write(to: URL(fileURLWithPath: garbage))
         let rsa = directory.appendingPathComponent("rsa.p8").path
-        #expect(try opensslBlocking(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:1024", "-out", rsa]).status == 0)
+        #expect(try await openssl(["genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:1024", "-out", rsa]).status == 0)
         for file in [p384, garbage, rsa] {
-            let result = try forgeBlocking(arguments: listen + ["--api-key", "K=\(file)", "--issuer-id", "abc"])
+            let result = try await forge(arguments: listen + ["--api-key", "K=\(file)", "--issuer-id", "abc"])
             #expect(result.status == 65, "\(file): \(result.stderr)")
             #expect(result.stderr.contains(file), "\(result.stderr)")
         }
     }
 
-    @Test("forge serve starts with the .p8 of forge ca api-key, or its public key")
-    func serveStarts() throws {
+    @Test(
+        "forge serve starts with the .p8 of forge ca api-key, or its public key",
+        .requires(.openssl))
+    func serveStarts() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let values = Self.printed(try forgeBlocking("ca", "api-key", "--out", directory.path, "--seed", "4"))
+        let values = Self.printed(try await forge("ca", "api-key", "--out", directory.path, "--seed", "4"))
         let keyID = try #require(values["key id"])
         let path = try #require(values["key file"])
         let issuerID = try #require(values["issuer id"])
         let publicKey = directory.appendingPathComponent("public.pem").path
-        #expect(try opensslBlocking(["pkey", "-in", path, "-pubout", "-out", publicKey]).status == 0)
-        let server = try BlockingServer(
-            forgeBinary,
+        #expect(try await openssl(["pkey", "-in", path, "-pubout", "-out", publicKey]).status == 0)
+        let server = try await BackgroundServer.start(
             ["serve", "--listen", "127.0.0.1:0", "--api-key", "\(keyID)=\(path)", "--api-key", "PUBLIC=\(publicKey)", "--issuer-id", issuerID])
-        defer { server.stop() }
+        defer { server.kill() }
         #expect(server.port > 0)
     }
 }

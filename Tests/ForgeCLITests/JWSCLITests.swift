@@ -6,56 +6,64 @@ import StoreModel
 
 /// `forge jws` through the built binary, judged by our verifier and by two independent oracles: Python
 /// `cryptography` (chain and ES256 signature, by hand) and Apple's own app-store-server-library.
-@Suite("forge jws", .timeLimit(.minutes(10)))
+@Suite("forge jws", .timeLimit(.minutes(2)))
 struct JWSCLITests {
     static let kinds = ["transaction", "renewal", "app-transaction", "notification", "realtime"]
     static let now = "2025-01-01T00:00:00Z"
-    static let root = repositoryRoot.appendingPathComponent("Certificates/jws/jws-root-g3.pem").path
-    static let python = repositoryRoot.appendingPathComponent(".oracles/asl/bin/python")
-    static var hasOracle: Bool { FileManager.default.isExecutableFile(atPath: python.path) }
+    /// The TEST JWS root every forged JWS chains to.
+    static let root = Repository.certificate("jws/jws-root-g3.pem")
+    /// `SignedDataVerifier` of a JWS, as a command line: `ROOT ENVIRONMENT BUNDLE APP_APPLE_ID KIND FILE` → a JSON verdict.
+    static let appleVerifier = Repository.file("examples/oracles/asl_verify_jws.py").path
+
+    /// The claims of a compact JWS, decoded without a check (the test's own look at what was signed); empty when it is not one.
+    static func payload(_ compact: String) -> [String: Any] {
+        let parts = compact.split(separator: ".")
+        guard parts.count == 3, let bytes = Base64URL.decode(parts[1]) else { return [:] }
+        return (try? JSONSerialization.jsonObject(with: Data(bytes))) as? [String: Any] ?? [:]
+    }
 
     /// Forges every kind in `environment` into `directory`; returns the paths and the appAppleId.
-    static func forgeAll(_ directory: URL, preset: String) throws -> (paths: [String: String], appAppleID: String) {
+    static func forgeAll(_ directory: URL, preset: String) async throws -> (paths: [String: String], appAppleID: String) {
         var paths: [String: String] = [:]
         for kind in kinds {
             let path = directory.appendingPathComponent("\(preset)-\(kind).jws").path
-            let made = try forgeBlocking("jws", "make", kind, "--product", "pro.monthly", "--renewals", "2", "--preset", preset, "--now", now, "-q", "-o", path)
+            let made = try await forge("jws", "make", kind, "--product", "pro.monthly", "--renewals", "2", "--preset", preset, "--now", now, "-q", "-o", path)
             #expect(made.status == 0, "\(kind): \(made.stderr)")
             paths[kind] = path
         }
-        let inspected = try json(try forgeBlocking("jws", "inspect", paths["app-transaction"] ?? "", "--json"))
+        let inspected = try json(try await forge("jws", "inspect", paths["app-transaction"] ?? "", "--json"))
         let appAppleID = ((inspected["payload"] as? [String: Any])?["appAppleId"] as? Int).map(String.init) ?? "-"
         return (paths, appAppleID)
     }
 
     @Test("Every kind forges, inspects and validates in Production and Sandbox; the same arguments give the same bytes")
-    func roundTrip() throws {
+    func roundTrip() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         for (preset, environment) in [("appstore", "Production"), ("sandbox", "Sandbox")] {
-            let (paths, appAppleID) = try Self.forgeAll(directory, preset: preset)
+            let (paths, appAppleID) = try await Self.forgeAll(directory, preset: preset)
             for kind in Self.kinds {
                 let path = try #require(paths[kind])
                 var arguments = ["jws", "validate", path, "--bundle-id", "com.example.app", "--environment", environment, "--json"]
                 if appAppleID != "-" { arguments += ["--app-apple-id", appAppleID] }
-                let report = try json(try forgeBlocking(arguments: arguments))
+                let report = try json(try await forge(arguments: arguments))
                 #expect(report["verdict"] as? String == "valid", "\(preset) \(kind): \(report["message"] ?? "")")
                 #expect(report["kind"] as? String == kind)
-                let inspected = try json(try forgeBlocking("jws", "inspect", path, "--json"))
+                let inspected = try json(try await forge("jws", "inspect", path, "--json"))
                 let header = try #require(inspected["header"] as? [String: Any])
                 #expect(header["alg"] as? String == "ES256" && (header["x5c"] as? [Any])?.count == 3 && header["typ"] as? String == "JWT")
                 let payload = try #require(inspected["payload"] as? [String: Any])
                 #expect(payload["signedDate"] as? Int == 1_735_689_600_000)
                 if kind != "app-transaction" && kind != "notification" { #expect(payload["environment"] as? String == environment) }
             }
-            let again = try forgeBlocking("jws", "make", "notification", "--product", "pro.monthly", "--renewals", "2", "--preset", preset, "--now", Self.now, "-q")
+            let again = try await forge("jws", "make", "notification", "--product", "pro.monthly", "--renewals", "2", "--preset", preset, "--now", Self.now, "-q")
             #expect(again.stdout == (try Data(contentsOf: URL(fileURLWithPath: paths["notification"] ?? ""))))
         }
     }
 
     @Test("Xcode: kid Apple_Xcode_Key, one self-signed certificate, ids \"0\", fractional-millisecond dates, year-1 originalPurchaseDate")
-    func xcode() throws {
-        let made = try forgeBlocking("jws", "make", "transaction", "--product", "p", "--preset", "xcode-2023", "--now", Self.now, "-q", "--format", "json")
+    func xcode() async throws {
+        let made = try await forge("jws", "make", "transaction", "--product", "p", "--preset", "xcode-2023", "--now", Self.now, "-q", "--format", "json")
         let output = try json(made)
         #expect(output["environment"] as? String == "Xcode")
         let payload = try #require(output["payload"] as? [String: Any])
@@ -66,22 +74,22 @@ struct JWSCLITests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("x.jws")
         try Data(((output["jws"] as? String) ?? "").utf8).write(to: file)
-        let header = try #require(try json(try forgeBlocking("jws", "inspect", file.path, "--json"))["header"] as? [String: Any])
+        let header = try #require(try json(try await forge("jws", "inspect", file.path, "--json"))["header"] as? [String: Any])
         #expect(header["kid"] as? String == "Apple_Xcode_Key" && (header["x5c"] as? [Any])?.count == 1)
-        #expect(try forgeBlocking("jws", "validate", file.path, "--environment", "Xcode").status == 0)
+        #expect(try await forge("jws", "validate", file.path, "--environment", "Xcode").status == 0)
         // Not in Production: an Xcode JWS never chains to the root.
-        #expect(try forgeBlocking("jws", "validate", file.path, "--environment", "Production").status == 1)
-        let app = try json(try forgeBlocking("jws", "make", "app-transaction", "--preset", "xcode-2023", "--now", Self.now, "-q", "--format", "json"))
+        #expect(try await forge("jws", "validate", file.path, "--environment", "Production").status == 1)
+        let app = try json(try await forge("jws", "make", "app-transaction", "--preset", "xcode-2023", "--now", Self.now, "-q", "--format", "json"))
         #expect((app["payload"] as? [String: Any])?["originalPurchaseDate"] as? Int == -62_135_769_600_000)
     }
 
     @Test("A one-byte tamper, another bundle, environment, app or root: rejected with the class that says why")
-    func rejections() throws {
+    func rejections() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (paths, appAppleID) = try Self.forgeAll(directory, preset: "appstore")
-        func verdict(_ path: String, _ extra: [String]) throws -> (Int32, String?) {
-            let result = try forgeBlocking(arguments: ["jws", "validate", path, "--json"] + extra)
+        let (paths, appAppleID) = try await Self.forgeAll(directory, preset: "appstore")
+        func verdict(_ path: String, _ extra: [String]) async throws -> (Int32, String?) {
+            let result = try await forge(arguments: ["jws", "validate", path, "--json"] + extra)
             return (result.status, try json(result)["errorClass"] as? String)
         }
         let transaction = try #require(paths["transaction"])
@@ -98,28 +106,30 @@ struct JWSCLITests {
         #expect(claims.contains(#""quantity":1"#))
         text = parts[0] + "." + base64url(Data(claims.replacingOccurrences(of: #""quantity":1"#, with: #""quantity":2"#).utf8)) + "." + parts[2]
         try text.write(toFile: tampered, atomically: true, encoding: .utf8)
-        #expect(try verdict(tampered, []) == (1, "jws.signature"))
+        #expect(try await verdict(tampered, []) == (1, "jws.signature"))
 
-        #expect(try verdict(transaction, ["--bundle-id", "com.other.app"]) == (1, "binding.bundle-id"))
-        #expect(try verdict(transaction, ["--environment", "Sandbox"]) == (1, "binding.environment"))
-        #expect(try verdict(try #require(paths["app-transaction"]), ["--environment", "Production", "--app-apple-id", "1"]) == (1, "binding.app-apple-id"))
+        #expect(try await verdict(transaction, ["--bundle-id", "com.other.app"]) == (1, "binding.bundle-id"))
+        #expect(try await verdict(transaction, ["--environment", "Sandbox"]) == (1, "binding.environment"))
+        #expect(try await verdict(try #require(paths["app-transaction"]), ["--environment", "Production", "--app-apple-id", "1"]) == (1, "binding.app-apple-id"))
         #expect(appAppleID != "-")
-        #expect(try verdict(transaction, ["--root", certificate("root.pem")]).1?.hasPrefix("chain") == true)
+        #expect(try await verdict(transaction, ["--root", Repository.certificate("root.pem")]).1?.hasPrefix("chain") == true)
         let alg = directory.appendingPathComponent("alg.jws").path
         let noneHeader = Data(#"{"alg":"none","typ":"JWT"}"#.utf8).base64EncodedString().replacingOccurrences(of: "=", with: "")
         try (noneHeader + "." + parts[1] + ".").write(toFile: alg, atomically: true, encoding: .utf8)
-        #expect(try verdict(alg, []) == (1, "jws.algorithm"))
+        #expect(try await verdict(alg, []) == (1, "jws.algorithm"))
         let garbage = directory.appendingPathComponent("garbage.jws").path
         try "a.b.c.d".write(toFile: garbage, atomically: true, encoding: .utf8)
-        #expect(try verdict(garbage, []).0 == 65)
+        #expect(try await verdict(garbage, []).0 == 65)
     }
 
-    @Test("Python cryptography, by hand: each x5c certificate is signed by the next, the root is ours, the ES256 signature verifies")
-    func cryptographyOracle() throws {
-        guard Self.hasOracle else { return }  // .ci/run installs .oracles/asl
+    @Test(
+        "Python cryptography, by hand: each x5c certificate is signed by the next, the root is ours, the ES256 signature verifies",
+        .requires(.appleLibrary))
+    func cryptographyOracle() async throws {
+        let python = try Oracle.appleLibrary.required()
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (paths, _) = try Self.forgeAll(directory, preset: "appstore")
+        let (paths, _) = try await Self.forgeAll(directory, preset: "appstore")
         let script = directory.appendingPathComponent("oracle.py")
         try """
         import base64, json, sys
@@ -149,21 +159,22 @@ struct JWSCLITests {
             check(open(path).read().strip())
         print("ok", len(sys.argv) - 2)
         """.write(to: script, atomically: true, encoding: .utf8)
-        let result = try runBlocking(Self.python, [script.path, Self.root] + Self.kinds.compactMap { paths[$0] })
+        let result = try await run(python, [script.path, Self.root] + Self.kinds.compactMap { paths[$0] })
         #expect(result.status == 0 && result.text.hasPrefix("ok 5"), "\(result.text)\(result.stderr)")
     }
 
-    @Test("Apple's app-store-server-library 3.1.2 (SignedDataVerifier, online checks off) accepts every valid artefact and rejects a one-byte tamper")
-    func appleLibraryOracle() throws {
-        guard Self.hasOracle else { return }  // .ci/run installs .oracles/asl
+    @Test(
+        "Apple's app-store-server-library 3.1.2 (SignedDataVerifier, online checks off) accepts every valid artefact and rejects a one-byte tamper",
+        .requires(.appleLibrary))
+    func appleLibraryOracle() async throws {
+        let python = try Oracle.appleLibrary.required(), oracle = Self.appleVerifier
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let oracle = repositoryRoot.appendingPathComponent("examples/oracles/asl_verify_jws.py").path
         for (preset, environment) in [("appstore", "Production"), ("sandbox", "Sandbox")] {
-            let (paths, appAppleID) = try Self.forgeAll(directory, preset: preset)
+            let (paths, appAppleID) = try await Self.forgeAll(directory, preset: preset)
             for kind in Self.kinds {
                 let path = try #require(paths[kind])
-                let accepted = try runBlocking(Self.python, [oracle, Self.root, environment, "com.example.app", appAppleID, kind, path])
+                let accepted = try await run(python, [oracle, Self.root, environment, "com.example.app", appAppleID, kind, path])
                 #expect(accepted.status == 0, "\(environment) \(kind): \(accepted.text)\(accepted.stderr)")
                 // The last character of the signature flipped: one byte of r‖s changes.
                 var text = try String(contentsOfFile: path, encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
@@ -171,77 +182,79 @@ struct JWSCLITests {
                 text.append(last == "A" ? "Q" : "A")
                 let tampered = directory.appendingPathComponent("tampered-\(kind).jws").path
                 try text.write(toFile: tampered, atomically: true, encoding: .utf8)
-                let rejected = try runBlocking(Self.python, [oracle, Self.root, environment, "com.example.app", appAppleID, kind, tampered])
+                let rejected = try await run(python, [oracle, Self.root, environment, "com.example.app", appAppleID, kind, tampered])
                 #expect(rejected.status == 1, "\(environment) \(kind) tampered: \(rejected.text)\(rejected.stderr)")
-                #expect(try forgeBlocking("jws", "validate", tampered).status == 1)
+                #expect(try await forge("jws", "validate", tampered).status == 1)
             }
         }
     }
 
-    @Test("Apple's library accepts the notification shapes without data: a RENEWAL_EXTENSION summary and an EXTERNAL_PURCHASE_TOKEN")
-    func notificationShapes() throws {
-        guard Self.hasOracle else { return }
+    @Test(
+        "Apple's library accepts the notification shapes without data: a RENEWAL_EXTENSION summary and an EXTERNAL_PURCHASE_TOKEN",
+        .requires(.appleLibrary))
+    func notificationShapes() async throws {
+        let python = try Oracle.appleLibrary.required(), oracle = Self.appleVerifier
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let oracle = repositoryRoot.appendingPathComponent("examples/oracles/asl_verify_jws.py").path
         for (type, subtype, member) in [("RENEWAL_EXTENSION", "SUMMARY", "summary"), ("EXTERNAL_PURCHASE_TOKEN", "UNREPORTED", "externalPurchaseToken")] {
             let path = directory.appendingPathComponent("\(type).jws").path
-            let made = try forgeBlocking("jws", "make", "notification", "--notification-type", type, "--subtype", subtype, "--product", "p", "--now", Self.now, "-q", "-o", path)
+            let made = try await forge("jws", "make", "notification", "--notification-type", type, "--subtype", subtype, "--product", "p", "--now", Self.now, "-q", "-o", path)
             #expect(made.status == 0)
-            let payload = try #require(try json(try forgeBlocking("jws", "inspect", path, "--json"))["payload"] as? [String: Any])
+            let payload = try #require(try json(try await forge("jws", "inspect", path, "--json"))["payload"] as? [String: Any])
             let claims = try #require(payload[member] as? [String: Any])
             #expect(payload["data"] == nil)
             let appAppleID = String(try #require(claims["appAppleId"] as? Int))
-            #expect(try forgeBlocking("jws", "validate", path, "--environment", "Production", "--bundle-id", "com.example.app", "--app-apple-id", appAppleID).status == 0)
-            let accepted = try runBlocking(Self.python, [oracle, Self.root, "Production", "com.example.app", appAppleID, "notification", path])
+            #expect(try await forge("jws", "validate", path, "--environment", "Production", "--bundle-id", "com.example.app", "--app-apple-id", appAppleID).status == 0)
+            let accepted = try await run(python, [oracle, Self.root, "Production", "com.example.app", appAppleID, "notification", path])
             #expect(accepted.status == 0, "\(type): \(accepted.text)\(accepted.stderr)")
         }
     }
 
     @Test("The JWS families of the corpus through `forge jws validate --harness` over stdio: the reference verifier agrees with every vector")
-    func corpusOverStdio() throws {
-        let vectors = repositoryRoot.appendingPathComponent("Vectors").path
-        let results = FileManager.default.temporaryDirectory.appendingPathComponent("jws-\(UUID().uuidString).json")
-        defer { try? FileManager.default.removeItem(at: results) }
-        let run = try forgeBlocking(
-            "run", "--target", "stdio:\(forgeBinary.path) jws validate --harness --vectors \(vectors)", "--vectors", vectors, "--run", "jws-*",
+    func corpusOverStdio() async throws {
+        let vectors = Repository.vectors.path
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let results = directory.appendingPathComponent("jws.json")
+        let judged = try await forge(
+            "run", "--target", "stdio:\(Binaries.forge.path) jws validate --harness --vectors \(vectors)", "--vectors", vectors, "--run", "jws-*",
             "--results", results.path, "--quiet")
-        #expect(run.status == 0, "\(run.text)\(run.stderr)")
+        #expect(judged.status == 0, "\(judged.text)\(judged.stderr)")
         let rows = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: results)) as? [String: Any])["results"] as? [[String: Any]]
         #expect((rows?.count ?? 0) >= 150 && rows?.allSatisfy(agrees) == true)
         // `forge vectors show` decodes a JWS vector as a JWS.
-        let shown = try forgeBlocking("vectors", "show", "jws-valid::notification-production", "--vectors", vectors)
+        let shown = try await forge("vectors", "show", "jws-valid::notification-production", "--vectors", vectors)
         #expect(shown.status == 0 && shown.text.contains("kind: notification") && shown.text.contains("signedTransactionInfo (nested JWS)"))
     }
 
     @Test("forge mutate covers the StoreKit 2 families: JWS mutants with recipes that replay byte for byte, judged by the reference verifier without a trap")
-    func mutants() throws {
+    func mutants() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let made = try forgeBlocking("mutate", "--from", "jws-*", "--seed", "11", "--count", "25", "--out", directory.path)
+        let made = try await forge("mutate", "--from", "jws-*", "--seed", "11", "--count", "25", "--out", directory.path)
         #expect(made.status == 0 && made.text.contains("wrote 25 mutants"), "\(made.text)\(made.stderr)")
         let files = try FileManager.default.contentsOfDirectory(atPath: directory.path).filter { $0.hasSuffix(".jws") }.sorted()
         #expect(files.count >= 20)  // names collide when the same base and steps are drawn twice
         for file in files.prefix(8) {
             let recipe = directory.appendingPathComponent(file.replacingOccurrences(of: ".jws", with: ".recipe.json")).path
-            let again = try forgeBlocking("mutate", "--replay", recipe)
+            let again = try await forge("mutate", "--replay", recipe)
             let original = try Data(contentsOf: directory.appendingPathComponent(file))
             #expect(again.status == 0 && again.stdout == original, "\(file)")
-            let verdict = try forgeBlocking("jws", "validate", directory.appendingPathComponent(file).path)
+            let verdict = try await forge("jws", "validate", directory.appendingPathComponent(file).path)
             #expect([0, 1, 65].contains(verdict.status), "\(file): \(verdict.stderr)")
         }
-        let again = try forgeBlocking("mutate", "--from", "jws-*", "--seed", "11", "--count", "25", "--out", directory.appendingPathComponent("again").path)
+        let again = try await forge("mutate", "--from", "jws-*", "--seed", "11", "--count", "25", "--out", directory.appendingPathComponent("again").path)
         #expect(again.status == 0)
         let repeated = try FileManager.default.contentsOfDirectory(atPath: directory.appendingPathComponent("again").path).filter { $0.hasSuffix(".jws") }
         #expect(repeated.sorted() == files)
     }
 
     @Test("One scenario, both artefacts: the transaction JWS carries the receipt's transaction ids and dates")
-    func receiptTwin() throws {
+    func receiptTwin() async throws {
         let arguments = ["--product", "pro.monthly", "--renewals", "2", "--now", Self.now, "--seed", "42", "-q"]
-        let receipt = try json(try forgeBlocking(arguments: ["make", "--format", "json"] + arguments))
+        let receipt = try json(try await forge(arguments: ["make", "--format", "json"] + arguments))
         let latest = try #require((receipt["latest_receipt_info"] as? [[String: Any]])?.first)
-        let jws = try json(try forgeBlocking(arguments: ["jws", "make", "transaction", "--format", "json"] + arguments))
+        let jws = try json(try await forge(arguments: ["jws", "make", "transaction", "--format", "json"] + arguments))
         let payload = try #require(jws["payload"] as? [String: Any])
         #expect(payload["transactionId"] as? String == latest["transaction_id"] as? String)
         #expect(payload["originalTransactionId"] as? String == latest["original_transaction_id"] as? String)

@@ -4,7 +4,7 @@ import Testing
 
 /// Issue 20, item 2: a notification derived from a timeline event (`forge jws make notification --event N`): the pair
 /// Apple sends for that event, at the event's time, carrying the state the timeline itself gives (nothing stated twice).
-@Suite("forge jws make notification --event: the notification of a timeline event", .timeLimit(.minutes(10)))
+@Suite("forge jws make notification --event: the notification of a timeline event", .timeLimit(.minutes(2)))
 struct NotificationEventTests {
     /// A monthly subscription bought 2025-01-01 and renewed once (to 2025-03-01), then `events`.
     static func spec(_ events: [[String: String]], in directory: URL) throws -> String {
@@ -61,17 +61,23 @@ struct NotificationEventTests {
         ) { _, renewal in renewal["autoRenewProductId"] as? String == "pro.lite" },
     ]
 
-    @Test("Each event's notification: Apple's pair for it, signed at the event's time, with the timeline's state", arguments: cases)
-    func eventNotification(_ testCase: Case) throws {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
+    /// `forge jws make notification --event` of the case's last event, into `directory`: the file.
+    static func make(_ testCase: Case, in directory: URL) async throws -> String {
         let spec = try Self.spec(testCase.events, in: directory)
         let path = directory.appendingPathComponent("n.jws").path
         var arguments = ["jws", "make", "notification", "--spec", spec, "--event", String(testCase.events.count), "--app-apple-id", "1234", "-q", "-o", path]
         if let now = testCase.now { arguments += ["--now", now] }
-        let made = try forgeBlocking(arguments: arguments)
+        let made = try await forge(arguments: arguments)
         try #require(made.status == 0, "\(made.stderr)")
-        let inspected = try json(try forgeBlocking("jws", "inspect", path, "--json"))
+        return path
+    }
+
+    @Test("Each event's notification: Apple's pair for it, signed at the event's time, with the timeline's state", arguments: cases)
+    func eventNotification(_ testCase: Case) async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = try await Self.make(testCase, in: directory)
+        let inspected = try json(try await forge("jws", "inspect", path, "--json"))
         let payload = try #require(inspected["payload"] as? [String: Any])
         #expect(payload["notificationType"] as? String == testCase.type && payload["subtype"] as? String == testCase.subtype, "\(payload)")
         let at = testCase.now ?? testCase.events.last?["at"] ?? ""
@@ -85,8 +91,13 @@ struct NotificationEventTests {
         #expect(testCase.check(transaction, renewal), "transaction \(transaction)\nrenewal \(renewal)")
         // The state came from the timeline once: a refund is not stated a second time.
         if testCase.type == "REFUND" { #expect(transaction["revocationReason"] != nil) }
+    }
 
-        guard let verdict = try NotificationStateTests.appleVerdict(path) else { return }
+    @Test("Apple's library verifies each event's notification and decodes its pair and status", .requires(.appleLibrary), arguments: cases)
+    func appleDecodesEventNotification(_ testCase: Case) async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let verdict = try await NotificationStateTests.appleVerdict(try await Self.make(testCase, in: directory))
         #expect(verdict["verdict"] as? String == "accept", "\(verdict)")
         let decoded = try #require(verdict["decoded"] as? [String: Any])
         #expect(decoded["notificationType"] as? String == testCase.type && decoded["subtype"] as? String == testCase.subtype)
@@ -94,7 +105,7 @@ struct NotificationEventTests {
     }
 
     @Test("--event refusals exit 64 and say why: out of range, account deletion, an explicit pair, another kind")
-    func refusals() throws {
+    func refusals() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let spec = try Self.spec([["event": "cancel", "at": "2025-02-10T00:00:00Z"], ["event": "account-deleted", "at": "2025-02-20T00:00:00Z"]], in: directory)
@@ -106,7 +117,7 @@ struct NotificationEventTests {
             (["transaction", "--event", "1"], "make the kind notification"),
         ]
         for (arguments, words) in cases {
-            let result = try forgeBlocking(arguments: ["jws", "make"] + arguments + ["--spec", spec, "-q"])
+            let result = try await forge(arguments: ["jws", "make"] + arguments + ["--spec", spec, "-q"])
             #expect(result.status == 64, "\(arguments): exit \(result.status)")
             #expect(result.stderr.contains(words), "\(arguments): \(result.stderr)")
         }

@@ -6,14 +6,11 @@ import StoreModel
 
 /// Issue 20, item 2: a notification's type and subtype imply the state of the subscription it carries, and the
 /// nested transaction and renewal info show that state, decoded by `forge jws inspect` and by Apple's library.
-@Suite("forge jws make notification: the state each pair implies", .timeLimit(.minutes(10)))
+@Suite("forge jws make notification: the state each pair implies", .timeLimit(.minutes(2)))
 struct NotificationStateTests {
     static let now = "2025-01-01T00:00:00Z"
     static let nowMilliseconds = 1_735_689_600_000
     static let subscription = ["--product", "pro.monthly", "--type", "auto-renewable"]
-    static let root = repositoryRoot.appendingPathComponent("Certificates/jws/jws-root-g3.pem").path
-    static let python = repositoryRoot.appendingPathComponent(".oracles/asl/bin/python")
-    static let oracle = repositoryRoot.appendingPathComponent("examples/oracles/asl_verify_jws.py").path
 
     /// What a pair implies, as Apple documents it; nil: not asserted.
     struct Implied: CustomTestStringConvertible, Sendable {
@@ -61,28 +58,28 @@ struct NotificationStateTests {
     ]
 
     /// Apple's `SignedDataVerifier` (Production, our EC root, app id 1234) on the notification at `path`: its JSON
-    /// verdict line; nil when the oracle's venv is not installed.
-    static func appleVerdict(_ path: String) throws -> [String: Any]? {
-        guard FileManager.default.isExecutableFile(atPath: python.path) else { return nil }
-        let result = try runBlocking(python, [oracle, root, "Production", "com.example.app", "1234", "notification", path])
+    /// verdict line. Only in a test that `.requires(.appleLibrary)`.
+    static func appleVerdict(_ path: String) async throws -> [String: Any] {
+        let result = try await run(
+            try Oracle.appleLibrary.required(), [JWSCLITests.appleVerifier, JWSCLITests.root, "Production", "com.example.app", "1234", "notification", path])
         return try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: Any], "\(result.text)\(result.stderr)")
     }
 
     /// `forge jws make notification` for `pair` into `directory`: the file and the exit status.
-    static func make(_ implied: Implied, _ extra: [String] = [], in directory: URL) throws -> (path: String, result: RunResult) {
+    static func make(_ implied: Implied, _ extra: [String] = [], in directory: URL) async throws -> (path: String, result: RunResult) {
         let path = directory.appendingPathComponent("\(implied.pair.replacingOccurrences(of: "/", with: "-")).jws").path
         var arguments = ["jws", "make", "notification", "--now", now, "-q", "-o", path, "--notification-type", implied.type] + subscription + extra
         if let subtype = implied.subtype { arguments += ["--subtype", subtype] }
-        return (path, try forgeBlocking(arguments: arguments))
+        return (path, try await forge(arguments: arguments))
     }
 
     @Test("Each pair's notification, decoded by forge jws inspect, carries the state it implies", arguments: pairs)
-    func decodedState(_ implied: Implied) throws {
+    func decodedState(_ implied: Implied) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (path, made) = try Self.make(implied, in: directory)
+        let (path, made) = try await Self.make(implied, in: directory)
         try #require(made.status == 0, "\(made.stderr)")
-        let inspected = try json(try forgeBlocking("jws", "inspect", path, "--json"))
+        let inspected = try json(try await forge("jws", "inspect", path, "--json"))
         let payload = try #require(inspected["payload"] as? [String: Any])
         #expect(payload["notificationType"] as? String == implied.type && payload["subtype"] as? String == implied.subtype)
         let data = try #require(payload["data"] as? [String: Any])
@@ -106,14 +103,13 @@ struct NotificationStateTests {
         #expect((renewsAs != transaction["productId"] as? String) == implied.renewsAsOther, "autoRenewProductId \(renewsAs ?? "none")")
     }
 
-    @Test("Apple's library verifies each pair's notification and its nested JWS, and decodes the same state", arguments: pairs)
-    func appleDecodes(_ implied: Implied) throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.python.path) else { return }
+    @Test("Apple's library verifies each pair's notification and its nested JWS, and decodes the same state", .requires(.appleLibrary), arguments: pairs)
+    func appleDecodes(_ implied: Implied) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let (path, made) = try Self.make(implied, ["--app-apple-id", "1234"], in: directory)
+        let (path, made) = try await Self.make(implied, ["--app-apple-id", "1234"], in: directory)
         try #require(made.status == 0, "\(made.stderr)")
-        let verdict = try #require(try Self.appleVerdict(path))
+        let verdict = try await Self.appleVerdict(path)
         #expect(verdict["verdict"] as? String == "accept", "\(verdict)")
         let decoded = try #require(verdict["decoded"] as? [String: Any])
         #expect(decoded["notificationType"] as? String == implied.type && decoded["subtype"] as? String == implied.subtype)
@@ -132,8 +128,8 @@ struct NotificationStateTests {
     }
 
     @Test("TEST carries no transaction even when a product is given, as Apple's: data is the app, bundle and environment")
-    func testCarriesNoTransaction() throws {
-        let made = try forgeBlocking(
+    func testCarriesNoTransaction() async throws {
+        let made = try await forge(
             "jws", "make", "notification", "--notification-type", "TEST", "--product", "pro.monthly", "--type", "auto-renewable", "--now", Self.now, "-q",
             "--format", "json")
         try #require(made.status == 0, "\(made.stderr)")
@@ -143,18 +139,18 @@ struct NotificationStateTests {
     }
 
     @Test("ONE_TIME_CHARGE is about a one-time purchase: an auto-renewable product exits 64 saying so; a consumable is signed")
-    func oneTimeChargeNeedsOneTimePurchase() throws {
-        let subscription = try forgeBlocking(arguments: ["jws", "make", "notification", "--notification-type", "ONE_TIME_CHARGE", "--now", Self.now, "-q"] + Self.subscription)
+    func oneTimeChargeNeedsOneTimePurchase() async throws {
+        let subscription = try await forge(arguments: ["jws", "make", "notification", "--notification-type", "ONE_TIME_CHARGE", "--now", Self.now, "-q"] + Self.subscription)
         #expect(subscription.status == 64 && subscription.stderr.contains("auto-renewable"), "\(subscription.status) \(subscription.stderr)")
-        let consumable = try forgeBlocking(
+        let consumable = try await forge(
             "jws", "make", "notification", "--notification-type", "ONE_TIME_CHARGE", "--product", "gems", "--type", "consumable", "--now", Self.now, "-q",
             "--format", "json")
         #expect(consumable.status == 0, "\(consumable.stderr)")
     }
 
     @Test("A refunded non-subscription carries revocationDate and revocationReason, and no status")
-    func refundedPurchase() throws {
-        let made = try forgeBlocking("jws", "make", "notification", "--notification-type", "REFUND", "--product", "gems", "--now", Self.now, "-q", "--format", "json")
+    func refundedPurchase() async throws {
+        let made = try await forge("jws", "make", "notification", "--notification-type", "REFUND", "--product", "gems", "--now", Self.now, "-q", "--format", "json")
         try #require(made.status == 0, "\(made.stderr)")
         let payload = try #require(try json(made)["payload"] as? [String: Any])
         let data = try #require(payload["data"] as? [String: Any])
@@ -163,12 +159,12 @@ struct NotificationStateTests {
         defer { try? FileManager.default.removeItem(at: path) }
         let file = path.appendingPathComponent("t.jws")
         try Data(((data["signedTransactionInfo"] as? String ?? "") + "\n").utf8).write(to: file)
-        let transaction = try #require(try json(try forgeBlocking("jws", "inspect", file.path, "--json"))["payload"] as? [String: Any])
+        let transaction = try #require(try json(try await forge("jws", "inspect", file.path, "--json"))["payload"] as? [String: Any])
         #expect(transaction["revocationDate"] as? Int == Self.nowMilliseconds && transaction["revocationReason"] as? Int == 0)
     }
 
     @Test("A pair that contradicts explicit flags exits 64 saying which")
-    func contradictions() throws {
+    func contradictions() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let cases: [(Implied, [String], [String])] = [
@@ -179,18 +175,18 @@ struct NotificationStateTests {
             (Self.pairs[11], ["--expires", "2025-01-20T00:00:00Z"], ["DID_RENEW", "2025-01-20T00:00:00Z"]),
         ]
         for (implied, flags, words) in cases {
-            let made = try Self.make(implied, flags, in: directory).result
+            let made = try await Self.make(implied, flags, in: directory).result
             #expect(made.status == 64, "\(implied.pair) \(flags): \(made.status) \(made.stderr)")
             #expect(words.allSatisfy(made.stderr.contains), "\(made.stderr)")
         }
         // A subscription's state on a non-consumable.
-        let consumable = try forgeBlocking(
+        let consumable = try await forge(
             "jws", "make", "notification", "--notification-type", "EXPIRED", "--subtype", "VOLUNTARY", "--product", "gems", "--now", Self.now, "-q", "-o",
             directory.appendingPathComponent("n.jws").path)
         #expect(consumable.status == 64 && consumable.stderr.contains("auto-renewable"), "\(consumable.stderr)")
         // Flags that agree with the pair are welcome: an explicit past expiry for EXPIRED, renewals for DID_RENEW.
-        #expect(try Self.make(Self.pairs[0], ["--expires", "2024-12-20T00:00:00Z"], in: directory).result.status == 0)
-        #expect(try Self.make(Self.pairs[11], ["--renewals", "2"], in: directory).result.status == 0)
+        #expect(try await Self.make(Self.pairs[0], ["--expires", "2024-12-20T00:00:00Z"], in: directory).result.status == 0)
+        #expect(try await Self.make(Self.pairs[11], ["--renewals", "2"], in: directory).result.status == 0)
     }
 
     @Test(
@@ -200,18 +196,18 @@ struct NotificationStateTests {
             ("EXPIRED", "PRODUCT_NOT_FOR_SALE", #"[{"event":"product-withdrawn","at":"2025-01-01T00:00:00Z"}]"#),
             ("DID_FAIL_TO_RENEW", "GRACE_PERIOD", #"[{"event":"grace-period","at":"2024-12-31T00:00:00Z"}]"#),
         ])
-    func receiptAgrees(_ type: String, _ subtype: String, _ timeline: String) throws {
+    func receiptAgrees(_ type: String, _ subtype: String, _ timeline: String) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let spec = directory.appendingPathComponent("spec.json")
         try Data(#"{"bundleId":"com.example.app","seed":7,"purchases":[{"productId":"pro.monthly","expired":true}],"timeline":\#(timeline)}"#.utf8).write(to: spec)
-        let receipt = try json(try forgeBlocking("make", "--spec", spec.path, "--now", Self.now, "--format", "json", "-q"))
+        let receipt = try json(try await forge("make", "--spec", spec.path, "--now", Self.now, "--format", "json", "-q"))
         let pending = try #require((receipt["pending_renewal_info"] as? [[String: Any]])?.first)
         let latest = try #require((receipt["latest_receipt_info"] as? [[String: Any]])?.first)
         let path = directory.appendingPathComponent("n.jws").path
-        let made = try forgeBlocking("jws", "make", "notification", "--spec", spec.path, "--now", Self.now, "--notification-type", type, "--subtype", subtype, "-q", "-o", path)
+        let made = try await forge("jws", "make", "notification", "--spec", spec.path, "--now", Self.now, "--notification-type", type, "--subtype", subtype, "-q", "-o", path)
         try #require(made.status == 0, "\(made.stderr)")
-        let nested = try #require(try json(try forgeBlocking("jws", "inspect", path, "--json"))["nested"] as? [String: Any])
+        let nested = try #require(try json(try await forge("jws", "inspect", path, "--json"))["nested"] as? [String: Any])
         let transaction = try #require((nested["signedTransactionInfo"] as? [String: Any])?["payload"] as? [String: Any])
         let renewal = try #require((nested["signedRenewalInfo"] as? [String: Any])?["payload"] as? [String: Any])
         #expect((renewal["expirationIntent"] as? Int).map(String.init) == pending["expiration_intent"] as? String)
