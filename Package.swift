@@ -7,6 +7,10 @@ let swiftSettings: [SwiftSetting] = [
     .enableUpcomingFeature("InternalImportsByDefault"),  // SE-0409
 ]
 
+// swift-system's FilePath, which swift-subprocess takes; Apple platforms have it in their SDK's System instead.
+let systemPackage: Target.Dependency = .product(
+    name: "SystemPackage", package: "swift-system", condition: .when(platforms: [.linux, .windows, .android, .wasi, .openbsd]))
+
 // Dependencies point down: forge → ForgeCLI → ReferenceValidation / ReceiptForge → ReceiptModel + JWSModel + ForgeCrypto
 // → StoreModel → ForgeSupport; ReceiptForge also → ReceiptCorpus (Foundation and ForgeSupport). The network (swift-nio, BoringSSL,
 // Hummingbird) and SQLite (GRDB) are linked only by forge-http, which forge hands HTTP work over to: `swift run forge make`
@@ -43,8 +47,12 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.24.0"),
         // `forge serve --state FILE`: the server state in SQLite (system libsqlite3); linked by forge-http only.
         .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
+        // Already built for Hummingbird; named for the logger the servers hand Hummingbird.
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         // The tests' processes: run asynchronously with a deadline, so no test blocks a cooperative thread.
         .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2"),
+        // Already built for swift-subprocess; named for the FilePath its configurations take (`systemPackage` above).
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.5.0"),
     ],
     targets: [
         // libcrypto from the system (apt libssl-dev); imported only by ForgeCrypto.
@@ -77,7 +85,7 @@ let package = Package(
         .target(
             name: "ReceiptConformanceHTTP",
             dependencies: [
-                "ReceiptConformance", "ReceiptCorpus", .product(name: "NIOCore", package: "swift-nio"),
+                "ReceiptConformance", "ForgeSupport", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
@@ -94,18 +102,18 @@ let package = Package(
         // protocol and verifyReceipt) independent of any socket library.
         .target(
             name: "ReceiptValidationServer",
-            dependencies: ["ReferenceValidation", "ReceiptServe", "ReceiptConformance", "ReceiptCorpus", "ReceiptModel", "ForgeSupport"],
+            dependencies: ["ReferenceValidation", "ReceiptServe", "ReceiptConformance", "ReceiptCorpus", "ReceiptModel", "StoreModel", "ForgeSupport"],
             swiftSettings: swiftSettings),
         // The HTTP servers on Hummingbird: `forge serve` and `forge validate --listen`.
         .target(
             name: "ReceiptServeHTTP",
             dependencies: [
-                "ReceiptServe", "ReceiptValidationServer", "ReceiptForge", "ReceiptModel", "ForgeSupport",
+                "ReceiptServe", "ReceiptValidationServer", "ReceiptForge", "ReceiptModel", "StoreModel", "ForgeSupport",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
         // `forge serve --state FILE`: the server state kept in SQLite through GRDB.
@@ -117,15 +125,15 @@ let package = Package(
             name: "ForgeCLI",
             dependencies: [
                 "ReceiptForge", "ReferenceValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance",
-                "ReceiptValidationServer", "ReceiptServe", "StoreModel", "JWSModel", "ForgeSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "ReceiptValidationServer", "ReceiptServe", "StoreModel", "ForgeSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings),
-        .executableTarget(name: "forge", dependencies: ["ForgeCLI"], swiftSettings: swiftSettings),
+        .executableTarget(name: "forge", dependencies: ["ForgeCLI", "StoreModel", "ForgeSupport"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "forge-http",
             dependencies: [
-                "ForgeCLI", "ReceiptConformance", "ReceiptConformanceHTTP", "ReferenceValidation", "ReceiptValidationServer", "ReceiptServe",
-                "ReceiptServeHTTP", "ReceiptServeSQLite",
+                "ForgeCLI", "ReceiptConformance", "ReceiptConformanceHTTP", "ReceiptValidationServer", "ReceiptServe", "ReceiptServeHTTP", "ReceiptServeSQLite",
+                "StoreModel", "ForgeSupport",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings),
@@ -133,22 +141,30 @@ let package = Package(
         // What every test target shares: the repository, the built binaries, temporary folders, oracles as traits,
         // and processes, servers and waits that never block a thread and always have a deadline.
         .target(
-            name: "ForgeTestSupport", dependencies: [.product(name: "Subprocess", package: "swift-subprocess")], path: "Tests/ForgeTestSupport",
-            swiftSettings: swiftSettings),
-        .testTarget(name: "ForgeCryptoTests", dependencies: ["ForgeCrypto"], swiftSettings: swiftSettings),
-        .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel", "JWSModel", "StoreModel", "ForgeSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "StoreKitForgeTests", dependencies: ["ReceiptForge", "StoreModel", "JWSModel", "ForgeSupport", "ForgeCrypto"], swiftSettings: swiftSettings),
-        .testTarget(name: "ReceiptCorpusTests", dependencies: ["ReceiptCorpus", "StoreModel", "ForgeSupport"], swiftSettings: swiftSettings),
+            name: "ForgeTestSupport",
+            dependencies: [
+                .product(name: "Subprocess", package: "swift-subprocess"),
+                systemPackage,
+            ],
+            path: "Tests/ForgeTestSupport", swiftSettings: swiftSettings),
+        .testTarget(name: "ForgeCryptoTests", dependencies: ["ForgeCrypto", "ForgeTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel", "JWSModel", "StoreModel", "ForgeSupport", "ForgeTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(
+            name: "StoreKitForgeTests", dependencies: ["ReceiptForge", "StoreModel", "ForgeSupport", "ForgeCrypto", "ForgeTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "ReceiptCorpusTests", dependencies: ["ReceiptCorpus", "StoreModel", "ForgeSupport", "ForgeTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ReceiptConformanceTests",
-            dependencies: ["ReceiptConformance", "ReceiptCorpus", "ReferenceValidation", "ReceiptForge", "ReceiptModel", "StoreModel", "ForgeSupport", "ForgeCrypto"],
+            dependencies: [
+                "ReceiptConformance", "ReceiptCorpus", "ReferenceValidation", "ReceiptForge", "ReceiptModel", "StoreModel", "ForgeSupport", "ForgeCrypto",
+                "ForgeTestSupport",
+            ],
             swiftSettings: swiftSettings),
         // Fixtures/ (the vector revision ledger) is read from the source tree by path, not bundled.
         .testTarget(
             name: "ReceiptForgeTests",
             dependencies: [
                 "ReceiptForge", "ReferenceValidation", "ReceiptModel", "JWSModel", "StoreModel", "ForgeSupport", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance",
-                "ReceiptServe",
+                "ReceiptServe", "ForgeTestSupport",
             ],
             exclude: ["Fixtures"], swiftSettings: swiftSettings),
         // The servers in process, through the same `build…Application` as forge-http (HummingbirdTesting's router
@@ -157,7 +173,7 @@ let package = Package(
             name: "ReceiptServeHTTPTests",
             dependencies: [
                 "ReceiptServeHTTP", "ReceiptServe", "ReceiptForge", "ReferenceValidation", "ReceiptValidationServer", "ForgeSupport", "ReceiptServeSQLite", "StoreModel",
-                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
+                "ForgeCrypto", "ForgeTestSupport", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],
@@ -167,6 +183,7 @@ let package = Package(
             name: "ForgeCLITests",
             dependencies: [
                 "ForgeTestSupport", "forge", "forge-http", "ForgeCLI", "ReceiptModel", "StoreModel", "ForgeSupport", "ReceiptConformance", "ReceiptConformanceHTTP",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings),
     ]

@@ -2,7 +2,7 @@ public import ArgumentParser
 import Foundation
 import ReceiptForge
 import ReceiptModel
-public import ForgeSupport
+import ForgeSupport
 public import StoreModel
 
 /// sysexits(3) codes, documented in `forge --help`.

@@ -1,5 +1,5 @@
-public import Foundation
-public import ForgeSupport
+import Foundation
+import ForgeSupport
 
 /// How much a JWS may hold before it is refused, checked before the work it would cost.
 public enum JWSLimits {

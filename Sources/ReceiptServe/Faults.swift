@@ -1,5 +1,5 @@
-public import ReceiptForge
-public import ReceiptModel
+import ReceiptForge
+import ReceiptModel
 import Synchronization
 public import ForgeSupport
 import StoreModel

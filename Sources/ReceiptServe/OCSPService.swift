@@ -1,5 +1,5 @@
 public import Foundation
-public import ForgeCrypto
+import ForgeCrypto
 public import ForgeSupport
 public import ReceiptForge
 import Synchronization

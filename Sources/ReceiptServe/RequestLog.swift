@@ -1,5 +1,5 @@
 public import Foundation
-public import ReceiptModel
+import ReceiptModel
 import Synchronization
 public import ForgeSupport
 import StoreModel

@@ -1,4 +1,4 @@
-public import ReceiptModel
+import ReceiptModel
 public import ForgeSupport
 import StoreModel
 

@@ -1,8 +1,8 @@
 public import Foundation
-public import ForgeCrypto
+import ForgeCrypto
 public import ReceiptForge
 import ReceiptModel
-public import ForgeSupport
+import ForgeSupport
 import StoreModel
 
 /// A TLS serving certificate (DER chain, leaf first) and its private key (PEM), for `forge serve --tls`.

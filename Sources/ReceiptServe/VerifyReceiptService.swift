@@ -2,10 +2,10 @@ public import Foundation
 public import ForgeCrypto
 import ReceiptCorpus
 public import ReceiptForge
-public import ReceiptModel
+import ReceiptModel
 import ReferenceValidation
 public import ForgeSupport
-public import StoreModel
+import StoreModel
 
 /// Apple's verifyReceipt, answered from the bytes: what `forge serve` (and `forge validate --listen`'s
 /// `/verifyReceipt`) reply to one request, independent of any socket. Checks run in Apple's order —

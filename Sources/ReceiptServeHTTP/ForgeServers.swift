@@ -12,7 +12,7 @@ import ReceiptModel
 import ReceiptForge
 public import ReceiptServe
 public import ReceiptValidationServer
-public import ForgeSupport
+import ForgeSupport
 import StoreModel
 
 /// The package's HTTP servers, on Hummingbird: `forge serve` (Apple's verifyReceipt endpoints, faults,

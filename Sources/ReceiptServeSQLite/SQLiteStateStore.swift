@@ -1,4 +1,4 @@
-public import Foundation
+import Foundation
 import ForgeSupport
 import GRDB
 public import ReceiptServe

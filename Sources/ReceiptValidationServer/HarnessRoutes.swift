@@ -4,7 +4,7 @@ import ReceiptCorpus
 import ReceiptModel
 public import ReferenceValidation
 import ReceiptServe
-public import ForgeSupport
+import ForgeSupport
 import StoreModel
 
 /// What `forge validate --listen` answers, independent of the socket plumbing:

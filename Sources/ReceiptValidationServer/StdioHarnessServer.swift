@@ -2,7 +2,7 @@ public import Foundation
 import ReceiptConformance
 import ReceiptModel
 public import ReferenceValidation
-public import ForgeSupport
+import ForgeSupport
 import StoreModel
 
 /// `forge validate --harness`: the reference validator behind the stdio transport (harness protocol v1, one

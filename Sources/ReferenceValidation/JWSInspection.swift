@@ -1,9 +1,9 @@
-public import ForgeCrypto
+import ForgeCrypto
 import Foundation
 import ReceiptCorpus
-public import ReceiptModel
+import ReceiptModel
 public import ForgeSupport
-public import JWSModel
+import JWSModel
 import StoreModel
 
 /// A JWS as `forge jws inspect` and `forge jws validate --json` show it: kind, header, certificates, payload

@@ -1,10 +1,10 @@
-public import Foundation
+import Foundation
 public import ForgeCrypto
-public import ReceiptCorpus
-public import ReceiptModel
+import ReceiptCorpus
+import ReceiptModel
 public import ForgeSupport
-public import JWSModel
-public import StoreModel
+import JWSModel
+import StoreModel
 
 /// The verdict on one JWS, every step, and what could be read.
 public struct JWSReport: CheckedReport {

@@ -1,5 +1,5 @@
 public import Foundation
-public import ForgeCrypto
+import ForgeCrypto
 import ForgeSupport
 import ReceiptCorpus
 import ReceiptModel

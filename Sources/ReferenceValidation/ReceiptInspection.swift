@@ -1,4 +1,4 @@
-public import ReceiptModel
+import ReceiptModel
 import ForgeCrypto
 import Foundation
 import ReceiptCorpus

@@ -2,9 +2,9 @@ public import Foundation
 public import ForgeCrypto
 public import ReceiptConformance
 public import ReceiptCorpus
-public import ReceiptModel
-public import ForgeSupport
-public import StoreModel
+import ReceiptModel
+import ForgeSupport
+import StoreModel
 
 /// The reference validator behind the harness protocol: the `swift:reference` target of `forge run`,
 /// and the model for wiring a Swift validator to `ConformanceRunner`.

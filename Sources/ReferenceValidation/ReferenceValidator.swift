@@ -2,7 +2,7 @@ public import Foundation
 public import ForgeCrypto
 public import ReceiptModel
 public import ReceiptCorpus
-public import ForgeSupport
+import ForgeSupport
 public import StoreModel
 
 /// What a validator is told besides the artefact's bytes: the app's expectations, one context for receipts and

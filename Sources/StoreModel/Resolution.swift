@@ -1,5 +1,5 @@
 public import Foundation
-public import ForgeSupport
+import ForgeSupport
 
 /// An ISO 8601 subscription period: days, weeks, months or years.
 public struct SubscriptionPeriod: Sendable, Hashable, CustomStringConvertible {

@@ -156,7 +156,7 @@ public struct StoreKitConfiguration: Sendable {
         self.names = names
         let settings = try top["settings"]?.object()
         storefront = try settings?["_storefront"]?.string(expected: Storefront.expected) { Storefront(code: $0) != nil }
-        let rate = try settings?["_timeRate"] ?? settings?["_compatibilityTimeRate"]
+        let rate = settings?["_timeRate"] ?? settings?["_compatibilityTimeRate"]
         if let rate {
             let value = try rate.integer(in: Int.min...Int.max)
             guard let known = XcodeTimeRate(rawValue: value) else {

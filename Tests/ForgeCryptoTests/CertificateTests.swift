@@ -1,8 +1,9 @@
 import Foundation
 import ForgeCrypto
+import ForgeTestSupport
 import Testing
 
-@Suite struct CertificateTests {
+@Suite(.timeLimit(.minutes(2))) struct CertificateTests {
     static let basicConstraints = "2.5.29.19"
     static let keyUsage = "2.5.29.15"
     static let extendedKeyUsage = "2.5.29.37"
@@ -98,7 +99,7 @@ import Testing
         #expect(try chain.issueLeaf(TestChain.leafTemplate(commonName: "other")) != chain.leaf)
     }
 
-    @Test func openSSLTextShowsTheExtensions() throws {
+    @Test(.requires(.openssl)) func openSSLTextShowsTheExtensions() async throws {
         let chain = try TestChain.shared.get()
         let openssl = try OpenSSLCommandLine()
         defer { openssl.removeDirectory() }
@@ -106,7 +107,7 @@ import Testing
         try openssl.write(chain.intermediate.pemRepresentation, to: "intermediate.pem")
         try openssl.write(chain.storeKit.pemRepresentation, to: "storekit.pem")
 
-        let leaf = try openssl.run("x509", "-in", "leaf.pem", "-noout", "-text")
+        let leaf = try await openssl.run("x509", "-in", "leaf.pem", "-noout", "-text")
         #expect(leaf.exitStatus == 0)
         for expected in [
             "Version: 3 (0x2)", "Policy: 1.2.840.113635.100.5.6.1", "CPS: https://example.invalid/cps",
@@ -115,28 +116,28 @@ import Testing
         ] {
             #expect(leaf.output.contains(expected), "missing \(expected) in\n\(leaf.output)")
         }
-        let intermediate = try openssl.run("x509", "-in", "intermediate.pem", "-noout", "-text")
+        let intermediate = try await openssl.run("x509", "-in", "intermediate.pem", "-noout", "-text")
         #expect(intermediate.output.contains("CA:TRUE, pathlen:0"))
         #expect(intermediate.output.contains("1.2.840.113635.100.6.2.1:"))
-        let storeKit = try openssl.run("x509", "-in", "storekit.pem", "-noout", "-text")
+        let storeKit = try await openssl.run("x509", "-in", "storekit.pem", "-noout", "-text")
         #expect(storeKit.output.contains("X509v3 Extended Key Usage: critical"))
         #expect(storeKit.output.contains("Code Signing"))
         #expect(storeKit.output.contains("Digital Signature, Certificate Sign"))
     }
 
-    @Test func openSSLAgreesOnNamesDatesSerialAndDER() throws {
+    @Test(.requires(.openssl)) func openSSLAgreesOnNamesDatesSerialAndDER() async throws {
         let chain = try TestChain.shared.get()
         let openssl = try OpenSSLCommandLine()
         defer { openssl.removeDirectory() }
         try openssl.write(chain.root.pemRepresentation, to: "root.pem")
         try openssl.write(chain.leaf.pemRepresentation, to: "leaf.pem")
-        let root = try openssl.run("x509", "-in", "root.pem", "-noout", "-subject", "-enddate", "-nameopt", "RFC2253,-esc_msb")
+        let root = try await openssl.run("x509", "-in", "root.pem", "-noout", "-subject", "-enddate", "-nameopt", "RFC2253,-esc_msb")
         #expect(root.output.contains("subject=\(chain.root.subject)\n"), "\(root.output)")
         #expect(root.output.contains("notAfter=Jan  1 00:00:00 2055 GMT"), "GeneralizedTime after 2049")
-        let leaf = try openssl.run("x509", "-in", "leaf.pem", "-noout", "-serial", "-startdate")
+        let leaf = try await openssl.run("x509", "-in", "leaf.pem", "-noout", "-serial", "-startdate")
         #expect(leaf.output.contains("serial=9ABCDEF01234"))
         #expect(leaf.output.contains("notBefore=Jan  1 00:00:00 2020 GMT"))
-        #expect(try openssl.run("x509", "-in", "leaf.pem", "-outform", "DER", "-out", "leaf.der").exitStatus == 0)
+        #expect(try await openssl.run("x509", "-in", "leaf.pem", "-outform", "DER", "-out", "leaf.der").exitStatus == 0)
         #expect(Array(try openssl.read("leaf.der")) == chain.leaf.derRepresentation)
     }
 
@@ -155,7 +156,7 @@ import Testing
         #expect(throws: (any Error).self) { try X509Certificate.validity(derEncoded: [0x30, 0x84, 0xFF, 0xFF, 0xFF, 0xFF]) }
     }
 
-    @Test func openSSLVerifiesTheIssuedChains() throws {
+    @Test(.requires(.openssl)) func openSSLVerifiesTheIssuedChains() async throws {
         let chain = try TestChain.shared.get()
         let openssl = try OpenSSLCommandLine()
         defer { openssl.removeDirectory() }
@@ -167,15 +168,15 @@ import Testing
         try openssl.write(chain.storeKit.pemRepresentation, to: "storekit.pem")
         let inValidity = String(Int(Instant.jun2025.timeIntervalSince1970))
 
-        let sha256 = try openssl.run("verify", "-attime", inValidity, "-CAfile", "root.pem", "-untrusted", "intermediate.pem", "leaf.pem")
+        let sha256 = try await openssl.run("verify", "-attime", inValidity, "-CAfile", "root.pem", "-untrusted", "intermediate.pem", "leaf.pem")
         #expect(sha256.exitStatus == 0, "\(sha256.output)")
         #expect(sha256.output.contains("leaf.pem: OK"))
-        let sha1 = try openssl.run(
+        let sha1 = try await openssl.run(
             "verify", "-attime", inValidity, "-CAfile", "root.pem", "-untrusted", "sha1-intermediate.pem", "sha1-leaf.pem")
         #expect(sha1.exitStatus == 0, "\(sha1.output)")
-        let storeKit = try openssl.run("verify", "-attime", inValidity, "-CAfile", "storekit.pem", "storekit.pem")
+        let storeKit = try await openssl.run("verify", "-attime", inValidity, "-CAfile", "storekit.pem", "storekit.pem")
         #expect(storeKit.exitStatus == 0, "\(storeKit.output)")
-        let expired = try openssl.run(
+        let expired = try await openssl.run(
             "verify", "-attime", String(Int(Instant.jan2031.timeIntervalSince1970)), "-CAfile", "root.pem", "-untrusted",
             "intermediate.pem", "leaf.pem")
         #expect(expired.exitStatus != 0)

@@ -1,7 +1,7 @@
 import ForgeCrypto
 import Testing
 
-@Suite struct ChainVerifierTests {
+@Suite(.timeLimit(.minutes(2))) struct ChainVerifierTests {
     @Test func trustsTheChainInsideItsValidityLeafFirst() throws {
         let chain = try TestChain.shared.get()
         let result = ChainVerifier.verify(

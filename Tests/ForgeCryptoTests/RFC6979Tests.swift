@@ -2,7 +2,7 @@ import ForgeCrypto
 import Testing
 
 /// Deterministic ECDSA against RFC 6979's published vectors (appendix A.2.5 P-256, A.2.6 P-384).
-@Suite("RFC 6979 deterministic ECDSA")
+@Suite("RFC 6979 deterministic ECDSA", .timeLimit(.minutes(2)))
 struct RFC6979Tests {
     static func bytes(_ hex: String) -> [UInt8] {
         stride(from: 0, to: hex.count, by: 2).map { UInt8(hex.dropFirst($0).prefix(2), radix: 16) ?? 0 }

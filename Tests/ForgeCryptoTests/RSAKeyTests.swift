@@ -1,7 +1,8 @@
 import ForgeCrypto
+import ForgeTestSupport
 import Testing
 
-@Suite struct RSAKeyTests {
+@Suite(.timeLimit(.minutes(2))) struct RSAKeyTests {
     @Test func generatedKeyRoundTripsThroughPKCS8PEM() throws {
         let key = try TestKeys.shared.get().leaf
         #expect(key.bitCount == 2048)
@@ -12,24 +13,24 @@ import Testing
         #expect(try parsed.pemRepresentation == pem)
     }
 
-    @Test func acceptsPKCS1PEMWrittenByOpenSSL() throws {
+    @Test(.requires(.openssl)) func acceptsPKCS1PEMWrittenByOpenSSL() async throws {
         let key = try TestKeys.shared.get().leaf
         let openssl = try OpenSSLCommandLine()
         defer { openssl.removeDirectory() }
         try openssl.write(try key.pemRepresentation, to: "key.pem")
-        let outcome = try openssl.run("rsa", "-in", "key.pem", "-traditional", "-out", "pkcs1.pem")
+        let outcome = try await openssl.run("rsa", "-in", "key.pem", "-traditional", "-out", "pkcs1.pem")
         #expect(outcome.exitStatus == 0, "\(outcome.output)")
         let pkcs1 = String(decoding: try openssl.read("pkcs1.pem"), as: UTF8.self)
         #expect(pkcs1.hasPrefix("-----BEGIN RSA PRIVATE KEY-----"))
         #expect(try RSAPrivateKey(pemRepresentation: pkcs1).publicKey == key.publicKey)
     }
 
-    @Test func publicKeyMatchesOpenSSLDerivation() throws {
+    @Test(.requires(.openssl)) func publicKeyMatchesOpenSSLDerivation() async throws {
         let key = try TestKeys.shared.get().root
         let openssl = try OpenSSLCommandLine()
         defer { openssl.removeDirectory() }
         try openssl.write(try key.pemRepresentation, to: "key.pem")
-        let outcome = try openssl.run("pkey", "-in", "key.pem", "-pubout", "-out", "pub.pem")
+        let outcome = try await openssl.run("pkey", "-in", "key.pem", "-pubout", "-out", "pub.pem")
         #expect(outcome.exitStatus == 0, "\(outcome.output)")
         #expect(String(decoding: try openssl.read("pub.pem"), as: UTF8.self) == key.publicKey.pemRepresentation)
     }
@@ -50,7 +51,7 @@ import Testing
         #expect(error.description == "key parsing failed: PEM_read_bio: no start line")
     }
 
-    @Test func rejectsEncryptedAndMismatchedPEM() throws {
+    @Test(.requires(.openssl)) func rejectsEncryptedAndMismatchedPEM() async throws {
         let key = try TestKeys.shared.get().leaf
         let openssl = try OpenSSLCommandLine()
         defer { openssl.removeDirectory() }
@@ -59,7 +60,7 @@ import Testing
             (["pkey", "-in", "key.pem", "-aes128", "-passout", "pass:secret", "-out", "pkcs8.pem"], "pkcs8.pem"),
             (["rsa", "-in", "key.pem", "-traditional", "-aes128", "-passout", "pass:secret", "-out", "pkcs1.pem"], "pkcs1.pem"),
         ] {
-            let outcome = try openssl.run(arguments)
+            let outcome = try await openssl.run(arguments)
             #expect(outcome.exitStatus == 0, "\(outcome.output)")
             let pem = String(decoding: try openssl.read(file), as: UTF8.self)
             expectForgeCryptoError(.keyParsingFailed) { try RSAPrivateKey(pemRepresentation: pem) }
@@ -82,10 +83,10 @@ import Testing
         #expect(throws: ForgeCryptoError.self) { try RSAPublicKey(pemRepresentation: "-----BEGIN PUBLIC KEY-----\n") }
     }
 
-    @Test func rejectsNonRSAKeys() throws {
+    @Test(.requires(.openssl)) func rejectsNonRSAKeys() async throws {
         let openssl = try OpenSSLCommandLine()
         defer { openssl.removeDirectory() }
-        let outcome = try openssl.run("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", "ec.pem")
+        let outcome = try await openssl.run("genpkey", "-algorithm", "EC", "-pkeyopt", "ec_paramgen_curve:P-256", "-out", "ec.pem")
         #expect(outcome.exitStatus == 0, "\(outcome.output)")
         let pem = String(decoding: try openssl.read("ec.pem"), as: UTF8.self)
         let error = try #require(throws: ForgeCryptoError.self) { try RSAPrivateKey(pemRepresentation: pem) }
@@ -94,11 +95,11 @@ import Testing
     }
 
     /// The RSA-specific fast parser must not turn an RSA-PSS key (another algorithm OID) into a plain RSA key.
-    @Test func rejectsRSAPSSKeysPrivateAndPublic() throws {
+    @Test(.requires(.openssl)) func rejectsRSAPSSKeysPrivateAndPublic() async throws {
         let openssl = try OpenSSLCommandLine()
         defer { openssl.removeDirectory() }
-        #expect(try openssl.run("genpkey", "-algorithm", "RSA-PSS", "-pkeyopt", "rsa_keygen_bits:2048", "-out", "pss.pem").exitStatus == 0)
-        #expect(try openssl.run("pkey", "-in", "pss.pem", "-pubout", "-outform", "DER", "-out", "pss.pub.der").exitStatus == 0)
+        #expect(try await openssl.run("genpkey", "-algorithm", "RSA-PSS", "-pkeyopt", "rsa_keygen_bits:2048", "-out", "pss.pem").exitStatus == 0)
+        #expect(try await openssl.run("pkey", "-in", "pss.pem", "-pubout", "-outform", "DER", "-out", "pss.pub.der").exitStatus == 0)
         let pem = String(decoding: try openssl.read("pss.pem"), as: UTF8.self)
         let privateError = try #require(throws: ForgeCryptoError.self) { try RSAPrivateKey(pemRepresentation: pem) }
         #expect(privateError.context == "not an RSA key")
@@ -107,11 +108,11 @@ import Testing
     }
 
     /// The fast parser and OpenSSL's own PEM reading give the same key: same public key, same signatures.
-    @Test func fastParserAgreesWithOpenSSL() throws {
+    @Test(.requires(.openssl)) func fastParserAgreesWithOpenSSL() async throws {
         let openssl = try OpenSSLCommandLine()
         defer { openssl.removeDirectory() }
-        #expect(try openssl.run("genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", "k.pem").exitStatus == 0)
-        #expect(try openssl.run("pkey", "-in", "k.pem", "-pubout", "-outform", "DER", "-out", "k.pub.der").exitStatus == 0)
+        #expect(try await openssl.run("genpkey", "-algorithm", "RSA", "-pkeyopt", "rsa_keygen_bits:2048", "-out", "k.pem").exitStatus == 0)
+        #expect(try await openssl.run("pkey", "-in", "k.pem", "-pubout", "-outform", "DER", "-out", "k.pub.der").exitStatus == 0)
         let key = try RSAPrivateKey(pemRepresentation: String(decoding: try openssl.read("k.pem"), as: UTF8.self))
         #expect(key.publicKey.derRepresentation == [UInt8](try openssl.read("k.pub.der")))
         let digest = [UInt8](repeating: 7, count: 32)

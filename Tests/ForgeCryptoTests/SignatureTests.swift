@@ -1,7 +1,8 @@
 import ForgeCrypto
+import ForgeTestSupport
 import Testing
 
-@Suite struct SignatureTests {
+@Suite(.timeLimit(.minutes(2))) struct SignatureTests {
     static let message = Array("receipt payload — signed by receipt-forge".utf8)
 
     @Test(arguments: [DigestAlgorithm.sha1, .sha256])
@@ -34,15 +35,15 @@ import Testing
         #expect(!publicKey.isValidSignature(Array(signature.dropLast()), for: Self.message, algorithm: .sha256))
     }
 
-    @Test(arguments: [DigestAlgorithm.sha1, .sha256])
-    func openSSLCommandLineAcceptsSignature(algorithm: DigestAlgorithm) throws {
+    @Test(.requires(.openssl), arguments: [DigestAlgorithm.sha1, .sha256])
+    func openSSLCommandLineAcceptsSignature(algorithm: DigestAlgorithm) async throws {
         let key = try TestKeys.shared.get().leaf
         let openssl = try OpenSSLCommandLine()
         defer { openssl.removeDirectory() }
         try openssl.write(key.publicKey.pemRepresentation, to: "pub.pem")
         try openssl.write(Self.message, to: "message.bin")
         try openssl.write(try key.signature(for: Self.message, algorithm: algorithm), to: "signature.bin")
-        let outcome = try openssl.run(
+        let outcome = try await openssl.run(
             "dgst", "-\(algorithm.rawValue)", "-verify", "pub.pem", "-signature", "signature.bin", "message.bin")
         #expect(outcome.exitStatus == 0)
         #expect(outcome.output.contains("Verified OK"), "\(outcome.output)")

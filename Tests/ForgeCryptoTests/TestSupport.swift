@@ -1,10 +1,12 @@
 import Foundation
 import ForgeCrypto
+import ForgeTestSupport
 import Testing
 
-/// The `openssl` command-line tool, used as an independent oracle for what ForgeCrypto produces.
+/// The `openssl` command-line tool (``Oracle/openssl``), used as an independent oracle for what ForgeCrypto
+/// produces: a folder of its own for the files it reads and writes. Tests that use it say `.requires(.openssl)`.
 struct OpenSSLCommandLine {
-    /// What one `openssl` invocation printed (stdout and stderr interleaved) and how it exited.
+    /// What one `openssl` invocation printed (stdout, then stderr) and how it exited.
     struct Outcome {
         let exitStatus: Int32
         let output: String
@@ -14,8 +16,7 @@ struct OpenSSLCommandLine {
     let directory: URL
 
     init() throws {
-        directory = FileManager.default.temporaryDirectory.appendingPathComponent("forge-crypto-tests-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        directory = try temporaryDirectory()
     }
 
     /// Writes `contents` to `name` inside ``directory`` and returns the file's path.
@@ -38,23 +39,14 @@ struct OpenSSLCommandLine {
     }
 
     /// Runs `openssl arguments…` with ``directory`` as working directory.
-    func run(_ arguments: String...) throws -> Outcome {
-        try run(arguments)
+    func run(_ arguments: String...) async throws -> Outcome {
+        try await run(arguments)
     }
 
-    /// Runs `openssl arguments…` with ``directory`` as working directory.
-    func run(_ arguments: [String]) throws -> Outcome {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["openssl"] + arguments
-        process.currentDirectoryURL = directory
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        try process.run()
-        let output = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Outcome(exitStatus: process.terminationStatus, output: String(decoding: output, as: UTF8.self))
+    /// Runs `openssl arguments…` with ``directory`` as working directory, without blocking a thread.
+    func run(_ arguments: [String]) async throws -> Outcome {
+        let result = try await ForgeTestSupport.run(try Oracle.openssl.required(), arguments, in: directory)
+        return Outcome(exitStatus: result.status, output: result.text + result.stderr)
     }
 
     /// Removes ``directory`` and everything in it.

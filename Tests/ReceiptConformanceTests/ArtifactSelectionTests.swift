@@ -4,7 +4,7 @@ import ReceiptCorpus
 import Testing
 
 /// Issue 21, item 1: how a run's artefacts are chosen, in the order the runner applies.
-@Suite("Artifact selection")
+@Suite("Artifact selection", .timeLimit(.minutes(2)))
 struct ArtifactSelectionTests {
     static func hello(features: [String] = [], artifacts: [ArtifactGroup]? = nil) -> HarnessHello {
         HarnessHello(implementation: "test", features: features, artifacts: artifacts, errorGranularity: .none)

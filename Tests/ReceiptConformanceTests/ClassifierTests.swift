@@ -4,7 +4,7 @@ import ReceiptCorpus
 import Testing
 import ForgeSupport
 
-@Suite("Outcome classification and protocol messages")
+@Suite("Outcome classification and protocol messages", .timeLimit(.minutes(2)))
 struct ClassifierTests {
     static func vector(_ verdict: Verdict, classes: [String] = [], flags: [String] = [], decoded: DecodedReceipt? = nil) -> Vector {
         var vector = Vector.exemplar

@@ -3,12 +3,13 @@ import ReceiptConformance
 import ReceiptCorpus
 import Testing
 import ForgeSupport
+import ForgeTestSupport
 
 private func encoded(_ value: some Encodable) throws -> Data { try JSONEncoder().encode(value) }
 
 private func descriptions(_ violations: [SchemaViolation]) -> [String] { violations.map(\.description) }
 
-@Suite("Conformance schemas and the protocol checker")
+@Suite("Conformance schemas and the protocol checker", .timeLimit(.minutes(2)))
 struct ConformanceSchemasTests {
     let checker: ProtocolChecker
 
@@ -20,7 +21,7 @@ struct ConformanceSchemasTests {
         #expect(Set(schemas.keys) == ["harness-v1.schema.json", "results.schema.json", "baseline.schema.json"])
         #expect(Set(schemas.keys).isDisjoint(with: try CorpusSchemas.all().keys), "must not replace the corpus's own schemas")
         for (name, data) in schemas {
-            let committed = try? Data(contentsOf: vectorsDirectory.appendingPathComponent("schema/\(name)"))
+            let committed = try? Data(contentsOf: Repository.vectors.appendingPathComponent("schema/\(name)"))
             #expect(committed == data, "Vectors/schema/\(name) differs from ConformanceSchemas.all()")
             #expect(data.last == UInt8(ascii: "\n"))
             let object = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
@@ -65,7 +66,7 @@ struct ConformanceSchemasTests {
     @Test("Real messages validate: a validate request for every vector, every reply case, optionals absent or null")
     func realMessagesValidate() throws {
         for (seq, vector) in manifest.vectors.enumerated() {
-            let bytes = try Data(contentsOf: vectorsDirectory.appendingPathComponent(vector.file))
+            let bytes = try Data(contentsOf: Repository.vectors.appendingPathComponent(vector.file))
             let request = ValidateRequest(seq: seq, id: vector.id, base64: bytes.base64EncodedString(), context: vector.context)
             #expect(checker.check(runnerMessage: try encoded(request)) == [], "\(vector.id)")
         }
@@ -97,7 +98,7 @@ struct ConformanceSchemasTests {
 
     @Test("A real run's results.json and the baseline written from it validate")
     func resultsAndBaselineValidate() async throws {
-        var results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: vectorsDirectory)
+        var results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: Repository.vectors)
             .run(Constant(verdict: .reject, errorClass: "chain.untrusted"))
         #expect(results.results.count > 3)
         let resultsSchema = try ConformanceSchemas.results

@@ -4,7 +4,7 @@ import Testing
 
 /// `HarnessReply(json:)` reads plain replies without `JSONDecoder`; for every reply, plain or not, its answer
 /// must be `JSONDecoder`'s: the same reply, or a refusal where it refuses.
-@Suite("Harness replies: the plain-reply reader agrees with JSONDecoder")
+@Suite("Harness replies: the plain-reply reader agrees with JSONDecoder", .timeLimit(.minutes(2)))
 struct HarnessReplyParsingTests {
     static let members: [String] = [
         #""type":"result""#, #""type":"skipped""#, #""type":"errored""#, #""type":"other""#, #""type":1"#,

@@ -4,9 +4,10 @@ import ReceiptConformance
 import ReceiptCorpus
 import Testing
 import ForgeSupport
+import ForgeTestSupport
 
 /// `ValidateRequest.jsonLine`, the fast encoding every transport sends, says what `JSONEncoder` says.
-@Suite("ValidateRequest.jsonLine")
+@Suite("ValidateRequest.jsonLine", .timeLimit(.minutes(2)))
 struct JSONLineTests {
     @Test(
         "decodes to the same request as the Codable encoding, with optional context members and escapes",
@@ -27,8 +28,7 @@ struct JSONLineTests {
 
     @Test("For every vector of the corpus, the line written straight into its buffer is the JSON value's compact serialization, byte for byte")
     func sameBytesAsTheValue() throws {
-        let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-            .appendingPathComponent("Vectors")
+        let vectors = Repository.vectors
         let manifest = try ManifestIO.load(from: vectors)
         for (seq, vector) in manifest.vectors.enumerated() {
             let data = try Data(contentsOf: vectors.appendingPathComponent(vector.file))

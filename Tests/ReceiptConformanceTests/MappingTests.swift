@@ -3,8 +3,9 @@ import ReceiptConformance
 import ReceiptCorpus
 import Testing
 import ForgeSupport
+import ForgeTestSupport
 
-@Suite("Response mappings and shards")
+@Suite("Response mappings and shards", .timeLimit(.minutes(2)))
 struct MappingTests {
     let request = ValidateRequest(
         seq: 3, id: "binding::wrong-bundle-id", base64: "AAEC",
@@ -130,8 +131,7 @@ struct MappingTests {
 
     @Test("examples/mapping.json, the README's example, is a valid mapping")
     func exampleMapping() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        let mapping = try ResponseMapping.load(Data(contentsOf: root.appendingPathComponent("examples/mapping.json")))
+        let mapping = try ResponseMapping.load(Data(contentsOf: Repository.file("examples/mapping.json")))
         #expect(mapping.name == "acme" && mapping.granularity == .coarse)
         #expect(
             mapping.reply(seq: 0, httpStatus: 200, body: Data(#"{"result":{"status":"expired"}}"#.utf8))

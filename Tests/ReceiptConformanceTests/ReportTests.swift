@@ -60,7 +60,7 @@ enum ReportFixtures {
         ])
 }
 
-@Suite("Markdown report")
+@Suite("Markdown report", .timeLimit(.minutes(2)))
 struct MarkdownReportTests {
     @Test("Counts table lists every outcome present, failures before passes, with the total")
     func countsTable() throws {
@@ -162,7 +162,7 @@ struct MarkdownReportTests {
     }
 }
 
-@Suite("HTML report")
+@Suite("HTML report", .timeLimit(.minutes(2)))
 struct HTMLReportTests {
     @Test("escape neutralises markup, both quote kinds, ampersands and control characters")
     func escaping() {
@@ -254,7 +254,7 @@ struct HTMLReportTests {
     }
 }
 
-@Suite("Console report")
+@Suite("Console report", .timeLimit(.minutes(2)))
 struct ConsoleReportTests {
     @Test("A failure's console line stays one line, whatever the harness said")
     func summaryLine() {
@@ -317,7 +317,7 @@ struct ConsoleReportTests {
     }
 }
 
-@Suite("Differential mode")
+@Suite("Differential mode", .timeLimit(.minutes(2)))
 struct DifferentialTests {
     /// Targets A, B and a second A: v2 and v8 disagree on the verdict, v7 is an acceptable vector they
     /// split on; v3 differs by a skip only, v6 by error class only, v9 is missing from the second A.

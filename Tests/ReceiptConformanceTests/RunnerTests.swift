@@ -8,10 +8,9 @@ import ReferenceValidation
 import Synchronization
 import Testing
 import ForgeSupport
+import ForgeTestSupport
 
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-let vectorsDirectory = repositoryRoot.appendingPathComponent("Vectors")
-let manifest = try! ManifestIO.load(from: vectorsDirectory)
+let manifest = try! ManifestIO.load(from: Repository.vectors)
 
 /// Says the same thing to every receipt.
 struct Constant: ReceiptValidator {
@@ -29,12 +28,12 @@ struct Constant: ReceiptValidator {
     }
 }
 
-@Suite("Conformance runner")
+@Suite("Conformance runner", .timeLimit(.minutes(2)))
 struct RunnerTests {
     @Test("The reference validator is conformant to the corpus: no false accepts, false rejects or wrong reasons")
     func reference() async throws {
-        let results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: vectorsDirectory, profile: "apple-compatible").run(
-            ReferenceHarness(vectorsDirectory: vectorsDirectory))
+        let results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: Repository.vectors, profile: "apple-compatible").run(
+            ReferenceHarness(vectorsDirectory: Repository.vectors))
         // It does not go online: the vectors that need `online` are SKIP, and only they.
         let online = Set(manifest.vectors.filter { $0.features.contains(Feature.online.rawValue) }.map(\.id))
         #expect(online.count >= 16 && Set(results.results.filter { $0.outcome == .skip }.map(\.id)) == online)
@@ -49,9 +48,10 @@ struct RunnerTests {
 
     @Test("A vector file missing from the corpus stops the run before the corpus is judged (only the canaries ran), naming the file")
     func missingVectorFile() async throws {
-        let copy = FileManager.default.temporaryDirectory.appendingPathComponent("runner-missing-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: copy) }
-        try FileManager.default.copyItem(at: vectorsDirectory, to: copy)
+        let folder = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let copy = folder.appendingPathComponent("Vectors")
+        try FileManager.default.copyItem(at: Repository.vectors, to: copy)
         // One the reference validator judges (it SKIPs `online` vectors without reading them).
         let gone = try #require(manifest.vectors.last { !$0.id.hasPrefix("valid::") && !$0.features.contains(Feature.online.rawValue) })
         try FileManager.default.removeItem(at: copy.appendingPathComponent(gone.file))
@@ -68,7 +68,7 @@ struct RunnerTests {
 
     @Test("An accept-everything validator passes the canaries, then every invalid vector is a FALSE_ACCEPT (exit 1)")
     func acceptAll() async throws {
-        let results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: vectorsDirectory).run(Constant(verdict: .accept, errorClass: nil))
+        let results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: Repository.vectors).run(Constant(verdict: .accept, errorClass: nil))
         let invalid = manifest.vectors.filter { $0.expected.verdict == .invalid }.count
         #expect(results.counts["FALSE_ACCEPT"] == invalid)
         #expect(results.exitCode == 1)
@@ -76,7 +76,7 @@ struct RunnerTests {
 
     @Test("The three profiles judge an accept-everything validator differently, as their descriptions say", arguments: ["strict", "apple-compatible", "lenient"])
     func profilesThroughTheRunner(profile: String) async throws {
-        let results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: vectorsDirectory, profile: profile)
+        let results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: Repository.vectors, profile: profile)
             .run(Constant(verdict: .accept, errorClass: nil))
         let acceptable = Set(manifest.vectors.filter { $0.expected.verdict == .acceptable }.map(\.id))
         let onAcceptable = Dictionary(grouping: results.results.filter { acceptable.contains($0.id) }, by: \.outcome).mapValues { Set($0.map(\.id)) }
@@ -104,7 +104,7 @@ struct RunnerTests {
                 return .result(seq: request.seq, verdict: xcode ? .reject : .accept, errorClass: xcode ? "chain.untrusted" : nil, message: nil, decoded: nil)
             }
         }
-        let results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: vectorsDirectory).run(NoXcode())
+        let results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: Repository.vectors).run(NoXcode())
         #expect(results.exitCode == 2)
         let diagnosis = try #require(results.canaryDiagnosis)
         #expect(diagnosis.contains("`xcode`") && diagnosis.contains("declare features without"), "\(diagnosis)")
@@ -114,7 +114,7 @@ struct RunnerTests {
 
     @Test("A reject-everything validator fails the canaries: the run stops with exit 2 and a diagnosis")
     func rejectAll() async throws {
-        let results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: vectorsDirectory)
+        let results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: Repository.vectors)
             .run(Constant(verdict: .reject, errorClass: "chain.untrusted"))
         #expect(results.exitCode == 2)
         #expect(results.results.count == manifest.vectors.count)
@@ -124,7 +124,7 @@ struct RunnerTests {
 
     @Test("Vectors needing an undeclared feature are SKIPs, never dropped")
     func featureSkips() async throws {
-        let results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: vectorsDirectory)
+        let results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: Repository.vectors)
             .run(Constant(verdict: .accept, errorClass: nil, features: []))
         #expect(results.results.count == manifest.vectors.count)
         #expect(results.counts["SKIP"] == manifest.vectors.filter { !$0.features.isEmpty }.count)
@@ -132,7 +132,7 @@ struct RunnerTests {
 
     @Test("A harness that cannot set its clock has the time-dependent vectors skipped, with the reason")
     func noClock() async throws {
-        let results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: vectorsDirectory)
+        let results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: Repository.vectors)
             .run(Constant(verdict: .accept, errorClass: nil, clockInjection: false))
         let skipped = results.results.filter { $0.outcome == .skip }
         #expect(Set(skipped.map(\.id)) == Set(manifest.vectors.filter(ConformanceRunner.dependsOnClock).map(\.id)))
@@ -144,24 +144,25 @@ struct RunnerTests {
     @Test("ConformanceRunner.check, as a user's test calls it: finds the corpus, applies the profile, and tolerates a baseline's known failures")
     func oneCall() async throws {
         // No `vectors:`: found from the working directory or this package, as for a user's package.
-        let reference = try await ConformanceRunner.check(ReferenceHarness(vectorsDirectory: vectorsDirectory), profile: "apple-compatible")
+        let reference = try await ConformanceRunner.check(ReferenceHarness(vectorsDirectory: Repository.vectors), profile: "apple-compatible")
         #expect(reference.exitCode == 0, "\(reference.failureSummary)")
         #expect(reference.results.count == manifest.vectors.count && reference.failureSummary.isEmpty)
 
         let lax = Constant(verdict: .accept, errorClass: nil)
-        let failing = try await ConformanceRunner.check(lax, vectors: vectorsDirectory.path, profile: "apple-compatible")
+        let failing = try await ConformanceRunner.check(lax, vectors: Repository.vectors.path, profile: "apple-compatible")
         #expect(failing.exitCode == 1 && failing.failureSummary.contains("FALSE_ACCEPT chain::foreign-root"))
 
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("baseline-\(UUID().uuidString).json")
-        defer { try? FileManager.default.removeItem(at: directory) }
+        let folder = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        let directory = folder.appendingPathComponent("baseline.json")
         try JSONEncoder().encode(Baseline.written(from: failing, keeping: nil)).write(to: directory)
-        let tolerated = try await ConformanceRunner.check(lax, vectors: vectorsDirectory.path, profile: "apple-compatible", baseline: directory.path)
+        let tolerated = try await ConformanceRunner.check(lax, vectors: Repository.vectors.path, profile: "apple-compatible", baseline: directory.path)
         #expect(tolerated.exitCode == 0, "\(tolerated.failureSummary)")
         #expect(tolerated.counts["XFAIL"] == failing.counts["FALSE_ACCEPT"])
 
-        await #expect(throws: CorpusError.self) { try await ConformanceRunner.check(lax, vectors: vectorsDirectory.path, profile: "nope") }
+        await #expect(throws: CorpusError.self) { try await ConformanceRunner.check(lax, vectors: Repository.vectors.path, profile: "nope") }
         await #expect(throws: ConformanceError.self) {
-            try await ConformanceRunner.check(lax, vectors: vectorsDirectory.path, baseline: "/nonexistent/baseline.json")
+            try await ConformanceRunner.check(lax, vectors: Repository.vectors.path, baseline: "/nonexistent/baseline.json")
         }
     }
 }

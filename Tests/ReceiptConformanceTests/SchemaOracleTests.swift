@@ -3,31 +3,19 @@ import ReceiptConformance
 import ReceiptCorpus
 import Testing
 import ForgeSupport
-
-/// A Python that imports `jsonschema`: `.oracles/jsonschema`'s, else the system's if it has it.
-let jsonschemaPython: String? = {
-    let venv = repositoryRoot.appendingPathComponent(".oracles/jsonschema/bin/python").path
-    if FileManager.default.isExecutableFile(atPath: venv) { return venv }
-    let probe = Process()
-    probe.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    probe.arguments = ["python3", "-c", "import jsonschema"]
-    probe.standardError = FileHandle.nullDevice
-    guard (try? probe.run()) != nil else { return nil }
-    probe.waitUntilExit()
-    return probe.terminationStatus == 0 ? "python3" : nil
-}()
+import ForgeTestSupport
 
 /// Our JSON Schema validator against an independent one: Python's `jsonschema` (Draft 2020-12) judges the
 /// same documents against the committed `Vectors/schema/` files, and the two must agree on every one —
 /// the exemplars, real files, and systematic breakages of each (a member removed, given another type,
 /// an unknown member added). `.ci/run` installs it in `.oracles/jsonschema`.
-@Suite("Schemas, cross-checked with Python jsonschema", .enabled(if: jsonschemaPython != nil, "no Python with jsonschema"))
+@Suite("Schemas, cross-checked with Python jsonschema", .requires(.jsonschema), .timeLimit(.minutes(2)))
 struct SchemaOracleTests {
     /// (schema file, document) pairs: each valid document, then each of its breakages.
     static func documents() throws -> [(schema: String, json: Data)] {
         let encoder = JSONEncoder()
         var valid: [(String, Data)] = [
-            ("manifest.schema.json", try Data(contentsOf: vectorsDirectory.appendingPathComponent("manifest.json"))),
+            ("manifest.schema.json", try Data(contentsOf: Repository.vectors.appendingPathComponent("manifest.json"))),
             ("vector.schema.json", try encoder.encode(manifest.vectors[0])),
             ("vector.schema.json", try encoder.encode(Vector.exemplar)),
             ("results.schema.json", try encoder.encode(RunResults.exemplar)),
@@ -66,15 +54,13 @@ struct SchemaOracleTests {
     }
 
     @Test("Ours and Python's jsonschema give every document the same verdict")
-    func agree() throws {
-        let python = try #require(jsonschemaPython)
+    func agree() async throws {
         let documents = try Self.documents()
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("schema-oracle-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let list = documents.map {
             [
-                "schema": vectorsDirectory.appendingPathComponent("schema/\($0.schema)").path,
+                "schema": Repository.vectors.appendingPathComponent("schema/\($0.schema)").path,
                 "document": String(decoding: $0.json, as: UTF8.self),
             ]
         }
@@ -88,21 +74,14 @@ struct SchemaOracleTests {
                 schema = schemas.setdefault(item["schema"], Draft202012Validator(json.load(open(item["schema"]))))
                 print("valid" if schema.is_valid(json.loads(item["document"])) else "invalid")
             """
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = [python, "-c", script, input.path]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let answer = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0)
-        let theirs = String(decoding: answer, as: UTF8.self).split(separator: "\n").map(String.init)
+        let answer = try await run(try Oracle.jsonschema.required(), ["-c", script, input.path])
+        #expect(answer.status == 0, "\(answer.stderr)")
+        let theirs = answer.text.split(separator: "\n").map(String.init)
         #expect(theirs.count == documents.count)
         var validators: [String: JSONSchemaValidator] = [:]
         var disagreements: [String] = []
         for (index, document) in documents.enumerated() where index < theirs.count {
-            let validator = try validators[document.schema] ?? JSONSchemaValidator(schema: Data(contentsOf: vectorsDirectory.appendingPathComponent("schema/\(document.schema)")))
+            let validator = try validators[document.schema] ?? JSONSchemaValidator(schema: Data(contentsOf: Repository.vectors.appendingPathComponent("schema/\(document.schema)")))
             validators[document.schema] = validator
             let ours = validator.violations(document.json).isEmpty ? "valid" : "invalid"
             if ours != theirs[index] {

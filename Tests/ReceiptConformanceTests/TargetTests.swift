@@ -2,7 +2,7 @@ import ReceiptConformance
 import Testing
 import ForgeSupport
 
-@Suite("Targets, parsed once")
+@Suite("Targets, parsed once", .timeLimit(.minutes(2)))
 struct TargetTests {
     @Test("Each form parses to its kind, command words or address; the text is kept for reports")
     func forms() throws {

@@ -2,6 +2,7 @@ import Foundation
 import ReceiptConformance
 import ReceiptCorpus
 import Testing
+import ForgeTestSupport
 
 /// A run that could not judge what it selected is an infrastructure failure (exit 2), never "conformant": a service
 /// its vectors need (the OCSP responder of `online` vectors) that could not start, or every vector SKIP.
@@ -11,7 +12,7 @@ struct UnjudgedRunTests {
 
     /// The runner over the `online` vectors alone, with a responder that cannot start.
     static func runWithoutResponder(_ validator: some ReceiptValidator, also: (Vector) -> Bool = { _ in false }) async throws -> RunResults {
-        var runner = ConformanceRunner(manifest: manifest, vectorsDirectory: vectorsDirectory, profile: "apple-compatible")
+        var runner = ConformanceRunner(manifest: manifest, vectorsDirectory: Repository.vectors, profile: "apple-compatible")
         runner.services = [
             FeatureService(feature: .online, name: "the OCSP responder on 127.0.0.1:46960") { throw Refused() }
         ]
@@ -53,7 +54,7 @@ struct UnjudgedRunTests {
     @Test("a run whose every vector is SKIP judged nothing: exit 2, naming the commonest reason; an empty shard is not that")
     func judgedNothing() async throws {
         let offline = Constant(verdict: .accept, errorClass: nil, features: [])
-        let results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: vectorsDirectory, profile: "apple-compatible").run(offline) {
+        let results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: Repository.vectors, profile: "apple-compatible").run(offline) {
             $0.features.contains(Feature.online.rawValue)
         }
         #expect(results.results.allSatisfy { $0.outcome == .skip } && results.unavailableServices == nil)

@@ -2,12 +2,12 @@ import Foundation
 import ReceiptCorpus
 import StoreModel
 import Testing
+import ForgeTestSupport
 
 /// The manifest's `context.environment` is StoreModel's `Environment`, written in the artefact's own vocabulary.
-@Suite("Context.environment: typed, written as Apple's raw values")
+@Suite("Context.environment: typed, written as Apple's raw values", .timeLimit(.minutes(2)))
 struct ContextEnvironmentTests {
-    static let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Vectors")
+    static let vectors = Repository.vectors
 
     @Test("Vectors/manifest.json decodes and encodes again byte for byte")
     func manifestRoundTrip() throws {

@@ -4,6 +4,7 @@ import Testing
 import ForgeSupport
 
 /// FIPS 180-2 / NIST known answers.
+@Suite(.timeLimit(.minutes(2)))
 struct CorpusDigestTests {
     @Test func emptyInput() {
         #expect(CorpusDigest.sha256Hex(Data()) == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855")

@@ -6,6 +6,7 @@ import ForgeSupport
 /// Each test gets its own tree: explicit/, env/, cwd/Vectors/, an unpacked release (release/bin/forge beside
 /// release/Vectors/), and a fake package checkout whose Sources/ReceiptCorpus/CorpusLocation.swift stands in
 /// for `#filePath`.
+@Suite(.timeLimit(.minutes(2)))
 struct CorpusLocationTests {
     private let tree: TemporaryDirectory
     private let explicit: URL
@@ -109,7 +110,7 @@ struct CorpusLocationTests {
     }
 }
 
-@Suite("Id patterns")
+@Suite("Id patterns", .timeLimit(.minutes(2)))
 struct IDPatternTests {
     @Test(
         "* matches any run of characters; other characters match themselves",

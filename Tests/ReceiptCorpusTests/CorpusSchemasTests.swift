@@ -74,6 +74,7 @@ private struct MiniValidator {
     }
 }
 
+@Suite(.timeLimit(.minutes(2)))
 struct CorpusSchemasTests {
     private func schema(_ fileName: String) throws -> JSON {
         try JSON.parse(try #require(try CorpusSchemas.all()[fileName]))

@@ -5,6 +5,7 @@ import ForgeSupport
 
 typealias Rule = Linter.Rule
 
+@Suite(.timeLimit(.minutes(2)))
 struct LinterTests {
     private let fixture: CorpusFixture
     private let validID = CorpusFixture.validID

@@ -3,6 +3,7 @@ import ReceiptCorpus
 import Testing
 import ForgeSupport
 
+@Suite(.timeLimit(.minutes(2)))
 struct ManifestIOTests {
     /// The error `decode` throws, or nil when it succeeds.
     private func decodeError(_ data: Data) -> CorpusError? {

@@ -2,10 +2,10 @@ import Foundation
 import ReceiptCorpus
 import Testing
 import ForgeSupport
+import ForgeTestSupport
 
-/// The committed corpus, found from this file (Tests/ReceiptCorpusTests/…).
-private let committedVectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
-    .deletingLastPathComponent().appendingPathComponent("Vectors")
+/// The committed corpus.
+private let committedVectors = Repository.vectors
 
 private func validator(_ schema: String, at pointer: String = "") throws -> JSONSchemaValidator {
     try JSONSchemaValidator(schema: Data(schema.utf8), at: pointer)
@@ -15,7 +15,7 @@ private func check(_ validator: JSONSchemaValidator, _ json: String) -> [String]
     validator.violations(Data(json.utf8)).map(\.description)
 }
 
-@Suite("JSON Schema validator")
+@Suite("JSON Schema validator", .timeLimit(.minutes(2)))
 struct SchemaValidatorTests {
     @Test("type: one name, several names, null; integer vs number vs boolean")
     func types() throws {

@@ -4,10 +4,12 @@ import ReceiptServe
 import Testing
 import ForgeSupport
 import StoreModel
+import ForgeTestSupport
 
 /// The servers' answer pool, in process: the bounds a socket test cannot hit on demand (a worker held as
-/// long as the test likes).
-@Suite("Answer pool")
+/// long as the test likes). The work that holds a worker waits on a semaphore: it runs on the pool's own thread
+/// (CPU work's stand-in), never on the cooperative pool, and its wait has a deadline past the test's.
+@Suite("Answer pool", .timeLimit(.minutes(2)))
 struct AnswerPoolTests {
     @Test("Past its workers and queue a request is refused as busy at once; a queued one runs when a worker frees")
     func busy() async throws {
@@ -16,12 +18,12 @@ struct AnswerPoolTests {
         let gate = DispatchSemaphore(value: 0)
         // Deadlines far past the test: on a loaded machine the test's own task may wait long for a thread.
         async let held = pool.answer(within: 600) {
-            gate.wait()
+            _ = gate.wait(timeout: .now() + 150)
             return 1
         }
-        try await Self.until { pool.load.running == 1 }
+        try await eventually("the first request runs") { pool.load.running == 1 }
         async let queued = pool.answer(within: 600) { 2 }
-        try await Self.until { pool.load.waiting == 1 }
+        try await eventually("the second request waits") { pool.load.waiting == 1 }
         var refusal: ServerRefusal?
         do { _ = try await pool.answer { 3 } } catch { refusal = error }
         #expect(refusal?.code == .busy)
@@ -38,18 +40,12 @@ struct AnswerPoolTests {
         let gate = DispatchSemaphore(value: 0)
         await #expect(throws: ServerRefusal(.answerTimeout, "")) {
             try await pool.answer(within: 1) {
-                gate.wait()
+                _ = gate.wait(timeout: .now() + 150)
                 return 0
             }
         }
         gate.signal()
         #expect(try await pool.answer { 7 } == 7)
-    }
-
-    /// Waits (up to 10 s) for a state of the pool's threads.
-    static func until(_ condition: () -> Bool) async throws {
-        for _ in 0..<1_000 where !condition() { try await Task.sleep(for: .milliseconds(10)) }
-        #expect(condition())
     }
 
     @Test("A stopped pool refuses")

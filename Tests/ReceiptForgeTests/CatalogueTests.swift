@@ -10,7 +10,7 @@ import StoreModel
 
 /// The vector catalogue, judged by the reference validator: each vector's verdict and error class
 /// must be what the catalogue says a correct validator answers.
-@Suite("Vector catalogue")
+@Suite("Vector catalogue", .timeLimit(.minutes(2)))
 struct CatalogueTests {
     static let pki = try! CertificateSet<CertificateRole>.bundled()
     static let forge = try! Forge(receiptPKI: pki)

@@ -10,7 +10,7 @@ import Testing
 /// The instants a JWS chain is checked at come from its `signedDate`: one the chain check cannot evaluate (OpenSSL
 /// compares certificate dates only in the years 0000–9999) is `payload.invalid-field` before any chain work, never
 /// OpenSSL's "format error in certificate's notBefore field"; every instant inside is judged by the chain itself.
-@Suite("Instants a chain can be checked at")
+@Suite("Instants a chain can be checked at", .timeLimit(.minutes(2)))
 struct ChainInstantRangeTests {
     static let pki = try! CertificateSet<JWSRole>.bundled()
     static let context = ValidationContext(trustedRoots: [pki.certificate(.root)], bundleID: "com.example.app", environment: .production)

@@ -7,7 +7,7 @@ import ForgeSupport
 import StoreModel
 
 /// Every error type of the package follows one pattern (`CodedError`): matched by code, messages free to vary.
-@Suite("Errors compare by code, not by message")
+@Suite("Errors compare by code, not by message", .timeLimit(.minutes(2)))
 struct CodedErrorTests {
     private func check<E: CodedError>(_ make: (String) -> E, different: E) {
         let first = make("one message"), second = make("another, with an offset 17")

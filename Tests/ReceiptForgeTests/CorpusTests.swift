@@ -7,12 +7,13 @@ import ReceiptModel
 import ReferenceValidation
 import Testing
 import ForgeSupport
+import ForgeTestSupport
 import StoreModel
 
 /// The committed corpus: reproducible, lint-clean, and its expectations confirmed by two oracles.
-@Suite("The committed corpus")
+@Suite("The committed corpus", .timeLimit(.minutes(2)))
 struct CorpusTests {
-    static let vectors = repositoryRoot.appendingPathComponent("Vectors")
+    static let vectors = Repository.vectors
     /// Generated as `forge vectors generate` does: with the conformance runner's schemas.
     static let forge = try! Forge.bundled()
     static let generated = try! CorpusGenerator(
@@ -100,33 +101,26 @@ struct CorpusTests {
         }
     }
 
-    @Test("openssl cms -verify agrees on every DER vector of the signature and chain families that it can judge")
-    func opensslOracle() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("oracle-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    @Test("openssl cms -verify agrees on every DER vector of the signature and chain families that it can judge", .requires(.openssl))
+    func opensslOracle() async throws {
+        let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let anchors = ["forge-root": "Certificates/root.pem", "forge-storekit": "Certificates/storekit.pem"]
         // OpenSSL checks the signature and the path, not Apple's policy (markers, chain length) nor the
         // receipt's bindings: those vectors are judged by the reference validator only.
         let policyOnly = ["chain.leaf-marker-missing", "chain.intermediate-marker-missing", "chain.length"]
+        let file = directory.appendingPathComponent("v.der"), content = directory.appendingPathComponent("content.bin")
         var judged = 0
         for vector in Self.generated.manifest.vectors where ["signature", "chain"].contains(vector.family) && vector.file.hasSuffix(".der") {
             if vector.expected.verdict == .acceptable || vector.expected.errorClasses.contains(where: policyOnly.contains) { continue }
             // OpenSSL has no "at creation date" mode here; every vector is made and judged inside the leaf's window anyway.
-            let file = directory.appendingPathComponent("v.der")
-            try Self.generated.files[vector.file]!.write(to: file)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-            process.arguments = [
-                "cms", "-verify", "-binary", "-inform", "DER", "-in", file.path, "-CAfile",
-                repositoryRoot.appendingPathComponent(anchors[vector.context.trustAnchor]!).path, "-purpose", "any",
-                "-attime", String(Int(ReceiptDate.parse("2025-06-15T12:00:00Z")!.timeIntervalSince1970)), "-out", "/dev/null",
-            ]
-            process.standardError = FileHandle.nullDevice
-            process.standardOutput = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
-            let accepted = process.terminationStatus == 0
+            try #require(Self.generated.files[vector.file], "\(vector.file) was generated").write(to: file)
+            let anchor = try #require(anchors[vector.context.trustAnchor], "\(vector.id)'s anchor")
+            let verified = try await openssl([
+                "cms", "-verify", "-binary", "-inform", "DER", "-in", file.path, "-CAfile", Repository.file(anchor).path, "-purpose", "any",
+                "-attime", String(Int(pinnedNow.timeIntervalSince1970)), "-out", content.path,
+            ])
+            let accepted = verified.status == 0
             // Where OpenSSL is more tolerant than Apple's rules the vector says so (OPENSSL_DISAGREES), and that must stay true.
             let expected = vector.expected.verdict == .valid || vector.flags.contains("OPENSSL_DISAGREES")
             #expect(accepted == expected, "openssl \(accepted ? "accepts" : "rejects") \(vector.id)")

@@ -9,13 +9,14 @@ import Testing
 import StoreModel
 import JWSModel
 import ForgeSupport
+import ForgeTestSupport
 
 /// Every input that ever crashed a fuzz target (`FuzzTesting/FailCases/<Target>-<kind>-<hash>`), replayed
 /// through the same code the target runs, so CI guards the fixes without building sanitizers. A trap
 /// here kills the test process: the run fails.
-@Suite("Fuzz fail cases")
+@Suite("Fuzz fail cases", .timeLimit(.minutes(2)))
 struct FailCaseTests {
-    static let directory = repositoryRoot.appendingPathComponent("FuzzTesting/FailCases")
+    static let directory = Repository.file("FuzzTesting/FailCases")
     static let cases: [String] = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { !$0.hasPrefix(".") }.sorted()
     static let pki = try! CertificateSet<CertificateRole>.bundled()
     static let mutator = Mutator(forge: try! Forge(receiptPKI: pki))

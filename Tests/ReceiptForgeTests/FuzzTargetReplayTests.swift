@@ -2,7 +2,7 @@ import Testing
 
 /// The fuzz targets' harnesses reach what they fuzz: FuzzServerAPI's seeds are answered, not refused at the door,
 /// whichever way they authenticate (a harness that only ever got 401 would fuzz nothing but the token check).
-@Suite("Fuzz target harnesses")
+@Suite("Fuzz target harnesses", .timeLimit(.minutes(2)))
 struct FuzzTargetReplayTests {
     /// `flags` then path, query, body, authorization, X-Forge-Now and Host, as FuzzServerAPI's seeds are written.
     static func request(_ flags: UInt8, _ fields: [String]) -> [UInt8] { [flags] + Array(fields.joined(separator: "\u{0}").utf8) }

@@ -6,6 +6,7 @@ import ReceiptCorpus
 import ReceiptForge
 import ReceiptServe
 import StoreModel
+import ForgeTestSupport
 
 /// The fuzz targets of issue 36 as `FailCaseTests` replays their findings: each reads an input exactly as its target
 /// in `FuzzTesting/Sources/<Target>/main.swift` does and runs the same code. (FuzzWebhookAnswer needs a socket and
@@ -55,7 +56,7 @@ enum FuzzTargetReplays {
     // MARK: FuzzRunMerge
 
     static let manifest: Manifest? = {
-        guard var whole = try? ManifestIO.load(from: repositoryRoot.appendingPathComponent("Vectors")) else { return nil }
+        guard var whole = try? ManifestIO.load(from: Repository.vectors) else { return nil }
         whole.vectors = Array(whole.vectors.filter { !$0.id.hasPrefix("jws-") }.prefix(24) + whole.vectors.filter { $0.id.hasPrefix("jws-") }.prefix(16))
         return whole
     }()

@@ -1,10 +1,11 @@
 import Foundation
+import ReceiptCorpus
 import ReceiptForge
 import ForgeSupport
 import Testing
 
 /// `MutantRecipe(choosingJWSFrom:)`, the JWS recipe-replay fuzz target's reading of bytes that are no JSON.
-@Suite("JWS recipes from choice bytes")
+@Suite("JWS recipes from choice bytes", .timeLimit(.minutes(2)))
 struct JWSChoiceRecipeTests {
     static let inputs: [[UInt8]] = [[], [0], [0xFF], Array(0...255), Array(repeating: 7, count: 300), (0..<400).map { UInt8(($0 * 37 + 11) % 256) }]
     static let jwsMutations = Mutation.catalogue.filter { $0.stage.artefact == .jws }

@@ -8,15 +8,16 @@ import ReferenceValidation
 import Testing
 import ForgeSupport
 import StoreModel
+import ForgeTestSupport
 
 /// Issue 21 items 5–7: the JWS expectations real StoreKit 2 verifiers dispute. The committed corpus is run, as
 /// `forge run --target swift:reference` runs it, against the reference verifier configured as three kinds of
 /// real verifier would be: one that never accepts Xcode-signed data, one with a sane size bound, and one that
 /// evaluates an AppTransaction's chain at its `signedDate` (Apple's Python library). Each must be conformant
 /// under apple-compatible; the vectors must keep their feature gating and their either-verdicts.
-@Suite("JWS expectations real verifiers dispute", .serialized)
+@Suite("JWS expectations real verifiers dispute", .serialized, .timeLimit(.minutes(2)))
 struct JWSExpectationTests {
-    static let vectors = repositoryRoot.appendingPathComponent("Vectors")
+    static let vectors = Repository.vectors
     static let manifest = try! ManifestIO.load(from: vectors)
     static let jws = manifest.vectors.filter { $0.context.artifact != nil }
     static let reference = try! ReferenceHarness(vectorsDirectory: vectors)

@@ -8,7 +8,7 @@ import ForgeSupport
 import StoreModel
 
 /// Each bound of `ReceiptLimits` and `MutationBounds`, at the bound and one past it.
-@Suite("Resource bounds")
+@Suite("Resource bounds", .timeLimit(.minutes(2)))
 struct LimitTests {
     static func make(_ steps: [MutationStep]) throws -> [UInt8] {
         try sharedForge.make(Scenario(bundleID: "com.example.app", appVersion: "1", purchases: []), now: pinnedNow, mutations: steps).bytes

@@ -7,7 +7,7 @@ import StoreModel
 
 /// One catalogue, one registry, one mutator: receipt and StoreKit 2 vectors are one list, their mutations
 /// one vocabulary whose stage says which artefact each edits, and one mutator draws and replays both.
-@Suite("One registry")
+@Suite("One registry", .timeLimit(.minutes(2)))
 struct MutationRegistryTests {
     static let mutator = Mutator(forge: sharedForge)
 

@@ -9,7 +9,7 @@ import ForgeSupport
 import StoreModel
 
 /// Every mutation, applied to a valid receipt, gives the verdict and error class it is documented to expose.
-@Suite("Mutations")
+@Suite("Mutations", .timeLimit(.minutes(2)))
 struct MutationTests {
     static let pki = try! CertificateSet<CertificateRole>.bundled()
     static let scenario = Scenario(bundleID: "com.example.app", seed: 5, purchases: [Purchase(productID: "com.example.pro", renewals: 1)])

@@ -1,6 +1,7 @@
 import Foundation
 import ForgeCrypto
 import ForgeSupport
+import ForgeTestSupport
 import ReceiptForge
 import ReceiptModel
 import ReceiptServe
@@ -9,7 +10,7 @@ import Testing
 /// `forge serve --ocsp` on requests whose CertID is corrupted, built here byte by byte: each one is answered
 /// `malformedRequest` (RFC 6960 §2.3), never a successful response about some certificate, while the well-formed
 /// request beside it is answered `successful` and good.
-@Suite("The OCSP responder refuses corrupted CertIDs")
+@Suite("The OCSP responder refuses corrupted CertIDs", .timeLimit(.minutes(2)))
 struct OCSPCertIDTests {
     static let pki = try! CertificateSet<JWSRole>.bundled()
     static let leaf = pki.certificate(.leaf), intermediate = pki.certificate(.intermediate)
@@ -155,38 +156,19 @@ struct OCSPCertIDTests {
         }
     }
 
-    @Test(
-        "openssl reads the well-formed request as built here, and the responder's answer to it", .timeLimit(.minutes(1)),
-        .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/openssl"), "no /usr/bin/openssl"))
+    @Test("openssl reads the well-formed request as built here, and the responder's answer to it", .requires(.openssl))
     func opensslAgrees() async throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("ocsp-certid-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let request = directory.appendingPathComponent("request.der"), response = directory.appendingPathComponent("response.der")
         let bytes = try Parts(.sha1).request
         try Data(bytes).write(to: request)
         try Data(Self.service.respond(path: "", request: bytes).body).write(to: response)
-        let text = try await Self.openssl(["ocsp", "-reqin", request.path, "-req_text"], in: directory)
+        let read = try await openssl(["ocsp", "-reqin", request.path, "-req_text"])
+        let text = read.text + read.stderr
         #expect(text.contains("Hash Algorithm: sha1") && text.contains("Serial Number: " + hexString(Self.leaf.serialNumber).uppercased()), "\(text)")
-        let answer = try await Self.openssl(["ocsp", "-respin", response.path, "-resp_text", "-noverify"], in: directory)
+        let answered = try await openssl(["ocsp", "-respin", response.path, "-resp_text", "-noverify"])
+        let answer = answered.text + answered.stderr
         #expect(answer.contains("OCSP Response Status: successful (0x0)") && answer.contains("Cert Status: good"), "\(answer)")
-    }
-
-    /// What openssl printed (stdout and stderr, through a file in `directory`), once it has ended.
-    static func openssl(_ arguments: [String], in directory: URL) async throws -> String {
-        let log = directory.appendingPathComponent("openssl-\(UUID().uuidString).txt")
-        FileManager.default.createFile(atPath: log.path, contents: nil)
-        let handle = try FileHandle(forWritingTo: log)
-        defer { try? handle.close() }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = arguments
-        process.standardOutput = handle
-        process.standardError = handle
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
-            process.terminationHandler = { _ in continuation.resume() }
-            do { try process.run() } catch { continuation.resume(throwing: error) }
-        }
-        return try String(contentsOf: log, encoding: .utf8)
     }
 }

@@ -4,15 +4,15 @@ import ReceiptForge
 import Testing
 import ForgeSupport
 import StoreModel
+import ForgeTestSupport
 
 /// Issue 20: one certificate-set type for both vocabularies (RSA receipts, EC JWS), one forge for both artefacts.
-@Suite("One certificate set, one forge")
+@Suite("One certificate set, one forge", .timeLimit(.minutes(2)))
 struct OneForgeTests {
     /// A copy of a committed set in a fresh directory, without `omitting`, or with `replacing` files' text.
     static func copy(_ folder: String, omitting: String? = nil, replacing: [String: String] = [:]) throws -> URL {
-        let source = repositoryRoot.appendingPathComponent(folder)
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("one-forge-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let source = Repository.file(folder)
+        let directory = try temporaryDirectory()
         for name in try FileManager.default.contentsOfDirectory(atPath: source.path) where name.hasSuffix(".pem") && name != omitting {
             let text = try replacing[name] ?? String(contentsOf: source.appendingPathComponent(name), encoding: .utf8)
             try Data(text.utf8).write(to: directory.appendingPathComponent(name))
@@ -35,7 +35,7 @@ struct OneForgeTests {
         #expect(receipts.certificate(.root).publicKey.rsa != nil)
         #expect(jws.certificate(.root).publicKey.ec?.curve == .p384 && jws.privateKey(.leaf).curve == .p256)
         #expect(jws.x5c(xcode: false) == [jws.certificate(.leaf), jws.certificate(.intermediate), jws.certificate(.root)])
-        let onDisk = try CertificateSet<JWSRole>.load(from: repositoryRoot.appendingPathComponent("Certificates/jws"))
+        let onDisk = try CertificateSet<JWSRole>.load(from: Repository.file("Certificates/jws"))
         #expect(onDisk.certificate(.xcode) == jws.certificate(.xcode))
     }
 
@@ -56,7 +56,7 @@ struct OneForgeTests {
     func invalidFile() throws {
         let broken = try #require(Self.loadError(JWSRole.self, try Self.copy("Certificates/jws", replacing: ["jws-wwdr-g6.pem": "not a certificate\n"])))
         #expect(broken.code == .certificateSetInvalid && broken.message.contains("jws-wwdr-g6.pem"))
-        let ecKey = try String(contentsOf: repositoryRoot.appendingPathComponent("Certificates/jws/jws-signing.key.pem"), encoding: .utf8)
+        let ecKey = try String(contentsOf: Repository.file("Certificates/jws/jws-signing.key.pem"), encoding: .utf8)
         let foreign = try #require(Self.loadError(CertificateRole.self, try Self.copy("Certificates", replacing: ["receipt-signing.key.pem": ecKey])))
         #expect(foreign.code == .certificateSetInvalid && foreign.message.contains("receipt-signing.key.pem"))
     }

@@ -9,7 +9,7 @@ import Testing
 
 /// The reference verifier's online check against forge's responder, socket-free: each answer the responder can give
 /// is judged as Apple's strictest verifier would, and no response, however broken, traps it.
-@Suite("The reference verifier's OCSP check")
+@Suite("The reference verifier's OCSP check", .timeLimit(.minutes(2)))
 struct OnlineRevocationTests {
     static let pki = try! CertificateSet<JWSRole>.bundled()
     static let leaf = pki.certificate(.leaf), intermediate = pki.certificate(.intermediate)

@@ -5,19 +5,20 @@ import ReceiptModel
 import Testing
 import ForgeSupport
 import StoreModel
+import ForgeTestSupport
 
-@Suite("The bundled TEST PKI")
+@Suite("The bundled TEST PKI", .timeLimit(.minutes(2)))
 struct PKITests {
     @Test("The compiled-in set equals Certificates/ byte for byte (run scripts/embed-certificates.sh after changing it)")
     func bundledEqualsFiles() throws {
         // Every role parses and each key is its certificate's: the lazy parse of a shipped binary cannot fail.
         let pki = try CertificateSet<CertificateRole>.bundled().validated()
-        let onDisk = try CertificateSet<CertificateRole>.load(from: repositoryRoot.appendingPathComponent("Certificates"))
+        let onDisk = try CertificateSet<CertificateRole>.load(from: Repository.file("Certificates"))
         for role in CertificateRole.allCases {
             #expect(pki[role].certificate.derRepresentation == onDisk[role].certificate.derRepresentation, "\(role)")
             #expect(try pki[role].privateKey.pemRepresentation == onDisk[role].privateKey.pemRepresentation, "\(role)")
         }
-        let readme = try String(contentsOf: repositoryRoot.appendingPathComponent("Certificates/README.md"), encoding: .utf8)
+        let readme = try String(contentsOf: Repository.file("Certificates/README.md"), encoding: .utf8)
         for role in CertificateRole.allCases {
             let fingerprint = pki[role].certificate.sha256Fingerprint.map { String($0, radix: 16, uppercase: true) }
                 .map { $0.count == 1 ? "0" + $0 : $0 }.joined(separator: ":")

@@ -8,7 +8,7 @@ import StoreModel
 
 /// Each preset reproduces the shape observed in real receipts of its kind (receipt-facts §b.1, §b.4;
 /// interop/README.md). If a preset loses one of these properties, a test here fails.
-@Suite("Presets reproduce real shapes")
+@Suite("Presets reproduce real shapes", .timeLimit(.minutes(2)))
 struct PresetTests {
     static let subscription = Purchase(productID: "com.example.pro.monthly", renewals: 1)
     static let lifetime = Purchase(productID: "com.example.lifetime", type: .nonConsumable)

@@ -4,12 +4,13 @@ import ReceiptForge
 import Testing
 import ForgeSupport
 import StoreModel
+import ForgeTestSupport
 
 /// Every vector's recorded recipe (`provenance`: scenario, seed, time made, steps) rebuilds its committed
 /// bytes, through the mutator `forge mutate --replay` runs.
-@Suite("Recipe replay")
+@Suite("Recipe replay", .timeLimit(.minutes(2)))
 struct RecipeReplayTests {
-    static let vectors = repositoryRoot.appendingPathComponent("Vectors")
+    static let vectors = Repository.vectors
 
     static func mutator() throws -> Mutator {
         Mutator(forge: sharedForge)

@@ -1,14 +1,15 @@
 import Foundation
 import ReceiptCorpus
 import Testing
+import ForgeTestSupport
 
 /// A manifest recipe names its bytes: two vectors whose files differ never record the same provenance for the
 /// same artefact, so a result or a replay that cites a recipe cannot mean two things.
-@Suite("Recipe uniqueness")
+@Suite("Recipe uniqueness", .timeLimit(.minutes(2)))
 struct RecipeUniquenessTests {
     @Test("No two vectors with different bytes share a recipe")
     func recipesAreUnique() throws {
-        let manifest = try ManifestIO.load(from: repositoryRoot.appendingPathComponent("Vectors"))
+        let manifest = try ManifestIO.load(from: Repository.vectors)
         struct Recipe: Encodable {
             var artifact: String?
             var provenance: Provenance

@@ -4,6 +4,7 @@ import ReceiptCorpus
 import ReceiptForge
 import Testing
 import ForgeSupport
+import ForgeTestSupport
 import StoreModel
 
 /// Results cite `id@revision`, so a vector whose bytes, context, expectation or provenance change must get a
@@ -12,9 +13,9 @@ import StoreModel
 ///
 /// After bumping revisions (or adding vectors), record them:
 /// `RECEIPT_FORGE_RECORD_REVISIONS=1 swift test --filter RevisionLedgerTests`.
-@Suite("Vector revisions")
+@Suite("Vector revisions", .timeLimit(.minutes(2)))
 struct RevisionLedgerTests {
-    static let ledgerFile = URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures/vector-revisions.json")
+    static let ledgerFile = Repository.file("Tests/ReceiptForgeTests/Fixtures/vector-revisions.json")
 
     struct Entry: Codable, Equatable {
         var revision: Int
@@ -40,7 +41,7 @@ struct RevisionLedgerTests {
 
     @Test("A vector that changed has a higher revision than the one recorded; no recorded vector disappears without notice")
     func ledger() throws {
-        let manifest = try ManifestIO.load(from: repositoryRoot.appendingPathComponent("Vectors"))
+        let manifest = try ManifestIO.load(from: Repository.vectors)
         var current: [String: Entry] = [:]
         for vector in manifest.vectors { current[vector.id] = Entry(revision: vector.revision, fingerprint: try Self.fingerprint(vector)) }
         if ProcessInfo.processInfo.environment["RECEIPT_FORGE_RECORD_REVISIONS"] == "1" {

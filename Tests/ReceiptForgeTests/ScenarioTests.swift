@@ -6,7 +6,7 @@ import Testing
 import ForgeSupport
 import StoreModel
 
-@Suite("Scenarios, determinism and the device hash")
+@Suite("Scenarios, determinism and the device hash", .timeLimit(.minutes(2)))
 struct ScenarioTests {
     @Test("Same scenario, seed and time give the same bytes; another seed gives other bytes")
     func determinism() throws {

@@ -6,7 +6,7 @@ import StoreModel
 
 /// Issue 22: the Server API renders a store's transactions with the forge's one encoder (``StoreRendering``), so
 /// what `forge jws make` makes on the device side is what `forge serve` answers for the same scenario.
-@Suite("Store rendering for the Server API")
+@Suite("Store rendering for the Server API", .timeLimit(.minutes(2)))
 struct ServerAPIRenderTests {
     static let scenario = """
         {"preset": "sandbox", "bundleId": "com.example.api", "now": "2025-01-01T00:00:00Z",

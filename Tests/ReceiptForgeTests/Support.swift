@@ -5,9 +5,6 @@ import ReceiptModel
 import ForgeSupport
 import StoreModel
 
-/// The repository root, found from this file (SwiftPM runs tests from varying directories).
-let repositoryRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-
 let pinnedNow = ReceiptDate.parse("2025-06-15T12:00:00Z")!
 
 /// The forge over the bundled PKI, built once.

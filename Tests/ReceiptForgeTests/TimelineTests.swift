@@ -6,7 +6,7 @@ import ForgeSupport
 import StoreModel
 
 /// A scenario's timeline: what Apple's server knows after the receipt on the device was made.
-@Suite("Scenario timeline")
+@Suite("Scenario timeline", .timeLimit(.minutes(2)))
 struct TimelineTests {
     static let forge = try! Forge.bundled()
     static let madeAt = ReceiptDate.parse("2025-01-01T00:00:00Z")!

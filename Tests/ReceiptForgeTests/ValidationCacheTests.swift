@@ -7,9 +7,10 @@ import ReferenceValidation
 import Testing
 import ForgeSupport
 import StoreModel
+import ForgeTestSupport
 
 /// The validation cache may only save work, never change an answer.
-@Suite("ValidationCache")
+@Suite("ValidationCache", .timeLimit(.minutes(2)))
 struct ValidationCacheTests {
     private struct Answer: Equatable {
         let verdict: ValidationReport.Verdict
@@ -19,7 +20,7 @@ struct ValidationCacheTests {
 
     /// Every vector's answer, receipts by the receipt validator and JWS by the JWS verifier, both on `cache`.
     private func answers(_ cache: ValidationCache?) throws -> [String: Answer] {
-        let directory = repositoryRoot.appendingPathComponent("Vectors")
+        let directory = Repository.vectors
         let manifest = try ManifestIO.load(from: directory)
         let harness = try ReferenceHarness(vectorsDirectory: directory)
         var answers: [String: Answer] = [:]
@@ -55,7 +56,7 @@ struct ValidationCacheTests {
 
     @Test("A chain verdict inside every certificate's validity holds at any such instant: JWS signed a day apart share one; at the edges each second is its own")
     func verdictAcrossInstants() throws {
-        let directory = repositoryRoot.appendingPathComponent("Vectors")
+        let directory = Repository.vectors
         let harness = try ReferenceHarness(vectorsDirectory: directory)
         let manifest = try ManifestIO.load(from: directory)
         let vector = try #require(manifest.vectors.first(where: { $0.context.artifactKind == .jwsTransaction && $0.expected.verdict == .valid }))
@@ -86,6 +87,6 @@ struct ValidationCacheTests {
     }
 
     private func corpusVectorCount() -> Int {
-        (try? ManifestIO.load(from: repositoryRoot.appendingPathComponent("Vectors")).vectors.count) ?? -1
+        (try? ManifestIO.load(from: Repository.vectors).vectors.count) ?? -1
     }
 }

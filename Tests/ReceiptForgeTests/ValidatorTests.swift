@@ -6,9 +6,10 @@ import ReceiptModel
 import ReferenceValidation
 import Testing
 import ForgeSupport
+import ForgeTestSupport
 import StoreModel
 
-@Suite("The reference validator")
+@Suite("The reference validator", .timeLimit(.minutes(2)))
 struct ValidatorTests {
     let pki = try! CertificateSet<CertificateRole>.bundled()
     let validator = ReferenceValidator()
@@ -107,30 +108,24 @@ struct ValidatorTests {
         return try draft.encoded()
     }
 
-    @Test("Signed attributes: the signature covers them and messageDigest must match the content; openssl agrees")
-    func signedAttributes() throws {
+    @Test("Signed attributes: the signature covers them and messageDigest must match the content; openssl agrees", .requires(.openssl))
+    func signedAttributes() async throws {
         let payload = try sharedForge.make(Scenario(), now: pinnedNow).payload
         let good = try signedWithAttributes(payload)
         #expect(validator.validate(good, context: context()).verdict == .valid)
         let bad = try signedWithAttributes(payload, messageDigest: [UInt8](repeating: 0, count: 32))
         #expect(validator.validate(bad, context: context()).errorClass == .signatureMessageDigest)
 
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("attrs-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         for (name, bytes, expected) in [("good", good, Int32(0)), ("bad", bad, Int32(4))] {
             let file = directory.appendingPathComponent("\(name).der")
             try Data(bytes).write(to: file)
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-            process.arguments = [
-                "cms", "-verify", "-binary", "-inform", "DER", "-in", file.path, "-CAfile",
-                repositoryRoot.appendingPathComponent("Certificates/root.pem").path, "-purpose", "any", "-out", "/dev/null",
-            ]
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
-            #expect(process.terminationStatus == expected, "openssl on the \(name) signed-attributes receipt")
+            let verified = try await openssl([
+                "cms", "-verify", "-binary", "-inform", "DER", "-in", file.path, "-CAfile", Repository.certificate("root.pem"), "-purpose", "any",
+                "-out", directory.appendingPathComponent("\(name).content").path,
+            ])
+            #expect(verified.status == expected, "openssl on the \(name) signed-attributes receipt: \(verified.stderr)")
         }
     }
 

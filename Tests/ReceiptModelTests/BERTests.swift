@@ -3,7 +3,7 @@ import ReceiptModel
 import ForgeSupport
 import StoreModel
 
-@Suite("BER reader and writer")
+@Suite("BER reader and writer", .timeLimit(.minutes(2)))
 struct BERTests {
     @Test("Length forms are written as asked and read back with their form")
     func lengthForms() throws {

@@ -5,7 +5,7 @@ import Testing
 /// The byte-level base64 codec the JWS verifier and parser use, against Foundation's as the oracle: the same
 /// bytes for every well-formed input, and nil for every character outside the alphabet or a length no encoder
 /// makes.
-@Suite("Base64")
+@Suite("Base64", .timeLimit(.minutes(2)))
 struct Base64Tests {
     @Test("Standard base64 and base64url of 0–300 random bytes: encoded as Foundation encodes, decoded to those bytes as Foundation decodes")
     func decodesWhatFoundationDecodes() {

@@ -3,7 +3,7 @@ import ReceiptModel
 import StoreModel
 import ForgeSupport
 
-@Suite("PKCS#7 container")
+@Suite("PKCS#7 container", .timeLimit(.minutes(2)))
 struct ContainerTests {
     /// A minimal self-issued certificate skeleton: enough structure for CertificateIdentity.
     static func fakeCertificate(subject: String, issuer: String, serial: UInt8) -> [UInt8] {

@@ -4,7 +4,7 @@ import ReceiptModel
 import ForgeSupport
 import StoreModel
 
-@Suite("Receipt dates")
+@Suite("Receipt dates", .timeLimit(.minutes(2)))
 struct DateTests {
     @Test(
         "Every variant seen in real receipts parses to the same instant",

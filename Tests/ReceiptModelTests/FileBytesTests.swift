@@ -1,14 +1,14 @@
 import ForgeSupport
 import Foundation
 import Testing
+import ForgeTestSupport
 
 /// The runner's file reader, against Foundation's `Data(contentsOf:)` as the oracle.
-@Suite("File bytes")
+@Suite("File bytes", .timeLimit(.minutes(2)))
 struct FileBytesTests {
     @Test("Files of 0 bytes to 1.4 MB read whole, as Foundation reads them; a missing file and a folder are nil")
     func readsWhole() throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("file-bytes-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let folder = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
         var random = SeededGenerator(seed: 5)
         for size in [0, 1, 4095, 4096, 65_537, 1_400_000] {

@@ -4,7 +4,7 @@ import ReceiptModel
 import ForgeSupport
 import StoreModel
 
-@Suite("Transport decoding")
+@Suite("Transport decoding", .timeLimit(.minutes(2)))
 struct InputTests {
     let der: [UInt8] = [0x30, 0x03, 0x02, 0x01, 0x01]
 
@@ -36,7 +36,7 @@ struct InputTests {
     }
 }
 
-@Suite("PEM armour")
+@Suite("PEM armour", .timeLimit(.minutes(2)))
 struct PEMTests {
     @Test("A PEM PKCS7 receipt decodes; other PEM labels are named in the error")
     func pem() throws {

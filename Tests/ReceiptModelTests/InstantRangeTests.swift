@@ -8,7 +8,7 @@ import StoreModel
 /// Issue 19, item 4: a date read from input (a StoreKit 2 `signedDate` in milliseconds) may be any JSON
 /// number. Inside the years 0000 to 9999 it is an instant (issue 36: what a chain can be checked at); outside it is
 /// refused. Inside ECMAScript's ±8.64e15 ms every conversion is exact, and formatting any `Date` at all never traps.
-@Suite("Instants from input: checked, never trapped on")
+@Suite("Instants from input: checked, never trapped on", .timeLimit(.minutes(2)))
 struct InstantRangeTests {
     @Test(
         "Milliseconds outside the years 0000 to 9999, or not finite, are no instant",

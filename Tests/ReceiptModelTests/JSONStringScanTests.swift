@@ -5,7 +5,7 @@ import Testing
 /// The JSON string scan that finds `"`, `\` and control characters eight bytes a step: every such byte, at
 /// every offset within a word and near the ends, is found when writing and when reading, with Foundation's
 /// `JSONSerialization` as the oracle of what the text means.
-@Suite("JSON strings: the word-at-a-time scan")
+@Suite("JSON strings: the word-at-a-time scan", .timeLimit(.minutes(2)))
 struct JSONStringScanTests {
     static let specials: [UInt8] = [0x22, 0x5C, 0x00, 0x01, 0x0A, 0x1F]
 

@@ -4,7 +4,7 @@ import Testing
 import ForgeSupport
 import StoreModel
 
-@Suite("JSONValue: the package's one JSON value")
+@Suite("JSONValue: the package's one JSON value", .timeLimit(.minutes(2)))
 struct JSONValueTests {
     @Test("parsing keeps member order, integers apart from numbers, and writes back the same text")
     func roundTrip() throws {
@@ -67,7 +67,7 @@ struct JSONValueTests {
     }
 }
 
-@Suite("Base64URL")
+@Suite("Base64URL", .timeLimit(.minutes(2)))
 struct Base64URLTests {
     @Test("Encodes as Foundation's base64 with the URL alphabet and no padding, and decodes back, for every length mod 3")
     func roundTrip() {

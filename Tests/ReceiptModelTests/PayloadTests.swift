@@ -3,7 +3,7 @@ import ReceiptModel
 import ForgeSupport
 import StoreModel
 
-@Suite("Payload encoding")
+@Suite("Payload encoding", .timeLimit(.minutes(2)))
 struct PayloadTests {
     @Test("A payload matches bytes computed by hand")
     func handComputedBytes() {

@@ -2,7 +2,7 @@ import ForgeSupport
 import Testing
 
 /// Text from a file shown on a terminal: every scalar a terminal would act on is written as `\u{…}`, the rest kept.
-@Suite("Terminal-safe text")
+@Suite("Terminal-safe text", .timeLimit(.minutes(2)))
 struct TerminalTextTests {
     @Test("C0 (tab and newline too), DEL, C1, the line separators and the bidi controls are escaped; other scripts and emoji are kept")
     func escaped() {

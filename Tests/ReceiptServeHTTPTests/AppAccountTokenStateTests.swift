@@ -5,10 +5,11 @@ import ReceiptServe
 import ReceiptServeSQLite
 import StoreModel
 import Testing
+import ForgeTestSupport
 
 /// Set App Account Token, many times over: the latest token replaces the one before on the same purchase, and
 /// a change writes what changed, not the whole scenario.
-@Suite("App account tokens: replaced, not piled up; written as one event")
+@Suite("App account tokens: replaced, not piled up; written as one event", .timeLimit(.minutes(2)))
 struct AppAccountTokenStateTests {
     static func token(_ number: Int) -> String { String(format: "00000000-0000-4000-8000-%012d", number) }
 
@@ -62,12 +63,13 @@ struct AppAccountTokenStateTests {
         #expect(Self.size(batches[499]) == Self.size(batches[4]), "the 5th wrote \(Self.size(batches[4])) bytes, the 500th \(Self.size(batches[499]))")
     }
 
-    static func temporaryFile() -> URL { FileManager.default.temporaryDirectory.appendingPathComponent("forge-token-\(UUID().uuidString).db") }
-    static func remove(_ file: URL) { for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file.path + suffix) } }
+    /// A state file in a fresh folder of the test's own; removing the folder removes SQLite's -wal and -shm too.
+    static func temporaryFile() throws -> URL { try temporaryDirectory().appendingPathComponent("state.db") }
+    static func remove(_ file: URL) { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
 
     @Test("A restart on the --state file keeps the last token, one per purchase, in the timeline and the JWS")
     func restartKeepsTheLast() throws {
-        let file = Self.temporaryFile()
+        let file = try Self.temporaryFile()
         defer { Self.remove(file) }
         let scenario = try StateFixtures.sandboxCustomer()
         let subscription = try #require(try StateFixtures.ids(scenario)["pro.monthly"]?.first)
@@ -86,7 +88,7 @@ struct AppAccountTokenStateTests {
 
     @Test("A state file of format 1 (the whole scenario in its customer row) still loads: its events are kept, and a new token replaces its tokens")
     func formatOneLoads() throws {
-        let file = Self.temporaryFile()
+        let file = try Self.temporaryFile()
         defer { Self.remove(file) }
         var given = try StateFixtures.sandboxCustomer()
         let madeAt = try #require(ReceiptDate.parse(StateFixtures.clock))

@@ -23,6 +23,10 @@ struct ControlAccessTests {
             serverAPI: ServerAPIService(configuration: .init(now: ReceiptDate.parse(clock))), faults: try FaultPlan(), log: log, controlToken: token)
     }
 
+    /// How long one request may wait for its answer: the suite's time limit bounds the test, not the machine's speed
+    /// (TestClient's default, 15 s, is exceeded by a loopback answer on a loaded machine).
+    static let clientConfiguration = TestClient.Configuration(timeout: .seconds(100))
+
     /// One request on a connection of its own (a refusal closes it), naming `host` in `Host` as a browser names the page's.
     static func send(
         _ port: Int, _ method: HTTPRequest.Method, _ uri: String, host: String = "127.0.0.1", headers: [(String, String)] = [], body: String? = nil
@@ -33,7 +37,7 @@ struct ControlAccessTests {
             fields.append(HTTPFields.Element(name: name, value: value))
         }
         let request = TestClient.Request(uri, method: method, authority: host, headers: fields, body: body.map { ByteBuffer(string: $0) })
-        return try await TestClient.withClient(host: "localhost", port: port) { client in try await client.execute(request) }
+        return try await TestClient.withClient(host: "localhost", port: port, configuration: clientConfiguration) { client in try await client.execute(request) }
     }
 
     static func text(_ response: TestClient.Response) -> String { response.body.map { String(buffer: $0) } ?? "" }

@@ -9,16 +9,16 @@ import ReceiptValidationServer
 import Testing
 import ForgeSupport
 import StoreModel
+import ForgeTestSupport
 
 /// Both servers in process: the application `forge-http` serves, built by the same `build…Application`,
 /// driven through HummingbirdTesting's router client (no socket, no peer address). The socket tests
 /// (`Tests/ForgeCLITests/ServeCLITests.swift`, `ServeRobustnessTests.swift`, `HTTPCLITests.swift`) prove
 /// what only a socket shows: read deadlines, connection closes, signals.
-@Suite("The servers in process (app.test(.router))")
+@Suite("The servers in process (app.test(.router))", .timeLimit(.minutes(2)))
 struct InProcessServerTests {
     /// The committed corpus: receipts and the TEST root they chain to.
-    static let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Vectors")
+    static let vectors = Repository.vectors
     /// The clock of the binding vectors' context.
     static let now = "2025-06-15T12:00:00Z"
     static let listener = ForgeServers.Listener(host: "127.0.0.1", port: 0)

@@ -5,7 +5,7 @@ import Testing
 
 /// Apple's delivery rules as ``NotificationDispatcher`` keeps them, without sockets: the retry schedule, and the
 /// per-webhook queue bound that keeps a webhook that never answers from growing memory or starving the other.
-@Suite("Notification dispatcher: Apple's retry schedule and bounded queues")
+@Suite("Notification dispatcher: Apple's retry schedule and bounded queues", .timeLimit(.minutes(2)))
 struct NotificationDispatcherTests {
     static let start = Date(timeIntervalSince1970: 1_736_899_200)
     static let hooks = NotificationDispatcher.Webhooks(

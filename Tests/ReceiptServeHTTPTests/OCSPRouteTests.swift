@@ -7,28 +7,24 @@ import ReceiptServe
 import ReceiptServeHTTP
 import Testing
 import ForgeSupport
+import ForgeTestSupport
 
 /// `forge serve --ocsp` in process: the OCSP routes and their control route through the application forge-http
 /// serves; the responder itself, fed every truncation and every flipped byte of a real request, never traps.
-@Suite("The OCSP responder in process (app.test(.router))")
+@Suite("The OCSP responder in process (app.test(.router))", .requires(.openssl), .timeLimit(.minutes(2)))
 struct OCSPRouteTests {
-    static let jws = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Certificates/jws")
+    static let jws = Repository.file("Certificates/jws")
 
     /// A request for the bundled JWS leaf, as `openssl ocsp` writes it (SHA-256 CertID, a nonce).
-    static func request() throws -> [UInt8] {
-        let out = FileManager.default.temporaryDirectory.appendingPathComponent("ocsp-request-\(UUID().uuidString).der")
-        defer { try? FileManager.default.removeItem(at: out) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/openssl")
-        process.arguments = [
+    static func request() async throws -> [UInt8] {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let out = directory.appendingPathComponent("request.der")
+        let made = try await openssl([
             "ocsp", "-sha256", "-issuer", jws.appendingPathComponent("jws-wwdr-g6.pem").path, "-cert", jws.appendingPathComponent("jws-signing.pem").path,
             "-reqout", out.path,
-        ]
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        process.waitUntilExit()
+        ])
+        try #require(made.status == 0, "openssl ocsp: \(made.stderr)")
         return Array(try Data(contentsOf: out))
     }
 
@@ -49,7 +45,7 @@ struct OCSPRouteTests {
 
     @Test("POST and GET /ocsp answer as the control route says; a path naming an answer wins; the control route needs the token")
     func routes() async throws {
-        let request = try Self.request()
+        let request = try await Self.request()
         let service = try OCSPService()
         try await Self.application(service, controlToken: "t0ken").test(.router) { client in
             let good = try await client.execute(uri: "/ocsp", method: .post, headers: [.contentType: "application/ocsp-request"], body: ByteBuffer(bytes: request))
@@ -78,8 +74,8 @@ struct OCSPRouteTests {
     }
 
     @Test("Every truncation and every flipped byte of a real request, and 2,000 seeded random bodies: an answer every time, never a trap")
-    func hostileRequests() throws {
-        let request = try Self.request()
+    func hostileRequests() async throws {
+        let request = try await Self.request()
         let service = try OCSPService()
         var answered = 0
         func ask(_ body: [UInt8]) {

@@ -5,24 +5,23 @@ import ReceiptServe
 import ReceiptServeSQLite
 import StoreModel
 import Testing
+import ForgeTestSupport
 
 /// `forge serve --state FILE`'s store: every kind of change written and read back as it was, the eviction of a
 /// kind, and a damaged file refused with its table named instead of trapping.
-@Suite("The state file: SQLite through GRDB")
+@Suite("The state file: SQLite through GRDB", .timeLimit(.minutes(2)))
 struct SQLiteStateStoreTests {
-    static func temporaryFile() -> URL {
-        FileManager.default.temporaryDirectory.appendingPathComponent("forge-state-\(UUID().uuidString).db")
-    }
+    /// A state file in a fresh folder of the test's own (SQLite writes its -wal and -shm beside it).
+    static func temporaryFile() throws -> URL { try temporaryDirectory().appendingPathComponent("state.db") }
 
-    static func remove(_ file: URL) {
-        for suffix in ["", "-wal", "-shm"] { try? FileManager.default.removeItem(atPath: file.path + suffix) }
-    }
+    /// Removes the state file's folder, and with it everything SQLite wrote beside the file.
+    static func remove(_ file: URL) { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
 
     static let date = Date(timeIntervalSince1970: 1_736_899_200.125)
 
     @Test("Each change is read back as written: clock, customer, records, deliveries with their attempts and due dates, watermarks, drops")
     func roundTrip() throws {
-        let file = Self.temporaryFile()
+        let file = try Self.temporaryFile()
         defer { Self.remove(file) }
         var scenario = Scenario()
         scenario.bundleID = "com.example.app"
@@ -69,7 +68,7 @@ struct SQLiteStateStoreTests {
 
     @Test("Evicting a kind takes out its oldest record only, and every kind is read back oldest first")
     func evict() throws {
-        let file = Self.temporaryFile()
+        let file = try Self.temporaryFile()
         defer { Self.remove(file) }
         let store = try SQLiteStateStore(path: file.path)
         try store.write([
@@ -85,7 +84,7 @@ struct SQLiteStateStoreTests {
 
     @Test("A damaged file is an error that names the table, never a trap; the file is left as it is")
     func damaged() throws {
-        let file = Self.temporaryFile()
+        let file = try Self.temporaryFile()
         defer { Self.remove(file) }
         do {
             let store = try SQLiteStateStore(path: file.path)

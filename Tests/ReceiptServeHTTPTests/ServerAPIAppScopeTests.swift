@@ -8,7 +8,7 @@ import Testing
 
 /// Every record a client makes is its app's: with a token for app B, nothing app A made through the API is read,
 /// blocked or answered — mass extensions and their status, extension answers kept for retries.
-@Suite("Records scoped to the token's app")
+@Suite("Records scoped to the token's app", .timeLimit(.minutes(2)))
 struct ServerAPIAppScopeTests {
     static let issuer = "00000000-0000-4000-8000-000000000022"
     static let keyID = "SCOPETEST1"

@@ -1,41 +1,13 @@
 import Foundation
+import ForgeTestSupport
 import ReceiptServe
 import Testing
 
 /// The App Store Server API's token check against tokens made by Apple's own Python client and by PyJWT, with a key
-/// made by the built `forge ca api-key`. The Python parts run when `.oracles/asl` (app-store-server-library) is present.
-@Suite("App Store Server API authentication", .serialized, .timeLimit(.minutes(10)))
+/// made by the built `forge ca api-key`. The Python parts need `.oracles/asl` (app-store-server-library).
+@Suite("App Store Server API authentication", .timeLimit(.minutes(2)))
 struct ServerAPIAuthenticationTests {
-    static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-    static let python = URL(
-        fileURLWithPath: (ProcessInfo.processInfo.environment["RECEIPT_FORGE_ORACLES"] ?? root.appendingPathComponent(".oracles").path) + "/asl/bin/python")
-    static let hasPython = FileManager.default.isExecutableFile(atPath: python.path)
     static let bundleID = "com.example.auth"
-
-    /// The built `forge`, next to the test bundle, else in .build/debug.
-    static let forge: URL = {
-        var directory = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
-        for _ in 0..<4 {
-            let candidate = directory.appendingPathComponent("forge")
-            if FileManager.default.isExecutableFile(atPath: candidate.path) { return candidate }
-            directory = directory.deletingLastPathComponent()
-        }
-        return root.appendingPathComponent(".build/debug/forge")
-    }()
-
-    /// Runs a program to its end; its stdout, and the exit status.
-    static func run(_ executable: URL, _ arguments: [String]) throws -> (status: Int32, stdout: String) {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-    }
 
     /// A key made by `forge ca api-key`: the key id, issuer id, .p8 path and the authenticator serving `bundleID`.
     struct Key {
@@ -45,11 +17,11 @@ struct ServerAPIAuthenticationTests {
         let authenticator: ServerAPIAuthenticator
     }
 
-    static func makeKey(in directory: URL) throws -> Key {
-        let result = try run(forge, ["ca", "api-key", "--out", directory.path, "--seed", "22"])
-        try #require(result.status == 0, "forge ca api-key: \(result.stdout)")
+    static func makeKey(in directory: URL) async throws -> Key {
+        let result = try await forge("ca", "api-key", "--out", directory.path, "--seed", "22")
+        try #require(result.status == 0, "forge ca api-key: \(result.text) \(result.stderr)")
         var values: [String: String] = [:]
-        for line in result.stdout.split(separator: "\n") {
+        for line in result.text.split(separator: "\n") {
             guard let gap = line.firstRange(of: "  ") else { continue }
             values[String(line[..<gap.lowerBound])] = line[gap.upperBound...].trimmingCharacters(in: .whitespaces)
         }
@@ -121,21 +93,22 @@ struct ServerAPIAuthenticationTests {
         print(json.dumps(tokens))
         """#
 
-    static func pythonTokens(_ key: Key, in directory: URL) throws -> [String: String] {
+    static func pythonTokens(_ key: Key, in directory: URL) async throws -> [String: String] {
         let file = directory.appendingPathComponent("tokens.py")
         try Data(script.utf8).write(to: file)
-        let result = try run(python, [file.path, key.path, key.keyID, key.issuerID, bundleID])
-        try #require(result.status == 0, "python: \(result.stdout)")
-        return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: String])
+        let result = try await run(try Oracle.appleLibrary.required(), [file.path, key.path, key.keyID, key.issuerID, bundleID])
+        try #require(result.status == 0, "python: \(result.text) \(result.stderr)")
+        return try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [String: String])
     }
 
-    @Test("Apple's Python client's token (no iat) and PyJWT's with iat are accepted; each rule broken alone is rejected by name", .enabled(if: hasPython))
-    func pythonTokens() throws {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("forge-auth-\(UUID().uuidString)")
-        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    @Test(
+        "Apple's Python client's token (no iat) and PyJWT's with iat are accepted; each rule broken alone is rejected by name",
+        .requires(.appleLibrary, .openssl))
+    func pythonTokens() async throws {
+        let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let key = try Self.makeKey(in: directory)
-        let tokens = try Self.pythonTokens(key, in: directory)
+        let key = try await Self.makeKey(in: directory)
+        let tokens = try await Self.pythonTokens(key, in: directory)
         let now = Date()
         func decision(_ name: String, bundleID: String? = nil) throws -> ServerAPIAuthDecision {
             key.authenticator.check(authorization: "Bearer " + (try #require(tokens[name], "token \(name)")), bundleID: bundleID, now: now)
@@ -157,12 +130,12 @@ struct ServerAPIAuthenticationTests {
         for (name, rule) in rejected.sorted(by: { $0.key < $1.key }) { #expect(try decision(name) == .rejected(rule), "\(name)") }
 
         // The public key alone (as `openssl pkey -pubout` writes it) checks the same tokens.
-        let publicPEM = try Self.run(URL(fileURLWithPath: "/usr/bin/openssl"), ["pkey", "-in", key.path, "-pubout"]).stdout
+        let publicPEM = try await openssl(["pkey", "-in", key.path, "-pubout"]).text
         let publicOnly = ServerAPIAuthenticator(keys: [try ServerAPIKey(id: key.keyID, pem: publicPEM)], issuerID: key.issuerID, bundleIDs: [Self.bundleID])
         #expect(publicOnly.check(authorization: "Bearer " + (tokens["apple"] ?? ""), now: now) == accepted)
         // Another key under the same kid: the signature rule.
-        let other = try Self.run(Self.forge, ["ca", "api-key", "--out", directory.appendingPathComponent("other").path, "--seed", "23"])
-        let otherPath = try #require(other.stdout.split(separator: "\n").first { $0.hasPrefix("key file") }?.split(separator: " ").last.map(String.init))
+        let other = try await forge("ca", "api-key", "--out", directory.appendingPathComponent("other").path, "--seed", "23")
+        let otherPath = try #require(other.text.split(separator: "\n").first { $0.hasPrefix("key file") }?.split(separator: " ").last.map(String.init))
         let wrongKey = ServerAPIAuthenticator(
             keys: [try ServerAPIKey(id: key.keyID, pem: String(contentsOfFile: otherPath, encoding: .utf8))], issuerID: key.issuerID, bundleIDs: [Self.bundleID])
         #expect(wrongKey.check(authorization: "Bearer " + (tokens["apple"] ?? ""), now: now) == .rejected(.signature))

@@ -12,7 +12,7 @@ import StoreModel
 /// Issue 22 item 6: faults on the App Store Server API, in process through the application forge-http serves. One
 /// fault vocabulary for both APIs: the control route takes the same specs as `--fault`. Apple's Python client against
 /// them over a socket is in `Tests/ForgeCLITests/ServerAPIFaultTests.swift`.
-@Suite("Server API faults in process (app.test(.router))")
+@Suite("Server API faults in process (app.test(.router))", .timeLimit(.minutes(2)))
 struct ServerAPIFaultRouteTests {
     static let token = "t0ken"
 

@@ -8,15 +8,15 @@ import ReceiptServeHTTP
 import Testing
 import ForgeSupport
 import StoreModel
+import ForgeTestSupport
 
 /// Issue 22: the App Store Server API of `forge serve` in process, through the same application builder as
 /// forge-http. The socket and Apple's Python client are in `Tests/ForgeCLITests/ServerAPITests.swift`.
-@Suite("The App Store Server API in process (app.test(.router))")
+@Suite("The App Store Server API in process (app.test(.router))", .timeLimit(.minutes(2)))
 struct ServerAPIRouteTests {
     /// The customers of `examples/server-api/` (`forge serve --scenario` takes the same files): a sandbox one with 24
     /// monthly periods and a non-consumable by `now`, later two renewals and a refund; a production one of another app.
-    static let examples = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("examples/server-api")
+    static let examples = Repository.file("examples/server-api")
     static var sandboxScenario: String { (try? String(contentsOf: examples.appendingPathComponent("sandbox-customer.json"), encoding: .utf8)) ?? "" }
     static var productionScenario: String { (try? String(contentsOf: examples.appendingPathComponent("production-customer.json"), encoding: .utf8)) ?? "" }
     static let clock = "2025-01-01T00:00:00Z"
@@ -354,31 +354,25 @@ struct ServerAPIRouteTests {
         #expect(first?["endpoint"]?.stringValue == "finishTransaction" && first?["transactionId"]?.stringValue == id)
     }
 
-    @Test("ServerAPIError: every code is one of Apple's APIError values (the Python client's enum), its status the family's")
-    func errorVocabularyIsApples() throws {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        for error in ServerAPIError.allCases {
-            let family: [Int64: Int] = [400: 400, 403: 403, 404: 404, 429: 429, 500: 500]
-            #expect(error.httpStatus == family[error.code / 10_000], "\(error)")
-        }
-        let python = root.appendingPathComponent(".oracles/asl/bin/python")
-        guard FileManager.default.isExecutableFile(atPath: python.path) else { return }  // .ci/run installs it
-        let process = Process()
-        process.executableURL = python
-        process.arguments = ["-c", "from appstoreserverlibrary.api_client import APIError; print(' '.join(str(e.value) for e in APIError))"]
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let text = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
-        let apple = Set(text.split(whereSeparator: \.isWhitespace).compactMap { Int64($0) })
+    @Test("ServerAPIError: every code's status is its family's")
+    func errorStatusIsTheFamilys() {
+        let family: [Int64: Int] = [400: 400, 403: 403, 404: 404, 429: 429, 500: 500]
+        for error in ServerAPIError.allCases { #expect(error.httpStatus == family[error.code / 10_000], "\(error)") }
+    }
+
+    @Test("ServerAPIError: every code is one of Apple's APIError values (the Python client's enum)", .requires(.appleLibrary))
+    func errorVocabularyIsApples() async throws {
+        let listed = try await run(
+            try Oracle.appleLibrary.required(), ["-c", "from appstoreserverlibrary.api_client import APIError; print(' '.join(str(e.value) for e in APIError))"])
+        #expect(listed.status == 0, "\(listed.stderr)")
+        let apple = Set(listed.text.split(whereSeparator: \.isWhitespace).compactMap { Int64($0) })
         #expect(apple.count > 80)
         for error in ServerAPIError.allCases { #expect(apple.contains(error.code), "\(error.code) is not one of Apple's APIError values") }
     }
 }
 
 /// Issue 22, item 4: Get Notification History derived from the store at the request's clock.
-@Suite("Get Notification History in process")
+@Suite("Get Notification History in process", .timeLimit(.minutes(2)))
 struct NotificationHistoryRouteTests {
     static func kinds(at clock: String, from start: String) async throws -> [String] {
         let startDate = try #require(ReceiptDate.parse(start)), end = try #require(ReceiptDate.parse(clock))
@@ -415,7 +409,7 @@ struct NotificationHistoryRouteTests {
 }
 
 /// Issue 22's benchmark note: a read at a pinned clock is answered from the cache, and any change of the state misses it.
-@Suite("Server API answers kept by state version")
+@Suite("Server API answers kept by state version", .timeLimit(.minutes(2)))
 struct ResponseCacheRouteTests {
     @Test("A second GET at the same clock is the same bytes from the cache (logged as cached); an extension changes the state and the next GET renders again")
     func cachedUntilTheStateChanges() async throws {

@@ -6,7 +6,7 @@ import Testing
 
 /// `X-Forge-Now` sets the clock one request reads at; a change is never dated behind the server clock, and the
 /// rate limits count on a clock the client does not choose.
-@Suite("Changes never move behind the server clock; rate limits on the server's own clock")
+@Suite("Changes never move behind the server clock; rate limits on the server's own clock", .timeLimit(.minutes(2)))
 struct ServerClockOrderTests {
     static let extend = #"{"extendByDays":30,"extendReasonCode":1,"requestIdentifier":"REQ"}"#
 

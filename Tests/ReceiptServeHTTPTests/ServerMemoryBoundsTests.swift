@@ -6,7 +6,7 @@ import Testing
 
 /// What a client sends is held bounded in bytes, not only in count: a stored consumption report keeps Apple's
 /// members only, a product id is Apple-sized, and every request log entry and the log's ring are cut to their bounds.
-@Suite("Memory bounded in bytes: stored bodies, product ids, the request log")
+@Suite("Memory bounded in bytes: stored bodies, product ids, the request log", .timeLimit(.minutes(2)))
 struct ServerMemoryBoundsTests {
     /// 30 MB: what the probe sent as an extra member and as a product id.
     static let huge = String(repeating: "x", count: 30_000_000)

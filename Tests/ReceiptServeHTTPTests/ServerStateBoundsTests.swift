@@ -8,7 +8,7 @@ import Testing
 
 /// The server state's own bounds: records evicted oldest first at ``ServerState/maximumRecords``, a clock that stops
 /// at the last date receipts carry, and a store that refuses changes said once, then counted.
-@Suite("The server state's bounds: records, the clock's end, a full disk")
+@Suite("The server state's bounds: records, the clock's end, a full disk", .timeLimit(.minutes(2)))
 struct ServerStateBoundsTests {
     @Test("At maximumRecords the oldest record of a kind makes room for the next, in memory and in what the store is told")
     func evictsTheOldest() throws {

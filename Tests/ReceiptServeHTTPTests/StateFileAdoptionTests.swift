@@ -1,5 +1,6 @@
 import Foundation
 import ForgeSupport
+import ForgeTestSupport
 import GRDB
 import ReceiptServe
 import ReceiptServeSQLite
@@ -87,7 +88,7 @@ struct StateFileAdoptionTests {
 
     @Test(
         "A character device made by the test (the null device's numbers) is refused before SQLite opens it: no NAME-journal beside it",
-        .enabled(if: getuid() == 0, "mknod needs root")
+        .requires(.root)
     )
     func deviceRefused() throws {
         let folder = try Folder()

@@ -3,6 +3,7 @@ import Foundation
 import ReceiptServe
 import ReceiptServeHTTP
 import Testing
+import ForgeTestSupport
 
 #if canImport(Glibc)
     import Glibc
@@ -14,8 +15,7 @@ import Testing
 /// what reads it. A trap here kills the test process: the run fails.
 @Suite("Fuzz fail cases of a webhook's answer", .timeLimit(.minutes(2)))
 struct WebhookAnswerFailCaseTests {
-    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("FuzzTesting/FailCases")
+    static let directory = Repository.file("FuzzTesting/FailCases")
     static let cases = ((try? FileManager.default.contentsOfDirectory(atPath: directory.path)) ?? []).filter { $0.hasPrefix("FuzzWebhookAnswer-") }.sorted()
 
     /// A listener on 127.0.0.1 (a port of its own) that reads each request's head and body, answers with `answer`

@@ -7,6 +7,7 @@ import ReceiptServe
 import ReceiptServeHTTP
 import Synchronization
 import Testing
+import ForgeTestSupport
 
 /// The webhook client's TLS, now NIOSSL's as the client sets it up (it was AsyncHTTPClient's): the system's roots
 /// plus `--notify-ca`, the URL's host name sent as SNI and checked against the certificate, an address checked as
@@ -14,8 +15,7 @@ import Testing
 /// the TEST root issued for localhost, 127.0.0.1 and ::1.
 @Suite("An https:// webhook: trusted through --notify-ca, named by SNI, its certificate checked against the URL's host", .timeLimit(.minutes(2)))
 struct WebhookTLSTests {
-    static let rootPEM = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Certificates/root.pem")
+    static let rootPEM = Repository.file("Certificates/root.pem")
     static let ok = Array("HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok".utf8)
 
     /// The SNI names the listener was sent, one per handshake (nil: none).

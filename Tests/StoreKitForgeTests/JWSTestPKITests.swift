@@ -4,12 +4,12 @@ import Foundation
 import Testing
 import ForgeSupport
 import StoreModel
+import ForgeTestSupport
 
 /// The EC test PKI regenerates byte for byte and has Apple's chain shape.
-@Suite("JWS test PKI")
+@Suite("JWS test PKI", .timeLimit(.minutes(2)))
 struct JWSTestPKITests {
-    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
-        .appendingPathComponent("Certificates/jws")
+    static let directory = Repository.file("Certificates/jws")
 
     @Test("The compiled-in set equals Certificates/jws, and issuing again from its keys gives the same certificates")
     func regenerates() throws {

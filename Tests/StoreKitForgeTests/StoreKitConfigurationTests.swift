@@ -6,7 +6,7 @@ import Testing
 
 /// Issue 25: Xcode `.storekit` files (versions 2, 3 and 4, written here in Xcode's own layout) read into the scenario's
 /// products, and the receipts and JWS a purchase of them makes.
-@Suite("StoreKit configuration files")
+@Suite("StoreKit configuration files", .timeLimit(.minutes(2)))
 struct StoreKitConfigurationTests {
     /// A file of `version`: a consumable, a non-consumable, a non-renewing subscription and one group of two
     /// subscriptions. Version 2 has no offer codes, version 3 adds them, version 4 win-back offers; `extra` is spliced
@@ -282,7 +282,8 @@ struct StoreKitConfigurationTests {
         var later = try Self.read(Self.file(version: 4)).scenario(purchasing: ["pro.monthly"])
         later.purchases = [purchase]
         later.timeline = change("pro.yearly") + [TimelineEvent(.renew, productID: "pro.monthly")]
-        let renewed = try Store(later, now: Self.now, reissuedAt: try #require(ReceiptDate.parse("2026-06-01T00:00:00Z")))
+        let reissuedAt = try #require(ReceiptDate.parse("2026-06-01T00:00:00Z"))
+        let renewed = try Store(later, now: Self.now, reissuedAt: reissuedAt)
         #expect(renewed.transactions.suffix(2).map(\.productID) == ["pro.yearly", "pro.yearly"])
         #expect(renewed.transactions.last?.expiresDate == ReceiptDate.parse("2027-05-15T00:00:00Z"))
         var scenario = try Self.read(Self.file(version: 4)).scenario(purchasing: ["pro.monthly"])

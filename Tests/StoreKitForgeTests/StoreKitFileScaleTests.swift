@@ -5,7 +5,7 @@ import Testing
 
 /// A `.storekit` file as large as a big catalogue (95,000 products) is read whole with every lookup by id, and one
 /// that gives two subscription groups the same id is refused with the JSON path of the second.
-@Suite("StoreKit files: size and group ids")
+@Suite("StoreKit files: size and group ids", .timeLimit(.minutes(2)))
 struct StoreKitFileScaleTests {
     /// A version-4 file of `consumables` consumables and `groups` groups of `perGroup` monthly subscriptions each;
     /// group `g` has the id `groupIDs[g]` (default: `2100000g`).

@@ -1,6 +1,6 @@
-public import StoreModel
+import StoreModel
 import ReceiptModel
-public import ForgeSupport
+import ForgeSupport
 
 /// Tokens a fuzzer should splice into receipts and JWS: OIDs, attribute-type encodings, headers, JSON members and strings.
 /// Written in the libFuzzer/AFL dictionary format (`name="\xHH…"`).

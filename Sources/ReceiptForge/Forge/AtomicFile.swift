@@ -1,4 +1,4 @@
-public import StoreModel
+import StoreModel
 public import Foundation
 public import ForgeSupport
 #if canImport(Glibc)

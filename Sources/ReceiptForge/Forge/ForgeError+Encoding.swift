@@ -1,4 +1,4 @@
-public import StoreModel
+import StoreModel
 import ForgeSupport
 import ReceiptModel
 

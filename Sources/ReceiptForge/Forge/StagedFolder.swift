@@ -1,4 +1,4 @@
-public import StoreModel
+import StoreModel
 import CForgeSystem
 public import Foundation
 import Synchronization

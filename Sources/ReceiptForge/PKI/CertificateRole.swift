@@ -1,8 +1,8 @@
 import Foundation
 public import ForgeCrypto
 import ReceiptModel
-public import ForgeSupport
-public import StoreModel
+import ForgeSupport
+import StoreModel
 
 /// The certificates of the test PKI, each shaped like its Apple counterpart (receipt-facts §b.2, §b.6)
 /// but named as a TEST authority that is not Apple.

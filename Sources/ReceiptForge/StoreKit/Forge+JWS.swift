@@ -1,6 +1,6 @@
 public import Foundation
-public import ForgeCrypto
-public import ReceiptModel
+import ForgeCrypto
+import ReceiptModel
 public import ForgeSupport
 public import StoreModel
 import Synchronization

@@ -1,7 +1,7 @@
 import Foundation
 public import ForgeCrypto
 import ReceiptModel
-public import ForgeSupport
+import ForgeSupport
 
 /// A certificate of the Apple-shaped EC test PKI that signs StoreKit 2 JWS.
 public enum JWSRole: String, PKIRole, Codable {

@@ -1,5 +1,5 @@
-public import StoreModel
-public import ReceiptModel
+import StoreModel
+import ReceiptModel
 public import ForgeSupport
 
 /// The members Apple's models define (storekit2-facts §3.1, app-store-server-library 2026), per kind and object:

@@ -1,4 +1,4 @@
-public import StoreModel
+import StoreModel
 import ForgeSupport
 /// An ASN.1 writer that can produce DER and the BER shapes real receipts use.
 ///

@@ -1,4 +1,4 @@
-public import StoreModel
+import StoreModel
 import ForgeSupport
 /// A tolerant BER reader over a byte buffer.
 ///

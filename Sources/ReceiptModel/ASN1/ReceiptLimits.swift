@@ -1,4 +1,4 @@
-public import ForgeSupport
+import ForgeSupport
 import StoreModel
 
 /// How much a receipt may hold before the decoders refuse it (`ReceiptDecodingError.tooLarge`). Real

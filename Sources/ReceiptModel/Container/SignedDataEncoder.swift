@@ -1,4 +1,4 @@
-public import StoreModel
+import StoreModel
 import ForgeSupport
 /// Where the container puts what, and in which encoding: the choices that distinguish App Store
 /// receipts (DER, primitive eContent) from Xcode ones (indefinite, one-segment constructed eContent).

@@ -1,4 +1,4 @@
-public import StoreModel
+import StoreModel
 import ForgeSupport
 /// `ReceiptAttribute ::= SEQUENCE { type INTEGER, version INTEGER, value OCTET STRING }`.
 ///

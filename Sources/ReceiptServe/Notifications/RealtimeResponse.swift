@@ -1,4 +1,4 @@
-public import ForgeSupport
+import ForgeSupport
 
 /// Apple's `RealtimeResponseBody` (Retention Messaging): what a Get Retention Message endpoint answers a realtime
 /// request with, as `forge bench realtime` judges a webhook's answer.
