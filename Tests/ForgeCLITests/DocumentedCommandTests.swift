@@ -8,13 +8,13 @@ import Testing
 /// Every `forge …` command the README and `Documentation/` show in a code block goes through forge's own
 /// parser (options, values, and each command's `validate()`), so a renamed flag or a removed value fails
 /// here instead of in a reader's terminal.
-@Suite("Documented commands")
+@Suite("Documented commands", .timeLimit(.minutes(2)))
 struct DocumentedCommandTests {
     /// The pages whose code blocks are checked.
     static var pages: [URL] {
-        let documentation = repositoryRoot.appendingPathComponent("Documentation")
+        let documentation = Repository.file("Documentation")
         let files = (try? FileManager.default.contentsOfDirectory(at: documentation, includingPropertiesForKeys: nil)) ?? []
-        return [repositoryRoot.appendingPathComponent("README.md")] + files.filter { $0.pathExtension == "md" }.sorted { $0.path < $1.path }
+        return [Repository.file("README.md")] + files.filter { $0.pathExtension == "md" }.sorted { $0.path < $1.path }
     }
 
     @Test("The README and every Documentation page show forge commands, and each one parses")
@@ -41,8 +41,8 @@ struct DocumentedCommandTests {
     }
 
     @Test("forge --help opens with all forge does, StoreKit 2, the runner and the server included")
-    func helpOpensWithEverything() throws {
-        let help = try forgeBlocking("--help")
+    func helpOpensWithEverything() async throws {
+        let help = try await forge("--help")
         #expect(help.status == 0)
         let overview = help.text.components(separatedBy: "USAGE:").first ?? ""
         for taught in ["StoreKit 2", "receipts", "jws make", "jws validate", "vectors", "run", "serve", "TEST"] {
@@ -213,12 +213,12 @@ enum DocumentedCommands {
 
 /// The architecture page's target table is the manifest's target graph, so it cannot describe a layering
 /// that no longer exists.
-@Suite("Architecture page")
+@Suite("Architecture page", .timeLimit(.minutes(1)))
 struct ArchitecturePageTests {
     @Test("Documentation/architecture.md lists every target of Package.swift with exactly its in-package dependencies")
     func targetTableIsTheManifest() throws {
-        let page = try String(contentsOf: repositoryRoot.appendingPathComponent("Documentation/architecture.md"), encoding: .utf8)
-        let manifest = try String(contentsOf: repositoryRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
+        let page = try String(contentsOf: Repository.file("Documentation/architecture.md"), encoding: .utf8)
+        let manifest = try String(contentsOf: Repository.file("Package.swift"), encoding: .utf8)
         let documented = Self.documentedTargets(page)
         let declared = Self.declaredTargets(manifest)
         #expect(declared.count >= 15, "Package.swift read as \(declared)")

@@ -6,13 +6,13 @@ import StoreModel
 
 /// Issue 20: CLI flag names belong to the CLI. The store model's errors name scenario fields by key path
 /// (`purchases[0].trial`); `forge make` and `forge jws make` print their own flags for a scenario made from flags.
-@Suite("Flag names: key paths in the library, flags in the CLI", .timeLimit(.minutes(10)))
+@Suite("Flag names: key paths in the library, flags in the CLI", .timeLimit(.minutes(2)))
 struct FlagNamingTests {
     static let now = "2025-01-01T00:00:00Z"
 
     @Test("No store model or forge source spells a forge flag in its code", arguments: ["Sources/StoreModel", "Sources/ReceiptForge"])
     func libraryKnowsNoFlags(_ path: String) throws {
-        let folder = repositoryRoot.appendingPathComponent(path)
+        let folder = Repository.file(path)
         let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
         #expect(!files.isEmpty)
         let flag = /--[a-z]/
@@ -46,7 +46,7 @@ struct FlagNamingTests {
     }
 
     @Test("forge make and forge jws make print the flags for a scenario made from flags, exit 64")
-    func cliPrintsFlags() throws {
+    func cliPrintsFlags() async throws {
         let cases: [([String], String)] = [
             (["--product", "p", "--type", "auto-renewable", "--trial", "--intro"], "--trial conflicts with --intro"),
             (["--product", "p", "--expired", "--expires", Self.now], "--expired conflicts with --expires"),
@@ -56,7 +56,7 @@ struct FlagNamingTests {
         ]
         for (flags, message) in cases {
             for command in [["make"], ["jws", "make", "transaction"]] {
-                let result = try forgeBlocking(arguments: command + flags + ["--now", Self.now, "-q"])
+                let result = try await forge(arguments: command + flags + ["--now", Self.now, "-q"])
                 #expect(result.status == 64, "\(command) \(flags): \(result.stderr)")
                 #expect(result.stderr.contains("forge: error: \(message)"), "\(command) \(flags): \(result.stderr)")
             }

@@ -4,7 +4,7 @@ import Testing
 
 /// `inspect` and `validate --json` of both artefacts go through one inspection: `validate --json` is what
 /// `inspect --json` says of the artefact, plus the checks and the verdict, for receipts and JWS alike.
-@Suite("One inspection for receipts and JWS", .timeLimit(.minutes(10)))
+@Suite("One inspection for receipts and JWS", .timeLimit(.minutes(2)))
 struct InspectionTests {
     static let now = "2025-01-01T00:00:00Z"
 
@@ -18,34 +18,34 @@ struct InspectionTests {
     }
 
     @Test("validate --json of a receipt and of a JWS is the inspection of the artefact plus checks and verdict")
-    func validateIsInspectionPlusChecks() throws {
+    func validateIsInspectionPlusChecks() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let receipt = directory.appendingPathComponent("receipt.der").path
-        let madeReceipt = try forgeBlocking("make", "--product", "pro.monthly", "--now", Self.now, "-q", "-o", receipt)
+        let madeReceipt = try await forge("make", "--product", "pro.monthly", "--now", Self.now, "-q", "-o", receipt)
         #expect(madeReceipt.status == 0, "\(madeReceipt.stderr)")
         Self.expectValidateExtendsInspect(
-            try json(try forgeBlocking("inspect", receipt, "--json")), try json(try forgeBlocking("validate", receipt, "--json", "--at", Self.now)), "receipt")
+            try json(try await forge("inspect", receipt, "--json")), try json(try await forge("validate", receipt, "--json", "--at", Self.now)), "receipt")
 
         let jws = directory.appendingPathComponent("transaction.jws").path
-        let madeJWS = try forgeBlocking("jws", "make", "transaction", "--product", "pro.monthly", "--now", Self.now, "-q", "-o", jws)
+        let madeJWS = try await forge("jws", "make", "transaction", "--product", "pro.monthly", "--now", Self.now, "-q", "-o", jws)
         #expect(madeJWS.status == 0, "\(madeJWS.stderr)")
-        Self.expectValidateExtendsInspect(try json(try forgeBlocking("jws", "inspect", jws, "--json")), try json(try forgeBlocking("jws", "validate", jws, "--json")), "JWS")
+        Self.expectValidateExtendsInspect(try json(try await forge("jws", "inspect", jws, "--json")), try json(try await forge("jws", "validate", jws, "--json")), "JWS")
     }
 
     @Test("Text: inspect of a receipt and of a JWS keeps its first lines; a JWS that is not one exits 65 with one message")
-    func textUnchanged() throws {
+    func textUnchanged() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let jws = directory.appendingPathComponent("transaction.jws").path
-        #expect(try forgeBlocking("jws", "make", "transaction", "--product", "pro.monthly", "--now", Self.now, "-q", "-o", jws).status == 0)
-        let text = try forgeBlocking("jws", "inspect", jws).text
+        #expect(try await forge("jws", "make", "transaction", "--product", "pro.monthly", "--now", Self.now, "-q", "-o", jws).status == 0)
+        let text = try await forge("jws", "inspect", jws).text
         let lines = text.split(separator: "\n").map(String.init)
         #expect(lines.first == "kind: transaction")
         #expect(lines.dropFirst().first?.hasPrefix("header: {") == true)
         #expect(lines.contains { $0.hasPrefix("x5c[0]: ") } && lines.contains { $0.hasPrefix("payload: {") })
         #expect(!text.contains("checks:"))
-        let garbage = try forgeBlocking("jws", "inspect", "-", stdin: Data("not.a.jws".utf8))
+        let garbage = try await forge("jws", "inspect", "-", stdin: Data("not.a.jws".utf8))
         #expect(garbage.status == 65)
         #expect(garbage.stderr.contains("not a compact JWS"))
     }

@@ -4,11 +4,11 @@ import Testing
 
 /// Issue 20, items 1 and 5: the layers by concern (DESIGN §3) hold in the source: the corpus and the runner stop at
 /// the support target, the store model knows no encoding, and no encoder decodes another's output.
-@Suite("Layering: what each target may import")
+@Suite("Layering: what each target may import", .timeLimit(.minutes(1)))
 struct LayeringTests {
     /// Every `import` of every Swift file under `Sources/<target>`.
     static func imports(of target: String) throws -> [(file: String, module: String)] {
-        let folder = repositoryRoot.appendingPathComponent("Sources/\(target)")
+        let folder = Repository.file("Sources/\(target)")
         let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
         return try files.flatMap { file in
             try String(contentsOf: file, encoding: .utf8).split(separator: "\n").compactMap { line -> (String, String)? in
@@ -44,7 +44,7 @@ struct LayeringTests {
 
     @Test("SQLite (GRDB) is imported by ReceiptServeSQLite alone: the servers know a ServerStateStore, never a database")
     func databaseStaysInItsTarget() throws {
-        let sources = repositoryRoot.appendingPathComponent("Sources")
+        let sources = Repository.file("Sources")
         for target in try FileManager.default.contentsOfDirectory(atPath: sources.path) where target != "ReceiptServeSQLite" {
             for (file, module) in try Self.imports(of: target) where module.hasPrefix("GRDB") {
                 Issue.record("\(target)/\(file) imports \(module)")
@@ -55,7 +55,7 @@ struct LayeringTests {
 
     @Test("The JWS encoder renders the store: it never decodes a receipt payload to learn what to sign")
     func noEncoderDecodesAnother() throws {
-        let folder = repositoryRoot.appendingPathComponent("Sources/ReceiptForge/StoreKit")
+        let folder = Repository.file("Sources/ReceiptForge/StoreKit")
         let files = try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
         for file in files where file.pathExtension == "swift" {
             let text = try String(contentsOf: file, encoding: .utf8)

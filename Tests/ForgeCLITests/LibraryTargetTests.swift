@@ -8,13 +8,13 @@ import StoreModel
 
 /// `ConformanceRunner.check(target:)`: a user's Swift test running an out-of-process validator the way
 /// `forge run --target` does, over each transport, against the built `forge` as the harness.
-@Suite("ConformanceRunner.check(target:) over processes and HTTP", .timeLimit(.minutes(10)))
+@Suite("ConformanceRunner.check(target:) over processes and HTTP", .timeLimit(.minutes(2)))
 struct LibraryTargetTests {
-    static let vectors = repositoryRoot.appendingPathComponent("Vectors").path
+    static let vectors = Repository.vectors.path
 
     @Test("stdio: the reference harness in a child process is conformant, and the run names its target")
     func stdio() async throws {
-        let target = "stdio:\(forgeBinary.path) validate --harness --vectors \(Self.vectors)"
+        let target = "stdio:\(Binaries.forge.path) validate --harness --vectors \(Self.vectors)"
         let results = try await ConformanceRunner.check(target: target, vectors: Self.vectors, profile: "apple-compatible")
         #expect(results.exitCode == 0, "\(results.failureSummary)")
         #expect(results.results.count == corpusCount)
@@ -23,8 +23,8 @@ struct LibraryTargetTests {
 
     @Test("http: needs the provider from ReceiptConformanceHTTP, which users link only when they want it")
     func http() async throws {
-        let server = try BlockingServer(forgeBinary, ["validate", "--listen", "127.0.0.1:0", "--vectors", Self.vectors, "--threads", "2"])
-        defer { server.stop() }
+        let server = try await BackgroundServer.start(["validate", "--listen", "127.0.0.1:0", "--vectors", Self.vectors, "--threads", "2"])
+        defer { server.kill() }
         await #expect(throws: ConformanceError.self) { try await ConformanceRunner.check(target: server.url, vectors: Self.vectors) }
         let results = try await ConformanceRunner.check(target: server.url, providers: [HTTPTargets()], vectors: Self.vectors, profile: "apple-compatible")
         #expect(results.exitCode == 0, "\(results.failureSummary)")

@@ -4,22 +4,22 @@ import Testing
 import ForgeSupport
 import StoreModel
 
-@Suite("forge make, through the binary, checked by openssl", .timeLimit(.minutes(10)))
+@Suite("forge make, through the binary, checked by openssl", .timeLimit(.minutes(2)))
 struct MakeTests {
-    @Test("The README's first command works from any directory, and openssl verifies the result")
-    func readmeCommand() throws {
+    @Test("The README's first command works from any directory, and openssl verifies the result", .requires(.openssl))
+    func readmeCommand() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let result = try forgeBlocking("make", "--product", "com.example.pro", "--expired", "-o", "receipt.der", in: directory)
+        let result = try await forge("make", "--product", "com.example.pro", "--expired", "-o", "receipt.der", in: directory)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stderr.contains("seed") && result.stderr.contains("now "))
         let file = directory.appendingPathComponent("receipt.der").path
-        let verify = try opensslBlocking([
+        let verify = try await openssl([
             "cms", "-verify", "-binary", "-inform", "DER", "-in", file, "-CAfile", certificate("root.pem"),
-            "-purpose", "any", "-out", "/dev/null",
+            "-purpose", "any", "-out", directory.appendingPathComponent("payload.bin").path,
         ])
         #expect(verify.status == 0, "\(verify.stderr)")
-        let validate = try forgeBlocking("validate", file, "--bundle-id", "com.example.app", "--json")
+        let validate = try await forge("validate", file, "--bundle-id", "com.example.app", "--json")
         #expect(validate.status == 0, "\(validate.text)")
         let report = try json(validate)
         #expect(report["verdict"] as? String == "valid")
@@ -32,28 +32,28 @@ struct MakeTests {
 
     @Test(
         "Every preset passes openssl cms -verify with its anchor, parses with asn1parse, and fails after a one-byte tamper",
-        arguments: ["appstore", "appstore-sha1", "sandbox", "xcode-2020", "xcode-2023"])
-    func opensslOracle(preset: String) throws {
+        .requires(.openssl), arguments: ["appstore", "appstore-sha1", "sandbox", "xcode-2020", "xcode-2023"])
+    func opensslOracle(preset: String) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("r.der")
-        let made = try forgeBlocking(
+        let made = try await forge(
             "make", "--preset", preset, "--product", "com.example.pro", "--renewals", "2", "--now", "2025-03-01T10:00:00Z",
             "--seed", "1", "-q", "-o", file.path)
         #expect(made.status == 0, "\(made.stderr)")
         let anchor = certificate(preset.hasPrefix("xcode") ? "storekit.pem" : "root.pem")
         let payload = directory.appendingPathComponent("payload.bin")
-        let verify = try opensslBlocking([
+        let verify = try await openssl([
             "cms", "-verify", "-binary", "-inform", "DER", "-in", file.path, "-CAfile", anchor, "-purpose", "any",
             "-out", payload.path,
         ])
         #expect(verify.status == 0, "\(verify.stderr)")
-        #expect(try opensslBlocking(["asn1parse", "-inform", "DER", "-in", file.path]).status == 0)
+        #expect(try await openssl(["asn1parse", "-inform", "DER", "-in", file.path]).status == 0)
         // The signed content OpenSSL extracted is a SET OF ReceiptAttribute.
         #expect(try Data(contentsOf: payload).first == 0x31)
 
         var bytes = try [UInt8](Data(contentsOf: file))
-        let inspect = try json(try forgeBlocking("inspect", file.path, "--json"))
+        let inspect = try json(try await forge("inspect", file.path, "--json"))
         let container = try #require(inspect["container"] as? [String: Any])
         #expect(container["certificateOrder"] as? String == (preset.hasPrefix("xcode") ? "single" : "leaf-first"))
         // Flip one byte inside the product id, which sits in the signed payload.
@@ -61,33 +61,33 @@ struct MakeTests {
         bytes[index] ^= 0x20
         let tampered = directory.appendingPathComponent("tampered.der")
         try Data(bytes).write(to: tampered)
-        let rejected = try opensslBlocking([
+        let rejected = try await openssl([
             "cms", "-verify", "-binary", "-inform", "DER", "-in", tampered.path, "-CAfile", anchor,
-            "-purpose", "any", "-out", "/dev/null",
+            "-purpose", "any", "-out", directory.appendingPathComponent("tampered-payload.bin").path,
         ])
         #expect(rejected.status != 0)
-        let validate = try forgeBlocking("validate", tampered.path, "--root", anchor)
+        let validate = try await forge("validate", tampered.path, "--root", anchor)
         #expect(validate.status == 1)
         #expect(validate.text.contains("signature.invalid"))
     }
 
     @Test("Same arguments with --seed and --now give identical bytes; formats agree")
-    func determinismAndFormats() throws {
+    func determinismAndFormats() async throws {
         let arguments = [
             "make", "--product", "a", "--product", "b", "--type", "auto-renewable", "--renewals", "3", "--trial",
             "--now", "2025-05-05T05:05:05Z", "--seed", "99", "-q",
         ]
-        let first = try forgeBlocking(arguments: arguments + ["--format", "base64"])
-        let second = try forgeBlocking(arguments: arguments + ["--format", "base64"])
+        let first = try await forge(arguments: arguments + ["--format", "base64"])
+        let second = try await forge(arguments: arguments + ["--format", "base64"])
         #expect(first.status == 0 && first.stdout == second.stdout)
         let der = try #require(Data(base64Encoded: first.text.trimmingCharacters(in: .whitespacesAndNewlines)))
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("r.der")
-        #expect(try forgeBlocking(arguments: arguments + ["-o", file.path]).status == 0)
+        #expect(try await forge(arguments: arguments + ["-o", file.path]).status == 0)
         #expect(try Data(contentsOf: file) == der)
 
-        let response = try json(try forgeBlocking(arguments: arguments + ["--format", "json"]))
+        let response = try json(try await forge(arguments: arguments + ["--format", "json"]))
         #expect(response["status"] as? Int == 0)
         #expect(response["environment"] as? String == "Production")
         let receipt = try #require(response["receipt"] as? [String: Any])
@@ -105,34 +105,34 @@ struct MakeTests {
     }
 
     @Test("A spec file drives make; flags override it; its errors name the key")
-    func specFile() throws {
+    func specFile() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let spec = directory.appendingPathComponent("scenario.json")
         try Data(#"{"preset":"sandbox","bundleId":"com.spec.app","now":"2024-01-01T00:00:00Z","purchases":[{"productId":"coins","type":"consumable","quantity":5}]}"#.utf8).write(
             to: spec)
-        let made = try json(try forgeBlocking("make", "--spec", spec.path, "--app-version", "9", "--format", "json", "-q"))
+        let made = try json(try await forge("make", "--spec", spec.path, "--app-version", "9", "--format", "json", "-q"))
         let receipt = try #require(made["receipt"] as? [String: Any])
         #expect(receipt["bundle_id"] as? String == "com.spec.app")
         #expect(receipt["application_version"] as? String == "9")
         #expect(receipt["receipt_type"] as? String == "ProductionSandbox")
         #expect((receipt["in_app"] as? [[String: Any]])?.first?["quantity"] as? String == "5")
         try Data(#"{"purchases":[{"productId":"x","type":"consumable","expired":true}]}"#.utf8).write(to: spec)
-        let conflict = try forgeBlocking("make", "--spec", spec.path, "--format", "base64")
+        let conflict = try await forge("make", "--spec", spec.path, "--format", "base64")
         #expect(conflict.status == 64)
         #expect(conflict.stderr.contains("'purchases[0].expired' conflicts with 'purchases[0].type' consumable"))
     }
 
     @Test("examples/scenario.json makes a receipt valid for its bundle id, version and device")
-    func exampleScenario() throws {
+    func exampleScenario() async throws {
         let response = try json(
-            try forgeBlocking(
-                "make", "--spec", repositoryRoot.appendingPathComponent("examples/scenario.json").path,
+            try await forge(
+                "make", "--spec", Repository.file("examples/scenario.json").path,
                 "--format", "json", "-q"))
         let inApp = try #require((response["receipt"] as? [String: Any])?["in_app"] as? [[String: Any]])
         #expect(inApp.count == 5)
-        let made = try forgeBlocking("make", "--spec", repositoryRoot.appendingPathComponent("examples/scenario.json").path, "--format", "base64", "-q")
-        let validated = try forgeBlocking(
+        let made = try await forge("make", "--spec", Repository.file("examples/scenario.json").path, "--format", "base64", "-q")
+        let validated = try await forge(
             "validate", "-", "--bundle-id", "com.example.app", "--app-version", "2.4",
             "--device-id", "956328D9-CC6A-47F4-BE40-6953FB0AB6C7", stdin: made.stdout)
         #expect(validated.status == 0, "\(validated.text)")
@@ -148,31 +148,33 @@ struct MakeTests {
             (["--device-id", "not-a-device"], "--device-id 'not-a-device'"),
             (["--now", "tomorrow"], "--now 'tomorrow'"),
         ])
-    func conflicts(flags: [String], message: String) throws {
+    func conflicts(flags: [String], message: String) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("out.der")
-        let result = try forgeBlocking(arguments: ["make", "--product", "p"] + flags + ["-o", file.path])
+        let result = try await forge(arguments: ["make", "--product", "p"] + flags + ["-o", file.path])
         #expect(result.status == 64)
         #expect(result.stderr.contains(message), "\(result.stderr)")
         #expect(!FileManager.default.fileExists(atPath: file.path))
     }
 
     @Test("--cancelled with and without a reason")
-    func cancelled() throws {
+    func cancelled() async throws {
         for (flag, reason) in [("--cancelled", "0"), ("--cancelled=app-issue", "1")] {
-            let response = try json(try forgeBlocking("make", "--product", "p", "--renewals", "1", flag, "--format", "json", "-q"))
+            let response = try json(try await forge("make", "--product", "p", "--renewals", "1", flag, "--format", "json", "-q"))
             let inApp = try #require((response["receipt"] as? [String: Any])?["in_app"] as? [[String: Any]])
             #expect(inApp.compactMap { $0["cancellation_reason"] as? String } == [reason])
         }
     }
 
-    @Test("At a terminal, make writes base64 instead of binary, and says so", .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script")))
-    func terminal() throws {
-        // script(1) gives the command a pseudo-terminal as stdout.
-        let result = try runBlocking(
-            URL(fileURLWithPath: "/usr/bin/script"),
-            ["-qec", "\(forgeBinary.path) make --product com.example.pro --expired", "/dev/null"])
+    @Test("At a terminal, make writes base64 instead of binary, and says so", .requires(.script))
+    func terminal() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        // script(1) gives the command a pseudo-terminal as stdout; its typescript goes to the test's own folder.
+        let result = try await run(
+            try Oracle.script.required(),
+            ["-qec", "\(Binaries.forge.path) make --product com.example.pro --expired", directory.appendingPathComponent("typescript").path])
         #expect(result.status == 0, "\(result.text)")
         #expect(result.text.contains("writing base64"))
         let base64 = try #require(result.text.split(whereSeparator: \.isNewline).map(String.init).first { $0.hasPrefix("MII") })
@@ -180,18 +182,18 @@ struct MakeTests {
     }
 
     @Test("An unwritable output path exits 73 and leaves nothing behind")
-    func unwritable() throws {
-        let result = try forgeBlocking("make", "--product", "p", "-o", "/nonexistent-dir/receipt.der")
+    func unwritable() async throws {
+        let result = try await forge("make", "--product", "p", "-o", "/nonexistent-dir/receipt.der")
         #expect(result.status == 73)
         #expect(result.stderr.contains("cannot write"))
     }
 
     @Test("--help teaches: examples and exit codes")
-    func help() throws {
-        let make = try forgeBlocking("make", "--help")
+    func help() async throws {
+        let make = try await forge("make", "--help")
         #expect(make.text.contains("forge make --product com.example.pro --expired -o expired.der"))
         #expect(make.text.contains("--cancelled"))
-        let top = try forgeBlocking("--help")
+        let top = try await forge("--help")
         #expect(top.text.contains("65 unreadable input"))
     }
 }

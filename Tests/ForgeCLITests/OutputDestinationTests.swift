@@ -15,8 +15,8 @@ import Testing
 @Suite(.timeLimit(.minutes(2)))
 struct OutputDestinationTests {
     static let now = "2025-06-01T00:00:00Z"
-    static let example = repositoryRoot.appendingPathComponent("examples/storekit/Products.storekit").path
-    static let vectors = repositoryRoot.appendingPathComponent("Vectors").path
+    static let example = Repository.file("examples/storekit/Products.storekit").path
+    static let vectors = Repository.vectors.path
 
     /// Commands that write one file with `-o`, each the same bytes on every run (`--now` pins time and seed).
     static let writers: [[String]] = [
@@ -37,9 +37,9 @@ struct OutputDestinationTests {
     }
 
     /// What `arguments` writes to a regular file: the bytes every other destination must receive.
-    static func expected(_ arguments: [String], in directory: URL) throws -> Data {
+    static func expected(_ arguments: [String], in directory: URL) async throws -> Data {
         let file = directory.appendingPathComponent("expected-\(UUID().uuidString)")
-        let made = try forgeBlocking(arguments: arguments + ["-o", file.path])
+        let made = try await forge(arguments: arguments + ["-o", file.path])
         try #require(made.status == 0, "\(arguments): \(made.stderr)")
         defer { try? FileManager.default.removeItem(at: file) }
         return try Data(contentsOf: file)
@@ -50,10 +50,10 @@ struct OutputDestinationTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         for arguments in Self.writers {
-            let expected = try Self.expected(arguments, in: directory)
+            let expected = try await Self.expected(arguments, in: directory)
             let path = directory.appendingPathComponent("pipe").path
             let reader = try Drain.fifo(at: path)
-            let made = try forgeBlocking(arguments: arguments + ["-o", path])
+            let made = try await forge(arguments: arguments + ["-o", path])
             let received = await reader.finish()
             #expect(made.status == 0, "\(arguments): \(made.stderr)")
             #expect(received == expected, "\(arguments): the reader got \(received.count) bytes of \(expected.count)")
@@ -69,7 +69,7 @@ struct OutputDestinationTests {
         defer { try? FileManager.default.removeItem(at: directory) }
         let names = ["results", "junit", "markdown", "html"]
         let readers = try names.map { try Drain.fifo(at: directory.appendingPathComponent($0).path) }
-        let ran = try forgeBlocking(
+        let ran = try await forge(
             arguments: ["run", "--target", "swift:reference", "--vectors", Self.vectors, "--run", "chain::*", "--quiet"]
                 + names.flatMap { ["--\($0)", directory.appendingPathComponent($0).path] })
         var reports: [String: Data] = [:]
@@ -84,26 +84,25 @@ struct OutputDestinationTests {
 
         let saved = directory.appendingPathComponent("saved.json")
         try (reports["results"] ?? Data()).write(to: saved)
-        let expected = try forgeBlocking("run", "matrix", saved.path)
+        let expected = try await forge("run", "matrix", saved.path)
         let matrix = directory.appendingPathComponent("matrix").path
         let reader = try Drain.fifo(at: matrix)
-        let written = try forgeBlocking("run", "matrix", saved.path, "-o", matrix)
+        let written = try await forge("run", "matrix", saved.path, "-o", matrix)
         let received = await reader.finish()
         #expect(written.status == 0 && received == expected.stdout && !received.isEmpty, "\(written.stderr)")
         #expect(Self.kind(matrix) == S_IFIFO)
     }
 
     @Test(
-        "a character device the test makes (mknod c 1 3, a null device) is written through and stays that device",
-        .enabled(if: geteuid() == 0, "mknod needs root"))
-    func device() throws {
+        "a character device the test makes (mknod c 1 3, a null device) is written through and stays that device", .requires(.root))
+    func device() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let path = directory.appendingPathComponent("null").path
         // makedev(1, 3) as glibc encodes it (the macro does not reach Swift).
         try #require(mknod(path, S_IFCHR | 0o666, dev_t(1 << 8 | 3)) == 0, "mknod: \(String(cString: strerror(errno)))")
         for arguments in Self.writers {
-            let made = try forgeBlocking(arguments: arguments + ["-o", path])
+            let made = try await forge(arguments: arguments + ["-o", path])
             #expect(made.status == 0, "\(arguments): \(made.stderr)")
             var status = stat()
             #expect(lstat(path, &status) == 0 && status.st_mode & S_IFMT == S_IFCHR && status.st_rdev == dev_t(1 << 8 | 3), "\(arguments) replaced the device")
@@ -116,10 +115,10 @@ struct OutputDestinationTests {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let arguments = Self.writers[0]
-        let expected = try Self.expected(arguments, in: directory)
+        let expected = try await Self.expected(arguments, in: directory)
         let path = directory.appendingPathComponent("s").path
         let listener = try Drain.socket(at: path)
-        let made = try forgeBlocking(arguments: arguments + ["-o", path])
+        let made = try await forge(arguments: arguments + ["-o", path])
         let received = await listener.finish()
         #expect(made.status == 0, "\(made.stderr)")
         #expect(received == expected, "the listener got \(received.count) bytes of \(expected.count)")
@@ -127,7 +126,7 @@ struct OutputDestinationTests {
     }
 
     @Test("a symbolic link stays a link: the file it names (through a second link, relatively) is replaced whole, not rewritten in place")
-    func linkToFile() throws {
+    func linkToFile() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let folder = directory.appendingPathComponent("real")
@@ -142,8 +141,8 @@ struct OutputDestinationTests {
         try FileManager.default.createSymbolicLink(atPath: outer, withDestinationPath: "inner")
         let before = Self.inode(target.path)
         let arguments = Self.writers[0]
-        let expected = try Self.expected(arguments, in: directory)
-        let made = try forgeBlocking(arguments: arguments + ["-o", outer])
+        let expected = try await Self.expected(arguments, in: directory)
+        let made = try await forge(arguments: arguments + ["-o", outer])
         #expect(made.status == 0, "\(made.stderr)")
         #expect(Self.kind(outer) == S_IFLNK && Self.kind(inner) == S_IFLNK, "the links were replaced")
         #expect(try FileManager.default.destinationOfSymbolicLink(atPath: outer) == "inner")
@@ -155,14 +154,14 @@ struct OutputDestinationTests {
     }
 
     @Test("a dangling symbolic link gets its target created; the link stays")
-    func danglingLink() throws {
+    func danglingLink() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let link = directory.appendingPathComponent("link").path
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "made.der")
         let arguments = Self.writers[1]
-        let expected = try Self.expected(arguments, in: directory)
-        let made = try forgeBlocking(arguments: arguments + ["-o", link])
+        let expected = try await Self.expected(arguments, in: directory)
+        let made = try await forge(arguments: arguments + ["-o", link])
         #expect(made.status == 0, "\(made.stderr)")
         #expect(Self.kind(link) == S_IFLNK)
         #expect(try Data(contentsOf: directory.appendingPathComponent("made.der")) == expected)
@@ -170,7 +169,7 @@ struct OutputDestinationTests {
     }
 
     @Test("a directory is refused with exit 73 saying so, and left as it was: -o, --junit, a file of forge ca init")
-    func directory() throws {
+    func directory() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let folder = directory.appendingPathComponent("folder")
@@ -184,7 +183,7 @@ struct OutputDestinationTests {
             (["ca", "init", "--out", pki.path, "--force"], pki.appendingPathComponent("root.pem").path),
         ]
         for (arguments, named) in commands {
-            let result = try forgeBlocking(arguments: arguments)
+            let result = try await forge(arguments: arguments)
             #expect(result.status == 73, "\(arguments): \(result.status) \(result.stderr)")
             #expect(result.stderr.contains("\(named): it is a directory"), "\(arguments): \(result.stderr)")
             #expect(try FileManager.default.contentsOfDirectory(atPath: folder.path) == ["keep.txt"])
@@ -194,7 +193,7 @@ struct OutputDestinationTests {
     }
 
     @Test("a regular file is replaced whole, by rename: a reader holding the old one still reads it, no temporary file is left")
-    func regularFile() throws {
+    func regularFile() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("receipt.der")
@@ -203,8 +202,8 @@ struct OutputDestinationTests {
         defer { try? old.close() }
         let before = Self.inode(file.path)
         let arguments = Self.writers[0]
-        let expected = try Self.expected(arguments, in: directory)
-        let made = try forgeBlocking(arguments: arguments + ["-o", file.path])
+        let expected = try await Self.expected(arguments, in: directory)
+        let made = try await forge(arguments: arguments + ["-o", file.path])
         #expect(made.status == 0, "\(made.stderr)")
         #expect(Self.kind(file.path) == S_IFREG && Self.inode(file.path) != before)
         #expect(try Data(contentsOf: file) == expected)
@@ -213,15 +212,15 @@ struct OutputDestinationTests {
     }
 
     @Test("/dev/fd/1, and a link the test makes to /dev/stdout, are forge's standard output: the bytes arrive there and the link stays")
-    func standardOutputByName() throws {
+    func standardOutputByName() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let arguments = Self.writers[0]
-        let expected = try Self.expected(arguments, in: directory)
+        let expected = try await Self.expected(arguments, in: directory)
         let link = directory.appendingPathComponent("out").path
         try FileManager.default.createSymbolicLink(atPath: link, withDestinationPath: "/dev/stdout")
         for path in ["/dev/fd/1", link] {
-            let made = try forgeBlocking(arguments: arguments + ["-o", path])
+            let made = try await forge(arguments: arguments + ["-o", path])
             #expect(made.status == 0 && made.stdout == expected, "\(path): \(made.stdout.count) bytes on stdout; \(made.stderr)")
         }
         #expect(Self.kind(link) == S_IFLNK)
@@ -229,8 +228,8 @@ struct OutputDestinationTests {
     }
 }
 
-/// A reader the test runs on a thread of its own (the blocking `forge` helper holds the test's thread meanwhile):
-/// a FIFO's bytes until every writer closed it, or a Unix socket's first connection's bytes until it closed.
+/// A reader on a thread of its own, outside the cooperative pool (its reads and polls block, so no task may do
+/// them): a FIFO's bytes until every writer closed it, or a Unix socket's first connection's bytes until it closed.
 /// `finish()`, called once forge exited, ends the wait whether forge wrote or not, so a regression fails, never hangs.
 final class Drain: Sendable {
     private struct State {

@@ -5,15 +5,15 @@ import Testing
 /// Issue 21 item 9: a scenario's errors (a `--spec` file of `forge make` and `forge jws make`, and the scenario
 /// flags) name the key path and what the key takes (its values, its range), never Codable's text; a spec file's
 /// exits 65, a flag's 64.
-@Suite("scenario errors name the key and what it takes", .timeLimit(.minutes(10)))
+@Suite("scenario errors name the key and what it takes", .timeLimit(.minutes(2)))
 struct ScenarioErrorTests {
     /// Runs `forge <command…> --spec FILE` with `spec` as the file's text.
-    private func withSpec(_ spec: String, _ command: [String] = ["make"], _ extra: [String] = []) throws -> RunResult {
+    private func withSpec(_ spec: String, _ command: [String] = ["make"], _ extra: [String] = []) async throws -> RunResult {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("spec.json")
         try Data(spec.utf8).write(to: file)
-        return try forgeBlocking(arguments: command + ["--spec", file.path, "--now", "2025-01-01T00:00:00Z", "-q"] + extra)
+        return try await forge(arguments: command + ["--spec", file.path, "--now", "2025-01-01T00:00:00Z", "-q"] + extra)
     }
 
     private func expectNoCodableText(_ stderr: String) {
@@ -33,8 +33,8 @@ struct ScenarioErrorTests {
             (#"{"purchases":[{"productId":"p","cancelled":"maybe"}]}"#, "'purchases[0].cancelled' is \"maybe\", not one of other, app-issue"),
             (#"{"preset":"appstore-2031"}"#, "'preset' is \"appstore-2031\", not one of appstore, appstore-sha1, sandbox, xcode-2020, xcode-2023"),
         ])
-    func vocabulary(spec: String, message: String) throws {
-        let result = try withSpec(spec)
+    func vocabulary(spec: String, message: String) async throws {
+        let result = try await withSpec(spec)
         #expect(result.status == 65, "\(result.stderr)")
         #expect(result.stderr.contains(message), "\(result.stderr)")
         expectNoCodableText(result.stderr)
@@ -55,8 +55,8 @@ struct ScenarioErrorTests {
                 "'timeline[0].count' must be an integer between 1 and 1000, not 0"
             ),
         ])
-    func range(spec: String, message: String) throws {
-        let result = try withSpec(spec)
+    func range(spec: String, message: String) async throws {
+        let result = try await withSpec(spec)
         #expect(result.status == 65, "\(result.stderr)")
         #expect(result.stderr.contains(message), "\(result.stderr)")
         expectNoCodableText(result.stderr)
@@ -74,27 +74,27 @@ struct ScenarioErrorTests {
             (#"{"purchases":[{"productId":"p","period":"P0M"}]}"#, "'purchases[0].period' is \"P0M\", not an ISO 8601 period"),
             (#"{"purchases":[{"productId":"p","expird":true}]}"#, "unknown key 'expird' in 'purchases[0]'"),
         ])
-    func shape(spec: String, message: String) throws {
-        let result = try withSpec(spec)
+    func shape(spec: String, message: String) async throws {
+        let result = try await withSpec(spec)
         #expect(result.status == 65, "\(result.stderr)")
         #expect(result.stderr.contains(message), "\(result.stderr)")
         expectNoCodableText(result.stderr)
     }
 
     @Test("forge jws make --spec reads a spec the same way")
-    func otherReaders() throws {
+    func otherReaders() async throws {
         let spec = #"{"purchases":[{"productId":"p","type":"explode"}]}"#
-        let jws = try withSpec(spec, ["jws", "make", "transaction"])
+        let jws = try await withSpec(spec, ["jws", "make", "transaction"])
         #expect(jws.status == 65, "\(jws.stderr)")
         #expect(jws.stderr.contains("'purchases[0].type' is \"explode\""), "\(jws.stderr)")
         expectNoCodableText(jws.stderr)
     }
 
     @Test("a seed above Int64.max is read exactly (the seed forge reports is one a spec can give back)")
-    func largeSeed() throws {
-        let result = try withSpec(#"{"seed":18446744073709551615,"purchases":[{"productId":"p"}]}"#, ["make"], ["--format", "base64"])
+    func largeSeed() async throws {
+        let result = try await withSpec(#"{"seed":18446744073709551615,"purchases":[{"productId":"p"}]}"#, ["make"], ["--format", "base64"])
         #expect(result.status == 0, "\(result.stderr)")
-        let flag = try forgeBlocking("make", "--product", "p", "--seed", "18446744073709551615", "--now", "2025-01-01T00:00:00Z", "-q", "--format", "base64")
+        let flag = try await forge("make", "--product", "p", "--seed", "18446744073709551615", "--now", "2025-01-01T00:00:00Z", "-q", "--format", "base64")
         #expect(result.stdout == flag.stdout)
     }
 
@@ -109,8 +109,8 @@ struct ScenarioErrorTests {
             (["jws", "make", "transaction", "--product", "p", "--app-apple-id", "-5"], "--app-apple-id must be an integer between 1 and 9007199254740991, not -5"),
             (["jws", "make", "transaction", "--product", "p", "--price", "-5"], "--price must be an integer between 0 and 9007199254740991, not -5"),
         ])
-    func negativeFlags(arguments: [String], message: String) throws {
-        let result = try forgeBlocking(arguments: arguments + ["--now", "2025-01-01T00:00:00Z"])
+    func negativeFlags(arguments: [String], message: String) async throws {
+        let result = try await forge(arguments: arguments + ["--now", "2025-01-01T00:00:00Z"])
         #expect(result.status == 64, "\(result.stderr)")
         #expect(result.stderr.contains(message), "\(result.stderr)")
         #expect(!result.stderr.contains("Missing value"), "\(result.stderr)")

@@ -5,10 +5,8 @@ import ForgeSupport
 import StoreModel
 
 /// `forge` links no network code; `forge-http` does, and `forge` hands HTTP work over to it.
-@Suite("forge and forge-http", .timeLimit(.minutes(10)))
+@Suite("forge and forge-http", .timeLimit(.minutes(2)))
 struct SplitBinaryTests {
-    static let helper = forgeBinary.deletingLastPathComponent().appendingPathComponent("forge-http")
-
     /// Whether the executable holds Swift symbols of module `module` (mangled as `<length><name>`).
     private func links(_ binary: URL, _ module: String) throws -> Bool {
         let bytes = try Data(contentsOf: binary)
@@ -18,34 +16,35 @@ struct SplitBinaryTests {
     @Test("forge has none of swift-nio or NIOSSL in it; forge-http has them all, and no AsyncHTTPClient (its clients are on swift-nio)")
     func noNetworkInForge() throws {
         for module in ["NIOCore", "NIOPosix", "NIOSSL"] {
-            #expect(try !links(forgeBinary, module), "forge links \(module)")
-            #expect(try links(Self.helper, module), "forge-http does not link \(module)")
+            #expect(try !links(Binaries.forge, module), "forge links \(module)")
+            #expect(try links(Binaries.forgeHTTP, module), "forge-http does not link \(module)")
         }
-        #expect(try !links(Self.helper, "AsyncHTTPClient"), "forge-http links AsyncHTTPClient")
+        #expect(try !links(Binaries.forgeHTTP, "AsyncHTTPClient"), "forge-http links AsyncHTTPClient")
     }
 
     @Test("without forge-http, an HTTP target is exit 69 naming the build command; nothing else needs it")
-    func missingHelper() throws {
+    func missingHelper() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let alone = directory.appendingPathComponent("forge")
-        try FileManager.default.copyItem(at: forgeBinary, to: alone)
+        try FileManager.default.copyItem(at: Binaries.forge, to: alone)
         let environment = ["PATH": "/usr/bin:/bin", "HOME": directory.path]
-        let vectors = repositoryRoot.appendingPathComponent("Vectors").path
-        let remote = try runBlocking(alone, ["run", "--vectors", vectors, "--target", "http://127.0.0.1:9"], environment: environment)
+        let vectors = Repository.vectors.path
+        let remote = try await run(alone, ["run", "--vectors", vectors, "--target", "http://127.0.0.1:9"], environment: environment)
         #expect(remote.status == 69)
         #expect(remote.stderr.contains("swift build --product forge-http"), "\(remote.stderr)")
-        let listen = try runBlocking(alone, ["validate", "--listen", "127.0.0.1:0", "--vectors", vectors], environment: environment)
+        let listen = try await run(alone, ["validate", "--listen", "127.0.0.1:0", "--vectors", vectors], environment: environment)
         #expect(listen.status == 69)
-        let local = try runBlocking(alone, ["run", "--vectors", vectors, "--target", "swift:reference", "--quiet", "--run", "valid::*"], environment: environment)
+        let local = try await run(alone, ["run", "--vectors", vectors, "--target", "swift:reference", "--quiet", "--run", "valid::*"], environment: environment)
         #expect(local.status == 0, "\(local.text)\(local.stderr)")
-        let made = try runBlocking(alone, ["make", "--product", "com.example.pro", "-o", directory.appendingPathComponent("r.der").path], environment: environment)
+        let made = try await run(alone, ["make", "--product", "com.example.pro", "-o", directory.appendingPathComponent("r.der").path], environment: environment)
         #expect(made.status == 0, "\(made.stderr)")
     }
 
     @Test("forge-http answers the same command line as forge")
-    func sameCommands() throws {
-        let forgeHelp = try runBlocking(forgeBinary, ["--help"]), helperHelp = try runBlocking(Self.helper, ["--help"])
+    func sameCommands() async throws {
+        let forgeHelp = try await run(Binaries.forge, ["--help"])
+        let helperHelp = try await run(Binaries.forgeHTTP, ["--help"])
         #expect(forgeHelp.status == 0 && helperHelp.status == 0)
         #expect(forgeHelp.text == helperHelp.text)
     }

@@ -37,12 +37,12 @@ struct StoreKitShowTests {
     }
 
     @Test("95,000 products are listed, one line each, every subscription with its group and level")
-    func largeCatalogue() throws {
+    func largeCatalogue() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("Large.storekit")
         try Self.catalogue(consumables: 35_000, groups: 6, perGroup: 10_000).write(to: file, atomically: false, encoding: .utf8)
-        let shown = try forgeBlocking("storekit", "show", file.path)
+        let shown = try await forge("storekit", "show", file.path)
         #expect(shown.status == 0, "\(shown.stderr)")
         let lines = shown.text.split(separator: "\n")
         #expect(lines.count == 1 + 95_000)
@@ -51,20 +51,20 @@ struct StoreKitShowTests {
     }
 
     @Test("Two groups with one id exit 65 naming the second group's id; the file is not listed")
-    func duplicateGroupID() throws {
+    func duplicateGroupID() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("Twice.storekit")
         try Self.catalogue(consumables: 1, groups: 2, perGroup: 2, groupIDs: ["21000001", "21000001"]).write(to: file, atomically: false, encoding: .utf8)
-        let shown = try forgeBlocking("storekit", "show", file.path)
+        let shown = try await forge("storekit", "show", file.path)
         #expect(shown.status == 65, "exit \(shown.status): \(shown.text)\(shown.stderr)")
         #expect(shown.stderr.contains("(at subscriptionGroups[1].id)") && shown.stderr.contains("subscriptionGroups[0]"), "\(shown.stderr)")
         #expect(shown.stdout.isEmpty)
-        #expect(try forgeBlocking("storekit", "scenario", file.path).status == 65)
+        #expect(try await forge("storekit", "scenario", file.path).status == 65)
     }
 
     @Test("Ids, names and offer ids are shown with control characters and bidi overrides escaped; --json keeps them exact")
-    func controlCharacters() throws {
+    func controlCharacters() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("Hostile.storekit")
@@ -79,7 +79,7 @@ struct StoreKitShowTests {
               "version" : { "major" : 4, "minor" : 0 } }
             """#
         try text.write(to: file, atomically: false, encoding: .utf8)
-        let shown = try forgeBlocking("storekit", "show", file.path)
+        let shown = try await forge("storekit", "show", file.path)
         #expect(shown.status == 0, "\(shown.stderr)")
         #expect(Self.active(shown.text) == [], "\(shown.text.debugDescription)")
         for escaped in [
@@ -90,13 +90,13 @@ struct StoreKitShowTests {
         }
         #expect(shown.text.split(separator: "\n").count == 4, "one line per product and offer: \(shown.text)")
         // The JSON listing is for programs: the exact values, as JSON escapes them.
-        let listed = try json(try forgeBlocking("storekit", "show", file.path, "--json"))
+        let listed = try json(try await forge("storekit", "show", file.path, "--json"))
         let ids = (listed["products"] as? [[String: Any]])?.compactMap { $0["productId"] as? String }
         #expect(ids == ["coins\u{1B}[2J\u{1B}]0;pwned\u{7}", "pro\u{200F}"])
         // A refusal quoting the file's text escapes it too (stderr is a terminal as well).
         let twice = directory.appendingPathComponent("Twice.storekit")
         try text.replacingOccurrences(of: #""pro\u200f""#, with: #""coins\u001b[2J\u001b]0;pwned\u0007""#).write(to: twice, atomically: false, encoding: .utf8)
-        let refused = try forgeBlocking("storekit", "show", twice.path)
+        let refused = try await forge("storekit", "show", twice.path)
         #expect(refused.status == 65 && refused.stderr.contains("is defined twice"), "\(refused.stderr)")
         #expect(Self.active(refused.stderr) == [], "\(refused.stderr.debugDescription)")
     }

@@ -6,15 +6,15 @@ import StoreModel
 
 /// Issue 21 item 11: a timeline stays inside the dates a receipt and a JWS can carry (``ReceiptDate/writable``);
 /// anything else exits 64 naming the purchase or event and the date. `--now` outside the TEST chain's validity warns.
-@Suite("timeline dates are bounded to what Apple can write", .timeLimit(.minutes(10)))
+@Suite("timeline dates are bounded to what Apple can write", .timeLimit(.minutes(2)))
 struct TimelineDateBoundTests {
     private static let now = ["--now", "2025-01-01T00:00:00Z"]
 
     @Test(
         "P1Y with 10000 renewals (inside the flags' bounds) exits 64 naming the purchase and the date, in every format",
         arguments: ["der", "base64", "json"])
-    func renewalsBeforeYearZero(format: String) throws {
-        let result = try forgeBlocking(arguments: ["make", "--product", "p", "--period", "P1Y", "--renewals", "10000", "--format", format, "-q"] + Self.now)
+    func renewalsBeforeYearZero(format: String) async throws {
+        let result = try await forge(arguments: ["make", "--product", "p", "--period", "P1Y", "--renewals", "10000", "--format", format, "-q"] + Self.now)
         #expect(result.status == 64, "\(result.stderr)")
         #expect(result.stdout.isEmpty)
         #expect(result.stderr.contains("purchase p"), "\(result.stderr)")
@@ -24,8 +24,8 @@ struct TimelineDateBoundTests {
     }
 
     @Test("forge jws make refuses the same timeline, with the same words")
-    func jws() throws {
-        let result = try forgeBlocking(arguments: ["jws", "make", "transaction", "--product", "p", "--period", "P1Y", "--renewals", "10000", "-q"] + Self.now)
+    func jws() async throws {
+        let result = try await forge(arguments: ["jws", "make", "transaction", "--product", "p", "--period", "P1Y", "--renewals", "10000", "-q"] + Self.now)
         #expect(result.status == 64, "\(result.stderr)")
         #expect(result.stderr.contains("purchase p") && result.stderr.contains("-7976-12-31T23:00:00Z"), "\(result.stderr)")
     }
@@ -39,15 +39,15 @@ struct TimelineDateBoundTests {
             (["--product", "p", "--purchase-date", "1960-01-01T00:00:00Z", "--now", "2025-01-01T00:00:00Z"], "1960-01-01T00:00:00Z"),
             (["--product", "p", "--expires", "9999-12-31T12:00:00Z", "--now", "2025-01-01T00:00:00Z"], "9999-12-31T12:00:00Z"),
         ])
-    func ends(flags: [String], message: String) throws {
-        let result = try forgeBlocking(arguments: ["make"] + flags + ["-q", "--format", "base64"])
+    func ends(flags: [String], message: String) async throws {
+        let result = try await forge(arguments: ["make"] + flags + ["-q", "--format", "base64"])
         #expect(result.status == 64, "\(result.stderr)")
         #expect(result.stderr.contains(message), "\(result.stderr)")
         #expect(result.stderr.contains("1970-01-01T00:00:00Z up to 9999-12-31T00:00:00Z"), "\(result.stderr)")
     }
 
     @Test("a timeline event that renews past 9999 is named by its place in the spec")
-    func timelineRenewal() throws {
+    func timelineRenewal() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let spec = directory.appendingPathComponent("spec.json")
@@ -55,16 +55,16 @@ struct TimelineDateBoundTests {
             #"{"now":"9999-06-01T00:00:00Z","purchases":[{"productId":"p","period":"P1Y","purchaseDate":"9998-01-01T00:00:00Z"}],"timeline":[{"event":"renew","count":3}]}"#
                 .utf8
         ).write(to: spec)
-        let result = try forgeBlocking("make", "--spec", spec.path, "-q", "--format", "base64")
+        let result = try await forge("make", "--spec", spec.path, "-q", "--format", "base64")
         #expect(result.status == 64, "\(result.stderr)")
         #expect(result.stderr.contains("'timeline[0]'") && result.stderr.contains("10000-01-01T00:00:00Z"), "\(result.stderr)")
     }
 
     @Test("the dates at both ends of the bound make receipts that validate and read back in --format json")
-    func edges() throws {
+    func edges() async throws {
         // The app's original purchase date is 30 days before the first purchase: it too is inside the bound.
         for (purchase, now) in [("1970-01-31T00:00:00Z", "1970-01-31T02:00:00Z"), ("9999-12-30T00:00:00Z", "9999-12-30T12:00:00Z")] {
-            let made = try forgeBlocking("make", "--product", "p", "--type", "consumable", "--purchase-date", purchase, "--now", now, "--format", "json", "-q")
+            let made = try await forge("make", "--product", "p", "--type", "consumable", "--purchase-date", purchase, "--now", now, "--format", "json", "-q")
             #expect(made.status == 0, "\(made.stderr)")
             let inApp = try #require(((try json(made))["receipt"] as? [String: Any])?["in_app"] as? [[String: Any]])
             #expect(inApp.first?["purchase_date"] as? String == purchase.replacingOccurrences(of: "T", with: " ").replacingOccurrences(of: "Z", with: " Etc/GMT"))
@@ -90,14 +90,14 @@ struct TimelineDateBoundTests {
     @Test(
         "--now outside the TEST chain's validity warns on one stderr line and still makes the artefact",
         arguments: [["make", "--product", "p", "--format", "base64"], ["jws", "make", "transaction", "--product", "p"]])
-    func chainValidityWarning(command: [String]) throws {
-        let outside = try forgeBlocking(arguments: command + ["--now", "1999-01-01T00:00:00Z"])
+    func chainValidityWarning(command: [String]) async throws {
+        let outside = try await forge(arguments: command + ["--now", "1999-01-01T00:00:00Z"])
         #expect(outside.status == 0, "\(outside.stderr)")
         #expect(!outside.stdout.isEmpty)
         let warnings = outside.stderr.split(separator: "\n").filter { $0.contains("warning:") }
         #expect(warnings.count == 1, "\(outside.stderr)")
         #expect(warnings.first?.contains("1999-01-01T00:00:00Z") == true && warnings.first?.contains("will not validate") == true, "\(outside.stderr)")
-        let inside = try forgeBlocking(arguments: command + ["--now", "2025-01-01T00:00:00Z"])
+        let inside = try await forge(arguments: command + ["--now", "2025-01-01T00:00:00Z"])
         #expect(inside.status == 0 && !inside.stderr.contains("warning:"), "\(inside.stderr)")
     }
 }

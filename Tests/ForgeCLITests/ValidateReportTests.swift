@@ -5,20 +5,20 @@ import Testing
 /// `forge validate` and `forge jws validate` say what they checked, what they skipped and why, and the
 /// subscription's state, after a first line that stays the verdict; `forge inspect` documents its exit code
 /// (issue 21, item 12).
-@Suite("Validate report")
+@Suite("Validate report", .timeLimit(.minutes(2)))
 struct ValidateReportTests {
     static let made = "2025-01-10T00:00:00Z"
     static let expires = "2025-01-14T00:00:00Z"
     static let at = "2025-01-15T00:00:00Z"
 
     @Test("A valid receipt of a subscription that expired yesterday: the verdict, then checked, skipped (with the flag) and the subscription's state")
-    func receiptSaysWhatItChecked() throws {
+    func receiptSaysWhatItChecked() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let receipt = directory.appendingPathComponent("r.der").path
-        let made = try forgeBlocking("make", "--product", "pro.monthly", "--type", "auto-renewable", "--now", Self.made, "--expires", Self.expires, "-q", "-o", receipt)
+        let made = try await forge("make", "--product", "pro.monthly", "--type", "auto-renewable", "--now", Self.made, "--expires", Self.expires, "-q", "-o", receipt)
         #expect(made.status == 0, "\(made.stderr)")
-        let result = try forgeBlocking("validate", receipt, "--at", Self.at, "--bundle-id", "com.example.app")
+        let result = try await forge("validate", receipt, "--at", Self.at, "--bundle-id", "com.example.app")
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.text.split(separator: "\n").map(String.init)
         #expect(lines.first == "valid", "the first line stays the verdict: \(lines)")
@@ -27,21 +27,21 @@ struct ValidateReportTests {
         #expect(skipped.contains("device hash") && skipped.contains("--device-id") && skipped.contains("app version") && skipped.contains("--app-version"), "\(skipped)")
         #expect(lines.contains("subscription pro.monthly: expired \(Self.expires) (evaluated at \(Self.at))"), "\(lines)")
         // Active the day before it expires.
-        let earlier = try forgeBlocking("validate", receipt, "--at", "2025-01-12T00:00:00Z")
+        let earlier = try await forge("validate", receipt, "--at", "2025-01-12T00:00:00Z")
         #expect(earlier.text.contains("subscription pro.monthly: active, expires \(Self.expires)"), "\(earlier.text)")
         // --json carries the same state.
-        let json = try json(try forgeBlocking("validate", receipt, "--at", Self.at, "--json"))
+        let json = try json(try await forge("validate", receipt, "--at", Self.at, "--json"))
         let subscriptions = try #require(json["subscriptions"] as? [[String: Any]])
         #expect(subscriptions.count == 1 && subscriptions.first?["state"] as? String == "expired" && subscriptions.first?["productId"] as? String == "pro.monthly")
     }
 
     @Test("An invalid receipt: the verdict line first, then the failure")
-    func invalidVerdictFirst() throws {
+    func invalidVerdictFirst() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let receipt = directory.appendingPathComponent("r.der").path
-        #expect(try forgeBlocking("make", "--product", "p", "--now", Self.made, "-q", "-o", receipt).status == 0)
-        let result = try forgeBlocking("validate", receipt, "--bundle-id", "com.other.app", "--at", Self.at)
+        #expect(try await forge("make", "--product", "p", "--now", Self.made, "-q", "-o", receipt).status == 0)
+        let result = try await forge("validate", receipt, "--bundle-id", "com.other.app", "--at", Self.at)
         #expect(result.status == 1)
         let lines = result.text.split(separator: "\n").map(String.init)
         #expect(lines.first == "invalid (binding.bundle-id)", "\(lines)")
@@ -49,14 +49,14 @@ struct ValidateReportTests {
     }
 
     @Test("jws validate: what was not checked (no --bundle-id, no --environment) and the transaction's subscription state")
-    func jwsSaysWhatItSkipped() throws {
+    func jwsSaysWhatItSkipped() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("t.jws").path
         #expect(
-            try forgeBlocking("jws", "make", "transaction", "--product", "pro.monthly", "--type", "auto-renewable", "--now", Self.made, "--expires", Self.expires, "-q", "-o", file)
+            try await forge("jws", "make", "transaction", "--product", "pro.monthly", "--type", "auto-renewable", "--now", Self.made, "--expires", Self.expires, "-q", "-o", file)
                 .status == 0)
-        let result = try forgeBlocking("jws", "validate", file, "--at", Self.at)
+        let result = try await forge("jws", "validate", file, "--at", Self.at)
         #expect(result.status == 0, "\(result.stderr)")
         let lines = result.text.split(separator: "\n").map(String.init)
         #expect(lines.first == "valid")
@@ -66,14 +66,14 @@ struct ValidateReportTests {
     }
 
     @Test("inspect with failing checks exits 0 (a viewer) and shows the verdict; its --help says so")
-    func inspectExitCodeDocumented() throws {
+    func inspectExitCodeDocumented() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let receipt = directory.appendingPathComponent("r.der").path
-        #expect(try forgeBlocking("make", "--product", "p", "--now", Self.made, "-q", "-o", receipt).status == 0)
-        let result = try forgeBlocking("inspect", receipt, "--bundle-id", "com.other.app")
+        #expect(try await forge("make", "--product", "p", "--now", Self.made, "-q", "-o", receipt).status == 0)
+        let result = try await forge("inspect", receipt, "--bundle-id", "com.other.app")
         #expect(result.status == 0 && result.text.contains("verdict: invalid (binding.bundle-id)"), "\(result.status) \(result.text)")
-        let help = try forgeBlocking("inspect", "--help").text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        let help = try await forge("inspect", "--help").text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         #expect(help.contains("exits 0 whenever the input decodes, whatever its checks say"), "\(help)")
     }
 }
