@@ -4,12 +4,12 @@ import Testing
 import ForgeSupport
 import StoreModel
 
-@Suite("forge run --baseline / --write-baseline", .timeLimit(.minutes(10)))
+@Suite("forge run --baseline / --write-baseline", .timeLimit(.minutes(2)))
 struct BaselineCLITests {
     static let arguments = [
-        "run", "--target", "exit:\(repositoryRoot.appendingPathComponent("examples/openssl-harness.sh").path)",
+        "run", "--target", "exit:\(Repository.file("examples/openssl-harness.sh").path)",
         "--run", "signature::*", "--run", "valid::appstore-no-purchases", "--profile", "apple-compatible",
-        "--vectors", repositoryRoot.appendingPathComponent("Vectors").path,
+        "--vectors", Repository.vectors.path,
     ]
 
     func edit(_ file: URL, _ change: (inout [[String: Any]]) -> Void) throws {
@@ -20,14 +20,16 @@ struct BaselineCLITests {
         try JSONSerialization.data(withJSONObject: object, options: [.prettyPrinted, .sortedKeys]).write(to: file)
     }
 
-    @Test("Known failures become XFAIL; a pass is XPASS, another failure CHANGED_FAILURE, an expired entry fails; reasons survive rewriting")
-    func lifecycle() throws {
+    @Test(
+        "Known failures become XFAIL; a pass is XPASS, another failure CHANGED_FAILURE, an expired entry fails; reasons survive rewriting",
+        .requires(.openssl))
+    func lifecycle() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let baseline = directory.appendingPathComponent("baseline.json")
-        let first = try forgeBlocking(arguments: Self.arguments + ["--write-baseline", baseline.path])
+        let first = try await forge(arguments: Self.arguments + ["--write-baseline", baseline.path])
         #expect(first.status == 1, "three FALSE_ACCEPTs without a baseline")
-        #expect(try forgeBlocking(arguments: Self.arguments + ["--baseline", baseline.path]).status == 0)
+        #expect(try await forge(arguments: Self.arguments + ["--baseline", baseline.path]).status == 0)
 
         try edit(baseline) { entries in
             for index in entries.indices where entries[index]["id"] as? String == "signature::md5" {
@@ -35,12 +37,12 @@ struct BaselineCLITests {
                 entries[index]["issue"] = "https://example.invalid/issues/1"
             }
         }
-        #expect(try forgeBlocking(arguments: Self.arguments + ["--baseline", baseline.path, "--write-baseline", baseline.path]).status == 0)
+        #expect(try await forge(arguments: Self.arguments + ["--baseline", baseline.path, "--write-baseline", baseline.path]).status == 0)
         let rewritten = try String(contentsOf: baseline, encoding: .utf8)
         #expect(rewritten.contains("openssl accepts MD5") && rewritten.contains("issues/1"))
 
         try edit(baseline) { $0.append(["id": "valid::appstore-no-purchases", "outcome": "FALSE_REJECT", "reason": "stale"]) }
-        let stale = try forgeBlocking(arguments: Self.arguments + ["--baseline", baseline.path])
+        let stale = try await forge(arguments: Self.arguments + ["--baseline", baseline.path])
         #expect(stale.status == 1)
         #expect(stale.text.contains("XPASS"))
 
@@ -48,7 +50,7 @@ struct BaselineCLITests {
             entries.removeAll { $0["id"] as? String == "valid::appstore-no-purchases" }
             for index in entries.indices where entries[index]["id"] as? String == "signature::md5" { entries[index]["outcome"] = "FALSE_REJECT" }
         }
-        let changed = try forgeBlocking(arguments: Self.arguments + ["--baseline", baseline.path])
+        let changed = try await forge(arguments: Self.arguments + ["--baseline", baseline.path])
         #expect(changed.status == 1)
         #expect(changed.text.contains("CHANGED_FAILURE  signature::md5"))
 
@@ -58,11 +60,11 @@ struct BaselineCLITests {
                 entries[index]["expires"] = "2001-01-01"
             }
         }
-        let expired = try forgeBlocking(arguments: Self.arguments + ["--baseline", baseline.path])
+        let expired = try await forge(arguments: Self.arguments + ["--baseline", baseline.path])
         #expect(expired.status == 1)
         #expect(expired.text.contains("EXPIRED BASELINE ENTRY signature::md5"))
 
         try Data("not json".utf8).write(to: baseline)
-        #expect(try forgeBlocking(arguments: Self.arguments + ["--baseline", baseline.path]).status == 65)
+        #expect(try await forge(arguments: Self.arguments + ["--baseline", baseline.path]).status == 65)
     }
 }

@@ -8,10 +8,10 @@ import Testing
     .timeLimit(.minutes(2)),
     .enabled(if: FileManager.default.fileExists(atPath: "/proc/self/status"), "the masks are read from /proc/PID/status (Linux)"))
 struct HarnessSignalMaskTests {
-    static let vectors = repositoryRoot.appendingPathComponent("Vectors").path
+    static let vectors = Repository.vectors.path
 
     @Test("an exit: harness writes its SigBlk and SigIgn for each of the 20 valid:: vectors: all zero at --parallel 1, 2, 4 and 8")
-    func emptyMaskAtEveryParallelism() throws {
+    func emptyMaskAtEveryParallelism() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let masks = directory.appendingPathComponent("masks")
@@ -29,7 +29,7 @@ struct HarnessSignalMaskTests {
         var seen: [Int: [String]] = [:]
         for parallel in [1, 2, 4, 8] {
             try? FileManager.default.removeItem(at: masks)
-            let ran = try forgeBlocking("run", "--vectors", Self.vectors, "--target", "exit:\(script.path)", "--run", "valid::*", "--parallel", String(parallel), "--quiet")
+            let ran = try await forge("run", "--vectors", Self.vectors, "--target", "exit:\(script.path)", "--run", "valid::*", "--parallel", String(parallel), "--quiet")
             #expect(ran.status == 1 || ran.status == 0, "\(ran.text)\(ran.stderr)")
             let lines = try String(contentsOf: masks, encoding: .utf8).split(separator: "\n").map(String.init)
             #expect(lines.count == 20, "--parallel \(parallel): \(lines.count) harnesses")

@@ -1,15 +1,19 @@
 import Foundation
 import ForgeTestSupport
 import Testing
-import ForgeSupport
-import StoreModel
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Harnesses that misbehave on purpose, run by the built `forge` through real processes. For each: the
 /// misbehaviour is reported as what it is, every other vector is still judged (the run goes on), all
-/// four report files list every selected vector, and no process of the harness outlives the run.
-@Suite("Hostile harnesses", .timeLimit(.minutes(10)))
+/// four report files list every selected vector, and no process of the harness outlives the run (`pgrep` looks).
+@Suite("Hostile harnesses", .timeLimit(.minutes(2)), .requires(.pgrep))
 struct HostileHarnessTests {
-    static let vectors = repositoryRoot.appendingPathComponent("Vectors").path
+    static let vectors = Repository.vectors.path
     /// 20 valid vectors (4 canaries among them) and the 21 chain vectors.
     static let selection = ["--run", "valid::*", "--run", "chain::*", "--profile", "apple-compatible"]
     static let selectedCount = 41
@@ -83,18 +87,18 @@ struct HostileHarnessTests {
     }
 
     @Test(
-        "stdio: each misbehaviour is reported as such, the rest is judged, the reports are complete, nothing is left running",
+        "stdio: each misbehaviour is reported as such, the rest is judged, the reports are complete, nothing is left running", .requires(.python),
         arguments: Mode.allCases)
-    func stdio(_ mode: Mode) throws {
+    func stdio(_ mode: Mode) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let script = directory.appendingPathComponent("hostile.py")
         try Self.stdioHarness.write(to: script, atomically: true, encoding: .utf8)
-        let target = "stdio:/usr/bin/python3 \(script.path) \(mode.rawValue) \(Self.trigger) \(directory.path)"
+        let target = "stdio:\(try Oracle.python.required().path) \(script.path) \(mode.rawValue) \(Self.trigger) \(directory.path)"
         // Two in flight where the runner can tell the culprit: replies crossing, and a hang (whose
         // innocent neighbour must be sent again to the restarted harness, not failed with it).
         let parallel = [.outOfOrder, .hang].contains(mode) ? "2" : "1"
-        let reports = try Self.run(target, in: directory, extra: ["--parallel", parallel, "--timeout", "3"])
+        let reports = try await Self.runReading(target, in: directory, extra: ["--parallel", parallel, "--timeout", "3"])
         #expect(reports.status == mode.exitCode, "\(reports.stdout)")
 
         let trigger = try #require(reports.results.first { $0["id"] as? String == Self.trigger })
@@ -111,7 +115,7 @@ struct HostileHarnessTests {
         let judged = reports.results.filter { ["PASS", "ACCEPTABLE", "FALSE_ACCEPT"].contains($0["outcome"] as? String) && $0["id"] as? String != Self.trigger }
         #expect(judged.count == Self.selectedCount - 1, "\(reports.results.filter { !["PASS", "ACCEPTABLE", "FALSE_ACCEPT"].contains($0["outcome"] as? String) })")
         reports.expectComplete()
-        try Self.expectNothingRunning(directory)
+        try await Self.expectNothingRunning(directory)
     }
 
     /// Exit-code harnesses (one process per vector) that misbehave on the trigger vector; `RF_ID` names it.
@@ -146,7 +150,7 @@ struct HostileHarnessTests {
     @Test(
         "exit: a harness that crashes, hangs, floods stdout or ignores its input costs one vector, not the run",
         arguments: ExecMode.allCases)
-    func exec(_ mode: ExecMode) throws {
+    func exec(_ mode: ExecMode) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let script = directory.appendingPathComponent("hostile.sh")
@@ -161,7 +165,7 @@ struct HostileHarnessTests {
         """.write(to: script, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
         let selection = Self.selection + (mode.trigger == Self.trigger ? [] : ["--run", mode.trigger])
-        let reports = try Self.run("exit:\(script.path)", in: directory, extra: ["--timeout", "3"], selection: selection)
+        let reports = try await Self.runReading("exit:\(script.path)", in: directory, extra: ["--timeout", "3"], selection: selection)
         let count = Self.selectedCount + (mode.trigger == Self.trigger ? 0 : 1)
         #expect(reports.status == (mode.triggerOutcome == "FALSE_ACCEPT" ? 1 : 2), "\(reports.stdout)")
         let trigger = try #require(reports.results.first { $0["id"] as? String == mode.trigger })
@@ -170,36 +174,33 @@ struct HostileHarnessTests {
         #expect(judged.count == count - 1)
         #expect(reports.results.count == count)
         reports.expectComplete(count: count)
-        try Self.expectNothingRunning(directory)
+        try await Self.expectNothingRunning(directory)
     }
 
     @Test(
         "Interrupted (Ctrl-C, or CI's SIGTERM) while harnesses hang: they are killed with their children, exit 128 + signal",
         arguments: [SIGINT, SIGTERM])
-    func interrupted(_ signal: Int32) throws {
+    func interrupted(_ signal: Int32) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let script = directory.appendingPathComponent("hang.sh")
         try "#!/bin/sh\ncat > /dev/null\nsh -c \"sleep 600 # \(directory.path)\" & wait\n".write(to: script, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
-        let forge = Process()
-        forge.executableURL = forgeBinary
-        forge.arguments = ["run", "--target", "exit:\(script.path)", "--vectors", Self.vectors, "--run", "valid::*", "--timeout", "60", "-q"]
-        let errors = Pipe()
-        forge.standardOutput = FileHandle.nullDevice
-        forge.standardError = errors
-        try forge.run()
-        // Wait until the harnesses (and what they spawned) are up, then interrupt.
-        let clock = ContinuousClock(), deadline = clock.now.advanced(by: .seconds(20))
-        while try ForgeCLITests.runBlocking(URL(fileURLWithPath: "/usr/bin/pgrep"), ["-f", "sleep 600 # \(directory.path)"]).text.isEmpty, clock.now < deadline {
-            Thread.sleep(forTimeInterval: 0.05)
-        }
-        kill(forge.processIdentifier, signal)
-        forge.waitUntilExit()
-        #expect(forge.terminationStatus == 128 + signal)
-        #expect(String(decoding: errors.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self).contains("harness processes stopped"))
-        Thread.sleep(forTimeInterval: 0.2)
-        try Self.expectNothingRunning(directory)
+        let errors = directory.appendingPathComponent("stderr.txt")
+        try Data().write(to: errors)
+        let handle = try FileHandle(forWritingTo: errors)
+        defer { try? handle.close() }
+        let forge = try Launched(
+            Binaries.forge, ["run", "--target", "exit:\(script.path)", "--vectors", Self.vectors, "--run", "valid::*", "--timeout", "60", "-q"],
+            stderr: handle)
+        defer { forge.signal(SIGKILL) }  // only if the test failed while it ran
+        // The run has started its harnesses, and they what they spawn: now it is interrupted.
+        try await Self.waitForProcess(matching: "sleep 600 # \(directory.path)")
+        forge.signal(signal)
+        let ended = try await forge.end(within: .seconds(30))
+        #expect(!ended.bySignal && ended.status == 128 + signal)
+        #expect(try String(contentsOf: errors, encoding: .utf8).contains("harness processes stopped"))
+        try await Self.expectNothingRunning(directory)
     }
 
     /// The four report files of one run, read back.
@@ -227,9 +228,10 @@ struct HostileHarnessTests {
         }
     }
 
-    static func run(_ target: String, in directory: URL, extra: [String], selection: [String] = selection) throws -> Reports {
+    /// Runs `target` with every report written into `directory`, and reads them back.
+    static func runReading(_ target: String, in directory: URL, extra: [String], selection: [String] = selection) async throws -> Reports {
         let file = { (name: String) in directory.appendingPathComponent(name) }
-        let outcome = try forgeBlocking(
+        let outcome = try await forge(
             arguments: [
                 "run", "--target", target, "--vectors", vectors, "--results", file("results.json").path,
                 "--junit", file("junit.xml").path, "--markdown", file("summary.md").path, "--html", file("report.html").path,
@@ -243,9 +245,27 @@ struct HostileHarnessTests {
             html: try String(contentsOf: file("report.html"), encoding: .utf8))
     }
 
-    /// No process whose command line names the test directory survives the run: harnesses and what they spawned.
-    static func expectNothingRunning(_ directory: URL) throws {
-        let leftovers = try ForgeCLITests.runBlocking(URL(fileURLWithPath: "/usr/bin/pgrep"), ["-af", directory.path])
-        #expect(leftovers.text.isEmpty, "still running: \(leftovers.text)")
+    /// No process whose command line names the test directory survives the run: harnesses and what they spawned. A
+    /// process killed with its group is gone within moments; a survivor is still there at the deadline.
+    static func expectNothingRunning(_ directory: URL) async throws {
+        var leftovers = ""
+        do {
+            try await eventually("no process of \(directory.lastPathComponent) outlives the run", within: .seconds(10)) {
+                leftovers = try await run(try Oracle.pgrep.required(), ["-af", directory.path]).text
+                return leftovers.isEmpty
+            }
+        } catch is ConditionNotMet {
+            Issue.record("still running: \(leftovers)")
+        }
     }
+
+    /// Waits until a process whose command line contains `marker` runs: a harness has started, and spawned.
+    static func waitForProcess(matching marker: String) async throws {
+        try await eventually("a process '\(marker)' runs", within: .seconds(30)) { try await !run(try Oracle.pgrep.required(), ["-f", marker]).text.isEmpty }
+    }
+}
+
+extension Oracle {
+    /// Finds the processes a run left behind, by their command line.
+    static let pgrep = tool("pgrep", installedBy: "apt-get install procps")
 }

@@ -6,43 +6,51 @@ import StoreModel
 
 /// The published known-results matrix (Documentation/runner.md) is the output of `scripts/known-results.sh`;
 /// these tests run the same script for one validator at a time and compare its row and its column of the
-/// per-family table with the published ones, so the figures cannot silently rot. openssl always runs; the Python validators run
-/// when their venv is present (`.oracles/NAME`, or `$RECEIPT_FORGE_ORACLES/NAME`; `.ci/run` installs them).
-/// Serialized: the asl-jws row and the online test both need 127.0.0.1:46960, the one port `online` vectors name.
-@Suite("Known results of real validators", .serialized, .timeLimit(.minutes(10)))
+/// per-family table with the published ones, so the figures cannot silently rot. Each validator is an oracle: its test
+/// runs when it is installed (`openssl` on PATH; the Python ones in their venvs under `.oracles/`, which `.ci/run`
+/// installs) and is skipped, saying what installs it, when it is not.
+/// Serialized: the asl-jws row, the online test and ``OnlineResponderPortTests`` (nested here for that reason) need
+/// 127.0.0.1:46960, the one port `online` vectors name.
+@Suite("Known results of real validators", .serialized, .timeLimit(.minutes(2)))
 struct KnownResultsTests {
-    static let oracles = URL(
-        fileURLWithPath: ProcessInfo.processInfo.environment["RECEIPT_FORGE_ORACLES"]
-            ?? repositoryRoot.appendingPathComponent(".oracles").path)
+    static let oracles = Repository.file(".oracles")
 
     /// The page the script writes the matrix into.
-    static let published = repositoryRoot.appendingPathComponent("Documentation/runner.md")
+    static let published = Repository.file("Documentation/runner.md")
 
-    static func installed(_ name: String) -> Bool {
-        FileManager.default.isExecutableFile(atPath: oracles.appendingPathComponent("\(name)/bin/python").path)
-    }
+    /// The validators' venvs, which `.ci/run` installs (`scripts/known-results.sh --install-only .oracles`).
+    static let aprvVenv = Oracle.venv("aprv", "apple-purchase-receipt-verifier")
+    static let iapVenv = Oracle.venv("iap", "iap_local_receipt")
 
-    @Test("openssl cms -verify: the published row and column are what the script measures now")
-    func openssl() throws { try check("openssl") }
+    /// Bounds the script's run with a signal forge run handles.
+    static let timeout = Oracle.tool("timeout", installedBy: "apt-get install coreutils")
 
-    @Test("apple-purchase-receipt-verifier: the published row and column hold", .enabled(if: installed("aprv")))
-    func aprv() throws { try check("aprv") }
+    /// vapor/jwt-kit's harness, which `.ci/run` builds into `.oracles/jwtkit` (no venv: a Swift binary).
+    static let jwtkitHarness = oracles.appendingPathComponent("jwtkit/release/jwtkit-harness")
 
-    @Test("iap_local_receipt: the published row and column hold", .enabled(if: installed("iap")))
-    func iap() throws { try check("iap") }
+    @Test("openssl cms -verify: the published row and column are what the script measures now", .requires(.openssl))
+    func openssl() async throws { try await check("openssl") }
 
-    @Test("app-store-server-library ReceiptUtility: the published row and column hold", .enabled(if: installed("asl")))
-    func asl() throws { try check("asl") }
+    @Test("apple-purchase-receipt-verifier: the published row and column hold", .requires(aprvVenv))
+    func aprv() async throws { try await check("aprv") }
+
+    @Test("iap_local_receipt: the published row and column hold", .requires(iapVenv))
+    func iap() async throws { try await check("iap") }
+
+    @Test("app-store-server-library ReceiptUtility: the published row and column hold", .requires(.appleLibrary))
+    func asl() async throws { try await check("asl") }
 
     /// Apple's SignedDataVerifier over the whole StoreKit 2 corpus: the outcome counts are the published row.
-    @Test("app-store-server-library SignedDataVerifier (StoreKit 2 JWS): the published row and column hold", .enabled(if: installed("asl")))
-    func aslJWS() throws { try check("asl-jws") }
+    @Test("app-store-server-library SignedDataVerifier (StoreKit 2 JWS): the published row and column hold", .requires(.appleLibrary))
+    func aslJWS() async throws { try await check("asl-jws") }
 
     /// vapor/jwt-kit's X5CVerifier, built from the package mirror by the script (`.ci/run` builds it).
     @Test(
         "vapor/jwt-kit X5CVerifier (StoreKit 2 JWS): the published row and column hold",
-        .enabled(if: FileManager.default.isExecutableFile(atPath: oracles.appendingPathComponent("jwtkit/release/jwtkit-harness").path)))
-    func jwtkit() throws { try check("jwtkit") }
+        .enabled(
+            if: FileManager.default.isExecutableFile(atPath: jwtkitHarness.path),
+            "vapor/jwt-kit's harness is absent: .ci/run builds it into .oracles/jwtkit (scripts/known-results.sh --install-only .oracles)"))
+    func jwtkit() async throws { try await check("jwtkit") }
 
     /// An `exit:` harness that checks revocation only, with `openssl ocsp` (python3's standard library splits the JWS):
     /// the intermediate, then the leaf, each at the URL its AIA names, answers verified under the vector's anchor.
@@ -71,18 +79,19 @@ struct KnownResultsTests {
         """
 
     @Test(
-        "forge run starts the OCSP responder online vectors name: an openssl ocsp harness declaring online and swift:reference-online pass every jws-online vector; undeclared they SKIP; with 127.0.0.1:46960 taken they SKIP saying so; either is exit 2"
-    )
-    func onlineVectorsThroughTheRunner() throws {
+        "forge run starts the OCSP responder online vectors name: an openssl ocsp harness declaring online and swift:reference-online pass every jws-online vector; undeclared they SKIP; with 127.0.0.1:46960 taken they SKIP saying so; either is exit 2",
+        .requires(.python, .openssl))
+    func onlineVectorsThroughTheRunner() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let harness = directory.appendingPathComponent("ocsp-harness.py")
         try Self.opensslOCSPHarness.write(to: harness, atomically: true, encoding: .utf8)
         let results = directory.appendingPathComponent("results.json")
         // Judged (0), or nothing judged: every vector SKIP, undeclared or for want of the responder (2).
-        func outcomes(_ features: String, status: Int32 = 0) throws -> [(id: String, outcome: String, message: String)] {
-            let ran = try forgeBlocking(
-                "run", "--target", "exit:python3 \(harness.path)", "--artifacts", "jws", "--features", features, "--granularity", "coarse", "--run", "jws-online::*",
+        let python = try Oracle.python.required().path
+        func outcomes(_ features: String, status: Int32 = 0) async throws -> [(id: String, outcome: String, message: String)] {
+            let ran = try await forge(
+                "run", "--target", "exit:\(python) \(harness.path)", "--artifacts", "jws", "--features", features, "--granularity", "coarse", "--run", "jws-online::*",
                 "--results", results.path, "--quiet")
             #expect(ran.status == status, "\(ran.text)\(ran.stderr)")
             let parsed = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: results)) as? [String: Any])
@@ -90,27 +99,28 @@ struct KnownResultsTests {
                 ($0["id"] as? String ?? "", $0["outcome"] as? String ?? "", $0["message"] as? String ?? "")
             }
         }
-        let judged = try outcomes("online")
+        let judged = try await outcomes("online")
         #expect(judged.count == 16 && judged.allSatisfy { ["PASS", "ACCEPTABLE"].contains($0.outcome) }, "\(judged)")
         #expect(judged.filter { $0.outcome == "ACCEPTABLE" }.map(\.id) == ["jws-online::leaf-no-next-update", "jws-online::leaf-no-ocsp"], "\(judged)")
         // The reference verifier with online checks, at fine granularity: every error class as expected.
-        let reference = try forgeBlocking("run", "--target", "swift:reference-online", "--artifacts", "jws", "--run", "jws-online::*", "--results", results.path, "--quiet")
+        let reference = try await forge("run", "--target", "swift:reference-online", "--artifacts", "jws", "--run", "jws-online::*", "--results", results.path, "--quiet")
         #expect(reference.status == 0, "\(reference.text)\(reference.stderr)")
         let referenceResults = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: results)) as? [String: Any])["results"] as? [[String: Any]]
         #expect(referenceResults?.count == 16 && referenceResults?.allSatisfy { ["PASS", "ACCEPTABLE"].contains($0["outcome"] as? String) } == true)
-        let undeclared = try outcomes("", status: 2)
+        let undeclared = try await outcomes("", status: 2)
         #expect(undeclared.allSatisfy { $0.outcome == "SKIP" && $0.message.contains("feature not declared by the harness: online") }, "\(undeclared)")
-        let squatter = try BlockingServer(forgeBinary, ["serve", "--listen", "127.0.0.1:46960"])
-        defer { squatter.stop() }
-        let taken = try outcomes("online", status: 2)
+        let squatter = try await BackgroundServer.start(["serve", "--listen", "127.0.0.1:46960"])
+        defer { squatter.kill() }
+        let taken = try await outcomes("online", status: 2)
         #expect(
             taken.allSatisfy { $0.outcome == "SKIP" && $0.message.contains("the OCSP responder on 127.0.0.1:46960 could not start") && $0.message.contains("in use") },
             "\(taken)")
+        await squatter.stop()  // the port is free again before the next test of the suite
     }
 
     /// Runs the script for `name` into a scratch folder (the installed venv linked in), on a copy of the
     /// published page, and compares the two matrices for that validator.
-    func check(_ name: String) throws {
+    func check(_ name: String) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let scratch = directory.appendingPathComponent("oracles")
@@ -121,9 +131,15 @@ struct KnownResultsTests {
         }
         let page = directory.appendingPathComponent("runner.md")
         try FileManager.default.copyItem(at: Self.published, to: page)
-        let script = repositoryRoot.appendingPathComponent("scripts/known-results.sh")
-        let ran = try runBlocking(URL(fileURLWithPath: "/bin/bash"), [script.path, "--forge", forgeBinary.path, "--only", name, "--doc", page.path, scratch.path])
-        #expect(ran.status == 0, "\(ran.stderr)")
+        let script = Repository.file("scripts/known-results.sh")
+        // An overrun ends with SIGTERM to the script's whole group (timeout's), so forge run stops what it started: its
+        // OCSP responder is a process group of its own, which a SIGKILL of the run would leave holding 127.0.0.1:46960.
+        let ran = try await run(
+            try Self.timeout.required(),
+            ["-s", "TERM", "-k", "5", "100", "/bin/bash", script.path, "--forge", Binaries.forge.path, "--only", name, "--doc", page.path, scratch.path],
+            deadline: .seconds(110))
+        let failure = ran.status == 124 ? "scripts/known-results.sh --only \(name) did not end within 100 s: \(ran.stderr.suffix(2000))" : ran.stderr
+        guard ran.status == 0 else { throw ScriptFailed(description: "exit \(ran.status): \(failure)") }
 
         let published = try Self.matrix(String(contentsOf: Self.published, encoding: .utf8))
         let measured = try Self.matrix(String(contentsOf: page, encoding: .utf8))
@@ -134,6 +150,8 @@ struct KnownResultsTests {
         }
         #expect(measured.families.count >= 10)
     }
+
+    struct ScriptFailed: Error, CustomStringConvertible { let description: String }
 
     /// The known-results matrix between the page's markers: each validator's counts (every column but
     /// the time) and each family's cell per validator.

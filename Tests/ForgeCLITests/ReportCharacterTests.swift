@@ -4,12 +4,10 @@ import Testing
 
 /// A harness may say anything. Every character XML 1.0 forbids (C0 controls but tab, LF and CR; U+FFFE and U+FFFF;
 /// lone surrogates), and those HTML forbids besides (DEL, C1 controls, the other noncharacters), reaches the JUnit
-/// and HTML reports as U+FFFD: the JUnit XML stays well-formed to an independent parser (Python's expat).
-@Suite(
-    .timeLimit(.minutes(2)),
-    .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/python3"), "python3 (the harness and the XML parser) is absent"))
+/// and HTML reports as U+FFFD: the JUnit XML stays well-formed to an independent parser (Python's expat; Python is the harness too).
+@Suite(.timeLimit(.minutes(2)), .requires(.python))
 struct ReportCharacterTests {
-    static let vectors = repositoryRoot.appendingPathComponent("Vectors").path
+    static let vectors = Repository.vectors.path
 
     /// Said in every message, one of each forbidden class, as Python's JSON escapes it. A lone surrogate (`\ud800`) is
     /// not JSON a reply can carry (the reply is refused whole); it arrives as raw bytes on a line that is not JSON.
@@ -42,7 +40,7 @@ struct ReportCharacterTests {
             else:
                 break
         """.write(to: file, atomically: true, encoding: .utf8)
-        return "stdio:python3 \(file.path)"
+        return "stdio:\(try Oracle.python.required().path) \(file.path)"
     }
 
     /// A code point XML 1.0 or HTML forbids in a document (tab, LF and CR are allowed), by the specifications' lists.
@@ -53,11 +51,11 @@ struct ReportCharacterTests {
     }
 
     @Test("JUnit XML parses with xml.dom.minidom and holds no forbidden character; the HTML report holds none either; each became U+FFFD")
-    func forbiddenCharacters() throws {
+    func forbiddenCharacters() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let junit = directory.appendingPathComponent("junit.xml"), html = directory.appendingPathComponent("report.html")
-        let ran = try forgeBlocking(arguments: [
+        let ran = try await forge(arguments: [
             "run", "--vectors", Self.vectors, "--target", try Self.harness(in: directory), "--run", "chain::*", "--junit", junit.path, "--html", html.path,
         ])
         #expect(ran.exited && [1, 2].contains(ran.status), "\(ran.text)\(ran.stderr)")
@@ -65,8 +63,8 @@ struct ReportCharacterTests {
         #expect(xml.contains("<failure") && xml.contains("<skipped") && xml.contains("<error"), "every place a message goes: \(xml.prefix(2000))")
         #expect(xml.contains("tab\tok") && xml.contains("C0 \u{FFFD}\u{FFFD}\u{FFFD}\u{FFFD}\u{FFFD} DEL"), "replaced visibly")
 
-        let parsed = try runBlocking(
-            URL(fileURLWithPath: "/usr/bin/python3"),
+        let parsed = try await run(
+            try Oracle.python.required(),
             ["-c", "import sys, xml.dom.minidom; d = xml.dom.minidom.parse(sys.argv[1]); print(len(d.getElementsByTagName('testcase')))", junit.path])
         #expect(parsed.status == 0 && Int(parsed.text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0 > 0, "not well-formed: \(parsed.stderr)")
 

@@ -7,12 +7,12 @@ import Testing
 /// exit 65 naming its place; a number in range, however large, is rendered, never a trap.
 @Suite(.timeLimit(.minutes(2)))
 struct ResultsFileRangeTests {
-    static let vectors = repositoryRoot.appendingPathComponent("Vectors").path
+    static let vectors = Repository.vectors.path
 
     /// A real run's results.json of `chain::*` (one shard of two, or all of it), as a JSON object to edit.
-    static func results(shard: String? = nil, in directory: URL) throws -> [String: Any] {
+    static func results(shard: String? = nil, in directory: URL) async throws -> [String: Any] {
         let file = directory.appendingPathComponent("run-\(UUID().uuidString).json")
-        let ran = try forgeBlocking(
+        let ran = try await forge(
             arguments: ["run", "--target", "swift:reference", "--vectors", vectors, "--run", "chain::*", "--quiet", "--results", file.path]
                 + (shard.map { ["--shard", $0] } ?? []))
         try #require(ran.status == 0, "\(ran.text)\(ran.stderr)")
@@ -35,14 +35,14 @@ struct ResultsFileRangeTests {
     }
 
     @Test("a run lasting Int64.max milliseconds merges and renders (JUnit time 9223372036854775.807000), no arithmetic overflow")
-    func largestDuration() throws {
+    func largestDuration() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        var object = try Self.results(in: directory)
+        var object = try await Self.results(in: directory)
         object["durationMilliseconds"] = Int.max
         object = Self.editingFirstResult(object, "durationMicroseconds", Int.max)
         let junit = directory.appendingPathComponent("junit.xml")
-        let merged = try forgeBlocking("run", "merge", try Self.save(object, in: directory), "--vectors", Self.vectors, "--junit", junit.path)
+        let merged = try await forge("run", "merge", try Self.save(object, in: directory), "--vectors", Self.vectors, "--junit", junit.path)
         #expect(merged.exited && merged.status == 0, "\(merged.status) \(merged.stderr)")
         let xml = try String(contentsOf: junit, encoding: .utf8)
         #expect(xml.contains(#"<testsuites name="receipt-conformance""#) && xml.contains(#"time="9223372036854775.807000""#), "\(xml.prefix(300))")
@@ -56,10 +56,10 @@ struct ResultsFileRangeTests {
             ("/results/0/revision", "revision", 0), ("/durationMilliseconds", "durationMilliseconds", -1), ("/errorBudget", "errorBudget", -1),
             ("/counts/PASS", "counts", -5), ("/artifacts/excluded", "excluded", -1), ("/hello/maxConcurrency", "maxConcurrency", 0),
         ])
-    func outOfRange(place: String, field: String, value: Int) throws {
+    func outOfRange(place: String, field: String, value: Int) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        var object = try Self.results(in: directory)
+        var object = try await Self.results(in: directory)
         switch field {
         case "durationMicroseconds", "revision": object = Self.editingFirstResult(object, field, value)
         case "counts": object["counts"] = ["PASS": value]
@@ -73,7 +73,7 @@ struct ResultsFileRangeTests {
         let file = try Self.save(object, in: directory)
         let junit = directory.appendingPathComponent("junit.xml")
         for arguments in [["run", "merge", file, "--vectors", Self.vectors, "--junit", junit.path], ["run", "matrix", file, "-o", junit.path]] {
-            let result = try forgeBlocking(arguments: arguments)
+            let result = try await forge(arguments: arguments)
             #expect(result.exited && result.status == 65, "\(arguments[1]) \(place) = \(value): \(result.status) \(result.stderr)")
             #expect(result.stderr.contains("\(place): expected at least"), "\(result.stderr)")
             #expect(!FileManager.default.fileExists(atPath: junit.path))
@@ -81,19 +81,19 @@ struct ResultsFileRangeTests {
     }
 
     @Test("two shards each excluding Int64.max vectors of other artefacts merge without overflow; the count is the corpus's")
-    func excludedCountsAdded() throws {
+    func excludedCountsAdded() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         var files: [String] = []
         for shard in ["1/2", "2/2"] {
-            var object = try Self.results(shard: shard, in: directory)
+            var object = try await Self.results(shard: shard, in: directory)
             var artifacts = try #require(object["artifacts"] as? [String: Any])
             artifacts["excluded"] = Int.max
             object["artifacts"] = artifacts
             files.append(try Self.save(object, in: directory))
         }
         let merged = directory.appendingPathComponent("merged.json")
-        let result = try forgeBlocking(arguments: ["run", "merge"] + files + ["--vectors", Self.vectors, "--results", merged.path])
+        let result = try await forge(arguments: ["run", "merge"] + files + ["--vectors", Self.vectors, "--results", merged.path])
         #expect(result.exited && result.status == 0, "\(result.status) \(result.stderr)")
         let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: merged)) as? [String: Any])
         #expect(((object["artifacts"] as? [String: Any])?["excluded"] as? Int).map { $0 >= 0 && $0 < corpusCount } == true)

@@ -5,9 +5,9 @@ import Testing
 /// Issue 21, item 1: the artefact kind is a first-class selection (`--artifacts receipt|jws|all`, a hello's
 /// `artifacts`), receipts by default, so a receipt validator is not charged with StoreKit 2 JWS and a JWS
 /// verifier is not stopped by receipt canaries.
-@Suite("forge run --artifacts: which artefacts a target is judged on")
+@Suite("forge run --artifacts: which artefacts a target is judged on", .timeLimit(.minutes(2)))
 struct RunArtifactsTests {
-    static let vectors = repositoryRoot.appendingPathComponent("Vectors").path
+    static let vectors = Repository.vectors.path
 
     /// An exit-code validator that only understands receipts: it accepts any DER (a receipt starts with a SEQUENCE,
     /// 0x30) and rejects everything else, a JWS included.
@@ -21,7 +21,7 @@ struct RunArtifactsTests {
     static let bothValid = ["--run", "valid::*", "--run", "jws-valid::*"]
 
     static func manifestVectors() throws -> [[String: Any]] {
-        let data = try Data(contentsOf: repositoryRoot.appendingPathComponent("Vectors/manifest.json"))
+        let data = try Data(contentsOf: Repository.file("Vectors/manifest.json"))
         return try #require((try JSONSerialization.jsonObject(with: data) as? [String: Any])?["vectors"] as? [[String: Any]])
     }
 
@@ -30,11 +30,11 @@ struct RunArtifactsTests {
     }
 
     /// `forge run … --results FILE`: the exit status, the output and the parsed results.json.
-    static func runResults(_ arguments: [String]) throws -> (RunResult, [String: Any]) {
+    static func runResults(_ arguments: [String]) async throws -> (RunResult, [String: Any]) {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let file = directory.appendingPathComponent("results.json")
-        let result = try forgeBlocking(arguments: ["run", "--vectors", vectors] + arguments + ["--results", file.path])
+        let result = try await forge(arguments: ["run", "--vectors", vectors] + arguments + ["--results", file.path])
         let data = try Data(contentsOf: file)
         return (result, try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any], "\(result.stderr)"))
     }
@@ -47,8 +47,8 @@ struct RunArtifactsTests {
     }
 
     @Test("An exit: target that declares nothing is given receipts only: no JWS vector is sent, none is a FALSE_REJECT")
-    func receiptsByDefault() throws {
-        let (result, results) = try Self.runResults(["--target", Self.receiptOnly] + Self.bothValid)
+    func receiptsByDefault() async throws {
+        let (result, results) = try await Self.runResults(["--target", Self.receiptOnly] + Self.bothValid)
         #expect(result.status == 0, "exit \(result.status): \(result.text)\(result.stderr)")
         let ids = Self.ids(results)
         #expect(!ids.isEmpty && ids.allSatisfy { $0.hasPrefix("valid::") }, "\(ids.filter { !$0.hasPrefix("valid::") })")
@@ -63,8 +63,8 @@ struct RunArtifactsTests {
     }
 
     @Test("--artifacts all sends the JWS too, and says so")
-    func allArtifacts() throws {
-        let (result, results) = try Self.runResults(["--target", Self.receiptOnly, "--artifacts", "all"] + Self.bothValid)
+    func allArtifacts() async throws {
+        let (result, results) = try await Self.runResults(["--target", Self.receiptOnly, "--artifacts", "all"] + Self.bothValid)
         // The receipt-only validator rejects the JWS canaries: the run stops on them, as it should.
         #expect(result.status == 2, "exit \(result.status): \(result.text)")
         #expect(Self.ids(results).contains { $0.hasPrefix("jws-valid::") })
@@ -74,8 +74,8 @@ struct RunArtifactsTests {
     @Test(
         "A JWS-only target passes its canaries with --artifacts jws, and with --features jws (an alias, said once on stderr)",
         arguments: [["--artifacts", "jws"], ["--features", "jws"]])
-    func jwsOnlyTarget(_ selection: [String]) throws {
-        let (result, results) = try Self.runResults(["--target", Self.jwsOnly, "--granularity", "none"] + selection + Self.bothValid)
+    func jwsOnlyTarget(_ selection: [String]) async throws {
+        let (result, results) = try await Self.runResults(["--target", Self.jwsOnly, "--granularity", "none"] + selection + Self.bothValid)
         #expect(result.status == 0, "exit \(result.status): \(result.text)\(result.stderr)")
         let ids = Self.ids(results)
         #expect(!ids.isEmpty && ids.allSatisfy { $0.hasPrefix("jws-valid::") }, "\(ids)")
@@ -87,8 +87,8 @@ struct RunArtifactsTests {
         #expect(alias == (selection[0] == "--features" ? 1 : 0), "\(result.stderr)")
     }
 
-    @Test("A stdio harness's hello declares its artifacts; swift:reference declares both")
-    func helloDeclares() throws {
+    @Test("A stdio harness's hello declares its artifacts; swift:reference declares both", .requires(.python))
+    func helloDeclares() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let harness = directory.appendingPathComponent("harness.py")
@@ -105,13 +105,13 @@ struct RunArtifactsTests {
             else:
                 break
         """.write(to: harness, atomically: true, encoding: .utf8)
-        let (stdio, declared) = try Self.runResults(["--target", "stdio:python3 \(harness.path)"] + Self.bothValid)
+        let (stdio, declared) = try await Self.runResults(["--target", "stdio:\(try Oracle.python.required().path) \(harness.path)"] + Self.bothValid)
         #expect(stdio.status == 0, "exit \(stdio.status): \(stdio.text)\(stdio.stderr)")
         #expect(Self.ids(declared).allSatisfy { $0.hasPrefix("jws-valid::") })
         #expect((declared["artifacts"] as? [String: Any])?["source"] as? String == "hello")
         #expect(Self.unwrapped(stdio.text).contains("artifacts: jws (declared by the harness's hello)"), "\(stdio.text)")
 
-        let (reference, all) = try Self.runResults(["--target", "swift:reference"] + Self.bothValid)
+        let (reference, all) = try await Self.runResults(["--target", "swift:reference"] + Self.bothValid)
         #expect(reference.status == 0, "\(reference.text)")
         let ids = Self.ids(all)
         #expect(ids.contains { $0.hasPrefix("jws-valid::") } && ids.contains { $0.hasPrefix("valid::") })
@@ -119,29 +119,29 @@ struct RunArtifactsTests {
     }
 
     @Test("The corpus no longer asks for a `jws` feature: the artefact is the selection, and --features rejects no alias")
-    func oneVocabulary() throws {
+    func oneVocabulary() async throws {
         let vectors = try Self.manifestVectors()
         #expect(!vectors.contains { ($0["features"] as? [String])?.contains("jws") == true })
-        let help = try forgeBlocking("run", "--help").text
+        let help = try await forge("run", "--help").text
         #expect(help.contains("--artifacts"))
-        #expect(try forgeBlocking("run", "--target", "swift:reference", "--artifacts", "pdf").status == 64)
+        #expect(try await forge("run", "--target", "swift:reference", "--artifacts", "pdf").status == 64)
     }
 
     @Test("forge run merge keeps the selection: shards of a receipts-only run do not gain the JWS as SKIP; older results still merge")
-    func mergeKeepsSelection() throws {
+    func mergeKeepsSelection() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         var files: [String] = []
         for shard in ["1/2", "2/2"] {
             let file = directory.appendingPathComponent("shard\(files.count).json").path
-            let result = try forgeBlocking(arguments: [
+            let result = try await forge(arguments: [
                 "run", "--vectors", Self.vectors, "--target", Self.receiptOnly, "--run", "valid::*", "--shard", shard, "--results", file, "-q",
             ])
             #expect(result.status == 0, "\(result.text)\(result.stderr)")
             files.append(file)
         }
         let merged = directory.appendingPathComponent("merged.json").path
-        let result = try forgeBlocking(arguments: ["run", "merge"] + files + ["--vectors", Self.vectors, "--results", merged])
+        let result = try await forge(arguments: ["run", "merge"] + files + ["--vectors", Self.vectors, "--results", merged])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: merged))) as? [String: Any])
         #expect(!Self.ids(object).contains { $0.hasPrefix("jws-") }, "merge added the unselected JWS as SKIP")
         let jws = try Self.manifestVectors().filter(Self.isJWS).count
@@ -154,9 +154,9 @@ struct RunArtifactsTests {
         old["corpus"] = nil
         let oldFile = directory.appendingPathComponent("old.json")
         try JSONSerialization.data(withJSONObject: old).write(to: oldFile)
-        #expect(try forgeBlocking("run", "merge", oldFile.path, "--vectors", Self.vectors, "-q").status != 65)
+        #expect(try await forge("run", "merge", oldFile.path, "--vectors", Self.vectors, "-q").status != 65)
         // Shards judging different artefacts are not one run.
-        let mixed = try forgeBlocking("run", "merge", oldFile.path, files[1], "--vectors", Self.vectors)
+        let mixed = try await forge("run", "merge", oldFile.path, files[1], "--vectors", Self.vectors)
         #expect(mixed.status == 65 && mixed.stderr.contains("artifacts"), "\(mixed.stderr)")
     }
 }

@@ -5,22 +5,24 @@ import ForgeSupport
 import StoreModel
 
 /// Sharding and merging, the error budget, differential mode and the report files, through the binary.
-@Suite("forge run controls and reports", .timeLimit(.minutes(10)))
+@Suite("forge run controls and reports", .timeLimit(.minutes(2)))
 struct RunControlsCLITests {
-    static let vectors = repositoryRoot.appendingPathComponent("Vectors").path
+    static let vectors = Repository.vectors.path
+    /// The openssl example harness: `openssl cms -verify`, with false accepts the corpus knows.
+    static let opensslHarness = "exit:" + Repository.file("examples/openssl-harness.sh").path
 
     static func load(_ url: URL) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
     }
 
     @Test("Three shards partition the corpus; merge gives back the whole run, and names vectors no shard ran")
-    func shardAndMerge() throws {
+    func shardAndMerge() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         var files: [String] = [], seen: [String] = []
         for index in 1...3 {
             let file = directory.appendingPathComponent("shard\(index).json")
-            let run = try forgeBlocking(
+            let run = try await forge(
                 "run", "--target", "swift:reference", "--profile", "apple-compatible", "--vectors", Self.vectors,
                 "--shard", "\(index)/3", "--results", file.path, "--quiet")
             #expect(run.status == 0, "\(run.text)\(run.stderr)")
@@ -32,12 +34,12 @@ struct RunControlsCLITests {
         #expect(seen.count == corpusCount && Set(seen).count == corpusCount)
         // Stable: the same shard twice holds the same ids.
         let again = directory.appendingPathComponent("again.json")
-        _ = try forgeBlocking("run", "--target", "swift:reference", "--vectors", Self.vectors, "--shard", "2/3", "--results", again.path, "--quiet")
+        _ = try await forge("run", "--target", "swift:reference", "--vectors", Self.vectors, "--shard", "2/3", "--results", again.path, "--quiet")
         let first = (try Self.load(URL(fileURLWithPath: files[1]))["results"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String }
         #expect((try Self.load(again)["results"] as? [[String: Any]] ?? []).compactMap { $0["id"] as? String } == first)
 
         let merged = directory.appendingPathComponent("merged.json"), junit = directory.appendingPathComponent("junit.xml")
-        let merge = try forgeBlocking(arguments: ["run", "merge"] + files + ["--vectors", Self.vectors, "--results", merged.path, "--junit", junit.path])
+        let merge = try await forge(arguments: ["run", "merge"] + files + ["--vectors", Self.vectors, "--results", merged.path, "--junit", junit.path])
         #expect(merge.status == 0, "\(merge.text)\(merge.stderr)")
         let whole = try Self.load(merged)
         #expect((whole["results"] as? [Any])?.count == corpusCount)
@@ -45,19 +47,19 @@ struct RunControlsCLITests {
         #expect((whole["counts"] as? [String: Int])?["SKIP"] == corpusOnlineCount, "the reference validator does not go online")
         #expect(try String(contentsOf: junit, encoding: .utf8).components(separatedBy: "<testcase ").count - 1 == corpusCount)
 
-        let partial = try forgeBlocking(arguments: ["run", "merge", files[0], files[2], "--vectors", Self.vectors, "--results", merged.path])
+        let partial = try await forge(arguments: ["run", "merge", files[0], files[2], "--vectors", Self.vectors, "--results", merged.path])
         #expect(partial.status == 0)
         #expect(partial.stderr.contains("in no shard"))
         let skipped = (try Self.load(merged)["results"] as? [[String: Any]] ?? []).filter { $0["outcome"] as? String == "SKIP" && !isOfflineSkip($0) }.count
         #expect(skipped == first.count)
 
-        let twice = try forgeBlocking(arguments: ["run", "merge", files[0], files[0], "--vectors", Self.vectors])
+        let twice = try await forge(arguments: ["run", "merge", files[0], files[0], "--vectors", Self.vectors])
         #expect(twice.status == 65 && twice.stderr.contains("more than one shard"))
-        #expect(try forgeBlocking("run", "--target", "swift:reference", "--shard", "4/3").status == 64)
+        #expect(try await forge("run", "--target", "swift:reference", "--shard", "4/3").status == 64)
     }
 
     @Test("--max-errors: failures within the budget let the run finish; one more stops it with the rest SKIP and exit 2")
-    func errorBudget() throws {
+    func errorBudget() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         // Crashes on chain vectors and accepts the rest (valid ones here).
@@ -69,12 +71,12 @@ struct RunControlsCLITests {
             "run", "--target", "exit:\(script.path)", "--vectors", Self.vectors, "--run", "valid::appstore-*", "--run", "chain::*",
             "--parallel", "1", "--results", results.path, "--quiet",
         ]
-        let tolerant = try forgeBlocking(arguments: common + ["--max-errors", "100"])
+        let tolerant = try await forge(arguments: common + ["--max-errors", "100"])
         #expect(tolerant.status == 0, "crashes within the budget are tolerated: \(tolerant.text)")
         let all = try Self.load(results)["results"] as? [[String: Any]] ?? []
         #expect(all.contains { $0["outcome"] as? String == "CRASH" } && !all.contains { $0["outcome"] as? String == "SKIP" })
 
-        let strict = try forgeBlocking(arguments: common + ["--max-errors", "2"])
+        let strict = try await forge(arguments: common + ["--max-errors", "2"])
         #expect(strict.status == 2)
         #expect(strict.text.contains("STOPPED"))
         let stopped = try Self.load(results)
@@ -85,13 +87,13 @@ struct RunControlsCLITests {
         #expect(stopped["stoppedEarly"] is String)
     }
 
-    @Test("Two targets: differential mode lists where they disagree, in results.json and on stdout")
-    func differential() throws {
+    @Test("Two targets: differential mode lists where they disagree, in results.json and on stdout", .requires(.openssl))
+    func differential() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let results = directory.appendingPathComponent("diff.json"), html = directory.appendingPathComponent("matrix.html")
-        let run = try forgeBlocking(
-            "run", "--target", "swift:reference", "--target", "exit:\(repositoryRoot.appendingPathComponent("examples/openssl-harness.sh").path)",
+        let run = try await forge(
+            "run", "--target", "swift:reference", "--target", Self.opensslHarness,
             "--vectors", Self.vectors, "--run", "signature::*", "--run", "valid::appstore-*", "--profile", "apple-compatible",
             "--results", results.path, "--html", html.path, "--quiet")
         #expect(run.status == 1, "the openssl harness has false accepts: \(run.text)")
@@ -103,17 +105,19 @@ struct RunControlsCLITests {
         #expect((parsed["runs"] as? [Any])?.count == 2)
         let page = try String(contentsOf: html, encoding: .utf8)
         #expect(page.contains("signature::md5"))
-        #expect(try forgeBlocking("run", "--target", "swift:reference", "--target", "swift:reference", "--baseline", "x.json").status == 64)
+        #expect(try await forge("run", "--target", "swift:reference", "--target", "swift:reference", "--baseline", "x.json").status == 64)
     }
 
-    @Test("Per-target --label, --features and --granularity in differential mode; each target's time; forge run matrix puts the runs side by side")
-    func perTargetOptionsAndMatrix() throws {
+    @Test(
+        "Per-target --label, --features and --granularity in differential mode; each target's time; forge run matrix puts the runs side by side",
+        .requires(.openssl))
+    func perTargetOptionsAndMatrix() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let openssl = "exit:\(repositoryRoot.appendingPathComponent("examples/openssl-harness.sh").path)"
+        let openssl = Self.opensslHarness
         let results = directory.appendingPathComponent("diff.json")
         // Two exit targets over the same script: one claims Xcode support, the other does not; only the second reads reasons.
-        let run = try forgeBlocking(
+        let run = try await forge(
             "run", "--target", openssl, "--target", openssl, "--label", "openssl-all", "--label", "openssl-no-xcode",
             "--features", "device-hash,sha1,robustness,large,xcode", "--features", "device-hash,sha1,robustness,large",
             "--granularity", "none", "--granularity", "coarse",
@@ -134,32 +138,32 @@ struct RunControlsCLITests {
         var files: [String] = []
         for (label, features) in [("openssl-all", "device-hash,sha1,robustness,large,xcode"), ("openssl-no-xcode", "device-hash,sha1,robustness,large")] {
             let file = directory.appendingPathComponent("\(label).json")
-            _ = try forgeBlocking(
+            _ = try await forge(
                 "run", "--target", openssl, "--label", label, "--features", features, "--vectors", Self.vectors, "--run", "xcode::*",
                 "--run", "valid::appstore-no-purchases", "--run", "signature::md5", "--profile", "apple-compatible", "--results", file.path, "--quiet")
             files.append(file.path)
         }
-        let matrix = try forgeBlocking(arguments: ["run", "matrix"] + files)
+        let matrix = try await forge(arguments: ["run", "matrix"] + files)
         #expect(matrix.status == 0, "\(matrix.stderr)")
         #expect(matrix.text.contains("| openssl-all | ") && matrix.text.contains("| openssl-no-xcode | "), "\(matrix.text)")
         #expect(matrix.text.contains("| family | openssl-all | openssl-no-xcode |"))
         #expect(matrix.text.contains("| signature (1) | 0 / 1 / 0 / 0 / 0 | 0 / 1 / 0 / 0 / 0 |"), "md5 is a false accept for openssl: \(matrix.text)")
-        #expect(try forgeBlocking("run", "matrix", directory.appendingPathComponent("nope.json").path).status != 0)
+        #expect(try await forge("run", "matrix", directory.appendingPathComponent("nope.json").path).status != 0)
 
         // Counts that do not match the targets are usage errors, as are unknown features.
-        #expect(try forgeBlocking("run", "--target", openssl, "--target", openssl, "--label", "only-one").status == 64)
-        #expect(try forgeBlocking("run", "--target", openssl, "--target", openssl, "--features", "xcode", "--features", "sha1", "--features", "large").status == 64)
-        let unknown = try forgeBlocking("run", "--target", openssl, "--features", "xcode,teleport")
+        #expect(try await forge("run", "--target", openssl, "--target", openssl, "--label", "only-one").status == 64)
+        #expect(try await forge("run", "--target", openssl, "--target", openssl, "--features", "xcode", "--features", "sha1", "--features", "large").status == 64)
+        let unknown = try await forge("run", "--target", openssl, "--features", "xcode,teleport")
         #expect(unknown.status == 64 && unknown.stderr.contains("teleport") && unknown.stderr.contains("transport-decoding"))
     }
 
-    @Test("Markdown and HTML reports are written from the run, name the failures and stand alone")
-    func reports() throws {
+    @Test("Markdown and HTML reports are written from the run, name the failures and stand alone", .requires(.openssl))
+    func reports() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let markdown = directory.appendingPathComponent("summary.md"), html = directory.appendingPathComponent("report.html")
-        let run = try forgeBlocking(
-            "run", "--target", "exit:\(repositoryRoot.appendingPathComponent("examples/openssl-harness.sh").path)", "--vectors", Self.vectors,
+        let run = try await forge(
+            "run", "--target", Self.opensslHarness, "--vectors", Self.vectors,
             "--run", "signature::*", "--run", "valid::appstore-*", "--profile", "apple-compatible",
             "--markdown", markdown.path, "--html", html.path)
         #expect(run.status == 1)

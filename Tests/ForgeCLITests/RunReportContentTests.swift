@@ -5,9 +5,9 @@ import Testing
 /// Issue 21, items 3 (first sentence) and 4: what the reports say. `--validate-protocol` names the JSON pointer and
 /// the values it expected; the HTML report carries the per-family table, the corpus and a reproduce command per
 /// failing vector that really reproduces it; results.json names the corpus it judged.
-@Suite("forge run reports: protocol violations, families, corpus and reproduce commands")
+@Suite("forge run reports: protocol violations, families, corpus and reproduce commands", .timeLimit(.minutes(2)))
 struct RunReportContentTests {
-    static let vectors = repositoryRoot.appendingPathComponent("Vectors").path
+    static let vectors = Repository.vectors.path
 
     /// Rejects exactly when it is given everything as the run gives it (a receipt's DER on stdin, the trust anchor
     /// file, the vector's id and artefact), so only an exact reproduction exits 1 again.
@@ -25,7 +25,7 @@ struct RunReportContentTests {
         html.matches(of: /<pre class="reproduce">([^<]*)<\/pre>/).map { unescaped(String($0.1)) }
     }
 
-    static func sh(_ command: String) throws -> RunResult { try runBlocking(URL(fileURLWithPath: "/bin/sh"), ["-c", command]) }
+    static func sh(_ command: String) async throws -> RunResult { try await run(URL(fileURLWithPath: "/bin/sh"), ["-c", command]) }
 
     /// A stdio harness answering every request with `reply` (`SEQ` stands for the request's seq).
     static func yesHarness(_ reply: String, in directory: URL) throws -> String {
@@ -42,23 +42,23 @@ struct RunReportContentTests {
             else:
                 break
         """.write(to: harness, atomically: true, encoding: .utf8)
-        return "stdio:python3 \(harness.path)"
+        return "stdio:\(try Oracle.python.required().path) \(harness.path)"
     }
 
     @Test(
-        "--validate-protocol prints the pointer and the expected values: /verdict: expected one of accept, reject, got \"yes\"",
+        "--validate-protocol prints the pointer and the expected values: /verdict: expected one of accept, reject, got \"yes\"", .requires(.python),
         arguments: [
             (transport: "stdio", reply: #"{"type":"result","seq":SEQ,"verdict":"yes"}"#), (transport: "stdio", reply: #"{"verdict":"yes"}"#),
             (transport: "exec", reply: #"{"type":"result","seq":0,"verdict":"yes"}"#),
         ])
-    func protocolViolationLine(transport: String, reply: String) throws {
+    func protocolViolationLine(transport: String, reply: String) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let target =
             transport == "stdio"
             ? try Self.yesHarness(reply, in: directory)
             : "exec:sh -c 'cat >/dev/null; echo \"\(reply.replacingOccurrences(of: "\"", with: "\\\""))\"'"
-        let result = try forgeBlocking(arguments: ["run", "--vectors", Self.vectors, "--target", target, "--run", "valid::*", "--validate-protocol"])
+        let result = try await forge(arguments: ["run", "--vectors", Self.vectors, "--target", target, "--run", "valid::*", "--validate-protocol"])
         #expect(result.status == 2, "\(result.text)\(result.stderr)")
         let expected = #"/verdict: expected one of accept, reject, got "yes""#
         let lines = result.text.split(separator: "\n").filter { $0.hasPrefix("ERROR") && $0.contains("got nothing") }
@@ -66,11 +66,11 @@ struct RunReportContentTests {
     }
 
     @Test("The HTML report has the per-family table, the target and corpus, and an exit: reproduce line that reproduces")
-    func htmlReport() throws {
+    func htmlReport() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let html = directory.appendingPathComponent("report.html"), results = directory.appendingPathComponent("results.json")
-        let result = try forgeBlocking(arguments: [
+        let result = try await forge(arguments: [
             "run", "--vectors", Self.vectors, "--target", Self.pickyRejecter, "--run", "valid::*", "--run", "binding::*", "--html", html.path,
             "--results", results.path,
         ])
@@ -91,14 +91,14 @@ struct RunReportContentTests {
         let command = try #require(commands.first)
         #expect(command.hasPrefix("RF_ID=") && command.contains("RF_TRUST_ANCHOR=\(Self.vectors)/anchors/") && command.contains(" < "), "\(command)")
         #expect(!command.contains("\n"), "one line")
-        #expect(try Self.sh(command).status == 1, "the line rejects again, as in the run: \(command)")
+        #expect(try await Self.sh(command).status == 1, "the line rejects again, as in the run: \(command)")
         // …and without the environment it accepts: the line carries what the harness needed.
         let bare = try #require(command.range(of: "sh -c ")).lowerBound
-        #expect(try Self.sh(String(command[bare...])).status == 0)
+        #expect(try await Self.sh(String(command[bare...])).status == 0)
     }
 
-    @Test("A stdio reproduce line sends hello, the validate message and stop; the harness answers it")
-    func stdioReproduce() throws {
+    @Test("A stdio reproduce line sends hello, the validate message and stop; the harness answers it", .requires(.python))
+    func stdioReproduce() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let harness = directory.appendingPathComponent("harness.py")
@@ -116,13 +116,13 @@ struct RunReportContentTests {
                 break
         """.write(to: harness, atomically: true, encoding: .utf8)
         let html = directory.appendingPathComponent("report.html")
-        let result = try forgeBlocking(arguments: [
-            "run", "--vectors", Self.vectors, "--target", "stdio:python3 \(harness.path)", "--run", "valid::*", "--html", html.path,
+        let result = try await forge(arguments: [
+            "run", "--vectors", Self.vectors, "--target", "stdio:\(try Oracle.python.required().path) \(harness.path)", "--run", "valid::*", "--html", html.path,
         ])
         #expect(result.status == 2, "\(result.text)")
         let command = try #require(Self.reproduceCommands(try String(contentsOf: html, encoding: .utf8)).first)
         #expect(command.hasPrefix("printf ") && command.contains("base64 < "), "\(command)")
-        let replayed = try Self.sh(command)
+        let replayed = try await Self.sh(command)
         let id = try #require(command.firstMatch(of: /"id":"([^"]+)"/)).1
         let manifest = try Data(contentsOf: URL(fileURLWithPath: Self.vectors).appendingPathComponent("manifest.json"))
         let entries = (try JSONSerialization.jsonObject(with: manifest) as? [String: Any])?["vectors"] as? [[String: Any]] ?? []
@@ -131,17 +131,17 @@ struct RunReportContentTests {
         #expect(replayed.text.contains("\(id) \(size) bytes"), "the harness got the vector whole: \(replayed.text)\(replayed.stderr)")
     }
 
-    @Test("results.json names the corpus it judged: its path and the SHA-256 of its manifest")
-    func resultsNameTheCorpus() throws {
+    @Test("results.json names the corpus it judged: its path and the SHA-256 of its manifest", .requires(.openssl))
+    func resultsNameTheCorpus() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let results = directory.appendingPathComponent("results.json")
-        let result = try forgeBlocking(arguments: ["run", "--vectors", Self.vectors, "--target", "swift:reference", "--run", "valid::*", "--results", results.path])
+        let result = try await forge(arguments: ["run", "--vectors", Self.vectors, "--target", "swift:reference", "--run", "valid::*", "--results", results.path])
         #expect(result.status == 0)
         let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: results)) as? [String: Any])
         let corpus = try #require(object["corpus"] as? [String: Any])
         #expect(corpus["path"] as? String == Self.vectors)
-        let digest = try opensslBlocking(["dgst", "-sha256", "-r", Self.vectors + "/manifest.json"]).text.prefix { $0 != " " }
+        let digest = try await openssl(["dgst", "-sha256", "-r", Self.vectors + "/manifest.json"]).text.prefix { $0 != " " }
         #expect(corpus["manifestSHA256"] as? String == String(digest))
         // …and the results schema, which says what results.json holds, knows both new members.
         let schema = try String(contentsOf: URL(fileURLWithPath: Self.vectors).appendingPathComponent("schema/results.schema.json"), encoding: .utf8)

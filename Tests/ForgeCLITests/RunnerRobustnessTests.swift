@@ -1,8 +1,7 @@
 import Foundation
 import ForgeTestSupport
+import Synchronization
 import Testing
-import ForgeSupport
-import StoreModel
 
 #if canImport(Glibc)
     import Glibc
@@ -12,10 +11,12 @@ import StoreModel
 
 /// The runner against harnesses and endpoints that stall, drip, flood or get interrupted, through the built
 /// `forge` (and `forge-http`, which it starts for http:// targets), real processes and real sockets on
-/// 127.0.0.1. Each test bounds the run it starts: a run that used to hang fails the test instead of hanging it.
-@Suite("Runner robustness", .timeLimit(.minutes(10)))
+/// 127.0.0.1. Each test bounds the run it starts: a run that used to hang fails the test instead of hanging it. A test
+/// that interrupts a run sends its signal at a moment the run shows (a harness has started, spawned or ended), never
+/// after a delay.
+@Suite("Runner robustness", .timeLimit(.minutes(2)))
 struct RunnerRobustnessTests {
-    static let vectors = repositoryRoot.appendingPathComponent("Vectors").path
+    static let vectors = Repository.vectors.path
     /// 20 valid vectors, the canaries among them.
     static let selection = ["--vectors", vectors, "--run", "valid::*", "--profile", "apple-compatible"]
 
@@ -64,25 +65,28 @@ struct RunnerRobustnessTests {
         """
 
     /// Starts the Python harness of `httpHarness` in `mode`; the caller stops it.
-    static func startHTTPHarness(_ mode: String, in directory: URL) throws -> BlockingServer {
+    static func startHTTPHarness(_ mode: String, in directory: URL) async throws -> BackgroundServer {
         let script = directory.appendingPathComponent("harness.py")
         try httpHarness.write(to: script, atomically: true, encoding: .utf8)
-        return try BlockingServer(URL(fileURLWithPath: "/usr/bin/python3"), [script.path, mode])
+        return try await BackgroundServer.start([script.path, mode], executable: try Oracle.python.required())
     }
 
     // MARK: - HTTP targets that stall
 
-    @Test("http: a body that stalls or drips after the headers is TIMEOUT within --timeout; the run ends", arguments: ["stall-body", "drip-body"])
-    func httpBodyStalls(_ mode: String) throws {
+    @Test(
+        "http: a body that stalls or drips after the headers is TIMEOUT within --timeout; the run ends", .requires(.python),
+        arguments: ["stall-body", "drip-body"])
+    func httpBodyStalls(_ mode: String) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try Self.startHTTPHarness(mode, in: directory)
-        defer { server.stop() }
+        let server = try await Self.startHTTPHarness(mode, in: directory)
+        defer { server.kill() }
         let results = directory.appendingPathComponent("results.json")
-        let run = try Bounded.forge(
-            ["run", "--target", server.url, "--timeout", "2", "--parallel", "4", "--results", results.path] + Self.selection, within: .seconds(40))
-        try #require(run.finished, "forge run did not end within 40 s against a harness whose body \(mode == "stall-body" ? "stalls" : "drips")")
-        #expect(run.status == 2, "\(run.output)")
+        // Within 40 s, or DeadlineExceeded: against a harness whose body stalls or drips, the run must still end.
+        let ran = try await run(
+            Binaries.forge, ["run", "--target", server.url, "--timeout", "2", "--parallel", "4", "--results", results.path] + Self.selection,
+            deadline: .seconds(40))
+        #expect(ran.status == 2, "\(ran.text)\(ran.stderr)")
         let canaries = try Self.results(results).filter { ($0["id"] as? String)?.hasPrefix("valid::") == true && $0["outcome"] as? String != "SKIP" }
         #expect(!canaries.isEmpty)
         for canary in canaries {
@@ -91,36 +95,37 @@ struct RunnerRobustnessTests {
         }
     }
 
-    @Test("http: a hello that stalls after its headers fails the handshake within --timeout (exit 2)")
-    func httpHelloStalls() throws {
+    @Test("http: a hello that stalls after its headers fails the handshake within --timeout (exit 2)", .requires(.python))
+    func httpHelloStalls() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let server = try Self.startHTTPHarness("stall-hello", in: directory)
-        defer { server.stop() }
+        let server = try await Self.startHTTPHarness("stall-hello", in: directory)
+        defer { server.kill() }
         let results = directory.appendingPathComponent("results.json")
-        let run = try Bounded.forge(["run", "--target", server.url, "--timeout", "2", "--results", results.path] + Self.selection, within: .seconds(40))
-        try #require(run.finished, "forge run did not end within 40 s against a hello that stalls")
-        #expect(run.status == 2, "\(run.output)")
+        // Within 40 s, or DeadlineExceeded: against a hello that stalls, the run must still end.
+        let ran = try await run(
+            Binaries.forge, ["run", "--target", server.url, "--timeout", "2", "--results", results.path] + Self.selection, deadline: .seconds(40))
+        #expect(ran.status == 2, "\(ran.text)\(ran.stderr)")
         let diagnosis = try #require(try Self.load(results)["canaryDiagnosis"] as? String)
         #expect(diagnosis.contains("/hello") && diagnosis.contains("within"), "\(diagnosis)")
     }
 
     @Test("--help says that for http(s) targets --timeout covers the whole exchange")
-    func timeoutHelp() throws {
-        let help = try forgeBlocking("run", "--help").text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    func timeoutHelp() async throws {
+        let help = try await forge("run", "--help").text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         #expect(help.contains("connect, request, headers and body"), "\(help)")
     }
 
     @Test("--timeout beyond a day, or not a number, is a usage error (exit 64), not a crash", arguments: ["1e30", "inf", "nan", "0"])
-    func timeoutRange(_ value: String) throws {
-        let run = try forgeBlocking(arguments: ["run", "--target", "exit:/bin/true", "--timeout", value] + Self.selection)
-        #expect(run.status == 64, "\(run.text)\(run.stderr)")
+    func timeoutRange(_ value: String) async throws {
+        let ran = try await forge(arguments: ["run", "--target", "exit:/bin/true", "--timeout", value] + Self.selection)
+        #expect(ran.status == 64, "\(ran.text)\(ran.stderr)")
     }
 
     // MARK: - Harnesses start with a clean signal state
 
-    @Test("exit: and stdio: harnesses start with no signal blocked and none ignored")
-    func harnessSignalState() throws {
+    @Test("exit: and stdio: harnesses start with no signal blocked and none ignored", .requires(.python))
+    func harnessSignalState() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let report = directory.appendingPathComponent("signals.txt")
@@ -150,9 +155,9 @@ struct RunnerRobustnessTests {
             else:
                 print(json.dumps({"type": "result", "seq": m["seq"], "verdict": "accept"}), flush=True)
         """.write(to: stdioScript, atomically: true, encoding: .utf8)
-        for target in ["exit:\(exitScript.path)", "stdio:/usr/bin/python3 \(stdioScript.path) \(report.path)"] {
-            let run = try forgeBlocking(arguments: ["run", "--target", target, "--vectors", Self.vectors, "--run", "valid::appstore-no-purchases", "-q"])
-            #expect(run.status == 0, "\(target): \(run.text)\(run.stderr)")
+        for target in ["exit:\(exitScript.path)", "stdio:\(try Oracle.python.required().path) \(stdioScript.path) \(report.path)"] {
+            let ran = try await forge(arguments: ["run", "--target", target, "--vectors", Self.vectors, "--run", "valid::appstore-no-purchases", "-q"])
+            #expect(ran.status == 0, "\(target): \(ran.text)\(ran.stderr)")
         }
         let lines = try String(contentsOf: report, encoding: .utf8).split(separator: "\n").map(String.init)
         #expect(lines.count == 4, "\(lines)")
@@ -189,86 +194,143 @@ struct RunnerRobustnessTests {
         var wasInterrupted: Bool { killedBySignal || status == 128 + SIGTERM }
     }
 
-    /// Starts forge on `script` writing every report into `directory`, sends SIGTERM once `ready` returns,
-    /// and reads what the run left. With `slowStderr`, forge's stderr is a pipe already full, drained only
-    /// `drainAfter` past the signal: a CI log slow to take the message, during which the run may go on.
+    /// Whether a harness running `script` is alive (`/bin/sh SCRIPT`: forge's own command line names it after `exit:`).
+    static func harnessRuns(_ script: URL) async throws -> Bool {
+        try await !run(try Oracle.pgrep.required(), ["-f", "sh \(script.path)"]).text.isEmpty
+    }
+
+    /// Starts forge on `script` (parallel `parallel`, every report into `directory`), sends SIGTERM once `ready`
+    /// returns (a moment the run shows; SIGTERM is not sent to a run that already ended), and reads what the run left.
+    ///
+    /// With `slowStderr`, forge's stderr is a pipe the test has filled: a CI log slow to take the interrupt's message,
+    /// during which the run may go on. It is drained only once no harness of `script` is left (killed by the interrupt,
+    /// or done) and `grace` more has passed: time the test gives the run on purpose, to report what it must not (the
+    /// harnesses it killed as CRASH, any report at all).
     static func interrupt(
-        _ script: URL, reports directory: URL, parallel: Int, slowStderr: Bool, drainAfter: Double, ready: () throws -> Void
-    ) throws -> Interrupted {
-        let errors = Pipe()
+        _ script: URL, reports directory: URL, parallel: Int, slowStderr: Bool, grace: Duration = .zero, ready: (Launched) async throws -> Void
+    ) async throws -> Interrupted {
+        let arguments =
+            ["run", "--target", "exit:\(script.path)", "--timeout", "60", "--parallel", "\(parallel)", "-q"] + selection + reportArguments(directory)
+        let said = directory.appendingPathComponent("stderr.txt")
+        try Data().write(to: said)
+        let saidHandle = try FileHandle(forWritingTo: said)
+        defer { try? saidHandle.close() }
+        // Killed only if the test fails before they end: a program that has ended is not signalled.
+        var launched: [Launched] = []
+        defer { for program in launched { program.signal(SIGKILL) } }
+        let forge: Launched
+        var drain: Launched?
         if slowStderr {
+            let errors = Pipe()
+            // Neither end leaks into programs other tests start meanwhile (the child gets a copy, without the flag).
+            for end in [errors.fileHandleForReading, errors.fileHandleForWriting] { _ = fcntl(end.fileDescriptor, F_SETFD, FD_CLOEXEC) }
             let writer = errors.fileHandleForWriting.fileDescriptor
             _ = fcntl(writer, F_SETFL, fcntl(writer, F_GETFL) | O_NONBLOCK)
             let filler = [UInt8](repeating: 0x2E, count: 4096)
             while write(writer, filler, filler.count) > 0 {}
             while write(writer, filler, 1) > 0 {}
             _ = fcntl(writer, F_SETFL, fcntl(writer, F_GETFL) & ~O_NONBLOCK)
+            forge = try Launched(Binaries.forge, arguments, stderr: errors.fileHandleForWriting)
+            launched.append(forge)
+            try errors.fileHandleForWriting.close()
+            try await ready(forge)
+            forge.signal(SIGTERM)
+            try await eventually("no harness of \(script.lastPathComponent) is left", within: .seconds(30)) { try await !harnessRuns(script) }
+            try await Task.sleep(for: grace)
+            let cat = try Launched(URL(fileURLWithPath: "/bin/cat"), [], stdin: errors.fileHandleForReading, stdout: saidHandle)
+            launched.append(cat)
+            drain = cat
+            try errors.fileHandleForReading.close()
+        } else {
+            forge = try Launched(Binaries.forge, arguments, stderr: saidHandle)
+            launched.append(forge)
+            try await ready(forge)
+            forge.signal(SIGTERM)
         }
-        let forge = Process()
-        forge.executableURL = forgeBinary
-        forge.arguments =
-            ["run", "--target", "exit:\(script.path)", "--timeout", "60", "--parallel", "\(parallel)", "-q"] + selection + reportArguments(directory)
-        forge.standardOutput = FileHandle.nullDevice
-        forge.standardError = errors
-        try forge.run()
-        try? errors.fileHandleForWriting.close()
-        var drained: Bounded.Drained?
-        if !slowStderr { drained = Bounded.drain(errors.fileHandleForReading) }
-        try ready()
-        kill(forge.processIdentifier, SIGTERM)
-        if slowStderr {
-            Thread.sleep(forTimeInterval: drainAfter)
-            drained = Bounded.drain(errors.fileHandleForReading)
-        }
-        try #require(Bounded.wait(forge, within: .seconds(20)), "forge did not end after SIGTERM")
-        let stderr = String(decoding: (drained?.value ?? Data()).drop { $0 == 0x2E }, as: UTF8.self)
+        let ended = try await forge.end(within: .seconds(30))
+        _ = try await drain?.end(within: .seconds(30))
+        let stderr = String(decoding: try Data(contentsOf: said).drop { $0 == 0x2E }, as: UTF8.self)
         let results = directory.appendingPathComponent("results.json")
         let crashes = (try? Self.results(results))?.filter { $0["outcome"] as? String == "CRASH" }.count ?? 0
         return Interrupted(
-            status: forge.terminationStatus, killedBySignal: forge.terminationReason == .uncaughtSignal, stderr: stderr,
-            reports: writtenReports(directory), crashes: crashes)
+            status: ended.status, killedBySignal: ended.bySignal, stderr: stderr, reports: writtenReports(directory),
+            crashes: crashes)
     }
 
-    @Test("SIGTERM while the interrupt's message waits on a full stderr: the killed harnesses are not reported as CRASH, no report is written")
-    func interruptWithSlowStderr() throws {
+    @Test(
+        "SIGTERM while the interrupt's message waits on a full stderr: the killed harnesses are not reported as CRASH, no report is written",
+        .requires(.pgrep))
+    func interruptWithSlowStderr() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         // Each vector is held until its harness is killed (the harness's child carries the directory, for pgrep).
         let script = directory.appendingPathComponent("hang.sh")
         try "#!/bin/sh\ncat > /dev/null\nsh -c \"sleep 600 # \(directory.path)\" & wait\n".write(to: script, atomically: true, encoding: .utf8)
         try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
-        let run = try Self.interrupt(script, reports: directory, parallel: 4, slowStderr: true, drainAfter: 1.5) {
-            try Bounded.waitForProcess(matching: "sleep 600 # \(directory.path)")
+        let ran = try await Self.interrupt(script, reports: directory, parallel: 4, slowStderr: true, grace: .milliseconds(500)) { _ in
+            try await HostileHarnessTests.waitForProcess(matching: "sleep 600 # \(directory.path)")
         }
-        #expect(!run.killedBySignal && run.status == 128 + SIGTERM, "exit \(run.status), \(run.crashes) CRASH reported: \(run.stderr)")
-        #expect(run.stderr.contains("no reports written"), "\(run.stderr)")
-        #expect(run.reports.isEmpty, "an interrupted run wrote \(run.reports), with \(run.crashes) CRASH")
-        try HostileHarnessTests.expectNothingRunning(directory)
+        #expect(!ran.killedBySignal && ran.status == 128 + SIGTERM, "exit \(ran.status), \(ran.crashes) CRASH reported: \(ran.stderr)")
+        #expect(ran.stderr.contains("no reports written"), "\(ran.stderr)")
+        #expect(ran.reports.isEmpty, "an interrupted run wrote \(ran.reports), with \(ran.crashes) CRASH")
+        try await HostileHarnessTests.expectNothingRunning(directory)
     }
 
-    @Test("SIGTERM at 32 moments of a run: either it says it was interrupted and wrote no report, or it finished and reported no CRASH")
-    func interruptAtAnyMoment() throws {
+    /// When, in a run of the 20 valid vectors, a test sends SIGTERM: a moment the run itself shows through what its
+    /// harnesses write (that they started, that they ended), never a delay.
+    enum Moment: CustomStringConvertible {
+        /// As soon as forge is started: before its handler exists, or about then.
+        case atStart
+        /// Once this many harnesses have started.
+        case started(Int)
+        /// Once this many harnesses have ended.
+        case ended(Int)
+
+        /// From the start of the run to after its last harness, when the reports are being written.
+        static let all: [Moment] = [
+            .atStart, .started(1), .started(2), .started(4), .started(8), .started(9), .started(12), .started(17), .started(20), .ended(1), .ended(4),
+            .ended(8), .ended(12), .ended(16), .ended(19), .ended(20),
+        ]
+
+        var description: String {
+            switch self {
+            case .atStart: "at start"
+            case .started(let count): "once \(count) harnesses started"
+            case .ended(let count): "once \(count) harnesses ended"
+            }
+        }
+    }
+
+    @Test(
+        "SIGTERM at 16 moments of a run: either it says it was interrupted and wrote no report, or it finished and reported no CRASH",
+        .requires(.pgrep), arguments: [false, true])
+    func interruptAtAnyMoment(slowStderr: Bool) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        let script = directory.appendingPathComponent("slow.sh")
-        try "#!/bin/sh\ncat > /dev/null\nsleep 0.3\nexit 0\n".write(to: script, atomically: true, encoding: .utf8)
-        try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
         var interrupted = 0
-        for attempt in 0..<32 {
+        for (attempt, moment) in Moment.all.enumerated() {
             let reports = directory.appendingPathComponent("run\(attempt)")
             try FileManager.default.createDirectory(at: reports, withIntermediateDirectories: true)
-            // From before the handler exists to about the end of the run; every other attempt with a slow stderr.
-            let delay = 0.05 + Double(attempt / 2 % 16) * 0.08
-            let run = try Self.interrupt(script, reports: reports, parallel: 8, slowStderr: attempt % 2 == 1, drainAfter: Double(attempt % 4) * 0.1) {
-                Thread.sleep(forTimeInterval: delay)
+            // Each harness says when it starts and when it ends, and takes a while in between: the run lasts a few waves.
+            let started = reports.appendingPathComponent("started"), ended = reports.appendingPathComponent("ended")
+            let script = reports.appendingPathComponent("slow.sh")
+            try "#!/bin/sh\necho >> '\(started.path)'\ncat > /dev/null\nsleep 0.3\necho >> '\(ended.path)'\nexit 0\n".write(to: script, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
+            func count(_ file: URL) -> Int { ((try? Data(contentsOf: file)) ?? Data()).count(where: { $0 == 0x0A }) }
+            let ran = try await Self.interrupt(script, reports: reports, parallel: 8, slowStderr: slowStderr, grace: .milliseconds(200)) { forge in
+                switch moment {
+                case .atStart: return
+                case .started(let wanted): try await eventually("\(moment) (or forge ended)", within: .seconds(60)) { count(started) >= wanted || forge.hasEnded }
+                case .ended(let wanted): try await eventually("\(moment) (or forge ended)", within: .seconds(60)) { count(ended) >= wanted || forge.hasEnded }
+                }
             }
-            if run.wasInterrupted {
+            if ran.wasInterrupted {
                 interrupted += 1
-                #expect(run.reports.isEmpty, "attempt \(attempt): interrupted (exit \(run.status)) yet wrote \(run.reports), with \(run.crashes) CRASH")
+                #expect(ran.reports.isEmpty, "\(moment): interrupted (exit \(ran.status)) yet wrote \(ran.reports), with \(ran.crashes) CRASH")
             } else {
-                #expect(!run.stderr.contains("interrupted"), "attempt \(attempt): says it was interrupted but exited \(run.status)")
-                #expect(run.reports.count == Self.reportNames.count, "attempt \(attempt): finished (exit \(run.status)) but wrote only \(run.reports)")
-                #expect(run.crashes == 0, "attempt \(attempt): exited \(run.status) reporting \(run.crashes) harnesses it killed itself as CRASH")
+                #expect(!ran.stderr.contains("interrupted"), "\(moment): says it was interrupted but exited \(ran.status)")
+                #expect(ran.reports.count == Self.reportNames.count, "\(moment): finished (exit \(ran.status)) but wrote only \(ran.reports)")
+                #expect(ran.crashes == 0, "\(moment): exited \(ran.status) reporting \(ran.crashes) harnesses it killed itself as CRASH")
             }
         }
         #expect(interrupted > 0, "every run finished before its signal")
@@ -276,45 +338,45 @@ struct RunnerRobustnessTests {
 
     // MARK: - Harness messages are bounded
 
-    @Test("http: a response body over the message limit is ERROR while reading it; a 1 MiB message is cut in every report")
-    func httpMessageFloods() throws {
+    @Test(
+        "http: a response body over the message limit is ERROR while reading it; a 1 MiB message is cut in every report", .requires(.python),
+        arguments: ["big-body", "big-message"])
+    func httpMessageFloods(_ mode: String) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
-        for mode in ["big-body", "big-message"] {
-            let server = try Self.startHTTPHarness(mode, in: directory)
-            defer { server.stop() }
-            let reports = directory.appendingPathComponent(mode)
-            try FileManager.default.createDirectory(at: reports, withIntermediateDirectories: true)
-            let run = try Bounded.forge(
-                ["run", "--target", server.url, "--timeout", "10", "--parallel", "2", "--max-errors", "100"] + Self.selection
-                    + Self.reportArguments(reports).dropLast(2), within: .seconds(120))
-            try #require(run.finished, "forge run did not end within 120 s")
-            let results = try Self.results(reports.appendingPathComponent("results.json"))
-            let judged = results.filter { $0["outcome"] as? String != "SKIP" }
-            #expect(!judged.isEmpty)
-            for result in judged {
-                let message = result["message"] as? String ?? "", size = message.utf8.count
-                let quoted = size > 400 ? "\(message.prefix(150))…\(message.suffix(150))" : message
-                #expect(size <= 4200, "\(mode): a message of \(size) bytes in results.json: \(quoted)")
-                if mode == "big-body" {
-                    let outcome = result["outcome"] as? String ?? ""
-                    #expect(outcome == "ERROR", "\(mode): \(outcome)")
-                    let named = message.contains("protocol violation: a response body longer than 4194304 bytes")
-                    #expect(named, "\(mode): \(quoted)")
-                } else {
-                    let cut = message.hasPrefix("yyyy") && message.hasSuffix("(cut at 4096 bytes of 1048576)")
-                    #expect(cut, "\(mode): \(quoted)")
-                }
+        let server = try await Self.startHTTPHarness(mode, in: directory)
+        defer { server.kill() }
+        let reports = directory.appendingPathComponent("reports")
+        try FileManager.default.createDirectory(at: reports, withIntermediateDirectories: true)
+        _ = try await run(
+            Binaries.forge,
+            ["run", "--target", server.url, "--timeout", "10", "--parallel", "2", "--max-errors", "100"] + Self.selection
+                + Self.reportArguments(reports).dropLast(2), deadline: .seconds(100))
+        let results = try Self.results(reports.appendingPathComponent("results.json"))
+        let judged = results.filter { $0["outcome"] as? String != "SKIP" }
+        #expect(!judged.isEmpty)
+        for result in judged {
+            let message = result["message"] as? String ?? "", size = message.utf8.count
+            let quoted = size > 400 ? "\(message.prefix(150))…\(message.suffix(150))" : message
+            #expect(size <= 4200, "\(mode): a message of \(size) bytes in results.json: \(quoted)")
+            if mode == "big-body" {
+                let outcome = result["outcome"] as? String ?? ""
+                #expect(outcome == "ERROR", "\(mode): \(outcome)")
+                let named = message.contains("protocol violation: a response body longer than 4194304 bytes")
+                #expect(named, "\(mode): \(quoted)")
+            } else {
+                let cut = message.hasPrefix("yyyy") && message.hasSuffix("(cut at 4096 bytes of 1048576)")
+                #expect(cut, "\(mode): \(quoted)")
             }
-            for name in ["results.json", "junit.xml", "summary.md", "report.html"] {
-                let size = (try FileManager.default.attributesOfItem(atPath: reports.appendingPathComponent(name).path)[.size] as? Int) ?? 0
-                #expect(size < 1 << 20, "\(mode): \(name) is \(size) bytes for \(results.count) vectors")
-            }
+        }
+        for name in ["results.json", "junit.xml", "summary.md", "report.html"] {
+            let size = (try FileManager.default.attributesOfItem(atPath: reports.appendingPathComponent(name).path)[.size] as? Int) ?? 0
+            #expect(size < 1 << 20, "\(mode): \(name) is \(size) bytes for \(results.count) vectors")
         }
     }
 
-    @Test("exec: a reply within the message limit is read whole (its message cut in the report); a longer one is a protocol violation")
-    func execMessageFloods() throws {
+    @Test("exec: a reply within the message limit is read whole (its message cut in the report); a longer one is a protocol violation", .requires(.python))
+    func execMessageFloods() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
         let script = directory.appendingPathComponent("harness.py")
@@ -324,14 +386,15 @@ struct RunnerRobustnessTests {
         size = int(sys.argv[1])
         print(json.dumps({"type": "result", "seq": m["seq"], "verdict": "accept", "message": "z" * size}))
         """.write(to: script, atomically: true, encoding: .utf8)
+        let python = try Oracle.python.required().path
         for (size, expected) in [(2 << 20, "cut at 4096 bytes"), (5 << 20, "protocol violation: a reply longer than 4194304 bytes")] {
             let results = directory.appendingPathComponent("results-\(size).json")
-            let run = try forgeBlocking(
+            let ran = try await forge(
                 arguments: [
-                    "run", "--target", "exec:/usr/bin/python3 \(script.path) \(size)", "--results", results.path, "--vectors", Self.vectors, "--run",
+                    "run", "--target", "exec:\(python) \(script.path) \(size)", "--results", results.path, "--vectors", Self.vectors, "--run",
                     "valid::appstore-no-purchases", "-q",
                 ])
-            let result = try #require(try Self.results(results).first, "\(run.text)\(run.stderr)")
+            let result = try #require(try Self.results(results).first, "\(ran.text)\(ran.stderr)")
             let message = result["message"] as? String ?? ""
             let bounded = message.contains(expected) && message.utf8.count <= 4200
             #expect(bounded, "\(size): \(result["outcome"] ?? "") \(message.utf8.count) bytes: \(message.prefix(200))…\(message.suffix(100))")
@@ -349,69 +412,60 @@ struct RunnerRobustnessTests {
     }
 }
 
-/// Running things that may hang, with a bound: the test fails instead of hanging.
-enum Bounded {
-    struct Run {
-        let finished: Bool
+/// A program a test starts, signals mid-way and then waits for: what ForgeTestSupport's `run` (which returns at the
+/// end) and `BackgroundServer` (ready once it names a port) do not cover — a `forge run` interrupted at a moment its
+/// harnesses show, its stderr a file or a pipe the test holds full. Its end arrives through `terminationHandler`, so
+/// no thread waits for it; the parent's copies of the handles given are the caller's to close.
+final class Launched: Sendable {
+    struct Ending: Sendable {
         let status: Int32
-        let output: String
+        let bySignal: Bool
     }
 
-    /// Bytes read to the end of a pipe on a thread of its own.
-    final class Drained: @unchecked Sendable {
-        private let lock = NSLock()
-        private var data = Data()
-        private let done = DispatchSemaphore(value: 0)
+    let pid: pid_t
+    let name: String
+    /// Kept while the program runs.
+    private let process: Process
+    private let ending: Recorded
 
-        fileprivate func finish(_ bytes: Data) {
-            lock.withLock { data = bytes }
-            done.signal()
-        }
-
-        /// Everything read, once the pipe's writers are gone (or after 20 s, what there is).
-        var value: Data {
-            _ = done.wait(timeout: .now() + 20)
-            return lock.withLock { data }
-        }
+    private final class Recorded: Sendable {
+        let value = Mutex<Ending?>(nil)
     }
 
-    static func drain(_ handle: FileHandle) -> Drained {
-        let drained = Drained()
-        Thread.detachNewThread { drained.finish(handle.readDataToEndOfFile()) }
-        return drained
-    }
-
-    /// Waits for `process` to end; false if it is still running after `limit` (then it is killed).
-    static func wait(_ process: Process, within limit: Duration) -> Bool {
-        let clock = ContinuousClock(), deadline = clock.now.advanced(by: limit)
-        while process.isRunning, clock.now < deadline { Thread.sleep(forTimeInterval: 0.02) }
-        guard !process.isRunning else {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-            return false
-        }
-        return true
-    }
-
-    /// Runs the built forge with `arguments`, killing it if it has not ended within `limit`.
-    static func forge(_ arguments: [String], within limit: Duration) throws -> Run {
+    init(_ executable: URL, _ arguments: [String], stdin: FileHandle? = nil, stdout: FileHandle? = nil, stderr: FileHandle? = nil) throws {
         let process = Process()
-        process.executableURL = forgeBinary
+        process.executableURL = executable
         process.arguments = arguments
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = output
+        process.standardInput = stdin ?? FileHandle.nullDevice
+        process.standardOutput = stdout ?? FileHandle.nullDevice
+        process.standardError = stderr ?? FileHandle.nullDevice
+        let ending = Recorded()
+        process.terminationHandler = { ended in
+            let reason = ended.terminationReason, status = ended.terminationStatus
+            ending.value.withLock { $0 = Ending(status: status, bySignal: reason == .uncaughtSignal) }
+        }
         try process.run()
-        let drained = drain(output.fileHandleForReading)
-        let finished = wait(process, within: limit)
-        return Run(finished: finished, status: process.terminationStatus, output: String(decoding: drained.value, as: UTF8.self))
+        self.process = process
+        self.ending = ending
+        self.pid = process.processIdentifier
+        self.name = executable.lastPathComponent
     }
 
-    /// Waits (up to 20 s) until a process whose command line contains `marker` runs.
-    static func waitForProcess(matching marker: String) throws {
-        let clock = ContinuousClock(), deadline = clock.now.advanced(by: .seconds(20))
-        while try ForgeCLITests.runBlocking(URL(fileURLWithPath: "/usr/bin/pgrep"), ["-f", marker]).text.isEmpty, clock.now < deadline {
-            Thread.sleep(forTimeInterval: 0.05)
+    var hasEnded: Bool { ending.value.withLock { $0 != nil } }
+
+    /// Sends `number`, unless the program has already ended.
+    func signal(_ number: Int32) {
+        if !hasEnded { kill(pid, number) }
+    }
+
+    /// How it ended, once it has; killed (and the wait failed) if it has not by `limit`.
+    func end(within limit: Duration) async throws -> Ending {
+        do {
+            try await eventually("\(name) ends", within: limit) { hasEnded }
+        } catch {
+            kill(pid, SIGKILL)
+            throw error
         }
+        return try #require(ending.value.withLock { $0 })
     }
 }
