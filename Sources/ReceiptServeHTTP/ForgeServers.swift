@@ -259,6 +259,19 @@ enum Responses {
     /// `GET /_forge/log`'s counts of what it does not hold.
     static let logDropped = HTTPFields.Element.Name("X-Forge-Log-Dropped")
     static let logEvicted = HTTPFields.Element.Name("X-Forge-Log-Evicted")
+    static let requestsInFlight = HTTPFields.Element.Name("X-Forge-Requests-In-Flight")
+    static let bodyBytesHeld = HTTPFields.Element.Name("X-Forge-Body-Bytes-Held")
+
+    /// What the server is busy with as it answers (`GET /_forge/log`, the harness's `GET /hello`): the other
+    /// requests begun and not yet answered, and the bytes of request bodies read and not yet answered. A client
+    /// (a test) waits on them to know a request it sent has begun, or that its body has been read, before it acts.
+    static func load(of runtime: ServerRuntime) -> HTTPFields {
+        var fields: HTTPFields = [:]
+        // This request is one of those in flight: the others are counted.
+        if let requestsInFlight { fields[requestsInFlight] = String(max(0, runtime.inFlight - 1)) }
+        if let bodyBytesHeld { fields[bodyBytesHeld] = String(runtime.bodies.bytesHeld) }
+        return fields
+    }
 
     static func bytes(_ status: HTTPResponse.Status, contentType: String, _ body: [UInt8], headers: HTTPFields = [:]) -> Response {
         var fields = headers
@@ -499,7 +512,7 @@ private struct OCSPRoutes: Sendable {
 /// | `GET /_forge/faults` | the faults in force, JSON Lines: one object per line, as `POST` takes it |
 /// | `POST /_forge/faults` | adds a fault: a JSON object (`{"endpoint":"production","status":21005,"count":2}`) or a spec line, as a JSON string or bare |
 /// | `DELETE /_forge/faults` | removes every fault |
-/// | `GET /_forge/log` | the request log in memory, JSON Lines; `X-Forge-Log-Dropped` and `X-Forge-Log-Evicted` count what is missing |
+/// | `GET /_forge/log` | the request log in memory, JSON Lines; `X-Forge-Log-Dropped` and `X-Forge-Log-Evicted` count what is missing; `X-Forge-Requests-In-Flight` and `X-Forge-Body-Bytes-Held` what is being answered now (``Responses/load(of:)``) |
 /// | `DELETE /_forge/log` | empties the in-memory log (the `--log` file keeps everything) |
 /// | `GET /_forge/scenarios` | each customer's scenario as the server holds it: its seed pinned, the changes the Server API made appended to its timeline (`forge make --spec` and `forge jws make --spec` take each element) |
 /// | `GET /_forge/clock` | the server clock: `{"now":"2025-02-01T00:00:00Z"}` |
@@ -580,6 +593,7 @@ private struct ControlRoutes: Sendable {
                 var headers: HTTPFields = [:]
                 if let dropped = Responses.logDropped { headers[dropped] = String(log.dropped) }
                 if let evicted = Responses.logEvicted { headers[evicted] = String(log.evicted) }
+                headers += Responses.load(of: runtime)
                 return Responses.bytes(.ok, contentType: "application/x-ndjson", Array(log.jsonLines.utf8), headers: headers)
             }
         }
@@ -665,7 +679,11 @@ private struct HarnessEndpoints: Sendable {
     func respond(_ request: Request) async -> Response {
         let headers = Responses.headers(of: request)
         let method = request.method.rawValue, path = request.uri.path
-        guard request.method == .post else { return Self.response(routes.respond(method: method, path: path, headers: headers, body: [])) }
+        guard request.method == .post else {
+            var response = Self.response(routes.respond(method: method, path: path, headers: headers, body: []))
+            if path == "/hello" { response.headers += Responses.load(of: runtime) }
+            return response
+        }
         let appleShape = HarnessRoutes.answersLikeApple(path: path)
         let body: HeldBody
         do { body = try await runtime.bodies.collect(request, maximum: ServerLimits.maximumBody) } catch {

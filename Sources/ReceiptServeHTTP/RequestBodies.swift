@@ -49,6 +49,9 @@ final class RequestBodies: Sendable {
         return body
     }
 
+    /// Body bytes read and not yet answered, over every connection: a test's signal that a body has been read.
+    var bytesHeld: Int { held.withLock { $0 } }
+
     private func reserve(_ count: Int) -> Bool {
         held.withLock { held in
             guard held + count <= limit else { return false }

@@ -11,8 +11,9 @@ import Testing
 #endif
 
 /// A server that cannot listen where it is asked says so in one line and exits 69 (EX_UNAVAILABLE), never 70 with
-/// NIO's `bind(descriptor:ptr:bytes:)`; the faults the control route lists are the JSON it takes (issue 21, item 10).
-@Suite("Serve: listen errors and the faults route")
+/// NIO's `bind(descriptor:ptr:bytes:)` (issue 21, item 10). That the faults the control route lists are the JSON it
+/// takes is proven in process: `VerifyReceiptServeTests.faultsRoundTrip`.
+@Suite("Serve: listen errors", .timeLimit(.minutes(2)))
 struct ServeBindErrorTests {
     /// A socket listening on 127.0.0.1, held by the test: its port is in use for as long as it is open.
     final class HeldPort {
@@ -39,11 +40,11 @@ struct ServeBindErrorTests {
     }
 
     @Test("A port in use: forge serve and forge validate --listen exit 69 with one line naming the address and the reason")
-    func portInUse() throws {
+    func portInUse() async throws {
         let held = try HeldPort()
         defer { held.release() }
         for command in [["serve"], ["validate"]] {
-            let result = try runBlocking(forgeBinary, command + ["--listen", "127.0.0.1:\(held.port)"], killAfter: 30)
+            let result = try await run(Binaries.forge, command + ["--listen", "127.0.0.1:\(held.port)"], killAfter: .seconds(30))
             #expect(result.exited && result.status == 69, "\(command): exit \(result.status), \(result.stderr)")
             let lines = result.stderr.split(separator: "\n")
             #expect(lines.count == 1, "\(command): \(result.stderr)")
@@ -53,55 +54,25 @@ struct ServeBindErrorTests {
     }
 
     @Test("An address that is not this machine's (203.0.113.1, TEST-NET-3): exit 69, one line")
-    func addressNotLocal() throws {
-        let result = try runBlocking(forgeBinary, ["serve", "--listen", "203.0.113.1:8080"], killAfter: 30)
+    func addressNotLocal() async throws {
+        let result = try await run(Binaries.forge, ["serve", "--listen", "203.0.113.1:8080"], killAfter: .seconds(30))
         #expect(result.exited && result.status == 69, "exit \(result.status), \(result.stderr)")
         #expect(result.stderr.split(separator: "\n").count == 1, "\(result.stderr)")
         #expect(result.stderr.hasPrefix("forge: error: cannot listen on 203.0.113.1:8080: not an address of this machine"), "\(result.stderr)")
     }
 
     @Test("A host name that does not resolve: exit 69, one line")
-    func hostUnknown() throws {
-        let result = try runBlocking(forgeBinary, ["serve", "--listen", "nosuchhost.invalid:8080"], killAfter: 30)
+    func hostUnknown() async throws {
+        let result = try await run(Binaries.forge, ["serve", "--listen", "nosuchhost.invalid:8080"], killAfter: .seconds(30))
         #expect(result.exited && result.status == 69, "exit \(result.status), \(result.stderr)")
         #expect(result.stderr == "forge: error: cannot listen on nosuchhost.invalid:8080: the host name does not resolve to an address of this machine\n")
     }
 
     @Test("forge serve --help and forge --help document exit 69 for an address that cannot be listened on")
-    func documented() throws {
-        let help = try forgeBlocking("serve", "--help").text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+    func documented() async throws {
+        let help = try await forge("serve", "--help").text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         #expect(help.contains("exits 69 with one line: forge: error: cannot listen on HOST:PORT"), "\(help)")
-        let top = try forgeBlocking("--help").text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        let top = try await forge("--help").text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         #expect(top.contains("69 unavailable: forge-http needed but not built, or a server cannot listen where asked"), "\(top)")
-    }
-
-    @Test("GET /_forge/faults answers JSON Lines, each line the object POST /_forge/faults takes: a real round trip")
-    func faultsRoundTrip() throws {
-        let server = try ServerProcess(["serve", "--listen", "127.0.0.1:0"])
-        defer { server.stop() }
-        let sent = [
-            #"{"endpoint":"production","status":21005,"count":2}"#, "sandbox:http=503,percent=25,latency=10", "any:close,count=1",
-            #"{"endpoint":"any","status":21199,"retryable":false}"#, "production:not-json",
-        ]
-        for fault in sent {
-            let added = try #require(HTTPExchange.send(port: server.port, method: "POST", path: "/_forge/faults", headers: HTTPExchange.json, body: Array(fault.utf8)))
-            #expect(added.status == 201, "\(fault): \(String(decoding: added.body, as: UTF8.self))")
-        }
-        let listed = try #require(HTTPExchange.send(port: server.port, method: "GET", path: "/_forge/faults"))
-        #expect(listed.status == 200 && listed.headers["content-type"] == "application/x-ndjson", "\(listed.headers)")
-        let lines = String(decoding: listed.body, as: UTF8.self).split(separator: "\n").map(String.init)
-        #expect(lines.count == sent.count, "\(lines)")
-        let objects = lines.compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
-        #expect(objects.count == sent.count, "every line is a JSON object: \(lines)")
-        #expect(objects.first?["endpoint"] as? String == "production" && objects.first?["status"] as? Int == 21005 && objects.first?["count"] as? Int == 2)
-        #expect(objects.dropFirst(3).first?["retryable"] as? Bool == false)
-
-        // What GET lists, POSTed back after a DELETE, lists the same.
-        #expect(HTTPExchange.send(port: server.port, method: "DELETE", path: "/_forge/faults")?.status == 200)
-        for line in lines {
-            #expect(HTTPExchange.send(port: server.port, method: "POST", path: "/_forge/faults", headers: HTTPExchange.json, body: Array(line.utf8))?.status == 201, "\(line)")
-        }
-        let again = try #require(HTTPExchange.send(port: server.port, method: "GET", path: "/_forge/faults"))
-        #expect(String(decoding: again.body, as: UTF8.self).split(separator: "\n").map(String.init) == lines)
     }
 }
