@@ -7,41 +7,46 @@ import ForgeSupport
     import FoundationNetworking
 #endif
 
-/// Issue 22: `forge serve`'s App Store Server API over a real socket, and driven end to end by Apple's Python
-/// `app-store-server-library` (`examples/clients/server_api_client.py`), every signed field verified by Apple's
-/// `SignedDataVerifier` under the TEST JWS root. The routes in process are in `ServerAPIRouteTests`.
-@Suite("forge serve: the App Store Server API", .timeLimit(.minutes(10)))
+/// Issue 22: `forge serve`'s App Store Server API as a process — its start-up lines, its flags, one socket smoke test
+/// (the served JWS is `forge jws make`'s), and Apple's Python `app-store-server-library`
+/// (`examples/clients/server_api_client.py`) end to end over a real socket, every signed field verified by Apple's
+/// `SignedDataVerifier` under the TEST JWS root. What each route answers is proven in process, through the
+/// application builder: `ServerAPIRouteTests`, `ServerAPIServedRouteTests`, `ServerAPIStateRouteTests`.
+@Suite("forge serve: the App Store Server API", .timeLimit(.minutes(2)))
 struct ServerAPITests {
     static let clock = "2025-01-01T00:00:00Z"
     static let later = "2025-03-01T00:00:00Z"
     /// The two customers of `examples/server-api/`: a sandbox one with 24 monthly periods and a non-consumable by
     /// `now`, two renewals and a refund of the non-consumable later; a production one of another app.
-    static let examples = repositoryRoot.appendingPathComponent("examples/server-api")
-    static let python = repositoryRoot.appendingPathComponent(".oracles/asl/bin/python")
-    static let client = repositoryRoot.appendingPathComponent("examples/clients/server_api_client.py").path
-    static let jwsRoot = repositoryRoot.appendingPathComponent("Certificates/jws/jws-root-g3.pem").path
+    static let examples = Repository.file("examples/server-api")
+    static let sandbox = examples.appendingPathComponent("sandbox-customer.json").path
+    static let production = examples.appendingPathComponent("production-customer.json").path
+    /// The Python of `.oracles/asl` (Apple's library, requests and httpx): ``Oracle/appleLibrary``.
+    static let python = Repository.file(".oracles/asl/bin/python")
+    static let client = Repository.file("examples/clients/server_api_client.py").path
+    static let jwsRoot = Repository.certificate("jws/jws-root-g3.pem")
 
-    struct Fixture {
-        let directory: URL
-        let sandbox = ServerAPITests.examples.appendingPathComponent("sandbox-customer.json").path
-        let production = ServerAPITests.examples.appendingPathComponent("production-customer.json").path
-
-        init() throws { directory = try temporaryDirectory() }
-
-        /// The id of the sandbox customer's latest transaction, as `forge jws make transaction --spec` makes it.
-        func latestSandboxTransaction() throws -> String {
-            let made = try forgeBlocking("jws", "make", "transaction", "-q", "--spec", sandbox)
-            return try #require(ServerAPITests.payload(made.text.trimmingCharacters(in: .whitespacesAndNewlines))["transactionId"] as? String)
-        }
+    /// `forge serve` of both example customers at `now`.
+    static func start(_ extra: [String] = ["--no-auth"], now: String = clock) async throws -> BackgroundServer {
+        try await BackgroundServer.start(["serve", "--listen", "127.0.0.1:0", "--now", now, "--scenario", sandbox, "--scenario", production] + extra)
     }
 
-    static func start(_ fixture: Fixture, _ extra: [String] = ["--no-auth"], now: String = clock) throws -> BlockingServer {
-        try BlockingServer(forgeBinary, ["serve", "--listen", "127.0.0.1:0", "--now", now, "--scenario", fixture.sandbox, "--scenario", fixture.production] + extra)
+    /// The payload of what `forge jws make KIND -q --spec SPEC` prints.
+    static func made(_ spec: String, kind: String = "transaction") async throws -> (compact: String, payload: [String: Any]) {
+        let made = try await forge("jws", "make", kind, "-q", "--spec", spec)
+        #expect(made.status == 0, "\(made.stderr)")
+        let compact = made.text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return (compact, payload(compact))
+    }
+
+    /// The id of the sandbox customer's latest transaction, as `forge jws make transaction --spec` makes it.
+    static func latestSandboxTransaction() async throws -> String {
+        try #require(try await made(sandbox).payload["transactionId"] as? String)
     }
 
     static func get(_ url: String) async -> (status: Int, contentType: String?, body: Data)? {
-        guard let url = URL(string: url), let (data, response) = try? await URLSession.shared.data(from: url), let http = response as? HTTPURLResponse else { return nil }
-        return (http.statusCode, http.value(forHTTPHeaderField: "Content-Type"), data)
+        guard let answer = try? await request(url) else { return nil }
+        return (answer.status, answer.header("Content-Type"), answer.body)
     }
 
     static func payload(_ compact: String) -> [String: Any] {
@@ -52,176 +57,98 @@ struct ServerAPITests {
 
     static func object(_ data: Data) -> [String: Any] { (try? JSONSerialization.jsonObject(with: data)) as? [String: Any] ?? [:] }
 
-    @Test("`forge jws make transaction --spec` and `forge serve --scenario` of the same file: the served signedTransactionInfo is the same JWS, byte for byte")
+    /// The request log's entries (`GET /_forge/log`, JSON Lines).
+    static func log(_ server: BackgroundServer) async throws -> [[String: Any]] {
+        let log = try await request(server.url + "/_forge/log")
+        return log.text.split(separator: "\n").map { object(Data($0.utf8)) }
+    }
+
+    /// Apple's Python client's answers to `calls` (`server_api_client.py BASE --bundle-id … ARGS`, the calls on stdin).
+    static func drive(_ base: String, _ calls: [[String: Any]], bundle: String = "com.example.api", _ extra: [String] = []) async throws -> [[String: Any]] {
+        let result = try await run(
+            try Oracle.appleLibrary.required(), [client, base, "--bundle-id", bundle, "--root", jwsRoot] + extra,
+            stdin: try JSONSerialization.data(withJSONObject: calls))
+        #expect(result.status == 0, "\(result.stderr)")
+        return try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [[String: Any]], "\(result.stderr)")
+    }
+
+    /// What `forge ARGUMENTS` (a server) writes on stdout at start-up, through the line that begins with `marker`: the
+    /// server runs under `sh -c '… | tee FILE'`, so its first line still reaches ``BackgroundServer`` as the readiness
+    /// signal while the file keeps every line, read until the marker's line is there.
+    static func startupLines(_ arguments: [String], through marker: String) async throws -> [String] {
+        try await withTemporaryDirectory { folder in
+            let copy = folder.appendingPathComponent("stdout")
+            let server = try await BackgroundServer.start(
+                ["-c", #""$0" "$@" | tee '\#(copy.path)'"#, Binaries.forge.path] + arguments, executable: URL(fileURLWithPath: "/bin/sh"))
+            defer { server.kill() }
+            var lines: [String] = []
+            try await eventually("the start-up lines through '\(marker)'", within: .seconds(30)) {
+                lines = ((try? String(contentsOf: copy, encoding: .utf8)) ?? "").split(separator: "\n").map(String.init)
+                return lines.contains { $0.hasPrefix(marker) }
+            }
+            await server.stop()
+            return lines
+        }
+    }
+
+    @Test(
+        "Socket smoke test: `forge jws make transaction --spec` and `forge serve --scenario` of the same file: the served signedTransactionInfo is the same JWS, byte for byte (sandbox and production)"
+    )
     func sameJWSAsMake() async throws {
-        let fixture = try Fixture()
-        defer { try? FileManager.default.removeItem(at: fixture.directory) }
-        for (file, prefix) in [(fixture.sandbox, "/sandbox"), (fixture.production, "")] {
-            let made = try forgeBlocking("jws", "make", "transaction", "-q", "--spec", file)
-            #expect(made.status == 0, "\(made.stderr)")
-            let compact = made.text.trimmingCharacters(in: .whitespacesAndNewlines)
-            let id = try #require(Self.payload(compact)["transactionId"] as? String)
-            let server = try Self.start(fixture)
-            defer { server.stop() }
-            let answer = try #require(await Self.get("\(server.url)\(prefix)/inApps/v1/transactions/\(id)"))
-            #expect(answer.status == 200 && answer.contentType == "application/json")
-            let served = try #require(Self.object(answer.body)["signedTransactionInfo"] as? String)
+        let server = try await Self.start()
+        defer { server.kill() }
+        for (file, prefix) in [(Self.sandbox, "/sandbox"), (Self.production, "")] {
+            let (compact, payload) = try await Self.made(file)
+            let id = try #require(payload["transactionId"] as? String)
+            let answer = try await request("\(server.url)\(prefix)/inApps/v1/transactions/\(id)")
+            #expect(answer.status == 200 && answer.header("Content-Type") == "application/json")
+            let served = try #require(try answer.json()["signedTransactionInfo"] as? String)
             #expect(served.split(separator: ".")[1] == compact.split(separator: ".")[1], "payload bytes")
             #expect(served == compact)
         }
     }
 
-    @Test("Start-up names the Server API base URLs next to verifyReceipt's; Apple's sandbox host name in Host reaches the sandbox at the root")
-    func startupLinesAndHostName() async throws {
-        let fixture = try Fixture()
-        defer { try? FileManager.default.removeItem(at: fixture.directory) }
-        let process = Process()
-        process.executableURL = forgeBinary
-        process.arguments = ["serve", "--listen", "127.0.0.1:0", "--now", Self.clock, "--scenario", fixture.sandbox, "--no-auth"]
-        let output = Pipe()
-        process.standardOutput = output
-        process.standardError = FileHandle.nullDevice
-        try process.run()
-        defer {
-            if process.isRunning { kill(process.processIdentifier, SIGKILL) }
-            process.waitUntilExit()
-        }
-        var text = Data()
-        while !text.contains(Data("control".utf8)) {
-            let chunk = output.fileHandleForReading.availableData
-            if chunk.isEmpty { break }
-            text.append(chunk)
-        }
-        let lines = String(decoding: text, as: UTF8.self).split(separator: "\n")
-        let base = try #require(lines.first?.firstMatch(of: /(http:\/\/127\.0\.0\.1:\d+)/).map { String($0.1) })
-        #expect(lines.contains { $0 == "server api  \(base)/inApps (production)  \(base)/sandbox/inApps (sandbox)  --no-auth" }, "\(lines)")
-        // Over the socket, Host: api.storekit-sandbox.apple.com at the root is the sandbox (Python's requests sends it as given).
-        guard FileManager.default.isExecutableFile(atPath: Self.python.path) else { return }  // .ci/run installs it
-        let id = try fixture.latestSandboxTransaction()
+    @Test("Start-up names the Server API base URLs next to verifyReceipt's, and says how the API is opened")
+    func startupLines() async throws {
+        let open = try await Self.startupLines(["serve", "--listen", "127.0.0.1:0", "--now", Self.clock, "--scenario", Self.sandbox, "--no-auth"], through: "control")
+        let base = try #require(open.first?.firstMatch(of: /(http:\/\/127\.0\.0\.1:\d+)/).map { String($0.1) })
+        #expect(open.contains { $0 == "server api  \(base)/inApps (production)  \(base)/sandbox/inApps (sandbox)  --no-auth" }, "\(open)")
+        let closed = try await Self.startupLines(["serve", "--listen", "127.0.0.1:0"], through: "control")
+        #expect(closed.contains { $0.hasPrefix("server api ") && $0.hasSuffix("(401 until --api-key or --no-auth)") }, "\(closed)")
+    }
+
+    @Test(
+        "Over the socket, Apple's sandbox host name in Host reaches the sandbox at the root, production's does not find a sandbox id (Python's requests sends Host as given)",
+        .requires(.requests))
+    func appleHostNameOverTheSocket() async throws {
+        let id = try await Self.latestSandboxTransaction()
+        let server = try await Self.start()
+        defer { server.kill() }
         let script = """
             import requests, sys
             for host in ["api.storekit-sandbox.apple.com", "api.storekit.apple.com"]:
                 print(requests.get(sys.argv[1], headers={"Host": host}, timeout=10).status_code)
             """
-        let result = try runBlocking(Self.python, ["-c", script, "\(base)/inApps/v1/transactions/\(id)"])
+        let result = try await run(try Oracle.requests.required(), ["-c", script, "\(server.url)/inApps/v1/transactions/\(id)"])
         #expect(result.text.split(separator: "\n") == ["200", "404"], "\(result.stderr)")
     }
 
-    @Test("Apple's async Python client (httpx) gets the same answers as the sync one, signed fields verified, errors as APIException")
-    func asyncPythonClient() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.python.path),
-            (try? runBlocking(Self.python, ["-c", "import httpx"]).status) == 0
-        else { return }  // .ci/run installs both
-        let fixture = try Fixture()
-        defer { try? FileManager.default.removeItem(at: fixture.directory) }
-        let latest = try fixture.latestSandboxTransaction()
-        let server = try Self.start(fixture)
-        defer { server.stop() }
-        let calls: [[String: Any]] = [
-            ["call": "info", "transactionId": latest], ["call": "history", "transactionId": latest], ["call": "statuses", "transactionId": latest],
-            ["call": "refunds", "transactionId": latest], ["call": "appTransaction", "transactionId": latest], ["call": "finish", "transactionId": latest],
-            ["call": "info", "transactionId": "12ab"], ["call": "info", "transactionId": "123456789"],
-        ]
-        func drive(_ extra: [String]) throws -> Data {
-            let result = try runBlocking(
-                Self.python, [Self.client, server.url, "--bundle-id", "com.example.api", "--root", Self.jwsRoot] + extra, stdin: try JSONSerialization.data(withJSONObject: calls))
-            #expect(result.status == 0, "\(result.stderr)")
-            return result.stdout
-        }
-        let sync = try drive([]), asynchronous = try drive(["--async"])
-        let results = try #require(try JSONSerialization.jsonObject(with: asynchronous) as? [[String: Any]])
-        #expect(results.prefix(6).allSatisfy { $0["ok"] as? Bool == true }, "\(results)")
-        #expect(results.suffix(2).map { $0["apiError"] as? Int } == [4_000_006, 4_040_010])
-        #expect(String(decoding: asynchronous, as: UTF8.self) == String(decoding: sync, as: UTF8.self))
-        let log = try #require(await Self.get(server.url + "/_forge/log"))
-        #expect(String(decoding: log.body, as: UTF8.self).split(separator: "\n").count == 2 * calls.count, "both clients reached the server")
-    }
-
     @Test(
-        "With a key from `forge ca api-key`, Apple's Python client's own tokens are accepted and answers are scoped to the token's app; a wrong issuer or an unknown key is 401 with an empty body, the log naming the rule, never the token"
-    )
-    func apiKeyEndToEnd() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.python.path) else { return }  // .ci/run installs it
-        let fixture = try Fixture()
-        defer { try? FileManager.default.removeItem(at: fixture.directory) }
-        let keys = fixture.directory.appendingPathComponent("keys").path
-        let made = try forgeBlocking("ca", "api-key", "--out", keys, "--seed", "22")
-        #expect(made.status == 0, "\(made.stderr)")
-        func value(_ label: String) -> String? {
-            made.text.split(separator: "\n").first { $0.hasPrefix(label + " ") }.map { String($0.dropFirst(label.count)).trimmingCharacters(in: .whitespaces) }
-        }
-        let keyID = try #require(value("key id")), issuerID = try #require(value("issuer id")), keyFile = try #require(value("key file"))
-        let both = try forgeBlocking("serve", "--listen", "127.0.0.1:0", "--no-auth", "--api-key", "\(keyID)=\(keyFile)", "--issuer-id", issuerID)
-        #expect(both.status == 64 && both.stderr.contains("--no-auth conflicts with --api-key"), "\(both.stderr)")
-        let server = try Self.start(fixture, ["--api-key", "\(keyID)=\(keyFile)", "--issuer-id", issuerID])
-        defer { server.stop() }
-        func drive(bundle: String, environment: String = "sandbox", key: String = keyID, issuer: String = issuerID, _ calls: [[String: Any]]) throws -> [[String: Any]] {
-            let result = try runBlocking(
-                Self.python,
-                [Self.client, server.url, "--bundle-id", bundle, "--environment", environment, "--root", Self.jwsRoot, "--key", keyFile, "--key-id", key, "--issuer-id", issuer],
-                stdin: try JSONSerialization.data(withJSONObject: calls))
-            #expect(result.status == 0, "\(result.stderr)")
-            return try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [[String: Any]], "\(result.stderr)")
-        }
-        let latest = try fixture.latestSandboxTransaction()
-        let accepted = try drive(bundle: "com.example.api", [["call": "info", "transactionId": latest]])
-        #expect(accepted.first?["ok"] as? Bool == true, "\(accepted)")
-        // The production app's token does not see the sandbox app's customer: Apple scopes answers to `bid`.
-        let otherApp = try drive(bundle: "com.example.prod", [["call": "info", "transactionId": latest]])
-        #expect(otherApp.first?["apiError"] as? Int == 4_040_010, "\(otherApp)")
-        let wrongIssuer = try drive(bundle: "com.example.api", issuer: "00000000-0000-0000-0000-000000000000", [["call": "info", "transactionId": latest]])
-        #expect(wrongIssuer.first?["httpStatus"] as? Int == 401 && wrongIssuer.first?["apiError"] is NSNull, "\(wrongIssuer)")
-        let unknownKey = try drive(bundle: "com.example.api", key: "NOSUCHKEY1", [["call": "info", "transactionId": latest]])
-        #expect(unknownKey.first?["httpStatus"] as? Int == 401, "\(unknownKey)")
-        let log = try #require(await Self.get(server.url + "/_forge/log"))
-        let text = String(decoding: log.body, as: UTF8.self)
-        let lines = text.split(separator: "\n").map { Self.object(Data($0.utf8)) }
-        #expect(lines.map { $0["auth"] as? String } == [nil, nil, "iss", "kid"], "\(text)")
-        #expect(lines.first?["kid"] as? String == keyID)
-        #expect(!text.contains("Bearer") && !text.contains("eyJ"), "the log holds no token")
-    }
-
-    @Test("Without --no-auth the /inApps routes answer 401 with an empty body over the socket; the request log names the endpoint")
-    func closedByDefault() async throws {
-        let fixture = try Fixture()
-        defer { try? FileManager.default.removeItem(at: fixture.directory) }
-        let server = try Self.start(fixture, [])
-        defer { server.stop() }
-        for path in ["/inApps/v1/transactions/1", "/sandbox/inApps/v2/history/1", "/sandbox/inApps/v1/subscriptions/1"] {
-            let answer = try #require(await Self.get(server.url + path))
-            #expect(answer.status == 401 && answer.body.isEmpty, "\(path)")
-        }
-        let log = try #require(await Self.get(server.url + "/_forge/log"))
-        let lines = String(decoding: log.body, as: UTF8.self).split(separator: "\n").map { Self.object(Data($0.utf8)) }
-        #expect(lines.map { $0["endpoint"] as? String } == ["transactionInfo", "transactionHistory", "subscriptionStatuses"])
-        #expect(lines.allSatisfy { $0["httpStatus"] as? Int == 401 })
-    }
-
-    @Test(
-        "Apple's Python client end to end: transaction info, history v2 pages and filters, all subscription statuses, refund history, app transaction info, consumption v1 and v2, finish transaction, every JWS verified; APIException.api_error for each error"
-    )
-    func pythonClient() async throws {
-        guard FileManager.default.isExecutableFile(atPath: Self.python.path) else { return }  // .ci/run installs it
-        let fixture = try Fixture()
-        defer { try? FileManager.default.removeItem(at: fixture.directory) }
-        func drive(_ base: String, _ calls: [[String: Any]], bundle: String = "com.example.api", _ extra: [String] = []) throws -> [[String: Any]] {
-            let result = try runBlocking(
-                Self.python, [Self.client, base, "--bundle-id", bundle, "--root", Self.jwsRoot] + extra,
-                stdin: try JSONSerialization.data(withJSONObject: calls))
-            #expect(result.status == 0, "\(result.stderr)")
-            return try #require(try JSONSerialization.jsonObject(with: result.stdout) as? [[String: Any]], "\(result.stderr)")
-        }
-        let latest = try fixture.latestSandboxTransaction()
-        let server = try Self.start(fixture)
-        defer { server.stop() }
+        "Apple's Python client end to end over a socket: transaction info, history v2 pages and filters, all subscription statuses, refund history (the refund once the clock passed it), app transaction info, consumption v1 and v2, finish transaction, production with its appAppleId, every JWS verified; APIException.api_error for each error; the async client (httpx) gets the same answers as the sync one",
+        .requires(.appleLibrary))
+    func appleClientEndToEnd() async throws {
+        let latest = try await Self.latestSandboxTransaction()
+        let productionID = try #require(try await Self.made(Self.production).payload["transactionId"] as? String)
+        let server = try await Self.start()
+        defer { server.kill() }
 
         let consumptionV1: [String: Any] = [
             "customerConsented": true, "consumptionStatus": 1, "platform": 1, "sampleContentProvided": false, "deliveryStatus": 0,
             "appAccountToken": "", "accountTenure": 3, "playTime": 2, "lifetimeDollarsRefunded": 0, "lifetimeDollarsPurchased": 4, "userStatus": 1,
         ]
-        let first = try drive(server.url, [["call": "history", "transactionId": latest]])[0]
+        let first = try await Self.drive(server.url, [["call": "history", "transactionId": latest]])[0]
         let revision = try #require(first["revision"] as? String)
-        let results = try drive(
+        let results = try await Self.drive(
             server.url,
             [
                 ["call": "info", "transactionId": latest],
@@ -280,22 +207,81 @@ struct ServerAPITests {
         #expect(results[20]["ok"] as? Bool == true, "transaction finished: \(results[20])")
         #expect(results[22]["ok"] as? Bool == true, "consumption v1 accepted (202): \(results[22])")
 
-        // Later (X-Forge-Now is the server's clock per request; here a second server at the later clock): the refund.
-        let laterServer = try Self.start(fixture, now: Self.later)
-        defer { laterServer.stop() }
-        let refunds = try drive(laterServer.url, [["call": "refunds", "transactionId": latest, "revision": try #require(results[15]["revision"] as? String)]])
-        #expect(((refunds[0]["signedTransactions"] as? [[String: Any]])?.map { $0["productId"] as? String }) == ["lifetime"])
+        // The async client (httpx) against the sync one: the same answers, errors as APIException too.
+        let both: [[String: Any]] = [
+            ["call": "info", "transactionId": latest], ["call": "history", "transactionId": latest], ["call": "statuses", "transactionId": latest],
+            ["call": "refunds", "transactionId": latest], ["call": "appTransaction", "transactionId": latest], ["call": "finish", "transactionId": latest],
+            ["call": "info", "transactionId": "12ab"], ["call": "info", "transactionId": "123456789"],
+        ]
+        let sync = try await Self.drive(server.url, both), asynchronous = try await Self.drive(server.url, both, ["--async"])
+        #expect(asynchronous.prefix(6).allSatisfy { $0["ok"] as? Bool == true }, "\(asynchronous)")
+        #expect(asynchronous.suffix(2).map { $0["apiError"] as? Int } == [4_000_006, 4_040_010])
+        #expect(try JSONSerialization.data(withJSONObject: asynchronous, options: .sortedKeys) == JSONSerialization.data(withJSONObject: sync, options: .sortedKeys))
 
         // Production: the other customer at the root, verified with its appAppleId (Production requires it).
-        let madeProduction = try forgeBlocking("jws", "make", "transaction", "-q", "--spec", fixture.production)
-        let productionID = try #require(Self.payload(madeProduction.text.trimmingCharacters(in: .whitespacesAndNewlines))["transactionId"] as? String)
-        let raw = try #require(await Self.get("\(server.url)/inApps/v2/history/\(productionID)"))
-        let appAppleID = try #require(Self.object(raw.body)["appAppleId"] as? Int)
-        let production = try drive(
+        let raw = try await request("\(server.url)/inApps/v2/history/\(productionID)")
+        let appAppleID = try #require(try raw.json()["appAppleId"] as? Int)
+        let production = try await Self.drive(
             server.url, [["call": "info", "transactionId": productionID], ["call": "statuses", "transactionId": productionID], ["call": "info", "transactionId": latest]],
             bundle: "com.example.prod", ["--environment", "production", "--app-apple-id", String(appAppleID)])
         #expect((production[0]["signedTransactionInfo"] as? [String: Any])?["environment"] as? String == "Production")
         #expect(production[1]["appAppleId"] as? Int == appAppleID)
         #expect(production[2]["apiError"] as? Int == 4_040_010, "a sandbox id is not found in production")
+
+        // Later (the server's clock moved, as `POST /_forge/clock` moves it): the refund past the revision kept.
+        #expect(try await post(server.url + "/_forge/clock", json: #"{"now":"\#(Self.later)"}"#).status == 200)
+        let refunds = try await Self.drive(server.url, [["call": "refunds", "transactionId": latest, "revision": try #require(results[15]["revision"] as? String)]])
+        #expect(((refunds[0]["signedTransactions"] as? [[String: Any]])?.map { $0["productId"] as? String }) == ["lifetime"])
+    }
+
+    /// `forge ca api-key --out DIR --seed 22`'s key id, issuer id and key file.
+    static func apiKey(in folder: URL) async throws -> (keyID: String, issuerID: String, keyFile: String) {
+        let made = try await forge("ca", "api-key", "--out", folder.appendingPathComponent("keys").path, "--seed", "22")
+        #expect(made.status == 0, "\(made.stderr)")
+        func value(_ label: String) throws -> String {
+            try #require(
+                made.text.split(separator: "\n").first { $0.hasPrefix(label + " ") }.map { String($0.dropFirst(label.count)).trimmingCharacters(in: .whitespaces) })
+        }
+        return (try value("key id"), try value("issuer id"), try value("key file"))
+    }
+
+    @Test("`forge serve --no-auth --api-key …` is a usage error: exit 64 naming the conflict")
+    func noAuthConflictsWithAPIKey() async throws {
+        try await withTemporaryDirectory { folder in
+            let key = try await Self.apiKey(in: folder)
+            let both = try await forge("serve", "--listen", "127.0.0.1:0", "--no-auth", "--api-key", "\(key.keyID)=\(key.keyFile)", "--issuer-id", key.issuerID)
+            #expect(both.status == 64 && both.stderr.contains("--no-auth conflicts with --api-key"), "\(both.stderr)")
+        }
+    }
+
+    @Test(
+        "With a key from `forge ca api-key`, Apple's Python client's own tokens are accepted and answers are scoped to the token's app; a wrong issuer or an unknown key is 401 with an empty body, the log naming the rule, never the token",
+        .requires(.appleLibrary))
+    func apiKeyEndToEnd() async throws {
+        try await withTemporaryDirectory { folder in
+            let (keyID, issuerID, keyFile) = try await Self.apiKey(in: folder)
+            let latest = try await Self.latestSandboxTransaction()
+            let server = try await Self.start(["--api-key", "\(keyID)=\(keyFile)", "--issuer-id", issuerID])
+            defer { server.kill() }
+            func drive(bundle: String, key: String = keyID, issuer: String = issuerID) async throws -> [[String: Any]] {
+                try await Self.drive(
+                    server.url, [["call": "info", "transactionId": latest]], bundle: bundle,
+                    ["--environment", "sandbox", "--key", keyFile, "--key-id", key, "--issuer-id", issuer])
+            }
+            let accepted = try await drive(bundle: "com.example.api")
+            #expect(accepted.first?["ok"] as? Bool == true, "\(accepted)")
+            // The production app's token does not see the sandbox app's customer: Apple scopes answers to `bid`.
+            let otherApp = try await drive(bundle: "com.example.prod")
+            #expect(otherApp.first?["apiError"] as? Int == 4_040_010, "\(otherApp)")
+            let wrongIssuer = try await drive(bundle: "com.example.api", issuer: "00000000-0000-0000-0000-000000000000")
+            #expect(wrongIssuer.first?["httpStatus"] as? Int == 401 && wrongIssuer.first?["apiError"] is NSNull, "\(wrongIssuer)")
+            let unknownKey = try await drive(bundle: "com.example.api", key: "NOSUCHKEY1")
+            #expect(unknownKey.first?["httpStatus"] as? Int == 401, "\(unknownKey)")
+            let text = try await request(server.url + "/_forge/log").text
+            let lines = text.split(separator: "\n").map { Self.object(Data($0.utf8)) }
+            #expect(lines.map { $0["auth"] as? String } == [nil, nil, "iss", "kid"], "\(text)")
+            #expect(lines.first?["kid"] as? String == keyID)
+            #expect(!text.contains("Bearer") && !text.contains("eyJ"), "the log holds no token")
+        }
     }
 }
