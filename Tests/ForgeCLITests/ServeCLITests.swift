@@ -45,13 +45,6 @@ struct ServeCLITests {
         try await BackgroundServer.start(["serve", "--listen", "127.0.0.1:0", "--now", clock] + arguments)
     }
 
-    /// POSTs `body` as JSON; the HTTP status and body, or nil when the transport failed (`ReleaseTests` asks the
-    /// release binary through it).
-    static func request(_ url: String, _ body: Data) async -> (status: Int, body: Data)? {
-        guard let answer = try? await ForgeTestSupport.request(url, method: "POST", headers: ["Content-Type": "application/json"], body: body) else { return nil }
-        return (answer.status, answer.body)
-    }
-
     /// verifyReceipt's answer as JSON (HTTP 200 required).
     static func verify(_ url: String, _ body: [String: Any]) async throws -> [String: Any] {
         let answer = try await post(url, json: String(decoding: try JSONSerialization.data(withJSONObject: body), as: UTF8.self))
