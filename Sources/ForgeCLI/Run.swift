@@ -189,8 +189,10 @@ struct Run: AsyncParsableCommand {
         guard !target.isEmpty else { throw ValidationError("give --target (\(Target.forms))") }
         let targets = try parsedTargets()
         if let remote = targets.first(where: { $0.kind == .http }) { _ = try Network.required(for: "--target \(remote)") }
-        let interrupts = Interrupts.stopHarnessesOnSignal()
-        defer { interrupts?.cancel() }
+        // Watched until forge exits, never cancelled: once the reports are being written a signal waits for the run
+        // to end as it would have, and giving SIGTERM its default action back before the exit would let a late one
+        // kill a run that had written every report (RunnerRobustnessTests, "once 20 harnesses ended").
+        _ = Interrupts.stopHarnessesOnSignal()
         let (manifest, directory) = try location.manifest()
         if let profile, manifest.profiles[profile] == nil {
             throw fail("unknown profile '\(profile)'; the corpus defines \(manifest.profiles.keys.sorted().joined(separator: ", "))", Exit.usage)
