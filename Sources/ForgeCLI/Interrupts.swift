@@ -86,3 +86,22 @@ enum Interrupts {
 
     private final class StagedFolderSlot: Sendable { let value = Mutex<StagedFolder?>(nil) }
 }
+
+/// `forge serve --stop-at-stdin-eof`: the end of stdin is a parent gone (killed or not), since the parent holds
+/// the pipe's other end. A thread of its own (never an event loop or a pool thread) reads stdin to its end and
+/// then sends this process `signal`, so the server stops exactly as that signal stops it.
+enum EndOfInput {
+    static func signalWhenReached(_ signal: Int32) {
+        let thread = Thread {
+            var buffer = [UInt8](repeating: 0, count: 4096)
+            while true {
+                let count = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
+                if count > 0 || (count < 0 && errno == EINTR) { continue }
+                break
+            }
+            kill(getpid(), signal)
+        }
+        thread.name = "forge.stdin-watch"
+        thread.start()
+    }
+}

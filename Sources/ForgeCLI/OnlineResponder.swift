@@ -3,7 +3,8 @@ import ReceiptCorpus
 
 /// The OCSP responder the certificates of `online` vectors name (127.0.0.1:46960), for the length of a `forge run`:
 /// `forge-http serve --ocsp` as a child, answering every vector at once from the answer its certificates' URLs name
-/// (a small request log: nobody reads it during a run). The port is fixed, as the committed certificates name it: when
+/// (a small request log: nobody reads it during a run), stopping when its stdin ends, so a `forge run` killed by
+/// SIGKILL does not leave it holding the port. The port is fixed, as the committed certificates name it: when
 /// it is taken, the run says so and exits 2 (``RunResults/notJudged``).
 enum OnlineResponder {
     static var service: FeatureService {
@@ -15,7 +16,7 @@ enum OnlineResponder {
         }
         let responder = FeatureService.process(
             feature: .online, name: name,
-            command: [helper, "serve", "--listen", "127.0.0.1:\(OCSPContext.port)", "--ocsp", "--log-capacity", "16"])
+            command: [helper, "serve", "--listen", "127.0.0.1:\(OCSPContext.port)", "--ocsp", "--log-capacity", "16", "--stop-at-stdin-eof"])
         return FeatureService(feature: .online, name: name) {
             do { return try await responder.start() } catch {
                 // forge serve's advice (another port, or port 0) is not open to a run: the certificates name this one.

@@ -128,6 +128,11 @@ struct Serve: AsyncParsableCommand {
         help: ArgumentHelp(
             "A JWS certificate set (forge ca init --jws --ocsp-url URL) the responder also answers for, signing with its keys. Repeatable; implies --ocsp.", valueName: "dir"))
     var ocspCa: [String] = []
+    @Flag(
+        help: ArgumentHelp(
+            "Stop as at SIGTERM once stdin reaches its end: for a program that starts forge serve as its child with a pipe as stdin (forge run's OCSP responder does), so the server never outlives it, even when it is killed."
+        ))
+    var stopAtStdinEof = false
 
     func validate() throws {
         try APIKeyOptions.validate(apiKeys: apiKey, issuerID: issuerId)
@@ -276,6 +281,7 @@ struct Serve: AsyncParsableCommand {
                         controlToken == nil ? "the control routes answer loopback clients only (--control-token to open them)" : "the control routes need the --control-token"
                     note("warning: listening on \(bound.authority), not loopback: anyone who can reach it can send requests; \(control)")
                 }
+                if stopAtStdinEof { EndOfInput.signalWhenReached(SIGTERM) }
                 // As for --listen: what leaves this machine is said once, at the start.
                 for (flag, url) in [("--notify", notifying[.production]), ("--notify-sandbox", notifying[.sandbox])] {
                     guard let url, !ServerAddress.isLoopback(url.host) else { continue }

@@ -268,4 +268,6 @@ struct HostileHarnessTests {
 extension Oracle {
     /// Finds the processes a run left behind, by their command line.
     static let pgrep = tool("pgrep", installedBy: "apt-get install procps")
+    /// Ends a test's own leftover processes, by their command line.
+    static let pkill = tool("pkill", installedBy: "apt-get install procps")
 }

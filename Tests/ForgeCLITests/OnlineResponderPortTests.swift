@@ -54,6 +54,33 @@ extension KnownResultsTests {
             return descriptor
         }
 
+        @Test(
+            "forge run killed by SIGKILL while its OCSP responder serves: the responder sees its stdin end and stops, freeing 127.0.0.1:46960",
+            .requires(.pgrep, .pkill))
+        func responderDiesWithTheRun() async throws {
+            let directory = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            // Each harness holds its vector until killed; the marker names this test's responder-free harnesses for pgrep.
+            let script = directory.appendingPathComponent("hang.sh")
+            try "#!/bin/sh\ncat > /dev/null\nsh -c \"sleep 600 # \(directory.path)\" & wait\n".write(to: script, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
+            _ = try await Self.hold(port: 46960).closing()
+            let forge = try Launched(
+                Binaries.forge,
+                ["run", "--target", "exit:\(script.path)", "--features", "online", "--artifacts", "jws", "--run", "jws-online::*", "--timeout", "600", "-q"])
+            defer { forge.signal(SIGKILL) }
+            // The run has started its responder (the port is taken) and a harness (it waits on it).
+            try await HostileHarnessTests.waitForProcess(matching: "sleep 600 # \(directory.path)")
+            #expect(try Self.listening(port: 46960).closing() == false, "no responder on 127.0.0.1:46960 while the run waits on its harness")
+            forge.signal(SIGKILL)
+            _ = try await forge.end(within: .seconds(30))
+            try await eventually("the responder has stopped (127.0.0.1:46960 is free)", within: .seconds(30), every: .milliseconds(100)) {
+                try Self.listening(port: 46960).closing()
+            }
+            // The harnesses, leading process groups of their own, are the harness protocol's business: stop them here.
+            _ = try await run(try Oracle.pkill.required(), ["-KILL", "-f", "sleep 600 # \(directory.path)"])
+        }
+
         @Test("with 127.0.0.1:46960 taken, swift:reference-online on jws-online::* exits 2 saying the responder could not start; the results say so too")
         func portTaken() async throws {
             let directory = try temporaryDirectory()
@@ -75,5 +102,21 @@ extension KnownResultsTests {
             #expect(unavailable.count == 1 && unavailable[0].contains("127.0.0.1:46960 could not start"), "\(unavailable)")
             #expect((object["results"] as? [[String: Any]])?.allSatisfy { $0["outcome"] as? String == "SKIP" } == true)
         }
+    }
+}
+
+extension Optional where Wrapped == Int32 {
+    /// Closes the descriptor held, if any: whether there was one (a port free to hold).
+    fileprivate func closing() -> Bool {
+        guard let descriptor = self else { return false }
+        close(descriptor)
+        return true
+    }
+}
+
+extension Int32 {
+    /// Closes a descriptor a test held only to prove the port free.
+    fileprivate func closing() {
+        close(self)
     }
 }

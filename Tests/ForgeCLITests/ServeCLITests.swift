@@ -179,3 +179,12 @@ struct ServeCLITests {
         #expect(server.exitedNormally() && server.status() == 0, "\(server.stderr)")
     }
 }
+
+extension ServeCLITests {
+    @Test("--stop-at-stdin-eof: once stdin ends (a parent gone) the server stops as at SIGTERM and exits 0")
+    func stopsAtEndOfStdin() async throws {
+        let ran = try await run(Binaries.forgeHTTP, ["serve", "--listen", "127.0.0.1:0", "--now", Self.clock, "--stop-at-stdin-eof"], stdin: Data(), deadline: .seconds(60))
+        #expect(ran.status == 0 && ran.exited, "exit \(ran.status): \(ran.stderr)")
+        #expect(ran.text.hasPrefix("production  http://127.0.0.1:"), "\(ran.text)")
+    }
+}
