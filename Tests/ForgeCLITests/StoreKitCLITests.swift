@@ -126,7 +126,8 @@ struct StoreKitCLITests {
         #expect(servedLatest["expiresDate"] as? Int == latest["expiresDate"] as? Int && servedLatest["price"] as? Int == latest["price"] as? Int)
     }
 
-    /// The one test of a running clock (`--time-rate`, here the file's `_timeRate`): every other test pins `--now`.
+    /// With `ServeCLITests.timeRate`, the only test of a running clock (here the file's `_timeRate`, bounded the same way:
+    /// a slower machine only widens what it accepts); every other test pins `--now`.
     @Test("forge serve --storekit: the products join a scenario that defines none, --product adds a customer, and _timeRate is the clock's rate")
     func serveTakesTheFile() async throws {
         let directory = try temporaryDirectory()
