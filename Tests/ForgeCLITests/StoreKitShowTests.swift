@@ -7,25 +7,9 @@ import Testing
 /// control characters and bidi overrides escaped, on stdout and in errors alike.
 @Suite("forge storekit show: large files, group ids, terminal text", .timeLimit(.minutes(2)))
 struct StoreKitShowTests {
-    /// A version-4 file: `consumables` consumables, then `groups` groups of `perGroup` monthly subscriptions, group
-    /// `g` with the id `groupIDs[g]` (default `2100000g`).
+    /// ``StoreKitCatalogue/text(consumables:groups:perGroup:groupIDs:)``.
     static func catalogue(consumables: Int, groups: Int, perGroup: Int, groupIDs: [String]? = nil) -> String {
-        var text = #"{ "products" : ["#
-        for index in 0..<consumables {
-            text += (index == 0 ? "" : ",") + #"{ "displayPrice" : "0.99", "productID" : "coins.\#(index)", "referenceName" : "Coins \#(index)", "type" : "Consumable" }"#
-        }
-        text += #"], "subscriptionGroups" : ["#
-        for group in 0..<groups {
-            let id = groupIDs?[group] ?? "2100000\(group)"
-            text += (group == 0 ? "" : ",") + #"{ "id" : "\#(id)", "name" : "Group \#(group)", "subscriptions" : ["#
-            for level in 0..<perGroup {
-                text +=
-                    (level == 0 ? "" : ",")
-                    + #"{ "displayPrice" : "4.99", "groupNumber" : \#(level % 1000 + 1), "productID" : "sub.\#(group).\#(level)", "recurringSubscriptionPeriod" : "P1M", "type" : "RecurringSubscription" }"#
-            }
-            text += "] }"
-        }
-        return text + #"], "version" : { "major" : 4, "minor" : 0 } }"#
+        StoreKitCatalogue.text(consumables: consumables, groups: groups, perGroup: perGroup, groupIDs: groupIDs)
     }
 
     /// Whether `text` holds a scalar a terminal acts on: C0 but the line feeds between lines, DEL, C1, bidi controls.

@@ -1,5 +1,6 @@
 import Foundation
 import ForgeSupport
+import ForgeTestSupport
 import StoreModel
 import Testing
 
@@ -7,26 +8,9 @@ import Testing
 /// that gives two subscription groups the same id is refused with the JSON path of the second.
 @Suite("StoreKit files: size and group ids", .timeLimit(.minutes(2)))
 struct StoreKitFileScaleTests {
-    /// A version-4 file of `consumables` consumables and `groups` groups of `perGroup` monthly subscriptions each;
-    /// group `g` has the id `groupIDs[g]` (default: `2100000g`).
+    /// ``StoreKitCatalogue/text(consumables:groups:perGroup:groupIDs:)`` as bytes.
     static func catalogue(consumables: Int, groups: Int, perGroup: Int, groupIDs: [String]? = nil) -> [UInt8] {
-        var text = #"{ "products" : ["#
-        for index in 0..<consumables {
-            text += (index == 0 ? "" : ",") + #"{ "displayPrice" : "0.99", "productID" : "coins.\#(index)", "referenceName" : "Coins \#(index)", "type" : "Consumable" }"#
-        }
-        text += #"], "subscriptionGroups" : ["#
-        for group in 0..<groups {
-            let id = groupIDs?[group] ?? "2100000\(group)"
-            text += (group == 0 ? "" : ",") + #"{ "id" : "\#(id)", "name" : "Group \#(group)", "subscriptions" : ["#
-            for level in 0..<perGroup {
-                text +=
-                    (level == 0 ? "" : ",")
-                    + #"{ "displayPrice" : "4.99", "groupNumber" : \#(level % 1000 + 1), "productID" : "sub.\#(group).\#(level)", "recurringSubscriptionPeriod" : "P1M", "type" : "RecurringSubscription" }"#
-            }
-            text += "] }"
-        }
-        text += #"], "version" : { "major" : 4, "minor" : 0 } }"#
-        return Array(text.utf8)
+        Array(StoreKitCatalogue.text(consumables: consumables, groups: groups, perGroup: perGroup, groupIDs: groupIDs).utf8)
     }
 
     @Test("95,000 products (35,000 consumables, 6 groups of 10,000 subscriptions): every one read, each subscription in its group")
