@@ -1,7 +1,7 @@
 import ReceiptConformance
 import ReceiptCorpus
 
-/// The OCSP responder the certificates of `online` vectors name (127.0.0.1:46960), for the length of a `forge run`:
+/// The OCSP responder the certificates of `online` vectors name (127.0.0.1:6960), for the length of a `forge run`:
 /// `forge-http serve --ocsp` as a child, answering every vector at once from the answer its certificates' URLs name
 /// (a small request log: nobody reads it during a run), stopping when its stdin ends, so a `forge run` killed by
 /// SIGKILL does not leave it holding the port. The port is fixed, as the committed certificates name it: when

@@ -54,7 +54,7 @@ extension RunResults {
             errorBudget: 0, stoppedEarly: "more than 0 harness failures (--max-errors); the vectors not run are SKIP",
             target: "stdio:./acme-harness --strict", hello: .exemplar, label: "acme", artifacts: .exemplar, corpus: .exemplar,
             mapping: "verifyreceipt",
-            unavailableServices: ["the OCSP responder on 127.0.0.1:46960 could not start: cannot listen on 127.0.0.1:46960: Address already in use"])
+            unavailableServices: ["the OCSP responder on 127.0.0.1:6960 could not start: cannot listen on 127.0.0.1:6960: Address already in use"])
     }
 }
 

@@ -12,7 +12,7 @@ public struct FeatureService: Sendable {
     }
 
     public let feature: Feature
-    /// How a skip reason names it ("the OCSP responder on 127.0.0.1:46960").
+    /// How a skip reason names it ("the OCSP responder on 127.0.0.1:6960").
     public let name: String
     /// Starts it, or throws why it cannot run: the vectors needing it are then SKIP with that reason.
     public let start: @Sendable () async throws -> Running

@@ -21,7 +21,7 @@ public enum Feature: String, Codable, Sendable, Hashable, CaseIterable, Comparab
         case .transportDecoding:
             "The validator takes the receipt as text too (base64 and its variants, PEM), not only as DER bytes, as verifyReceipt's receipt-data or a server's request body carries it."
         case .online:
-            "The verifier checks revocation online, as Apple's with enableOnlineChecks: OCSP for the leaf and the intermediate at their AIA URLs, at the wall clock. The certificates name a TEST responder on 127.0.0.1:46960 (context.ocsp) that forge run starts for the run."
+            "The verifier checks revocation online, as Apple's with enableOnlineChecks: OCSP for the leaf and the intermediate at their AIA URLs, at the wall clock. The certificates name a TEST responder on 127.0.0.1:6960 (context.ocsp) that forge run starts for the run."
         }
     }
 

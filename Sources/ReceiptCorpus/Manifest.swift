@@ -279,7 +279,7 @@ public struct Context: Codable, Sendable, Hashable {
 /// intermediate's AIA name `responder` + `/ocsp/` + their answer, so one responder (`forge serve --ocsp`, which
 /// `forge run` starts) serves every vector at once. An answer of `none` means the certificate names no responder.
 public struct OCSPContext: Codable, Sendable, Hashable {
-    /// The fixed loopback responder the certificates name (`http://127.0.0.1:46960`).
+    /// The fixed loopback responder the certificates name (`http://127.0.0.1:6960`).
     public var responder: String
     public var leaf: String
     public var intermediate: String
@@ -290,8 +290,9 @@ public struct OCSPContext: Codable, Sendable, Hashable {
         self.intermediate = intermediate
     }
 
-    /// The port every `online` vector's certificates name: 46960, after RFC 6960.
-    public static let port = 46960
+    /// The port every `online` vector's certificates name: 6960, after RFC 6960, and below every system's ephemeral range
+    /// (Linux 32768–60999, BSD and Windows 49152–65535), so no outgoing connection or `:0` listener of the host takes it by chance.
+    public static let port = 6960
     public static let bundledResponder = "http://127.0.0.1:\(port)"
 }
 

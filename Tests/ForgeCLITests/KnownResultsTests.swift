@@ -10,7 +10,7 @@ import StoreModel
 /// runs when it is installed (`openssl` on PATH; the Python ones in their venvs under `.oracles/`, which `.ci/run`
 /// installs) and is skipped, saying what installs it, when it is not.
 /// Serialized: the asl-jws row, the online test and ``OnlineResponderPortTests`` (nested here for that reason) need
-/// 127.0.0.1:46960, the one port `online` vectors name.
+/// 127.0.0.1:6960, the one port `online` vectors name.
 @Suite("Known results of real validators", .serialized, .timeLimit(.minutes(2)))
 struct KnownResultsTests {
     static let oracles = Repository.file(".oracles")
@@ -79,7 +79,7 @@ struct KnownResultsTests {
         """
 
     @Test(
-        "forge run starts the OCSP responder online vectors name: an openssl ocsp harness declaring online and swift:reference-online pass every jws-online vector; undeclared they SKIP; with 127.0.0.1:46960 taken they SKIP saying so; either is exit 2",
+        "forge run starts the OCSP responder online vectors name: an openssl ocsp harness declaring online and swift:reference-online pass every jws-online vector; undeclared they SKIP; with 127.0.0.1:6960 taken they SKIP saying so; either is exit 2",
         .requires(.python, .openssl))
     func onlineVectorsThroughTheRunner() async throws {
         let directory = try temporaryDirectory()
@@ -109,11 +109,11 @@ struct KnownResultsTests {
         #expect(referenceResults?.count == 16 && referenceResults?.allSatisfy { ["PASS", "ACCEPTABLE"].contains($0["outcome"] as? String) } == true)
         let undeclared = try await outcomes("", status: 2)
         #expect(undeclared.allSatisfy { $0.outcome == "SKIP" && $0.message.contains("feature not declared by the harness: online") }, "\(undeclared)")
-        let squatter = try await BackgroundServer.start(["serve", "--listen", "127.0.0.1:46960"])
+        let squatter = try await BackgroundServer.start(["serve", "--listen", "127.0.0.1:6960"])
         defer { squatter.kill() }
         let taken = try await outcomes("online", status: 2)
         #expect(
-            taken.allSatisfy { $0.outcome == "SKIP" && $0.message.contains("the OCSP responder on 127.0.0.1:46960 could not start") && $0.message.contains("in use") },
+            taken.allSatisfy { $0.outcome == "SKIP" && $0.message.contains("the OCSP responder on 127.0.0.1:6960 could not start") && $0.message.contains("in use") },
             "\(taken)")
         await squatter.stop()  // the port is free again before the next test of the suite
     }
@@ -133,7 +133,7 @@ struct KnownResultsTests {
         try FileManager.default.copyItem(at: Self.published, to: page)
         let script = Repository.file("scripts/known-results.sh")
         // An overrun ends with SIGTERM to the script's whole group (timeout's), so forge run stops what it started: its
-        // OCSP responder is a process group of its own, which a SIGKILL of the run would leave holding 127.0.0.1:46960.
+        // OCSP responder is a process group of its own, which a SIGKILL of the run would leave holding 127.0.0.1:6960.
         let ran = try await run(
             try Self.timeout.required(),
             ["-s", "TERM", "-k", "5", "100", "/bin/bash", script.path, "--forge", Binaries.forge.path, "--only", name, "--doc", page.path, scratch.path],

@@ -9,7 +9,7 @@ import Testing
 #endif
 
 extension KnownResultsTests {
-    /// The `online` vectors' certificates name their OCSP responder at 127.0.0.1:46960 (committed bytes: the port cannot
+    /// The `online` vectors' certificates name their OCSP responder at 127.0.0.1:6960 (committed bytes: the port cannot
     /// move per run), so another process can hold it. A run whose responder could not start judged none of those vectors:
     /// it says why and exits 2, never "conformant". Nested in ``KnownResultsTests``, whose other online tests need the port free: the
     /// suite runs them one at a time.
@@ -55,7 +55,7 @@ extension KnownResultsTests {
         }
 
         @Test(
-            "forge run killed by SIGKILL while its OCSP responder serves: the responder sees its stdin end and stops, freeing 127.0.0.1:46960",
+            "forge run killed by SIGKILL while its OCSP responder serves: the responder sees its stdin end and stops, freeing 127.0.0.1:6960",
             .requires(.pgrep, .pkill))
         func responderDiesWithTheRun() async throws {
             let directory = try temporaryDirectory()
@@ -64,28 +64,28 @@ extension KnownResultsTests {
             let script = directory.appendingPathComponent("hang.sh")
             try "#!/bin/sh\ncat > /dev/null\nsh -c \"sleep 600 # \(directory.path)\" & wait\n".write(to: script, atomically: true, encoding: .utf8)
             try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
-            _ = try await Self.hold(port: 46960).closing()
+            _ = try await Self.hold(port: 6960).closing()
             let forge = try Launched(
                 Binaries.forge,
                 ["run", "--target", "exit:\(script.path)", "--features", "online", "--artifacts", "jws", "--run", "jws-online::*", "--timeout", "600", "-q"])
             defer { forge.signal(SIGKILL) }
             // The run has started its responder (the port is taken) and a harness (it waits on it).
             try await HostileHarnessTests.waitForProcess(matching: "sleep 600 # \(directory.path)")
-            #expect(try Self.listening(port: 46960).closing() == false, "no responder on 127.0.0.1:46960 while the run waits on its harness")
+            #expect(try Self.listening(port: 6960).closing() == false, "no responder on 127.0.0.1:6960 while the run waits on its harness")
             forge.signal(SIGKILL)
             _ = try await forge.end(within: .seconds(30))
-            try await eventually("the responder has stopped (127.0.0.1:46960 is free)", within: .seconds(30), every: .milliseconds(100)) {
-                try Self.listening(port: 46960).closing()
+            try await eventually("the responder has stopped (127.0.0.1:6960 is free)", within: .seconds(30), every: .milliseconds(100)) {
+                try Self.listening(port: 6960).closing()
             }
             // The harnesses, leading process groups of their own, are the harness protocol's business: stop them here.
             _ = try await run(try Oracle.pkill.required(), ["-KILL", "-f", "sleep 600 # \(directory.path)"])
         }
 
-        @Test("with 127.0.0.1:46960 taken, swift:reference-online on jws-online::* exits 2 saying the responder could not start; the results say so too")
+        @Test("with 127.0.0.1:6960 taken, swift:reference-online on jws-online::* exits 2 saying the responder could not start; the results say so too")
         func portTaken() async throws {
             let directory = try temporaryDirectory()
             defer { try? FileManager.default.removeItem(at: directory) }
-            let held = try await Self.hold(port: 46960)
+            let held = try await Self.hold(port: 6960)
             defer { close(held) }
             let results = directory.appendingPathComponent("results.json")
             for quiet in [false, true] {
@@ -94,12 +94,12 @@ extension KnownResultsTests {
                         + (quiet ? ["--quiet"] : []))
                 #expect(ran.status == 2, "\(ran.text)\(ran.stderr)")
                 #expect(!ran.text.contains("conformant"), "\(ran.text)")
-                let said = quiet ? "NOT JUDGED: the OCSP responder on 127.0.0.1:46960 could not start" : "Not judged: the OCSP responder on 127.0.0.1:46960 could"
+                let said = quiet ? "NOT JUDGED: the OCSP responder on 127.0.0.1:6960 could not start" : "Not judged: the OCSP responder on 127.0.0.1:6960 could"
                 #expect(ran.text.contains(said), "\(ran.text)")
             }
             let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: results)) as? [String: Any])
             let unavailable = try #require(object["unavailableServices"] as? [String])
-            #expect(unavailable.count == 1 && unavailable[0].contains("127.0.0.1:46960 could not start"), "\(unavailable)")
+            #expect(unavailable.count == 1 && unavailable[0].contains("127.0.0.1:6960 could not start"), "\(unavailable)")
             #expect((object["results"] as? [[String: Any]])?.allSatisfy { $0["outcome"] as? String == "SKIP" } == true)
         }
     }

@@ -14,7 +14,7 @@ struct UnjudgedRunTests {
     static func runWithoutResponder(_ validator: some ReceiptValidator, also: (Vector) -> Bool = { _ in false }) async throws -> RunResults {
         var runner = ConformanceRunner(manifest: manifest, vectorsDirectory: Repository.vectors, profile: "apple-compatible")
         runner.services = [
-            FeatureService(feature: .online, name: "the OCSP responder on 127.0.0.1:46960") { throw Refused() }
+            FeatureService(feature: .online, name: "the OCSP responder on 127.0.0.1:6960") { throw Refused() }
         ]
         return try await runner.run(validator) { $0.features.contains(Feature.online.rawValue) || also($0) }
     }
@@ -24,14 +24,14 @@ struct UnjudgedRunTests {
     @Test("the responder could not start: every online vector SKIP with why, the run exit 2 and says so in every report")
     func responderDidNotStart() async throws {
         let results = try await Self.runWithoutResponder(Constant(verdict: .accept, errorClass: nil))
-        let reason = "the OCSP responder on 127.0.0.1:46960 could not start: cannot listen: Address already in use"
+        let reason = "the OCSP responder on 127.0.0.1:6960 could not start: cannot listen: Address already in use"
         #expect(Self.online.count >= 16 && results.results.map(\.id).sorted() == Self.online.sorted())
         #expect(results.results.allSatisfy { $0.outcome == .skip && $0.message == reason })
         #expect(results.unavailableServices == [reason])
         #expect(results.exitCode == 2)
         let console = ConsoleReport.summary(results)
         #expect(console.contains("infrastructure failure (exit 2)") && !console.contains("conformant"), "\(console)")
-        #expect(console.contains("Not judged: the OCSP responder on 127.0.0.1:46960 could not start"), "\(console)")
+        #expect(console.contains("Not judged: the OCSP responder on 127.0.0.1:6960 could not start"), "\(console)")
         #expect(ConsoleReport.outcome(results, quiet: true).contains("NOT JUDGED: the OCSP responder"))
         #expect(MarkdownReport.render(results, manifest: manifest).contains("### Not judged"))
         #expect(HTMLReport.render(results, manifest: manifest).contains("<strong>Not judged:</strong>"))

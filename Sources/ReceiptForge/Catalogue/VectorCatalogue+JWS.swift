@@ -593,7 +593,7 @@ extension VectorCatalogue {
 
     // MARK: - Online checks (issue 26)
 
-    /// Behind `online`: the chain's AIA points at the TEST responder on 127.0.0.1:46960, each certificate at the answer
+    /// Behind `online`: the chain's AIA points at the TEST responder on 127.0.0.1:6960, each certificate at the answer
     /// its path names, and the runner starts the responder. Verdicts follow Apple's four verifiers with online checks
     /// on (server-api-facts §5): what all of them refuse is invalid; where they split, either outside strict.
     static let jwsOnline: [VectorSpec] = {

@@ -241,7 +241,7 @@ extension Mutation {
         },
         jws(
             .jwsOCSP, .jwsBuild,
-            "Re-issues the intermediate and the leaf (same keys) with AIA OCSP URLs at the TEST responder on 127.0.0.1:46960, each at the answer it names (/ocsp/revoked), or with none.",
+            "Re-issues the intermediate and the leaf (same keys) with AIA OCSP URLs at the TEST responder on 127.0.0.1:6960, each at the answer it names (/ocsp/revoked), or with none.",
             bugClass: "revocation", parameters: [("leaf", "the leaf's answer, or none"), ("intermediate", "the intermediate's answer, or none")]
         ) { p throws(ForgeError) in
             let leaf: OCSPPointer = try p.choice("leaf", default: .answer(.good))

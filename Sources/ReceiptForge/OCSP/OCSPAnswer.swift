@@ -120,7 +120,7 @@ public struct OCSPAnswer: Sendable, Hashable, CustomStringConvertible {
 }
 
 /// Where one certificate of an `online` vector sends OCSP: the TEST responder's path of an answer
-/// (`http://127.0.0.1:46960/ocsp/revoked`), or nowhere (an AIA without an OCSP entry).
+/// (`http://127.0.0.1:6960/ocsp/revoked`), or nowhere (an AIA without an OCSP entry).
 public enum OCSPPointer: Sendable, Hashable, RawRepresentable, CaseIterable {
     case none
     case answer(OCSPAnswer.Kind)
