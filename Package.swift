@@ -39,8 +39,10 @@ let package = Package(
         // Already built for HummingbirdTLS; named for the two clients on swift-nio, the runner's https:// targets (--http-ca)
         // and the webhooks notifications are sent to (--notify-ca).
         .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.30.0"),
-        // The servers (`forge serve`, `forge validate --listen`): routing, middleware, TLS, graceful shutdown.
-        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.20.0"),
+        // The servers (`forge serve`, `forge validate --listen`): routing, middleware, TLS, graceful shutdown. Without its
+        // default traits: swift-configuration (20,000 lines compiled in every build, for a configuration reader forge does
+        // not use) and full Foundation (URL-encoded forms, which forge does not read).
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.20.0", traits: []),
         // Already built for Hummingbird; named for the service group the servers run in.
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         // Already built for Hummingbird; named for the typed HTTP parts the servers' read deadlines watch.

@@ -9,9 +9,9 @@ import StoreModel
 /// per-family table with the published ones, so the figures cannot silently rot. Each validator is an oracle: its test
 /// runs when it is installed (`openssl` on PATH; the Python ones in their venvs under `.oracles/`, which `.ci/run`
 /// installs) and is skipped, saying what installs it, when it is not.
-/// Serialized: the asl-jws row, the online test and ``OnlineResponderPortTests`` (nested here for that reason) need
-/// 127.0.0.1:6960, the one port `online` vectors name.
-@Suite("Known results of real validators", .serialized, .timeLimit(.minutes(2)))
+/// The rows run side by side; the ones that need 127.0.0.1:6960, the one port `online` vectors name, are in
+/// ``Online``, one at a time.
+@Suite("Known results of real validators", .timeLimit(.minutes(2)))
 struct KnownResultsTests {
     static let oracles = Repository.file(".oracles")
 
@@ -26,7 +26,7 @@ struct KnownResultsTests {
     static let timeout = Oracle.tool("timeout", installedBy: "apt-get install coreutils")
 
     /// vapor/jwt-kit's harness, which `.ci/run` builds into `.oracles/jwtkit` (no venv: a Swift binary).
-    static let jwtkitHarness = oracles.appendingPathComponent("jwtkit/release/jwtkit-harness")
+    static let jwtkitHarness = oracles.appendingPathComponent("jwtkit/debug/jwtkit-harness")
 
     @Test("openssl cms -verify: the published row and column are what the script measures now", .requires(.openssl))
     func openssl() async throws { try await check("openssl") }
@@ -39,10 +39,6 @@ struct KnownResultsTests {
 
     @Test("app-store-server-library ReceiptUtility: the published row and column hold", .requires(.appleLibrary))
     func asl() async throws { try await check("asl") }
-
-    /// Apple's SignedDataVerifier over the whole StoreKit 2 corpus: the outcome counts are the published row.
-    @Test("app-store-server-library SignedDataVerifier (StoreKit 2 JWS): the published row and column hold", .requires(.appleLibrary))
-    func aslJWS() async throws { try await check("asl-jws") }
 
     /// vapor/jwt-kit's X5CVerifier, built from the package mirror by the script (`.ci/run` builds it).
     @Test(
@@ -77,46 +73,6 @@ struct KnownResultsTests {
             if asked.returncode != 0 or "Response verify OK" not in said or certificate + ": good" not in said or "WARNING" in said:
                 print("chain.revoked" if certificate + ": revoked" in said else "chain.revocation-unknown"); sys.exit(1)
         """
-
-    @Test(
-        "forge run starts the OCSP responder online vectors name: an openssl ocsp harness declaring online and swift:reference-online pass every jws-online vector; undeclared they SKIP; with 127.0.0.1:6960 taken they SKIP saying so; either is exit 2",
-        .requires(.python, .openssl))
-    func onlineVectorsThroughTheRunner() async throws {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let harness = directory.appendingPathComponent("ocsp-harness.py")
-        try Self.opensslOCSPHarness.write(to: harness, atomically: true, encoding: .utf8)
-        let results = directory.appendingPathComponent("results.json")
-        // Judged (0), or nothing judged: every vector SKIP, undeclared or for want of the responder (2).
-        let python = try Oracle.python.required().path
-        func outcomes(_ features: String, status: Int32 = 0) async throws -> [(id: String, outcome: String, message: String)] {
-            let ran = try await forge(
-                "run", "--target", "exit:\(python) \(harness.path)", "--artifacts", "jws", "--features", features, "--granularity", "coarse", "--run", "jws-online::*",
-                "--results", results.path, "--quiet")
-            #expect(ran.status == status, "\(ran.text)\(ran.stderr)")
-            let parsed = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: results)) as? [String: Any])
-            return try #require(parsed["results"] as? [[String: Any]]).map {
-                ($0["id"] as? String ?? "", $0["outcome"] as? String ?? "", $0["message"] as? String ?? "")
-            }
-        }
-        let judged = try await outcomes("online")
-        #expect(judged.count == 16 && judged.allSatisfy { ["PASS", "ACCEPTABLE"].contains($0.outcome) }, "\(judged)")
-        #expect(judged.filter { $0.outcome == "ACCEPTABLE" }.map(\.id) == ["jws-online::leaf-no-next-update", "jws-online::leaf-no-ocsp"], "\(judged)")
-        // The reference verifier with online checks, at fine granularity: every error class as expected.
-        let reference = try await forge("run", "--target", "swift:reference-online", "--artifacts", "jws", "--run", "jws-online::*", "--results", results.path, "--quiet")
-        #expect(reference.status == 0, "\(reference.text)\(reference.stderr)")
-        let referenceResults = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: results)) as? [String: Any])["results"] as? [[String: Any]]
-        #expect(referenceResults?.count == 16 && referenceResults?.allSatisfy { ["PASS", "ACCEPTABLE"].contains($0["outcome"] as? String) } == true)
-        let undeclared = try await outcomes("", status: 2)
-        #expect(undeclared.allSatisfy { $0.outcome == "SKIP" && $0.message.contains("feature not declared by the harness: online") }, "\(undeclared)")
-        let squatter = try await BackgroundServer.start(["serve", "--listen", "127.0.0.1:6960"])
-        defer { squatter.kill() }
-        let taken = try await outcomes("online", status: 2)
-        #expect(
-            taken.allSatisfy { $0.outcome == "SKIP" && $0.message.contains("the OCSP responder on 127.0.0.1:6960 could not start") && $0.message.contains("in use") },
-            "\(taken)")
-        await squatter.stop()  // the port is free again before the next test of the suite
-    }
 
     /// Runs the script for `name` into a scratch folder (the installed venv linked in), on a copy of the
     /// published page, and compares the two matrices for that validator.
@@ -174,5 +130,56 @@ struct KnownResultsTests {
             }
         }
         return (rows, families)
+    }
+}
+
+extension KnownResultsTests {
+    /// What needs 127.0.0.1:6960 free, one at a time: the asl-jws row (its `online` vectors), the runner's responder
+    /// test and ``OnlineResponderPortTests`` (nested here for that reason).
+    @Suite("Known results that need the online vectors' port", .serialized, .timeLimit(.minutes(2)))
+    struct Online {
+        /// Apple's SignedDataVerifier over the whole StoreKit 2 corpus: the outcome counts are the published row.
+        @Test("app-store-server-library SignedDataVerifier (StoreKit 2 JWS): the published row and column hold", .requires(.appleLibrary))
+        func aslJWS() async throws { try await KnownResultsTests().check("asl-jws") }
+
+        @Test(
+            "forge run starts the OCSP responder online vectors name: an openssl ocsp harness declaring online and swift:reference-online pass every jws-online vector; undeclared they SKIP; with 127.0.0.1:6960 taken they SKIP saying so; either is exit 2",
+            .requires(.python, .openssl))
+        func onlineVectorsThroughTheRunner() async throws {
+            let directory = try temporaryDirectory()
+            defer { try? FileManager.default.removeItem(at: directory) }
+            let harness = directory.appendingPathComponent("ocsp-harness.py")
+            try KnownResultsTests.opensslOCSPHarness.write(to: harness, atomically: true, encoding: .utf8)
+            let results = directory.appendingPathComponent("results.json")
+            // Judged (0), or nothing judged: every vector SKIP, undeclared or for want of the responder (2).
+            let python = try Oracle.python.required().path
+            func outcomes(_ features: String, status: Int32 = 0) async throws -> [(id: String, outcome: String, message: String)] {
+                let ran = try await forge(
+                    "run", "--target", "exit:\(python) \(harness.path)", "--artifacts", "jws", "--features", features, "--granularity", "coarse", "--run", "jws-online::*",
+                    "--results", results.path, "--quiet")
+                #expect(ran.status == status, "\(ran.text)\(ran.stderr)")
+                let parsed = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: results)) as? [String: Any])
+                return try #require(parsed["results"] as? [[String: Any]]).map {
+                    ($0["id"] as? String ?? "", $0["outcome"] as? String ?? "", $0["message"] as? String ?? "")
+                }
+            }
+            let judged = try await outcomes("online")
+            #expect(judged.count == 16 && judged.allSatisfy { ["PASS", "ACCEPTABLE"].contains($0.outcome) }, "\(judged)")
+            #expect(judged.filter { $0.outcome == "ACCEPTABLE" }.map(\.id) == ["jws-online::leaf-no-next-update", "jws-online::leaf-no-ocsp"], "\(judged)")
+            // The reference verifier with online checks, at fine granularity: every error class as expected.
+            let reference = try await forge("run", "--target", "swift:reference-online", "--artifacts", "jws", "--run", "jws-online::*", "--results", results.path, "--quiet")
+            #expect(reference.status == 0, "\(reference.text)\(reference.stderr)")
+            let referenceResults = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: results)) as? [String: Any])["results"] as? [[String: Any]]
+            #expect(referenceResults?.count == 16 && referenceResults?.allSatisfy { ["PASS", "ACCEPTABLE"].contains($0["outcome"] as? String) } == true)
+            let undeclared = try await outcomes("", status: 2)
+            #expect(undeclared.allSatisfy { $0.outcome == "SKIP" && $0.message.contains("feature not declared by the harness: online") }, "\(undeclared)")
+            let squatter = try await BackgroundServer.start(["serve", "--listen", "127.0.0.1:6960"])
+            defer { squatter.kill() }
+            let taken = try await outcomes("online", status: 2)
+            #expect(
+                taken.allSatisfy { $0.outcome == "SKIP" && $0.message.contains("the OCSP responder on 127.0.0.1:6960 could not start") && $0.message.contains("in use") },
+                "\(taken)")
+            await squatter.stop()  // the port is free again before the next test of the suite
+        }
     }
 }

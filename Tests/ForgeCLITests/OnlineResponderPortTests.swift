@@ -8,10 +8,10 @@ import Testing
     import Darwin
 #endif
 
-extension KnownResultsTests {
+extension KnownResultsTests.Online {
     /// The `online` vectors' certificates name their OCSP responder at 127.0.0.1:6960 (committed bytes: the port cannot
     /// move per run), so another process can hold it. A run whose responder could not start judged none of those vectors:
-    /// it says why and exits 2, never "conformant". Nested in ``KnownResultsTests``, whose other online tests need the port free: the
+    /// it says why and exits 2, never "conformant". Nested in ``KnownResultsTests/Online``, whose other tests need the port free: that
     /// suite runs them one at a time.
     @Suite(.timeLimit(.minutes(2)))
     struct OnlineResponderPortTests {
