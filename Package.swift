@@ -13,7 +13,7 @@ let systemPackage: Target.Dependency = .product(
 
 // Dependencies point down: forge → ForgeCLI → ReferenceValidation / ReceiptForge → ReceiptModel + JWSModel + ForgeCrypto
 // → StoreModel → ForgeSupport; ReceiptForge also → ReceiptCorpus (Foundation and ForgeSupport). The network (swift-nio, BoringSSL,
-// Hummingbird) and SQLite (GRDB) are linked only by forge-http, which forge hands HTTP work over to: `swift run forge make`
+// Hummingbird) and SQLite are linked only by forge-http, which forge hands HTTP work over to: `swift run forge make`
 // on a fresh clone compiles none of it.
 let package = Package(
     name: "receipt-forge",
@@ -47,8 +47,6 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.6.0"),
         // Already built for Hummingbird; named for the typed HTTP parts the servers' read deadlines watch.
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.24.0"),
-        // `forge serve --state FILE`: the server state in SQLite (system libsqlite3); linked by forge-http only.
-        .package(url: "https://github.com/groue/GRDB.swift.git", from: "7.10.0"),
         // Already built for Hummingbird; named for the logger the servers hand Hummingbird.
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         // The tests' processes: run asynchronously with a deadline, so no test blocks a cooperative thread.
@@ -59,6 +57,8 @@ let package = Package(
     targets: [
         // libcrypto from the system (apt libssl-dev); imported only by ForgeCrypto.
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
+        // libsqlite3 from the system (apt libsqlite3-dev); imported only by ReceiptServeSQLite, linked by forge-http only.
+        .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         // renameat2(RENAME_EXCHANGE) / renamex_np(RENAME_SWAP), which Glibc's Swift module does not export: a staged
         // folder replaces its target in one step (StagedFolder).
         .target(name: "CForgeSystem"),
@@ -118,9 +118,10 @@ let package = Package(
                 .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
-        // `forge serve --state FILE`: the server state kept in SQLite through GRDB.
+        // `forge serve --state FILE`: the server state kept in SQLite, through SQLite's C API (a wrapper of one file: GRDB's
+        // 71,000 lines cost 30 s of CPU in every debug build and 60 s in every release build, for a dozen statements).
         .target(
-            name: "ReceiptServeSQLite", dependencies: ["ReceiptServe", "StoreModel", "ForgeSupport", .product(name: "GRDB", package: "GRDB.swift")],
+            name: "ReceiptServeSQLite", dependencies: ["ReceiptServe", "StoreModel", "ForgeSupport", "CSQLite"],
             swiftSettings: swiftSettings),
         // The commands, shared by both executables; no network code (see NetworkSupport).
         .target(
@@ -170,14 +171,13 @@ let package = Package(
             ],
             exclude: ["Fixtures"], swiftSettings: swiftSettings),
         // The servers in process, through the same `build…Application` as forge-http (HummingbirdTesting's router
-        // client), and the state file through GRDB; the socket tests are in ForgeCLITests. HummingbirdTesting is linked here only.
+        // client), and the state file through SQLite; the socket tests are in ForgeCLITests. HummingbirdTesting is linked here only.
         .testTarget(
             name: "ReceiptServeHTTPTests",
             dependencies: [
                 "ReceiptServeHTTP", "ReceiptServe", "ReceiptForge", "ReferenceValidation", "ReceiptValidationServer", "ForgeSupport", "ReceiptServeSQLite", "StoreModel",
                 "ForgeCrypto", "ForgeTestSupport", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
-                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: swiftSettings),
         // Runs the built `forge` (and `forge-http`) binaries, real files, and openssl as an independent oracle; reads ../shared/interop when present.

@@ -1,8 +1,9 @@
+import CSQLite
 import Foundation
 import ForgeSupport
-import GRDB
 public import ReceiptServe
 import StoreModel
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -10,7 +11,7 @@ import StoreModel
     import Darwin
 #endif
 
-/// `forge serve --state FILE`: the server state in SQLite, through GRDB.
+/// `forge serve --state FILE`: the server state in SQLite, through SQLite's C API (``SQLiteConnection``).
 ///
 /// - One table per kind of record, readable with `sqlite3 FILE` (dates are UNIX seconds, `REAL`).
 /// - WAL with `synchronous=NORMAL`: a committed change survives the process being killed (SIGKILL included);
@@ -23,7 +24,8 @@ import StoreModel
 /// - Everything read from the file is checked: a damaged or foreign file is an error with its path, never a trap.
 public final class SQLiteStateStore: ServerStateStore {
     public let path: String
-    private let queue: DatabaseQueue
+    /// One connection, one user at a time.
+    private let connection: Mutex<SQLiteConnection>
 
     /// The layout this build writes; a file of a later one is refused, one of format 1 brought up to it when opened
     /// (``splitTimelines(_:)``).
@@ -37,21 +39,16 @@ public final class SQLiteStateStore: ServerStateStore {
     public init(path: String) throws(ServeError) {
         self.path = path
         let existing = try Self.existing(at: path)
-        var configuration = Configuration()
-        configuration.journalMode = .wal
-        configuration.label = "forge-state"
-        configuration.prepareDatabase { db in
-            if existing != .forge { try db.execute(sql: "PRAGMA application_id = \(Self.applicationID)") }
-            try db.execute(sql: "PRAGMA locking_mode = EXCLUSIVE")
-            try db.execute(sql: "PRAGMA synchronous = NORMAL")
-        }
         do {
-            queue = try DatabaseQueue(path: path, configuration: configuration)
-            try Self.migrator.migrate(queue)
-            let format = try queue.read { db in try DatabaseValue.fetchOne(db, sql: "SELECT value FROM meta WHERE name = 'format'") }
-            guard let format, let number = Int64.fromDatabaseValue(format), number == Self.format else {
-                throw ServeError(.stateFailed, "\(path) is a state file of another forge (format \(format.map { "\($0)" } ?? "unknown"), this one writes \(Self.format))")
+            let db = try SQLiteConnection(path: path)
+            try Self.setUp(db, marking: existing != .forge)
+            try Self.migrate(db)
+            let format = try db.rows("SELECT value FROM meta WHERE name = 'format'").first?.first
+            guard let format, format.int64 == Self.format else {
+                let said = format.map { $0.int64.map(String.init) ?? $0.kind } ?? "unknown"
+                throw ServeError(.stateFailed, "\(path) is a state file of another forge (format \(said), this one writes \(Self.format))")
             }
+            connection = Mutex(db)
         } catch let error as ServeError {
             throw error
         } catch {
@@ -148,48 +145,76 @@ public final class SQLiteStateStore: ServerStateStore {
         }
     }
 
-    private static var migrator: DatabaseMigrator {
-        var migrator = DatabaseMigrator()
-        migrator.registerMigration("v1") { db in
-            try db.execute(
-                sql: """
-                    CREATE TABLE meta (name TEXT PRIMARY KEY NOT NULL, value);
-                    INSERT INTO meta (name, value) VALUES ('format', 1);
-                    CREATE TABLE customer (position INTEGER PRIMARY KEY NOT NULL, made_at REAL NOT NULL, given TEXT NOT NULL, scenario TEXT NOT NULL);
-                    CREATE TABLE test_notification (
-                        token TEXT PRIMARY KEY NOT NULL, environment TEXT NOT NULL, bundle_id TEXT NOT NULL, sent_at REAL NOT NULL, signed_payload TEXT NOT NULL);
-                    CREATE TABLE mass_extension (
-                        key TEXT PRIMARY KEY NOT NULL, product_id TEXT NOT NULL, completed_at REAL NOT NULL, succeeded INTEGER NOT NULL, failed INTEGER NOT NULL);
-                    CREATE TABLE extension_answer (key TEXT PRIMARY KEY NOT NULL, answer TEXT NOT NULL);
-                    CREATE TABLE finished_transaction (
-                        id INTEGER PRIMARY KEY, environment TEXT NOT NULL, transaction_id TEXT NOT NULL, finished_at REAL NOT NULL);
-                    CREATE TABLE consumption (
-                        id INTEGER PRIMARY KEY, environment TEXT NOT NULL, transaction_id TEXT NOT NULL, received_at REAL NOT NULL, body TEXT NOT NULL);
-                    CREATE TABLE delivery (
-                        key TEXT PRIMARY KEY NOT NULL, position INTEGER NOT NULL UNIQUE, environment TEXT NOT NULL, body BLOB NOT NULL, due REAL);
-                    CREATE TABLE send_attempt (
-                        delivery_key TEXT NOT NULL REFERENCES delivery(key) ON DELETE CASCADE, number INTEGER NOT NULL, attempt_date REAL NOT NULL,
-                        result TEXT NOT NULL, http_status INTEGER, latency_ms INTEGER NOT NULL, detail TEXT, PRIMARY KEY (delivery_key, number));
-                    """)
+    /// Before anything is read: foreign keys (a send attempt belongs to its delivery), the mark while the file is still
+    /// in rollback mode, the exclusive lock, then WAL with `synchronous=NORMAL`. Reading the schema is where SQLite
+    /// finds a file that is no database (`SQLITE_NOTADB`); the first write takes the exclusive lock, so a second
+    /// server is refused here, at start, not at its first change.
+    private static func setUp(_ db: SQLiteConnection, marking: Bool) throws(SQLiteError) {
+        try db.execute("PRAGMA foreign_keys = ON")
+        if marking { try db.execute("PRAGMA application_id = \(applicationID)") }
+        try db.execute("PRAGMA locking_mode = EXCLUSIVE")
+        try db.execute("PRAGMA synchronous = NORMAL")
+        _ = try db.rows("SELECT * FROM sqlite_master LIMIT 1")
+        guard try db.rows("PRAGMA journal_mode = WAL").first?.first?.string == "wal" else {
+            throw SQLiteError(code: SQLITE_ERROR, message: "SQLite could not turn write-ahead logging on")
         }
-        migrator.registerMigration("v2", migrate: splitTimelines)
-        return migrator
+        try db.execute("PRAGMA synchronous = NORMAL")
+        try db.execute("BEGIN IMMEDIATE; CREATE TABLE forge_lock (id INTEGER PRIMARY KEY); DROP TABLE forge_lock; COMMIT")
+    }
+
+    /// The layouts in order, each applied once in its own transaction. Applied ones are listed in `grdb_migrations`,
+    /// the table (and the names) GRDB's migrator kept when forge used it, so files of those forges resume as they were.
+    private static var migrations: [(identifier: String, migrate: (SQLiteConnection) throws -> Void)] { [("v1", createTables), ("v2", splitTimelines)] }
+
+    private static func migrate(_ db: SQLiteConnection) throws {
+        try db.execute("CREATE TABLE IF NOT EXISTS grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY)")
+        let applied = Set(try db.rows("SELECT identifier FROM grdb_migrations").compactMap { $0.first?.string })
+        for migration in migrations where !applied.contains(migration.identifier) {
+            try db.transaction {
+                try migration.migrate(db)
+                try db.execute("INSERT INTO grdb_migrations (identifier) VALUES (?)", [.text(migration.identifier)])
+            }
+        }
+    }
+
+    /// Format 1's tables.
+    private static func createTables(_ db: SQLiteConnection) throws {
+        try db.execute(
+            """
+            CREATE TABLE meta (name TEXT PRIMARY KEY NOT NULL, value);
+            INSERT INTO meta (name, value) VALUES ('format', 1);
+            CREATE TABLE customer (position INTEGER PRIMARY KEY NOT NULL, made_at REAL NOT NULL, given TEXT NOT NULL, scenario TEXT NOT NULL);
+            CREATE TABLE test_notification (
+                token TEXT PRIMARY KEY NOT NULL, environment TEXT NOT NULL, bundle_id TEXT NOT NULL, sent_at REAL NOT NULL, signed_payload TEXT NOT NULL);
+            CREATE TABLE mass_extension (
+                key TEXT PRIMARY KEY NOT NULL, product_id TEXT NOT NULL, completed_at REAL NOT NULL, succeeded INTEGER NOT NULL, failed INTEGER NOT NULL);
+            CREATE TABLE extension_answer (key TEXT PRIMARY KEY NOT NULL, answer TEXT NOT NULL);
+            CREATE TABLE finished_transaction (
+                id INTEGER PRIMARY KEY, environment TEXT NOT NULL, transaction_id TEXT NOT NULL, finished_at REAL NOT NULL);
+            CREATE TABLE consumption (
+                id INTEGER PRIMARY KEY, environment TEXT NOT NULL, transaction_id TEXT NOT NULL, received_at REAL NOT NULL, body TEXT NOT NULL);
+            CREATE TABLE delivery (
+                key TEXT PRIMARY KEY NOT NULL, position INTEGER NOT NULL UNIQUE, environment TEXT NOT NULL, body BLOB NOT NULL, due REAL);
+            CREATE TABLE send_attempt (
+                delivery_key TEXT NOT NULL REFERENCES delivery(key) ON DELETE CASCADE, number INTEGER NOT NULL, attempt_date REAL NOT NULL,
+                result TEXT NOT NULL, http_status INTEGER, latency_ms INTEGER NOT NULL, detail TEXT, PRIMARY KEY (delivery_key, number));
+            """)
     }
 
     /// Format 2: the events the API adds to a customer's timeline are rows of `customer_event` (`purchase`, the
     /// original transaction id of an app account token, which the next token for it replaces), and
     /// `customer.scenario` is the scenario as given. Format 1 rewrote the whole scenario at every change; its
     /// files are split so on opening, in the migration's transaction.
-    private static func splitTimelines(_ db: Database) throws {
+    private static func splitTimelines(_ db: SQLiteConnection) throws {
         try db.execute(
-            sql: """
-                CREATE TABLE customer_event (
-                    id INTEGER PRIMARY KEY, position INTEGER NOT NULL, purchase TEXT, event TEXT NOT NULL);
-                CREATE INDEX customer_event_purchase ON customer_event (position, purchase);
-                """)
-        for row in try Row.fetchAll(db, sql: "SELECT position, given, scenario FROM customer") {
+            """
+            CREATE TABLE customer_event (
+                id INTEGER PRIMARY KEY, position INTEGER NOT NULL, purchase TEXT, event TEXT NOT NULL);
+            CREATE INDEX customer_event_purchase ON customer_event (position, purchase);
+            """)
+        for row in try db.rows("SELECT position, given, scenario FROM customer") {
             let fields = Fields(row, table: "customer")
-            let position: Int64 = try fields.value(0)
+            let position = try fields.integer(0)
             let given = try fields.scenario(1)
             var scenario = try fields.scenario(2)
             let kept = given.timeline ?? []
@@ -197,13 +222,13 @@ public final class SQLiteStateStore: ServerStateStore {
             guard timeline.count > kept.count, Array(timeline.prefix(kept.count)) == kept else { continue }
             for event in timeline.dropFirst(kept.count) {
                 try db.execute(
-                    sql: "INSERT INTO customer_event (position, purchase, event) VALUES (?, ?, ?)",
-                    arguments: [position, event.event == .appAccountToken ? event.originalTransactionID ?? "" : nil, try json(event)])
+                    "INSERT INTO customer_event (position, purchase, event) VALUES (?, ?, ?)",
+                    [.integer(position), SQLiteValue(event.event == .appAccountToken ? event.originalTransactionID ?? "" : nil), .text(try json(event))])
             }
             scenario.timeline = given.timeline
-            try db.execute(sql: "UPDATE customer SET scenario = ? WHERE position = ?", arguments: [try json(scenario), position])
+            try db.execute("UPDATE customer SET scenario = ? WHERE position = ?", [.text(try json(scenario)), .integer(position)])
         }
-        try db.execute(sql: "UPDATE meta SET value = 2 WHERE name = 'format'")
+        try db.execute("UPDATE meta SET value = 2 WHERE name = 'format'")
     }
 
     // MARK: - Writing
@@ -211,81 +236,83 @@ public final class SQLiteStateStore: ServerStateStore {
     public func write(_ changes: [StateChange]) throws(ServeError) {
         guard !changes.isEmpty else { return }
         do {
-            try queue.write { db in
-                for change in changes { try Self.apply(change, db) }
+            try connection.withLock { db in
+                try db.transaction {
+                    for change in changes { try Self.apply(change, db) }
+                }
             }
         } catch {
             throw ServeError(.stateFailed, Self.describe(error, path: path))
         }
     }
 
-    private static func apply(_ change: StateChange, _ db: Database) throws {
+    private static func apply(_ change: StateChange, _ db: SQLiteConnection) throws {
         switch change {
         case .clock(let now, let offset):
-            try meta(db, "clock_now", now.timeIntervalSince1970)
-            try meta(db, "clock_offset", offset)
+            try meta(db, "clock_now", .real(now.timeIntervalSince1970))
+            try meta(db, "clock_offset", .real(offset))
         case .customer(let customer):
             try db.execute(
-                sql: "INSERT OR REPLACE INTO customer (position, made_at, given, scenario) VALUES (?, ?, ?, ?)",
-                arguments: [customer.position, customer.madeAt.timeIntervalSince1970, try json(customer.given), try json(customer.scenario)])
+                "INSERT OR REPLACE INTO customer (position, made_at, given, scenario) VALUES (?, ?, ?, ?)",
+                [SQLiteValue(customer.position), .real(customer.madeAt.timeIntervalSince1970), .text(try json(customer.given)), .text(try json(customer.scenario))])
         case .event(let position, let event):
-            try db.execute(sql: "INSERT INTO customer_event (position, event) VALUES (?, ?)", arguments: [position, try json(event)])
+            try db.execute("INSERT INTO customer_event (position, event) VALUES (?, ?)", [SQLiteValue(position), .text(try json(event))])
         case .appAccountToken(let position, let event):
             let purchase = event.originalTransactionID ?? ""
-            try db.execute(sql: "DELETE FROM customer_event WHERE position = ? AND purchase = ?", arguments: [position, purchase])
-            try db.execute(sql: "INSERT INTO customer_event (position, purchase, event) VALUES (?, ?, ?)", arguments: [position, purchase, try json(event)])
+            try db.execute("DELETE FROM customer_event WHERE position = ? AND purchase = ?", [SQLiteValue(position), .text(purchase)])
+            try db.execute("INSERT INTO customer_event (position, purchase, event) VALUES (?, ?, ?)", [SQLiteValue(position), .text(purchase), .text(try json(event))])
         case .testNotification(let test):
             try db.execute(
-                sql: "INSERT OR REPLACE INTO test_notification (token, environment, bundle_id, sent_at, signed_payload) VALUES (?, ?, ?, ?, ?)",
-                arguments: [test.token, test.environment.rawValue, test.bundleID, test.sentAt.timeIntervalSince1970, test.signedPayload])
+                "INSERT OR REPLACE INTO test_notification (token, environment, bundle_id, sent_at, signed_payload) VALUES (?, ?, ?, ?, ?)",
+                [.text(test.token), .text(test.environment.rawValue), .text(test.bundleID), .real(test.sentAt.timeIntervalSince1970), .text(test.signedPayload)])
         case .testsRequested(let count):
-            try meta(db, "tests_requested", Int64(truncatingIfNeeded: count))
+            try meta(db, "tests_requested", .integer(Int64(truncatingIfNeeded: count)))
         case .massExtension(let key, let request):
             try db.execute(
-                sql: "INSERT OR REPLACE INTO mass_extension (key, product_id, completed_at, succeeded, failed) VALUES (?, ?, ?, ?, ?)",
-                arguments: [key, request.productID, request.completedAt.timeIntervalSince1970, request.succeeded, request.failed])
+                "INSERT OR REPLACE INTO mass_extension (key, product_id, completed_at, succeeded, failed) VALUES (?, ?, ?, ?, ?)",
+                [.text(key), .text(request.productID), .real(request.completedAt.timeIntervalSince1970), SQLiteValue(request.succeeded), SQLiteValue(request.failed)])
         case .extensionAnswer(let key, let answer):
-            try db.execute(sql: "INSERT OR REPLACE INTO extension_answer (key, answer) VALUES (?, ?)", arguments: [key, answer.serialized(pretty: false)])
+            try db.execute("INSERT OR REPLACE INTO extension_answer (key, answer) VALUES (?, ?)", [.text(key), .text(answer.serialized(pretty: false))])
         case .finished(let finished):
             try db.execute(
-                sql: "INSERT INTO finished_transaction (environment, transaction_id, finished_at) VALUES (?, ?, ?)",
-                arguments: [finished.environment.rawValue, finished.transactionID, finished.finishedAt.timeIntervalSince1970])
+                "INSERT INTO finished_transaction (environment, transaction_id, finished_at) VALUES (?, ?, ?)",
+                [.text(finished.environment.rawValue), .text(finished.transactionID), .real(finished.finishedAt.timeIntervalSince1970)])
         case .consumption(let report):
             try db.execute(
-                sql: "INSERT INTO consumption (environment, transaction_id, received_at, body) VALUES (?, ?, ?, ?)",
-                arguments: [report.environment.rawValue, report.transactionID, report.receivedAt.timeIntervalSince1970, report.body.serialized(pretty: false)])
+                "INSERT INTO consumption (environment, transaction_id, received_at, body) VALUES (?, ?, ?, ?)",
+                [.text(report.environment.rawValue), .text(report.transactionID), .real(report.receivedAt.timeIntervalSince1970), .text(report.body.serialized(pretty: false))])
         case .evict(let kind):
             let table = table(of: kind)
-            try db.execute(sql: "DELETE FROM \(table) WHERE rowid = (SELECT MIN(rowid) FROM \(table))")
+            try db.execute("DELETE FROM \(table) WHERE rowid = (SELECT MIN(rowid) FROM \(table))", [])
         case .delivery(let delivery):
             try db.execute(
-                sql: "INSERT OR REPLACE INTO delivery (key, position, environment, body, due) VALUES (?, ?, ?, ?, ?)",
-                arguments: [delivery.key, delivery.position, delivery.environment.rawValue, Data(delivery.body), delivery.due?.timeIntervalSince1970])
+                "INSERT OR REPLACE INTO delivery (key, position, environment, body, due) VALUES (?, ?, ?, ?, ?)",
+                [.text(delivery.key), .integer(delivery.position), .text(delivery.environment.rawValue), .blob(delivery.body), SQLiteValue(delivery.due?.timeIntervalSince1970)])
         case .forgetDelivery(let key):
-            try db.execute(sql: "DELETE FROM send_attempt WHERE delivery_key = ?", arguments: [key])
-            try db.execute(sql: "DELETE FROM delivery WHERE key = ?", arguments: [key])
+            try db.execute("DELETE FROM send_attempt WHERE delivery_key = ?", [.text(key)])
+            try db.execute("DELETE FROM delivery WHERE key = ?", [.text(key)])
         case .attempt(let key, let attempt, let due):
             try db.execute(
-                sql: """
-                    INSERT INTO send_attempt (delivery_key, number, attempt_date, result, http_status, latency_ms, detail)
-                    VALUES (?, (SELECT COUNT(*) FROM send_attempt WHERE delivery_key = ?) + 1, ?, ?, ?, ?, ?)
-                    """,
-                arguments: [
-                    key, key, attempt.date.timeIntervalSince1970, attempt.result.rawValue, attempt.httpStatus, attempt.milliseconds, attempt.detail,
+                """
+                INSERT INTO send_attempt (delivery_key, number, attempt_date, result, http_status, latency_ms, detail)
+                VALUES (?, (SELECT COUNT(*) FROM send_attempt WHERE delivery_key = ?) + 1, ?, ?, ?, ?, ?)
+                """,
+                [
+                    .text(key), .text(key), .real(attempt.date.timeIntervalSince1970), .text(attempt.result.rawValue), SQLiteValue(attempt.httpStatus),
+                    .integer(attempt.milliseconds), SQLiteValue(attempt.detail),
                 ])
             // Delivered or given up, it is never sent again: its body goes (the history renders the payload anew).
-            try db.execute(
-                sql: "UPDATE delivery SET due = ?, body = CASE WHEN ? IS NULL THEN x'' ELSE body END WHERE key = ?",
-                arguments: [due?.timeIntervalSince1970, due?.timeIntervalSince1970, key])
+            let due = SQLiteValue(due?.timeIntervalSince1970)
+            try db.execute("UPDATE delivery SET due = ?, body = CASE WHEN ? IS NULL THEN x'' ELSE body END WHERE key = ?", [due, due, .text(key)])
         case .watermark(let environment, let date):
-            try meta(db, "watermark_" + environment.rawValue, date.timeIntervalSince1970)
+            try meta(db, "watermark_" + environment.rawValue, .real(date.timeIntervalSince1970))
         case .dropped(let count):
-            try meta(db, "dropped", count)
+            try meta(db, "dropped", SQLiteValue(count))
         }
     }
 
-    private static func meta(_ db: Database, _ name: String, _ value: some DatabaseValueConvertible) throws {
-        try db.execute(sql: "INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", arguments: [name, value])
+    private static func meta(_ db: SQLiteConnection, _ name: String, _ value: SQLiteValue) throws {
+        try db.execute("INSERT OR REPLACE INTO meta (name, value) VALUES (?, ?)", [.text(name), value])
     }
 
     private static func table(of kind: ServerState.RecordKind) -> String {
@@ -309,7 +336,7 @@ public final class SQLiteStateStore: ServerStateStore {
 
     public func load() throws(ServeError) -> SavedState {
         do {
-            return try queue.read { db throws -> SavedState in try Self.read(db) }
+            return try connection.withLock { db throws -> SavedState in try db.transaction { try Self.read(db) } }
         } catch let error as ServeError {
             throw ServeError(.stateFailed, "\(path): \(error.message)")
         } catch {
@@ -317,139 +344,140 @@ public final class SQLiteStateStore: ServerStateStore {
         }
     }
 
-    private static func read(_ db: Database) throws -> SavedState {
+    private static func read(_ db: SQLiteConnection) throws -> SavedState {
         var saved = SavedState()
-        var meta: [String: DatabaseValue] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT name, value FROM meta") {
-            let name: DatabaseValue = row[0]
-            if let name = String.fromDatabaseValue(name) { meta[name] = row[1] }
+        var meta: [String: SQLiteValue] = [:]
+        for row in try db.rows("SELECT name, value FROM meta") {
+            if let name = row.first?.string, row.count == 2 { meta[name] = row[1] }
         }
-        func metaValue<T: DatabaseValueConvertible>(_ name: String) throws -> T? {
+        func metaValue<T>(_ name: String, _ read: (SQLiteValue) -> T?) throws -> T? {
             guard let value = meta[name], !value.isNull else { return nil }
-            guard let typed = T.fromDatabaseValue(value) else { throw ServeError(.stateFailed, "meta '\(name)' is not a \(T.self)") }
+            guard let typed = read(value) else { throw ServeError(.stateFailed, "meta '\(name)' is not a \(T.self)") }
             return typed
         }
-        if let now: Double = try metaValue("clock_now") {
-            saved.clock = (Date(timeIntervalSince1970: now), try metaValue("clock_offset") ?? 0)
+        if let now = try metaValue("clock_now", \.double) {
+            saved.clock = (Date(timeIntervalSince1970: now), try metaValue("clock_offset", \.double) ?? 0)
         }
-        saved.testsRequested = UInt64(clamping: try metaValue("tests_requested") as Int64? ?? 0)
-        saved.dropped = Int(clamping: try metaValue("dropped") as Int64? ?? 0)
+        saved.testsRequested = UInt64(clamping: try metaValue("tests_requested", \.int64) ?? 0)
+        saved.dropped = Int(clamping: try metaValue("dropped", \.int64) ?? 0)
         for environment in ServerAPIEnvironment.allCases {
-            if let date: Double = try metaValue("watermark_" + environment.rawValue) { saved.watermarks[environment] = Date(timeIntervalSince1970: date) }
+            if let date = try metaValue("watermark_" + environment.rawValue, \.double) { saved.watermarks[environment] = Date(timeIntervalSince1970: date) }
         }
         var events: [Int64: [TimelineEvent]] = [:]
-        for row in try Row.fetchAll(db, sql: "SELECT position, event FROM customer_event ORDER BY id") {
+        for row in try db.rows("SELECT position, event FROM customer_event ORDER BY id") {
             let fields = Fields(row, table: "customer_event")
-            events[try fields.value(0), default: []].append(try fields.event(1))
+            events[try fields.integer(0), default: []].append(try fields.event(1))
         }
-        for row in try Row.fetchAll(db, sql: "SELECT position, made_at, given, scenario FROM customer ORDER BY position") {
+        for row in try db.rows("SELECT position, made_at, given, scenario FROM customer ORDER BY position") {
             let fields = Fields(row, table: "customer")
-            let position: Int64 = try fields.value(0)
+            let position = try fields.integer(0)
             var scenario = try fields.scenario(3)
             if let added = events[position] { scenario.timeline = (scenario.timeline ?? []) + added }
             saved.customers.append(
                 SavedCustomer(position: Int(clamping: position), given: try fields.scenario(2), scenario: scenario, madeAt: try fields.date(1)))
         }
-        for row in try Row.fetchAll(db, sql: "SELECT token, environment, bundle_id, sent_at, signed_payload FROM test_notification ORDER BY rowid") {
+        for row in try db.rows("SELECT token, environment, bundle_id, sent_at, signed_payload FROM test_notification ORDER BY rowid") {
             let fields = Fields(row, table: "test_notification")
             saved.testNotifications.append(
                 ServerState.TestNotification(
-                    token: try fields.value(0), environment: try fields.environment(1), bundleID: try fields.value(2), signedPayload: try fields.value(4),
+                    token: try fields.text(0), environment: try fields.environment(1), bundleID: try fields.text(2), signedPayload: try fields.text(4),
                     sentAt: try fields.date(3)))
         }
-        for row in try Row.fetchAll(db, sql: "SELECT key, product_id, completed_at, succeeded, failed FROM mass_extension ORDER BY rowid") {
+        for row in try db.rows("SELECT key, product_id, completed_at, succeeded, failed FROM mass_extension ORDER BY rowid") {
             let fields = Fields(row, table: "mass_extension")
             let request = ServerState.MassExtension(
-                productID: try fields.value(1), completedAt: try fields.date(2), succeeded: Int(clamping: try fields.value(3) as Int64),
-                failed: Int(clamping: try fields.value(4) as Int64))
-            saved.massExtensions.append((try fields.value(0), request))
+                productID: try fields.text(1), completedAt: try fields.date(2), succeeded: Int(clamping: try fields.integer(3)),
+                failed: Int(clamping: try fields.integer(4)))
+            saved.massExtensions.append((try fields.text(0), request))
         }
-        for row in try Row.fetchAll(db, sql: "SELECT key, answer FROM extension_answer ORDER BY rowid") {
+        for row in try db.rows("SELECT key, answer FROM extension_answer ORDER BY rowid") {
             let fields = Fields(row, table: "extension_answer")
-            saved.extensionAnswers.append((try fields.value(0), try fields.json(1)))
+            saved.extensionAnswers.append((try fields.text(0), try fields.json(1)))
         }
-        for row in try Row.fetchAll(db, sql: "SELECT environment, transaction_id, finished_at FROM finished_transaction ORDER BY id") {
+        for row in try db.rows("SELECT environment, transaction_id, finished_at FROM finished_transaction ORDER BY id") {
             let fields = Fields(row, table: "finished_transaction")
             saved.finished.append(
-                ServerState.FinishedTransaction(environment: try fields.environment(0), transactionID: try fields.value(1), finishedAt: try fields.date(2)))
+                ServerState.FinishedTransaction(environment: try fields.environment(0), transactionID: try fields.text(1), finishedAt: try fields.date(2)))
         }
-        for row in try Row.fetchAll(db, sql: "SELECT environment, transaction_id, received_at, body FROM consumption ORDER BY id") {
+        for row in try db.rows("SELECT environment, transaction_id, received_at, body FROM consumption ORDER BY id") {
             let fields = Fields(row, table: "consumption")
             saved.consumption.append(
                 ServerState.ConsumptionReport(
-                    environment: try fields.environment(0), transactionID: try fields.value(1), receivedAt: try fields.date(2), body: try fields.json(3)))
+                    environment: try fields.environment(0), transactionID: try fields.text(1), receivedAt: try fields.date(2), body: try fields.json(3)))
         }
         var attempts: [String: [SendAttempt]] = [:]
-        let attemptRows = try Row.fetchAll(
-            db, sql: "SELECT delivery_key, attempt_date, result, http_status, latency_ms, detail FROM send_attempt ORDER BY delivery_key, number")
+        let attemptRows = try db.rows("SELECT delivery_key, attempt_date, result, http_status, latency_ms, detail FROM send_attempt ORDER BY delivery_key, number")
         for row in attemptRows {
             let fields = Fields(row, table: "send_attempt")
-            let result: String = try fields.value(2)
+            let result = try fields.text(2)
             guard let sendResult = SendAttemptResult(rawValue: result) else { throw ServeError(.stateFailed, "send_attempt: '\(result)' is not a send attempt result") }
-            let status: Int64? = try fields.optional(3)
-            attempts[try fields.value(0), default: []].append(
+            attempts[try fields.text(0), default: []].append(
                 SendAttempt(
-                    date: try fields.date(1), result: sendResult, httpStatus: status.map { Int(clamping: $0) }, milliseconds: try fields.value(4),
-                    detail: try fields.optional(5)))
+                    date: try fields.date(1), result: sendResult, httpStatus: try fields.optional(3, \.int64).map { Int(clamping: $0) },
+                    milliseconds: try fields.integer(4), detail: try fields.optional(5, \.string)))
         }
-        for row in try Row.fetchAll(db, sql: "SELECT key, position, environment, CASE WHEN due IS NULL THEN x'' ELSE body END, due FROM delivery ORDER BY position") {
+        for row in try db.rows("SELECT key, position, environment, CASE WHEN due IS NULL THEN x'' ELSE body END, due FROM delivery ORDER BY position") {
             let fields = Fields(row, table: "delivery")
-            let key: String = try fields.value(0)
-            let body: Data = try fields.value(3)
-            let due: Double? = try fields.optional(4)
+            let key = try fields.text(0)
             saved.deliveries.append(
                 NotificationDispatcher.Delivery(
-                    key: key, environment: try fields.environment(2), body: Array(body), position: try fields.value(1), attempts: attempts[key] ?? [],
-                    due: due.map { Date(timeIntervalSince1970: $0) }))
+                    key: key, environment: try fields.environment(2), body: try fields.bytes(3), position: try fields.integer(1), attempts: attempts[key] ?? [],
+                    due: try fields.optional(4, \.double).map { Date(timeIntervalSince1970: $0) }))
         }
         return saved
     }
 
     /// One row's columns, each checked for its type: a damaged file is an error naming the table, not a trap.
     private struct Fields {
-        let row: Row
+        let row: [SQLiteValue]
         let table: String
 
-        init(_ row: Row, table: String) {
+        init(_ row: [SQLiteValue], table: String) {
             self.row = row
             self.table = table
         }
 
-        func optional<T: DatabaseValueConvertible>(_ index: Int) throws -> T? {
-            let value: DatabaseValue = row[index]
+        /// Column `index` read by `read`; nil when NULL, an error when of another type.
+        func optional<T>(_ index: Int, _ read: (SQLiteValue) -> T?) throws -> T? {
+            guard row.indices.contains(index) else { throw ServeError(.stateFailed, "\(table): no column \(index + 1)") }
+            let value = row[index]
             if value.isNull { return nil }
-            guard let typed = T.fromDatabaseValue(value) else { throw ServeError(.stateFailed, "\(table): column \(index + 1) is not a \(T.self)") }
+            guard let typed = read(value) else { throw ServeError(.stateFailed, "\(table): column \(index + 1) is not a \(T.self)") }
             return typed
         }
 
-        func value<T: DatabaseValueConvertible>(_ index: Int) throws -> T {
-            guard let value: T = try optional(index) else { throw ServeError(.stateFailed, "\(table): column \(index + 1) is empty") }
+        func value<T>(_ index: Int, _ read: (SQLiteValue) -> T?) throws -> T {
+            guard let value = try optional(index, read) else { throw ServeError(.stateFailed, "\(table): column \(index + 1) is empty") }
             return value
         }
 
+        func integer(_ index: Int) throws -> Int64 { try value(index, \.int64) }
+        func text(_ index: Int) throws -> String { try value(index, \.string) }
+        func bytes(_ index: Int) throws -> [UInt8] { try value(index, \.bytes) }
+
         func date(_ index: Int) throws -> Date {
-            let seconds: Double = try value(index)
+            let seconds = try value(index, \.double)
             guard seconds.isFinite else { throw ServeError(.stateFailed, "\(table): column \(index + 1) is not a date") }
             return Date(timeIntervalSince1970: seconds)
         }
 
         func environment(_ index: Int) throws -> ServerAPIEnvironment {
-            let name: String = try value(index)
+            let name = try text(index)
             guard let environment = ServerAPIEnvironment(rawValue: name) else { throw ServeError(.stateFailed, "\(table): '\(name)' is not an environment") }
             return environment
         }
 
         func json(_ index: Int) throws -> JSONValue {
-            let text: String = try value(index)
+            let text = try text(index)
             guard let value = try? JSONValue(parsing: Array(text.utf8)) else { throw ServeError(.stateFailed, "\(table): column \(index + 1) is not JSON") }
             return value
         }
 
-        func scenario(_ index: Int) throws -> Scenario { try scenario(json: try value(index)) }
+        func scenario(_ index: Int) throws -> Scenario { try scenario(json: try text(index)) }
 
         /// One timeline event, read as a scenario's timeline reads it: every key checked.
         func event(_ index: Int) throws -> TimelineEvent {
-            let text: String = try value(index)
+            let text = try text(index)
             guard let events = try scenario(json: "{\"timeline\":[" + text + "]}").timeline, events.count == 1, let event = events.first else {
                 throw ServeError(.stateFailed, "\(table): column \(index + 1) is not one timeline event")
             }
@@ -463,13 +491,13 @@ public final class SQLiteStateStore: ServerStateStore {
 
     /// What went wrong, in words that name the file: another server holding it, a file that is not a database.
     private static func describe(_ error: any Error, path: String) -> String {
-        guard let error = error as? DatabaseError else { return "\(path): \(error)" }
-        switch error.resultCode {
-        case .SQLITE_BUSY, .SQLITE_LOCKED: return "\(path) is in use by another process (another forge serve with --state \(path)?)"
-        case .SQLITE_NOTADB: return "\(path) is not a state file (not an SQLite database); it is left as it is"
-        case .SQLITE_CANTOPEN: return "cannot open \(path): \(error.message ?? "no such folder, or no permission")"
-        case .SQLITE_FULL: return "\(path): the disk is full"
-        default: return "\(path): \(error.message ?? error.description)"
+        guard let error = error as? SQLiteError else { return "\(path): \(error)" }
+        switch error.primary {
+        case SQLITE_BUSY, SQLITE_LOCKED: return "\(path) is in use by another process (another forge serve with --state \(path)?)"
+        case SQLITE_NOTADB: return "\(path) is not a state file (not an SQLite database); it is left as it is"
+        case SQLITE_CANTOPEN: return "cannot open \(path): \(error.message)"
+        case SQLITE_FULL: return "\(path): the disk is full"
+        default: return "\(path): \(error.message)"
         }
     }
 }

@@ -42,15 +42,15 @@ struct LayeringTests {
         }
     }
 
-    @Test("SQLite (GRDB) is imported by ReceiptServeSQLite alone: the servers know a ServerStateStore, never a database")
+    @Test("SQLite (CSQLite) is imported by ReceiptServeSQLite alone: the servers know a ServerStateStore, never a database")
     func databaseStaysInItsTarget() throws {
         let sources = Repository.file("Sources")
         for target in try FileManager.default.contentsOfDirectory(atPath: sources.path) where target != "ReceiptServeSQLite" {
-            for (file, module) in try Self.imports(of: target) where module.hasPrefix("GRDB") {
+            for (file, module) in try Self.imports(of: target) where module == "CSQLite" {
                 Issue.record("\(target)/\(file) imports \(module)")
             }
         }
-        #expect(try Self.imports(of: "ReceiptServeSQLite").contains { $0.module == "GRDB" })
+        #expect(try Self.imports(of: "ReceiptServeSQLite").contains { $0.module == "CSQLite" })
     }
 
     @Test("The JWS encoder renders the store: it never decodes a receipt payload to learn what to sign")

@@ -1,8 +1,7 @@
 import Foundation
 import ForgeSupport
-import GRDB
 import ReceiptServe
-import ReceiptServeSQLite
+@testable import ReceiptServeSQLite
 import StoreModel
 import Testing
 import ForgeTestSupport
@@ -103,39 +102,38 @@ struct AppAccountTokenStateTests {
             ]
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let queue = try DatabaseQueue(path: file.path)
-        try queue.write { db in
-            // The layout of format 1, as forge wrote it before events had a table of their own.
+        do {
+            let db = try SQLiteConnection(path: file.path)
+            // The layout of format 1, as forge wrote it before events had a table of their own (GRDB's migration table).
             try db.execute(
-                sql: """
-                    CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
-                    INSERT INTO grdb_migrations VALUES ('v1');
-                    CREATE TABLE meta (name TEXT PRIMARY KEY NOT NULL, value);
-                    INSERT INTO meta (name, value) VALUES ('format', 1);
-                    CREATE TABLE customer (position INTEGER PRIMARY KEY NOT NULL, made_at REAL NOT NULL, given TEXT NOT NULL, scenario TEXT NOT NULL);
-                    CREATE TABLE test_notification (
-                        token TEXT PRIMARY KEY NOT NULL, environment TEXT NOT NULL, bundle_id TEXT NOT NULL, sent_at REAL NOT NULL, signed_payload TEXT NOT NULL);
-                    CREATE TABLE mass_extension (
-                        key TEXT PRIMARY KEY NOT NULL, product_id TEXT NOT NULL, completed_at REAL NOT NULL, succeeded INTEGER NOT NULL, failed INTEGER NOT NULL);
-                    CREATE TABLE extension_answer (key TEXT PRIMARY KEY NOT NULL, answer TEXT NOT NULL);
-                    CREATE TABLE finished_transaction (
-                        id INTEGER PRIMARY KEY, environment TEXT NOT NULL, transaction_id TEXT NOT NULL, finished_at REAL NOT NULL);
-                    CREATE TABLE consumption (
-                        id INTEGER PRIMARY KEY, environment TEXT NOT NULL, transaction_id TEXT NOT NULL, received_at REAL NOT NULL, body TEXT NOT NULL);
-                    CREATE TABLE delivery (
-                        key TEXT PRIMARY KEY NOT NULL, position INTEGER NOT NULL UNIQUE, environment TEXT NOT NULL, body BLOB NOT NULL, due REAL);
-                    CREATE TABLE send_attempt (
-                        delivery_key TEXT NOT NULL REFERENCES delivery(key) ON DELETE CASCADE, number INTEGER NOT NULL, attempt_date REAL NOT NULL,
-                        result TEXT NOT NULL, http_status INTEGER, latency_ms INTEGER NOT NULL, detail TEXT, PRIMARY KEY (delivery_key, number));
-                    """)
+                """
+                CREATE TABLE grdb_migrations (identifier TEXT NOT NULL PRIMARY KEY);
+                INSERT INTO grdb_migrations VALUES ('v1');
+                CREATE TABLE meta (name TEXT PRIMARY KEY NOT NULL, value);
+                INSERT INTO meta (name, value) VALUES ('format', 1);
+                CREATE TABLE customer (position INTEGER PRIMARY KEY NOT NULL, made_at REAL NOT NULL, given TEXT NOT NULL, scenario TEXT NOT NULL);
+                CREATE TABLE test_notification (
+                    token TEXT PRIMARY KEY NOT NULL, environment TEXT NOT NULL, bundle_id TEXT NOT NULL, sent_at REAL NOT NULL, signed_payload TEXT NOT NULL);
+                CREATE TABLE mass_extension (
+                    key TEXT PRIMARY KEY NOT NULL, product_id TEXT NOT NULL, completed_at REAL NOT NULL, succeeded INTEGER NOT NULL, failed INTEGER NOT NULL);
+                CREATE TABLE extension_answer (key TEXT PRIMARY KEY NOT NULL, answer TEXT NOT NULL);
+                CREATE TABLE finished_transaction (
+                    id INTEGER PRIMARY KEY, environment TEXT NOT NULL, transaction_id TEXT NOT NULL, finished_at REAL NOT NULL);
+                CREATE TABLE consumption (
+                    id INTEGER PRIMARY KEY, environment TEXT NOT NULL, transaction_id TEXT NOT NULL, received_at REAL NOT NULL, body TEXT NOT NULL);
+                CREATE TABLE delivery (
+                    key TEXT PRIMARY KEY NOT NULL, position INTEGER NOT NULL UNIQUE, environment TEXT NOT NULL, body BLOB NOT NULL, due REAL);
+                CREATE TABLE send_attempt (
+                    delivery_key TEXT NOT NULL REFERENCES delivery(key) ON DELETE CASCADE, number INTEGER NOT NULL, attempt_date REAL NOT NULL,
+                    result TEXT NOT NULL, http_status INTEGER, latency_ms INTEGER NOT NULL, detail TEXT, PRIMARY KEY (delivery_key, number));
+                """)
             try db.execute(
-                sql: "INSERT INTO customer (position, made_at, given, scenario) VALUES (0, ?, ?, ?)",
-                arguments: [
-                    madeAt.timeIntervalSince1970, String(decoding: try encoder.encode(given), as: UTF8.self),
-                    String(decoding: try encoder.encode(grown), as: UTF8.self),
+                "INSERT INTO customer (position, made_at, given, scenario) VALUES (0, ?, ?, ?)",
+                [
+                    .real(madeAt.timeIntervalSince1970), .text(String(decoding: try encoder.encode(given), as: UTF8.self)),
+                    .text(String(decoding: try encoder.encode(grown), as: UTF8.self)),
                 ])
         }
-        try queue.close()
         do {
             let store = try SQLiteStateStore(path: file.path)
             let service = try StateFixtures.service([given], store: store, saved: try store.load())

@@ -1,15 +1,14 @@
 import Foundation
 import ForgeSupport
-import GRDB
 import ReceiptServe
-import ReceiptServeSQLite
+@testable import ReceiptServeSQLite
 import StoreModel
 import Testing
 import ForgeTestSupport
 
 /// `forge serve --state FILE`'s store: every kind of change written and read back as it was, the eviction of a
 /// kind, and a damaged file refused with its table named instead of trapping.
-@Suite("The state file: SQLite through GRDB", .timeLimit(.minutes(2)))
+@Suite("The state file: SQLite through its C API", .timeLimit(.minutes(2)))
 struct SQLiteStateStoreTests {
     /// A state file in a fresh folder of the test's own (SQLite writes its -wal and -shm beside it).
     static func temporaryFile() throws -> URL { try temporaryDirectory().appendingPathComponent("state.db") }
@@ -90,11 +89,7 @@ struct SQLiteStateStoreTests {
             let store = try SQLiteStateStore(path: file.path)
             try store.write([.finished(.init(environment: .production, transactionID: "1", finishedAt: Self.date))])
         }
-        let other = try DatabaseQueue(path: file.path)
-        try other.write { db in
-            try db.execute(sql: "UPDATE finished_transaction SET finished_at = 'yesterday', environment = 'moon'")
-        }
-        try other.close()
+        try SQLiteConnection(path: file.path).execute("UPDATE finished_transaction SET finished_at = 'yesterday', environment = 'moon'")
         #expect {
             _ = try SQLiteStateStore(path: file.path).load()
         } throws: { error in

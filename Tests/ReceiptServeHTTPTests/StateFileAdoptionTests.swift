@@ -1,9 +1,8 @@
 import Foundation
 import ForgeSupport
 import ForgeTestSupport
-import GRDB
 import ReceiptServe
-import ReceiptServeSQLite
+@testable import ReceiptServeSQLite
 import Testing
 
 #if canImport(Glibc)
@@ -37,13 +36,9 @@ struct StateFileAdoptionTests {
 
     /// A user's database of one table with a row, in `journal` mode, closed (SQLite removes its `-wal` and `-shm`).
     static func userDatabase(_ path: String, wal: Bool) throws {
-        var configuration = Configuration()
-        if wal { configuration.journalMode = .wal }
-        let queue = try DatabaseQueue(path: path, configuration: configuration)
-        try queue.write { db in
-            try db.execute(sql: "CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL); INSERT INTO notes (text) VALUES ('mine')")
-        }
-        try queue.close()
+        let db = try SQLiteConnection(path: path)
+        if wal { try db.execute("PRAGMA journal_mode = WAL") }
+        try db.execute("CREATE TABLE notes (id INTEGER PRIMARY KEY, text TEXT NOT NULL); INSERT INTO notes (text) VALUES ('mine')")
     }
 
     @Test("A user's own SQLite database (one table; rollback journal or WAL) is refused, byte for byte as it was, with no -journal, -wal or -shm beside it")

@@ -601,9 +601,11 @@ extension VectorCatalogue {
             _ name: String, _ description: String, leaf: OCSPPointer, intermediate: OCSPPointer = .answer(.good), _ verdict: Verdict,
             _ classes: [ErrorClass] = [], severity: Severity = .high, flags: [String] = []
         ) -> VectorSpec {
-            spec(
+            var vector = spec(
                 "jws-online::\(name)", description, .transaction, [.ocsp(leaf: leaf, intermediate: intermediate)], verdict, classes, severity: severity,
                 flags: flags, features: [.online])
+            vector.revision += 1  // the responder moved from port 46960 to 6960 (below the ephemeral ranges): new AIA bytes
+            return vector
         }
         let status = "every one of Apple's verifiers with online checks on fails it"
         return [
