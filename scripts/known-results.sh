@@ -40,7 +40,9 @@ App Store Server API):
   openapi  openapi-spec-validator 0.9.0, schemathesis 4.32.5  pip: openapi-spec-validator==0.9.0 schemathesis==4.32.5
 
 Each run is `forge run --target exit:... --label NAME --profile apple-compatible --artifacts ... --features ... --granularity ...
---results DIR/results/NAME.json --quiet`. forge run exiting 1 (the validator fails vectors) is the expected
+--results DIR/results/NAME.json --quiet`; the Python adapters' target is `stdio:PYTHON examples/harnesses/forking.py
+... ADAPTER`, which runs the exit-code adapter in a forked child per vector (the same verdicts, without the library's
+imports per vector), its features and granularity in its hello. forge run exiting 1 (the validator fails vectors) is the expected
 result; exit 2 (canaries failed, infrastructure) is reported, the other validators still run, and this script
 then exits 2. The matrix is `forge run matrix DIR/results/*.json`.
 
@@ -123,12 +125,16 @@ features() {
 granularity() { case $1 in aprv|iap) echo coarse ;; *) echo none ;; esac; }
 # Which artefacts: StoreKit 2 JWS for a JWS verifier, receipts for the others.
 artifacts() { case $1 in asl-jws|jwtkit) echo jws ;; *) echo receipt ;; esac; }
+# The Python adapters are exit-code harnesses run through examples/harnesses/forking.py: one Python imports the
+# library once and forks a child per vector, which sees what an exit: process would (the same verdicts, a fifth of
+# the CPU). Their features and granularity go in its hello, so the run takes them from there.
+python_adapter() { case $1 in aprv|iap|asl|asl-jws) return 0 ;; *) return 1 ;; esac; }
 target() {
+    local adapter=examples/harnesses/${1/-/_}.py venv=$dir/${1%-jws}/bin/python
     case $1 in
         openssl) echo "exit:examples/openssl-harness.sh" ;;
-        asl-jws) echo "exit:\"$dir/asl/bin/python\" examples/harnesses/asl_jws.py" ;;
         jwtkit) echo "exit:\"$dir/jwtkit/debug/jwtkit-harness\"" ;;
-        *) echo "exit:\"$dir/$1/bin/python\" examples/harnesses/$1.py" ;;
+        *) echo "stdio:\"$venv\" examples/harnesses/forking.py --vectors \"$root/Vectors\" --artifacts $(artifacts "$1") --features '$(features "$1")' --granularity $(granularity "$1") $adapter" ;;
     esac
 }
 
@@ -180,12 +186,13 @@ for name in "${all[@]}"; do
         install "${name%-jws}" || die "$name: installation failed"  # asl-jws runs in asl's venv
     fi
     results=$dir/results/$name.json
-    feature_arguments=()
-    [ -z "$(features "$name")" ] || feature_arguments=(--features "$(features "$name")")
-    say "$name: forge run --target $(target "$name") --artifacts $(artifacts "$name") ${feature_arguments[*]} --granularity $(granularity "$name")"
+    feature_arguments=(--granularity "$(granularity "$name")")
+    [ -z "$(features "$name")" ] || feature_arguments+=(--features "$(features "$name")")
+    ! python_adapter "$name" || feature_arguments=()  # said by forking.py's hello
+    say "$name: forge run --target $(target "$name") --artifacts $(artifacts "$name") ${feature_arguments[*]}"
     status=0
     "$forge" run --vectors "$root/Vectors" --target "$(target "$name")" --label "$name" --profile apple-compatible \
-        --artifacts "$(artifacts "$name")" "${feature_arguments[@]}" --granularity "$(granularity "$name")" --timeout 20 --max-errors 5 \
+        --artifacts "$(artifacts "$name")" "${feature_arguments[@]}" --timeout 20 --max-errors 5 \
         --results "$results" --quiet >"$dir/$name.log" 2>&1 || status=$?
     case $status in
         0) say "$name: conformant (exit 0); results in $results" ;;
