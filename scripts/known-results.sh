@@ -8,7 +8,7 @@ usage() {
 Usage: scripts/known-results.sh [--forge PATH] [--only NAME]... [--doc FILE] [--install-only] DIR
 
 Runs the receipt-forge corpus (profile apple-compatible) against real third-party receipt validators,
-each through its adapter in examples/harnesses/ (exit-code transport), and puts the matrix in Documentation/runner.md (Known results).
+each through its exit-code adapter in examples/harnesses/ (the Python ones forked per vector by forking.py), and puts the matrix in Documentation/runner.md (Known results).
 
   DIR              where the validators live (one Python venv per validator, pinned versions; created on the
                    first run, reused after) and where the results go: DIR/results/NAME.json, DIR/matrix.md.
