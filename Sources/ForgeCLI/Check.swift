@@ -301,7 +301,7 @@ extension Validate {
         let directory = try VectorsCommand.Location.locate(vectors)
         let reference: ReferenceHarness
         do { reference = try ReferenceHarness(vectorsDirectory: directory) } catch { throw fail("cannot load trust anchors from \(directory.path): \(error)", Exit.dataError) }
-        let listener = HTTPListener(host: host, port: port, tls: nil, threads: threads, limits: server.limits)
+        let listener = ServerListener(host: host, port: port, tls: nil, threads: threads, limits: server.limits)
         do {
             try await network.listen(listener, routes: HarnessRoutes(harness: reference)) { bound in
                 // stdout, unbuffered: scripts and tests read the port from this line.

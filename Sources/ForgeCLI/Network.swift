@@ -19,11 +19,11 @@ public protocol NetworkSupport: Sendable {
     /// Providers for the targets only the network can reach (`http://`, `https://`).
     var targetProviders: [any TargetProvider] { get }
     /// Serves `routes` (the harness protocol) until SIGINT or SIGTERM; `announce` gets the address bound.
-    func listen(_ listener: HTTPListener, routes: HarnessRoutes, announce: @escaping @Sendable (ServerAddress) async -> Void) async throws
+    func listen(_ listener: ServerListener, routes: HarnessRoutes, announce: @escaping @Sendable (ServerAddress) async -> Void) async throws
     /// Serves Apple's verifyReceipt endpoints and the App Store Server API until SIGINT or SIGTERM; `announce`
     /// gets the address bound. Without `controlToken` the control routes answer loopback clients only.
     func serve(
-        _ listener: HTTPListener, service: VerifyReceiptService, serverAPI: ServerAPIService, faults: FaultPlan, log: RequestLog, controlToken: String?,
+        _ listener: ServerListener, service: VerifyReceiptService, serverAPI: ServerAPIService, faults: FaultPlan, log: RequestLog, controlToken: String?,
         ocsp: OCSPService?, announce: @escaping @Sendable (ServerAddress) async -> Void
     ) async throws
     /// Opens (creating it if missing) the file `forge serve --state` keeps the server state in.
@@ -31,16 +31,6 @@ public protocol NetworkSupport: Sendable {
     /// POSTs to webhooks (`forge notify`, `forge bench realtime`), at most `concurrency` at a time, answered in
     /// order; every failure is an attempt with Apple's result. The requests share their timeout and trust.
     func deliver(_ requests: [WebhookRequest], concurrency: Int) async -> [WebhookAnswer]
-}
-
-/// Where a server listens, over HTTP or (with credentials) HTTPS, and what it bounds.
-public struct HTTPListener: Sendable {
-    public var host: String
-    public var port: Int
-    public var tls: ServingCredentials?
-    /// Event-loop threads; nil shares the process's (one per core).
-    public var threads: Int?
-    public var limits: ServerLimits
 }
 
 /// The network support of this process, or the hand-over to `forge-http` when there is none.

@@ -252,7 +252,7 @@ struct Serve: AsyncParsableCommand {
             do { credentials = try ServingCredentials.issue(for: host, by: pki) } catch { throw fail("cannot issue the serving certificate: \(error)", Exit.software) }
         }
         let scheme = tls ? "https" : "http"
-        let listener = HTTPListener(host: host, port: port, tls: credentials, threads: threads, limits: server.limits)
+        let listener = ServerListener(host: host, port: port, tls: credentials, threads: threads, limits: server.limits)
         let controlToken = controlToken, noAuth = noAuth, notifying = webhooks
         let ocspService = try ocspService()
         do {

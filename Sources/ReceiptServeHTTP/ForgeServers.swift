@@ -26,24 +26,6 @@ import StoreModel
 /// Each server is put together in one place, `build…Application`, into a ``ForgeApplication``: `forge-http`
 /// serves it on a socket (``ForgeApplication/serve()``), tests drive it in process (`app.test(.router)`).
 public enum ForgeServers {
-    /// Where to listen, and the certificate to serve HTTPS with (HTTP when nil).
-    public struct Listener: Sendable {
-        public var host: String
-        public var port: Int
-        public var tls: ServingCredentials?
-        /// Event-loop threads; nil shares the process's (one per core).
-        public var threads: Int?
-        public var limits: ServerLimits
-
-        public init(host: String, port: Int, tls: ServingCredentials? = nil, threads: Int? = nil, limits: ServerLimits = ServerLimits()) {
-            self.host = host
-            self.port = port
-            self.tls = tls
-            self.threads = threads
-            self.limits = limits
-        }
-    }
-
     /// `forge serve`: Apple's two verifyReceipt endpoints and the control routes (``ControlRoutes``).
     /// `announce` gets the address bound (useful with port 0) once the server accepts. Without
     /// `controlToken` the control routes answer loopback clients that are not a web page (``ControlAccess``); with it,
@@ -52,7 +34,7 @@ public enum ForgeServers {
     /// The one place the server is put together: ``ForgeApplication/serve()`` runs it on a socket, and
     /// tests run the same application in process (HummingbirdTesting's `app.test(.router)`).
     public static func buildVerifyReceiptApplication(
-        _ listener: Listener, service: VerifyReceiptService, serverAPI: ServerAPIService = ServerAPIService(), faults: FaultPlan, log: RequestLog,
+        _ listener: ServerListener, service: VerifyReceiptService, serverAPI: ServerAPIService = ServerAPIService(), faults: FaultPlan, log: RequestLog,
         controlToken: String? = nil, ocsp: OCSPService? = nil, announce: @escaping @Sendable (ServerAddress) async -> Void = { _ in }
     ) throws -> ForgeApplication {
         try ForgeApplication(listener, announce: announce) { router, runtime in
@@ -73,7 +55,7 @@ public enum ForgeServers {
     /// `forge validate --listen`: the routes of ``HarnessRoutes`` (which also words the 404 and 405 of
     /// the paths it does not route). Put together once, like ``buildVerifyReceiptApplication(_:service:faults:log:controlToken:announce:)``.
     public static func buildHarnessApplication(
-        _ listener: Listener, routes: HarnessRoutes, announce: @escaping @Sendable (ServerAddress) async -> Void = { _ in }
+        _ listener: ServerListener, routes: HarnessRoutes, announce: @escaping @Sendable (ServerAddress) async -> Void = { _ in }
     ) throws -> ForgeApplication {
         try ForgeApplication(listener, announce: announce) { router, runtime in
             let endpoints = HarnessEndpoints(routes: routes, runtime: runtime)
@@ -103,7 +85,7 @@ public struct ForgeApplication: ApplicationProtocol {
 
     /// The server as configured, with the routes `register` adds after the count of requests in flight.
     fileprivate init(
-        _ listener: ForgeServers.Listener, announce: @escaping @Sendable (ServerAddress) async -> Void,
+        _ listener: ServerListener, announce: @escaping @Sendable (ServerAddress) async -> Void,
         register: (Router<ForgeRequestContext>, ServerRuntime) -> Void
     ) throws {
         let http1 = HTTPServerBuilder.http1(

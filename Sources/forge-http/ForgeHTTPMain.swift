@@ -32,12 +32,12 @@ enum ForgeHTTPMain {
 private struct HTTPSupport: NetworkSupport {
     var targetProviders: [any TargetProvider] { [HTTPTargets()] }
 
-    func listen(_ listener: HTTPListener, routes: HarnessRoutes, announce: @escaping @Sendable (ServerAddress) async -> Void) async throws {
-        try await ForgeServers.buildHarnessApplication(Self.listener(listener), routes: routes, announce: announce).serve()
+    func listen(_ listener: ServerListener, routes: HarnessRoutes, announce: @escaping @Sendable (ServerAddress) async -> Void) async throws {
+        try await ForgeServers.buildHarnessApplication(listener, routes: routes, announce: announce).serve()
     }
 
     func serve(
-        _ listener: HTTPListener, service: VerifyReceiptService, serverAPI: ServerAPIService, faults: FaultPlan, log: RequestLog, controlToken: String?,
+        _ listener: ServerListener, service: VerifyReceiptService, serverAPI: ServerAPIService, faults: FaultPlan, log: RequestLog, controlToken: String?,
         ocsp: OCSPService?, announce: @escaping @Sendable (ServerAddress) async -> Void
     ) async throws {
         let delivery = Task { await NotificationDelivery.run(serverAPI) }
@@ -47,7 +47,7 @@ private struct HTTPSupport: NetworkSupport {
             checkpoint.cancel()
         }
         try await ForgeServers.buildVerifyReceiptApplication(
-            Self.listener(listener), service: service, serverAPI: serverAPI, faults: faults, log: log, controlToken: controlToken, ocsp: ocsp, announce: announce
+            listener, service: service, serverAPI: serverAPI, faults: faults, log: log, controlToken: controlToken, ocsp: ocsp, announce: announce
         ).serve()
     }
 
@@ -55,9 +55,5 @@ private struct HTTPSupport: NetworkSupport {
 
     func deliver(_ requests: [WebhookRequest], concurrency: Int) async -> [WebhookAnswer] {
         await WebhookClient.deliver(requests, concurrency: concurrency)
-    }
-
-    private static func listener(_ listener: HTTPListener) -> ForgeServers.Listener {
-        ForgeServers.Listener(host: listener.host, port: listener.port, tls: listener.tls, threads: listener.threads, limits: listener.limits)
     }
 }

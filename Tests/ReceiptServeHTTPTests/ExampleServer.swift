@@ -53,7 +53,7 @@ struct ExampleServer {
         var plan: [Fault] = []
         for spec in faults { plan.append(try Fault(parsing: spec)) }
         application = try ForgeServers.buildVerifyReceiptApplication(
-            ForgeServers.Listener(host: "127.0.0.1", port: 0), service: verifyReceipt, serverAPI: service, faults: try FaultPlan(plan, seed: seed), log: log,
+            ServerListener(host: "127.0.0.1", port: 0), service: verifyReceipt, serverAPI: service, faults: try FaultPlan(plan, seed: seed), log: log,
             controlToken: Self.controlToken)
     }
 

@@ -21,7 +21,7 @@ struct InProcessServerTests {
     static let vectors = Repository.vectors
     /// The clock of the binding vectors' context.
     static let now = "2025-06-15T12:00:00Z"
-    static let listener = ForgeServers.Listener(host: "127.0.0.1", port: 0)
+    static let listener = ServerListener(host: "127.0.0.1", port: 0)
 
     static func base64(_ vector: String) throws -> String {
         try Data(contentsOf: vectors.appendingPathComponent(vector)).base64EncodedString()

@@ -251,7 +251,7 @@ struct NotificationBatchTests {
             let expected = Self.signAll(NotificationSchedule(service, environment: .production, watermark: try Self.date(Self.start)).batch(now: through))
             try #require(expected.count > 2 * NotificationDelivery.sliceSize)
             let application = try ForgeServers.buildVerifyReceiptApplication(
-                ForgeServers.Listener(host: "127.0.0.1", port: 0), service: VerifyReceiptService(configuration: .init(trustedRoots: [])), serverAPI: service,
+                ServerListener(host: "127.0.0.1", port: 0), service: VerifyReceiptService(configuration: .init(trustedRoots: [])), serverAPI: service,
                 faults: try FaultPlan(), log: try RequestLog(file: nil, capacity: 100))
             try await application.test(.live) { client in
                 // The listing and the first slice; the second is held.
