@@ -33,11 +33,17 @@ public enum ForgeServers {
     ///
     /// The one place the server is put together: ``ForgeApplication/serve()`` runs it on a socket, and
     /// tests run the same application in process (HummingbirdTesting's `app.test(.router)`).
+    ///
+    /// Notification delivery (to `serverAPI`'s webhooks, its CPU work on `deliveryWorker`, by default a thread of its
+    /// own) and the state file's clock checkpoint are services of the application: they run with it, in process as on
+    /// a socket, and a graceful shutdown lets the delivery attempt in flight end and writes the clock last.
     public static func buildVerifyReceiptApplication(
         _ listener: ServerListener, service: VerifyReceiptService, serverAPI: ServerAPIService = ServerAPIService(), faults: FaultPlan, log: RequestLog,
-        controlToken: String? = nil, ocsp: OCSPService? = nil, announce: @escaping @Sendable (ServerAddress) async -> Void = { _ in }
+        controlToken: String? = nil, ocsp: OCSPService? = nil, deliveryWorker: (any NotificationWorker)? = nil,
+        announce: @escaping @Sendable (ServerAddress) async -> Void = { _ in }
     ) throws -> ForgeApplication {
-        try ForgeApplication(listener, announce: announce) { router, runtime in
+        let background: [any Service] = [NotificationDeliveryService(serverAPI: serverAPI, worker: deliveryWorker), StateCheckpointService(state: serverAPI.state)]
+        return try ForgeApplication(listener, services: background, announce: announce) { router, runtime in
             if let ocsp { OCSPRoutes(service: ocsp, log: log, runtime: runtime).register(on: router) }
             let endpoints = VerifyReceiptRoutes(service: service, faults: faults, log: log, runtime: runtime)
             for endpoint in AppleEndpoint.allCases {
@@ -85,7 +91,7 @@ public struct ForgeApplication: ApplicationProtocol {
 
     /// The server as configured, with the routes `register` adds after the count of requests in flight.
     fileprivate init(
-        _ listener: ServerListener, announce: @escaping @Sendable (ServerAddress) async -> Void,
+        _ listener: ServerListener, services background: [any Service] = [], announce: @escaping @Sendable (ServerAddress) async -> Void,
         register: (Router<ForgeRequestContext>, ServerRuntime) -> Void
     ) throws {
         let http1 = HTTPServerBuilder.http1(
@@ -102,7 +108,7 @@ public struct ForgeApplication: ApplicationProtocol {
         application = Application(
             router: router, server: server,
             configuration: ApplicationConfiguration(address: .hostname(listener.host, port: listener.port), serverName: nil),
-            services: [ServerResources(runtime: runtime)],
+            services: [ServerResources(runtime: runtime)] + background,
             onServerRunning: { channel in
                 let bound = channel.localAddress
                 await announce(ServerAddress(host: bound?.ipAddress ?? listener.host, port: bound?.port ?? listener.port))

@@ -1,6 +1,7 @@
 import Foundation
 import NIOPosix
 public import ReceiptServe
+import ServiceLifecycle
 
 /// `forge serve --notify URL`: delivers the notifications of the served stores to the user's webhooks as the
 /// server clock passes them (from the clock at start-up on, or where `--state`'s file left off), in timeline
@@ -17,7 +18,8 @@ public enum NotificationDelivery {
     /// Notifications signed in one piece of work.
     public static let sliceSize = 64
 
-    /// Runs until cancelled; nothing without webhooks. `worker` lists and signs: by default a thread of its own.
+    /// Runs until cancelled or, as a service, until a graceful shutdown, which lets the attempt in flight end; nothing
+    /// without webhooks. `worker` lists and signs: by default a thread of its own.
     public static func run(_ service: ServerAPIService, worker: (any NotificationWorker)? = nil) async {
         guard let dispatcher = service.configuration.deliveries else { return }
         let client: WebhookClient
@@ -44,14 +46,14 @@ public enum NotificationDelivery {
     ) async {
         let schedule = NotificationSchedule(service, environment: environment, watermark: dispatcher.watermark(environment) ?? service.state.startedAt)
         var batch: NotificationBatch?
-        while !Task.isCancelled {
+        while !Task.isCancelled, !Task.isShuttingDownGracefully {
             let now = service.state.now()
             if batch == nil, !schedule.isQuiet(at: now) { batch = await worker.run { schedule.batch(now: now) } }
             // The next slice is signed while the due ones are delivered.
             let current = batch
             async let signing = sign(current, on: worker)
             for (delivery, request) in dispatcher.due(environment, now: now) {
-                guard !Task.isCancelled else { break }
+                guard !Task.isCancelled, !Task.isShuttingDownGracefully else { break }
                 let answer = await client.deliver(request, at: service.state.now())
                 dispatcher.record(answer.attempt, of: delivery.key)
             }
@@ -104,6 +106,30 @@ final class ThreadWorker: NotificationWorker {
     }
 
     func shutdown() async { try? await pool.shutdownGracefully() }
+}
+
+/// Notification delivery as a service of the server's application (``ForgeServers``): started with the server, in
+/// process as on a socket; at a graceful shutdown the attempt in flight ends before it stops. Without webhooks it has
+/// nothing to do until the server stops (a service that returned would stop the others).
+struct NotificationDeliveryService: Service {
+    let serverAPI: ServerAPIService
+    let worker: (any NotificationWorker)?
+
+    func run() async throws {
+        await NotificationDelivery.run(serverAPI, worker: worker)
+        try? await gracefulShutdown()
+    }
+}
+
+/// The state file's clock checkpoint as a service of the server's application: its last write comes after the
+/// server has stopped answering, at a graceful shutdown as at a cancellation.
+struct StateCheckpointService: Service {
+    let state: ServerState
+
+    func run() async throws {
+        await cancelWhenGracefulShutdown { await StateCheckpoint.run(state) }
+        try? await gracefulShutdown()
+    }
 }
 
 /// `forge serve --state FILE`: writes the server clock about once a second, so a restart resumes near where

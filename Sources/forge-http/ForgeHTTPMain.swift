@@ -40,12 +40,6 @@ private struct HTTPSupport: NetworkSupport {
         _ listener: ServerListener, service: VerifyReceiptService, serverAPI: ServerAPIService, faults: FaultPlan, log: RequestLog, controlToken: String?,
         ocsp: OCSPService?, announce: @escaping @Sendable (ServerAddress) async -> Void
     ) async throws {
-        let delivery = Task { await NotificationDelivery.run(serverAPI) }
-        let checkpoint = Task { await StateCheckpoint.run(serverAPI.state) }
-        defer {
-            delivery.cancel()
-            checkpoint.cancel()
-        }
         try await ForgeServers.buildVerifyReceiptApplication(
             listener, service: service, serverAPI: serverAPI, faults: faults, log: log, controlToken: controlToken, ocsp: ocsp, announce: announce
         ).serve()

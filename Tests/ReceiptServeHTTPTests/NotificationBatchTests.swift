@@ -178,6 +178,8 @@ struct NotificationBatchTests {
     final class Sink: Sendable {
         let received = Mutex<[(method: String, path: String, body: [UInt8])]>([])
         var count: Int { received.withLock { $0.count } }
+        /// Holds the answer to `POST /held` until opened.
+        let hold = Gate(permits: 0)
 
         func application() -> some ApplicationProtocol {
             let router = Router()
@@ -192,6 +194,9 @@ struct NotificationBatchTests {
                 case "hop": return Response(status: .temporaryRedirect, headers: [.location: "/ok"])
                 case "see-other": return Response(status: .seeOther, headers: [.location: "/ok"])
                 case let chain where chain.hasPrefix("chain"): return Response(status: .temporaryRedirect, headers: [.location: "/\(chain)x"])
+                case "held":
+                    await sink.hold.enter()
+                    return Response(status: .ok)
                 default: return Response(status: .ok)
                 }
             }
@@ -250,28 +255,70 @@ struct NotificationBatchTests {
             try service.state.setClock(to: through)
             let expected = Self.signAll(NotificationSchedule(service, environment: .production, watermark: try Self.date(Self.start)).batch(now: through))
             try #require(expected.count > 2 * NotificationDelivery.sliceSize)
+            // The application's own delivery, its work on a gated worker: the listing and the first slice; the second is held.
+            let gate = Gate(permits: 2)
             let application = try ForgeServers.buildVerifyReceiptApplication(
                 ServerListener(host: "127.0.0.1", port: 0), service: VerifyReceiptService(configuration: .init(trustedRoots: [])), serverAPI: service,
-                faults: try FaultPlan(), log: try RequestLog(file: nil, capacity: 100))
+                faults: try FaultPlan(), log: try RequestLog(file: nil, capacity: 100), deliveryWorker: GatedWorker(gate: gate))
             try await application.test(.live) { client in
-                // The listing and the first slice; the second is held.
-                let gate = Gate(permits: 2)
-                let delivery = Task { await NotificationDelivery.run(service, worker: GatedWorker(gate: gate)) }
-                defer { delivery.cancel() }
-                try await eventually("the first slice went out while the next is signed", within: .seconds(90)) {
-                    await gate.held == 1 && sink.count == NotificationDelivery.sliceSize
+                // Whatever happens, the gate opens before the server stops: its delivery service is waiting at it.
+                do {
+                    try await eventually("the first slice went out while the next is signed", within: .seconds(90)) {
+                        await gate.held == 1 && sink.count == NotificationDelivery.sliceSize
+                    }
+                    // The gate stays shut until the answer has come: whenever it comes, it came while the batch was being signed.
+                    let port = try #require(client.port)
+                    let clock = try await TestClient.withClient(host: "localhost", port: port, configuration: .init(timeout: .seconds(90))) { client in
+                        try await client.execute(TestClient.Request("/_forge/clock", method: .get, authority: "localhost"))
+                    }
+                    #expect(clock.status == .ok, "answered while the batch is being signed")
+                    #expect(await gate.held == 1 && sink.count == NotificationDelivery.sliceSize, "still held")
+                } catch {
+                    await gate.open()
+                    throw error
                 }
-                // The gate stays shut until the answer has come: whenever it comes, it came while the batch was being signed.
-                let port = try #require(client.port)
-                let clock = try await TestClient.withClient(host: "localhost", port: port, configuration: .init(timeout: .seconds(90))) { client in
-                    try await client.execute(TestClient.Request("/_forge/clock", method: .get, authority: "localhost"))
-                }
-                #expect(clock.status == .ok, "answered while the batch is being signed")
-                #expect(await gate.held == 1 && sink.count == NotificationDelivery.sliceSize, "still held")
                 await gate.open()
                 try await eventually("the whole batch arrived", within: .seconds(90)) { sink.count >= expected.count }
                 #expect(sink.received.withLock { $0.map(\.body) } == expected.map(\.body), "all of it, in order, the same bytes")
             }
+        }
+    }
+
+    @Test(
+        "Delivery is a service of the application: built by buildVerifyReceiptApplication and run in process, it sends a TEST notification by itself; a graceful shutdown lets the attempt in flight end, so the webhook's 200 is recorded and nothing is left to send"
+    )
+    func deliveryIsAServiceOfTheApplication() async throws {
+        let sink = Sink()
+        try await sink.application().test(.live) { hook in
+            let port = try #require(hook.port)
+            // A limit the test's own bounds: were the held answer never released, the attempt would end at it.
+            let dispatcher = NotificationDispatcher(.init(urls: [.production: try HTTPURL("http://127.0.0.1:\(port)/held")], timeoutSeconds: 60))
+            let service = try Self.service(deliveries: dispatcher)
+            let application = try ForgeServers.buildVerifyReceiptApplication(
+                ServerListener(host: "127.0.0.1", port: 0), service: VerifyReceiptService(configuration: .init(trustedRoots: [])), serverAPI: service,
+                faults: try FaultPlan(), log: try RequestLog(file: nil, capacity: 100))
+            let release = Mutex<Task<Void, any Error>?>(nil)
+            try await application.test(.live) { client in
+                let requested = try await client.execute(uri: "/inApps/v1/notifications/test", method: .post)
+                #expect(requested.status == .ok)
+                try await eventually("the TEST notification reached the webhook, which holds its answer", within: .seconds(60)) { await sink.hold.held == 1 }
+                let served = try #require(client.port)
+                // Released once the server has begun to stop (its own signal: it no longer accepts connections), so the
+                // attempt is in flight when the shutdown starts.
+                let releasing = Task {
+                    try await eventually("the server stopped accepting", within: .seconds(60)) {
+                        do {
+                            _ = try await request("http://127.0.0.1:\(served)/_forge/clock", within: .seconds(5))
+                            return false
+                        } catch { return true }
+                    }
+                    await sink.hold.open()
+                }
+                release.withLock { $0 = releasing }
+            }
+            try await release.withLock { $0 }?.value
+            #expect(sink.received.withLock { $0.filter { $0.path == "held" }.count } == 1, "sent once")
+            #expect((dispatcher.pending[.production] ?? 0) == 0, "delivered: the attempt in flight ended with the webhook's 200, nothing is due again")
         }
     }
 

@@ -177,9 +177,8 @@ struct ServerAPIStateRouteTests {
     func notifications() async throws {
         let ids = try ExampleIDs()
         // A sandbox webhook that refuses every connection: the TEST is still sent (and fails), as Apple's would.
+        // The application delivers by itself (a service of it), in process as on a socket.
         let server = try Server(webhooks: [.sandbox: try HTTPURL("http://127.0.0.1:9/apple")])
-        let delivery = Task { await NotificationDelivery.run(server.service) }
-        defer { delivery.cancel() }
         try await server.application.test(.router) { client in
             func history(_ body: [String: Any], page: String? = nil) async throws -> TestResponse {
                 let query = try page.map { "?paginationToken=" + (try #require($0.addingPercentEncoding(withAllowedCharacters: .alphanumerics))) } ?? ""
@@ -246,8 +245,6 @@ struct ServerAPIStateRouteTests {
             let later = try await history(["startDate": Self.start + 25 * Self.day, "endDate": Self.start + 60 * Self.day, "transactionId": ids.lifetime])
             #expect(kinds(later) == ["DID_RENEW/-", "REFUND/-"], "\(Server.object(later))")
         }
-        delivery.cancel()
-        await delivery.value
     }
 
     @Test("Look Up Order ID (production only) finds the order `forge jws make` names; mass extension and its status; history v1; 4000027/28, 4040009")
