@@ -397,11 +397,15 @@ private struct ServerAPIRoutes: Sendable {
             ("path", .string(request.uri.path)),
         ]
         var body: [UInt8] = []
+        // The body counts against the budget until the answer is made, as verifyReceipt's does: a flood of slow
+        // answers cannot hold more bytes than the budget says.
+        var held: HeldBody?
+        defer { held?.release() }
         if request.method != .get, request.method != .head {
             do throws(ServerRefusal) {
-                let held = try await runtime.bodies.collect(request, maximum: ServerLimits.maximumBody)
-                body = held.bytes
-                held.release()
+                let collected = try await runtime.bodies.collect(request, maximum: ServerLimits.maximumBody)
+                held = collected
+                body = collected.bytes
             } catch {
                 // In Apple's shape, so the client keeps a code: an unreadable body is a bad request, a server too
                 // busy to read it Apple's retryable internal error.

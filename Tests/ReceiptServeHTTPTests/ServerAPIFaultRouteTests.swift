@@ -6,6 +6,7 @@ import ReceiptForge
 import ReceiptServe
 import ReceiptServeHTTP
 import Testing
+import ForgeTestSupport
 import ForgeSupport
 import StoreModel
 
@@ -114,6 +115,25 @@ struct ServerAPIFaultRouteTests {
                 "production/any:latency=300,count=1", nil, "any:status=21005", nil, "any:status=4290000,count=1", "any:http=502,count=2",
                 "any:http=502,count=1",
             ], "\(faults)")
+    }
+
+    @Test("A Server API body counts against the body budget until its answer is made (as verifyReceipt's), not only while it is read")
+    func bodyHeldUntilAnswered() async throws {
+        try await Self.application().test(.router) { client in
+            #expect(try await Self.add("sandbox/any:latency=100000,count=1", client).status == 201)
+            let body = #"{"startDate":1735689600000,"endDate":1736294400000}"#
+            let slow = Task {
+                try await client.execute(uri: "/sandbox/inApps/v1/notifications/history", method: .post, body: ByteBuffer(string: body))
+            }
+            defer { slow.cancel() }
+            func held() async throws -> String? {
+                try await client.execute(uri: "/_forge/log", method: .get, headers: Self.control).headers[try #require(HTTPFields.Element.Name("X-Forge-Body-Bytes-Held"))]
+            }
+            // The server's own count, while the answer waits out its fault.
+            try await eventually("the body is held while its answer waits", within: .seconds(60)) { try await held() == String(body.utf8.count) }
+            slow.cancel()
+            try await eventually("given back once the request ended", within: .seconds(60)) { try await held() == "0" }
+        }
     }
 
     @Test("A fault that mixes the APIs, names no endpoint or no documented code is refused with the reason; nothing is added")
