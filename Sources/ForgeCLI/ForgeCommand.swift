@@ -30,7 +30,7 @@ struct ForgeCommand: AsyncParsableCommand {
               Forge    make (receipts), jws make (StoreKit 2 JWS), mutate, ca (TEST PKIs), storekit (Xcode .storekit files)
               Explain  inspect, validate, jws inspect, jws validate
               Judge    vectors (the corpus), run (any validator), seeds (fuzzing)
-              Serve    serve (verifyReceipt, history, faults; needs forge-http)
+              Serve    serve (verifyReceipt, the App Store Server API, notifications to your webhook, OCSP, faults on demand; needs forge-http), notify (one notification to your webhook)
               Measure  bench
 
             Start with `forge make --product com.example.pro -o receipt.der` and `forge run --target swift:reference`; the README and Documentation/ explain the rest.

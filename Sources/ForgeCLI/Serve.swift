@@ -11,7 +11,8 @@ import StoreModel
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve Apple's verifyReceipt endpoints (production and sandbox) for testing server code, with faults on demand.",
+        abstract:
+            "Stand in for Apple's servers for testing server code: verifyReceipt (production and sandbox), the App Store Server API, notifications to your webhook and OCSP, with faults on demand.",
         discussion: """
             POST /verifyReceipt plays https://buy.itunes.apple.com/verifyReceipt and POST /sandbox/verifyReceipt plays https://sandbox.itunes.apple.com/verifyReceipt: the request {"receipt-data", "password", "exclude-old-transactions"}, HTTP 200 with Apple's JSON and status codes:
               0 valid (decoded: receipt, in_app, latest_receipt_info, pending_renewal_info, latest_receipt)
