@@ -36,9 +36,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.6.0"),
         // HTTP only where it is spoken: the runner's http(s):// transport and the servers.
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.81.0"),
-        // Already built for HummingbirdTLS; named for the two clients on swift-nio, the runner's https:// targets (--http-ca)
-        // and the webhooks notifications are sent to (--notify-ca).
-        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.30.0"),
         // The servers (`forge serve`, `forge validate --listen`): routing, middleware, TLS, graceful shutdown. Without its
         // default traits: swift-configuration (20,000 lines compiled in every build, for a configuration reader forge does
         // not use) and full Foundation (URL-encoded forms, which forge does not read).
@@ -49,6 +46,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.24.0"),
         // Already built for Hummingbird; named for the logger the servers hand Hummingbird.
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        // Already built for Hummingbird; named for the header fields the in-process test client (ApplicationTesting) builds.
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         // The tests' processes: run asynchronously with a deadline, so no test blocks a cooperative thread.
         .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2"),
         // Already built for swift-subprocess; named for the FilePath its configurations take (`systemPackage` above).
@@ -57,6 +56,8 @@ let package = Package(
     targets: [
         // libcrypto from the system (apt libssl-dev); imported only by ForgeCrypto.
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
+        // libssl from the system (the same apt libssl-dev); imported only by ForgeTLS, linked by forge-http only.
+        .systemLibrary(name: "CTLS", pkgConfig: "openssl", providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
         // libsqlite3 from the system (apt libsqlite3-dev); imported only by ReceiptServeSQLite, linked by forge-http only.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         // renameat2(RENAME_EXCHANGE) / renamex_np(RENAME_SWAP), which Glibc's Swift module does not export: a staged
@@ -81,6 +82,10 @@ let package = Package(
         .target(
             name: "ReceiptForge", dependencies: ["StoreModel", "ReceiptModel", "JWSModel", "ForgeSupport", "ForgeCrypto", "ReceiptCorpus", "CForgeSystem"],
             swiftSettings: swiftSettings),
+        // TLS for swift-nio channels over the system's OpenSSL: the servers' `--tls`, the runner's https:// targets and
+        // the webhooks notifications go to. Not NIOSSL, whose BoringSSL costs ~240 CPU-seconds of every CI run.
+        .target(
+            name: "ForgeTLS", dependencies: ["CTLS", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOTLS", package: "swift-nio")], swiftSettings: swiftSettings),
         // The conformance runner: judges any validator as a black box. Never imports the models or crypto.
         .target(name: "ReceiptConformance", dependencies: ["ReceiptCorpus", "ForgeSupport"], swiftSettings: swiftSettings),
         // The http(s):// transport: the harness protocol over POST, or a verifyReceipt-style endpoint through a response mapping.
@@ -89,7 +94,7 @@ let package = Package(
             dependencies: [
                 "ReceiptConformance", "ForgeSupport", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOFoundationCompat", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "NIOFoundationCompat", package: "swift-nio"), "ForgeTLS",
             ],
             swiftSettings: swiftSettings),
         // The reference validators (receipts and StoreKit 2 JWS), the inspector, the validation cache and the reference harness.
@@ -112,10 +117,10 @@ let package = Package(
             dependencies: [
                 "ReceiptServe", "ReceiptValidationServer", "ReceiptForge", "ReceiptModel", "StoreModel", "ForgeSupport",
                 .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
-                .product(name: "HummingbirdTLS", package: "hummingbird"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), "ForgeTLS",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
-                .product(name: "NIOSSL", package: "swift-nio-ssl"), .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
         // `forge serve --state FILE`: the server state kept in SQLite, through SQLite's C API (a wrapper of one file: GRDB's
@@ -170,14 +175,17 @@ let package = Package(
                 "ReceiptServe", "ForgeTestSupport",
             ],
             exclude: ["Fixtures"], swiftSettings: swiftSettings),
-        // The servers in process, through the same `build…Application` as forge-http (HummingbirdTesting's router
-        // client), and the state file through SQLite; the socket tests are in ForgeCLITests. HummingbirdTesting is linked here only.
+        // The servers in process, through the same `build…Application` as forge-http (`app.test(.router)`, ApplicationTesting.swift,
+        // on Hummingbird's public API: HummingbirdTesting would link AsyncHTTPClient and NIOSSL), and the state file through SQLite.
         .testTarget(
             name: "ReceiptServeHTTPTests",
             dependencies: [
                 "ReceiptServeHTTP", "ReceiptServe", "ReceiptForge", "ReferenceValidation", "ReceiptValidationServer", "ForgeSupport", "ReceiptServeSQLite", "StoreModel",
-                "ForgeCrypto", "ForgeTestSupport", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdTesting", package: "hummingbird"),
-                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                "ForgeCrypto", "ForgeTestSupport", "ForgeTLS", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings),
         // Runs the built `forge` (and `forge-http`) binaries, real files, and openssl as an independent oracle; reads ../shared/interop when present.

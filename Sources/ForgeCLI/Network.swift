@@ -14,7 +14,7 @@ import StoreModel
 
 /// What `forge-http` links and `forge` does not: the HTTP client of the runner's `http(s)://` targets and
 /// the servers (`forge serve`, `forge validate --listen`). Kept out of `forge` so that the first build on
-/// a fresh clone compiles no swift-nio, BoringSSL or Hummingbird before the first receipt.
+/// a fresh clone compiles no swift-nio or Hummingbird before the first receipt.
 public protocol NetworkSupport: Sendable {
     /// Providers for the targets only the network can reach (`http://`, `https://`).
     var targetProviders: [any TargetProvider] { get }

@@ -1,9 +1,9 @@
 import ForgeSupport
+import ForgeTLS
 import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import NIOSSL
 import ReceiptConformance
 import Synchronization
 
@@ -61,7 +61,7 @@ final class KeepAliveClient: Sendable {
 
     let origin: Origin
     private let maximumConnections: Int
-    private let tls: NIOSSLContext?
+    private let tls: TLSContext?
     private let group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
     private let pool = Mutex(Pool())
 
@@ -100,9 +100,11 @@ final class KeepAliveClient: Sendable {
         self.origin = origin
         self.maximumConnections = max(1, connections)
         if origin.tls {
-            var configuration = TLSConfiguration.makeClientConfiguration()
-            if let trustRoots { configuration.trustRoots = .file(trustRoots) }
-            tls = try NIOSSLContext(configuration: configuration)
+            let roots = try trustRoots.map { path in
+                guard let bytes = FileBytes.read(path) else { throw TLSError(.configuration, "cannot read \(path)") }
+                return String(decoding: bytes, as: UTF8.self)
+            }
+            tls = try TLSContext.client(trustedRootsPEM: roots, systemRoots: roots == nil)
         } else {
             tls = nil
         }
@@ -189,7 +191,7 @@ final class KeepAliveClient: Sendable {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let handlers = channel.pipeline.syncOperations
-                    if let tls { try handlers.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName)) }
+                    if let tls { try handlers.addHandler(try TLSHandler(client: tls, serverHostname: serverName)) }
                     try handlers.addHTTPClientHandlers()
                     try handlers.addHandler(ExchangeHandler())
                 }

@@ -1,11 +1,9 @@
 import Foundation
 public import Hummingbird
 public import HummingbirdCore
-import HummingbirdTLS
 public import Logging
 public import NIOCore
 import NIOPosix
-import NIOSSL
 public import ServiceLifecycle
 import Synchronization
 import ReceiptModel
@@ -32,7 +30,7 @@ public enum ForgeServers {
     /// whoever sends it as `Authorization: Bearer TOKEN`.
     ///
     /// The one place the server is put together: ``ForgeApplication/serve()`` runs it on a socket, and
-    /// tests run the same application in process (HummingbirdTesting's `app.test(.router)`).
+    /// tests run the same application in process (`app.test(.router)`).
     ///
     /// Notification delivery (to `serverAPI`'s webhooks, its CPU work on `deliveryWorker`, by default a thread of its
     /// own) and the state file's clock checkpoint are services of the application: they run with it, in process as on
@@ -74,8 +72,8 @@ public enum ForgeServers {
     }
 }
 
-/// One of the servers, built by ``ForgeServers``: a Hummingbird application (so HummingbirdTesting can
-/// drive it in process) that also holds what its socket run needs — the requests in flight, for the note
+/// One of the servers, built by ``ForgeServers``: a Hummingbird application (so a test can drive it in
+/// process) that also holds what its socket run needs — the requests in flight, for the note
 /// at the end of the shutdown grace period.
 ///
 /// Its one service stops the answer pool's workers once the server has stopped, whether it ran on a socket or in
@@ -94,10 +92,9 @@ public struct ForgeApplication: ApplicationProtocol {
         _ listener: ServerListener, services background: [any Service] = [], announce: @escaping @Sendable (ServerAddress) async -> Void,
         register: (Router<ForgeRequestContext>, ServerRuntime) -> Void
     ) throws {
-        let http1 = HTTPServerBuilder.http1(
-            configuration: .init(additionalChannelHandlers: [ReadDeadlineHandler(seconds: listener.limits.readTimeoutSeconds)]))
-        // First, so that a certificate NIOSSL refuses leaves no worker or event loop behind.
-        let server: HTTPServerBuilder = try listener.tls.map { try .tls(http1, tlsConfiguration: try $0.configuration()) } ?? http1
+        let http1 = HTTP1Channel.Configuration(additionalChannelHandlers: [ReadDeadlineHandler(seconds: listener.limits.readTimeoutSeconds)])
+        // First, so that a certificate OpenSSL refuses leaves no worker or event loop behind.
+        let server: HTTPServerBuilder = try listener.tls.map { try .tls(http1, credentials: $0) } ?? .http1(configuration: http1)
         let runtime = ServerRuntime(limits: listener.limits)
         let router = Router(context: ForgeRequestContext.self)
         router.add(middleware: InFlightMiddleware(runtime: runtime))
@@ -188,14 +185,6 @@ private struct ServerResources: Service {
     }
 }
 
-extension ServingCredentials {
-    func configuration() throws -> TLSConfiguration {
-        let certificates = try chain.map { try NIOSSLCertificate(bytes: $0, format: .der) }
-        let key = try NIOSSLPrivateKey(bytes: Array(privateKeyPEM.utf8), format: .pem)
-        return TLSConfiguration.makeServerConfiguration(certificateChain: certificates.map { .certificate($0) }, privateKey: .privateKey(key))
-    }
-}
-
 /// What one server shares between its routes: the workers, the body budget, the requests in flight.
 final class ServerRuntime: Sendable {
     let pool: AnswerPool
@@ -211,7 +200,7 @@ final class ServerRuntime: Sendable {
 }
 
 /// The request context of both servers: Hummingbird's, plus the client's address (for the control routes).
-/// In process (HummingbirdTesting's `.router`) there is no client address: the control routes then need
+/// In process (`.router`) there is no client address: the control routes then need
 /// the control token, as for any client they cannot place on loopback.
 public struct ForgeRequestContext: RequestContext {
     public var coreContext: CoreRequestContextStorage

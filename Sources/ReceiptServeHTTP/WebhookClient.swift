@@ -1,9 +1,9 @@
 import ForgeSupport
+import ForgeTLS
 public import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-import NIOSSL
 public import ReceiptServe
 import Synchronization
 
@@ -13,17 +13,17 @@ import Synchronization
 /// Apple's `sendAttemptResult`.
 ///
 /// On SwiftNIO itself: one connection per exchange (`Connection: close`; attempts are rare), NIO's HTTP/1.1 encoder
-/// and decoder, NIOSSL for `https://`. An attempt runs on one event loop from its first connection to its last byte,
+/// and decoder, ``TLSHandler`` (the system's OpenSSL) for `https://`. An attempt runs on one event loop from its first connection to its last byte,
 /// under one timer that ends whatever it is doing and closes its connection; the caller only awaits the end. What
 /// the webhook answers is judged here, status by status, so no answer can trap a general client's state machine
 /// (AsyncHTTPClient 1.37 did, on a status below 100 with a body).
 public final class WebhookClient: Sendable {
     private let timeoutSeconds: Int
     /// The `--notify-ca` certificates, trusted besides the system's.
-    private let extraRoots: [NIOSSLCertificate]
+    private let extraRoots: String?
     /// Made when an attempt first reaches an `https://` URL (reading the system's roots is file I/O, done on NIO's
     /// thread pool), then shared: a webhook that is never https costs no TLS set-up, nor fails on a system without roots.
-    private let tls = Mutex<NIOSSLContext?>(nil)
+    private let tls = Mutex<TLSContext?>(nil)
     private let group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton
 
     /// The statuses whose `Location` is followed (those of RFC 9110 that move a resource; not 304 or 305).
@@ -35,7 +35,9 @@ public final class WebhookClient: Sendable {
     /// A client for attempts of at most `timeoutSeconds` each, trusting `trustedRootsPEM` besides the system's.
     public init(timeoutSeconds: Int, trustedRootsPEM: String?) throws {
         self.timeoutSeconds = timeoutSeconds
-        extraRoots = try trustedRootsPEM.map { try NIOSSLCertificate.fromPEMBytes(Array($0.utf8)) } ?? []
+        // Parsed now, so a file that holds no certificate fails every attempt at once rather than at the first https.
+        if let trustedRootsPEM { _ = try TLSContext.client(trustedRootsPEM: trustedRootsPEM, systemRoots: false) }
+        extraRoots = trustedRootsPEM
     }
 
     /// `requests`, at most `concurrency` at a time, each answered (in order) by its attempt and the start of the
@@ -149,8 +151,8 @@ public final class WebhookClient: Sendable {
         return answered.futureResult
     }
 
-    private func connect(_ url: HTTPURL, tls: NIOSSLContext?, deadline: NIODeadline, on loop: any EventLoop) -> EventLoopFuture<any Channel> {
-        // An address is connected to as it is (no resolver), and named to TLS only as the peer address NIOSSL checks
+    private func connect(_ url: HTTPURL, tls: TLSContext?, deadline: NIODeadline, on loop: any EventLoop) -> EventLoopFuture<any Channel> {
+        // An address is connected to as it is (no resolver), and named to TLS only as the peer address TLS checks
         // the certificate against; a host name is resolved, sent as SNI and checked against the certificate.
         let address = try? SocketAddress(ipAddress: url.host, port: url.port)
         let serverName = address == nil ? url.host : nil
@@ -161,7 +163,7 @@ public final class WebhookClient: Sendable {
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let handlers = channel.pipeline.syncOperations
-                    if let tls { try handlers.addHandler(NIOSSLClientHandler(context: tls, serverHostname: serverName)) }
+                    if let tls { try handlers.addHandler(try TLSHandler(client: tls, serverHostname: serverName)) }
                     // NIO's decoder bounds the head (80 KiB); interim 1xx heads are passed on, to be counted.
                     try handlers.addHandler(HTTPRequestEncoder())
                     try handlers.addHandler(ByteToMessageHandler(HTTPResponseDecoder(leftOverBytesStrategy: .dropBytes, informationalResponseStrategy: .forward)))
@@ -172,14 +174,12 @@ public final class WebhookClient: Sendable {
     }
 
     /// nil for `http://`; for `https://` the client's TLS context, made on NIO's thread pool the first time.
-    private func tlsContext(for url: HTTPURL, on loop: any EventLoop) -> EventLoopFuture<NIOSSLContext?> {
+    private func tlsContext(for url: HTTPURL, on loop: any EventLoop) -> EventLoopFuture<TLSContext?> {
         guard url.scheme == .https else { return loop.makeSucceededFuture(nil) }
         if let made = tls.withLock({ $0 }) { return loop.makeSucceededFuture(made) }
         let roots = extraRoots
         return NIOThreadPool.singleton.runIfActive(eventLoop: loop) {
-            var configuration = TLSConfiguration.makeClientConfiguration()
-            if !roots.isEmpty { configuration.additionalTrustRoots = [.certificates(roots)] }
-            return try NIOSSLContext(configuration: configuration)
+            try TLSContext.client(trustedRootsPEM: roots, systemRoots: true)
         }.map { made in
             self.tls.withLock { kept in
                 if kept == nil { kept = made }
@@ -212,7 +212,7 @@ public final class WebhookClient: Sendable {
     /// reset connection cut the answer short: PREMATURE_CLOSE).
     static func failure(_ error: any Error, answered: Bool) -> Failure {
         switch error {
-        case is NIOSSLError, is BoringSSLError, is NIOSSLExtraError: return Failure(.tlsIssue, "TLS: \(error)")
+        case let error as TLSError: return Failure(.tlsIssue, "\(error)")
         case is HTTPParserError, is NIOHTTPDecoderError: return Failure(.invalidResponse, "the answer is not HTTP/1.1: \(error)")
         case ChannelError.connectTimeout: return Failure(.timedOut, "no connection within the time limit")
         case let error as IOError where [ECONNRESET, EPIPE].contains(error.errnoCode):
@@ -322,7 +322,7 @@ private final class AnswerReader: ChannelDuplexHandler, RemovableChannelHandler 
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         switch error {
-        case NIOSSLError.uncleanShutdown:
+        case let error as TLSError where error.code == .uncleanShutdown:
             break  // closed without TLS's close_notify: channelInactive says whether the answer was whole
         case HTTPParserError.invalidEOFState:
             finish(.failure(status.map(cutShort) ?? .init(.prematureClose, "the connection closed in the middle of the answer's head")), context)

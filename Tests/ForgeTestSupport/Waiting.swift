@@ -7,6 +7,10 @@ public import Foundation
 public struct ConditionNotMet: Error, CustomStringConvertible {
     public let what: String
     public let within: Duration
+    public init(what: String, within: Duration) {
+        self.what = what
+        self.within = within
+    }
     public var description: String { "\(what): not so within \(within)" }
 }
 

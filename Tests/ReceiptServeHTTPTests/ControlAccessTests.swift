@@ -1,6 +1,5 @@
 import Foundation
 import Hummingbird
-import HummingbirdTesting
 import NIOCore
 import ReceiptServe
 import ReceiptServeHTTP
@@ -8,7 +7,7 @@ import Testing
 import ForgeSupport
 
 /// The control routes (`/_forge/*`) obey the test that owns the server, never a web page a browser on the same machine
-/// has open: over a real loopback socket (HummingbirdTesting's `.live`, so the peer is loopback), each request on its
+/// has open: over a real loopback socket (`.live`, so the peer is loopback), each request on its
 /// own connection with the `Host`, `Origin` and `Content-Type` a browser would send. In process (`.router`) there is
 /// no peer, so nothing is loopback: `InProcessServerTests.controlRoutesRefused`.
 @Suite("The control routes refuse web pages: Host, Origin, Content-Type", .timeLimit(.minutes(2)))
@@ -23,26 +22,23 @@ struct ControlAccessTests {
             serverAPI: ServerAPIService(configuration: .init(now: ReceiptDate.parse(clock))), faults: try FaultPlan(), log: log, controlToken: token)
     }
 
-    /// How long one request may wait for its answer: the suite's time limit bounds the test, not the machine's speed
-    /// (TestClient's default, 15 s, is exceeded by a loopback answer on a loaded machine).
-    static let clientConfiguration = TestClient.Configuration(timeout: .seconds(100))
-
     /// One request on a connection of its own (a refusal closes it), naming `host` in `Host` as a browser names the page's.
     static func send(
         _ port: Int, _ method: HTTPRequest.Method, _ uri: String, host: String = "127.0.0.1", headers: [(String, String)] = [], body: String? = nil
-    ) async throws -> TestClient.Response {
+    ) async throws -> TestResponse {
         var fields = HTTPFields()
         for (name, value) in headers {
             guard let name = HTTPFields.Element.Name(name) else { continue }
             fields.append(HTTPFields.Element(name: name, value: value))
         }
-        let request = TestClient.Request(uri, method: method, authority: host, headers: fields, body: body.map { ByteBuffer(string: $0) })
-        return try await TestClient.withClient(host: "localhost", port: port, configuration: clientConfiguration) { client in try await client.execute(request) }
+        // The suite's time limit bounds the test, not the machine's speed.
+        return try await LiveClient(port: port, timeout: .seconds(100)).execute(
+            uri: uri, method: method, authority: host, headers: fields, body: body.map { ByteBuffer(string: $0) })
     }
 
-    static func text(_ response: TestClient.Response) -> String { response.body.map { String(buffer: $0) } ?? "" }
+    static func text(_ response: TestResponse) -> String { String(buffer: response.body) }
 
-    static func error(_ response: TestClient.Response) -> String? {
+    static func error(_ response: TestResponse) -> String? {
         ((try? JSONSerialization.jsonObject(with: Data(text(response).utf8))) as? [String: Any])?["error"] as? String
     }
 

@@ -2,7 +2,6 @@ import ForgeSupport
 import ForgeTestSupport
 import Foundation
 import Hummingbird
-import HummingbirdTesting
 import NIOCore
 import ReceiptForge
 import ReceiptServe

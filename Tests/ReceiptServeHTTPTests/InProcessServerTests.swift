@@ -1,6 +1,5 @@
 import Foundation
 import Hummingbird
-import HummingbirdTesting
 import NIOCore
 import ReceiptServe
 import ReceiptServeHTTP
@@ -12,7 +11,7 @@ import StoreModel
 import ForgeTestSupport
 
 /// Both servers in process: the application `forge-http` serves, built by the same `build…Application`,
-/// driven through HummingbirdTesting's router client (no socket, no peer address). The socket tests
+/// driven through the router client (`.test(.router)`, ApplicationTesting) (no socket, no peer address). The socket tests
 /// (`Tests/ForgeCLITests/ServeCLITests.swift`, `ServeRobustnessTests.swift`, `HTTPCLITests.swift`) prove
 /// what only a socket shows: read deadlines, connection closes, signals.
 @Suite("The servers in process (app.test(.router))", .timeLimit(.minutes(2)))

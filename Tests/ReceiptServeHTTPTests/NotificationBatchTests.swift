@@ -1,7 +1,6 @@
 import Foundation
 import ForgeSupport
 import Hummingbird
-import HummingbirdTesting
 import NIOCore
 import ReceiptForge
 import ReceiptServe
@@ -268,9 +267,7 @@ struct NotificationBatchTests {
                     }
                     // The gate stays shut until the answer has come: whenever it comes, it came while the batch was being signed.
                     let port = try #require(client.port)
-                    let clock = try await TestClient.withClient(host: "localhost", port: port, configuration: .init(timeout: .seconds(90))) { client in
-                        try await client.execute(TestClient.Request("/_forge/clock", method: .get, authority: "localhost"))
-                    }
+                    let clock = try await LiveClient(port: port, timeout: .seconds(90)).execute(uri: "/_forge/clock", method: .get)
                     #expect(clock.status == .ok, "answered while the batch is being signed")
                     #expect(await gate.held == 1 && sink.count == NotificationDelivery.sliceSize, "still held")
                 } catch {

@@ -1,7 +1,6 @@
 import ForgeSupport
 import Foundation
 import Hummingbird
-import HummingbirdTesting
 import NIOCore
 import NIOPosix
 import ReceiptForge

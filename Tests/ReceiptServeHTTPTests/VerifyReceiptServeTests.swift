@@ -2,7 +2,6 @@ import Foundation
 import ForgeSupport
 import ForgeTestSupport
 import Hummingbird
-import HummingbirdTesting
 import NIOCore
 import ReceiptForge
 import ReceiptServe

@@ -1,8 +1,9 @@
 import ForgeSupport
+import ForgeTLS
 import Foundation
 import NIOCore
+import NIOTLS
 import NIOPosix
-import NIOSSL
 import ReceiptServe
 import ReceiptServeHTTP
 import Synchronization
@@ -198,14 +199,16 @@ final class CannedWebhook: Sendable {
     }
 
     /// Answers every request with `answer`.
-    static func start(_ answer: [UInt8]?, then: Then = .close, host: String = "127.0.0.1", tls: NIOSSLContext? = nil) async throws -> CannedWebhook {
-        try await start(then: then, host: host, tls: tls) { _, _ in answer }
+    static func start(
+        _ answer: [UInt8]?, then: Then = .close, host: String = "127.0.0.1", tls: TLSContext? = nil, serverNames: WebhookTLSTests.ServerNames? = nil
+    ) async throws -> CannedWebhook {
+        try await start(then: then, host: host, tls: tls, serverNames: serverNames) { _, _ in answer }
     }
 
     /// Answers the `count`th request (from 0) with `answer(port, count)`, `delay` after it arrived; over TLS with
-    /// `tls`.
+    /// `tls`, recording each handshake's SNI in `serverNames`.
     static func start(
-        then: Then = .close, delay: TimeAmount = .zero, host: String = "127.0.0.1", tls: NIOSSLContext? = nil,
+        then: Then = .close, delay: TimeAmount = .zero, host: String = "127.0.0.1", tls: TLSContext? = nil, serverNames: WebhookTLSTests.ServerNames? = nil,
         _ answer: @escaping @Sendable (Int, Int) -> [UInt8]?
     ) async throws -> CannedWebhook {
         let events = Events()
@@ -213,7 +216,11 @@ final class CannedWebhook: Sendable {
             .childChannelInitializer { child in
                 child.eventLoop.makeCompletedFuture {
                     let handlers = child.pipeline.syncOperations
-                    if let tls { try handlers.addHandler(NIOSSLServerHandler(context: tls)) }
+                    if let tls {
+                        let handler = try TLSHandler(server: tls)
+                        try handlers.addHandler(handler)
+                        if let serverNames { try handlers.addHandler(ServerNameRecorder(tls: handler, names: serverNames)) }
+                    }
                     try handlers.addHandler(CannedAnswerHandler(then: then, delay: delay, events: events, answer: answer))
                 }
             }
@@ -231,6 +238,26 @@ final class CannedWebhook: Sendable {
 
     func stop() async {
         try? await channel.close()
+    }
+}
+
+/// Records the SNI of each handshake the webhook completes.
+private final class ServerNameRecorder: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    let tls: TLSHandler
+    let names: WebhookTLSTests.ServerNames
+
+    init(tls: TLSHandler, names: WebhookTLSTests.ServerNames) {
+        self.tls = tls
+        self.names = names
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if case TLSUserEvent.handshakeCompleted = event as? TLSUserEvent ?? .shutdownCompleted {
+            let name = tls.requestedServerName
+            names.names.withLock { $0.append(name) }
+        }
+        context.fireUserInboundEventTriggered(event)
     }
 }
 

@@ -1,7 +1,7 @@
 import ForgeSupport
+import ForgeTLS
 import Foundation
 import NIOCore
-import NIOSSL
 import ReceiptForge
 import ReceiptServe
 import ReceiptServeHTTP
@@ -9,7 +9,7 @@ import Synchronization
 import Testing
 import ForgeTestSupport
 
-/// The webhook client's TLS, now NIOSSL's as the client sets it up (it was AsyncHTTPClient's): the system's roots
+/// The webhook client's TLS (``TLSHandler``, the system's OpenSSL; it was NIOSSL's, and AsyncHTTPClient's before): the system's roots
 /// plus `--notify-ca`, the URL's host name sent as SNI and checked against the certificate, an address checked as
 /// an address. The webhook is an HTTPS listener in the test, serving what `forge serve --tls` serves: a certificate
 /// the TEST root issued for localhost, 127.0.0.1 and ::1.
@@ -23,16 +23,9 @@ struct WebhookTLSTests {
         let names = Mutex<[String?]>([])
     }
 
-    static func serverContext(recording names: ServerNames) throws -> NIOSSLContext {
+    static func serverContext() throws -> TLSContext {
         let credentials = try ServingCredentials.issue(for: "127.0.0.1", by: try CertificateSet<CertificateRole>.bundled())
-        var configuration = TLSConfiguration.makeServerConfiguration(
-            certificateChain: try credentials.chain.map { .certificate(try NIOSSLCertificate(bytes: $0, format: .der)) },
-            privateKey: .privateKey(try NIOSSLPrivateKey(bytes: Array(credentials.privateKeyPEM.utf8), format: .pem)))
-        configuration.sslContextCallback = { values, promise in
-            names.names.withLock { $0.append(values.serverHostname) }
-            promise.succeed(.noChanges)
-        }
-        return try NIOSSLContext(configuration: configuration)
+        return try TLSContext.server(certificateChainDER: credentials.chain, privateKeyPEM: credentials.privateKeyPEM)
     }
 
     static func notification(_ url: String) throws -> WebhookRequest {
@@ -42,7 +35,7 @@ struct WebhookTLSTests {
     @Test("Trusted through trustedRootsPEM: https://localhost (its name sent as SNI) and https://127.0.0.1 (no SNI) are SUCCESS")
     func trusted() async throws {
         let names = ServerNames()
-        let webhook = try await CannedWebhook.start(Self.ok, tls: try Self.serverContext(recording: names))
+        let webhook = try await CannedWebhook.start(Self.ok, tls: try Self.serverContext(), serverNames: names)
         let client = try WebhookClient(timeoutSeconds: 10, trustedRootsPEM: try String(contentsOf: Self.rootPEM, encoding: .utf8))
         for host in ["localhost", "127.0.0.1"] {
             let delivered = await client.deliver(try Self.notification("https://\(host):\(webhook.port)/hook"))
@@ -55,7 +48,7 @@ struct WebhookTLSTests {
 
     @Test("Without the TEST root the certificate is untrusted: TLS_ISSUE, and no request is sent")
     func untrusted() async throws {
-        let webhook = try await CannedWebhook.start(Self.ok, tls: try Self.serverContext(recording: ServerNames()))
+        let webhook = try await CannedWebhook.start(Self.ok, tls: try Self.serverContext())
         let client = try WebhookClient(timeoutSeconds: 10, trustedRootsPEM: nil)
         let delivered = await client.deliver(try Self.notification("https://localhost:\(webhook.port)/hook"))
         await webhook.stop()
@@ -66,7 +59,7 @@ struct WebhookTLSTests {
     #if os(Linux)
         @Test("At an address the certificate does not name (127.0.0.2, loopback on Linux) the trusted certificate is TLS_ISSUE")
         func wrongAddress() async throws {
-            let webhook = try await CannedWebhook.start(Self.ok, host: "127.0.0.2", tls: try Self.serverContext(recording: ServerNames()))
+            let webhook = try await CannedWebhook.start(Self.ok, host: "127.0.0.2", tls: try Self.serverContext())
             let client = try WebhookClient(timeoutSeconds: 10, trustedRootsPEM: try String(contentsOf: Self.rootPEM, encoding: .utf8))
             let delivered = await client.deliver(try Self.notification("https://127.0.0.2:\(webhook.port)/hook"))
             await webhook.stop()
