@@ -20,6 +20,7 @@ struct BenchRealtime: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("Your Get Retention Message endpoint: http:// or https://.", valueName: "url"))
     var url: String
     @OptionGroup var jws: JWSMakeOptions
+    @OptionGroup(title: "Scenario") var scenarioOptions: ScenarioOptions
     @Option(help: ArgumentHelp("Requests in all (1-100000).", valueName: "n"))
     var requests = 100
     @Option(help: ArgumentHelp("Requests in flight at once (1-256).", valueName: "n"))
@@ -46,7 +47,7 @@ struct BenchRealtime: AsyncParsableCommand {
 
     func run() async throws {
         let target = try HTTPURL.argument(url)
-        let forged = try jws.forged(.realtime)
+        let forged = try jws.forged(.realtime, scenario: scenarioOptions)
         guard var payload = forged.payload.objectValue else { throw fail("the realtime request is not a JSON object", Exit.software) }
         let trust = try notifyCa.map { String(decoding: try readInput($0, kind: .certificate).bytes, as: UTF8.self) }
         let forge: Forge

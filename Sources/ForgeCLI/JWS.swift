@@ -40,6 +40,7 @@ struct MakeJWS: ParsableCommand {
     @Argument(help: ArgumentHelp("transaction, renewal, app-transaction, notification or realtime.", valueName: "kind"))
     var kind: JWSKind
     @OptionGroup var jws: JWSMakeOptions
+    @OptionGroup(title: "Scenario") var scenarioOptions: ScenarioOptions
     @Option(name: [.customShort("o"), .long], help: ArgumentHelp("Output file (the compact JWS and a newline). Default: stdout.", valueName: "file"))
     var output: String?
     @Option(help: "Print the JWS (compact, the default) or json: {kind, environment, jws, header, payload}.")
@@ -50,7 +51,7 @@ struct MakeJWS: ParsableCommand {
     enum JWSOutput: String, ExpressibleByArgument, CaseIterable { case compact, json }
 
     func run() throws {
-        let forged = try jws.forged(kind)
+        let forged = try jws.forged(kind, scenario: scenarioOptions)
         let text: String
         switch format {
         case .compact: text = forged.compact
@@ -78,10 +79,11 @@ struct MakeJWS: ParsableCommand {
     }
 }
 
-/// What `forge jws make` forges, and `forge notify` signs and sends: the scenario, the payload's claims, the
-/// notification's pair or timeline event, and the payload edits.
+/// What `forge jws make` forges, and `forge notify` signs and sends, besides the scenario (``ScenarioOptions``, a
+/// group of each command's own: a group nested in a group costs swift-argument-parser's debug-build validation
+/// three times over, ~60 ms of every call): the payload's claims, the notification's pair or timeline event, and the
+/// payload edits.
 struct JWSMakeOptions: ParsableArguments {
-    @OptionGroup(title: "Scenario") var scenarioOptions: ScenarioOptions
     @Option(name: .customLong("about"), help: ArgumentHelp("The purchase (product id) the JWS is about. Default: the first.", valueName: "id"))
     var about: String?
     @Option(help: "The environment claim (AppTransaction: receiptType). Default: the preset's (Production; Sandbox for sandbox; Xcode for xcode-*).")
@@ -146,8 +148,9 @@ struct JWSMakeOptions: ParsableArguments {
         return (pair.type, pair.subtype, pair.subtype == .upgrade ? happened.to : happened.productID, happened.at.flatMap(ReceiptDate.parse))
     }
 
-    /// The JWS of `kind` these options describe, signed; a note on stderr when the clock is outside the chain's validity.
-    func forged(_ kind: JWSKind) throws -> ForgedJWS {
+    /// The JWS of `kind` these options describe in `scenarioOptions`' scenario, signed; a note on stderr when the clock
+    /// is outside the chain's validity.
+    func forged(_ kind: JWSKind, scenario scenarioOptions: ScenarioOptions) throws -> ForgedJWS {
         let (scenario, resolvedNow) = try scenarioOptions.resolved(receiptType: environment?.receiptType)
         let reported = try reportedEvent(in: scenario, kind: kind)
         // The event's own time is when Apple sends its notification; --now still wins.

@@ -26,6 +26,7 @@ struct Notify: AsyncParsableCommand {
     @Argument(help: ArgumentHelp("The webhook: http:// or https://.", valueName: "url"))
     var url: String
     @OptionGroup var jws: JWSMakeOptions
+    @OptionGroup(title: "Scenario") var scenarioOptions: ScenarioOptions
     @Option(help: ArgumentHelp("Send this saved body (from --save) byte for byte instead of signing a new notification.", valueName: "file"))
     var replay: String?
     @Option(help: ArgumentHelp("Write the exact body sent to this file (all or nothing).", valueName: "file"))
@@ -54,7 +55,7 @@ struct Notify: AsyncParsableCommand {
         if let replay {
             body = try readInput(replay, kind: .json).bytes
         } else {
-            let forged = try jws.forged(.notification)
+            let forged = try jws.forged(.notification, scenario: scenarioOptions)
             pair = (forged.payload["notificationType"]?.stringValue, forged.payload["subtype"]?.stringValue)
             body = WebhookRequest.body(signedPayload: forged.compact)
         }
