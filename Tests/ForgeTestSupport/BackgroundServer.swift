@@ -49,16 +49,18 @@ public final class BackgroundServer: Sendable {
         public var description: String { "the server did not say where it listens: first line '\(firstLine)', stderr: \(stderr.suffix(4000))" }
     }
 
-    /// Starts `executable` (forge by default) with `arguments`, and returns once its first stdout line names a port
+    /// Starts `executable` (forge by default) with `arguments` (in `directory`, else the test's own), and returns once its first stdout line names a port
     /// (`:PORT/` or `:PORT`); a server that ends first, or says nothing within `within`, is killed and
     /// ``DidNotStart`` thrown with what it said.
     public static func start(
-        _ arguments: [String], executable: URL = Binaries.forge, environment: [String: String]? = nil, within: Duration = .seconds(60)
+        _ arguments: [String], executable: URL = Binaries.forge, environment: [String: String]? = nil, in directory: URL? = nil, within: Duration = .seconds(60)
     ) async throws -> BackgroundServer {
         var options = PlatformOptions()
         options.processGroupID = 0
         let variables = environment.map { Environment.custom(Dictionary(uniqueKeysWithValues: $0.map { (Environment.Key(stringLiteral: $0.key), $0.value) })) } ?? .inherit
-        let configuration = Configuration(executable: .path(FilePath(executable.path)), arguments: Arguments(arguments), environment: variables, platformOptions: options)
+        let configuration = Configuration(
+            executable: .path(FilePath(executable.path)), arguments: Arguments(arguments), environment: variables, workingDirectory: directory.map { FilePath($0.path) },
+            platformOptions: options)
         let errors = Collected(limit: stderrLimit)
         let outcome = Outcome()
         let (lines, announce) = AsyncStream.makeStream(of: Announcement.self)
