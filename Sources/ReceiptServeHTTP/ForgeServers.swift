@@ -462,17 +462,23 @@ private struct OCSPRoutes: Sendable {
     private func respond(_ request: Request) async -> Response {
         let path = String(request.uri.path.dropFirst("/ocsp".count))
         let der: [UInt8]
+        var held: HeldBody?
         if request.method == .post {
-            let body: HeldBody
-            do throws(ServerRefusal) { body = try await runtime.bodies.collect(request, maximum: OCSPService.maximumRequestBytes) } catch {
+            do throws(ServerRefusal) { held = try await runtime.bodies.collect(request, maximum: OCSPService.maximumRequestBytes) } catch {
                 return Responses.refusal(error, appleShape: false)
             }
-            der = body.bytes
-            body.release()
+            der = held?.bytes ?? []
         } else {
             der = OCSPService.getRequest(path: path) ?? []
         }
-        let reply = service.respond(path: path, request: der)
+        // The body counts against the budget until the answer is made; the answer is signed on the pool, not on
+        // the event loop that read the request.
+        defer { held?.release() }
+        let service = service
+        let reply: OCSPResponder.Reply
+        do { reply = try await runtime.pool.answer { service.respond(path: path, request: der) } } catch {
+            return Responses.refusal(error, appleShape: false)
+        }
         log.record(["endpoint": .string("ocsp"), "path": .string(request.uri.path), "status": .integer(Int64(reply.status)), "answer": .string(reply.summary)])
         if reply.delaySeconds > 0 { try? await Task.sleep(for: .seconds(reply.delaySeconds)) }
         return reply.status == 200

@@ -98,4 +98,24 @@ struct OCSPRouteTests {
         #expect(service.respond(path: "", request: request).body.starts(with: [0x30]))
         #expect(service.respond(path: "", request: Array(request.dropLast())).body == [0x30, 0x03, 0x0A, 0x01, 0x01])
     }
+
+    @Test("An OCSP request's body counts against the body budget until its answer is sent, a slow answer's wait included (issue 38)")
+    func bodyHeldUntilAnswered() async throws {
+        let request = try await Self.request()
+        try await Self.application(try OCSPService(), controlToken: "t0ken").test(.router) { client in
+            let bearer: HTTPFields = [.authorization: "Bearer t0ken"]
+            let slow = try await client.execute(uri: "/_forge/ocsp", method: .post, headers: bearer, body: ByteBuffer(string: "jws-leaf=slow,seconds=25"))
+            #expect(slow.status == .created, "\(String(buffer: slow.body))")
+            let asked = Task {
+                try await client.execute(uri: "/ocsp", method: .post, headers: [.contentType: "application/ocsp-request"], body: ByteBuffer(bytes: request))
+            }
+            defer { asked.cancel() }
+            func held() async throws -> String? {
+                try await client.execute(uri: "/_forge/log", method: .get, headers: bearer).headers[try #require(HTTPFields.Element.Name("X-Forge-Body-Bytes-Held"))]
+            }
+            try await eventually("the request's body is held while its slow answer waits", within: .seconds(20)) { try await held() == String(request.count) }
+            asked.cancel()
+            try await eventually("given back once the request ended", within: .seconds(60)) { try await held() == "0" }
+        }
+    }
 }

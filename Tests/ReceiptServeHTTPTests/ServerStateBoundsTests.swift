@@ -4,6 +4,7 @@ import ReceiptForge
 import ForgeSupport
 import StoreModel
 import Synchronization
+import ForgeTestSupport
 import Testing
 
 /// The server state's own bounds: records evicted oldest first at ``ServerState/maximumRecords``, a clock that stops
@@ -43,6 +44,51 @@ struct ServerStateBoundsTests {
         #expect(state.now() == ServerState.lastInstant)
         #expect(warnings.withLock { $0 }.count == 1)
         #expect(warnings.withLock { $0 }.first?.contains("9999-12-30T23:59:59Z") == true)
+    }
+
+    @Test(
+        "A slow disk holds no reader (issue 38): while the clock's move and a change are being written, the clock and the customers are read as they were; each is made once written, in order"
+    )
+    func writesHoldNoReader() async throws {
+        let store = RecordingStore()
+        let scenario = try StateFixtures.sandboxCustomer()
+        let now = try #require(ReceiptDate.parse(StateFixtures.clock))
+        let state = try ServerState(scenarios: [scenario], now: now, store: store)
+        let later = now.addingTimeInterval(86_400)
+        let date = now
+        let batchesBefore = store.written.count  // the customers, written when the state was made
+        store.hold()
+        // Whatever happens, the gate opens before the test ends: the writers are waiting at it.
+        defer { store.release() }
+        let moved = Task { await onThread { Result { () throws(ServeError) in try state.setClock(to: later) } } }
+        try await eventually("the clock's write is at the store", within: .seconds(30)) { store.writesWaiting == 1 }
+        let changed = Task {
+            await onThread {
+                Result { () throws(ServerAPIError) in try state.change { $0.remember(ServerState.FinishedTransaction(environment: .sandbox, transactionID: "1", finishedAt: date)) }
+                }
+            }
+        }
+        // Readers on threads of their own: with the write held under the state's lock, they would wait for it.
+        let read = Mutex<(Date, Int)?>(nil)
+        Thread {
+            let seen = (state.now(), state.customers.count)
+            read.withLock { $0 = seen }
+        }.start()
+        try await eventually("the clock and the customers are read while the write waits", within: .seconds(30)) { read.withLock { $0 } != nil }
+        #expect(read.withLock { $0?.0 } == now, "the clock is as it was until its move is written")
+        #expect(store.writesWaiting == 1, "the change waits for the clock's write, not beside it")
+        store.release()
+        _ = try await moved.value.get()
+        _ = try await changed.value.get()
+        #expect(state.now() == later)
+        #expect(state.mutable.withLock { $0.finished.count } == 1)
+        let written = store.written.dropFirst(batchesBefore)
+        #expect(written.count == 2, "\(written.count) batches")
+        if case .clock(let at, _) = written.first?.first {
+            #expect(written.first?.count == 1 && at == later, "the clock's move first")
+        } else {
+            Issue.record("the clock's move was not written first")
+        }
     }
 
     @Test("A store that refuses every change (a full disk): each change answers 5000000 and is not made; said once, then counted")

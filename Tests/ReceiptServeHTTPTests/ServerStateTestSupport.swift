@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 import ForgeSupport
 import ReceiptForge
@@ -12,13 +13,37 @@ final class RecordingStore: ServerStateStore {
     let path = "recording-store"
     private let batches = Mutex<[[StateChange]]>([])
     private let refusing = Mutex(false)
+    /// While set, a write waits here (on its own thread, never a test's) until ``release()``: a slow disk.
+    private let gate = Mutex<DispatchSemaphore?>(nil)
+    private let waiting = Mutex(0)
 
     func load() throws(ServeError) -> SavedState { SavedState() }
 
     func write(_ changes: [StateChange]) throws(ServeError) {
+        if let gate = gate.withLock({ $0 }) {
+            waiting.withLock { $0 += 1 }
+            gate.wait()
+            waiting.withLock { $0 -= 1 }
+        }
         if refusing.withLock({ $0 }) { throw ServeError(.stateFailed, "\(path): the disk is full") }
         batches.withLock { $0.append(changes) }
     }
+
+    /// From now on writes wait until ``release()``.
+    func hold() { gate.withLock { $0 = DispatchSemaphore(value: 0) } }
+
+    /// Lets every waiting write (and every later one) go on.
+    func release() {
+        let held = gate.withLock { gate in
+            let held = gate
+            gate = nil
+            return held
+        }
+        for _ in 0..<64 { held?.signal() }
+    }
+
+    /// Writes waiting at the gate now.
+    var writesWaiting: Int { waiting.withLock { $0 } }
 
     /// Every batch written, in order.
     var written: [[StateChange]] { batches.withLock { $0 } }
@@ -83,4 +108,13 @@ final class ManualClock: Sendable {
 
     /// Rate limits counting on this clock.
     var limits: ServerAPIRateLimits { ServerAPIRateLimits(clock: { self.now }) }
+}
+
+/// Runs `body` on a thread of its own (it may block, as a write to a slow disk does) and hands back its result
+/// without blocking the caller's thread.
+func onThread<T: Sendable>(_ body: @escaping @Sendable () -> T) async -> T {
+    await withCheckedContinuation { continuation in
+        let thread = Thread { continuation.resume(returning: body()) }
+        thread.start()
+    }
 }

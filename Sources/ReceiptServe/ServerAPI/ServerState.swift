@@ -207,7 +207,12 @@ public final class ServerState: Sendable {
     let startedWall: Date
     /// The server clock when the server started: notifications of what happens after it are delivered.
     public let startedAt: Date
+    /// Held only to read the state or to swap a changed one in, never across I/O: a request that reads the clock
+    /// never waits behind a write to `store`.
     let mutable: Mutex<Mutable>
+    /// Held by whoever changes the state, across its write to `store`: changes are made one at a time, each
+    /// written before it is swapped in (write-ahead), while readers go on reading the state as it was.
+    private let changing = Mutex(())
     /// `--state FILE`; nil keeps the state in memory only.
     public let store: (any ServerStateStore)?
     /// Told what the operator must know once (a store that refuses changes, the clock at its end): stderr in `forge serve`.
@@ -344,15 +349,18 @@ public final class ServerState: Sendable {
     public func setClock(to date: Date) throws(ServeError) {
         guard date >= ReceiptDate.writable.lowerBound else { throw ServeError(.invalidClock, "\(ReceiptDate.format(date)) is \(ReceiptDate.outsideWritable)") }
         let date = min(date, Self.lastInstant)
-        try mutable.withLock { (state) throws(ServeError) in
-            let current = clock(offset: state.offset)
+        try changing.withLock { _ throws(ServeError) in
+            let before = mutable.withLock { $0.offset }
+            let current = clock(offset: before)
             guard date >= current else {
                 throw ServeError(.invalidClock, "the clock only moves forward: it is \(ReceiptDate.format(current)), not before")
             }
-            let offset = state.offset + date.timeIntervalSince(current)
+            let offset = before + date.timeIntervalSince(current)
             try store?.write([.clock(now: date, offset: offset)])
-            state.offset = offset
-            state.version &+= 1
+            mutable.withLock { state in
+                state.offset = offset
+                state.version &+= 1
+            }
         }
         _ = now()  // says so once when the clock has reached its end
     }
@@ -360,26 +368,33 @@ public final class ServerState: Sendable {
     /// Writes the clock as it is now, so a restart resumes close to it (the clock moves without changes).
     public func checkpoint() throws(ServeError) {
         guard let store else { return }
-        try mutable.withLock { (state) throws(ServeError) in try store.write([.clock(now: clock(offset: state.offset), offset: state.offset)]) }
+        try changing.withLock { _ throws(ServeError) in
+            let offset = mutable.withLock { $0.offset }
+            try store.write([.clock(now: clock(offset: offset), offset: offset)])
+        }
     }
 
-    /// Runs `change` on the state under the lock: a check and the mutation it allows happen as one. With a
-    /// store, what changed is written first; a write that fails leaves the state as it was (5000000). The first
-    /// refusal is said (through `warn`); the rest are counted in ``refusedWrites``, not said, so a full disk
-    /// under a busy client costs one line.
+    /// Runs `change` on a copy of the state, one change at a time: a check and the mutation it allows happen as one.
+    /// With a store, what changed is written first, outside the state's lock; a write that fails leaves the state as
+    /// it was (5000000). The first refusal is said (through `warn`); the rest are counted in ``refusedWrites``, not
+    /// said, so a full disk under a busy client costs one line.
     func change<T>(_ change: (inout Mutable) throws(ServerAPIError) -> T) throws(ServerAPIError) -> T {
-        let outcome = try mutable.withLock { (state) throws(ServerAPIError) -> Result<T, Refusal> in
-            var next = state
+        let outcome = try changing.withLock { _ throws(ServerAPIError) -> Result<T, Refusal> in
+            // No other change can come between this copy and the swap below: they wait on `changing`.
+            var next = mutable.withLock { $0 }
             let result = try change(&next)
             if let store, !next.journal.isEmpty {
                 do throws(ServeError) { try store.write(next.journal + [.clock(now: clock(offset: next.offset), offset: next.offset)]) } catch {
-                    state.refusedWrites += 1
-                    return .failure(Refusal(message: error.message, first: state.refusedWrites == 1))
+                    let refused = mutable.withLock { state in
+                        state.refusedWrites += 1
+                        return state.refusedWrites
+                    }
+                    return .failure(Refusal(message: error.message, first: refused == 1))
                 }
             }
             next.journal.removeAll()
             next.version &+= 1
-            state = next
+            mutable.withLock { $0 = next }
             return .success(result)
         }
         switch outcome {
