@@ -1,3 +1,4 @@
+import ForgeSupport
 import Foundation
 #if canImport(Glibc)
     import Glibc
@@ -7,13 +8,13 @@ import Foundation
 
 /// One HTTP/1.0 POST over a socket with one deadline for all of it, the answer read to its end and bounded: enough
 /// for OCSP (RFC 6960 Appendix A) without an HTTP stack in the build of the code that asks (the reference validator).
-public enum OneShotHTTP {
-    public struct Failure: Error, CustomStringConvertible {
-        public let description: String
+enum OneShotHTTP {
+    struct Failure: Error, CustomStringConvertible {
+        let description: String
     }
 
     /// POSTs `body` to an `http://` URL; the status and body of the answer, or why there is none within `timeout`.
-    public static func post(
+    static func post(
         _ url: String, contentType: String, body: [UInt8], timeout: Duration, maximumBytes: Int
     ) -> Result<(status: Int, body: [UInt8]), Failure> {
         let checked: HTTPURL
@@ -78,7 +79,7 @@ public enum OneShotHTTP {
     }
 
     /// Status and body of an HTTP/1.x answer read to its end (Content-Length honoured when present).
-    public static func parse(_ response: [UInt8]) -> (status: Int, body: [UInt8])? {
+    static func parse(_ response: [UInt8]) -> (status: Int, body: [UInt8])? {
         let separator: [UInt8] = [0x0D, 0x0A, 0x0D, 0x0A]
         guard response.count >= 12, let end = (0...(response.count - 4)).first(where: { response[$0..<($0 + 4)].elementsEqual(separator) }) else { return nil }
         let head = String(decoding: response[..<end], as: UTF8.self)
