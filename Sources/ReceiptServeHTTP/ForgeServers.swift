@@ -518,7 +518,7 @@ private struct ControlRoutes: Sendable {
     func register(on router: Router<ForgeRequestContext>) {
         if let ocsp {
             router.get("/_forge/ocsp") { request, context in
-                guarded(request, context) { Responses.text(ocsp.table.map { $0 + "\n" }.joined()) }
+                await guarded(request, context) { Responses.text(ocsp.table.map { $0 + "\n" }.joined()) }
             }
             router.post("/_forge/ocsp") { request, context in
                 await posted(request, context) { (body) throws(ServeError) in
@@ -528,14 +528,14 @@ private struct ControlRoutes: Sendable {
                 }
             }
             router.delete("/_forge/ocsp") { request, context in
-                guarded(request, context) {
+                await guarded(request, context) {
                     ocsp.reset()
                     return Responses.text("")
                 }
             }
         }
         router.get("/_forge/scenarios") { request, context in
-            guarded(request, context) {
+            await guarded(request, context) {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
                 let body = (try? encoder.encode(state.customers.map(\.scenario))) ?? Data("[]".utf8)
@@ -543,7 +543,7 @@ private struct ControlRoutes: Sendable {
             }
         }
         router.get("/_forge/clock") { request, context in
-            guarded(request, context) { clockAnswer() }
+            await guarded(request, context) { clockAnswer() }
         }
         router.post("/_forge/clock") { request, context in
             await posted(request, context) { (body) throws(ServeError) in
@@ -552,13 +552,13 @@ private struct ControlRoutes: Sendable {
             }
         }
         router.get("/_forge/faults") { request, context in
-            guarded(request, context) {
+            await guarded(request, context) {
                 let lines = faults.faults.map { $0.json.serialized(pretty: false) + "\n" }.joined()
                 return Responses.bytes(.ok, contentType: "application/x-ndjson", Array(lines.utf8))
             }
         }
         router.delete("/_forge/faults") { request, context in
-            guarded(request, context) {
+            await guarded(request, context) {
                 faults.clear()
                 return Responses.text("")
             }
@@ -576,7 +576,7 @@ private struct ControlRoutes: Sendable {
             }
         }
         router.get("/_forge/log") { request, context in
-            guarded(request, context) {
+            await guarded(request, context) {
                 var headers: HTTPFields = [:]
                 if let dropped = Responses.logDropped { headers[dropped] = String(log.dropped) }
                 if let evicted = Responses.logEvicted { headers[evicted] = String(log.evicted) }
@@ -585,7 +585,7 @@ private struct ControlRoutes: Sendable {
             }
         }
         router.delete("/_forge/log") { request, context in
-            guarded(request, context) {
+            await guarded(request, context) {
                 log.clear()
                 return Responses.text("")
             }
@@ -622,20 +622,31 @@ private struct ControlRoutes: Sendable {
 
     /// A control POST: refused, or its body (at most ``ServerLimits/maximumControlBody``) handed to `answer`, whose
     /// error is a 400 with its message (409 when the faults are full).
-    private func posted(_ request: Request, _ context: ForgeRequestContext, _ answer: ([UInt8]) throws(ServeError) -> Response) async -> Response {
+    private func posted(
+        _ request: Request, _ context: ForgeRequestContext, _ answer: @escaping @Sendable ([UInt8]) throws(ServeError) -> Response
+    ) async -> Response {
         if let refusal = refusal(request, context) { return refusal }
         let body: HeldBody
         do throws(ServerRefusal) { body = try await runtime.bodies.collect(request, maximum: ServerLimits.maximumControlBody) } catch {
             return Responses.refusal(error, appleShape: false)
         }
         defer { body.release() }
-        do throws(ServeError) { return try answer(body.bytes) } catch {
-            return Responses.text(error.message + "\n", status: error.code == .tooManyFaults ? .conflict : .badRequest)
+        let bytes = body.bytes
+        let outcome: Result<Response, ServeError>
+        do throws(ServerRefusal) { outcome = try await runtime.pool.answer { Result { () throws(ServeError) in try answer(bytes) } } } catch {
+            return Responses.refusal(error, appleShape: false)
+        }
+        switch outcome {
+        case .success(let response): return response
+        case .failure(let error): return Responses.text(error.message + "\n", status: error.code == .tooManyFaults ? .conflict : .badRequest)
         }
     }
 
-    private func guarded(_ request: Request, _ context: ForgeRequestContext, _ answer: () -> Response) -> Response {
-        refusal(request, context) ?? answer()
+    /// `answer` for a client the control routes admit, made on the pool: the log and the scenarios can be megabytes
+    /// to encode, and a state file to write, none of it for an event loop.
+    private func guarded(_ request: Request, _ context: ForgeRequestContext, _ answer: @escaping @Sendable () -> Response) async -> Response {
+        if let refused = refusal(request, context) { return refused }
+        do throws(ServerRefusal) { return try await runtime.pool.answer(answer) } catch { return Responses.refusal(error, appleShape: false) }
     }
 
     /// Nil when the client may use the control routes; else the refusal to send (``ControlAccess``), logged with the rule
