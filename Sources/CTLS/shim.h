@@ -23,6 +23,15 @@ static inline int CTLS_SSL_set_tlsext_host_name(SSL *ssl, const char *name) {
     return (int)SSL_set_tlsext_host_name(ssl, name);
 }
 
+/* What every context refuses: renegotiation (TLS 1.2), which lets one peer make the other redo handshakes at will. */
+static inline uint64_t CTLS_refused_options(void) {
+    return SSL_OP_NO_RENEGOTIATION;
+}
+
+static inline int CTLS_refuses_options(SSL_CTX *context) {
+    return (SSL_CTX_get_options(context) & CTLS_refused_options()) == CTLS_refused_options();
+}
+
 /* An empty memory BIO asks to be retried rather than reporting the end of input. */
 static inline void CTLS_BIO_set_mem_eof_return(BIO *bio, int value) {
     (void)BIO_set_mem_eof_return(bio, value);

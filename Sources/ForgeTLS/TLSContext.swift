@@ -22,9 +22,14 @@ public final class TLSContext: @unchecked Sendable {
         guard CTLS_SSL_CTX_set_min_proto_version(pointer, TLS1_2_VERSION) == 1 else {
             throw TLSError(.configuration, "cannot require TLS 1.2 or later\(OpenSSLErrors.drained())")
         }
+        // A peer asking for handshake after handshake (TLS 1.2 renegotiation) would have us sign for it each time.
+        _ = SSL_CTX_set_options(pointer, CTLS_refused_options())
     }
 
     deinit { SSL_CTX_free(pointer) }
+
+    /// Whether the context refuses renegotiation (what `init` sets on every context).
+    var refusesRenegotiation: Bool { CTLS_refuses_options(pointer) == 1 }
 
     /// A server presenting `chain` (DER, leaf first) with the leaf's key (PEM).
     public static func server(certificateChainDER chain: [[UInt8]], privateKeyPEM: String) throws -> TLSContext {

@@ -1,5 +1,5 @@
 import ForgeSupport
-import ForgeTLS
+@testable import ForgeTLS
 import ForgeTestSupport
 import Foundation
 import NIOCore
@@ -197,6 +197,12 @@ struct TLSHandlerTests {
             // The server closed with the ClientHello unread: the kernel may answer with a reset, which comes first.
             #expect(error.errnoCode == ECONNRESET, "\(error)")
         }
+    }
+
+    @Test("Every context refuses TLS 1.2 renegotiation: a peer cannot make us sign handshake after handshake (openssl s_client's R gets `no renegotiation`)")
+    func renegotiationRefused() throws {
+        #expect(try Self.serverContext().refusesRenegotiation)
+        #expect(try Self.clientContext().refusesRenegotiation)
     }
 
     @Test("Contexts refuse what OpenSSL refuses, with a configuration error: a key that is not PEM, a chain that is not DER, roots that hold no certificate")
