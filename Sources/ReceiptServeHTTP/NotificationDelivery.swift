@@ -11,7 +11,9 @@ import ServiceLifecycle
 /// Listing and signing are CPU work, and here Swift concurrency runs on NIO's event loops: both run on a
 /// ``NotificationWorker`` instead (by default one thread of its own), a slice of ``sliceSize`` notifications
 /// at a time, the next slice signed while the last is delivered, so the loops keep answering requests and the
-/// first notification of a large batch goes out at once. With nothing due, a tick compares two dates.
+/// first notification of a large batch goes out at once. What the loops write to the `--state` file (an attempt, the
+/// notifications newly due) is written on NIO's blocking-I/O pool (``StateWriter``). With nothing due, a tick compares
+/// two dates.
 public enum NotificationDelivery {
     /// How often, in wall time, a loop looks at the server clock for what is due.
     public static let tick: Duration = .milliseconds(50)
@@ -55,11 +57,11 @@ public enum NotificationDelivery {
             for (delivery, request) in dispatcher.due(environment, now: now) {
                 guard !Task.isCancelled, !Task.isShuttingDownGracefully else { break }
                 let answer = await client.deliver(request, at: service.state.now())
-                dispatcher.record(answer.attempt, of: delivery.key)
+                await StateWriter.run { dispatcher.record(answer.attempt, of: delivery.key) }
             }
             if let signed = await signing {
                 // A store that cannot take the slice keeps the batch where it was: signed again on the next round.
-                if dispatcher.enqueue(signed.notifications, environment: environment, through: signed.watermark) {
+                if await StateWriter.run({ dispatcher.enqueue(signed.notifications, environment: environment, through: signed.watermark) }) {
                     batch = signed.rest.isEmpty ? nil : signed.rest
                 } else {
                     try? await Task.sleep(for: tick)
@@ -142,12 +144,24 @@ public enum StateCheckpoint {
         guard state.store != nil else { return }
         var warned = false
         while !Task.isCancelled {
-            try? await Task.sleep(for: interval)
-            do { try state.checkpoint() } catch {
+            do { try await Task.sleep(for: interval) } catch { break }
+            if case .failure(let error) = await StateWriter.run({ Result { () throws(ServeError) in try state.checkpoint() } }) {
                 if !warned { FileHandle.standardError.write(Data("forge: warning: the clock is not in the state file: \(error.message)\n".utf8)) }
                 warned = true
             }
         }
-        try? state.checkpoint()
+        _ = await StateWriter.run { try? state.checkpoint() }
+    }
+}
+
+/// Where the background services write the `--state` file (a delivery's attempt, newly due notifications, the clock):
+/// NIO's blocking-I/O thread pool, never the event loop the service's task runs on (in forge-http Swift concurrency
+/// runs on NIO's loops, and an SQLite write can wait on the disk).
+enum StateWriter {
+    static func run<T: Sendable>(_ write: @escaping @Sendable () -> T) async -> T {
+        // In a task of its own, so a cancelled service (a shutdown) still writes there; only a pool already shut down
+        // refuses, and then the write is made where it is asked for.
+        let written = Task { try await NIOThreadPool.singleton.runIfActive(write) }
+        do { return try await written.value } catch { return write() }
     }
 }
