@@ -46,7 +46,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.24.0"),
         // Already built for Hummingbird; named for the logger the servers hand Hummingbird.
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
-        // Already built for Hummingbird; named for the header fields the in-process test client (ApplicationTesting) builds.
+        // Already built for Hummingbird; named for the typed methods the servers' routes take and the header fields the
+        // in-process test client (ApplicationTesting) builds.
         .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
         // The tests' processes: run asynchronously with a deadline, so no test blocks a cooperative thread.
         .package(url: "https://github.com/swiftlang/swift-subprocess.git", from: "1.0.2"),
@@ -101,7 +102,8 @@ let package = Package(
         .target(
             name: "ReferenceValidation", dependencies: ["ReceiptModel", "JWSModel", "StoreModel", "ForgeSupport", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance"],
             swiftSettings: swiftSettings),
-        // Apple's verifyReceipt, socket-free: statuses, routing, shared secret, server-side history, faults, the request log.
+        // What `forge serve` answers, socket-free: ServeConfiguration (the command line as a value) and the parts it builds,
+        // verifyReceipt, the App Store Server API, notifications, faults, the request log.
         .target(
             name: "ReceiptServe", dependencies: ["ReferenceValidation", "ReceiptForge", "ReceiptModel", "StoreModel", "ForgeSupport", "ReceiptCorpus", "ForgeCrypto", "JWSModel"],
             swiftSettings: swiftSettings),
@@ -111,12 +113,14 @@ let package = Package(
             name: "ReceiptValidationServer",
             dependencies: ["ReferenceValidation", "ReceiptServe", "ReceiptConformance", "ReceiptCorpus", "ReceiptModel", "StoreModel", "ForgeSupport"],
             swiftSettings: swiftSettings),
-        // The HTTP servers on Hummingbird: `forge serve` and `forge validate --listen`.
+        // The HTTP servers on Hummingbird: `forge serve` and `forge validate --listen`, each put together in one place
+        // (`ForgeServers`), one controller per route group; the `--state` file's SQLite store is built there too.
         .target(
             name: "ReceiptServeHTTP",
             dependencies: [
-                "ReceiptServe", "ReceiptValidationServer", "ReceiptForge", "ReceiptModel", "StoreModel", "ForgeSupport",
-                .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
+                "ReceiptServe", "ReceiptServeSQLite", "ReceiptValidationServer", "ReceiptForge", "ReceiptModel", "StoreModel", "ForgeSupport",
+                .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), "ForgeTLS",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOHTTPTypes", package: "swift-nio-extras"),
@@ -140,7 +144,7 @@ let package = Package(
         .executableTarget(
             name: "forge-http",
             dependencies: [
-                "ForgeCLI", "ReceiptConformance", "ReceiptConformanceHTTP", "ReceiptValidationServer", "ReceiptServe", "ReceiptServeHTTP", "ReceiptServeSQLite",
+                "ForgeCLI", "ReceiptConformance", "ReceiptConformanceHTTP", "ReceiptValidationServer", "ReceiptServe", "ReceiptServeHTTP",
                 "StoreModel", "ForgeSupport",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],

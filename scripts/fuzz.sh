@@ -224,8 +224,9 @@ PY
     recipe_words "$seeds/run-shards" >"$seeds/run-merge.dict"
 fi
 # Server API requests: every endpoint, for both apps' customers ({tx}, {otx}: production; {stx}, {sotx}: sandbox),
-# with each way of authenticating. The first byte: method (bits 0-2), auth (bits 3-4), rate limits (bit 5),
-# environment (bits 6-7); then path, query, body, authorization, X-Forge-Now and Host, split by 0x00.
+# with each way of authenticating. The first byte: auth (bits 3-4), rate limits (bit 5), environment (bits 6-7); then
+# the endpoint as the router hands it over (its name, then its path parameters: transactionInfo/{tx}), query, body,
+# authorization, X-Forge-Now and Host, split by 0x00. (The method number kept in each tuple is only its seed's name.)
 if [ ! -d "$seeds/server-api" ]; then
     mkdir -p "$seeds/server-api"
     python3 - "$seeds/server-api" <<'PY'
@@ -235,17 +236,17 @@ consumption = json.dumps({"customerConsented": True, "consumptionStatus": 1, "pl
     "appAccountToken": "", "accountTenure": 0, "playTime": 0, "lifetimeDollarsRefunded": 0, "lifetimeDollarsPurchased": 0, "userStatus": 0, "refundPreference": 1})
 consumption2 = json.dumps({"customerConsented": True, "sampleContentProvided": False, "deliveryStatus": "DELIVERED", "refundPreference": "GRANT_FULL", "consumptionPercentage": 50000})
 requests = [
-    (0, "/inApps/v1/transactions/{tx}", "", ""), (0, "/inApps/v2/history/{otx}", "sort=DESCENDING&productType=AUTO_RENEWABLE&revoked=false", ""),
-    (0, "/inApps/v1/history/{otx}", "", ""), (0, "/inApps/v1/subscriptions/{otx}", "status=1&status=2", ""),
-    (0, "/inApps/v2/refund/lookup/{otx}", "", ""), (0, "/inApps/v1/lookup/MTE0MjI2", "", ""),
-    (0, "/inApps/v1/transactions/appTransactions/{tx}", "", ""), (1, "/inApps/v1/transactions/consumption/{tx}", "", consumption),
-    (1, "/inApps/v2/transactions/consumption/{tx}", "", consumption2), (2, "/inApps/v1/transactions/{tx}/finish", "", ""),
-    (1, "/inApps/v1/transactions/{otx}/appAccountToken", "", json.dumps({"appAccountToken": "7e3fb20b-4cdb-47cc-936d-99d65f608138"})),
-    (1, "/inApps/v1/subscriptions/extend/{otx}", "", json.dumps({"extendByDays": 30, "extendReasonCode": 1, "requestIdentifier": "R1"})),
-    (2, "/inApps/v1/subscriptions/extend/mass", "", json.dumps({"extendByDays": 30, "extendReasonCode": 1, "requestIdentifier": "R2", "productId": "pro.yearly", "storefrontCountryCodes": ["USA"]})),
-    (0, "/inApps/v1/subscriptions/extend/mass/pro.yearly/R2", "", ""), (2, "/inApps/v1/notifications/test", "", ""),
-    (0, "/inApps/v1/notifications/test/5a2b0f3c", "", ""),
-    (2, "/inApps/v1/notifications/history", "paginationToken=abc", json.dumps({"startDate": 1700000000000, "endDate": 1800000000000, "onlyFailures": False})),
+    (0, "transactionInfo/{tx}", "", ""), (0, "transactionHistory/{otx}", "sort=DESCENDING&productType=AUTO_RENEWABLE&revoked=false", ""),
+    (0, "transactionHistoryV1/{otx}", "", ""), (0, "subscriptionStatuses/{otx}", "status=1&status=2", ""),
+    (0, "refundHistory/{otx}", "", ""), (0, "orderLookup/MTE0MjI2", "", ""),
+    (0, "appTransactionInfo/{tx}", "", ""), (1, "consumptionV1/{tx}", "", consumption),
+    (1, "consumptionV2/{tx}", "", consumption2), (2, "finishTransaction/{tx}", "", ""),
+    (1, "setAppAccountToken/{otx}", "", json.dumps({"appAccountToken": "7e3fb20b-4cdb-47cc-936d-99d65f608138"})),
+    (1, "extendRenewalDate/{otx}", "", json.dumps({"extendByDays": 30, "extendReasonCode": 1, "requestIdentifier": "R1"})),
+    (2, "massExtendRenewalDate", "", json.dumps({"extendByDays": 30, "extendReasonCode": 1, "requestIdentifier": "R2", "productId": "pro.yearly", "storefrontCountryCodes": ["USA"]})),
+    (0, "massExtensionStatus/pro.yearly/R2", "", ""), (2, "requestTestNotification", "", ""),
+    (0, "testNotificationStatus/5a2b0f3c", "", ""),
+    (2, "notificationHistory", "paginationToken=abc", json.dumps({"startDate": 1700000000000, "endDate": 1800000000000, "onlyFailures": False})),
 ]
 claims = '{"alg":"ES256","kid":"{kid}","typ":"JWT"}\x01{"iss":"{iss}","iat":{now},"exp":{exp},"aud":"appstoreconnect-v1","bid":"com.example.api"}'
 for index, (method, path, query, body) in enumerate(requests):

@@ -62,8 +62,15 @@ extension Exit {
     /// A server that stopped on an error (`forge serve`, `validate --listen`): 69 when it could not listen where
     /// it was asked (the address is not to be had: EX_UNAVAILABLE, as a forge-http that is not built), else 70.
     static func serveFailure(_ error: any Error, host: String, port: Int) -> ExitCode {
-        if let error = error as? ServeError, error.code == .cannotListen {
-            return fail("cannot listen on \(ServerAddress(host: host, port: port).authority): \(error.message)", unavailable)
+        if let error = error as? ServeError {
+            switch error.code {
+            case .cannotListen: return fail("cannot listen on \(ServerAddress(host: host, port: port).authority): \(error.message)", unavailable)
+            case .stateFailed, .logFailed: return fail(error.message, cannotCreate)
+            case .invalidScenario: return fail(error.message, dataError)
+            case .invalidFault: return fail(error.message, usage)
+            case .cannotStart: return fail(error.message, software)
+            case .tooManyFaults, .invalidClock: break
+            }
         }
         return fail("cannot serve on \(ServerAddress(host: host, port: port).authority): \(error)", software)
     }

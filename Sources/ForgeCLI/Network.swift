@@ -20,14 +20,10 @@ public protocol NetworkSupport: Sendable {
     var targetProviders: [any TargetProvider] { get }
     /// Serves `routes` (the harness protocol) until SIGINT or SIGTERM; `announce` gets the address bound.
     func listen(_ listener: ServerListener, routes: HarnessRoutes, announce: @escaping @Sendable (ServerAddress) async -> Void) async throws
-    /// Serves Apple's verifyReceipt endpoints and the App Store Server API until SIGINT or SIGTERM; `announce`
-    /// gets the address bound. Without `controlToken` the control routes answer loopback clients only.
-    func serve(
-        _ listener: ServerListener, service: VerifyReceiptService, serverAPI: ServerAPIService, faults: FaultPlan, log: RequestLog, controlToken: String?,
-        ocsp: OCSPService?, announce: @escaping @Sendable (ServerAddress) async -> Void
-    ) async throws
-    /// Opens (creating it if missing) the file `forge serve --state` keeps the server state in.
-    func openState(_ path: String) throws(ServeError) -> any ServerStateStore
+    /// Builds `forge serve` from `configuration` (the one composition root, `ForgeServers.buildServeApplication`) and
+    /// serves it until SIGINT or SIGTERM; `announce` gets the address bound. A part that cannot be built throws a
+    /// ``ServeError`` whose code says whose fault it is.
+    func serve(_ configuration: ServeConfiguration, announce: @escaping @Sendable (ServerAddress) async -> Void) async throws
     /// POSTs to webhooks (`forge notify`, `forge bench realtime`), at most `concurrency` at a time, answered in
     /// order; every failure is an attempt with Apple's result. The requests share their timeout and trust.
     func deliver(_ requests: [WebhookRequest], concurrency: Int) async -> [WebhookAnswer]

@@ -7,7 +7,8 @@ import ReceiptServe
 import ForgeSupport
 import StoreModel
 
-/// `forge serve`: Apple's verifyReceipt endpoints, hermetic. Served by forge-http (which forge starts).
+/// `forge serve`: Apple's server side, hermetic. This command only parses: its flags become a ``ServeConfiguration``, which
+/// forge-http (which forge starts) builds and serves (`ForgeServers.buildServeApplication`).
 struct Serve: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
@@ -165,101 +166,78 @@ struct Serve: AsyncParsableCommand {
         }
     }
 
-    /// The OCSP responder, when asked for: its sets, its answers, the wall clock (verifiers going online judge at now).
-    private func ocspService() throws -> OCSPService? {
+    /// The OCSP responder, when asked for: its sets and its answers (it dates them by the wall clock: verifiers going
+    /// online judge at now).
+    private func ocspConfiguration() throws -> ServeConfiguration.OCSP? {
         guard ocsp || !ocspAnswer.isEmpty || !ocspCa.isEmpty else { return nil }
+        var sets: [CertificateSet<JWSRole>] = []
         do {
-            var sets: [CertificateSet<JWSRole>] = []
             for directory in ocspCa { sets.append(try CertificateSet<JWSRole>.load(from: URL(fileURLWithPath: directory))) }
-            let service = try OCSPService(jwsSets: sets)
-            for spec in ocspAnswer { try service.set(spec: spec) }
-            return service
         } catch { throw fail("--ocsp-ca: \(error.message)", Exit.dataError) }
+        return ServeConfiguration.OCSP(jwsSets: sets, answers: ocspAnswer)
     }
 
-    func run() async throws {
-        guard let (host, port) = Validate.hostAndPort(listen) else { throw ValidationError("--listen must be host:port") }
-        let network = try Network.required(for: "forge serve")
-        let pki = try loadPKI(nil)
+    /// The command line as a ``ServeConfiguration``: files read, values checked, nothing built.
+    private func configuration(host: String, port: Int) throws -> ServeConfiguration {
         var scenarios: [Scenario] = []
         for path in scenario {
             let (bytes, _) = try readInput(path, kind: .json)
             do { scenarios.append(try Scenario.decode(json: Data(bytes))) } catch { throw fail("\(path): \(error.message)", Exit.dataError) }
         }
-        let configuration = try storekit.map { try loadStoreKit($0, products: products) }
-        if let configuration {
+        let storeKit = try storekit.map { try loadStoreKit($0, products: products) }
+        if let storeKit {
             for index in scenarios.indices where scenarios[index].products == nil {
-                scenarios[index].products = configuration.products
-                scenarios[index].storefront = scenarios[index].storefront ?? configuration.storefront
+                scenarios[index].products = storeKit.products
+                scenarios[index].storefront = scenarios[index].storefront ?? storeKit.storefront
             }
             if !products.isEmpty {
                 do {
                     // Bought an hour before the server's start: --now, else the wall clock.
-                    var customer = try configuration.scenario(purchasing: products)
+                    var customer = try storeKit.scenario(purchasing: products)
                     customer.now = now ?? ReceiptDate.format(Date())
                     scenarios.append(customer)
                 } catch { throw fail(error.message, Exit.usage) }
             }
         }
+        var configuration = ServeConfiguration(
+            listener: ServerListener(host: host, port: port, threads: threads, limits: server.limits), receiptPKI: try loadPKI(nil))
+        configuration.servesTLS = tls
+        configuration.scenarios = scenarios
+        configuration.now = now.flatMap(ReceiptDate.parse)
         // Xcode's rate, unless --time-rate says otherwise; real time is the wall clock's own pace, so no rate.
-        let timeRate = timeRate ?? configuration?.timeRate.flatMap { $0 == .realTime ? nil : $0.storeSecondsPerSecond }
-        let access: ServerAPIService.Access =
+        configuration.timeRate = timeRate ?? storeKit?.timeRate.flatMap { $0 == .realTime ? nil : $0.storeSecondsPerSecond }
+        configuration.trustedRoots = try loadRoots(root)
+        configuration.sharedSecret = sharedSecret
+        configuration.legacyExpiredStatus = legacyExpiredStatus
+        configuration.access =
             if noAuth { .open } else if let authenticator = try APIKeyOptions.authenticator(apiKeys: apiKey, issuerID: issuerId, scenarios: scenarios) {
                 .tokens(authenticator)
             } else { .closed }
+        configuration.appleRateLimits = rateLimits == .apple
         var webhooks: [ServerAPIEnvironment: HTTPURL] = [:]
         webhooks[.production] = try notify.map { try HTTPURL.argument($0, "--notify") }
         webhooks[.sandbox] = try notifySandbox.map { try HTTPURL.argument($0, "--notify-sandbox") }
         let trust = try notifyCa.map { String(decoding: try readInput($0, kind: .certificate).bytes, as: UTF8.self) }
-        let store: (any ServerStateStore)?
-        let saved: SavedState
-        do {
-            store = try state.map { (path) throws(ServeError) in try network.openState(path) }
-            saved = try store?.load() ?? SavedState()
-        } catch { throw fail("--state: \(error.message)", Exit.cannotCreate) }
-        let histories: ServerHistories
-        let serverAPI: ServerAPIService
-        do {
-            let forge = try Forge(receiptPKI: pki)
-            // One state for both APIs: what the Server API changes, verifyReceipt shows, on one clock.
-            let state = try ServerState(scenarios: scenarios, now: now.flatMap(ReceiptDate.parse), timeRate: timeRate, store: store, saved: saved)
-            let deliveries =
-                webhooks.isEmpty
-                ? nil : NotificationDispatcher(.init(urls: webhooks, timeoutSeconds: notifyTimeout, trustedRootsPEM: trust), saved: saved, store: store)
-            histories = try ServerHistories(state: state, forge: forge)
-            serverAPI = try ServerAPIService(
-                state: state, forge: forge,
-                configuration: .init(
-                    now: now.flatMap(ReceiptDate.parse), access: access, rateLimits: rateLimits == .apple ? ServerAPIRateLimits() : nil, deliveries: deliveries))
-        } catch {
-            throw fail(error.description, error.code == .invalidScenario || error.code == .conflictingOptions ? Exit.dataError : Exit.software)
-        }
-        let anchors = [TrustAnchorID.forgeRoot: pki.certificate(.root), TrustAnchorID.forgeStoreKit: pki.certificate(.storeKit)]
-        let service = VerifyReceiptService(
-            configuration: .init(
-                trustedRoots: try loadRoots(root), sharedSecret: sharedSecret, legacyExpiredStatus: legacyExpiredStatus,
-                now: now.flatMap(ReceiptDate.parse), namedAnchors: anchors),
-            histories: histories)
-        let faults: FaultPlan
-        do { faults = try FaultPlan(try fault.map { spec throws(ServeError) in try Fault(parsing: spec) }, seed: seed) } catch {
-            throw fail("--fault \(error.message)", Exit.usage)
-        }
-        let requestLog: RequestLog
-        do {
-            requestLog = try RequestLog(file: log.map { URL(fileURLWithPath: $0) }, capacity: logCapacity) { note("warning: \($0)") }
-        } catch { throw fail(error.message, Exit.cannotCreate) }
-        var credentials: ServingCredentials?
-        if tls {
-            do { credentials = try ServingCredentials.issue(for: host, by: pki) } catch { throw fail("cannot issue the serving certificate: \(error)", Exit.software) }
-        }
+        if !webhooks.isEmpty { configuration.webhooks = .init(urls: webhooks, timeoutSeconds: notifyTimeout, trustedRootsPEM: trust) }
+        configuration.statePath = state
+        do { configuration.faults = try fault.map { spec throws(ServeError) in try Fault(parsing: spec) } } catch { throw fail("--fault \(error.message)", Exit.usage) }
+        configuration.faultSeed = seed
+        configuration.logPath = log
+        configuration.logCapacity = logCapacity
+        configuration.controlToken = controlToken
+        configuration.ocsp = try ocspConfiguration()
+        configuration.warn = { note("warning: \($0)") }
+        return configuration
+    }
+
+    func run() async throws {
+        guard let (host, port) = Validate.hostAndPort(listen) else { throw ValidationError("--listen must be host:port") }
+        let network = try Network.required(for: "forge serve")
+        let configuration = try configuration(host: host, port: port)
         let scheme = tls ? "https" : "http"
-        let listener = ServerListener(host: host, port: port, tls: credentials, threads: threads, limits: server.limits)
-        let controlToken = controlToken, noAuth = noAuth, notifying = webhooks
-        let ocspService = try ocspService()
+        let controlToken = controlToken, noAuth = noAuth, notifying = configuration.webhooks?.urls ?? [:], servesOCSP = configuration.ocsp != nil
         do {
-            try await network.serve(
-                listener, service: service, serverAPI: serverAPI, faults: faults, log: requestLog, controlToken: controlToken, ocsp: ocspService
-            ) {
+            try await network.serve(configuration) {
                 bound in
                 let base = "\(scheme)://\(bound.authority)"
                 var lines = [
@@ -267,7 +245,7 @@ struct Serve: AsyncParsableCommand {
                     "server api  \(base)/inApps (production)  \(base)/sandbox/inApps (sandbox)\(noAuth ? "  --no-auth" : apiKey.isEmpty ? "  (401 until --api-key or --no-auth)" : "  (bearer tokens of --api-key)")",
                     "control     \(base)/_forge/faults  \(base)/_forge/log  \(base)/_forge/clock  \(base)/_forge/scenarios",
                 ]
-                if ocspService != nil { lines.append("ocsp        \(base)/ocsp  (answers: \(base)/_forge/ocsp)") }
+                if servesOCSP { lines.append("ocsp        \(base)/ocsp  (answers: \(base)/_forge/ocsp)") }
                 if let notify { lines.append("notify      production → \(notify)") }
                 if let notifySandbox { lines.append("notify      sandbox → \(notifySandbox)") }
                 if tls {
@@ -291,9 +269,6 @@ struct Serve: AsyncParsableCommand {
             }
         } catch {
             throw Exit.serveFailure(error, host: host, port: port)
-        }
-        if requestLog.dropped > 0, let path = requestLog.path {
-            note("warning: \(requestLog.dropped) of \(requestLog.recorded) request log entries could not be written to \(path)")
         }
     }
 }

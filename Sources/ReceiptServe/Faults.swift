@@ -21,6 +21,10 @@ public struct ServeError: CodedError, Sendable {
         /// The `--state` file cannot be opened, read or written: missing folder, another server holding it, not a
         /// state file, a full disk. At start `forge serve` exits; while it runs the change is refused.
         case stateFailed
+        /// A scenario the server cannot serve (no `now`, not renderable, not the customers of its `--state` file).
+        case invalidScenario
+        /// The server cannot be put together for a reason of its own (a certificate it cannot issue, a PKI it cannot read).
+        case cannotStart
         public var description: String { rawValue }
     }
 

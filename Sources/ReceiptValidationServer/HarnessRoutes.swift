@@ -34,35 +34,44 @@ public struct HarnessRoutes: Sendable {
         verifyReceipt = VerifyReceiptService(configuration: .init(trustedRoots: root, namedAnchors: harness.anchors))
     }
 
-    /// The routes above, as a server registers them; any other path is a 404, another method a 405.
-    public static let routes: [(method: String, path: String)] = [("GET", "/hello"), ("POST", "/validate"), ("POST", "/verifyReceipt")]
+    /// The routes above: what a server registers. Any other path is a 404 (``notFound(path:)``), another method on one
+    /// of these paths a 405 (``methodNotAllowed(_:on:)``).
+    public enum Route: String, CaseIterable, Sendable {
+        case hello
+        case validate
+        case verifyReceipt
 
-    /// Whether a refusal on `path` takes Apple's verifyReceipt shape (HTTP 200, `{"status": 21000…}`).
-    public static func answersLikeApple(path: String) -> Bool { route(path) == "/verifyReceipt" }
+        public var path: String { "/" + rawValue }
+        /// The one method the route takes.
+        public var method: String { self == .hello ? "GET" : "POST" }
+        /// Whether a refusal takes Apple's verifyReceipt shape (HTTP 200, `{"status": 21000…}`).
+        public var answersLikeApple: Bool { self == .verifyReceipt }
+    }
 
-    private static func route(_ path: String) -> String { String(path.prefix { $0 != "?" }) }
-
-    /// The answer to one request; `headers` keyed by lower-case name.
-    public func respond(method: String, path: String, headers: [String: String], body: [UInt8]) -> Response {
-        let route = Self.route(path)
-        switch (method, route) {
-        case ("GET", "/hello"):
+    /// The answer to one request of `route`; `headers` keyed by lower-case name.
+    public func respond(to route: Route, headers: [String: String], body: [UInt8]) -> Response {
+        switch route {
+        case .hello:
             return json(200, harness.helloMessage())
-        case ("POST", "/validate"):
+        case .validate:
             guard let request = try? JSONDecoder().decode(ValidateRequest.self, from: Data(body)) else {
                 let seq = (try? JSONValue(parsing: body))?["seq"]?.integerValue.map(Int.init) ?? -1
                 return json(400, HarnessReply.errored(seq: seq, message: "the body is not a validate message (harness protocol v1)"))
             }
             return json(200, harness.reply(to: request))
-        case ("POST", "/verifyReceipt"):
+        case .verifyReceipt:
             let answer = verifyReceipt.answer(endpoint: .production, body: body, overrides: .init(headers: headers))
             return Response(status: 200, body: Array(answer.body.serialized(pretty: false).utf8))
-        case _ where Self.routes.contains { $0.path == route }:
-            return Response(status: 405, body: Array("method \(method) is not allowed on \(route)\n".utf8), contentType: "text/plain")
-        default:
-            let known = Self.routes.map { "\($0.method) \($0.path)" }.joined(separator: ", ")
-            return Response(status: 404, body: Array("no route \(route): \(known)\n".utf8), contentType: "text/plain")
         }
+    }
+
+    public static func methodNotAllowed(_ method: String, on route: Route) -> Response {
+        Response(status: 405, body: Array("method \(method) is not allowed on \(route.path)\n".utf8), contentType: "text/plain")
+    }
+
+    public static func notFound(path: String) -> Response {
+        let known = Route.allCases.map { "\($0.method) \($0.path)" }.joined(separator: ", ")
+        return Response(status: 404, body: Array("no route \(path): \(known)\n".utf8), contentType: "text/plain")
     }
 
     private func json(_ status: Int, _ value: some Encodable) -> Response {

@@ -7,7 +7,6 @@ import ReceiptConformance
 import ReceiptConformanceHTTP
 import ReceiptServe
 import ReceiptServeHTTP
-import ReceiptServeSQLite
 import ReceiptValidationServer
 import ForgeSupport
 import StoreModel
@@ -36,16 +35,9 @@ private struct HTTPSupport: NetworkSupport {
         try await ForgeServers.buildHarnessApplication(listener, routes: routes, announce: announce).serve()
     }
 
-    func serve(
-        _ listener: ServerListener, service: VerifyReceiptService, serverAPI: ServerAPIService, faults: FaultPlan, log: RequestLog, controlToken: String?,
-        ocsp: OCSPService?, announce: @escaping @Sendable (ServerAddress) async -> Void
-    ) async throws {
-        try await ForgeServers.buildVerifyReceiptApplication(
-            listener, service: service, serverAPI: serverAPI, faults: faults, log: log, controlToken: controlToken, ocsp: ocsp, announce: announce
-        ).serve()
+    func serve(_ configuration: ServeConfiguration, announce: @escaping @Sendable (ServerAddress) async -> Void) async throws {
+        try await ForgeServers.buildServeApplication(configuration, announce: announce).serve()
     }
-
-    func openState(_ path: String) throws(ServeError) -> any ServerStateStore { try SQLiteStateStore(path: path) }
 
     func deliver(_ requests: [WebhookRequest], concurrency: Int) async -> [WebhookAnswer] {
         await WebhookClient.deliver(requests, concurrency: concurrency)

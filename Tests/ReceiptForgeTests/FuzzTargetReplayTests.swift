@@ -10,9 +10,9 @@ struct FuzzTargetReplayTests {
     @Test("A Server API seed is answered 200 without auth, with the minted token and with claims signed by the harness; a raw bad token is 401")
     func serverAPI() {
         let claims = #"{"alg":"ES256","kid":"{kid}","typ":"JWT"}"# + "\u{1}" + #"{"iss":"{iss}","iat":{now},"exp":{exp},"aud":"appstoreconnect-v1","bid":"com.example.api"}"#
-        #expect(FuzzTargetReplays.serverAPI(Self.request(0, ["/inApps/v1/transactions/{tx}", "", "", "", "", ""])) == 200)
-        #expect(FuzzTargetReplays.serverAPI(Self.request(1 << 3, ["/inApps/v1/transactions/{tx}", "", "", "", "", ""])) == 200)
-        #expect(FuzzTargetReplays.serverAPI(Self.request(2 << 3 | 1 << 6, ["/inApps/v2/history/{sotx}", "sort=DESCENDING", "", claims, "", ""])) == 200)
-        #expect(FuzzTargetReplays.serverAPI(Self.request(3 << 3, ["/inApps/v1/transactions/{tx}", "", "", "Bearer a.b.c", "", ""])) == 401)
+        #expect(FuzzTargetReplays.serverAPI(Self.request(0, ["transactionInfo/{tx}", "", "", "", "", ""])) == 200)
+        #expect(FuzzTargetReplays.serverAPI(Self.request(1 << 3, ["transactionInfo/{tx}", "", "", "", "", ""])) == 200)
+        #expect(FuzzTargetReplays.serverAPI(Self.request(2 << 3 | 1 << 6, ["transactionHistory/{sotx}", "sort=DESCENDING", "", claims, "", ""])) == 200)
+        #expect(FuzzTargetReplays.serverAPI(Self.request(3 << 3, ["transactionInfo/{tx}", "", "", "Bearer a.b.c", "", ""])) == 401)
     }
 }

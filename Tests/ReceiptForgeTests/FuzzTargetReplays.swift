@@ -127,7 +127,9 @@ enum FuzzTargetReplays {
         for index in 0..<3 {
             for (placeholder, value) in placeholders { fields[index] = fields[index].replacing(placeholder, with: value) }
         }
-        let methods = ["GET", "PUT", "POST", "HEAD", "DELETE", "PATCH", "OPTIONS", "get"]
+        // The endpoint as the router hands it over: its name, then its path parameters (`transactionInfo/{tx}`).
+        let route = fields[0].split(separator: "/", omittingEmptySubsequences: false).map { String($0) }
+        guard let endpoint = route.first.flatMap(ServerAPIService.Endpoint.init(rawValue:)) else { return 0 }
         let authorization: String?
         let access: ServerAPIService.Access
         switch (flags >> 3) & 3 {
@@ -152,10 +154,10 @@ enum FuzzTargetReplays {
         guard let service = try? ServerAPIService(scenarios: scenarios, forge: forge, configuration: configuration) else { return nil }
         let response = service.respond(
             ServerAPIRequest(
-                environment: environment, method: methods[Int(flags & 7)], path: fields[0], query: fields[1], body: Array(fields[2].utf8),
+                environment: environment, endpoint: endpoint, parameters: Array(route.dropFirst()), query: fields[1], body: Array(fields[2].utf8),
                 now: fields[4].isEmpty ? nil : ReceiptDate.parse(fields[4]), authorization: authorization))
         _ = JSONValue.object(response.summary).serialized(pretty: false)
-        _ = service.respond(ServerAPIRequest(environment: environment, method: "GET", path: fields[0], query: fields[1], authorization: authorization))
+        _ = service.respond(ServerAPIRequest(environment: environment, endpoint: endpoint, parameters: Array(route.dropFirst()), query: fields[1], authorization: authorization))
         return response.status
     }
 }

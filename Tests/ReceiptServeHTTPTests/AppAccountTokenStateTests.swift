@@ -13,7 +13,7 @@ struct AppAccountTokenStateTests {
     static func token(_ number: Int) -> String { String(format: "00000000-0000-4000-8000-%012d", number) }
 
     static func put(_ service: ServerAPIService, _ original: String, _ number: Int) -> ServerAPIResponse {
-        StateFixtures.call(service, "PUT", "/inApps/v1/transactions/\(original)/appAccountToken", body: #"{"appAccountToken":"\#(token(number))"}"#)
+        StateFixtures.call(service, .setAppAccountToken, "\(original)", body: #"{"appAccountToken":"\#(token(number))"}"#)
     }
 
     /// The token events of the timeline, by the purchase they name.
@@ -39,7 +39,7 @@ struct AppAccountTokenStateTests {
         let timeline = try #require(service.state.customers.first?.scenario)
         #expect(Self.tokens(timeline) == [subscription: [Self.token(150)], lifetime: [Self.token(1150)]])
         #expect((timeline.timeline ?? []).count == (scenario.timeline ?? []).count + 2, "the scenario's own events, then one token per purchase")
-        let info = StateFixtures.call(service, "GET", "/inApps/v1/transactions/\(lifetime)")
+        let info = StateFixtures.call(service, .transactionInfo, "\(lifetime)")
         #expect(StateFixtures.payload(StateFixtures.json(info)?["signedTransactionInfo"])?["appAccountToken"]?.stringValue == Self.token(1150))
     }
 
@@ -81,7 +81,7 @@ struct AppAccountTokenStateTests {
         let service = try StateFixtures.service([scenario], store: store, saved: try store.load())
         let held = try #require(service.state.customers.first?.scenario)
         #expect(Self.tokens(held) == [subscription: [Self.token(40)]])
-        let info = StateFixtures.call(service, "GET", "/inApps/v1/transactions/\(subscription)")
+        let info = StateFixtures.call(service, .transactionInfo, "\(subscription)")
         #expect(StateFixtures.payload(StateFixtures.json(info)?["signedTransactionInfo"])?["appAccountToken"]?.stringValue == Self.token(40))
     }
 

@@ -37,14 +37,14 @@ struct ConcurrentExtensionTests {
             let service = try StateFixtures.service([scenario])
             let answers = await Self.atOnce(50) { request in
                 StateFixtures.call(
-                    service, "PUT", "/inApps/v1/subscriptions/extend/\(original)",
+                    service, .extendRenewalDate, "\(original)",
                     body: #"{"extendByDays":30,"extendReasonCode":1,"requestIdentifier":"round\#(round)-\#(request)"}"#)
             }
             #expect(answers.count == 50)
             let effective = answers.filter { $0.status == 200 }.compactMap { StateFixtures.json($0)?["effectiveDate"]?.integerValue }
             #expect(effective.count == 2, "twice in 365 days: round \(round)")
             #expect(Set(effective).count == effective.count, "round \(round): \(effective)")
-            let status = StateFixtures.json(StateFixtures.call(service, "GET", "/inApps/v1/subscriptions/\(original)"))
+            let status = StateFixtures.json(StateFixtures.call(service, .subscriptionStatuses, "\(original)"))
             let latest = status?["data"]?.arrayValue?.first?["lastTransactions"]?.arrayValue?.first?["signedTransactionInfo"]
             let expires = StateFixtures.payload(latest)?["expiresDate"]?.integerValue
             #expect(expires != nil && expires == effective.max(), "round \(round): rendered \(String(describing: expires)), answered \(effective)")

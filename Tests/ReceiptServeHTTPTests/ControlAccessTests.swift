@@ -17,7 +17,7 @@ struct ControlAccessTests {
 
     /// `forge serve --now 2025-01-01T00:00:00Z [--listen HOST:0] [--control-token TOKEN]`, its log kept for the test.
     static func application(token: String? = nil, listenHost: String = "127.0.0.1", log: RequestLog) throws -> ForgeApplication {
-        try ForgeServers.buildVerifyReceiptApplication(
+        try ForgeServers.buildServeApplication(
             ServerListener(host: listenHost, port: 0), service: VerifyReceiptService(configuration: .init(trustedRoots: [])),
             serverAPI: ServerAPIService(configuration: .init(now: ReceiptDate.parse(clock))), faults: try FaultPlan(), log: log, controlToken: token)
     }

@@ -51,7 +51,7 @@ struct ExampleServer {
         log = try RequestLog(file: nil, capacity: 1000)
         var plan: [Fault] = []
         for spec in faults { plan.append(try Fault(parsing: spec)) }
-        application = try ForgeServers.buildVerifyReceiptApplication(
+        application = try ForgeServers.buildServeApplication(
             ServerListener(host: "127.0.0.1", port: 0), service: verifyReceipt, serverAPI: service, faults: try FaultPlan(plan, seed: seed), log: log,
             controlToken: Self.controlToken)
     }

@@ -31,7 +31,7 @@ struct InProcessServerTests {
         let harness = try ReferenceHarness(vectorsDirectory: vectors)
         let service = VerifyReceiptService(
             configuration: .init(trustedRoots: Array(harness.anchors.values), now: ISO8601DateFormatter().date(from: now)))
-        return try ForgeServers.buildVerifyReceiptApplication(
+        return try ForgeServers.buildServeApplication(
             listener, service: service, faults: try FaultPlan(), log: try RequestLog(file: nil, capacity: logCapacity), controlToken: controlToken)
     }
 

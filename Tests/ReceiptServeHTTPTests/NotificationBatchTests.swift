@@ -65,7 +65,7 @@ struct NotificationBatchTests {
         var query = ""
         for _ in 0..<100 {
             let answer = service.respond(
-                ServerAPIRequest(environment: environment, method: "POST", path: "/inApps/v1/notifications/history", query: query, body: Array(range.utf8), now: through))
+                ServerAPIRequest(environment: environment, endpoint: .notificationHistory, query: query, body: Array(range.utf8), now: through))
             try #require(answer.status == 200, "\(String(decoding: answer.body, as: UTF8.self))")
             let page = try JSONValue(parsing: answer.body)
             for item in page["notificationHistory"]?.arrayValue ?? [] {
@@ -159,7 +159,7 @@ struct NotificationBatchTests {
         let service = try Self.service(deliveries: dispatcher)
         let limit = NotificationDispatcher.maximumPending
         dispatcher.enqueue((0..<limit).map { .init(key: "n\($0)", body: [], date: .distantPast) }, environment: .sandbox)
-        let test = ServerAPIRequest(environment: .sandbox, method: "POST", path: "/inApps/v1/notifications/test")
+        let test = ServerAPIRequest(environment: .sandbox, endpoint: .requestTestNotification)
         let refused = service.respond(test)
         #expect(refused.status == 500 && String(decoding: refused.body, as: UTF8.self) == #"{"errorCode":5000001,"errorMessage":"An unknown error occurred. Please try again."}"#)
         #expect(dispatcher.pending[.sandbox] == limit && dispatcher.dropped == 0, "nothing dropped: the TEST was never accepted")
@@ -167,7 +167,7 @@ struct NotificationBatchTests {
         let accepted = service.respond(test)
         let token = try #require(try JSONValue(parsing: accepted.body)["testNotificationToken"]?.stringValue, "\(accepted.status)")
         #expect(dispatcher.pending[.sandbox] == limit, "the TEST took the free place")
-        let status = service.respond(ServerAPIRequest(environment: .sandbox, method: "GET", path: "/inApps/v1/notifications/test/\(token)"))
+        let status = service.respond(ServerAPIRequest(environment: .sandbox, endpoint: .testNotificationStatus, parameters: [token]))
         #expect(status.status == 200)
     }
 
@@ -256,7 +256,7 @@ struct NotificationBatchTests {
             try #require(expected.count > 2 * NotificationDelivery.sliceSize)
             // The application's own delivery, its work on a gated worker: the listing and the first slice; the second is held.
             let gate = Gate(permits: 2)
-            let application = try ForgeServers.buildVerifyReceiptApplication(
+            let application = try ForgeServers.buildServeApplication(
                 ServerListener(host: "127.0.0.1", port: 0), service: VerifyReceiptService(configuration: .init(trustedRoots: [])), serverAPI: service,
                 faults: try FaultPlan(), log: try RequestLog(file: nil, capacity: 100), deliveryWorker: GatedWorker(gate: gate))
             try await application.test(.live) { client in
@@ -282,7 +282,7 @@ struct NotificationBatchTests {
     }
 
     @Test(
-        "Delivery is a service of the application: built by buildVerifyReceiptApplication and run in process, it sends a TEST notification by itself; a graceful shutdown lets the attempt in flight end, so the webhook's 200 is recorded and nothing is left to send"
+        "Delivery is a service of the application: built by buildServeApplication and run in process, it sends a TEST notification by itself; a graceful shutdown lets the attempt in flight end, so the webhook's 200 is recorded and nothing is left to send"
     )
     func deliveryIsAServiceOfTheApplication() async throws {
         let sink = Sink()
@@ -291,7 +291,7 @@ struct NotificationBatchTests {
             // A limit the test's own bounds: were the held answer never released, the attempt would end at it.
             let dispatcher = NotificationDispatcher(.init(urls: [.production: try HTTPURL("http://127.0.0.1:\(port)/held")], timeoutSeconds: 60))
             let service = try Self.service(deliveries: dispatcher)
-            let application = try ForgeServers.buildVerifyReceiptApplication(
+            let application = try ForgeServers.buildServeApplication(
                 ServerListener(host: "127.0.0.1", port: 0), service: VerifyReceiptService(configuration: .init(trustedRoots: [])), serverAPI: service,
                 faults: try FaultPlan(), log: try RequestLog(file: nil, capacity: 100))
             let release = Mutex<Task<Void, any Error>?>(nil)

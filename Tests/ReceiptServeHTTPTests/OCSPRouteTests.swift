@@ -28,7 +28,7 @@ struct OCSPRouteTests {
     }
 
     static func application(_ ocsp: OCSPService, controlToken: String) throws -> ForgeApplication {
-        try ForgeServers.buildVerifyReceiptApplication(
+        try ForgeServers.buildServeApplication(
             ServerListener(host: "127.0.0.1", port: 0), service: VerifyReceiptService(configuration: .init(trustedRoots: [])), faults: try FaultPlan(),
             log: try RequestLog(file: nil, capacity: 10), controlToken: controlToken, ocsp: ocsp)
     }

@@ -25,7 +25,7 @@ struct PaginationTokenTests {
         let service = try ServerAPIService(
             scenarios: [try Scenario.decode(json: Data(scenario.utf8))], forge: try Forge.bundled(),
             configuration: .init(now: ReceiptDate.parse(clock), access: .open))
-        return try ForgeServers.buildVerifyReceiptApplication(
+        return try ForgeServers.buildServeApplication(
             ServerListener(host: "127.0.0.1", port: 0), service: VerifyReceiptService(configuration: .init(trustedRoots: [])), serverAPI: service,
             faults: try FaultPlan(), log: try RequestLog(file: nil, capacity: 100))
     }

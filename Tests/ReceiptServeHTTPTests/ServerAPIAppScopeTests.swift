@@ -63,19 +63,19 @@ struct ServerAPIAppScopeTests {
         let fixture = try Self.fixture()
         let service = fixture.service
         let body = #"{"extendByDays":3,"extendReasonCode":1,"requestIdentifier":"R1","productId":"pro.monthly"}"#
-        let byA = StateFixtures.call(service, "POST", "/inApps/v1/subscriptions/extend/mass", body: body, authorization: fixture.a)
+        let byA = StateFixtures.call(service, .massExtendRenewalDate, body: body, authorization: fixture.a)
         #expect(byA.status == 200)
         #expect(Self.extensions(service, customer: 0) == 1 && Self.extensions(service, customer: 1) == 0)
 
-        let readByB = StateFixtures.call(service, "GET", "/inApps/v1/subscriptions/extend/mass/pro.monthly/R1", authorization: fixture.b)
+        let readByB = StateFixtures.call(service, .massExtensionStatus, "pro.monthly", "R1", authorization: fixture.b)
         #expect(readByB.status == 404 && StateFixtures.json(readByB)?["errorCode"]?.integerValue == 4_040_009, "B reads nothing of A's")
 
-        let byB = StateFixtures.call(service, "POST", "/inApps/v1/subscriptions/extend/mass", body: body, authorization: fixture.b)
+        let byB = StateFixtures.call(service, .massExtendRenewalDate, body: body, authorization: fixture.b)
         #expect(byB.status == 200)
         #expect(Self.extensions(service, customer: 1) == 1, "B's own request extended B's subscriber")
         #expect(Self.extensions(service, customer: 0) == 1, "and nothing more of A's")
         for token in [fixture.a, fixture.b] {
-            let status = StateFixtures.json(StateFixtures.call(service, "GET", "/inApps/v1/subscriptions/extend/mass/pro.monthly/R1", authorization: token))
+            let status = StateFixtures.json(StateFixtures.call(service, .massExtensionStatus, "pro.monthly", "R1", authorization: token))
             #expect(status?["succeededCount"]?.integerValue == 1 && status?["failedCount"]?.integerValue == 0)
         }
     }
@@ -87,12 +87,12 @@ struct ServerAPIAppScopeTests {
         let service = fixture.service
         let body = #"{"extendByDays":5,"extendReasonCode":1,"requestIdentifier":"R2"}"#
         for (index, token) in [fixture.a, fixture.b].enumerated() {
-            let answer = StateFixtures.call(service, "PUT", "/inApps/v1/subscriptions/extend/\(fixture.originals[index])", body: body, authorization: token)
+            let answer = StateFixtures.call(service, .extendRenewalDate, "\(fixture.originals[index])", body: body, authorization: token)
             #expect(answer.status == 200 && StateFixtures.json(answer)?["originalTransactionId"]?.stringValue == fixture.originals[index])
             #expect(Self.extensions(service, customer: index) == 1)
         }
         // B asking about A's subscription, with A's request identifier: not B's to see.
-        let crossed = StateFixtures.call(service, "PUT", "/inApps/v1/subscriptions/extend/\(fixture.originals[0])", body: body, authorization: fixture.b)
+        let crossed = StateFixtures.call(service, .extendRenewalDate, "\(fixture.originals[0])", body: body, authorization: fixture.b)
         #expect(crossed.status == 404)
     }
 }

@@ -22,7 +22,7 @@ struct ServerAPIFaultRouteTests {
         let service = try ServerAPIService(
             scenarios: try ServerAPIRouteTests.scenarios(), forge: try Forge.bundled(),
             configuration: .init(now: ReceiptDate.parse(ServerAPIRouteTests.clock), access: access, rateLimits: rateLimits))
-        return try ForgeServers.buildVerifyReceiptApplication(
+        return try ForgeServers.buildServeApplication(
             ServerListener(host: "127.0.0.1", port: 0), service: VerifyReceiptService(configuration: .init(trustedRoots: [])), serverAPI: service,
             faults: try FaultPlan(seed: seed), log: try log ?? RequestLog(file: nil, capacity: 200), controlToken: token)
     }

@@ -29,7 +29,7 @@ struct ServerAPIRouteTests {
         let service = try ServerAPIService(
             scenarios: try scenarios(), forge: try Forge.bundled(),
             configuration: .init(now: ReceiptDate.parse(clock), access: noAuth ? .open : .closed, rateLimits: rateLimits))
-        return try ForgeServers.buildVerifyReceiptApplication(
+        return try ForgeServers.buildServeApplication(
             ServerListener(host: "127.0.0.1", port: 0), service: VerifyReceiptService(configuration: .init(trustedRoots: [])), serverAPI: service,
             faults: try FaultPlan(), log: try log ?? RequestLog(file: nil, capacity: 100))
     }

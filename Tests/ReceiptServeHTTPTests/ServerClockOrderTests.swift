@@ -11,7 +11,7 @@ struct ServerClockOrderTests {
     static let extend = #"{"extendByDays":30,"extendReasonCode":1,"requestIdentifier":"REQ"}"#
 
     static func extend(_ service: ServerAPIService, _ original: String, id: String, now: String? = nil) -> ServerAPIResponse {
-        StateFixtures.call(service, "PUT", "/inApps/v1/subscriptions/extend/\(original)", body: extend.replacingOccurrences(of: "REQ", with: id), now: now)
+        StateFixtures.call(service, .extendRenewalDate, "\(original)", body: extend.replacingOccurrences(of: "REQ", with: id), now: now)
     }
 
     @Test("A change dated before the server clock is refused (400, 4000000, X-Forge-Refused) and changes nothing: what was served is still served")
@@ -21,14 +21,14 @@ struct ServerClockOrderTests {
         let original = try #require(monthly.first)
         let latest = try #require(monthly.last)
         let service = try StateFixtures.service([scenario])
-        #expect(StateFixtures.call(service, "GET", "/inApps/v1/transactions/\(latest)").status == 200)
+        #expect(StateFixtures.call(service, .transactionInfo, "\(latest)").status == 200)
         let refused = Self.extend(service, original, id: "past", now: "2024-11-20T00:00:00Z")
         #expect(refused.status == 400 && StateFixtures.json(refused)?["errorCode"]?.integerValue == 4_000_000)
         #expect(refused.headers.first { $0.name == "X-Forge-Refused" }?.value.contains("before the server clock") == true)
         #expect(service.state.customers[0].scenario.timeline == scenario.timeline, "nothing appended")
-        #expect(StateFixtures.call(service, "GET", "/inApps/v1/transactions/\(latest)").status == 200, "the renewal served before is still there")
+        #expect(StateFixtures.call(service, .transactionInfo, "\(latest)").status == 200, "the renewal served before is still there")
         let token = StateFixtures.call(
-            service, "PUT", "/inApps/v1/transactions/\(original)/appAccountToken", body: #"{"appAccountToken":"00000000-0000-4000-8000-000000000001"}"#,
+            service, .setAppAccountToken, "\(original)", body: #"{"appAccountToken":"00000000-0000-4000-8000-000000000001"}"#,
             now: "2024-12-31T23:59:59Z")
         #expect(token.status == 400)
         // At the server clock, or later, a change is made.
@@ -52,14 +52,13 @@ struct ServerClockOrderTests {
         let scenario = try StateFixtures.sandboxCustomer()
         let service = try StateFixtures.service([scenario], rateLimits: clock.limits)
         // Sandbox: one mass-extension status a second.
-        let path = "/inApps/v1/subscriptions/extend/mass/pro.monthly/R1"
-        let first = StateFixtures.call(service, "GET", path, now: "2025-01-01T00:00:01Z")
+        let first = StateFixtures.call(service, .massExtensionStatus, "pro.monthly", "R1", now: "2025-01-01T00:00:01Z")
         #expect(first.status == 404, "not found, but counted")
         for (index, clock) in ["2025-01-01T00:00:02Z", "2025-01-01T00:00:03Z", "2030-01-01T00:00:00Z"].enumerated() {
-            let answer = StateFixtures.call(service, "GET", path, now: clock)
+            let answer = StateFixtures.call(service, .massExtensionStatus, "pro.monthly", "R1", now: clock)
             #expect(answer.status == 429, "request \(index + 2) at X-Forge-Now \(clock)")
         }
         clock.advance(seconds: 1)
-        #expect(StateFixtures.call(service, "GET", path).status == 404, "the next second of the limiter's clock")
+        #expect(StateFixtures.call(service, .massExtensionStatus, "pro.monthly", "R1").status == 404, "the next second of the limiter's clock")
     }
 }

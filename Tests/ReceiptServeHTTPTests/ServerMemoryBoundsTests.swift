@@ -18,11 +18,11 @@ struct ServerMemoryBoundsTests {
         let store = RecordingStore()
         let service = try StateFixtures.service([scenario], store: store)
         let v2 = #"{"customerConsented":true,"sampleContentProvided":false,"deliveryStatus":"DELIVERED","refundPreference":"DECLINE","junk":"\#(Self.huge)","more":{"a":[1,2,3]}}"#
-        let accepted = StateFixtures.call(service, "PUT", "/inApps/v2/transactions/consumption/\(lifetime)", body: v2)
+        let accepted = StateFixtures.call(service, .consumptionV2, "\(lifetime)", body: v2)
         #expect(accepted.status == 202)
         let v1 =
             #"{"customerConsented":true,"consumptionStatus":1,"platform":1,"sampleContentProvided":false,"deliveryStatus":0,"appAccountToken":"","accountTenure":3,"playTime":2,"lifetimeDollarsRefunded":0,"lifetimeDollarsPurchased":4,"userStatus":1,"refundPreference":"\#(String(repeating: "y", count: 100_000))","junk":1}"#
-        #expect(StateFixtures.call(service, "PUT", "/inApps/v1/transactions/consumption/\(lifetime)", body: v1).status == 202)
+        #expect(StateFixtures.call(service, .consumptionV1, "\(lifetime)", body: v1).status == 202)
         let reports = store.written.flatMap { $0 }.compactMap { change -> ServerState.ConsumptionReport? in
             if case .consumption(let report) = change { return report }
             return nil
@@ -48,18 +48,18 @@ struct ServerMemoryBoundsTests {
         let service = try StateFixtures.service([scenario], store: store)
         let before = store.written.count
         let mass = #"{"extendByDays":3,"extendReasonCode":1,"requestIdentifier":"R1","productId":"\#(Self.huge)"}"#
-        let answer = StateFixtures.call(service, "POST", "/inApps/v1/subscriptions/extend/mass", body: mass)
+        let answer = StateFixtures.call(service, .massExtendRenewalDate, body: mass)
         #expect(answer.status == 400 && StateFixtures.json(answer)?["errorCode"]?.integerValue == 4_000_023)
         #expect(store.written.count == before, "nothing was written")
         let long = String(repeating: "p", count: 257)
-        let status = StateFixtures.call(service, "GET", "/inApps/v1/subscriptions/extend/mass/\(long)/R1")
+        let status = StateFixtures.call(service, .massExtensionStatus, "\(long)", "R1")
         #expect(StateFixtures.json(status)?["errorCode"]?.integerValue == 4_000_023)
-        let history = service.respond(ServerAPIRequest(environment: .sandbox, method: "GET", path: "/inApps/v2/history/\(first)", query: "productId=\(long)"))
+        let history = StateFixtures.call(service, .transactionHistory, "\(first)", query: "productId=\(long)")
         #expect(StateFixtures.json(history)?["errorCode"]?.integerValue == 4_000_023)
         // At the bound it is a product id like any other.
         let atBound = String(repeating: "p", count: 256)
         let accepted = StateFixtures.call(
-            service, "POST", "/inApps/v1/subscriptions/extend/mass", body: #"{"extendByDays":3,"extendReasonCode":1,"requestIdentifier":"R1","productId":"\#(atBound)"}"#)
+            service, .massExtendRenewalDate, body: #"{"extendByDays":3,"extendReasonCode":1,"requestIdentifier":"R1","productId":"\#(atBound)"}"#)
         #expect(accepted.status == 200)
     }
 

@@ -38,7 +38,7 @@ struct ServerStateBoundsTests {
             warn: { message in warnings.withLock { $0.append(message) } })
         let service = try ServerAPIService(state: state, forge: try .bundled(), configuration: .init(access: .open))
         #expect(state.now() == ServerState.lastInstant)
-        let info = StateFixtures.call(service, "GET", "/inApps/v1/transactions/\(lifetime)")
+        let info = StateFixtures.call(service, .transactionInfo, "\(lifetime)")
         #expect(info.status == 200)
         try state.setClock(to: ReceiptDate.writable.upperBound.addingTimeInterval(86_400 * 400))
         #expect(state.now() == ServerState.lastInstant)
@@ -103,7 +103,7 @@ struct ServerStateBoundsTests {
         store.refuse(true)
         for number in 1...25 {
             let answer = StateFixtures.call(
-                service, "PUT", "/inApps/v1/transactions/\(original)/appAccountToken",
+                service, .setAppAccountToken, "\(original)",
                 body: #"{"appAccountToken":"00000000-0000-4000-8000-\#(String(format: "%012d", number))"}"#)
             #expect(answer.status == 500 && StateFixtures.json(answer)?["errorCode"]?.integerValue == 5_000_000)
         }
@@ -114,7 +114,7 @@ struct ServerStateBoundsTests {
         store.refuse(false)
         #expect(
             StateFixtures.call(
-                service, "PUT", "/inApps/v1/transactions/\(original)/appAccountToken", body: #"{"appAccountToken":"00000000-0000-4000-8000-000000000099"}"#
+                service, .setAppAccountToken, "\(original)", body: #"{"appAccountToken":"00000000-0000-4000-8000-000000000099"}"#
             ).status == 200)
     }
 }

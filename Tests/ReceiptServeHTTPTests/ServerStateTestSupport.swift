@@ -16,6 +16,7 @@ final class RecordingStore: ServerStateStore {
     /// While set, a write waits here (on its own thread, never a test's) until ``release()``: a slow disk.
     private let gate = Mutex<DispatchSemaphore?>(nil)
     private let waiting = Mutex(0)
+    private let threads = Mutex<[String]>([])
 
     func load() throws(ServeError) -> SavedState { SavedState() }
 
@@ -26,7 +27,24 @@ final class RecordingStore: ServerStateStore {
             waiting.withLock { $0 -= 1 }
         }
         if refusing.withLock({ $0 }) { throw ServeError(.stateFailed, "\(path): the disk is full") }
-        batches.withLock { $0.append(changes) }
+        let thread = Self.threadName()
+        batches.withLock { batches in
+            batches.append(changes)
+            threads.withLock { $0.append(thread) }
+        }
+    }
+
+    /// The name of the thread each batch of ``written`` was written on (NIO's singleton thread pool names its threads `SGLTN-TP-#N`).
+    var writers: [String] { batches.withLock { _ in threads.withLock { $0 } } }
+
+    private static func threadName() -> String {
+        #if os(Linux)
+            // Glibc's module does not export pthread_getname_np; the kernel names the calling thread here.
+            let comm = (try? String(contentsOfFile: "/proc/thread-self/comm", encoding: .utf8)) ?? ""
+            return comm.trimmingCharacters(in: .newlines)
+        #else
+            return Thread.current.name ?? ""
+        #endif
     }
 
     /// From now on writes wait until ``release()``.
@@ -76,14 +94,15 @@ enum StateFixtures {
         return try ServerAPIService(state: state, forge: try Forge.bundled(), configuration: .init(now: now, access: .open, rateLimits: rateLimits))
     }
 
-    /// `service`'s answer to one request of the sandbox.
+    /// `service`'s answer to one request of the sandbox: the endpoint and its path parameters, as the router hands them over.
     static func call(
-        _ service: ServerAPIService, _ method: String, _ path: String, body: String = "", now: String? = nil, authorization: String? = nil,
-        environment: ServerAPIEnvironment = .sandbox
+        _ service: ServerAPIService, _ endpoint: ServerAPIService.Endpoint, _ parameters: String..., query: String = "", body: String = "", now: String? = nil,
+        authorization: String? = nil, environment: ServerAPIEnvironment = .sandbox
     ) -> ServerAPIResponse {
         service.respond(
             ServerAPIRequest(
-                environment: environment, method: method, path: path, body: Array(body.utf8), now: now.flatMap(ReceiptDate.parse), authorization: authorization))
+                environment: environment, endpoint: endpoint, parameters: parameters, query: query, body: Array(body.utf8), now: now.flatMap(ReceiptDate.parse),
+                authorization: authorization))
     }
 
     /// The JSON of an answer's body.

@@ -66,7 +66,7 @@ struct VerifyReceiptServeTests {
         let service = VerifyReceiptService(
             configuration: .init(trustedRoots: [pki.certificate(.root)], sharedSecret: sharedSecret, legacyExpiredStatus: legacyExpired, now: now),
             histories: try ServerHistories(state: state, forge: forge))
-        return try ForgeServers.buildVerifyReceiptApplication(
+        return try ForgeServers.buildServeApplication(
             ServerListener(host: "127.0.0.1", port: 0), service: service, serverAPI: serverAPI,
             faults: try FaultPlan(try faults.map { try Fault(parsing: $0) }, seed: seed), log: try log ?? RequestLog(file: nil, capacity: 1000),
             controlToken: token)

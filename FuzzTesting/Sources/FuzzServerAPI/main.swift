@@ -70,10 +70,11 @@ enum Fixture {
 }
 
 /// The App Store Server API as `forge serve` answers it, on a fresh server state per input (so an input replays the
-/// same way alone). The first byte picks the method (bits 0-2), how the caller authenticates (bits 3-4: no auth, a
+/// same way alone); the router in front of it is Hummingbird's. The first byte picks how the caller authenticates (bits 3-4: no auth, a
 /// valid token, a token of the fuzzer's header 0x01 claims signed with the server's key, the fuzzer's own
 /// `Authorization`), Apple's rate limits (bit 5) and the environment (bits 6-7: production, sandbox, local testing,
-/// or the one the Host field names). The rest, split at 0x00: path, query, body, authorization, X-Forge-Now, Host.
+/// or the one the Host field names). The rest, split at 0x00: the endpoint as the router hands it over (its name, then
+/// its path parameters, split at `/`: `transactionInfo/{tx}`), query, body, authorization, X-Forge-Now, Host.
 func fuzzServerAPI(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     let bytes = start.map { Array(UnsafeRawBufferPointer(start: $0, count: count)) } ?? []
     guard let forge = Fixture.forge, let authenticator = Fixture.authenticator, let flags = bytes.first else { return 0 }
@@ -82,7 +83,9 @@ func fuzzServerAPI(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     for index in 0..<3 {
         for (placeholder, value) in Fixture.placeholders { fields[index] = fields[index].replacing(placeholder, with: value) }
     }
-    let methods = ["GET", "PUT", "POST", "HEAD", "DELETE", "PATCH", "OPTIONS", "get"]
+    // The endpoint as the router hands it over: its name, then its path parameters (`transactionInfo/{tx}`).
+    let route = fields[0].split(separator: "/", omittingEmptySubsequences: false).map { String($0) }
+    guard let endpoint = route.first.flatMap(ServerAPIService.Endpoint.init(rawValue:)) else { return 0 }
     let authorization: String?
     let access: ServerAPIService.Access
     switch (flags >> 3) & 3 {
@@ -110,13 +113,13 @@ func fuzzServerAPI(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
         now: Fixture.now, access: access, rateLimits: flags & 0x20 != 0 ? ServerAPIRateLimits() : nil, deliveries: deliveries)
     guard let service = try? ServerAPIService(scenarios: Fixture.scenarios, forge: forge, configuration: configuration) else { return 0 }
     let request = ServerAPIRequest(
-        environment: environment, method: methods[Int(flags & 7)], path: fields[0], query: fields[1], body: Array(fields[2].utf8),
+        environment: environment, endpoint: endpoint, parameters: Array(route.dropFirst()), query: fields[1], body: Array(fields[2].utf8),
         now: fields[4].isEmpty ? nil : ReceiptDate.parse(fields[4]), authorization: authorization)
     let response = service.respond(request)
     // What the request log writes of it.
     _ = JSONValue.object(response.summary).serialized(pretty: false)
-    // A second request on the changed state: the same path read back.
-    _ = service.respond(ServerAPIRequest(environment: environment, method: "GET", path: fields[0], query: fields[1], authorization: authorization))
+    // A second request on the changed state: the same endpoint again.
+    _ = service.respond(ServerAPIRequest(environment: environment, endpoint: endpoint, parameters: Array(route.dropFirst()), query: fields[1], authorization: authorization))
     return 0
 }
 

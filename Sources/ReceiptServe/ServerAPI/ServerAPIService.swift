@@ -51,12 +51,13 @@ public enum ServerAPIEnvironment: String, Sendable, Hashable, CaseIterable {
     }
 }
 
-/// One request to the Server API, independent of any socket. `path` starts with `/inApps` (the environment's
-/// prefix taken off), `query` is the raw query string.
+/// One request to the Server API, independent of any socket: the endpoint the router matched and its path
+/// parameters (percent-decoded), the raw query string, the body.
 public struct ServerAPIRequest: Sendable {
     public var environment: ServerAPIEnvironment
-    public var method: String
-    public var path: String
+    public var endpoint: ServerAPIService.Endpoint
+    /// The path's parameters in the order the path names them (a mass extension's status: product id, then request id).
+    public var parameters: [String]
     public var query: String
     public var body: [UInt8]
     /// The request's `X-Forge-Now`: the server clock for this request alone.
@@ -65,16 +66,16 @@ public struct ServerAPIRequest: Sendable {
     public var authorization: String?
 
     public init(
-        environment: ServerAPIEnvironment, method: String, path: String, query: String = "", body: [UInt8] = [], now: Date? = nil,
-        authorization: String? = nil
+        environment: ServerAPIEnvironment, endpoint: ServerAPIService.Endpoint, parameters: [String] = [], query: String = "", body: [UInt8] = [],
+        now: Date? = nil, authorization: String? = nil
     ) {
-        self.authorization = authorization
         self.environment = environment
-        self.method = method
-        self.path = path
+        self.endpoint = endpoint
+        self.parameters = parameters
         self.query = query
         self.body = body
         self.now = now
+        self.authorization = authorization
     }
 }
 
@@ -97,7 +98,7 @@ public struct ServerAPIResponse: Sendable {
     }
 
     /// No body: 401 (Apple sends none), and paths or methods the API does not have.
-    static func empty(_ status: Int, endpoint: String, note: String) -> ServerAPIResponse {
+    public static func empty(_ status: Int, endpoint: String, note: String) -> ServerAPIResponse {
         ServerAPIResponse(status: status, contentType: nil, body: [], summary: [("endpoint", .string(endpoint)), ("errorCode", .null), ("note", .string(note))])
     }
 }
@@ -176,7 +177,8 @@ public struct ServerAPIService: Sendable {
         self.state = state
     }
 
-    /// The endpoints, by method and path pattern (`{}` one path segment): the router's table and the log's names.
+    /// The endpoints, by the name the request log and the faults give them. Where each is served (method and path) is
+    /// the HTTP layer's business: its router registers every endpoint (`ServerAPIController`).
     public enum Endpoint: String, CaseIterable, Sendable {
         case transactionInfo
         case transactionHistory
@@ -196,37 +198,15 @@ public struct ServerAPIService: Sendable {
         case testNotificationStatus
         case notificationHistory
 
-        var method: String {
-            switch self {
-            case .consumptionV1, .consumptionV2, .setAppAccountToken, .extendRenewalDate: "PUT"
-            case .finishTransaction, .massExtendRenewalDate, .requestTestNotification, .notificationHistory: "POST"
-            default: "GET"
-            }
-        }
-        var pattern: [String] {
-            switch self {
-            case .transactionInfo: ["inApps", "v1", "transactions", "{}"]
-            case .transactionHistory: ["inApps", "v2", "history", "{}"]
-            case .transactionHistoryV1: ["inApps", "v1", "history", "{}"]
-            case .subscriptionStatuses: ["inApps", "v1", "subscriptions", "{}"]
-            case .refundHistory: ["inApps", "v2", "refund", "lookup", "{}"]
-            case .orderLookup: ["inApps", "v1", "lookup", "{}"]
-            case .appTransactionInfo: ["inApps", "v1", "transactions", "appTransactions", "{}"]
-            case .consumptionV1: ["inApps", "v1", "transactions", "consumption", "{}"]
-            case .consumptionV2: ["inApps", "v2", "transactions", "consumption", "{}"]
-            case .finishTransaction: ["inApps", "v1", "transactions", "{}", "finish"]
-            case .setAppAccountToken: ["inApps", "v1", "transactions", "{}", "appAccountToken"]
-            case .extendRenewalDate: ["inApps", "v1", "subscriptions", "extend", "{}"]
-            case .massExtendRenewalDate: ["inApps", "v1", "subscriptions", "extend", "mass"]
-            case .massExtensionStatus: ["inApps", "v1", "subscriptions", "extend", "mass", "{}", "{}"]
-            case .requestTestNotification: ["inApps", "v1", "notifications", "test"]
-            case .testNotificationStatus: ["inApps", "v1", "notifications", "test", "{}"]
-            case .notificationHistory: ["inApps", "v1", "notifications", "history"]
-            }
-        }
-
         /// Answers only from the state, changing nothing (Get Notification History is a POST that reads).
-        var readsOnly: Bool { method == "GET" || self == .notificationHistory }
+        var readsOnly: Bool {
+            switch self {
+            case .consumptionV1, .consumptionV2, .finishTransaction, .setAppAccountToken, .extendRenewalDate, .massExtendRenewalDate, .requestTestNotification: false
+            case .transactionInfo, .transactionHistory, .transactionHistoryV1, .subscriptionStatuses, .refundHistory, .orderLookup, .appTransactionInfo,
+                .massExtensionStatus, .testNotificationStatus, .notificationHistory:
+                true
+            }
+        }
 
         /// What the request log calls the path's first parameter.
         var parameterName: String? {
@@ -239,43 +219,6 @@ public struct ServerAPIService: Sendable {
             default: "transactionId"
             }
         }
-
-        /// The path parameters when `segments` is this endpoint's path, else nil.
-        func parameters(_ segments: [Substring]) -> [String]? {
-            guard pattern.count == segments.count else { return nil }
-            var parameters: [String] = []
-            for (pattern, segment) in zip(pattern, segments) {
-                if pattern == "{}" {
-                    parameters.append(String(segment).removingPercentEncoding ?? String(segment))
-                } else if pattern != segment {
-                    return nil
-                }
-            }
-            return parameters
-        }
-
-        /// The endpoints whose path `segments` is, the most specific only: a literal segment beats a parameter, as
-        /// `…/extend/mass` is the mass extension's path, not an extension of original transaction "mass".
-        static func candidates(_ segments: [Substring]) -> [(endpoint: Endpoint, parameters: [String])] {
-            let matching = allCases.compactMap { endpoint in endpoint.parameters(segments).map { (endpoint: endpoint, parameters: $0) } }
-            guard let fewest = matching.map(\.parameters.count).min() else { return [] }
-            return matching.filter { $0.parameters.count == fewest }
-        }
-
-        /// The endpoint `method` and `segments` name and its path parameters; an endpoint at that path with
-        /// another method when none takes `method` (405); nil when no endpoint has the path (404).
-        static func match(method: String, _ segments: [Substring]) -> (endpoint: Endpoint, parameters: [String], methodMatches: Bool)? {
-            let candidates = candidates(segments)
-            if let found = candidates.first(where: { $0.endpoint.method == method }) { return (found.endpoint, found.parameters, true) }
-            return candidates.first.map { ($0.endpoint, $0.parameters, false) }
-        }
-
-        /// Every method an endpoint takes at `segments` (a 405's `Allow`).
-        static func methods(at segments: [Substring]) -> [String] {
-            var methods: [String] = []
-            for candidate in candidates(segments) where !methods.contains(candidate.endpoint.method) { methods.append(candidate.endpoint.method) }
-            return methods
-        }
     }
 
     /// The answer to `request`. Never traps: every failure is an answer. `admitted` hears of each request that passed
@@ -283,18 +226,7 @@ public struct ServerAPIService: Sendable {
     /// fault's) is sent instead, and the endpoint does nothing.
     public func respond(_ request: ServerAPIRequest, admitted: (_ endpoint: String) -> ServerAPIResponse? = { _ in nil }) -> ServerAPIResponse {
         var authenticated: JSONObject = []
-        let segments = request.path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        // HEAD is GET without the body (RFC 9110 §9.3.2); the HTTP layer drops it.
-        let method = request.method == "HEAD" ? "GET" : request.method
-        guard request.path.hasPrefix("/"), let (endpoint, parameters, methodMatches) = Endpoint.match(method: method, Array(segments)) else {
-            return .empty(404, endpoint: "unknown", note: "no Server API endpoint at \(request.path)")
-        }
-        guard methodMatches else {
-            var refused = ServerAPIResponse.empty(405, endpoint: endpoint.rawValue, note: "\(endpoint.rawValue) takes \(endpoint.method), not \(request.method)")
-            // RFC 9110 §15.5.6: a 405 names the methods the resource takes.
-            refused.headers = [("Allow", Endpoint.methods(at: Array(segments)).joined(separator: ", "))]
-            return refused
-        }
+        let endpoint = request.endpoint, parameters = request.parameters
         let parameter = parameters.first ?? ""
         let scope: Scope
         switch configuration.access {
@@ -344,7 +276,7 @@ public struct ServerAPIService: Sendable {
         let now = state.now(request: request.now)
         var response: ServerAPIResponse
         let key = ResponseCache.Key(
-            request: [request.environment.rawValue, scope.app ?? "", method, request.path, request.query].joined(separator: "\n"),
+            request: ([request.environment.rawValue, scope.app ?? "", endpoint.rawValue, request.query] + parameters).joined(separator: "\n"),
             // A delivery attempt changes the history's sendAttempts: both counters only grow, so their sum moves with either.
             body: request.body, milliseconds: ReceiptDate.milliseconds(now) ?? 0, version: state.version &+ (configuration.deliveries?.version ?? 0))
         if endpoint.readsOnly, let cached = cache.answer(key) {
