@@ -67,65 +67,71 @@ struct ServerAPIResponseBytesTests {
         let server = try Server(webhooks: [.sandbox: try HTTPURL("http://127.0.0.1:9/apple")], scenarios: scenarios)
         let lines = try await server.application.test(.router) { client in
             var lines: [String] = []
-            func call(
-                _ name: String, _ method: HTTPRequest.Method, _ uri: String, body: String? = nil, now: String? = nil
+            /// The answer, its line, and a check that it is exactly `Answer` (Apple's model): read back by `JSONDecoder`
+            /// and written again, it is the same bytes.
+            func call<Answer: Codable>(
+                _ name: String, _ answer: Answer.Type, _ method: HTTPRequest.Method, _ uri: String, body: String? = nil, now: String? = nil
             ) async throws -> TestResponse {
                 let headers = try now.map { try ServerAPIRouteTests.clockHeader($0) } ?? [:]
                 let response = try await client.execute(uri: uri, method: method, headers: headers, body: body.map { ByteBuffer(string: $0) })
+                let text = String(buffer: response.body)
                 let count = (server.entries.last?["count"] as? Int).map(String.init) ?? "-"
-                lines.append("\(name) \(response.status.code) \(count) \(Self.envelope(String(buffer: response.body)))")
+                lines.append("\(name) \(response.status.code) \(count) \(Self.envelope(text))")
+                let decoded = try JSONDecoder().decode(Answer.self, from: Data(text.utf8))
+                #expect(try JSONValue(encoding: decoded).serialized(pretty: false) == text, "\(name) as \(Answer.self)")
                 return response
             }
             func member(_ response: TestResponse, _ key: String) throws -> String {
                 try #require(Server.object(response)[key] as? String, "\(key) in \(String(buffer: response.body))")
             }
             let sandbox = "/sandbox/inApps"
-            _ = try await call("transactionInfo", .get, "\(sandbox)/v1/transactions/\(ids.latest)")
-            _ = try await call("transactionInfo.production", .get, "/inApps/v1/transactions/\(ids.productionTransaction)")
+            _ = try await call("transactionInfo", TransactionInfoResponse.self, .get, "\(sandbox)/v1/transactions/\(ids.latest)")
+            _ = try await call("transactionInfo.production", TransactionInfoResponse.self, .get, "/inApps/v1/transactions/\(ids.productionTransaction)")
 
-            let first = try await call("history", .get, "\(sandbox)/v2/history/\(ids.latest)")
-            _ = try await call("history.page2", .get, "\(sandbox)/v2/history/\(ids.latest)?revision=\(try member(first, "revision"))")
-            _ = try await call("history.filtered", .get, "\(sandbox)/v2/history/\(ids.latest)?productId=lifetime&sort=DESCENDING")
-            _ = try await call("history.empty", .get, "\(sandbox)/v2/history/\(ids.latest)?productType=CONSUMABLE")
-            _ = try await call("history.v1", .get, "\(sandbox)/v1/history/\(ids.latest)?productType=NON_CONSUMABLE")
-            _ = try await call("history.production", .get, "/inApps/v2/history/\(ids.productionTransaction)")
+            let first = try await call("history", HistoryResponse.self, .get, "\(sandbox)/v2/history/\(ids.latest)")
+            _ = try await call("history.page2", HistoryResponse.self, .get, "\(sandbox)/v2/history/\(ids.latest)?revision=\(try member(first, "revision"))")
+            _ = try await call("history.filtered", HistoryResponse.self, .get, "\(sandbox)/v2/history/\(ids.latest)?productId=lifetime&sort=DESCENDING")
+            _ = try await call("history.empty", HistoryResponse.self, .get, "\(sandbox)/v2/history/\(ids.latest)?productType=CONSUMABLE")
+            _ = try await call("history.v1", HistoryResponse.self, .get, "\(sandbox)/v1/history/\(ids.latest)?productType=NON_CONSUMABLE")
+            _ = try await call("history.production", HistoryResponse.self, .get, "/inApps/v2/history/\(ids.productionTransaction)")
 
-            _ = try await call("statuses", .get, "\(sandbox)/v1/subscriptions/\(ids.latest)")
-            _ = try await call("statuses.none", .get, "\(sandbox)/v1/subscriptions/\(ids.latest)?status=2")
-            _ = try await call("statuses.production", .get, "/inApps/v1/subscriptions/\(ids.productionTransaction)")
+            _ = try await call("statuses", StatusResponse.self, .get, "\(sandbox)/v1/subscriptions/\(ids.latest)")
+            _ = try await call("statuses.none", StatusResponse.self, .get, "\(sandbox)/v1/subscriptions/\(ids.latest)?status=2")
+            _ = try await call("statuses.production", StatusResponse.self, .get, "/inApps/v1/subscriptions/\(ids.productionTransaction)")
 
-            _ = try await call("refunds.none", .get, "\(sandbox)/v2/refund/lookup/\(ids.latest)")
-            _ = try await call("refunds.later", .get, "\(sandbox)/v2/refund/lookup/\(ids.latest)", now: "2025-03-01T00:00:00Z")
+            _ = try await call("refunds.none", RefundHistoryResponse.self, .get, "\(sandbox)/v2/refund/lookup/\(ids.latest)")
+            _ = try await call("refunds.later", RefundHistoryResponse.self, .get, "\(sandbox)/v2/refund/lookup/\(ids.latest)", now: "2025-03-01T00:00:00Z")
 
-            _ = try await call("orderLookup", .get, "/inApps/v1/lookup/\(ids.productionOrder)")
-            _ = try await call("orderLookup.unknown", .get, "/inApps/v1/lookup/NOSUCHORDER")
+            _ = try await call("orderLookup", OrderLookupResponse.self, .get, "/inApps/v1/lookup/\(ids.productionOrder)")
+            _ = try await call("orderLookup.unknown", OrderLookupResponse.self, .get, "/inApps/v1/lookup/NOSUCHORDER")
 
-            _ = try await call("appTransactionInfo", .get, "\(sandbox)/v1/transactions/appTransactions/\(ids.latest)")
+            _ = try await call("appTransactionInfo", AppTransactionInfoResponse.self, .get, "\(sandbox)/v1/transactions/appTransactions/\(ids.latest)")
 
             let extend = #"{"extendByDays":10,"extendReasonCode":1,"requestIdentifier":"bytes-1"}"#
-            _ = try await call("extendRenewalDate", .put, "\(sandbox)/v1/subscriptions/extend/\(ids.original)", body: extend)
-            _ = try await call("extendRenewalDate.retried", .put, "\(sandbox)/v1/subscriptions/extend/\(ids.original)", body: extend)
+            _ = try await call("extendRenewalDate", ExtendRenewalDateResponse.self, .put, "\(sandbox)/v1/subscriptions/extend/\(ids.original)", body: extend)
+            _ = try await call("extendRenewalDate.retried", ExtendRenewalDateResponse.self, .put, "\(sandbox)/v1/subscriptions/extend/\(ids.original)", body: extend)
             let mass = #"{"extendByDays":3,"extendReasonCode":0,"requestIdentifier":"mass-1","productId":"pro.daily","storefrontCountryCodes":["USA"]}"#
-            _ = try await call("massExtendRenewalDate", .post, "\(sandbox)/v1/subscriptions/extend/mass", body: mass)
-            _ = try await call("massExtendRenewalDate.retried", .post, "\(sandbox)/v1/subscriptions/extend/mass", body: mass)
-            _ = try await call("massExtensionStatus", .get, "\(sandbox)/v1/subscriptions/extend/mass/pro.daily/mass-1")
+            _ = try await call("massExtendRenewalDate", MassExtendRenewalDateResponse.self, .post, "\(sandbox)/v1/subscriptions/extend/mass", body: mass)
+            _ = try await call("massExtendRenewalDate.retried", MassExtendRenewalDateResponse.self, .post, "\(sandbox)/v1/subscriptions/extend/mass", body: mass)
+            _ = try await call("massExtensionStatus", MassExtendRenewalDateStatusResponse.self, .get, "\(sandbox)/v1/subscriptions/extend/mass/pro.daily/mass-1")
 
-            let requested = try await call("requestTestNotification", .post, "\(sandbox)/v1/notifications/test")
+            let requested = try await call("requestTestNotification", SendTestNotificationResponse.self, .post, "\(sandbox)/v1/notifications/test")
             let token = try member(requested, "testNotificationToken")
             try await eventually("the TEST's first attempt is recorded", within: .seconds(30)) {
                 let status = try await client.execute(uri: "\(sandbox)/v1/notifications/test/\(token)", method: .get)
                 return (Server.object(status)["sendAttempts"] as? [Any])?.count == 1
             }
-            _ = try await call("testNotificationStatus", .get, "\(sandbox)/v1/notifications/test/\(token)")
+            _ = try await call("testNotificationStatus", CheckTestNotificationResponse.self, .get, "\(sandbox)/v1/notifications/test/\(token)")
 
             let window = #"{"startDate":\#(Server.start - 29 * Server.day),"endDate":\#(Server.start + Server.day)}"#
-            let page = try await call("notificationHistory", .post, "\(sandbox)/v1/notifications/history", body: window)
+            let page = try await call("notificationHistory", NotificationHistoryResponse.self, .post, "\(sandbox)/v1/notifications/history", body: window)
             let pagination = try #require(try member(page, "paginationToken").addingPercentEncoding(withAllowedCharacters: .alphanumerics))
-            _ = try await call("notificationHistory.page2", .post, "\(sandbox)/v1/notifications/history?paginationToken=\(pagination)", body: window)
+            _ = try await call(
+                "notificationHistory.page2", NotificationHistoryResponse.self, .post, "\(sandbox)/v1/notifications/history?paginationToken=\(pagination)", body: window)
             let onlyTest = #"{"startDate":\#(Server.start - Server.day),"endDate":\#(Server.start + Server.day),"notificationType":"TEST"}"#
-            _ = try await call("notificationHistory.test", .post, "\(sandbox)/v1/notifications/history", body: onlyTest)
+            _ = try await call("notificationHistory.test", NotificationHistoryResponse.self, .post, "\(sandbox)/v1/notifications/history", body: onlyTest)
             let byTransaction = #"{"startDate":\#(Server.start - 29 * Server.day),"endDate":\#(Server.start + Server.day),"transactionId":"\#(ids.latest)"}"#
-            _ = try await call("notificationHistory.transaction", .post, "\(sandbox)/v1/notifications/history", body: byTransaction)
+            _ = try await call("notificationHistory.transaction", NotificationHistoryResponse.self, .post, "\(sandbox)/v1/notifications/history", body: byTransaction)
             return lines
         }
         let expected = try String(contentsOf: Self.fixture, encoding: .utf8).split(separator: "\n").map(String.init)
