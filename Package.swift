@@ -191,7 +191,7 @@ let package = Package(
                 .product(name: "NIOHTTP1", package: "swift-nio"), .product(name: "NIOTLS", package: "swift-nio"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), .product(name: "Logging", package: "swift-log"),
             ],
-            swiftSettings: swiftSettings),
+            exclude: ["Fixtures"], swiftSettings: swiftSettings),
         // Runs the built `forge` (and `forge-http`) binaries, real files, and openssl as an independent oracle; reads ../shared/interop when present.
         .testTarget(
             name: "ForgeCLITests",

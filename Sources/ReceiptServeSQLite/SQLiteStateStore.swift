@@ -272,7 +272,9 @@ public final class SQLiteStateStore: ServerStateStore {
                 "INSERT OR REPLACE INTO mass_extension (key, product_id, completed_at, succeeded, failed) VALUES (?, ?, ?, ?, ?)",
                 [.text(key), .text(request.productID), .real(request.completedAt.timeIntervalSince1970), SQLiteValue(request.succeeded), SQLiteValue(request.failed)])
         case .extensionAnswer(let key, let answer):
-            try db.execute("INSERT OR REPLACE INTO extension_answer (key, answer) VALUES (?, ?)", [.text(key), .text(answer.serialized(pretty: false))])
+            // In the order it is answered in, as the answer's bytes read.
+            try db.execute(
+                "INSERT OR REPLACE INTO extension_answer (key, answer) VALUES (?, ?)", [.text(key), .text(try JSONValue(encoding: answer).serialized(pretty: false))])
         case .finished(let finished):
             try db.execute(
                 "INSERT INTO finished_transaction (environment, transaction_id, finished_at) VALUES (?, ?, ?)",
@@ -392,7 +394,7 @@ public final class SQLiteStateStore: ServerStateStore {
         }
         for row in try db.rows("SELECT key, answer FROM extension_answer ORDER BY rowid") {
             let fields = Fields(row, table: "extension_answer")
-            saved.extensionAnswers.append((try fields.text(0), try fields.json(1)))
+            saved.extensionAnswers.append((try fields.text(0), try fields.decoded(ExtendRenewalDateResponse.self, 1)))
         }
         for row in try db.rows("SELECT environment, transaction_id, finished_at FROM finished_transaction ORDER BY id") {
             let fields = Fields(row, table: "finished_transaction")
@@ -471,6 +473,13 @@ public final class SQLiteStateStore: ServerStateStore {
             let text = try text(index)
             guard let value = try? JSONValue(parsing: Array(text.utf8)) else { throw ServeError(.stateFailed, "\(table): column \(index + 1) is not JSON") }
             return value
+        }
+
+        /// A JSON text decoded as `type`: every member it requires there, of its type.
+        func decoded<T: Decodable>(_ type: T.Type, _ index: Int) throws -> T {
+            do { return try JSONDecoder().decode(type, from: Data(try text(index).utf8)) } catch let error as ServeError { throw error } catch {
+                throw ServeError(.stateFailed, "\(table): column \(index + 1) is not a \(T.self)")
+            }
         }
 
         func scenario(_ index: Int) throws -> Scenario { try scenario(json: try text(index)) }

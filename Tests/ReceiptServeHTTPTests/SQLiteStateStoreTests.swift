@@ -18,6 +18,11 @@ struct SQLiteStateStoreTests {
 
     static let date = Date(timeIntervalSince1970: 1_736_899_200.125)
 
+    /// An extension's answer, as kept for a retry of its request identifier.
+    static func extended(_ id: String) -> ExtendRenewalDateResponse {
+        ExtendRenewalDateResponse(originalTransactionId: id, webOrderLineItemId: "2000000009", success: true, effectiveDate: 1_737_763_200_000)
+    }
+
     @Test("Each change is read back as written: clock, customer, records, deliveries with their attempts and due dates, watermarks, drops")
     func roundTrip() throws {
         let file = try Self.temporaryFile()
@@ -36,7 +41,7 @@ struct SQLiteStateStoreTests {
                 .testNotification(.init(token: "t", environment: .sandbox, bundleID: "com.example.app", signedPayload: "x.y.z", sentAt: Self.date)),
                 .testsRequested(3),
                 .massExtension(key: "m", .init(productID: "pro.monthly", completedAt: Self.date, succeeded: 2, failed: 1)),
-                .extensionAnswer(key: "e", .object([("success", .bool(true))])),
+                .extensionAnswer(key: "e", Self.extended("2000000001")),
                 .finished(.init(environment: .production, transactionID: "2000000001", finishedAt: Self.date)),
                 .consumption(.init(environment: .sandbox, transactionID: "2000000002", receivedAt: Self.date, body: .object([("customerConsented", .bool(true))]))),
                 .delivery(delivery), .delivery(.init(key: "k2", environment: .sandbox, body: [1, 2], position: 1, due: Self.date)),
@@ -53,7 +58,7 @@ struct SQLiteStateStoreTests {
         #expect(saved.testNotifications.map(\.token) == ["t"] && saved.testNotifications.first?.environment == .sandbox)
         #expect(saved.testsRequested == 3)
         #expect(saved.massExtensions.map(\.key) == ["m"] && saved.massExtensions.first?.request.succeeded == 2 && saved.massExtensions.first?.request.failed == 1)
-        #expect(saved.extensionAnswers.map(\.key) == ["e"] && saved.extensionAnswers.first?.answer == .object([("success", .bool(true))]))
+        #expect(saved.extensionAnswers.map(\.key) == ["e"] && saved.extensionAnswers.first?.answer == Self.extended("2000000001"))
         #expect(saved.finished.map(\.transactionID) == ["2000000001"])
         #expect(saved.consumption.first?.body == .object([("customerConsented", .bool(true))]))
         #expect(saved.deliveries.map(\.key) == ["k1", "k3"], "k2 was forgotten")
@@ -73,7 +78,7 @@ struct SQLiteStateStoreTests {
         try store.write([
             .finished(.init(environment: .production, transactionID: "1", finishedAt: Self.date)),
             .finished(.init(environment: .production, transactionID: "2", finishedAt: Self.date)),
-            .extensionAnswer(key: "z", .bool(true)), .extensionAnswer(key: "a", .bool(false)),
+            .extensionAnswer(key: "z", Self.extended("1")), .extensionAnswer(key: "a", Self.extended("2")),
         ])
         try store.write([.evict(.finished), .finished(.init(environment: .production, transactionID: "3", finishedAt: Self.date))])
         let saved = try store.load()
@@ -94,6 +99,22 @@ struct SQLiteStateStoreTests {
             _ = try SQLiteStateStore(path: file.path).load()
         } throws: { error in
             (error as? ServeError)?.code == .stateFailed && (error as? ServeError)?.message.contains("finished_transaction") == true
+        }
+    }
+
+    @Test("An extension's answer is kept as it was answered, members in Apple's order, and read back as the answer; one that lacks a member names its table")
+    func extensionAnswer() throws {
+        let file = try Self.temporaryFile()
+        defer { Self.remove(file) }
+        try SQLiteStateStore(path: file.path).write([.extensionAnswer(key: "e", Self.extended("2000000001"))])
+        let kept = try SQLiteConnection(path: file.path).rows("SELECT answer FROM extension_answer").first?.first?.string
+        #expect(kept == #"{"originalTransactionId":"2000000001","webOrderLineItemId":"2000000009","success":true,"effectiveDate":1737763200000}"#)
+        #expect(try SQLiteStateStore(path: file.path).load().extensionAnswers.first?.answer == Self.extended("2000000001"))
+        try SQLiteConnection(path: file.path).execute(#"UPDATE extension_answer SET answer = '{"success":true}'"#)
+        #expect {
+            _ = try SQLiteStateStore(path: file.path).load()
+        } throws: { error in
+            (error as? ServeError)?.code == .stateFailed && (error as? ServeError)?.message.contains("extension_answer") == true
         }
     }
 }

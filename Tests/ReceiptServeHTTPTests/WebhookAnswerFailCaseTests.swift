@@ -97,7 +97,7 @@ struct WebhookAnswerFailCaseTests {
         let request = WebhookRequest(url: url, body: WebhookRequest.body(signedPayload: "eyJhbGciOiJFUzI1NiJ9.e30.c2ln"), timeoutSeconds: 3)
         let answer = try #require(await WebhookClient.deliver([request], concurrency: 1).first)
         _ = answer.attempt.json.serialized(pretty: false)
-        _ = answer.attempt.appleJSON.serialized(pretty: false)
+        _ = try JSONValue(encoding: answer.attempt.item).serialized(pretty: false)
         _ = RealtimeResponse.accepts(answer.body)
         #expect(SendAttemptResult.allCases.contains(answer.attempt.result))
     }

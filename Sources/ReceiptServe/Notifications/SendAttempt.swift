@@ -4,7 +4,7 @@ public import ForgeSupport
 /// Apple's `sendAttemptResult`: how one attempt to deliver a notification to a webhook ended (App Store Server
 /// API, `SendAttemptResult`; server-api-facts §2). Apple counts HTTP 200–206 as delivered and everything else,
 /// answered or not, as a failed attempt it retries.
-public enum SendAttemptResult: String, Sendable, CaseIterable {
+public enum SendAttemptResult: String, Sendable, Hashable, CaseIterable, Codable {
     case success = "SUCCESS"
     case timedOut = "TIMED_OUT"
     case tlsIssue = "TLS_ISSUE"
@@ -41,11 +41,8 @@ public struct SendAttempt: Sendable {
         self.detail = detail
     }
 
-    /// Apple's `SendAttemptItem`, exactly: `attemptDate` and `sendAttemptResult` (Get Notification History, Get Test
-    /// Notification Status).
-    public var appleJSON: JSONValue {
-        .object([("attemptDate", .integer(ReceiptDate.milliseconds(date) ?? 0)), ("sendAttemptResult", .string(result.rawValue))])
-    }
+    /// Apple's `SendAttemptItem`: what Get Notification History and Get Test Notification Status list of an attempt.
+    public var item: SendAttemptItem { SendAttemptItem(attemptDate: ReceiptDate.milliseconds(date) ?? 0, sendAttemptResult: result) }
 
     /// `attemptDate` and `sendAttemptResult` as Apple's history carries them, then what forge adds (`forge notify`).
     public var json: JSONValue {

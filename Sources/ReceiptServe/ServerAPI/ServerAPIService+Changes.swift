@@ -20,15 +20,15 @@ extension ServerAPIService {
     /// `status` 0 and the order's transactions, or `status` 1 (no such order). Production only: Apple's sandbox
     /// has no order lookup, so `forge serve` answers the sandbox path with 404 and no body. [guess: the
     /// sandbox's exact answer is undocumented]
-    func lookUpOrder(_ orderID: String, scope: Scope, now: Date) throws(ServerAPIError) -> JSONValue {
+    func lookUpOrder(_ orderID: String, scope: Scope, now: Date) throws(ServerAPIError) -> OrderLookupResponse {
         for view in views(scope: scope, now: now) {
             let order = view.transactions.filter { view.rendering.store.orderID(of: $0) == orderID }
             guard !order.isEmpty else { continue }
-            var signedTransactions: [JSONValue] = []
+            var signedTransactions: [String] = []
             for t in order { signedTransactions.append(try signed { () throws(ForgeError) in try view.rendering.signedTransaction(t) }) }
-            return .object([("status", .integer(0)), ("signedTransactions", .array(signedTransactions))])
+            return OrderLookupResponse(status: .valid, signedTransactions: signedTransactions)
         }
-        return .object([("status", .integer(1)), ("signedTransactions", .array([]))])
+        return OrderLookupResponse(status: .invalid, signedTransactions: [])
     }
 
     // MARK: - Set App Account Token
@@ -96,14 +96,14 @@ extension ServerAPIService {
     ///
     /// The store is rendered outside the lock; under it, a state that moved since (another change came first) is
     /// rendered again, so the answer's `effectiveDate` is always that of the state the extension is made on.
-    func extendRenewalDate(_ id: String, body: [UInt8], scope: Scope, now: Date) throws(ServerAPIError) -> JSONValue {
+    func extendRenewalDate(_ id: String, body: [UInt8], scope: Scope, now: Date) throws(ServerAPIError) -> ExtendRenewalDateResponse {
         let (days, _, identifier) = try extensionRequest(try object(body))
         guard ServerAPIIdentifier.isWellFormed(id) else { throw .invalidOriginalTransactionID }
         let (customers, version) = state.snapshot()
         let rendered: View
         do { rendered = try self.view(of: id, anyID: true, scope: scope, now: now, customers: customers) } catch { throw .originalTransactionIDNotFound }
         let key = Self.extensionKey(customer: rendered.customer, requestIdentifier: identifier, originalTransactionID: id)
-        return try state.change { (state) throws(ServerAPIError) -> JSONValue in
+        return try state.change { (state) throws(ServerAPIError) -> ExtendRenewalDateResponse in
             if let answered = state.extensionAnswers[key] { return answered }
             var view = rendered
             if state.version != version {
@@ -113,10 +113,9 @@ extension ServerAPIService {
             try checkExtensible(t, in: view, customer: state.customers[view.customer], now: now)
             state.append(TimelineEvent(.extend, at: ReceiptDate.format(now), productID: t.productID, days: days), toCustomer: view.customer)
             let effective = t.expiresDate.map { $0.addingTimeInterval(Double(days) * 86_400) } ?? now
-            let answer: JSONValue = .object([
-                ("originalTransactionId", .string(id)), ("webOrderLineItemId", .string(String(t.webOrderLineItemID))), ("success", .bool(true)),
-                ("effectiveDate", .integer(ReceiptDate.milliseconds(effective) ?? 0)),
-            ])
+            let answer = ExtendRenewalDateResponse(
+                originalTransactionId: id, webOrderLineItemId: String(t.webOrderLineItemID), success: true,
+                effectiveDate: ReceiptDate.milliseconds(effective) ?? 0)
             state.remember(extensionAnswer: answer, key: key)
             return answer
         }
@@ -144,7 +143,7 @@ extension ServerAPIService {
     /// `POST /inApps/v1/subscriptions/extend/mass`: every active subscription to `productId` in scope, in the
     /// storefronts named (forge's stores are all in USA), is extended as one extension would be; those that
     /// are not eligible count as failed. Completes at once.
-    func massExtendRenewalDate(body: [UInt8], scope: Scope, now: Date) throws(ServerAPIError) -> JSONValue {
+    func massExtendRenewalDate(body: [UInt8], scope: Scope, now: Date) throws(ServerAPIError) -> MassExtendRenewalDateResponse {
         let request = try object(body)
         let (days, _, identifier) = try extensionRequest(request)
         let productID = try Self.productID(request["productId"])
@@ -163,8 +162,9 @@ extension ServerAPIService {
         let rendered = views(scope: scope, now: now, customers: customers)
         let stamp = ReceiptDate.format(now)
         let key = Self.massExtensionKey(scope: scope, productID: productID, requestIdentifier: identifier)
-        return try state.change { (state) throws(ServerAPIError) -> JSONValue in
-            if state.massExtensions[key] != nil { return .object([("requestIdentifier", .string(identifier))]) }
+        let answer = MassExtendRenewalDateResponse(requestIdentifier: identifier)
+        return try state.change { (state) throws(ServerAPIError) -> MassExtendRenewalDateResponse in
+            if state.massExtensions[key] != nil { return answer }
             let views = state.version == version ? rendered : self.views(scope: scope, now: now, customers: state.customers)
             var succeeded = 0
             var failed = 0
@@ -182,21 +182,19 @@ extension ServerAPIService {
                 }
             }
             state.remember(ServerState.MassExtension(productID: productID, completedAt: now, succeeded: succeeded, failed: failed), key: key)
-            return .object([("requestIdentifier", .string(identifier))])
+            return answer
         }
     }
 
     /// `GET /inApps/v1/subscriptions/extend/mass/{productId}/{requestIdentifier}`, or 4040009 (also for another
     /// app's request).
-    func massExtensionStatus(productID: String, requestIdentifier: String, scope: Scope) throws(ServerAPIError) -> JSONValue {
+    func massExtensionStatus(productID: String, requestIdentifier: String, scope: Scope) throws(ServerAPIError) -> MassExtendRenewalDateStatusResponse {
         let productID = try Self.productID(.string(productID))
         guard Self.requestIdentifierLength.contains(requestIdentifier.utf8.count) else { throw .invalidRequestIdentifier }
         let key = Self.massExtensionKey(scope: scope, productID: productID, requestIdentifier: requestIdentifier)
         guard let request = state.mutable.withLock({ $0.massExtensions[key] }) else { throw .statusRequestNotFound }
-        return .object([
-            ("requestIdentifier", .string(requestIdentifier)), ("complete", .bool(true)),
-            ("completeDate", .integer(ReceiptDate.milliseconds(request.completedAt) ?? 0)),
-            ("succeededCount", .integer(Int64(request.succeeded))), ("failedCount", .integer(Int64(request.failed))),
-        ])
+        return MassExtendRenewalDateStatusResponse(
+            requestIdentifier: requestIdentifier, complete: true, completeDate: ReceiptDate.milliseconds(request.completedAt) ?? 0,
+            succeededCount: Int64(request.succeeded), failedCount: Int64(request.failed))
     }
 }

@@ -51,7 +51,7 @@ extension ServerAPIService {
     /// `--notify-sandbox`; local testing has none), as Apple answers an app without a notification URL. 5000001
     /// (Apple's retryable error) while the webhook's queue is full (``NotificationDispatcher/maximumPending`` or its bytes): a
     /// token is given only for a TEST that will be sent, so its status always comes to list an attempt.
-    func requestTestNotification(scope: Scope, now: Date) throws(ServerAPIError) -> JSONValue {
+    func requestTestNotification(scope: Scope, now: Date) throws(ServerAPIError) -> SendTestNotificationResponse {
         guard let view = views(scope: scope, now: now).first else { throw .appNotFound }
         guard let deliveries = configuration.deliveries, deliveries.delivers(scope.environment) else { throw .serverNotificationURLNotFound }
         guard deliveries.hasRoom(scope.environment) else { throw .generalInternalRetryable }
@@ -60,23 +60,23 @@ extension ServerAPIService {
         let token = random.uuid().description.lowercased()
         let payload = try signed { () throws(ForgeError) in try view.rendering.signedNotification(.test, subtype: nil, about: nil, uuid: token) }
         let test = ServerState.TestNotification(
-            token: token, environment: scope.environment, bundleID: view.rendering.store.bundleID, signedPayload: payload.stringValue ?? "", sentAt: now)
+            token: token, environment: scope.environment, bundleID: view.rendering.store.bundleID, signedPayload: payload, sentAt: now)
         try state.change { $0.remember(test) }
         let notification = NotificationDispatcher.Notification(key: Self.record(of: test).key, body: WebhookRequest.body(signedPayload: test.signedPayload), date: now)
         guard deliveries.enqueue([notification], environment: scope.environment) else { throw .generalInternal }
         // Another request filled the queue in the meantime.
         guard deliveries.holds(notification.key) else { throw .generalInternalRetryable }
-        return .object([("testNotificationToken", .string(token))])
+        return SendTestNotificationResponse(testNotificationToken: token)
     }
 
     /// `GET /inApps/v1/notifications/test/{testNotificationToken}`: 4000020 not a token, 4040008 unknown (or
     /// another app's, or the other environment's).
-    func testNotificationStatus(_ token: String, scope: Scope) throws(ServerAPIError) -> JSONValue {
+    func testNotificationStatus(_ token: String, scope: Scope) throws(ServerAPIError) -> CheckTestNotificationResponse {
         guard UUID(uuidString: token) != nil else { throw .invalidTestNotificationToken }
         guard let test = state.mutable.withLock({ $0.testNotifications[token.lowercased()] }), test.environment == scope.environment,
             scope.app.map({ $0 == test.bundleID }) ?? true
         else { throw .testNotificationNotFound }
-        return .object([("signedPayload", .string(test.signedPayload)), ("sendAttempts", .array(sendAttempts(of: Self.record(of: test).key)))])
+        return CheckTestNotificationResponse(signedPayload: test.signedPayload, sendAttempts: sendAttempts(of: Self.record(of: test).key))
     }
 
     // MARK: - Get Notification History
@@ -127,7 +127,7 @@ extension ServerAPIService {
     }
 
     /// `POST /inApps/v1/notifications/history?paginationToken=`: ≤ ``pageSize`` records a page, oldest first.
-    func notificationHistory(body: [UInt8], query: ServerAPIQuery, scope: Scope, now: Date) throws(ServerAPIError) -> JSONValue {
+    func notificationHistory(body: [UInt8], query: ServerAPIQuery, scope: Scope, now: Date) throws(ServerAPIError) -> NotificationHistoryResponse {
         let request = try HistoryRequest(try object(body), environment: scope.environment, now: now)
         var after: String?
         if let token = query.value("paginationToken") {
@@ -147,29 +147,25 @@ extension ServerAPIService {
         }
         records = records.filter { record in
             record.date >= request.start && record.date < request.end
-                && (!request.onlyFailures || sendAttempts(of: record.key).contains { $0["sendAttemptResult"] != .string(SendAttemptResult.success.rawValue) })
+                && (!request.onlyFailures || sendAttempts(of: record.key).contains { $0.sendAttemptResult != .success })
                 && request.type.map { $0 == record.type && (request.subtype == nil || request.subtype == record.subtype) } ?? true
         }
         let keyed = records.map { ($0.key, $0) }.sorted { $0.0 < $1.0 }
         let remaining = keyed.filter { record in after.map { record.0 > $0 } ?? true }
         let page = remaining.prefix(Self.pageSize)
-        var items: [JSONValue] = []
+        var items: [NotificationHistoryResponseItem] = []
         let customers = state.customers
         for (key, record) in page {
             let payload = try signed { () throws(ForgeError) in try signedPayload(of: record, customers: customers) }
-            items.append(.object([("signedPayload", payload), ("sendAttempts", .array(sendAttempts(of: key)))]))
+            items.append(NotificationHistoryResponseItem(signedPayload: payload, sendAttempts: sendAttempts(of: key)))
         }
         let hasMore = remaining.count > page.count
-        var members: JSONObject = []
-        if hasMore, let last = page.last {
-            members.append(("paginationToken", .string(PaginationToken(fingerprint: request.fingerprint, after: last.0, issued: now).token)))
-        }
-        members += [("hasMore", .bool(hasMore)), ("notificationHistory", .array(items))]
-        return .object(members)
+        let next = hasMore ? page.last.map { PaginationToken(fingerprint: request.fingerprint, after: $0.0, issued: now).token } : nil
+        return NotificationHistoryResponse(paginationToken: next, hasMore: hasMore, notificationHistory: items)
     }
 
     /// The attempts to deliver the notification `key` names, as Apple's history lists them.
-    func sendAttempts(of key: String) -> [JSONValue] { configuration.deliveries?.attempts(of: key).map(\.appleJSON) ?? [] }
+    func sendAttempts(of key: String) -> [SendAttemptItem] { configuration.deliveries?.attempts(of: key).map(\.item) ?? [] }
 
     /// A TEST notification as the history holds it.
     static func record(of test: ServerState.TestNotification) -> NotificationRecord {

@@ -297,13 +297,13 @@ public struct ServerAPIService: Sendable {
         var response: ServerAPIResponse
         do throws(ServerAPIError) {
             let query = ServerAPIQuery(request.query)
-            func json(_ body: JSONValue) -> ServerAPIResponse {
+            /// A 200 with `body` written in its declared order (Apple's), and the log's `count`.
+            func json(_ body: some ServerAPIAnswer) -> ServerAPIResponse {
+                guard let value = try? JSONValue(encoding: body) else { return .error(.generalInternal, endpoint: endpoint.rawValue) }
                 var answer = ServerAPIResponse(
-                    status: 200, contentType: Self.jsonContentType, body: Array(body.serialized(pretty: false).utf8),
+                    status: 200, contentType: Self.jsonContentType, body: Array(value.serialized(pretty: false).utf8),
                     summary: [("endpoint", .string(endpoint.rawValue)), ("errorCode", .null)])
-                if let count = body["signedTransactions"]?.arrayValue?.count ?? body["data"]?.arrayValue?.count {
-                    answer.summary.append(("count", .integer(Int64(count))))
-                }
+                if let count = body.loggedCount { answer.summary.append(("count", .integer(Int64(count)))) }
                 return answer
             }
             switch endpoint {
@@ -394,16 +394,9 @@ public struct ServerAPIService: Sendable {
         throw .transactionIDNotFound
     }
 
-    /// The members every customer-wide answer starts with, in Apple's order after `leading`.
-    func app(_ view: View) -> JSONObject {
-        var members: JSONObject = [("bundleId", .string(view.rendering.store.bundleID))]
-        if let appAppleID = view.rendering.appAppleID { members.append(("appAppleId", .integer(appAppleID))) }
-        members.append(("environment", .string(view.rendering.environment.rawValue)))
-        return members
-    }
-
-    func signed(_ work: () throws(ForgeError) -> String) throws(ServerAPIError) -> JSONValue {
-        do { return .string(try work()) } catch { throw .generalInternal }
+    /// A JWS the forge signs; a failure is Apple's general internal error.
+    func signed(_ work: () throws(ForgeError) -> String) throws(ServerAPIError) -> String {
+        do { return try work() } catch { throw .generalInternal }
     }
 
     // MARK: - Get Transaction Info
@@ -415,9 +408,9 @@ public struct ServerAPIService: Sendable {
         return (view, transaction)
     }
 
-    func transactionInfo(_ id: String, scope: Scope, now: Date) throws(ServerAPIError) -> JSONValue {
+    func transactionInfo(_ id: String, scope: Scope, now: Date) throws(ServerAPIError) -> TransactionInfoResponse {
         let (view, transaction) = try transaction(id, scope: scope, now: now)
-        return .object([("signedTransactionInfo", try signed { () throws(ForgeError) in try view.rendering.signedTransaction(transaction) })])
+        return TransactionInfoResponse(signedTransactionInfo: try signed { () throws(ForgeError) in try view.rendering.signedTransaction(transaction) })
     }
 
     // MARK: - Get Transaction History v2
@@ -488,7 +481,7 @@ public struct ServerAPIService: Sendable {
         }
     }
 
-    func history(_ id: String, query: ServerAPIQuery, scope: Scope, now: Date) throws(ServerAPIError) -> JSONValue {
+    func history(_ id: String, query: ServerAPIQuery, scope: Scope, now: Date) throws(ServerAPIError) -> HistoryResponse {
         let filter = try HistoryFilter(query)
         let view = try view(of: id, anyID: true, scope: scope, now: now)
         let rendering = view.rendering
@@ -511,22 +504,21 @@ public struct ServerAPIService: Sendable {
         }
         records.sort { filter.ascending ? $0.key < $1.key : $1.key < $0.key }
         let page = records.prefix(Self.pageSize)
-        var signedTransactions: [JSONValue] = []
+        var signedTransactions: [String] = []
         for record in page {
             signedTransactions.append(try signed { () throws(ForgeError) in try rendering.signedTransaction(record.transaction) })
         }
         let revision = HistoryRevision(ascending: filter.ascending, after: page.last?.key ?? filter.revision?.after)
-        var members: JSONObject = [("revision", .string(revision.token)), ("hasMore", .bool(records.count > page.count))]
-        members += app(view)
-        members.append(("signedTransactions", .array(signedTransactions)))
-        return .object(members)
+        return HistoryResponse(
+            revision: revision.token, hasMore: records.count > page.count, bundleId: rendering.store.bundleID, appAppleId: rendering.appAppleID,
+            environment: rendering.environment, signedTransactions: signedTransactions)
     }
 
     // MARK: - Get Refund History v2
 
     /// The customer's refunded and revoked transactions, oldest revocation first, ≤ ``pageSize`` a page; `revision`
     /// the same durable cursor as the history's (by revocation date), so a later call sees only new refunds.
-    func refunds(_ id: String, query: ServerAPIQuery, scope: Scope, now: Date) throws(ServerAPIError) -> JSONValue {
+    func refunds(_ id: String, query: ServerAPIQuery, scope: Scope, now: Date) throws(ServerAPIError) -> RefundHistoryResponse {
         var cursor: HistoryRevision?
         if let token = query.value("revision") {
             guard let revision = HistoryRevision(token: token), revision.ascending else { throw .invalidRequestRevision }
@@ -542,21 +534,19 @@ public struct ServerAPIService: Sendable {
         }
         records.sort { $0.key < $1.key }
         let page = records.prefix(Self.pageSize)
-        var signedTransactions: [JSONValue] = []
+        var signedTransactions: [String] = []
         for record in page {
             signedTransactions.append(try signed { () throws(ForgeError) in try view.rendering.signedTransaction(record.transaction) })
         }
         let revision = HistoryRevision(ascending: true, after: page.last?.key ?? cursor?.after)
-        return .object([
-            ("signedTransactions", .array(signedTransactions)), ("revision", .string(revision.token)), ("hasMore", .bool(records.count > page.count)),
-        ])
+        return RefundHistoryResponse(signedTransactions: signedTransactions, revision: revision.token, hasMore: records.count > page.count)
     }
 
     // MARK: - Get App Transaction Info
 
-    func appTransactionInfo(_ id: String, scope: Scope, now: Date) throws(ServerAPIError) -> JSONValue {
+    func appTransactionInfo(_ id: String, scope: Scope, now: Date) throws(ServerAPIError) -> AppTransactionInfoResponse {
         let view = try view(of: id, anyID: true, scope: scope, now: now)
-        return .object([("signedAppTransactionInfo", try signed { () throws(ForgeError) in try view.rendering.signedAppTransaction() })])
+        return AppTransactionInfoResponse(signedAppTransactionInfo: try signed { () throws(ForgeError) in try view.rendering.signedAppTransaction() })
     }
 
     // MARK: - Send Consumption Information v2
@@ -623,7 +613,7 @@ public struct ServerAPIService: Sendable {
 
     // MARK: - Get All Subscription Statuses
 
-    func statuses(_ id: String, query: ServerAPIQuery, scope: Scope, now: Date) throws(ServerAPIError) -> JSONValue {
+    func statuses(_ id: String, query: ServerAPIQuery, scope: Scope, now: Date) throws(ServerAPIError) -> StatusResponse {
         var wanted: Set<Int64>?
         for text in query.values("status") {
             guard let status = Int64(text), (1...5).contains(status) else { throw .invalidStatus }
@@ -637,22 +627,18 @@ public struct ServerAPIService: Sendable {
             if let known = latest[t.originalTransactionID], known.purchaseDate >= t.purchaseDate { continue }
             latest[t.originalTransactionID] = t
         }
-        var groups: [String: [JSONValue]] = [:]
+        var groups: [String: [LastTransactionsItem]] = [:]
         for (original, t) in latest.sorted(by: { $0.key < $1.key }) {
             let status = rendering.subscriptionStatus(t)
             if let wanted, !wanted.contains(status) { continue }
-            let entry: JSONValue = .object([
-                ("status", .integer(status)), ("originalTransactionId", .string(original)),
-                ("signedTransactionInfo", try signed { () throws(ForgeError) in try rendering.signedTransaction(t) }),
-                ("signedRenewalInfo", try signed { () throws(ForgeError) in try rendering.signedRenewal(of: t) }),
-            ])
-            groups[rendering.groupIdentifier(t.productID), default: []].append(entry)
+            let item = LastTransactionsItem(
+                status: status, originalTransactionId: original,
+                signedTransactionInfo: try signed { () throws(ForgeError) in try rendering.signedTransaction(t) },
+                signedRenewalInfo: try signed { () throws(ForgeError) in try rendering.signedRenewal(of: t) })
+            groups[rendering.groupIdentifier(t.productID), default: []].append(item)
         }
-        let data: [JSONValue] = groups.sorted { $0.key < $1.key }.map {
-            .object([("subscriptionGroupIdentifier", .string($0.key)), ("lastTransactions", .array($0.value))])
-        }
-        var members = app(view)
-        members.append(("data", .array(data)))
-        return .object(members)
+        return StatusResponse(
+            bundleId: rendering.store.bundleID, appAppleId: rendering.appAppleID, environment: rendering.environment,
+            data: groups.sorted { $0.key < $1.key }.map { SubscriptionGroupIdentifierItem(subscriptionGroupIdentifier: $0.key, lastTransactions: $0.value) })
     }
 }

@@ -101,7 +101,7 @@ public final class ServerState: Sendable {
         private var masses = BoundedRecords<String, MassExtension>(maximum: ServerState.maximumRecords)
         /// A renewal-date extension already answered, by ``ServerAPIService/extensionKey``: a retry gets the same
         /// answer and extends nothing. [guess: Apple documents the identifier, not retries]
-        private var answers = BoundedRecords<String, JSONValue>(maximum: ServerState.maximumRecords)
+        private var answers = BoundedRecords<String, ExtendRenewalDateResponse>(maximum: ServerState.maximumRecords)
         private var finishedRecords = BoundedRecords<Int, FinishedTransaction>(maximum: ServerState.maximumRecords)
         private var consumptionRecords = BoundedRecords<Int, ConsumptionReport>(maximum: ServerState.maximumRecords)
         /// Numbers finished transactions and consumption reports, which have no key of their own.
@@ -117,7 +117,7 @@ public final class ServerState: Sendable {
 
         var testNotifications: [String: TestNotification] { tests.byKey }
         var massExtensions: [String: MassExtension] { masses.byKey }
-        var extensionAnswers: [String: JSONValue] { answers.byKey }
+        var extensionAnswers: [String: ExtendRenewalDateResponse] { answers.byKey }
         var finished: [FinishedTransaction] { finishedRecords.inOrder }
         var consumption: [ConsumptionReport] { consumptionRecords.inOrder }
 
@@ -157,7 +157,7 @@ public final class ServerState: Sendable {
             if evicted { journal.append(.evict(.massExtensions)) }
         }
 
-        mutating func remember(extensionAnswer answer: JSONValue, key: String) {
+        mutating func remember(extensionAnswer answer: ExtendRenewalDateResponse, key: String) {
             let evicted = answers.insert(answer, at: key)
             journal.append(.extensionAnswer(key: key, answer))
             if evicted { journal.append(.evict(.extensionAnswers)) }

@@ -1,5 +1,4 @@
 public import Foundation
-public import ForgeSupport
 public import StoreModel
 
 /// Where `forge serve --state FILE` keeps the server state between runs. ReceiptServe decides what is kept and
@@ -36,7 +35,7 @@ public enum StateChange: Sendable {
     case testsRequested(UInt64)
     case massExtension(key: String, ServerState.MassExtension)
     /// A renewal-date extension's answer, kept so a retry of its request identifier gets it again.
-    case extensionAnswer(key: String, JSONValue)
+    case extensionAnswer(key: String, ExtendRenewalDateResponse)
     case finished(ServerState.FinishedTransaction)
     case consumption(ServerState.ConsumptionReport)
     /// The oldest record of a kind is forgotten: what makes room when ``ServerState/maximumRecords`` are kept.
@@ -78,7 +77,7 @@ public struct SavedState: Sendable {
     public var testsRequested: UInt64 = 0
     /// Each record kind oldest first, as kept: the oldest is the next to make room.
     public var massExtensions: [(key: String, request: ServerState.MassExtension)] = []
-    public var extensionAnswers: [(key: String, answer: JSONValue)] = []
+    public var extensionAnswers: [(key: String, answer: ExtendRenewalDateResponse)] = []
     public var finished: [ServerState.FinishedTransaction] = []
     public var consumption: [ServerState.ConsumptionReport] = []
     /// In the order they were enqueued.
