@@ -292,6 +292,7 @@ struct Serve: AsyncParsableCommand {
         } catch {
             throw Exit.serveFailure(error, host: host, port: port)
         }
+        await requestLog.finish()
         if requestLog.dropped > 0, let path = requestLog.path {
             note("warning: \(requestLog.dropped) of \(requestLog.recorded) request log entries could not be written to \(path)")
         }

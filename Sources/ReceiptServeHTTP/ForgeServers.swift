@@ -236,6 +236,8 @@ enum Responses {
     /// `GET /_forge/log`'s counts of what it does not hold.
     static let logDropped = HTTPFields.Element.Name("X-Forge-Log-Dropped")
     static let logEvicted = HTTPFields.Element.Name("X-Forge-Log-Evicted")
+    /// With `--log FILE`, the `seq` up to which the file is complete (``RequestLog/written``).
+    static let logWritten = HTTPFields.Element.Name("X-Forge-Log-Written")
     static let requestsInFlight = HTTPFields.Element.Name("X-Forge-Requests-In-Flight")
     static let bodyBytesHeld = HTTPFields.Element.Name("X-Forge-Body-Bytes-Held")
 
@@ -580,6 +582,7 @@ private struct ControlRoutes: Sendable {
                 var headers: HTTPFields = [:]
                 if let dropped = Responses.logDropped { headers[dropped] = String(log.dropped) }
                 if let evicted = Responses.logEvicted { headers[evicted] = String(log.evicted) }
+                if let name = Responses.logWritten, let written = log.written { headers[name] = String(written) }
                 headers += Responses.load(of: runtime)
                 return Responses.bytes(.ok, contentType: "application/x-ndjson", Array(log.jsonLines.utf8), headers: headers)
             }
