@@ -4,15 +4,11 @@ import Synchronization
 public import ForgeSupport
 import StoreModel
 
-#if canImport(Glibc)
-    import Glibc
-#elseif canImport(Darwin)
-    import Darwin
-#endif
-
 /// Every request `forge serve` answered, as JSON Lines, for users' tests to assert on: in memory (the
 /// control route `GET /_forge/log`, a ring of the last ``capacity`` entries, at most ``maximumBytes`` in all) and,
-/// with `--log FILE`, appended to a file line by line as it happens.
+/// with `--log FILE`, appended to a file line by line, in `seq` order, by a writer thread of its own
+/// (``RequestLogWriter``): `record` runs on whatever thread answered the request — in `forge-http` an event loop —
+/// so it only numbers the line and queues it, and a slow or full disk holds no request.
 ///
 /// One line: `{"seq", "time", "endpoint", "method", "path", "httpStatus", "status", "fault", "bytes",
 /// "password", "excludeOldTransactions", "receipt", "bundleId", "history"}` — `status` is the JSON status
@@ -27,26 +23,59 @@ import StoreModel
 /// ``maximumMembers``, nesting at ``maximumDepth``, the line at ``maximumLineBytes``. A line is then at most
 /// that long, and the ring at most ``maximumBytes`` whatever `--log-capacity` says.
 ///
-/// Nothing is lost silently: a line the file cannot take (a full disk) is left out whole — never half
-/// written — and counted in ``dropped``; the first such failure is said once through `warn`. Entries the
-/// ring pushes out are counted in ``evicted``; `seq` numbers every entry, so a gap shows where.
+/// Nothing is lost silently: a line the file cannot take (a full disk), or the writer's queue cannot (the disk
+/// ``maximumQueuedBytes`` behind), is left out whole — never half written — and counted in ``dropped``; the first
+/// such loss is said once through `warn`. ``written`` says how far the file is complete, ``finish(within:)``
+/// completes it as the server stops. Entries the ring pushes out are counted in ``evicted``; `seq` numbers every
+/// entry, so a gap shows where.
 public final class RequestLog: Sendable {
+    /// One line: its `seq` and the rest of its JSON object, rendered when read, so that `record` does no more
+    /// than number and keep it under the lock.
+    struct Line: Sendable {
+        let seq: Int
+        /// The object after `{"seq":N,`: `"time":…}` (a slice of the object's text, not a copy).
+        let rest: Substring
+        /// UTF-8 bytes of the line, its newline left out.
+        let size: Int
+
+        init(seq: Int, rest: Substring) {
+            self.seq = seq
+            self.rest = rest
+            var digits = 1
+            var remaining = seq
+            while remaining >= 10 {
+                remaining /= 10
+                digits += 1
+            }
+            // `{"seq":` and `,` around the digits.
+            size = 8 + digits + rest.utf8.count
+        }
+
+        /// Appends the line (`{"seq":N,` and ``rest``) and a newline to `bytes`.
+        func appendLine(to bytes: inout [UInt8]) {
+            bytes += "{\"seq\":\(seq),".utf8
+            bytes += rest.utf8
+            bytes.append(0x0A)
+        }
+
+        /// The most bytes before ``rest``: `{"seq":`, 19 digits and `,`.
+        static let maximumHeadBytes = 27
+    }
+
     private struct State {
         /// The ring, oldest first from `head`; the slots before `head` are spent and dropped in bulk.
-        var lines: [String] = []
+        var lines: [Line] = []
         var head = 0
         /// UTF-8 bytes of `lines[head...]`.
         var bytes = 0
         var next = 1
         var evicted = 0
-        var dropped = 0
-        var warned = false
 
         var count: Int { lines.count - head }
 
         mutating func evictOldest() {
-            bytes -= lines[head].utf8.count
-            lines[head] = ""
+            bytes -= lines[head].size
+            lines[head] = Line(seq: 0, rest: "")
             head += 1
             evicted += 1
             if head >= 1024, head * 2 >= lines.count {
@@ -56,12 +85,11 @@ public final class RequestLog: Sendable {
         }
     }
     private let state = Mutex(State())
-    private let file: LogFile?
+    private let writer: RequestLogWriter?
     /// Entries kept in memory.
     public let capacity: Int
     /// UTF-8 bytes of the entries kept in memory, at most; the oldest go first to stay under it.
     public let maximumBytes: Int
-    private let warn: @Sendable (String) -> Void
 
     /// The longest string an entry keeps (a path, an id, a member of a body); longer ones are cut with a note.
     public static let maximumStringBytes = 1024
@@ -73,39 +101,43 @@ public final class RequestLog: Sendable {
     public static let maximumLineBytes = 16 << 10
     /// What the ring holds at most by default: ≈ 50,000 typical lines, ≈ 7,000 of the longest paths.
     public static let defaultMaximumBytes = 16 << 20
+    /// Lines waiting for the `--log` file at most by default, in UTF-8 bytes: ≈ 13,000 typical lines, seconds of
+    /// requests at full speed; past it the disk is behind and a line is dropped rather than held.
+    public static let defaultMaximumQueuedBytes = 4 << 20
+    /// How long ``finish(within:)`` waits for the file by default.
+    public static let defaultFinishDeadline: Duration = .seconds(10)
 
-    /// - Parameter warn: told once, when the file first refuses a line (stderr in `forge serve`).
+    /// - Parameters:
+    ///   - maximumQueuedBytes: the writer's queue, at most (at least one line of ``maximumLineBytes``).
+    ///   - warn: told once, when the file first loses a line (stderr in `forge serve`); called off the requests' threads.
     public init(
         file: URL?, capacity: Int = ServerLimits.defaultLogCapacity, maximumBytes: Int = RequestLog.defaultMaximumBytes,
-        warn: @escaping @Sendable (String) -> Void = { _ in }
+        maximumQueuedBytes: Int = RequestLog.defaultMaximumQueuedBytes, warn: @escaping @Sendable (String) -> Void = { _ in }
     ) throws(ServeError) {
         self.capacity = max(1, capacity)
         self.maximumBytes = max(Self.maximumLineBytes, maximumBytes)
-        self.warn = warn
-        self.file = try file.map { url throws(ServeError) in try LogFile(path: url.path) }
+        writer = try file.map { url throws(ServeError) in
+            RequestLogWriter(file: try LogFile(path: url.path), maximumBytes: max(Self.maximumLineBytes + 1, maximumQueuedBytes), warn: warn)
+        }
     }
 
-    /// Adds one entry, numbered and timed here, cut to the bounds above.
+    /// Ends the writer's thread once it has written what is queued (``finish(within:)`` waits for that).
+    deinit { writer?.stop() }
+
+    /// Adds one entry, numbered and timed here, cut to the bounds above. Renders it before taking the lock; under
+    /// it, only numbers it, keeps it and queues it for the file.
     public func record(_ entry: JSONObject, at time: Date = Date()) {
-        let members = Self.bounded(entry)
+        var members: JSONObject = [("time", .string(ReceiptDate.format(time, style: .fractionalZulu)))]
+        members += Self.bounded(entry)
+        let rest = Self.rest(of: members)
         state.withLock { state in
-            var line: JSONObject = [("seq", .integer(Int64(state.next))), ("time", .string(ReceiptDate.format(time, style: .fractionalZulu)))]
-            line += members
+            let line = Line(seq: state.next, rest: rest)
             state.next += 1
-            let text = Self.line(line)
-            let size = text.utf8.count
-            while state.count > 0, state.count >= capacity || state.bytes + size > maximumBytes { state.evictOldest() }
-            state.lines.append(text)
-            state.bytes += size
+            while state.count > 0, state.count >= capacity || state.bytes + line.size > maximumBytes { state.evictOldest() }
+            state.lines.append(line)
+            state.bytes += line.size
             // Under the lock, so the file's lines are in `seq` order.
-            guard let file, let failure = file.append(Array((text + "\n").utf8)) else { return }
-            state.dropped += 1
-            if !state.warned {
-                state.warned = true
-                warn(
-                    "cannot write the request log \(file.path) (\(failure)): entries are left out of the file whole, and counted (X-Forge-Log-Dropped of GET /_forge/log); said once"
-                )
-            }
+            writer?.enqueue(line)
         }
     }
 
@@ -135,33 +167,46 @@ public final class RequestLog: Sendable {
         }
     }
 
-    /// `line` as text: whole when it fits ``maximumLineBytes``, else its members of at most 256 bytes and a note.
-    private static func line(_ line: JSONObject) -> String {
-        let text = JSONValue.object(line).serialized(pretty: false)
-        guard text.utf8.count > maximumLineBytes else { return text }
-        var short: JSONObject = []
-        for member in line where member.key.utf8.count + member.value.serialized(pretty: false).utf8.count <= 256 { short.append((member.key, member.value)) }
-        short.append(("cut", .string("the entry was \(text.utf8.count) bytes; its members over 256 bytes are left out")))
-        let shortened = JSONValue.object(short).serialized(pretty: false)
-        // At most 64 members of 256 bytes, well inside the bound; checked all the same.
-        return shortened.utf8.count <= maximumLineBytes ? shortened : JSONValue.object(JSONObject(line.members.prefix(2).map { ($0.key, $0.value) })).serialized(pretty: false)
+    /// `members` as the rest of a line after its `seq` (the object's text without its `{`): whole when the line fits
+    /// ``maximumLineBytes``, else the members of at most 256 bytes and a note.
+    private static func rest(of members: JSONObject) -> Substring {
+        let limit = maximumLineBytes - Line.maximumHeadBytes
+        var text = JSONValue.object(members).serialized(pretty: false)
+        if text.utf8.count > limit {
+            var short: JSONObject = []
+            for member in members where member.key.utf8.count + member.value.serialized(pretty: false).utf8.count <= 256 { short.append((member.key, member.value)) }
+            short.append(("cut", .string("the entry was \(text.utf8.count) bytes; its members over 256 bytes are left out")))
+            let shortened = JSONValue.object(short).serialized(pretty: false)
+            // At most 64 members of 256 bytes, well inside the bound; checked all the same.
+            text = shortened.utf8.count <= limit ? shortened : JSONValue.object(JSONObject(members.members.prefix(1).map { ($0.key, $0.value) })).serialized(pretty: false)
+        }
+        return text.dropFirst()
     }
 
     /// The entries in memory, oldest first, one JSON object per line.
     public var jsonLines: String {
-        state.withLock { state in state.lines[state.head...].map { $0 + "\n" }.joined() }
+        // Only the lines are copied under the lock (a copy of its own: a slice would make the next `record` copy the
+        // ring); the text is made after.
+        let lines = state.withLock { state in Array(state.lines[state.head...]) }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(lines.reduce(0) { $0 + $1.size + 1 })
+        for line in lines { line.appendLine(to: &bytes) }
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Entries recorded since the start (`seq` of the last one).
     public var recorded: Int { state.withLock { $0.next - 1 } }
-    /// Entries the `--log` file could not take.
-    public var dropped: Int { state.withLock { $0.dropped } }
+    /// Entries the `--log` file could not take (refused by the file, or past the writer's queue).
+    public var dropped: Int { writer?.progress.dropped ?? 0 }
+    /// With `--log`, how far the file is complete: every line numbered up to it (`seq`) is in the file, or counted in
+    /// ``dropped``. A test reads the file once it reaches the `seq` it waits for. Nil without a file.
+    public var written: Int? { writer?.progress.written }
     /// Entries the in-memory ring pushed out to make room.
     public var evicted: Int { state.withLock { $0.evicted } }
     /// Entries in memory now, and their UTF-8 bytes.
     public var held: (entries: Int, bytes: Int) { state.withLock { ($0.count, $0.bytes) } }
     /// The `--log` file's path, if any.
-    public var path: String? { file?.path }
+    public var path: String? { writer?.path }
 
     /// Empties the in-memory log (the file keeps everything; the counts stay).
     public func clear() {
@@ -171,45 +216,11 @@ public final class RequestLog: Sendable {
             $0.bytes = 0
         }
     }
-}
 
-/// The `--log` file, appended to with whole lines: a write the file cannot finish is taken back.
-private final class LogFile: Sendable {
-    let path: String
-    private let descriptor: Int32
-
-    init(path: String) throws(ServeError) {
-        self.path = path
-        descriptor = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0o644)
-        guard descriptor >= 0 else {
-            throw ServeError(.logFailed, "cannot open the request log \(path): \(String(cString: strerror(errno)))")
-        }
-    }
-
-    deinit { close(descriptor) }
-
-    /// Appends `bytes` whole, or not at all (a regular file is cut back to its size before); the reason when not.
-    func append(_ bytes: [UInt8]) -> String? {
-        var status = stat()
-        let sizeBefore = fstat(descriptor, &status) == 0 && (status.st_mode & S_IFMT) == S_IFREG ? status.st_size : nil
-        var written = 0
-        var failure: Int32 = 0
-        bytes.withUnsafeBytes { buffer in
-            guard let base = buffer.baseAddress else { return }
-            while written < buffer.count {
-                let count = write(descriptor, base + written, buffer.count - written)
-                if count > 0 {
-                    written += count
-                } else if count < 0, errno == EINTR {
-                    continue
-                } else {
-                    failure = count == 0 ? ENOSPC : errno
-                    return
-                }
-            }
-        }
-        guard failure != 0 else { return nil }
-        if written > 0, let sizeBefore { _ = ftruncate(descriptor, sizeBefore) }
-        return String(cString: strerror(failure))
+    /// Waits, up to `limit`, until the writer has written every line recorded so far, then ends its thread: the file
+    /// is complete and ``dropped`` final (a line not written by then counts as dropped). For the end of the server,
+    /// after its last request; a line recorded after it is counted in ``dropped``.
+    public func finish(within limit: Duration = RequestLog.defaultFinishDeadline) async {
+        await writer?.finish(within: limit)
     }
 }

@@ -18,7 +18,7 @@ import StoreModel
 /// | `GET /_forge/faults` | the faults in force, JSON Lines: one object per line, as `POST` takes it |
 /// | `POST /_forge/faults` | adds a fault: a JSON object (`{"endpoint":"production","status":21005,"count":2}`) or a spec line, as a JSON string or bare |
 /// | `DELETE /_forge/faults` | removes every fault |
-/// | `GET /_forge/log` | the request log in memory, JSON Lines; `X-Forge-Log-Dropped` and `X-Forge-Log-Evicted` count what is missing; `X-Forge-Requests-In-Flight` and `X-Forge-Body-Bytes-Held` what is being answered now (``Responses/load(of:)``) |
+/// | `GET /_forge/log` | the request log in memory, JSON Lines; `X-Forge-Log-Dropped` and `X-Forge-Log-Evicted` count what is missing, `X-Forge-Log-Written` is the `seq` up to which the `--log` file is complete; `X-Forge-Requests-In-Flight` and `X-Forge-Body-Bytes-Held` what is being answered now (``Responses/load(of:)``) |
 /// | `DELETE /_forge/log` | empties the in-memory log (the `--log` file keeps everything) |
 /// | `GET /_forge/scenarios` | each customer's scenario as the server holds it: its seed pinned, the changes the Server API made appended to its timeline (`forge make --spec` and `forge jws make --spec` take each element) |
 /// | `GET /_forge/clock` | the server clock: `{"now":"2025-02-01T00:00:00Z"}` |
@@ -99,6 +99,7 @@ struct ControlController: Sendable {
                 var headers: HTTPFields = [:]
                 if let dropped = Responses.logDropped { headers[dropped] = String(log.dropped) }
                 if let evicted = Responses.logEvicted { headers[evicted] = String(log.evicted) }
+                if let name = Responses.logWritten, let written = log.written { headers[name] = String(written) }
                 headers += Responses.load(of: runtime)
                 return Responses.bytes(.ok, contentType: "application/x-ndjson", Array(log.jsonLines.utf8), headers: headers)
             }

@@ -65,14 +65,15 @@ public enum ForgeServers {
     }
 }
 
-/// The request log's end, after the server's (Hummingbird stops an application's services after its server): what
-/// the `--log` file could not take is said once, with the count.
+/// The request log's end, after the server's (Hummingbird stops an application's services after its server): the
+/// `--log` file's writer drains what is queued (with a deadline), then what the file could not take is said once.
 private struct RequestLogService: Service {
     let log: RequestLog
     let warn: @Sendable (String) -> Void
 
     func run() async throws {
         try? await gracefulShutdown()
+        await log.finish()
         if log.dropped > 0, let path = log.path {
             warn("\(log.dropped) of \(log.recorded) request log entries could not be written to \(path)")
         }

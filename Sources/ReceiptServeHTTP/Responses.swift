@@ -28,6 +28,8 @@ enum Responses {
     /// `GET /_forge/log`'s counts of what it does not hold.
     static let logDropped = HTTPFields.Element.Name("X-Forge-Log-Dropped")
     static let logEvicted = HTTPFields.Element.Name("X-Forge-Log-Evicted")
+    /// With `--log FILE`, the `seq` up to which the file is complete (``RequestLog/written``).
+    static let logWritten = HTTPFields.Element.Name("X-Forge-Log-Written")
     static let requestsInFlight = HTTPFields.Element.Name("X-Forge-Requests-In-Flight")
     static let bodyBytesHeld = HTTPFields.Element.Name("X-Forge-Body-Bytes-Held")
 

@@ -86,9 +86,10 @@ struct ServerAPISpecTests {
             in: directory, deadline: .seconds(100))
     }
 
-    /// The request log's lines.
-    static func logLines(_ log: URL) throws -> [[String: Any]] {
-        try String(contentsOf: log, encoding: .utf8).split(separator: "\n").compactMap {
+    /// The request log's lines, once the server says the file holds every request it answered.
+    static func logLines(_ log: URL, of server: BackgroundServer) async throws -> [[String: Any]] {
+        try await logFileWritten(server.url)
+        return try String(contentsOf: log, encoding: .utf8).split(separator: "\n").compactMap {
             (try? JSONSerialization.jsonObject(with: Data($0.utf8))) as? [String: Any]
         }
     }
@@ -109,7 +110,7 @@ struct ServerAPISpecTests {
         let result = try await Self.schemathesisRun(base, phases: sandbox ? "examples,coverage,fuzzing,stateful" : "examples,stateful", in: scratch)
         #expect(result.status == 0 && result.exited, "schemathesis at \(base), exit \(result.status):\n\(result.text)\n\(result.stderr)")
         // The fuzz reached real data, not only errors: each served endpoint answered 2xx in this environment.
-        let lines = try Self.logLines(log)
+        let lines = try await Self.logLines(log, of: server)
         var succeeded = Set<String>()
         for line in lines {
             guard let endpoint = line["endpoint"] as? String, let status = line["httpStatus"] as? Int else { continue }
@@ -129,7 +130,7 @@ struct ServerAPISpecTests {
         defer { server.kill() }
         let result = try await Self.schemathesisRun(server.url + "/sandbox", phases: "examples", in: scratch)
         #expect(result.status == 0 && result.exited, "exit \(result.status):\n\(result.text)\n\(result.stderr)")
-        let statuses = try Self.logLines(log).compactMap { $0["httpStatus"] as? Int }
+        let statuses = try await Self.logLines(log, of: server).compactMap { $0["httpStatus"] as? Int }
         #expect(!statuses.isEmpty && statuses.allSatisfy { $0 == 401 }, "\(statuses)")
     }
 }

@@ -56,11 +56,31 @@ struct ServerAPITLSTests {
             try? FileManager.default.removeItem(at: directory)
         }
 
-        /// The request log's entries (JSON Lines of `--log`).
-        func logged() -> [[String: Any]] {
+        /// The request log's entries (JSON Lines of `--log`), once the server says the file holds every request it
+        /// answered: `GET /_forge/log` over TLS (the TEST root trusted) until `X-Forge-Log-Written` reaches its last `seq`.
+        func logged() async throws -> [[String: Any]] {
+            try await eventually("the --log file written (X-Forge-Log-Written)") {
+                let answer = try await run(
+                    try Oracle.appleLibrary.required(), ["-c", Self.logProbe, String(server.port), root.path], deadline: .seconds(30))
+                let (written, body) = (answer.text.prefix { $0 != "\n" }, answer.text.drop { $0 != "\n" }.dropFirst())
+                return answer.status == 0 && logFileComplete(written: String(written), lines: Data(body.utf8))
+            }
             let text = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
             return text.split(separator: "\n").map { ServerAPITests.object(Data($0.utf8)) }
         }
+
+        /// `GET /_forge/log` over TLS to 127.0.0.1:PORT as `localhost`, the root ROOT trusted: `X-Forge-Log-Written`
+        /// on the first line, the body after it.
+        static let logProbe = """
+            import http.client, socket, ssl, sys
+            port, root = int(sys.argv[1]), sys.argv[2]
+            context = ssl.create_default_context(cafile=root)
+            connection = http.client.HTTPSConnection("localhost", port, context=context, timeout=20)
+            connection.sock = context.wrap_socket(socket.create_connection(("127.0.0.1", port), timeout=20), server_hostname="localhost")
+            connection.request("GET", "/_forge/log")
+            answer = connection.getresponse()
+            sys.stdout.write((answer.getheader("X-Forge-Log-Written") or "") + "\\n" + answer.read().decode())
+            """
 
         /// Apple's Python client, constructed for `environment` with no base URL: `host` resolved to this server, and
         /// `trust` (nil: the stacks' own default, certifi) the only CA file each HTTP stack is told of.
@@ -142,7 +162,7 @@ struct ServerAPITLSTests {
             #expect(Self.transactionID(production[0]) == fixture.productionID, "\(production)")
             #expect((production[1]["signedAppTransactionInfo"] as? [String: Any])?["receiptType"] as? String == "Production", "\(production)")
         }
-        let entries = fixture.logged().filter { $0["api"] as? String == "server" }
+        let entries = try await fixture.logged().filter { $0["api"] as? String == "server" }
         #expect(entries.count == 12 && entries.allSatisfy { $0["environment"] as? String == "local-testing" }, "\(entries)")
         #expect(entries.allSatisfy { ($0["path"] as? String)?.hasPrefix("/inApps/") == true }, "Apple's paths, at the root")
     }
@@ -170,7 +190,7 @@ struct ServerAPITLSTests {
             #expect(Self.transactionID(production[0]) == fixture.productionID, "\(production)")
             #expect(production[1]["apiError"] as? Int == 4_040_010, "a sandbox id is not found in production: \(production[1])")
         }
-        let environments = fixture.logged().filter { $0["api"] as? String == "server" }.map { $0["environment"] as? String ?? "" }
+        let environments = try await fixture.logged().filter { $0["api"] as? String == "server" }.map { $0["environment"] as? String ?? "" }
         #expect(environments == Array(repeating: ["sandbox", "sandbox", "sandbox", "production", "production"], count: 2).flatMap { $0 }, "\(environments)")
     }
 
@@ -188,7 +208,7 @@ struct ServerAPITLSTests {
                 #expect(result.status != 0 && result.stderr.contains("CERTIFICATE_VERIFY_FAILED"), "\(trust?.lastPathComponent ?? "certifi"): \(result.stderr)")
             }
         }
-        #expect(fixture.logged().filter { $0["api"] as? String == "server" }.isEmpty)
+        #expect(try await fixture.logged().filter { $0["api"] as? String == "server" }.isEmpty)
     }
 
     @Test("With --tls the start-up lines and --help name Apple's Server API host names the certificate holds")

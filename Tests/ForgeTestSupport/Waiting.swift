@@ -69,6 +69,28 @@ public func post(_ url: String, json: String, headers: [String: String] = [:]) a
     try await request(url, method: "POST", headers: headers.merging(["Content-Type": "application/json"]) { mine, _ in mine }, body: Data(json.utf8))
 }
 
+/// Whether a `GET /_forge/log` answer says the `--log` file holds all it lists: its `X-Forge-Log-Written` (every line up
+/// to that `seq` is in the file or counted in `X-Forge-Log-Dropped`) reaches the `seq` of its last line.
+public func logFileComplete(written: String?, lines body: Data) -> Bool {
+    guard let written = written.flatMap({ Int($0) }) else { return false }
+    let last = body.split(separator: 0x0A).last.flatMap { (try? JSONSerialization.jsonObject(with: Data($0))) as? [String: Any] }
+    return written >= (last?["seq"] as? Int ?? 0)
+}
+
+/// Waits until the `--log` file of the server at `base` holds every request the server logged so far, as the server
+/// says (``logFileComplete(written:lines:)``); the last `GET /_forge/log` answer.
+@discardableResult
+public func logFileWritten(_ base: String, headers: [String: String] = [:], within: Duration = .seconds(60)) async throws -> HTTPAnswer {
+    var answer: HTTPAnswer?
+    try await eventually("\(base)'s --log file written (X-Forge-Log-Written)", within: within) {
+        let log = try await request(base + "/_forge/log", headers: headers)
+        answer = log
+        return logFileComplete(written: log.header("X-Forge-Log-Written"), lines: log.body)
+    }
+    guard let answer else { throw NotAURL(text: base + "/_forge/log") }
+    return answer
+}
+
 public struct NotAURL: Error, CustomStringConvertible {
     public let text: String
     public var description: String { "not an HTTP URL, or no HTTP answer: \(text)" }

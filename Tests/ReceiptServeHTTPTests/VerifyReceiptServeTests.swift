@@ -225,8 +225,9 @@ struct VerifyReceiptServeTests {
         let folder = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: folder) }
         let logFile = folder.appendingPathComponent("requests.jsonl")
+        let requestLog = try RequestLog(file: logFile, capacity: 1000)
         let application = try Self.application(
-            faults: ["production:status=21005,count=2", "sandbox:status=21199,retryable=false,count=1"], log: try RequestLog(file: logFile, capacity: 1000))
+            faults: ["production:status=21005,count=2", "sandbox:status=21199,retryable=false,count=1"], log: requestLog)
         // Over a socket: the `close` fault closes the connection mid-body.
         try await application.test(.live) { client in
             let body = ["receipt-data": nonConsumable]
@@ -276,8 +277,10 @@ struct VerifyReceiptServeTests {
             #expect(entries.count == 9 && entries[6]["fault"] as? String == "production:close,count=1")
             #expect(entries.map { $0["seq"] as? Int } == Array(1...9))
         }
+        // The file is written by a thread of its own; `finish` completes it, as `forge serve` does when it stops.
+        await requestLog.finish()
         let file = try String(contentsOf: logFile, encoding: .utf8)
-        #expect(file.split(separator: "\n").count == 9)
+        #expect(file.split(separator: "\n").count == 9 && requestLog.dropped == 0)
     }
 
     @Test("percent= faults are drawn from the seed: two servers with the same seed fail the same requests")
