@@ -57,11 +57,14 @@ public enum NotificationDelivery {
             for (delivery, request) in dispatcher.due(environment, now: now) {
                 guard !Task.isCancelled, !Task.isShuttingDownGracefully else { break }
                 let answer = await client.deliver(request, at: service.state.now())
-                await StateWriter.run { dispatcher.record(answer.attempt, of: delivery.key) }
+                await StateWriter.run(if: dispatcher.writesToFile) { dispatcher.record(answer.attempt, of: delivery.key) }
             }
             if let signed = await signing {
                 // A store that cannot take the slice keeps the batch where it was: signed again on the next round.
-                if await StateWriter.run({ dispatcher.enqueue(signed.notifications, environment: environment, through: signed.watermark) }) {
+                let accepted = await StateWriter.run(if: dispatcher.writesToFile) {
+                    dispatcher.enqueue(signed.notifications, environment: environment, through: signed.watermark)
+                }
+                if accepted {
                     batch = signed.rest.isEmpty ? nil : signed.rest
                 } else {
                     try? await Task.sleep(for: tick)
@@ -158,6 +161,12 @@ public enum StateCheckpoint {
 /// NIO's blocking-I/O thread pool, never the event loop the service's task runs on (in forge-http Swift concurrency
 /// runs on NIO's loops, and an SQLite write can wait on the disk).
 enum StateWriter {
+    /// `write` on the pool when it `touchesFile`; else at once, where it is asked for (an in-memory change is a few
+    /// dictionary updates: a hop to the pool and back would cost more than the change, 10,000 times in a large batch).
+    static func run<T: Sendable>(if touchesFile: Bool, _ write: @escaping @Sendable () -> T) async -> T {
+        touchesFile ? await run(write) : write()
+    }
+
     static func run<T: Sendable>(_ write: @escaping @Sendable () -> T) async -> T {
         // In a task of its own, so a cancelled service (a shutdown) still writes there; only a pool already shut down
         // refuses, and then the write is made where it is asked for.

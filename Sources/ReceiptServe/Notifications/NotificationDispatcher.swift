@@ -80,6 +80,9 @@ public final class NotificationDispatcher: Sendable {
 
     public let webhooks: Webhooks
     private let store: (any ServerStateStore)?
+    /// Whether a change is written to a `--state` file (and so may wait on the disk): the delivery loop then makes it
+    /// off the event loop.
+    public var writesToFile: Bool { store != nil }
     private struct State {
         var deliveries: [String: Delivery] = [:]
         /// The keys in the order the notifications were enqueued.
