@@ -51,7 +51,7 @@ struct ScenarioOptions: ParsableArguments {
     var spec: String?
     @Option(
         help: ArgumentHelp(
-            "An Xcode StoreKit configuration file: its products (type, period, group, price, offers) and storefront join the scenario; --product picks them by productID (`forge storekit --help`).",
+            "An Xcode StoreKit configuration file: its products (type, period, group, price, offers) and storefront fill what the scenario leaves unsaid (the spec's own storefront and products win); --product picks them by productID (`forge storekit --help`).",
             valueName: "file"))
     var storekit: String?
 
@@ -74,11 +74,7 @@ struct ScenarioOptions: ParsableArguments {
             // A spec that is not a scenario is bad data (65); what its values ask for is checked with the flags' (64).
             do { scenario = try Scenario.decode(json: Data(bytes)) } catch { throw fail("\(spec): \(error.message)", Exit.dataError) }
         }
-        if let storekit {
-            let configuration = try loadStoreKit(storekit, products: products)
-            scenario.products = configuration.products
-            if let storefront = configuration.storefront { scenario.storefront = storefront }
-        }
+        if let storekit { scenario = scenario.applying(try loadStoreKit(storekit, products: products)) }
         applyFlags(to: &scenario)
         if let receiptType { scenario.environment = receiptType.rawValue }
         let creation =
