@@ -171,7 +171,7 @@ struct JWSMakeOptions: ParsableArguments {
             forged = try Forge(receiptPKI: .bundled(), jwsPKI: pki).make(kind, scenario: scenario, now: creation, options: options)
             warnIfOutsideValidity(creation, of: try (pki ?? .bundled()).x5cDER(xcode: forged.xcodeSigned), making: "JWS")
         } catch let error as ForgeError {
-            throw fail(scenarioOptions.spec == nil ? ScenarioFlags.message(error) : error.message, Exit.code(for: error))
+            throw scenarioOptions.refused(error, now: creation)
         }
         return forged
     }
