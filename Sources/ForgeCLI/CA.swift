@@ -166,61 +166,23 @@ extension CA {
         var seed: UInt64?
 
         func run() throws {
-            let key: ECPrivateKey
-            let keyID: String
-            let issuerID: String
-            do {
-                if let seed {
-                    var random = SeededGenerator(seed: seed)
-                    (keyID, issuerID) = (Self.keyID(&random), Self.issuerID(&random))
-                    key = try Self.key(&random)
-                } else {
-                    var random = SystemRandomNumberGenerator()
-                    (keyID, issuerID) = (Self.keyID(&random), Self.issuerID(&random))
-                    key = try ECPrivateKey.generate(curve: .p256)
-                }
-            } catch { throw fail("cannot make a P-256 key: \(error)", Exit.software) }
-            let pem: String
-            do { pem = try key.pemRepresentationIncludingPublicKey } catch { throw fail("cannot encode the key: \(error)", Exit.software) }
-            let path = URL(fileURLWithPath: out).appendingPathComponent("AuthKey_\(keyID).p8")
-            let shown = (out.hasSuffix("/") ? out : out + "/") + path.lastPathComponent
+            let key: IssuedAPIKey
+            do { key = try IssuedAPIKey.generate(seed: seed) } catch { throw fail(error.message, Exit.software) }
+            let path = URL(fileURLWithPath: out).appendingPathComponent(key.fileName)
+            let shown = (out.hasSuffix("/") ? out : out + "/") + key.fileName
             do throws(ForgeError) {
                 try Folder.create(URL(fileURLWithPath: out))
-                try AtomicFile.create(Data(pem.utf8), at: path, permissions: 0o600)
+                try AtomicFile.create(Data(key.privateKeyPEM.utf8), at: path, permissions: 0o600)
             } catch {
                 throw fail(error.code == .wouldOverwrite ? "\(shown) already exists; forge never replaces a key" : error.message, Exit.cannotCreate)
             }
             print(
                 """
-                key id     \(keyID)
-                issuer id  \(issuerID)
+                key id     \(key.keyID)
+                issuer id  \(key.issuerID)
                 key file   \(shown)
-                serve      forge serve --api-key \(APIKeyOptions.shellWord("\(keyID)=\(shown)")) --issuer-id \(issuerID)
+                serve      forge serve --api-key \(APIKeyOptions.shellWord("\(key.keyID)=\(shown)")) --issuer-id \(key.issuerID)
                 """)
-        }
-
-        /// Key ids as App Store Connect's look: 10 characters of A-Z and 0-9.
-        static func keyID(_ random: inout some RandomNumberGenerator) -> String {
-            let alphabet = Array("ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789")
-            return String((0..<10).map { _ in alphabet[Int(random.next(upperBound: UInt64(alphabet.count)))] })
-        }
-
-        /// A lowercase RFC 9562 version 4 UUID, as App Store Connect's issuer ids are written.
-        static func issuerID(_ random: inout some RandomNumberGenerator) -> String {
-            var bytes = (0..<16).map { _ in UInt8(truncatingIfNeeded: random.next()) }
-            bytes[6] = bytes[6] & 0x0F | 0x40
-            bytes[8] = bytes[8] & 0x3F | 0x80
-            let hex = bytes.map { String($0, radix: 16).leftPadded(2) }
-            return [hex[0..<4], hex[4..<6], hex[6..<8], hex[8..<10], hex[10..<16]].map { $0.joined() }.joined(separator: "-")
-        }
-
-        /// A P-256 key from the seeded stream: a scalar OpenSSL refuses (0 or at least the order) is drawn again.
-        static func key(_ random: inout SeededGenerator) throws -> ECPrivateKey {
-            var lastError: (any Error)?
-            for _ in 0..<8 {
-                do { return try ECPrivateKey(scalar: random.bytes(ECCurve.p256.byteCount), curve: .p256) } catch { lastError = error }
-            }
-            throw lastError ?? ForgeError(.cryptoFailed, "no P-256 scalar")
         }
     }
 }

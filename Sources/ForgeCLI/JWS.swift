@@ -126,9 +126,6 @@ struct JWSMakeOptions: ParsableArguments {
         if let price, !ScenarioLimits.unsignedJSONInteger.contains(price) { throw ValidationError("--price \(ScenarioLimits.unsignedJSONInteger.requirement), not \(price)") }
     }
 
-    /// A bare member name is the top-level member; anything else must be a pointer.
-    static func pointer(_ text: some StringProtocol) -> String { text.hasPrefix("/") ? String(text) : "/" + JSONPointer.escape(String(text)) }
-
     /// The notification `--event` names: its pair, its product and its time (nil: the scenario's now).
     func reportedEvent(in scenario: Scenario, kind: JWSKind) throws -> (type: NotificationType, subtype: NotificationSubtype?, productID: String?, at: Date?)? {
         guard let event else { return nil }
@@ -157,15 +154,15 @@ struct JWSMakeOptions: ParsableArguments {
         let creation = scenarioOptions.now == nil ? reported?.at ?? resolvedNow : resolvedNow
         var overrides: [(String, JSONValue)] = []
         for assignment in set {
-            guard let equals = assignment.firstIndex(of: "="), let value = try? JSONValue(parsing: Array(assignment[assignment.index(after: equals)...].utf8)) else {
-                throw fail("--set \(assignment): give pointer=json, e.g. /data/appAppleId=1234 or storefront='\"FRA\"'", Exit.usage)
-            }
-            overrides.append((Self.pointer(assignment[..<equals]), value))
+            do throws(ForgeError) {
+                let parsed = try PayloadAssignment(parsing: assignment)
+                overrides.append((parsed.pointer, parsed.value))
+            } catch { throw fail("--set \(error.message) (quote a JSON string for the shell: storefront='\"FRA\"')", Exit.usage) }
         }
         var options = JWSOptions(
             productID: about ?? reported?.productID, environment: environment, appAppleID: appAppleId,
             notificationType: (reported?.type ?? notificationType ?? .didRenew).rawValue, subtype: (reported.map { $0.subtype } ?? subtype)?.rawValue,
-            currency: currency, price: price, appAccountToken: appAccountToken, overrides: overrides, removals: unset.map { Self.pointer($0) },
+            currency: currency, price: price, appAccountToken: appAccountToken, overrides: overrides, removals: unset.map { PayloadAssignment.pointer($0) },
             allowUnknownKeys: allowUnknownKeys)
         options.stateFromTimeline = reported != nil
         let forged: ForgedJWS
@@ -174,7 +171,7 @@ struct JWSMakeOptions: ParsableArguments {
             forged = try Forge(receiptPKI: .bundled(), jwsPKI: pki).make(kind, scenario: scenario, now: creation, options: options)
             warnIfOutsideValidity(creation, of: try (pki ?? .bundled()).x5cDER(xcode: forged.xcodeSigned), making: "JWS")
         } catch let error as ForgeError {
-            throw fail(scenarioOptions.spec == nil ? ScenarioFlags.message(error) : error.message, Exit.code(for: error))
+            throw scenarioOptions.refused(error, now: creation)
         }
         return forged
     }

@@ -21,7 +21,7 @@ struct Make: ParsableCommand {
 
             DATES: every date of the timeline (purchases, renewals, expiries, refunds, --now) lies from 1970-01-01T00:00:00Z up to 9999-12-31T00:00:00Z, the dates receipts (four-digit RFC 3339 years) and JWS (milliseconds since 1970) carry; anything else exits 64 naming the purchase or event and the date. A --now outside the TEST chain's validity warns: the receipt will not validate at that time.
 
-            SPEC ERRORS: a --spec file that is not a scenario (an unknown key, a value of the wrong kind, outside its vocabulary or its range) exits 65 naming the key path ('timeline[0].event') and what the key takes; a scenario that asks for what cannot be made (contradictory fields, dates out of bounds) exits 64. A negative number given to a flag gets the flag's range.
+            SPEC ERRORS: a --spec file that is not a scenario (an unknown key, a value of the wrong kind, outside its vocabulary or its range) exits 65 naming the key path ('timeline[0].event') and what the key takes; a spec that asks for what cannot be made (contradictory fields, dates out of bounds) exits 65 too, naming the file, as forge serve --scenario does; flags that do (alone or against the spec) exit 64. A negative number given to a flag gets the flag's range.
 
             Purchase options (--type, --expired, --renewals, …) apply to every --product. Subscription options imply --type auto-renewable. With --spec, flags override the spec's fields; --product replaces its purchases, and purchase options without --product apply to each of the spec's purchases. The time is the wall clock unless --now pins it, and the seed is derived from the inputs unless --seed pins it: the same arguments with --now give the same bytes. Both are reported on stderr. Trust the reported trust anchor to accept it: the anchor named receipt (storekit for xcode-*), which forge's own commands take as --root receipt and `forge ca export --out DIR` writes as root.pem and storekit.pem.
             """)
@@ -68,7 +68,6 @@ struct Make: ParsableCommand {
 
     func run() throws {
         let (scenario, creation) = try scenarioOptions.resolved(receiptType: environment)
-        let spec = scenarioOptions.spec
         let pki = try loadPKI(certificates)
         let preset = scenario.preset ?? .appstore
         warnIfOutsideValidity(creation, of: (preset.chain + [preset.trustAnchor]).map { pki.certificateDER($0) }, making: "receipt")
@@ -77,7 +76,7 @@ struct Make: ParsableCommand {
         do {
             receipt = try Forge(receiptPKI: pki).make(scenario, now: creation)
         } catch {
-            throw fail(spec == nil ? ScenarioFlags.message(error) : error.message, Exit.code(for: error))
+            throw scenarioOptions.refused(error, now: creation)
         }
         let toTerminal = (output == nil || output == "-") && isatty(STDOUT_FILENO) == 1
         if format == nil, toTerminal, !quiet { note("stdout is a terminal: writing base64 (use -o FILE for DER)") }

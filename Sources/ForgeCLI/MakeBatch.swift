@@ -77,7 +77,7 @@ extension Make {
                 }
             }
         } catch let error as ForgeError {
-            throw fail(scenarioOptions.spec == nil ? ScenarioFlags.message(error) : error.message, Exit.code(for: error))
+            throw scenarioOptions.refused(error, now: now)
         } catch let exit as ExitCode {
             throw exit
         } catch {

@@ -51,7 +51,7 @@ struct ScenarioOptions: ParsableArguments {
     var spec: String?
     @Option(
         help: ArgumentHelp(
-            "An Xcode StoreKit configuration file: its products (type, period, group, price, offers) and storefront join the scenario; --product picks them by productID (`forge storekit --help`).",
+            "An Xcode StoreKit configuration file: its products (type, period, group, price, offers) and storefront fill what the scenario leaves unsaid (the spec's own storefront and products win); --product picks them by productID (`forge storekit --help`).",
             valueName: "file"))
     var storekit: String?
 
@@ -68,23 +68,36 @@ struct ScenarioOptions: ParsableArguments {
     /// `receiptType` is the command's own `--environment` (`forge make`: a receipt type; `forge jws make`: the
     /// receipt type of its environment).
     func resolved(receiptType: ReceiptType? = nil) throws -> (Scenario, Date) {
-        var scenario = Scenario()
-        if let spec {
-            let (bytes, _) = try readInput(spec, kind: .json)
-            // A spec that is not a scenario is bad data (65); what its values ask for is checked with the flags' (64).
-            do { scenario = try Scenario.decode(json: Data(bytes)) } catch { throw fail("\(spec): \(error.message)", Exit.dataError) }
-        }
-        if let storekit {
-            let configuration = try loadStoreKit(storekit, products: products)
-            scenario.products = configuration.products
-            if let storefront = configuration.storefront { scenario.storefront = storefront }
-        }
+        var scenario = try namedFiles()
         applyFlags(to: &scenario)
         if let receiptType { scenario.environment = receiptType.rawValue }
         let creation =
             try now.map { try parseDate($0, option: "--now") }
             ?? scenario.now.map { try parseDate($0, option: "the spec's now") } ?? wallClock()
         return (scenario, creation)
+    }
+
+    /// The scenario of the files the user names: the `--spec` (a file that is not a scenario exits 65) with the
+    /// `--storekit` file applied (``Scenario/applying(_:)``), before any flag.
+    func namedFiles() throws -> Scenario {
+        var scenario = Scenario()
+        if let spec {
+            let (bytes, _) = try readInput(spec, kind: .json)
+            do { scenario = try Scenario.decode(json: Data(bytes)) } catch { throw fail("\(spec): \(error.message)", Exit.dataError) }
+        }
+        if let storekit { scenario = scenario.applying(try loadStoreKit(storekit, products: products)) }
+        return scenario
+    }
+
+    /// The exit for a scenario the forge refused at `now`. Bad data in a file the user names is 65 in every command
+    /// (as `forge serve --scenario`): when the `--spec` alone cannot make a store, the error is the file's, said with
+    /// its name; what the flags ask for is a usage error (64), said with the flags' names.
+    func refused(_ error: ForgeError, now: Date) -> ExitCode {
+        guard let spec else { return fail(ScenarioFlags.message(error), Exit.code(for: error)) }
+        if error.code == .invalidScenario || error.code == .conflictingOptions, let alone = try? namedFiles() {
+            do { _ = try Store(alone, now: now) } catch { return fail("\(spec): \(error.message)", Exit.dataError) }
+        }
+        return fail(error.message, Exit.code(for: error))
     }
 
     func applyFlags(to scenario: inout Scenario) {

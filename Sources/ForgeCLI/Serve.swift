@@ -54,7 +54,7 @@ struct Serve: AsyncParsableCommand {
     var scenario: [String] = []
     @Option(
         help: ArgumentHelp(
-            "An Xcode StoreKit configuration file: its products and storefront join every --scenario that defines none, its _timeRate is the default --time-rate, and --product serves one more customer who bought those products.",
+            "An Xcode StoreKit configuration file: its products and storefront fill what each --scenario leaves unsaid (a scenario's own storefront and products win), its _timeRate is the default --time-rate, and --product serves one more customer who bought those products.",
             valueName: "file"))
     var storekit: String?
     @Option(name: .customLong("product"), help: ArgumentHelp("With --storekit: a product the extra customer bought (repeatable).", valueName: "id"))
@@ -186,10 +186,7 @@ struct Serve: AsyncParsableCommand {
         }
         let storeKit = try storekit.map { try loadStoreKit($0, products: products) }
         if let storeKit {
-            for index in scenarios.indices where scenarios[index].products == nil {
-                scenarios[index].products = storeKit.products
-                scenarios[index].storefront = scenarios[index].storefront ?? storeKit.storefront
-            }
+            scenarios = scenarios.map { $0.applying(storeKit) }
             if !products.isEmpty {
                 do {
                     // Bought an hour before the server's start: --now, else the wall clock.

@@ -268,6 +268,22 @@ public enum XcodeTimeRate: Int, Sendable, Hashable, CaseIterable {
     }
 }
 
+extension Scenario {
+    /// The scenario with a `.storekit` file's catalogue and storefront, by one rule every command shares (`forge make`,
+    /// `jws make`, `notify`, `serve`): what the scenario says wins, the file fills what it leaves unsaid. The file
+    /// is the app's catalogue and its `_storefront` a default, as in Xcode, where a test's `SKTestSession.storefront`
+    /// overrides the configuration's; a scenario is one customer. So a scenario's own storefront stays, a product it
+    /// defines keeps its definition, and the file's other products join after the scenario's, in the file's order.
+    public func applying(_ configuration: StoreKitConfiguration) -> Scenario {
+        var merged = self
+        let own = products ?? []
+        let defined = Set(own.map(\.productID))
+        merged.products = own + configuration.products.filter { !defined.contains($0.productID) }
+        merged.storefront = storefront ?? configuration.storefront
+        return merged
+    }
+}
+
 /// Why a `.storekit` file cannot be used: `notJSON` and `invalid` are the file's fault (exit 65), `unknownProduct`
 /// the command's (64).
 public struct StoreKitFileError: CodedError, Sendable {

@@ -90,6 +90,32 @@ struct ScenarioErrorTests {
         expectNoCodableText(jws.stderr)
     }
 
+    /// Issue 39 item 11: a spec that asks for what cannot be made exited 64 from `forge jws make` and `forge make`, the
+    /// same scenario 65 from `forge serve --scenario`. Bad data in a file the user names is 65 everywhere; the same
+    /// contradiction from flags stays a usage error (64).
+    @Test("A spec that cannot be made exits 65 naming the file from make, jws make and serve; the same from flags, 64")
+    func oneExitForAFilesData() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("trial.json")
+        try Data(#"{"now": "2025-01-01T00:00:00Z", "purchases": [{"productId": "gems", "type": "consumable", "trial": true}]}"#.utf8).write(to: file)
+        for command in [
+            ["jws", "make", "transaction", "--spec", file.path, "-q"], ["make", "--spec", file.path, "-q", "--format", "base64"],
+            ["serve", "--listen", "127.0.0.1:0", "--scenario", file.path],
+        ] {
+            let result = try await forge(arguments: command)
+            #expect(result.status == 65 && result.stderr.contains("'purchases[0].trial' conflicts"), "\(command): \(result.status) \(result.stderr)")
+        }
+        #expect(try await forge(arguments: ["jws", "make", "transaction", "--spec", file.path, "-q"]).stderr.contains("trial.json"))
+        let flags = try await forge("jws", "make", "transaction", "--product", "gems", "--type", "consumable", "--trial", "--now", "2025-01-01T00:00:00Z", "-q")
+        #expect(flags.status == 64 && flags.stderr.contains("--trial conflicts"), "\(flags.status) \(flags.stderr)")
+        // A valid spec the flags contradict: the flags' error.
+        let valid = directory.appendingPathComponent("valid.json")
+        try Data(#"{"now": "2025-01-01T00:00:00Z", "purchases": [{"productId": "gems", "type": "consumable"}]}"#.utf8).write(to: valid)
+        let against = try await forge("jws", "make", "transaction", "--spec", valid.path, "--trial", "-q")
+        #expect(against.status == 64 && against.stderr.contains("trial"), "\(against.status) \(against.stderr)")
+    }
+
     @Test("a seed above Int64.max is read exactly (the seed forge reports is one a spec can give back)")
     func largeSeed() async throws {
         let result = try await withSpec(#"{"seed":18446744073709551615,"purchases":[{"productId":"p"}]}"#, ["make"], ["--format", "base64"])

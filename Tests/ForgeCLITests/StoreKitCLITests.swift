@@ -126,6 +126,39 @@ struct StoreKitCLITests {
         #expect(servedLatest["expiresDate"] as? Int == latest["expiresDate"] as? Int && servedLatest["price"] as? Int == latest["price"] as? Int)
     }
 
+    /// Issue 39 item 5: `forge jws make` took the file's storefront over the spec's, `forge serve` kept the spec's and
+    /// ignored the file beside a spec's own products. One rule now (`Scenario.applying(_:)`): what the scenario says
+    /// wins, the file fills the rest.
+    @Test("One spec and one file give one storefront and one catalogue in jws make and serve: the scenario's own values win, the file fills the rest")
+    func oneMergeRule() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let spec = directory.appendingPathComponent("france.json")
+        try Data(
+            #"""
+            {"now": "2025-06-01T00:00:00Z", "storefront": "FRA", "products": [{"productId": "com.example.own", "type": "non-consumable", "price": "4.99"}],
+             "purchases": [{"productId": "com.example.pro.monthly", "purchaseDate": "2025-05-20T00:00:00Z"}]}
+            """#.utf8
+        ).write(to: spec)
+        let made = try json(try await forge("jws", "make", "transaction", "--spec", spec.path, "--storekit", Self.example, "-q", "--format", "json"))
+        let payload = try #require(made["payload"] as? [String: Any])
+        #expect(payload["storefront"] as? String == "FRA" && payload["currency"] as? String == "EUR", "jws make: \(payload)")
+        #expect(payload["subscriptionGroupIdentifier"] as? String == "21482563", "the file's product joins the spec's: \(payload)")
+
+        let server = try await BackgroundServer.start(["serve", "--listen", "127.0.0.1:0", "--no-auth", "--now", Self.now, "--scenario", spec.path, "--storekit", Self.example])
+        defer { server.kill() }
+        let held = try await request(server.url + "/_forge/scenarios")
+        let scenarios = try #require(try JSONSerialization.jsonObject(with: held.body) as? [[String: Any]], "\(held.text)")
+        #expect(scenarios.first?["storefront"] as? String == "FRA", "serve: \(held.text)")
+        let catalogue = (scenarios.first?["products"] as? [[String: Any]])?.compactMap { $0["productId"] as? String }
+        #expect(catalogue == ["com.example.own"] + Self.products, "serve's catalogue: \(catalogue ?? [])")
+        let id = try #require(payload["transactionId"] as? String)
+        let answer = try await request("\(server.url)/inApps/v1/transactions/\(id)")
+        #expect(answer.status == 200, "\(answer.text)")
+        let served = JWSCLITests.payload(try #require(try answer.json()["signedTransactionInfo"] as? String, "\(answer.text)"))
+        #expect(served["storefront"] as? String == payload["storefront"] as? String && served["price"] as? Int == payload["price"] as? Int, "served: \(served)")
+    }
+
     /// With `ServeCLITests.timeRate`, the only test of a running clock (here the file's `_timeRate`, bounded the same way:
     /// a slower machine only widens what it accepts); every other test pins `--now`.
     @Test("forge serve --storekit: the products join a scenario that defines none, --product adds a customer, and _timeRate is the clock's rate")

@@ -5,7 +5,7 @@ import ForgeSupport
 import StoreModel
 
 /// Issue 21 item 11: a timeline stays inside the dates a receipt and a JWS can carry (``ReceiptDate/writable``);
-/// anything else exits 64 naming the purchase or event and the date. `--now` outside the TEST chain's validity warns.
+/// anything else exits naming the purchase or event and the date (64 from flags, 65 from a spec). `--now` outside the TEST chain's validity warns.
 @Suite("timeline dates are bounded to what Apple can write", .timeLimit(.minutes(2)))
 struct TimelineDateBoundTests {
     private static let now = ["--now", "2025-01-01T00:00:00Z"]
@@ -46,7 +46,7 @@ struct TimelineDateBoundTests {
         #expect(result.stderr.contains("1970-01-01T00:00:00Z up to 9999-12-31T00:00:00Z"), "\(result.stderr)")
     }
 
-    @Test("a timeline event that renews past 9999 is named by its place in the spec")
+    @Test("a timeline event that renews past 9999 is named by its place in the spec, exit 65 (the file's data)")
     func timelineRenewal() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -56,7 +56,7 @@ struct TimelineDateBoundTests {
                 .utf8
         ).write(to: spec)
         let result = try await forge("make", "--spec", spec.path, "-q", "--format", "base64")
-        #expect(result.status == 64, "\(result.stderr)")
+        #expect(result.status == 65, "\(result.stderr)")
         #expect(result.stderr.contains("'timeline[0]'") && result.stderr.contains("10000-01-01T00:00:00Z"), "\(result.stderr)")
     }
 

@@ -72,6 +72,30 @@ public enum PayloadSchema {
     }
 }
 
+/// One hand edit of a payload, written `POINTER=JSON` (`/data/appAppleId=1234`): the member an RFC 6901 pointer
+/// names, set to a JSON value. A bare name is a top-level member (`storefront="FRA"` is `/storefront`). What the
+/// pointer may name is ``PayloadSchema/check(_:in:allowUnknownKeys:)``'s to say when the edit is applied.
+public struct PayloadAssignment: Sendable, Hashable {
+    public let pointer: String
+    public let value: JSONValue
+
+    public init(pointer: String, value: JSONValue) {
+        self.pointer = pointer
+        self.value = value
+    }
+
+    /// Reads `POINTER=JSON`, split at the first `=` (a JSON value may hold more).
+    public init(parsing text: String) throws(ForgeError) {
+        guard let equals = text.firstIndex(of: "="), let value = try? JSONValue(parsing: Array(text[text.index(after: equals)...].utf8)) else {
+            throw ForgeError(.conflictingOptions, "'\(text)' is not pointer=json: give e.g. /data/appAppleId=1234 or storefront=\"FRA\"")
+        }
+        self.init(pointer: Self.pointer(text[..<equals]), value: value)
+    }
+
+    /// A pointer as written by hand: one starting with `/` as it is, a bare name as the top-level member it names.
+    public static func pointer(_ text: some StringProtocol) -> String { text.hasPrefix("/") ? String(text) : "/" + JSONPointer.escape(String(text)) }
+}
+
 extension JSONValue {
     /// Whether every number in it survives JSON: a non-finite one (`1e400` parses to infinity) would be written as `null`.
     var isCarriable: Bool {
