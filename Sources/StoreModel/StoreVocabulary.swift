@@ -224,11 +224,18 @@ public enum NotificationState: Sendable, Hashable {
     }
 }
 
-/// Renewal info's `expirationIntent`, with Apple's raw values.
+/// Renewal info's `expirationIntent` (verifyReceipt's `expiration_intent`), with Apple's raw values.
 public enum ExpirationIntent: Int, Sendable, Hashable, CaseIterable, Codable {
     case voluntary = 1
     case billingError = 2
     case priceIncreaseDeclined = 3
     case productUnavailable = 4
     case other = 5
+}
+
+/// Renewal info's `priceIncreaseStatus` (verifyReceipt's `price_consent_status`), with Apple's raw values: whether
+/// the customer has consented to a price increase (a declined one ends the subscription, with intent 3).
+public enum PriceConsentStatus: Int, Sendable, Hashable, CaseIterable, Codable {
+    case notYetConsented = 0
+    case consented = 1
 }

@@ -309,19 +309,19 @@ extension Scenario {
             let state = states[product] ?? State()
             let lapsed = last.cancellationDate != nil || (last.expiresDate.map { $0 <= until } ?? false)
             let inGrace = state.grace.map { $0 > until } ?? false
-            var intent: Int?
+            var intent: ExpirationIntent?
             var autoRenew = state.autoRenew && state.consent != .declined
             // In a grace period the customer keeps the service: no expiration intent yet.
             if lapsed, !inGrace {
                 if let stated = state.intent {
-                    intent = stated.rawValue
+                    intent = stated
                     autoRenew = false
                 } else if state.retry && last.cancellationDate == nil {
-                    intent = 2
+                    intent = .billingError
                 } else if state.consent == .declined {
-                    intent = 3
+                    intent = .priceIncreaseDeclined
                 } else {
-                    intent = 1
+                    intent = .voluntary
                     autoRenew = false
                 }
             }
@@ -331,7 +331,7 @@ extension Scenario {
                     autoRenewProductID: state.autoRenewProduct ?? last.productID, autoRenewStatus: autoRenew, expirationIntent: intent,
                     isInBillingRetryPeriod: lapsed || state.retry ? state.retry && last.cancellationDate == nil : nil,
                     gracePeriodExpiresDate: inGrace ? state.grace : nil,
-                    priceConsentStatus: state.consent.map { $0 == .accepted ? 1 : 0 }))
+                    priceConsentStatus: state.consent.map { $0 == .accepted ? .consented : .notYetConsented }))
         }
         return (transactions, SubscriptionHistory(pendingRenewals: pending, cancellationReasons: reasons, accountDeletedAt: deleted), addedBy)
     }

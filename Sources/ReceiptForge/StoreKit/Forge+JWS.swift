@@ -305,13 +305,13 @@ struct World {
         guard last.type == .autoRenewable else { throw ForgeError(.invalidScenario, "renewal info needs an auto-renewable subscription; \(last.productID) is not one") }
         let state = store.history.pendingRenewals.first { $0.originalTransactionID == last.originalTransactionID }
         var members = JSONObject()
-        if let intent = state?.expirationIntent { members.append(("expirationIntent", .integer(Int64(intent)))) }
+        if let intent = state?.expirationIntent { members.append(("expirationIntent", .integer(Int64(intent.rawValue)))) }
         members += [
             ("originalTransactionId", id(last.originalTransactionID)), ("autoRenewProductId", .string(state?.autoRenewProductID ?? last.productID)),
             ("productId", .string(last.productID)), ("autoRenewStatus", .integer(state?.autoRenewStatus == false ? 0 : 1)),
             ("isInBillingRetryPeriod", .bool(state?.isInBillingRetryPeriod ?? false)),
         ]
-        if let consent = state?.priceConsentStatus { members.append(("priceIncreaseStatus", .integer(Int64(consent)))) }
+        if let consent = state?.priceConsentStatus { members.append(("priceIncreaseStatus", .integer(Int64(consent.rawValue)))) }
         if let grace = state?.gracePeriodExpiresDate { members.append(("gracePeriodExpiresDate", date(grace))) }
         members += [("signedDate", signedDate), ("environment", .string(environment.rawValue))]
         let first =
