@@ -106,22 +106,23 @@ struct SubscriptionState {
     let expires: Date
     let revoked: Date?
 
-    enum State: String { case active, expired, revoked }
-
-    func state(at now: Date) -> State { revoked != nil ? .revoked : (expires > now ? .active : .expired) }
+    /// Its status: without renewal info only active, expired or revoked.
+    func status(at now: Date) -> SubscriptionStatus { SubscriptionStatus(expiresDate: expires, revoked: revoked != nil, renewal: nil, at: now) }
 
     func line(at now: Date) -> String {
         let evaluated = "evaluated at \(ReceiptDate.format(now))"
-        return switch state(at: now) {
+        let status = status(at: now)
+        return switch status {
         case .active: "subscription \(productID): active, expires \(ReceiptDate.format(expires)) (\(evaluated))"
-        case .expired: "subscription \(productID): expired \(ReceiptDate.format(expires)) (\(evaluated))"
+        // Billing retry and grace need renewal info, which this state has not: only `expired` comes here.
+        case .expired, .billingRetry, .gracePeriod: "subscription \(productID): \(status.name) \(ReceiptDate.format(expires)) (\(evaluated))"
         case .revoked: "subscription \(productID): revoked \(revoked.map { ReceiptDate.format($0) } ?? "") (expires \(ReceiptDate.format(expires)); \(evaluated))"
         }
     }
 
     func json(at now: Date) -> JSONValue {
         .object([
-            ("productId", .string(productID)), ("state", .string(state(at: now).rawValue)), ("expiresDate", .string(ReceiptDate.format(expires))),
+            ("productId", .string(productID)), ("state", .string(status(at: now).name)), ("expiresDate", .string(ReceiptDate.format(expires))),
             ("revocationDate", revoked.map { .string(ReceiptDate.format($0)) } ?? .null), ("evaluatedAt", .string(ReceiptDate.format(now))),
         ])
     }

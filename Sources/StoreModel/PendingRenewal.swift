@@ -7,18 +7,18 @@ public struct PendingRenewal: Sendable, Hashable {
     public var productID: String
     public var autoRenewProductID: String
     public var autoRenewStatus: Bool
-    /// 1 the customer cancelled, 2 billing error, 3 price increase not consented, 4 product unavailable, 5 other.
-    public var expirationIntent: Int?
+    /// Why the subscription expired; nil while it has not.
+    public var expirationIntent: ExpirationIntent?
     public var isInBillingRetryPeriod: Bool?
     public var gracePeriodExpiresDate: Date?
-    /// 0 the customer has not yet consented to a price increase, 1 consented.
-    public var priceConsentStatus: Int?
+    /// The customer's consent to a price increase; nil when there is none.
+    public var priceConsentStatus: PriceConsentStatus?
     public var promotionalOfferID: String?
 
     public init(
         originalTransactionID: String, productID: String, autoRenewProductID: String? = nil, autoRenewStatus: Bool,
-        expirationIntent: Int? = nil, isInBillingRetryPeriod: Bool? = nil, gracePeriodExpiresDate: Date? = nil,
-        priceConsentStatus: Int? = nil, promotionalOfferID: String? = nil
+        expirationIntent: ExpirationIntent? = nil, isInBillingRetryPeriod: Bool? = nil, gracePeriodExpiresDate: Date? = nil,
+        priceConsentStatus: PriceConsentStatus? = nil, promotionalOfferID: String? = nil
     ) {
         self.originalTransactionID = originalTransactionID
         self.productID = productID

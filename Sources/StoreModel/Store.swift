@@ -53,6 +53,9 @@ public struct Store: Sendable {
     /// The environment a StoreKit 2 payload claims for this store: the receipt type's, nil for a type Apple never writes.
     public var environment: Environment? { Environment(receiptType: receiptType) }
 
+    /// The status at ``now`` of the subscription whose latest transaction is `latest`.
+    public func subscriptionStatus(of latest: Transaction) -> SubscriptionStatus { history.status(of: latest, at: now) }
+
     /// - Parameters:
     ///   - now: the anchor relative options (`expired`…) follow.
     ///   - reissuedAt: the store looked at later (a receipt issued again, as `latest_receipt` is): the purchases as

@@ -1,3 +1,5 @@
+public import Foundation
+
 /// The App Store's environments, with Apple's raw values (app-store-server-library `Environment`): what a StoreKit 2
 /// payload's `environment` (an AppTransaction's `receiptType`) says.
 public enum Environment: String, Sendable, Hashable, CaseIterable, Codable {
@@ -193,16 +195,15 @@ public enum NotificationState: Sendable, Hashable {
     /// auto-renewable one.
     case oneTimePurchase
 
-    /// The notification's `data.status` (Apple's `Status`): 1 active, 2 expired, 3 billing retry, 4 grace period,
-    /// 5 revoked; nil when the state claims nothing.
-    public var status: Int64? {
+    /// The notification's `data.status`; nil when the state claims nothing.
+    public var status: SubscriptionStatus? {
         switch self {
         case .unchanged, .oneTimePurchase: nil
-        case .active, .autoRenewOff, .priceIncrease, .renewed, .recovered, .downgradePending: 1
-        case .expired: 2
-        case .billingRetry, .gracePeriodExpired: 3
-        case .gracePeriod: 4
-        case .revoked, .familySharingRevoked: 5
+        case .active, .autoRenewOff, .priceIncrease, .renewed, .recovered, .downgradePending: .active
+        case .expired: .expired
+        case .billingRetry, .gracePeriodExpired: .billingRetry
+        case .gracePeriod: .gracePeriod
+        case .revoked, .familySharingRevoked: .revoked
         }
     }
 
@@ -224,11 +225,58 @@ public enum NotificationState: Sendable, Hashable {
     }
 }
 
-/// Renewal info's `expirationIntent`, with Apple's raw values.
+/// Renewal info's `expirationIntent` (verifyReceipt's `expiration_intent`), with Apple's raw values.
 public enum ExpirationIntent: Int, Sendable, Hashable, CaseIterable, Codable {
     case voluntary = 1
     case billingError = 2
     case priceIncreaseDeclined = 3
     case productUnavailable = 4
     case other = 5
+}
+
+/// Renewal info's `priceIncreaseStatus` (verifyReceipt's `price_consent_status`), with Apple's raw values: whether
+/// the customer has consented to a price increase (a declined one ends the subscription, with intent 3).
+public enum PriceConsentStatus: Int, Sendable, Hashable, CaseIterable, Codable {
+    case notYetConsented = 0
+    case consented = 1
+}
+
+/// An auto-renewable subscription's status (Apple's `Status`), with Apple's raw values: what Get All Subscription
+/// Statuses and a notification's `data.status` say. ``SubscriptionStatus/init(expiresDate:revoked:renewal:at:)`` is
+/// the one place it is worked out.
+public enum SubscriptionStatus: Int64, Sendable, Hashable, CaseIterable, Codable {
+    case active = 1
+    case expired = 2
+    case billingRetry = 3
+    case gracePeriod = 4
+    case revoked = 5
+
+    /// The status of a subscription at `date`, from its latest transaction's expiry and revocation and its renewal
+    /// state (nil when unknown, as from a receipt alone): revoked before anything else, then the grace period, then
+    /// billing retry, then whether the period has ended.
+    public init(expiresDate: Date?, revoked: Bool, renewal: PendingRenewal?, at date: Date) {
+        self =
+            if revoked {
+                .revoked
+            } else if renewal?.gracePeriodExpiresDate != nil {
+                .gracePeriod
+            } else if renewal?.isInBillingRetryPeriod == true {
+                .billingRetry
+            } else if let expiresDate, expiresDate <= date {
+                .expired
+            } else {
+                .active
+            }
+    }
+
+    /// The status in words, for messages and `forge check`.
+    public var name: String {
+        switch self {
+        case .active: "active"
+        case .expired: "expired"
+        case .billingRetry: "billing retry"
+        case .gracePeriod: "grace period"
+        case .revoked: "revoked"
+        }
+    }
 }

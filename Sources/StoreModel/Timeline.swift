@@ -118,11 +118,33 @@ public struct SubscriptionHistory: Sendable, Hashable {
     /// From when the account is deleted (verifyReceipt 21010), if it is by the instant.
     public var accountDeletedAt: Date?
 
-    /// Whether every subscription has lapsed by `date` (verifyReceipt's legacy 21006).
+    /// The renewal state of the subscription `originalTransactionID` names.
+    public func renewal(of originalTransactionID: String) -> PendingRenewal? {
+        pendingRenewals.first { $0.originalTransactionID == originalTransactionID }
+    }
+
+    /// The status at `date` of the subscription whose latest transaction is `latest`.
+    public func status(of latest: Transaction, at date: Date) -> SubscriptionStatus {
+        SubscriptionStatus(
+            expiresDate: latest.expiresDate, revoked: latest.cancellationDate != nil, renewal: renewal(of: latest.originalTransactionID), at: date)
+    }
+
+    /// Each auto-renewable subscription's latest transaction (the first of equal purchase dates), by original
+    /// transaction id.
+    public static func latestOfEachSubscription(_ transactions: [Transaction]) -> [String: Transaction] {
+        var latest: [String: Transaction] = [:]
+        for t in transactions where t.type == .autoRenewable {
+            if let known = latest[t.originalTransactionID], known.purchaseDate >= t.purchaseDate { continue }
+            latest[t.originalTransactionID] = t
+        }
+        return latest
+    }
+
+    /// Whether every subscription has lapsed by `date` (verifyReceipt's legacy 21006): revoked, or its latest period
+    /// over. A subscription in billing retry or its grace period has lapsed too, though its status is not `expired`.
     public func allSubscriptionsExpired(at date: Date, transactions: [Transaction]) -> Bool {
-        let latest = Dictionary(grouping: transactions.filter { $0.type == .autoRenewable }, by: \.originalTransactionID).values
-            .compactMap { $0.max { $0.purchaseDate < $1.purchaseDate } }
-        return !latest.isEmpty && latest.allSatisfy { ($0.expiresDate.map { $0 <= date } ?? false) || $0.cancellationDate != nil }
+        let latest = Self.latestOfEachSubscription(transactions).values
+        return !latest.isEmpty && latest.allSatisfy { status(of: $0, at: date) == .revoked || ($0.expiresDate.map { $0 <= date } ?? false) }
     }
 }
 
@@ -309,19 +331,19 @@ extension Scenario {
             let state = states[product] ?? State()
             let lapsed = last.cancellationDate != nil || (last.expiresDate.map { $0 <= until } ?? false)
             let inGrace = state.grace.map { $0 > until } ?? false
-            var intent: Int?
+            var intent: ExpirationIntent?
             var autoRenew = state.autoRenew && state.consent != .declined
             // In a grace period the customer keeps the service: no expiration intent yet.
             if lapsed, !inGrace {
                 if let stated = state.intent {
-                    intent = stated.rawValue
+                    intent = stated
                     autoRenew = false
                 } else if state.retry && last.cancellationDate == nil {
-                    intent = 2
+                    intent = .billingError
                 } else if state.consent == .declined {
-                    intent = 3
+                    intent = .priceIncreaseDeclined
                 } else {
-                    intent = 1
+                    intent = .voluntary
                     autoRenew = false
                 }
             }
@@ -331,7 +353,7 @@ extension Scenario {
                     autoRenewProductID: state.autoRenewProduct ?? last.productID, autoRenewStatus: autoRenew, expirationIntent: intent,
                     isInBillingRetryPeriod: lapsed || state.retry ? state.retry && last.cancellationDate == nil : nil,
                     gracePeriodExpiresDate: inGrace ? state.grace : nil,
-                    priceConsentStatus: state.consent.map { $0 == .accepted ? 1 : 0 }))
+                    priceConsentStatus: state.consent.map { $0 == .accepted ? .consented : .notYetConsented }))
         }
         return (transactions, SubscriptionHistory(pendingRenewals: pending, cancellationReasons: reasons, accountDeletedAt: deleted), addedBy)
     }

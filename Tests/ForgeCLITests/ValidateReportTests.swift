@@ -65,6 +65,21 @@ struct ValidateReportTests {
         #expect(lines.contains("subscription pro.monthly: expired \(Self.expires) (evaluated at \(Self.at))"), "\(lines)")
     }
 
+    @Test("jws validate of a REFUND notification: its transaction's subscription is revoked, in the text and in --json (issue 39, item 2)")
+    func jwsRevokedSubscription() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("n.jws").path
+        let made = try await forge(
+            "jws", "make", "notification", "--notification-type", "REFUND", "--product", "pro.monthly", "--type", "auto-renewable", "--now", Self.made, "-q", "-o", file)
+        #expect(made.status == 0, "\(made.stderr)")
+        let result = try await forge("jws", "validate", file, "--at", Self.at)
+        let line = try #require(result.text.split(separator: "\n").map(String.init).first { $0.hasPrefix("subscription pro.monthly: ") }, "\(result.text)")
+        #expect(line.hasPrefix("subscription pro.monthly: revoked ") && line.hasSuffix("; evaluated at \(Self.at))"), "\(line)")
+        let subscriptions = try #require(try json(try await forge("jws", "validate", file, "--at", Self.at, "--json"))["subscriptions"] as? [[String: Any]])
+        #expect(subscriptions.count == 1 && subscriptions.first?["state"] as? String == "revoked" && subscriptions.first?["revocationDate"] is String)
+    }
+
     @Test("inspect with failing checks exits 0 (a viewer) and shows the verdict; its --help says so")
     func inspectExitCodeDocumented() async throws {
         let directory = try temporaryDirectory()

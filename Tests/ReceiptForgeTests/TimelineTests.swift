@@ -38,7 +38,7 @@ struct TimelineTests {
     func renewalState() throws {
         let end = "2025-01-15T00:00:00Z"
         let cancelled = try #require(try Self.state([TimelineEvent(.cancel, at: "2025-01-05T00:00:00Z")], at: "2025-01-20T00:00:00Z").history.pendingRenewals.first)
-        #expect(!cancelled.autoRenewStatus && cancelled.expirationIntent == 1 && cancelled.isInBillingRetryPeriod == false)
+        #expect(!cancelled.autoRenewStatus && cancelled.expirationIntent == .voluntary && cancelled.isInBillingRetryPeriod == false)
 
         let refunded = try Self.state([TimelineEvent(.refund, at: "2025-01-05T00:00:00Z", reason: .appIssue)], at: "2025-01-06T00:00:00Z")
         #expect(refunded.transactions[0].cancellationDate == ReceiptDate.parse("2025-01-05T00:00:00Z"))
@@ -46,7 +46,7 @@ struct TimelineTests {
         #expect(refunded.history.pendingRenewals.first?.autoRenewStatus == false)
 
         let retrying = try #require(try Self.state([TimelineEvent(.billingRetry, at: end)], at: "2025-01-20T00:00:00Z").history.pendingRenewals.first)
-        #expect(retrying.autoRenewStatus && retrying.expirationIntent == 2 && retrying.isInBillingRetryPeriod == true)
+        #expect(retrying.autoRenewStatus && retrying.expirationIntent == .billingError && retrying.isInBillingRetryPeriod == true)
 
         let grace = try #require(try Self.state([TimelineEvent(.gracePeriod, at: end, days: 6)], at: "2025-01-18T00:00:00Z").history.pendingRenewals.first)
         #expect(grace.gracePeriodExpiresDate == ReceiptDate.parse("2025-01-21T00:00:00Z") && grace.expirationIntent == nil)
@@ -57,7 +57,7 @@ struct TimelineTests {
 
         let declined = try #require(
             try Self.state([TimelineEvent(.priceIncrease, at: "2025-01-05T00:00:00Z", consent: .declined)], at: "2025-01-20T00:00:00Z").history.pendingRenewals.first)
-        #expect(declined.priceConsentStatus == 0 && declined.expirationIntent == 3 && !declined.autoRenewStatus)
+        #expect(declined.priceConsentStatus == .notYetConsented && declined.expirationIntent == .priceIncreaseDeclined && !declined.autoRenewStatus)
 
         let changed = try #require(
             try Self.state([TimelineEvent(.changeProduct, at: "2025-01-05T00:00:00Z", to: "pro.yearly")], at: "2025-01-06T00:00:00Z").history.pendingRenewals.first)
@@ -81,5 +81,53 @@ struct TimelineTests {
         #expect(message(#"{"purchases": [{"productId": "p", "period": "P1M"}], "timeline": [{"event": "renew", "productId": "q"}]}"#)?.contains("not one of") == true)
         #expect(message(#"{"purchases": [{"productId": "p", "period": "P1M"}], "timeline": [{"event": "grace-period", "at": "2025-01-01T00:00:00Z", "days": 0}]}"#) != nil)
         #expect(message(#"{"purchases": [{"productId": "p", "period": "P1M"}], "timeline": [{"event": "explode"}]}"#) != nil)
+    }
+
+    /// The renewal fields a timeline reaches, as verifyReceipt's `pending_renewal_info` (strings) and the JWS renewal
+    /// info (numbers) render them.
+    static func renderedRenewal(_ events: [TimelineEvent], at date: String) throws -> (model: PendingRenewal, receipt: JSONValue, jws: [String: Any]) {
+        let instant = try #require(ReceiptDate.parse(date))
+        let made = try forge.make(scenario(events), now: madeAt, reissuedAt: instant)
+        let model = try #require(made.history.pendingRenewals.first)
+        var extras = VerifyReceiptJSON.Extras(requestDate: instant, now: instant)
+        extras.pendingRenewals = made.history.pendingRenewals
+        let response = VerifyReceiptJSON.response(for: try AppReceipt(payloadBytes: made.payload), extras: extras)
+        let receipt = try #require(response["pending_renewal_info"]?.arrayValue?.first)
+        let latest = try #require(made.transactions.last)
+        let signed = try forge.rendering(scenario(events), madeAt: madeAt, now: instant).signedRenewal(of: latest)
+        let parts = signed.split(separator: ".")
+        let bytes = try #require(parts.count == 3 ? Base64URL.decode(parts[1]) : nil)
+        let jws = try #require(try JSONSerialization.jsonObject(with: Data(bytes)) as? [String: Any])
+        return (model, receipt, jws)
+    }
+
+    @Test(
+        "Issue 39, item 4: each expiration intent and price consent the timeline reaches is typed in the model and Apple's integer in both renderings",
+        arguments: [
+            ([TimelineEvent(.cancel, at: "2025-01-05T00:00:00Z")], ExpirationIntent.voluntary),
+            ([TimelineEvent(.billingRetry, at: "2025-01-15T00:00:00Z")], .billingError),
+            ([TimelineEvent(.billingRetryEnded, at: "2025-01-16T00:00:00Z")], .billingError),
+            ([TimelineEvent(.priceIncrease, at: "2025-01-05T00:00:00Z", consent: .declined)], .priceIncreaseDeclined),
+            ([TimelineEvent(.productWithdrawn, at: "2025-01-05T00:00:00Z")], .productUnavailable),
+        ])
+    func expirationIntentRendered(_ events: [TimelineEvent], intent: ExpirationIntent) throws {
+        let (model, receipt, jws) = try Self.renderedRenewal(events, at: "2025-01-20T00:00:00Z")
+        #expect(model.expirationIntent == intent)
+        #expect(receipt["expiration_intent"] == .string(String(intent.rawValue)))
+        #expect(jws["expirationIntent"] as? Int == intent.rawValue)
+        let consent = events.first?.consent == .declined ? "0" : nil
+        #expect(receipt["price_consent_status"]?.stringValue == consent && receipt["price_increase_status"]?.stringValue == consent)
+        #expect((jws["priceIncreaseStatus"] as? Int).map(String.init) == consent)
+    }
+
+    @Test("Issue 39, item 4: a pending or accepted price increase is the customer's consent, 0 or 1, in both renderings; no expiration intent")
+    func priceConsentRendered() throws {
+        for (consent, status) in [(TimelineEvent.Consent.pending, PriceConsentStatus.notYetConsented), (.accepted, .consented)] {
+            let (model, receipt, jws) = try Self.renderedRenewal([TimelineEvent(.priceIncrease, at: "2025-01-05T00:00:00Z", consent: consent)], at: "2025-01-10T00:00:00Z")
+            #expect(model.priceConsentStatus == status && model.expirationIntent == nil)
+            #expect(receipt["price_consent_status"] == .string(String(status.rawValue)) && receipt["price_increase_status"] == .string(String(status.rawValue)))
+            #expect(jws["priceIncreaseStatus"] as? Int == status.rawValue && jws["expirationIntent"] == nil)
+            #expect(receipt["expiration_intent"] == nil)
+        }
     }
 }

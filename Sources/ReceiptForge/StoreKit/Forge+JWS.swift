@@ -303,15 +303,15 @@ struct World {
     /// The renewal info of `last`'s subscription (`last` is its latest transaction).
     func renewal(of last: Transaction) throws(ForgeError) -> JSONValue {
         guard last.type == .autoRenewable else { throw ForgeError(.invalidScenario, "renewal info needs an auto-renewable subscription; \(last.productID) is not one") }
-        let state = store.history.pendingRenewals.first { $0.originalTransactionID == last.originalTransactionID }
+        let state = store.history.renewal(of: last.originalTransactionID)
         var members = JSONObject()
-        if let intent = state?.expirationIntent { members.append(("expirationIntent", .integer(Int64(intent)))) }
+        if let intent = state?.expirationIntent { members.append(("expirationIntent", .integer(Int64(intent.rawValue)))) }
         members += [
             ("originalTransactionId", id(last.originalTransactionID)), ("autoRenewProductId", .string(state?.autoRenewProductID ?? last.productID)),
             ("productId", .string(last.productID)), ("autoRenewStatus", .integer(state?.autoRenewStatus == false ? 0 : 1)),
             ("isInBillingRetryPeriod", .bool(state?.isInBillingRetryPeriod ?? false)),
         ]
-        if let consent = state?.priceConsentStatus { members.append(("priceIncreaseStatus", .integer(Int64(consent)))) }
+        if let consent = state?.priceConsentStatus { members.append(("priceIncreaseStatus", .integer(Int64(consent.rawValue)))) }
         if let grace = state?.gracePeriodExpiresDate { members.append(("gracePeriodExpiresDate", date(grace))) }
         members += [("signedDate", signedDate), ("environment", .string(environment.rawValue))]
         let first =
@@ -365,7 +365,7 @@ struct World {
         data.append(("environment", .string(environment.rawValue)))
         if let signedTransaction { data.append(("signedTransactionInfo", .string(signedTransaction))) }
         if let signedRenewal { data.append(("signedRenewalInfo", .string(signedRenewal))) }
-        if signedTransaction != nil, t?.type == .autoRenewable { data.append(("status", .integer(status(t)))) }
+        if signedTransaction != nil, let t, t.type == .autoRenewable { data.append(("status", .integer(store.subscriptionStatus(of: t).rawValue))) }
         var members: JSONObject = [("notificationType", .string(options.notificationType))]
         if let subtype = options.subtype { members.append(("subtype", .string(subtype))) }
         members.append(("notificationUUID", .string(uuid(salt: 1))))
@@ -405,10 +405,10 @@ struct World {
         if [.revoked, .familySharingRevoked].contains(state), t.cancellationDate == nil { throw refuse("a revoked transaction", "not revoked") }
         guard t.type == .autoRenewable else { return }
         if let implied = state.status {
-            let actual = status(t)
-            if actual != implied { throw refuse("status \(implied) (\(Self.statusName(implied)))", "status \(actual) (\(Self.statusName(actual)))") }
+            let actual = store.subscriptionStatus(of: t)
+            if actual != implied { throw refuse("status \(implied.rawValue) (\(implied.name))", "status \(actual.rawValue) (\(actual.name))") }
         }
-        let renewal = store.history.pendingRenewals.first { $0.originalTransactionID == t.originalTransactionID }
+        let renewal = store.history.renewal(of: t.originalTransactionID)
         switch state {
         case .active where renewal?.autoRenewStatus == false: throw refuse("auto-renew on", "auto-renew off")
         case .autoRenewOff where renewal?.autoRenewStatus != false: throw refuse("auto-renew off", "auto-renew on")
@@ -417,26 +417,6 @@ struct World {
         case .renewed where t.transactionID == t.originalTransactionID && !isXcode: throw refuse("a renewal transaction", "a first purchase")
         default: break
         }
-    }
-
-    static func statusName(_ status: Int64) -> String {
-        switch status {
-        case 1: "active"
-        case 2: "expired"
-        case 3: "billing retry"
-        case 4: "grace period"
-        default: "revoked"
-        }
-    }
-
-    /// 1 active, 2 expired, 3 billing retry, 4 grace period, 5 revoked.
-    func status(_ t: Transaction?) -> Int64 {
-        guard let t else { return 1 }
-        if t.cancellationDate != nil { return 5 }
-        let state = store.history.pendingRenewals.first { $0.originalTransactionID == t.originalTransactionID }
-        if state?.gracePeriodExpiresDate != nil { return 4 }
-        if state?.isInBillingRetryPeriod == true { return 3 }
-        return (t.expiresDate.map { $0 <= store.now } ?? false) ? 2 : 1
     }
 
     func realtime() throws(ForgeError) -> JSONValue {

@@ -71,9 +71,9 @@ public struct StoreRendering: Sendable {
         return try forge.sign(payload, xcode: world.isXcode)
     }
 
-    /// The subscription status of `t` (its subscription's latest transaction): 1 active, 2 expired, 3 billing
-    /// retry, 4 grace period, 5 revoked — the `status` of a notification's `data` and of the Server API.
-    public func subscriptionStatus(_ t: Transaction) -> Int64 { world.status(t) }
+    /// The status of `t`'s subscription (`t` its latest transaction) at the store's instant: the `status` of a
+    /// notification's `data` and of the Server API.
+    public func subscriptionStatus(_ t: Transaction) -> SubscriptionStatus { store.subscriptionStatus(of: t) }
 
     /// The `subscriptionGroupIdentifier` payloads carry for a subscription product.
     public func groupIdentifier(_ productID: String) -> String { world.groupIdentifier(productID) }

@@ -80,7 +80,7 @@ public enum VerifyReceiptJSON {
             pending.append(
                 PendingRenewal(
                     originalTransactionID: original, productID: purchase.productID ?? "", autoRenewStatus: !lapsed,
-                    expirationIntent: lapsed ? 1 : nil))
+                    expirationIntent: lapsed ? .voluntary : nil))
         }
         return pending
     }
@@ -168,12 +168,12 @@ extension PendingRenewal {
             ("auto_renew_product_id", .string(autoRenewProductID)), ("product_id", .string(productID)),
             ("original_transaction_id", .string(originalTransactionID)), ("auto_renew_status", .string(autoRenewStatus ? "1" : "0")),
         ]
-        if let expirationIntent { members.append(("expiration_intent", .string(String(expirationIntent)))) }
+        if let expirationIntent { members.append(("expiration_intent", .string(String(expirationIntent.rawValue)))) }
         if let isInBillingRetryPeriod { members.append(("is_in_billing_retry_period", .string(isInBillingRetryPeriod ? "1" : "0"))) }
         if let gracePeriodExpiresDate { members += VerifyReceiptJSON.triplet("grace_period_expires_date", gracePeriodExpiresDate) }
         if let priceConsentStatus {
-            members.append(("price_consent_status", .string(String(priceConsentStatus))))
-            members.append(("price_increase_status", .string(String(priceConsentStatus))))
+            members.append(("price_consent_status", .string(String(priceConsentStatus.rawValue))))
+            members.append(("price_increase_status", .string(String(priceConsentStatus.rawValue))))
         }
         if let promotionalOfferID { members.append(("promotional_offer_id", .string(promotionalOfferID))) }
         return .object(members)

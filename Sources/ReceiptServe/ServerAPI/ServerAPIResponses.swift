@@ -85,9 +85,8 @@ public struct SubscriptionGroupIdentifierItem: Codable, Hashable, Sendable {
 
 /// One subscription (original transaction) by its latest transaction.
 public struct LastTransactionsItem: Codable, Hashable, Sendable {
-    /// Apple's `Status`: 1 active, 2 expired, 3 billing retry, 4 billing grace period, 5 revoked, as the rendering
-    /// computes it (``StoreRendering/subscriptionStatus(_:)``).
-    public var status: Int64
+    /// Apple's `Status`, encoded as its integer (``StoreRendering/subscriptionStatus(_:)``).
+    public var status: SubscriptionStatus
     public var originalTransactionId: String
     public var signedTransactionInfo: String
     public var signedRenewalInfo: String

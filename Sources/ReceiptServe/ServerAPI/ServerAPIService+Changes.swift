@@ -76,7 +76,7 @@ extension ServerAPIService {
     /// within 365 days of `now`, before or after it (4030005): an extension dated ahead by `X-Forge-Now` counts
     /// too, so no 365 days ever hold three.
     private func checkExtensible(_ t: Transaction, in view: View, customer: ServerState.Customer, now: Date) throws(ServerAPIError) {
-        guard t.type == .autoRenewable, view.rendering.subscriptionStatus(t) == 1, !t.isTrialPeriod else { throw .subscriptionExtensionIneligible }
+        guard t.type == .autoRenewable, view.rendering.subscriptionStatus(t) == .active, !t.isTrialPeriod else { throw .subscriptionExtensionIneligible }
         let year: TimeInterval = 365 * 86_400
         let recent = (customer.scenario.timeline ?? []).filter { event in
             guard event.event == .extend, event.productID == t.productID, let at = event.at.flatMap(ReceiptDate.parse) else { return false }

@@ -614,21 +614,15 @@ public struct ServerAPIService: Sendable {
     // MARK: - Get All Subscription Statuses
 
     func statuses(_ id: String, query: ServerAPIQuery, scope: Scope, now: Date) throws(ServerAPIError) -> StatusResponse {
-        var wanted: Set<Int64>?
+        var wanted: Set<SubscriptionStatus>?
         for text in query.values("status") {
-            guard let status = Int64(text), (1...5).contains(status) else { throw .invalidStatus }
+            guard let status = Int64(text).flatMap(SubscriptionStatus.init(rawValue:)) else { throw .invalidStatus }
             wanted = (wanted ?? []).union([status])
         }
         let view = try view(of: id, anyID: true, scope: scope, now: now)
         let rendering = view.rendering
-        // Each subscription (original transaction) by its latest transaction.
-        var latest: [String: Transaction] = [:]
-        for t in view.transactions where t.type == .autoRenewable {
-            if let known = latest[t.originalTransactionID], known.purchaseDate >= t.purchaseDate { continue }
-            latest[t.originalTransactionID] = t
-        }
         var groups: [String: [LastTransactionsItem]] = [:]
-        for (original, t) in latest.sorted(by: { $0.key < $1.key }) {
+        for (original, t) in SubscriptionHistory.latestOfEachSubscription(view.transactions).sorted(by: { $0.key < $1.key }) {
             let status = rendering.subscriptionStatus(t)
             if let wanted, !wanted.contains(status) { continue }
             let item = LastTransactionsItem(
