@@ -10,6 +10,7 @@ import ReceiptValidationServer
 import ReceiptServe
 import StoreModel
 import ForgeSupport
+import JWSModel
 
 /// The expectations every artefact is checked against, and how the verdict is printed: one option group
 /// (swift-argument-parser's `@OptionGroup`) for `validate`, `inspect` and `jws validate`, so the shared options
@@ -45,8 +46,8 @@ struct CheckOptions: ParsableArguments {
 
     /// The JWS expectations not given, as the flag that would check each (the JWS verifier runs no step for
     /// them); a renewal info and a realtime request carry no bundleId to check.
-    func notGiven(kind: String?) -> [(check: String, flag: String)] {
-        let bundleChecked = kind != "renewal" && kind != "realtime"
+    func notGiven(kind: JWSKind?) -> [(check: String, flag: String)] {
+        let bundleChecked = kind != .renewal && kind != .realtime
         return [("bundleId", "--bundle-id", bundleId == nil && bundleChecked), ("environment", "--environment", environment == nil)].filter(\.2).map { ($0.0, $0.1) }
     }
 

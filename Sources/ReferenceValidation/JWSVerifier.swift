@@ -3,7 +3,7 @@ public import ForgeCrypto
 import ReceiptCorpus
 import ReceiptModel
 public import ForgeSupport
-import JWSModel
+public import JWSModel
 import StoreModel
 
 /// The verdict on one JWS, every step, and what could be read.
@@ -15,8 +15,8 @@ public struct JWSReport: CheckedReport {
     public let certificates: [X509Certificate]
     /// Reports of the signed JWS inside the payload, by field (`signedTransactionInfo`, `signedRenewalInfo`).
     public let nested: [(field: String, report: JWSReport)]
-    /// `transaction`, `renewal`, `app-transaction`, `notification` or `realtime`, as recognised from the payload.
-    public let kind: String?
+    /// What the payload is, as recognised from its fields; nil when it is none of the five.
+    public let kind: JWSKind?
 
     public static let validMessage = "JWS is valid"
     /// Not a JWS at all (exit 65 territory).
@@ -88,7 +88,7 @@ public struct JWSVerifier: ArtefactValidator {
         checks.append(.passed("header", "alg ES256, x5c of \(entries.count)"))
 
         // The instant: signedDate, or receiptCreationDate for AppTransaction, unless pinned.
-        let dateField = kind == "app-transaction" ? "receiptCreationDate" : "signedDate"
+        let dateField = kind == .appTransaction ? "receiptCreationDate" : "signedDate"
         let instant: Date
         if let at = context.chainTime {
             instant = at
@@ -178,16 +178,16 @@ public struct JWSVerifier: ArtefactValidator {
         }
     }
 
-    private func claimChecks(_ payload: JSONValue, kind: String?, context: ValidationContext) -> [Check] {
+    private func claimChecks(_ payload: JSONValue, kind: JWSKind?, context: ValidationContext) -> [Check] {
         var checks: [Check] = []
         let data = payload["data"] ?? payload["summary"] ?? payload["externalPurchaseToken"]
-        let claims = kind == "notification" ? (data ?? .object([])) : payload
-        if let bundle = context.bundleID, kind != "renewal", kind != "realtime" {
+        let claims = kind == .notification ? (data ?? .object([])) : payload
+        if let bundle = context.bundleID, kind != .renewal, kind != .realtime {
             let actual = claims["bundleId"]?.stringValue
             checks.append(actual == bundle ? .passed("bundleId", bundle) : .failed("bundleId", .bindingBundleID, "bundleId is \(actual ?? "absent"), expected \(bundle)"))
         }
         if let environment = context.environment {
-            var actual = (kind == "app-transaction" ? claims["receiptType"] : claims["environment"])?.stringValue
+            var actual = (kind == .appTransaction ? claims["receiptType"] : claims["environment"])?.stringValue
             if actual == nil, let id = payload["externalPurchaseToken"]?["externalPurchaseId"]?.stringValue {
                 actual = (id.hasPrefix("SANDBOX") ? Environment.sandbox : .production).rawValue
             }
@@ -197,7 +197,7 @@ public struct JWSVerifier: ArtefactValidator {
                     ? .passed("environment", environment.rawValue)
                     : .failed("environment", .bindingEnvironment, "environment is \(actual ?? "absent"), expected \(environment.rawValue)"))
         }
-        if context.environment == .production, ["app-transaction", "notification", "realtime"].contains(kind ?? "") {
+        if context.environment == .production, let kind, [.appTransaction, .notification, .realtime].contains(kind) {
             let actual = claims["appAppleId"]?.integerValue
             if let expected = context.appAppleID {
                 checks.append(
@@ -212,12 +212,12 @@ public struct JWSVerifier: ArtefactValidator {
     }
 
     /// What the payload is, by the fields only that kind has.
-    public static func kind(of payload: JSONValue) -> String? {
-        if payload["notificationType"] != nil { return "notification" }
-        if payload["receiptType"] != nil { return "app-transaction" }
-        if payload["autoRenewStatus"] != nil || payload["autoRenewProductId"] != nil { return "renewal" }
-        if payload["requestIdentifier"] != nil, payload["userLocale"] != nil { return "realtime" }
-        if payload["transactionId"] != nil { return "transaction" }
+    public static func kind(of payload: JSONValue) -> JWSKind? {
+        if payload["notificationType"] != nil { return .notification }
+        if payload["receiptType"] != nil { return .appTransaction }
+        if payload["autoRenewStatus"] != nil || payload["autoRenewProductId"] != nil { return .renewal }
+        if payload["requestIdentifier"] != nil, payload["userLocale"] != nil { return .realtime }
+        if payload["transactionId"] != nil { return .transaction }
         return nil
     }
 }

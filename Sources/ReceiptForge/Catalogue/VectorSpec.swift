@@ -1,6 +1,7 @@
 public import ReceiptCorpus
 import ReceiptModel
 public import ForgeSupport
+public import JWSModel
 public import StoreModel
 import Foundation
 
