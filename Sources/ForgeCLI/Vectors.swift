@@ -141,7 +141,7 @@ struct VectorsCommand: ParsableCommand {
                     + [
                         context.bundleId.map { ", bundle id \($0)" }, context.appVersion.map { ", version \($0)" },
                         context.deviceId.map { ", device \($0)" }, context.environment.map { ", environment \($0)" },
-                        context.artifact.map { ", artifact \($0)" }, context.appAppleId.map { ", app Apple id \($0)" },
+                        context.artifact.map { ", artifact \($0.rawValue)" }, context.appAppleId.map { ", app Apple id \($0)" },
                     ]
                     .compactMap { $0 }.joined())
             print(

@@ -134,7 +134,7 @@ struct ModelVerifier: ReceiptValidator {
             return .result(seq: request.seq, verdict: .reject, errorClass: ErrorClass.resource.rawValue, message: "over \(sizeBound) bytes", decoded: nil)
         }
         let text = String(decoding: bytes, as: UTF8.self)
-        guard signedDateFirst, request.context.artifact == ArtifactKind.jwsAppTransaction.rawValue,
+        guard signedDateFirst, request.context.artifact == .jwsAppTransaction,
             let payload = try? JSONValue(parsing: CompactJWS(parsing: text).payload), let milliseconds = payload["signedDate"]?.numericValue,
             let instant = ReceiptDate.instant(milliseconds: milliseconds), let now = ReceiptDate.parse(request.context.now)
         else { return reference.reply(to: request) }

@@ -159,7 +159,7 @@ extension VectorSpec {
         let anchor =
             trustAnchor ?? (forged.xcodeSigned || environment == .xcode ? TrustAnchorID.forgeJWSXcode : TrustAnchorID.forgeJWSRoot)
         let context = Context(
-            now: now, trustAnchor: anchor, bundleId: bundleID, environment: environment, artifact: artifact.rawValue, appAppleId: appID, ocsp: ocspContext)
+            now: now, trustAnchor: anchor, bundleId: bundleID, environment: environment, artifact: artifact, appAppleId: appID, ocsp: ocspContext)
         return (forged.bytes, context)
     }
 
