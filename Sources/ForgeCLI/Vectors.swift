@@ -62,7 +62,7 @@ struct VectorsCommand: ParsableCommand {
                     forge: try Forge(receiptPKI: pki), additionalSchemas: conformanceSchemas
                 ).write(to: directory, staged: interrupts.guarding)
                 let elapsed = start.duration(to: clock.now)
-                let families = Dictionary(grouping: manifest.vectors, by: \.family).map { "\($0.key) \($0.value.count)" }.sorted()
+                let families = Dictionary(grouping: manifest.vectors, by: \.vectorID.family).map { "\($0.key) \($0.value.count)" }.sorted()
                 print("wrote \(manifest.vectors.count) vectors to \(directory.path) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))")
                 print(families.joined(separator: ", "))
             } catch {

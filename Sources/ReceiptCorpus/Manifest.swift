@@ -189,11 +189,8 @@ public struct Vector: Codable, Sendable, Hashable {
         self.provenance = provenance
     }
 
-    /// The text before the first "::" of the id (the whole id when it has none).
-    public var family: String {
-        guard let separator = id.range(of: "::") else { return id }
-        return String(id[..<separator.lowerBound])
-    }
+    /// The id cut into its family and name.
+    public var vectorID: VectorID { VectorID(id) }
 }
 
 /// What a validator is told alongside the receipt bytes.

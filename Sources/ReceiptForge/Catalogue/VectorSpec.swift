@@ -53,8 +53,8 @@ public struct VectorSpec: Sendable {
     /// The file extension: `der` for bytes, `b64`/`txt` for transport vectors, `jws` for StoreKit 2.
     public var fileExtension: String
 
-    public var family: String { String(id.prefix { $0 != ":" }) }
-    public var name: String { String(id.split(separator: ":").last ?? "") }
+    /// The id cut into its family (the vector's folder) and name (its file's).
+    public var vectorID: VectorID { VectorID(id) }
 
     /// A receipt vector. Revisions start at 2: issue 20 recorded the seed and the scenario in every provenance.
     init(
