@@ -153,8 +153,8 @@ public struct JWSVerifier: ArtefactValidator {
             cache?.chain(leaf: leaf, intermediates: intermediates, trustedRoots: roots, at: time)
             ?? ChainVerifier.verify(leaf: leaf, intermediates: intermediates, trustedRoots: roots, at: time)
         switch verdict {
-        case .untrusted(let reason, let code, let depth):
-            return .failed(.chain, ReferenceValidator.chainErrorClass(verifyError: code), "\(reason) (at depth \(depth), evaluated at \(ReceiptDate.format(time)))")
+        case .untrusted(let failure):
+            return .failed(.chain, failure.errorClass, "\(failure.reason) (at depth \(failure.depth), evaluated at \(ReceiptDate.format(time)))")
         case .trusted(let chain):
             guard chain.count == 3 else { return .failed(.chain, .chainLength, "the path has \(chain.count) certificates; Apple's has 3") }
             guard chain[0].hasExtension(oid: KnownOID.appleReceiptSigningMarker) else {

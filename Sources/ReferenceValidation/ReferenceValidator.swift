@@ -261,9 +261,9 @@ public struct ReferenceValidator: ArtefactValidator {
             cache?.chain(leaf: signer, intermediates: intermediates, trustedRoots: context.trustedRoots, at: time)
             ?? ChainVerifier.verify(leaf: signer, intermediates: intermediates, trustedRoots: context.trustedRoots, at: time)
         switch verdict {
-        case .untrusted(let reason, let code, let depth):
-            let errorClass = Self.chainErrorClass(verifyError: code)
-            var detail = "\(reason) (at depth \(depth), evaluated at \(ReceiptDate.format(time)))"
+        case .untrusted(let failure):
+            let errorClass = failure.errorClass
+            var detail = "\(failure.reason) (at depth \(failure.depth), evaluated at \(ReceiptDate.format(time)))"
             if errorClass == .chainUntrusted, signer.isSelfIssued {
                 detail += "; the signer is self-signed (Xcode StoreKit shape): trust its certificate to accept such receipts"
             }
@@ -282,16 +282,6 @@ public struct ReferenceValidator: ArtefactValidator {
                 return .failed(.chain, .chainIntermediateMarker, "intermediate lacks the WWDR marker \(KnownOID.appleWWDRIntermediateMarker)")
             }
             return .passed(.chain, "\(chain.map { $0.commonName ?? $0.subject }.joined(separator: " → ")), at \(ReceiptDate.format(time)), marker OIDs present")
-        }
-    }
-
-    /// The taxonomy's class for OpenSSL's `X509_V_ERR_*` code.
-    static func chainErrorClass(verifyError code: Int) -> ErrorClass {
-        switch code {
-        case 10: .chainExpired  // X509_V_ERR_CERT_HAS_EXPIRED
-        case 9: .chainNotYetValid  // X509_V_ERR_CERT_NOT_YET_VALID
-        case 2, 18, 19, 20, 21: .chainUntrusted  // issuer unknown, self-signed, untrusted root, cannot verify leaf
-        default: .chainInvalid
         }
     }
 
@@ -379,5 +369,17 @@ public struct ReferenceValidator: ArtefactValidator {
             let dotted = OID.dotted(reader.content(of: oidNode))
         else { return nil }
         return DigestAlgorithm(dottedOID: dotted)?.rawValue ?? dotted
+    }
+}
+
+extension ChainFailure {
+    /// The taxonomy's class for why the path failed.
+    var errorClass: ErrorClass {
+        switch kind {
+        case .expired: .chainExpired
+        case .notYetValid: .chainNotYetValid
+        case .untrustedAnchor: .chainUntrusted
+        case .invalid: .chainInvalid
+        }
     }
 }
