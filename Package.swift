@@ -74,7 +74,7 @@ let package = Package(
         .target(name: "StoreModel", dependencies: ["ForgeSupport"], swiftSettings: swiftSettings),
         // The receipt as bytes: BER in, DER or chosen BER out; verifyReceipt's JSON of it. No crypto.
         .target(name: "ReceiptModel", dependencies: ["ForgeSupport", "StoreModel"], swiftSettings: swiftSettings),
-        // The JWS as text: compact serialization and its size bounds. No crypto.
+        // The JWS as text: compact serialization, its size bounds and the five StoreKit 2 kinds (JWSKind). No crypto.
         .target(name: "JWSModel", dependencies: ["ForgeSupport"], swiftSettings: swiftSettings),
         // The corpus model (manifest, vectors, lint, schemas): Foundation, ForgeSupport and StoreModel (the typed environment) only, so outside validators can use it without OpenSSL.
         .target(name: "ReceiptCorpus", dependencies: ["ForgeSupport", "StoreModel"], swiftSettings: swiftSettings),
@@ -136,7 +136,7 @@ let package = Package(
         .target(
             name: "ForgeCLI",
             dependencies: [
-                "ReceiptForge", "ReferenceValidation", "ReceiptModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance",
+                "ReceiptForge", "ReferenceValidation", "ReceiptModel", "JWSModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance",
                 "ReceiptValidationServer", "ReceiptServe", "StoreModel", "ForgeSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings),
@@ -162,7 +162,7 @@ let package = Package(
         .testTarget(name: "ForgeCryptoTests", dependencies: ["ForgeCrypto", "ForgeTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel", "JWSModel", "StoreModel", "ForgeSupport", "ForgeTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "StoreKitForgeTests", dependencies: ["ReceiptForge", "StoreModel", "ForgeSupport", "ForgeCrypto", "ForgeTestSupport"], swiftSettings: swiftSettings),
+            name: "StoreKitForgeTests", dependencies: ["ReceiptForge", "JWSModel", "StoreModel", "ForgeSupport", "ForgeCrypto", "ForgeTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "ReceiptCorpusTests", dependencies: ["ReceiptCorpus", "StoreModel", "ForgeSupport", "ForgeTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ReceiptConformanceTests",

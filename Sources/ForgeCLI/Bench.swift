@@ -6,6 +6,7 @@ import ReceiptForge
 import ReceiptModel
 import Synchronization
 import ForgeSupport
+import JWSModel
 import StoreModel
 
 struct Bench: ParsableCommand {

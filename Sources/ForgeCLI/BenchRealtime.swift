@@ -3,6 +3,7 @@ import Foundation
 import ReceiptForge
 import ReceiptServe
 import ForgeSupport
+import JWSModel
 import StoreModel
 
 /// `forge bench realtime`: Apple's Retention Messaging performance test, run locally before the sandbox's.

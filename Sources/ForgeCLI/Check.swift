@@ -10,6 +10,7 @@ import ReceiptValidationServer
 import ReceiptServe
 import StoreModel
 import ForgeSupport
+import JWSModel
 
 /// The expectations every artefact is checked against, and how the verdict is printed: one option group
 /// (swift-argument-parser's `@OptionGroup`) for `validate`, `inspect` and `jws validate`, so the shared options
@@ -45,16 +46,18 @@ struct CheckOptions: ParsableArguments {
 
     /// The JWS expectations not given, as the flag that would check each (the JWS verifier runs no step for
     /// them); a renewal info and a realtime request carry no bundleId to check.
-    func notGiven(kind: String?) -> [(check: String, flag: String)] {
-        let bundleChecked = kind != "renewal" && kind != "realtime"
-        return [("bundleId", "--bundle-id", bundleId == nil && bundleChecked), ("environment", "--environment", environment == nil)].filter(\.2).map { ($0.0, $0.1) }
+    func notGiven(kind: JWSKind?) -> [(check: CheckName, flag: String)] {
+        let bundleChecked = kind != .renewal && kind != .realtime
+        return [(CheckName.bundleID, bundleId == nil && bundleChecked), (.environment, environment == nil)].compactMap { check, missing in
+            missing ? VerdictSummary.flags[check].map { (check, $0) } : nil
+        }
     }
 
     /// Prints the verdict and exits as every check command does: 0 valid, 1 invalid, 65 not the artefact at all
     /// (one stderr line unless JSON). Text: ``VerdictSummary``; `--json`: `value` with the subscriptions' states.
     /// `hint`, when the verdict could change by a flag (a bundled anchor that trusts it), goes to stderr.
     func finish(
-        _ report: some CheckedReport, notChecked: [(check: String, flag: String)] = [], subscriptions: [SubscriptionState], at now: Date, hint: String?,
+        _ report: some CheckedReport, notChecked: [(check: CheckName, flag: String)] = [], subscriptions: [SubscriptionState], at now: Date, hint: String?,
         json value: @autoclosure () -> JSONValue
     ) throws {
         if json {
@@ -79,15 +82,13 @@ struct CheckOptions: ParsableArguments {
 /// evaluation time, so a `valid` that checked half the steps of an expired subscription says so.
 enum VerdictSummary {
     /// The flag that gives each check named in a report its expectation.
-    static let flags = [
-        "bundle id": "--bundle-id", "bundleId": "--bundle-id", "app version": "--app-version", "device hash": "--device-id", "environment": "--environment",
-    ]
+    static let flags: [CheckName: String] = [.bundleID: "--bundle-id", .appVersion: "--app-version", .deviceHash: "--device-id", .environment: "--environment"]
 
-    static func lines(_ report: some CheckedReport, notChecked: [(check: String, flag: String)], subscriptions: [SubscriptionState], at now: Date) -> [String] {
+    static func lines(_ report: some CheckedReport, notChecked: [(check: CheckName, flag: String)], subscriptions: [SubscriptionState], at now: Date) -> [String] {
         var lines = ["\(report.verdict.rawValue)\(report.errorClass.map { " (\($0))" } ?? "")"]
         if report.isUnreadable { return lines }
         lines += report.checks.filter { $0.status == .failed }.map { "FAIL \($0.name): \($0.detail) [\($0.errorClass?.rawValue ?? "")]" }
-        let passed = report.checks.filter { $0.status == .passed }.map(\.name)
+        let passed = report.checks.filter { $0.status == .passed }.map(\.name.rawValue)
         if !passed.isEmpty { lines.append("checked: " + passed.joined(separator: ", ")) }
         var skipped = report.checks.filter { $0.status == .skipped }.map { check in
             "\(check.name) (\(check.detail)\(flags[check.name].map { ": give \($0)" } ?? ""))"
@@ -157,12 +158,12 @@ struct SubscriptionState {
 enum AnchorHint {
     /// A receipt whose chain is untrusted under the roots given, but trusted under a bundled anchor.
     static func receipt(_ bytes: [UInt8], context: ValidationContext, report: ValidationReport) -> String? {
-        guard report.firstFailure?.name == "chain", report.errorClass == .chainUntrusted else { return nil }
+        guard report.firstFailure?.name == .chain, report.errorClass == .chainUntrusted else { return nil }
         for anchor in BundledAnchor.allCases {
             guard let root = try? anchor.certificate(), !context.trustedRoots.contains(root) else { continue }
             var trial = context
             trial.trustedRoots = [root]
-            let chain = ReferenceValidator().validate(bytes, context: trial).checks.first { $0.name == "chain" }
+            let chain = ReferenceValidator().validate(bytes, context: trial).checks.first { $0.name == .chain }
             guard chain?.status == .passed else { continue }
             let what =
                 anchor == .storekit ? "it is signed by the bundled Xcode-like StoreKit certificate (an xcode-* receipt)" : "it chains to the bundled anchor \(anchor.rawValue)"
@@ -187,7 +188,7 @@ enum AnchorHint {
             trial.trustedRoots = [root]
             if xcodeShaped { trial.environment = .xcode }
             let checks = JWSVerifier().verify(text, context: trial).checks
-            guard checks.contains(where: { $0.name == "chain" && $0.status == .passed }) else { continue }
+            guard checks.contains(where: { $0.name == .chain && $0.status == .passed }) else { continue }
             if xcodeShaped, context.environment != .xcode {
                 return "it is signed like Xcode (x5c of one certificate, kid \(report.header?["kid"]?.stringValue ?? "absent")): pass --environment Xcode --root \(anchor.rawValue)"
             }

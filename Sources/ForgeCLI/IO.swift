@@ -3,6 +3,7 @@ import Foundation
 import ReceiptForge
 import ReceiptModel
 import ForgeSupport
+public import JWSModel
 public import StoreModel
 
 /// sysexits(3) codes, documented in `forge --help`.

@@ -7,6 +7,7 @@ import ReceiptModel
 import ReferenceValidation
 import ReceiptValidationServer
 import ForgeSupport
+import JWSModel
 import StoreModel
 
 /// `forge jws`: StoreKit 2 signed data — forged, inspected and verified.

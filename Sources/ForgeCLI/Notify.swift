@@ -3,6 +3,7 @@ import Foundation
 import ReceiptForge
 import ReceiptServe
 import ForgeSupport
+import JWSModel
 import StoreModel
 
 /// `forge notify`: one App Store Server Notification V2, signed and POSTed to a webhook as Apple sends it.

@@ -62,7 +62,7 @@ struct VectorsCommand: ParsableCommand {
                     forge: try Forge(receiptPKI: pki), additionalSchemas: conformanceSchemas
                 ).write(to: directory, staged: interrupts.guarding)
                 let elapsed = start.duration(to: clock.now)
-                let families = Dictionary(grouping: manifest.vectors, by: \.family).map { "\($0.key) \($0.value.count)" }.sorted()
+                let families = Dictionary(grouping: manifest.vectors, by: \.vectorID.family).map { "\($0.key) \($0.value.count)" }.sorted()
                 print("wrote \(manifest.vectors.count) vectors to \(directory.path) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))")
                 print(families.joined(separator: ", "))
             } catch {
@@ -141,7 +141,7 @@ struct VectorsCommand: ParsableCommand {
                     + [
                         context.bundleId.map { ", bundle id \($0)" }, context.appVersion.map { ", version \($0)" },
                         context.deviceId.map { ", device \($0)" }, context.environment.map { ", environment \($0)" },
-                        context.artifact.map { ", artifact \($0)" }, context.appAppleId.map { ", app Apple id \($0)" },
+                        context.artifact.map { ", artifact \($0.rawValue)" }, context.appAppleId.map { ", app Apple id \($0)" },
                     ]
                     .compactMap { $0 }.joined())
             print(

@@ -5,9 +5,46 @@ public import Foundation
 public enum ChainVerificationResult: Sendable, Hashable {
     /// A path was found and checked; the chain runs leaf first, trusted root last.
     case trusted(chain: [X509Certificate])
-    /// No acceptable path: OpenSSL's verify error text (e.g. "certificate has expired"), its `X509_V_ERR_*` code,
-    /// and the depth of the offending certificate (0 = leaf).
-    case untrusted(reason: String, code: Int, depth: Int)
+    /// No acceptable path, and why.
+    case untrusted(ChainFailure)
+}
+
+/// Why no acceptable path was found: what a validator tells apart (``Kind``), OpenSSL's own text for it (e.g.
+/// "certificate has expired"), and the depth of the offending certificate (0 = leaf). OpenSSL's `X509_V_ERR_*`
+/// numbers stay here, with the library that defines them.
+public struct ChainFailure: Sendable, Hashable {
+    public enum Kind: Sendable, Hashable {
+        /// A certificate's notAfter is before the evaluation time.
+        case expired
+        /// A certificate's notBefore is after the evaluation time.
+        case notYetValid
+        /// The path ends at no trusted root: an issuer that is missing, or a self-signed certificate not trusted.
+        case untrustedAnchor
+        /// Anything else: a bad signature, an unhandled critical extension, an internal failure.
+        case invalid
+    }
+
+    public let kind: Kind
+    public let reason: String
+    public let depth: Int
+    /// OpenSSL's `X509_V_ERR_*` code, for diagnostics only: judge by ``kind``.
+    public let verifyError: Int
+
+    /// The failure OpenSSL's verify error `verifyError` describes.
+    public init(verifyError: Int, reason: String, depth: Int) {
+        self.verifyError = verifyError
+        self.reason = reason
+        self.depth = depth
+        kind =
+            switch Int32(truncatingIfNeeded: verifyError) {
+            case X509_V_ERR_CERT_HAS_EXPIRED: .expired
+            case X509_V_ERR_CERT_NOT_YET_VALID: .notYetValid
+            case X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT, X509_V_ERR_DEPTH_ZERO_SELF_SIGNED_CERT, X509_V_ERR_SELF_SIGNED_CERT_IN_CHAIN,
+                X509_V_ERR_UNABLE_TO_GET_ISSUER_CERT_LOCALLY, X509_V_ERR_UNABLE_TO_VERIFY_LEAF_SIGNATURE:
+                .untrustedAnchor
+            default: .invalid
+            }
+    }
 }
 
 /// Path building and validation with OpenSSL's verifier, configured the way receipt validators are tested.
@@ -47,7 +84,9 @@ public enum ChainVerifier {
         if let time {
             guard let seconds = timeT(time) else {
                 return .untrusted(
-                    reason: "the evaluation time (\(time.timeIntervalSince1970) s since 1970) is not a time_t", code: Int(X509_V_ERR_UNSPECIFIED), depth: 0)
+                    ChainFailure(
+                        verifyError: Int(X509_V_ERR_UNSPECIFIED), reason: "the evaluation time (\(time.timeIntervalSince1970) s since 1970) is not a time_t",
+                        depth: 0))
             }
             X509_VERIFY_PARAM_set_time(parameters, seconds)
         } else {
@@ -63,10 +102,9 @@ public enum ChainVerifier {
         guard rc == 1 else {
             guard error != X509_V_OK else { return internalFailure("X509_verify_cert") }
             return .untrusted(
-                reason: String(cString: X509_verify_cert_error_string(Int(error))),
-                code: Int(error),
-                depth: Int(X509_STORE_CTX_get_error_depth(context))
-            )
+                ChainFailure(
+                    verifyError: Int(error), reason: String(cString: X509_verify_cert_error_string(Int(error))),
+                    depth: Int(X509_STORE_CTX_get_error_depth(context))))
         }
         return trustedChain(of: context, suppliedCertificates: [leaf] + intermediates + trustedRoots)
     }
@@ -90,9 +128,6 @@ public enum ChainVerifier {
     private static func internalFailure(_ context: String) -> ChainVerificationResult {
         let reasons = OpenSSLErrorQueue.drain()
         return .untrusted(
-            reason: reasons.isEmpty ? context : "\(context): \(reasons.joined(separator: "; "))",
-            code: Int(X509_V_ERR_UNSPECIFIED),
-            depth: 0
-        )
+            ChainFailure(verifyError: Int(X509_V_ERR_UNSPECIFIED), reason: reasons.isEmpty ? context : "\(context): \(reasons.joined(separator: "; "))", depth: 0))
     }
 }

@@ -117,7 +117,7 @@ extension ValidateRequest {
         var context: JSONObject = [("now", .string(self.context.now)), ("trustAnchor", .string(self.context.trustAnchor))]
         for (key, value) in [
             ("bundleId", self.context.bundleId), ("appVersion", self.context.appVersion), ("deviceId", self.context.deviceId),
-            ("environment", self.context.wireEnvironment), ("artifact", self.context.artifact),
+            ("environment", self.context.wireEnvironment), ("artifact", self.context.artifact?.rawValue),
         ] {
             if let value { context.append((key, .string(value))) }
         }

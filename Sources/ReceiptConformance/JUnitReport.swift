@@ -23,7 +23,7 @@ public enum JUnitReport {
     }
 
     private static func suites(_ results: RunResults, qualifier: String) -> String {
-        let families = Dictionary(grouping: results.results) { String($0.id.prefix { $0 != ":" }) }
+        let families = Dictionary(grouping: results.results) { VectorID($0.id).family }
         var out = ""
         for family in families.keys.sorted() {
             let cases = families[family]!

@@ -65,7 +65,7 @@ extension Context {
     public static var exemplar: Self {
         Context(
             now: "2024-01-01T00:00:00Z", trustAnchor: "test-root", bundleId: "com.example.app", appVersion: "1.0",
-            deviceId: "3F2504E0-4F89-11D3-9A0C-0305E82C3301", environment: .production, artifact: "jws-transaction", appAppleId: 1_234_567_890,
+            deviceId: "3F2504E0-4F89-11D3-9A0C-0305E82C3301", environment: .production, artifact: .jwsTransaction, appAppleId: 1_234_567_890,
             ocsp: OCSPContext(responder: OCSPContext.bundledResponder, leaf: "revoked", intermediate: "good"))
     }
 }

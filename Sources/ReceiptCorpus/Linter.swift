@@ -94,10 +94,10 @@ private struct LintRun {
 
     mutating func check(_ vector: Vector) {
         let id = vector.id
-        if !Self.isWellFormedID(id) {
+        if !vector.vectorID.isWellFormed {
             report(id, Rule.idFormat, "id must be family::name in lowercase letters, digits and '-'")
-        } else if let directory = vector.file.split(separator: "/").first, directory != vector.family {
-            report(id, Rule.idFamily, "family '\(vector.family)' but file is under '\(directory)/'")
+        } else if let directory = vector.file.split(separator: "/").first, directory != vector.vectorID.family {
+            report(id, Rule.idFamily, "family '\(vector.vectorID.family)' but file is under '\(directory)/'")
         }
         if vector.revision < 1 {
             report(id, Rule.revision, "revision is \(vector.revision), must be at least 1")
@@ -160,16 +160,6 @@ private struct LintRun {
 
     private mutating func report(_ vectorID: String?, _ rule: String, _ message: String) {
         findings.append(LintFinding(vectorID: vectorID, rule: rule, message: message))
-    }
-
-    /// `^[a-z0-9][a-z0-9-]*(::[a-z0-9][a-z0-9-]*)+$`
-    static func isWellFormedID(_ id: String) -> Bool {
-        let segments = id.components(separatedBy: "::")
-        return segments.count >= 2
-            && segments.allSatisfy { segment in
-                guard let first = segment.unicodeScalars.first, isLowerAlphanumeric(first) else { return false }
-                return segment.unicodeScalars.allSatisfy { isLowerAlphanumeric($0) || $0 == "-" }
-            }
     }
 
     private static func isLowerAlphanumeric(_ scalar: Unicode.Scalar) -> Bool {

@@ -11,12 +11,14 @@ public enum ManifestIO {
         try CanonicalJSON.encode(manifest)
     }
 
-    /// Decodes a manifest; a mismatch with the model is `.invalidManifest` naming the key path.
+    /// Decodes a manifest; a mismatch with the model is `.invalidManifest` naming the key path and, inside a
+    /// vector, the vector's id (a path's index alone makes the reader count).
     public static func decode(_ data: Data) throws(CorpusError) -> Manifest {
         do {
             return try JSONDecoder().decode(Manifest.self, from: data)
         } catch let error as DecodingError {
-            throw CorpusError(.invalidManifest, "invalid manifest: \(describe(error))")
+            let vector = vectorID(at: path(of: error), in: data).map { "vector \($0) " } ?? ""
+            throw CorpusError(.invalidManifest, "invalid manifest: \(vector)\(describe(error))")
         } catch {
             throw CorpusError(.invalidManifest, "invalid manifest: \(error)")
         }
@@ -35,6 +37,24 @@ public enum ManifestIO {
             throw CorpusError(.io, "cannot read \(file.path): \(error.localizedDescription)")
         }
         return try decode(data)
+    }
+
+    /// The id of the vector a coding path runs through (`vectors[12]…`), read from the raw JSON: the vector did not
+    /// decode, so only the text has it.
+    private static func vectorID(at path: [any CodingKey], in data: Data) -> String? {
+        guard path.count > 1, path[0].stringValue == "vectors", let index = path[1].intValue,
+            let vectors = (try? JSONValue(parsing: data))?["vectors"]?.arrayValue, vectors.indices.contains(index)
+        else { return nil }
+        return vectors[index]["id"]?.stringValue
+    }
+
+    /// Where the decoder was when it failed.
+    private static func path(of error: DecodingError) -> [any CodingKey] {
+        switch error {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context): context.codingPath
+        case .keyNotFound(_, let context): context.codingPath
+        @unknown default: []
+        }
     }
 
     /// "at <path>: <reason>".

@@ -31,7 +31,7 @@ extension CheckedReport {
         .array(
             checks.map { check in
                 .object([
-                    ("name", .string(check.name)), ("status", .string(check.status.rawValue)), ("detail", .string(check.detail)),
+                    ("name", .string(check.name.rawValue)), ("status", .string(check.status.rawValue)), ("detail", .string(check.detail)),
                     ("errorClass", check.errorClass.map { .string($0.rawValue) } ?? .null),
                 ])
             })

@@ -51,7 +51,7 @@ public struct Inspection: Sendable {
                     case .failed: "FAIL"
                     case .skipped: "skip"
                     }
-                lines.append("  \(mark) \(Self.pad(check.name, 12)) \(check.detail)\(check.errorClass.map { " [\($0)]" } ?? "")")
+                lines.append("  \(mark) \(Self.pad(check.name.rawValue, 12)) \(check.detail)\(check.errorClass.map { " [\($0)]" } ?? "")")
             }
             lines.append("verdict: \(report.verdict.rawValue)\(report.errorClass.map { " (\($0))" } ?? "")")
         }

@@ -40,7 +40,7 @@ public struct JWSInspection: InspectedArtefact {
             return certificateJSON(certificate)
         }
         var members: JSONObject = [
-            ("kind", JWSVerifier.kind(of: payload).map(JSONValue.string) ?? .null), ("header", header), ("certificates", .array(certificates)),
+            ("kind", JWSVerifier.kind(of: payload).map { .string($0.rawValue) } ?? .null), ("header", header), ("certificates", .array(certificates)),
             ("payload", payload), ("signatureBytes", .integer(Int64(jws.signature.count))),
         ]
         if entries.count > certificates.count { members.append(("certificatesNotShown", .integer(Int64(entries.count - certificates.count)))) }

@@ -3,7 +3,7 @@ public import ForgeCrypto
 import ReceiptCorpus
 import ReceiptModel
 public import ForgeSupport
-import JWSModel
+public import JWSModel
 import StoreModel
 
 /// The verdict on one JWS, every step, and what could be read.
@@ -15,8 +15,8 @@ public struct JWSReport: CheckedReport {
     public let certificates: [X509Certificate]
     /// Reports of the signed JWS inside the payload, by field (`signedTransactionInfo`, `signedRenewalInfo`).
     public let nested: [(field: String, report: JWSReport)]
-    /// `transaction`, `renewal`, `app-transaction`, `notification` or `realtime`, as recognised from the payload.
-    public let kind: String?
+    /// What the payload is, as recognised from its fields; nil when it is none of the five.
+    public let kind: JWSKind?
 
     public static let validMessage = "JWS is valid"
     /// Not a JWS at all (exit 65 territory).
@@ -44,34 +44,34 @@ public struct JWSVerifier: ArtefactValidator {
         var checks: [Check] = []
         let jws: CompactJWS
         do { jws = try CompactJWS(parsing: bytes) } catch {
-            return JWSReport(checks: [.failed("format", .jwsFormat, error.description)], header: nil, payload: nil, certificates: [], nested: [], kind: nil)
+            return JWSReport(checks: [.failed(.format, .jwsFormat, error.description)], header: nil, payload: nil, certificates: [], nested: [], kind: nil)
         }
         let header = try? JSONValue(parsing: jws.header)
         let payload = try? JSONValue(parsing: jws.payload)
         guard let header, header.objectValue != nil else {
-            return JWSReport(checks: [.failed("format", .jwsFormat, "the header is not a JSON object")], header: nil, payload: payload, certificates: [], nested: [], kind: nil)
+            return JWSReport(checks: [.failed(.format, .jwsFormat, "the header is not a JSON object")], header: nil, payload: payload, certificates: [], nested: [], kind: nil)
         }
         guard let payload, payload.objectValue != nil else {
-            return JWSReport(checks: [.failed("format", .jwsFormat, "the payload is not a JSON object")], header: header, payload: nil, certificates: [], nested: [], kind: nil)
+            return JWSReport(checks: [.failed(.format, .jwsFormat, "the payload is not a JSON object")], header: header, payload: nil, certificates: [], nested: [], kind: nil)
         }
-        checks.append(.passed("format", "three base64url parts; header and payload are JSON objects"))
+        checks.append(.passed(.format, "three base64url parts; header and payload are JSON objects"))
         let kind = Self.kind(of: payload)
 
         // Header: alg, then x5c.
         guard header["alg"] == .string("ES256") else {
-            checks.append(.failed("header", .jwsAlgorithm, "alg is \(header["alg"]?.serialized(pretty: false) ?? "absent"); Apple signs ES256 only"))
+            checks.append(.failed(.header, .jwsAlgorithm, "alg is \(header["alg"]?.serialized(pretty: false) ?? "absent"); Apple signs ES256 only"))
             return JWSReport(checks: checks, header: header, payload: payload, certificates: [], nested: [], kind: kind)
         }
         let xcode = context.environment == .xcode
         guard let entries = header["x5c"]?.arrayValue else {
-            checks.append(.failed("header", .jwsX5C, "no x5c array in the header"))
+            checks.append(.failed(.header, .jwsX5C, "no x5c array in the header"))
             return JWSReport(checks: checks, header: header, payload: payload, certificates: [], nested: [], kind: kind)
         }
         // The count before any certificate is decoded: a header of 10,000 entries costs one comparison.
         let expectedCount = xcode ? 1 : 3
         guard entries.count == expectedCount else {
             checks.append(
-                .failed("header", .jwsX5C, "x5c has \(entries.count) certificates; \(xcode ? "Xcode signs with one" : "Apple's chain has exactly 3 (leaf, intermediate, root)")"))
+                .failed(.header, .jwsX5C, "x5c has \(entries.count) certificates; \(xcode ? "Xcode signs with one" : "Apple's chain has exactly 3 (leaf, intermediate, root)")"))
             return JWSReport(checks: checks, header: header, payload: payload, certificates: [], nested: [], kind: kind)
         }
         var certificates: [X509Certificate] = []
@@ -80,15 +80,15 @@ public struct JWSVerifier: ArtefactValidator {
             guard let text = entry.stringValue, let der = Base64.decodeStandard(text), let certificate = ValidationCache.certificate(der, cache: cache) else {
                 // x5c[2] is never trusted (the root comes from configuration), but one that is not a certificate
                 // is refused, as Java's verifier does: the stricter of the two answers Apple's libraries give.
-                checks.append(.failed("header", .jwsX5C, "x5c[\(index)] is not a base64 DER certificate"))
+                checks.append(.failed(.header, .jwsX5C, "x5c[\(index)] is not a base64 DER certificate"))
                 return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind)
             }
             certificates.append(certificate)
         }
-        checks.append(.passed("header", "alg ES256, x5c of \(entries.count)"))
+        checks.append(.passed(.header, "alg ES256, x5c of \(entries.count)"))
 
         // The instant: signedDate, or receiptCreationDate for AppTransaction, unless pinned.
-        let dateField = kind == "app-transaction" ? "receiptCreationDate" : "signedDate"
+        let dateField = kind == .appTransaction ? "receiptCreationDate" : "signedDate"
         let instant: Date
         if let at = context.chainTime {
             instant = at
@@ -99,13 +99,13 @@ public struct JWSVerifier: ArtefactValidator {
                 let shown = value.integerValue.map(String.init) ?? String(milliseconds)
                 checks.append(
                     .failed(
-                        "chain", .payloadInvalidField,
+                        .chain, .payloadInvalidField,
                         "\(dateField) \(shown) is no instant a chain can be checked at: dates are within \(ReceiptDate.inputRangeText)"))
                 return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind)
             }
             instant = date
         } else {
-            checks.append(.failed("chain", .payloadMissingField, "no numeric \(dateField) to evaluate the chain at; pin a time"))
+            checks.append(.failed(.chain, .payloadMissingField, "no numeric \(dateField) to evaluate the chain at; pin a time"))
             return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind)
         }
         guard let leaf = certificates.first else { return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind) }
@@ -119,10 +119,10 @@ public struct JWSVerifier: ArtefactValidator {
 
         // The signature under the leaf's key.
         if let key = leaf.publicKey.ec, key.curve == .p256, key.isValidSignature(jws.signature, for: jws.signingInput, algorithm: .sha256) {
-            checks.append(.passed("signature", "ES256 over the signing input verifies under the leaf's P-256 key"))
+            checks.append(.passed(.signature, "ES256 over the signing input verifies under the leaf's P-256 key"))
         } else {
             let why = leaf.publicKey.ec?.curve == .p256 ? "\(jws.signature.count)-byte signature does not verify" : "the leaf's key is not P-256"
-            checks.append(.failed("signature", .jwsSignature, why))
+            checks.append(.failed(.signature, .jwsSignature, why))
             return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind)
         }
 
@@ -135,89 +135,89 @@ public struct JWSVerifier: ArtefactValidator {
                 nested.append((field, report))
                 checks.append(
                     report.verdict == .valid
-                        ? .passed("nested", "\(field) verifies") : .failed("nested", .jwsNested, "\(field): \(report.message) [\(report.errorClass?.rawValue ?? "")]"))
+                        ? .passed(.nested, "\(field) verifies") : .failed(.nested, .jwsNested, "\(field): \(report.message) [\(report.errorClass?.rawValue ?? "")]"))
             }
         }
         return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: nested, kind: kind)
     }
 
     private func chainCheck(leaf: X509Certificate, intermediate: X509Certificate?, roots: [X509Certificate], at time: Date, xcode: Bool) -> Check {
-        guard !roots.isEmpty else { return .failed("chain", .chainUntrusted, "no trusted root configured") }
+        guard !roots.isEmpty else { return .failed(.chain, .chainUntrusted, "no trusted root configured") }
         if xcode {
-            guard roots.contains(leaf) else { return .failed("chain", .chainUntrusted, "the Xcode certificate is not one of the trusted roots") }
-            guard leaf.notBefore <= time, time <= leaf.notAfter else { return .failed("chain", .chainExpired, "the Xcode certificate is not valid at \(ReceiptDate.format(time))") }
-            return .passed("chain", "the pinned Xcode certificate, at \(ReceiptDate.format(time))")
+            guard roots.contains(leaf) else { return .failed(.chain, .chainUntrusted, "the Xcode certificate is not one of the trusted roots") }
+            guard leaf.notBefore <= time, time <= leaf.notAfter else { return .failed(.chain, .chainExpired, "the Xcode certificate is not valid at \(ReceiptDate.format(time))") }
+            return .passed(.chain, "the pinned Xcode certificate, at \(ReceiptDate.format(time))")
         }
         let intermediates = intermediate.map { [$0] } ?? []
         let verdict =
             cache?.chain(leaf: leaf, intermediates: intermediates, trustedRoots: roots, at: time)
             ?? ChainVerifier.verify(leaf: leaf, intermediates: intermediates, trustedRoots: roots, at: time)
         switch verdict {
-        case .untrusted(let reason, let code, let depth):
-            return .failed("chain", ReferenceValidator.chainErrorClass(verifyError: code), "\(reason) (at depth \(depth), evaluated at \(ReceiptDate.format(time)))")
+        case .untrusted(let failure):
+            return .failed(.chain, failure.errorClass, "\(failure.reason) (at depth \(failure.depth), evaluated at \(ReceiptDate.format(time)))")
         case .trusted(let chain):
-            guard chain.count == 3 else { return .failed("chain", .chainLength, "the path has \(chain.count) certificates; Apple's has 3") }
+            guard chain.count == 3 else { return .failed(.chain, .chainLength, "the path has \(chain.count) certificates; Apple's has 3") }
             guard chain[0].hasExtension(oid: KnownOID.appleReceiptSigningMarker) else {
-                return .failed("chain", .chainLeafMarker, "the leaf lacks the marker \(KnownOID.appleReceiptSigningMarker)")
+                return .failed(.chain, .chainLeafMarker, "the leaf lacks the marker \(KnownOID.appleReceiptSigningMarker)")
             }
             // Apple's signing leaf is CA:FALSE (critical); path validation alone lets a CA sign as an end entity.
-            guard !chain[0].isCA else { return .failed("chain", .chainInvalid, "the signing certificate is a CA; Apple's leaf says CA:FALSE") }
+            guard !chain[0].isCA else { return .failed(.chain, .chainInvalid, "the signing certificate is a CA; Apple's leaf says CA:FALSE") }
             // RFC 5280 §4.2.1.1/§4.2.1.2 key identifiers (Apple's Python verifier runs OpenSSL's strict mode).
             for (certificate, name) in [(chain[0], "leaf"), (chain[1], "intermediate")] {
-                guard certificate.hasExtension(oid: "2.5.29.35") else { return .failed("chain", .chainInvalid, "the \(name) has no authorityKeyIdentifier") }
-                guard certificate.hasExtension(oid: "2.5.29.14") else { return .failed("chain", .chainInvalid, "the \(name) has no subjectKeyIdentifier") }
+                guard certificate.hasExtension(oid: "2.5.29.35") else { return .failed(.chain, .chainInvalid, "the \(name) has no authorityKeyIdentifier") }
+                guard certificate.hasExtension(oid: "2.5.29.14") else { return .failed(.chain, .chainInvalid, "the \(name) has no subjectKeyIdentifier") }
             }
             guard chain[0].keyUsage.map({ $0.contains("digitalSignature") }) ?? true else {
-                return .failed("chain", .chainInvalid, "the leaf's keyUsage does not allow digitalSignature")
+                return .failed(.chain, .chainInvalid, "the leaf's keyUsage does not allow digitalSignature")
             }
-            guard chain[0].extendedKeyUsage == nil else { return .failed("chain", .chainInvalid, "the leaf has an extendedKeyUsage Apple's does not") }
+            guard chain[0].extendedKeyUsage == nil else { return .failed(.chain, .chainInvalid, "the leaf has an extendedKeyUsage Apple's does not") }
             guard chain[1].hasExtension(oid: KnownOID.appleWWDRIntermediateMarker) else {
-                return .failed("chain", .chainIntermediateMarker, "the intermediate lacks the marker \(KnownOID.appleWWDRIntermediateMarker)")
+                return .failed(.chain, .chainIntermediateMarker, "the intermediate lacks the marker \(KnownOID.appleWWDRIntermediateMarker)")
             }
-            return .passed("chain", "\(chain.map { $0.commonName ?? $0.subject }.joined(separator: " → ")), at \(ReceiptDate.format(time)), marker OIDs present")
+            return .passed(.chain, "\(chain.map { $0.commonName ?? $0.subject }.joined(separator: " → ")), at \(ReceiptDate.format(time)), marker OIDs present")
         }
     }
 
-    private func claimChecks(_ payload: JSONValue, kind: String?, context: ValidationContext) -> [Check] {
+    private func claimChecks(_ payload: JSONValue, kind: JWSKind?, context: ValidationContext) -> [Check] {
         var checks: [Check] = []
         let data = payload["data"] ?? payload["summary"] ?? payload["externalPurchaseToken"]
-        let claims = kind == "notification" ? (data ?? .object([])) : payload
-        if let bundle = context.bundleID, kind != "renewal", kind != "realtime" {
+        let claims = kind == .notification ? (data ?? .object([])) : payload
+        if let bundle = context.bundleID, kind != .renewal, kind != .realtime {
             let actual = claims["bundleId"]?.stringValue
-            checks.append(actual == bundle ? .passed("bundleId", bundle) : .failed("bundleId", .bindingBundleID, "bundleId is \(actual ?? "absent"), expected \(bundle)"))
+            checks.append(actual == bundle ? .passed(.bundleID, bundle) : .failed(.bundleID, .bindingBundleID, "bundleId is \(actual ?? "absent"), expected \(bundle)"))
         }
         if let environment = context.environment {
-            var actual = (kind == "app-transaction" ? claims["receiptType"] : claims["environment"])?.stringValue
+            var actual = (kind == .appTransaction ? claims["receiptType"] : claims["environment"])?.stringValue
             if actual == nil, let id = payload["externalPurchaseToken"]?["externalPurchaseId"]?.stringValue {
                 actual = (id.hasPrefix("SANDBOX") ? Environment.sandbox : .production).rawValue
             }
             // Apple's spelling exactly: the claim is compared as text against the typed expectation.
             checks.append(
                 actual == environment.rawValue
-                    ? .passed("environment", environment.rawValue)
-                    : .failed("environment", .bindingEnvironment, "environment is \(actual ?? "absent"), expected \(environment.rawValue)"))
+                    ? .passed(.environment, environment.rawValue)
+                    : .failed(.environment, .bindingEnvironment, "environment is \(actual ?? "absent"), expected \(environment.rawValue)"))
         }
-        if context.environment == .production, ["app-transaction", "notification", "realtime"].contains(kind ?? "") {
+        if context.environment == .production, let kind, [.appTransaction, .notification, .realtime].contains(kind) {
             let actual = claims["appAppleId"]?.integerValue
             if let expected = context.appAppleID {
                 checks.append(
                     actual == expected
-                        ? .passed("appAppleId", String(expected))
-                        : .failed("appAppleId", .bindingAppAppleID, "appAppleId is \(actual.map(String.init) ?? "absent"), expected \(expected)"))
+                        ? .passed(.appAppleID, String(expected))
+                        : .failed(.appAppleID, .bindingAppAppleID, "appAppleId is \(actual.map(String.init) ?? "absent"), expected \(expected)"))
             } else {
-                checks.append(.failed("appAppleId", .bindingAppAppleID, "Production needs the app's Apple id (--app-apple-id) to check appAppleId"))
+                checks.append(.failed(.appAppleID, .bindingAppAppleID, "Production needs the app's Apple id (--app-apple-id) to check appAppleId"))
             }
         }
         return checks
     }
 
     /// What the payload is, by the fields only that kind has.
-    public static func kind(of payload: JSONValue) -> String? {
-        if payload["notificationType"] != nil { return "notification" }
-        if payload["receiptType"] != nil { return "app-transaction" }
-        if payload["autoRenewStatus"] != nil || payload["autoRenewProductId"] != nil { return "renewal" }
-        if payload["requestIdentifier"] != nil, payload["userLocale"] != nil { return "realtime" }
-        if payload["transactionId"] != nil { return "transaction" }
+    public static func kind(of payload: JSONValue) -> JWSKind? {
+        if payload["notificationType"] != nil { return .notification }
+        if payload["receiptType"] != nil { return .appTransaction }
+        if payload["autoRenewStatus"] != nil || payload["autoRenewProductId"] != nil { return .renewal }
+        if payload["requestIdentifier"] != nil, payload["userLocale"] != nil { return .realtime }
+        if payload["transactionId"] != nil { return .transaction }
         return nil
     }
 }

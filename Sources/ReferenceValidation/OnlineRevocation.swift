@@ -27,10 +27,10 @@ public struct OnlineRevocation: Sendable {
     func check(leaf: X509Certificate, intermediate: X509Certificate, root: X509Certificate) -> Check {
         for (certificate, issuer, name) in [(intermediate, root, "intermediate"), (leaf, intermediate, "leaf")] {
             if case .failed(let errorClass, let why) = status(of: certificate, issuer: issuer) {
-                return .failed("revocation", errorClass, "the \(name): \(why)")
+                return .failed(.revocation, errorClass, "the \(name): \(why)")
             }
         }
-        return .passed("revocation", "OCSP says good for the intermediate and the leaf")
+        return .passed(.revocation, "OCSP says good for the intermediate and the leaf")
     }
 
     enum Finding: Equatable {

@@ -49,14 +49,14 @@ public struct ValidationContext: Sendable {
 /// One step of the validation and how it went.
 public struct Check: Sendable, Hashable {
     public enum Status: String, Sendable, Hashable, Codable { case passed, failed, skipped }
-    public let name: String
+    public let name: CheckName
     public let status: Status
     public let detail: String
     public let errorClass: ErrorClass?
 
-    static func passed(_ name: String, _ detail: String) -> Check { Check(name: name, status: .passed, detail: detail, errorClass: nil) }
-    static func skipped(_ name: String, _ detail: String) -> Check { Check(name: name, status: .skipped, detail: detail, errorClass: nil) }
-    static func failed(_ name: String, _ errorClass: ErrorClass, _ detail: String) -> Check {
+    static func passed(_ name: CheckName, _ detail: String) -> Check { Check(name: name, status: .passed, detail: detail, errorClass: nil) }
+    static func skipped(_ name: CheckName, _ detail: String) -> Check { Check(name: name, status: .skipped, detail: detail, errorClass: nil) }
+    static func failed(_ name: CheckName, _ errorClass: ErrorClass, _ detail: String) -> Check {
         Check(name: name, status: .failed, detail: detail, errorClass: errorClass)
     }
 }
@@ -113,7 +113,7 @@ public struct ReferenceValidator: ArtefactValidator {
                 default: .inputEncoding
                 }
             return ValidationReport(
-                checks: [.failed("parse", errorClass, error.description)], transport: nil, container: nil,
+                checks: [.failed(.parse, errorClass, error.description)], transport: nil, container: nil,
                 receipt: nil, certificates: [])
         }
         let container: ReceiptContainer
@@ -121,12 +121,12 @@ public struct ReferenceValidator: ArtefactValidator {
             container = try ReceiptContainer(berEncoded: der)
         } catch {
             return ValidationReport(
-                checks: [.failed("parse", .containerMalformed, error.description)], transport: transport,
+                checks: [.failed(.parse, .containerMalformed, error.description)], transport: transport,
                 container: nil, receipt: nil, certificates: [])
         }
         guard let payload = container.payload else {
             return ValidationReport(
-                checks: [.failed("parse", .containerNoContent, "the SignedData has no eContent (detached signature)")],
+                checks: [.failed(.parse, .containerNoContent, "the SignedData has no eContent (detached signature)")],
                 transport: transport, container: container, receipt: nil, certificates: [])
         }
         let certificates = container.certificates.compactMap { ValidationCache.certificate($0, cache: cache) }
@@ -140,7 +140,7 @@ public struct ReferenceValidator: ArtefactValidator {
         } catch {
             var located = error
             if let base = container.payloadOffset, error.region == "payload byte" { located = error.relocated(by: base, region: "byte") }
-            payloadFailure = .failed("payload", .payloadMalformed, located.description)
+            payloadFailure = .failed(.payload, .payloadMalformed, located.description)
         }
 
         // 2–3. Signature and chain.
@@ -157,15 +157,15 @@ public struct ReferenceValidator: ArtefactValidator {
 
     private func structureCheck(_ container: ReceiptContainer) -> Check {
         if container.encapsulatedContentTypeOID != KnownOID.data {
-            return .failed("structure", .containerContentType, "eContentType is \(container.encapsulatedContentTypeOID), expected id-data (\(KnownOID.data))")
+            return .failed(.structure, .containerContentType, "eContentType is \(container.encapsulatedContentTypeOID), expected id-data (\(KnownOID.data))")
         }
         if container.signers.count != 1 {
-            return .failed("structure", .containerSignerCount, "\(container.signers.count) SignerInfos; a receipt has exactly one")
+            return .failed(.structure, .containerSignerCount, "\(container.signers.count) SignerInfos; a receipt has exactly one")
         }
         if container.shape.trailingByteCount > 0 {
-            return .failed("structure", .containerTrailingBytes, "\(container.shape.trailingByteCount) bytes follow the ContentInfo")
+            return .failed(.structure, .containerTrailingBytes, "\(container.shape.trailingByteCount) bytes follow the ContentInfo")
         }
-        return .passed("structure", "one signer, id-data content, \(container.shape.lengths)")
+        return .passed(.structure, "one signer, id-data content, \(container.shape.lengths)")
     }
 
     /// Returns the signer's certificate when the signature verifies.
@@ -174,7 +174,7 @@ public struct ReferenceValidator: ArtefactValidator {
         into checks: inout [Check]
     ) -> X509Certificate? {
         guard container.signers.count == 1, let signer = container.signers.first else {
-            checks.append(.failed("signature", .containerSignerCount, "cannot check a signature with \(container.signers.count) SignerInfos"))
+            checks.append(.failed(.signature, .containerSignerCount, "cannot check a signature with \(container.signers.count) SignerInfos"))
             return nil
         }
         guard
@@ -184,21 +184,21 @@ public struct ReferenceValidator: ArtefactValidator {
         else {
             checks.append(
                 .failed(
-                    "signature", .signatureSignerNotFound,
+                    .signature, .signatureSignerNotFound,
                     "no embedded certificate matches the SignerInfo's issuer and serial number"))
             return nil
         }
         guard let digest = DigestAlgorithm(dottedOID: signer.digestAlgorithmOID), digest != .md5 else {
             checks.append(
                 .failed(
-                    "signature", .signatureUnsupportedAlgorithm,
+                    .signature, .signatureUnsupportedAlgorithm,
                     "digest algorithm \(signer.digestAlgorithmOID) is not one receipts use (SHA-1 or SHA-256 and up)"))
             return nil
         }
         if !container.digestAlgorithmOIDs.contains(signer.digestAlgorithmOID) {
             checks.append(
                 .failed(
-                    "signature", .signatureAlgorithmMismatch,
+                    .signature, .signatureAlgorithmMismatch,
                     "SignerInfo digest \(name(signer.digestAlgorithmOID)) is not among SignedData.digestAlgorithms \(container.digestAlgorithmOIDs.map(name))"))
             return nil
         }
@@ -208,13 +208,13 @@ public struct ReferenceValidator: ArtefactValidator {
         ]
         if signer.signatureAlgorithmOID != KnownOID.rsaEncryption {
             guard let implied = withRSA[signer.signatureAlgorithmOID] else {
-                checks.append(.failed("signature", .signatureUnsupportedAlgorithm, "signature algorithm \(signer.signatureAlgorithmOID) is not RSA PKCS#1 v1.5"))
+                checks.append(.failed(.signature, .signatureUnsupportedAlgorithm, "signature algorithm \(signer.signatureAlgorithmOID) is not RSA PKCS#1 v1.5"))
                 return nil
             }
             guard implied == digest else {
                 checks.append(
                     .failed(
-                        "signature", .signatureAlgorithmMismatch,
+                        .signature, .signatureAlgorithmMismatch,
                         "signature algorithm \(name(signer.signatureAlgorithmOID)) contradicts digest algorithm \(name(signer.digestAlgorithmOID))"))
                 return nil
             }
@@ -222,7 +222,7 @@ public struct ReferenceValidator: ArtefactValidator {
         var signedBytes = payload
         if let attributes = signer.signedAttributes {
             guard let messageDigest = signer.messageDigest, (try? digest.digest(payload)) == messageDigest else {
-                checks.append(.failed("signature", .signatureMessageDigest, "the messageDigest signed attribute does not match the content's \(digest.rawValue)"))
+                checks.append(.failed(.signature, .signatureMessageDigest, "the messageDigest signed attribute does not match the content's \(digest.rawValue)"))
                 return nil
             }
             signedBytes = attributes
@@ -234,12 +234,12 @@ public struct ReferenceValidator: ArtefactValidator {
             {
                 detail += " (the signature holds a \(used) digest)"
             }
-            checks.append(.failed("signature", .signatureInvalid, detail))
+            checks.append(.failed(.signature, .signatureInvalid, detail))
             return nil
         }
         checks.append(
             .passed(
-                "signature",
+                .signature,
                 "\(digest.rawValue) over the \(signer.signedAttributes == nil ? "payload" : "signed attributes") verifies with \(certificate.commonName ?? certificate.subject)"))
         return certificate
     }
@@ -248,56 +248,46 @@ public struct ReferenceValidator: ArtefactValidator {
         signer: X509Certificate?, certificates: [X509Certificate], receipt: AppReceipt?,
         context: ValidationContext
     ) -> Check {
-        guard let signer else { return .skipped("chain", "no verified signer to chain") }
+        guard let signer else { return .skipped(.chain, "no verified signer to chain") }
         if receipt == nil, context.chainTime == nil {
-            return .skipped("chain", "the payload is unreadable, so there is no creation date to evaluate the chain at")
+            return .skipped(.chain, "the payload is unreadable, so there is no creation date to evaluate the chain at")
         }
         guard let time = context.chainTime ?? receipt?.creationDate else {
-            return .failed("chain", .payloadMissingField, "no receipt creation date (type 12) to evaluate the chain at; pin a time")
+            return .failed(.chain, .payloadMissingField, "no receipt creation date (type 12) to evaluate the chain at; pin a time")
         }
-        guard !context.trustedRoots.isEmpty else { return .failed("chain", .chainUntrusted, "no trusted root configured") }
+        guard !context.trustedRoots.isEmpty else { return .failed(.chain, .chainUntrusted, "no trusted root configured") }
         let intermediates = certificates.filter { $0 != signer }
         let verdict =
             cache?.chain(leaf: signer, intermediates: intermediates, trustedRoots: context.trustedRoots, at: time)
             ?? ChainVerifier.verify(leaf: signer, intermediates: intermediates, trustedRoots: context.trustedRoots, at: time)
         switch verdict {
-        case .untrusted(let reason, let code, let depth):
-            let errorClass = Self.chainErrorClass(verifyError: code)
-            var detail = "\(reason) (at depth \(depth), evaluated at \(ReceiptDate.format(time)))"
+        case .untrusted(let failure):
+            let errorClass = failure.errorClass
+            var detail = "\(failure.reason) (at depth \(failure.depth), evaluated at \(ReceiptDate.format(time)))"
             if errorClass == .chainUntrusted, signer.isSelfIssued {
                 detail += "; the signer is self-signed (Xcode StoreKit shape): trust its certificate to accept such receipts"
             }
-            return .failed("chain", errorClass, detail)
+            return .failed(.chain, errorClass, detail)
         case .trusted(let chain):
             if chain.count == 1 {
-                return .passed("chain", "signer is a trusted self-signed certificate (Xcode StoreKit shape), at \(ReceiptDate.format(time))")
+                return .passed(.chain, "signer is a trusted self-signed certificate (Xcode StoreKit shape), at \(ReceiptDate.format(time))")
             }
             guard chain.count == 3 else {
-                return .failed("chain", .chainLength, "chain has \(chain.count) certificates; Apple's receipt chain has exactly 3 (leaf, WWDR, root)")
+                return .failed(.chain, .chainLength, "chain has \(chain.count) certificates; Apple's receipt chain has exactly 3 (leaf, WWDR, root)")
             }
             guard chain[0].hasExtension(oid: KnownOID.appleReceiptSigningMarker) else {
-                return .failed("chain", .chainLeafMarker, "signing certificate lacks the receipt-signing marker \(KnownOID.appleReceiptSigningMarker)")
+                return .failed(.chain, .chainLeafMarker, "signing certificate lacks the receipt-signing marker \(KnownOID.appleReceiptSigningMarker)")
             }
             guard chain[1].hasExtension(oid: KnownOID.appleWWDRIntermediateMarker) else {
-                return .failed("chain", .chainIntermediateMarker, "intermediate lacks the WWDR marker \(KnownOID.appleWWDRIntermediateMarker)")
+                return .failed(.chain, .chainIntermediateMarker, "intermediate lacks the WWDR marker \(KnownOID.appleWWDRIntermediateMarker)")
             }
-            return .passed("chain", "\(chain.map { $0.commonName ?? $0.subject }.joined(separator: " → ")), at \(ReceiptDate.format(time)), marker OIDs present")
-        }
-    }
-
-    /// The taxonomy's class for OpenSSL's `X509_V_ERR_*` code.
-    static func chainErrorClass(verifyError code: Int) -> ErrorClass {
-        switch code {
-        case 10: .chainExpired  // X509_V_ERR_CERT_HAS_EXPIRED
-        case 9: .chainNotYetValid  // X509_V_ERR_CERT_NOT_YET_VALID
-        case 2, 18, 19, 20, 21: .chainUntrusted  // issuer unknown, self-signed, untrusted root, cannot verify leaf
-        default: .chainInvalid
+            return .passed(.chain, "\(chain.map { $0.commonName ?? $0.subject }.joined(separator: " → ")), at \(ReceiptDate.format(time)), marker OIDs present")
         }
     }
 
     private func bindingChecks(_ receipt: AppReceipt, context: ValidationContext) -> [Check] {
         var checks: [Check] = []
-        func compare(_ name: String, _ expected: String?, _ actual: String?, _ type: Int, _ errorClass: ErrorClass) {
+        func compare(_ name: CheckName, _ expected: String?, _ actual: String?, _ type: Int, _ errorClass: ErrorClass) {
             guard let expected else { checks.append(.skipped(name, "no expected value given")); return }
             guard let actual else { checks.append(.failed(name, .payloadMissingField, "the receipt has no attribute \(type)")); return }
             checks.append(actual == expected ? .passed(name, "'\(actual)'") : .failed(name, errorClass, "receipt says '\(actual)', expected '\(expected)'"))
@@ -308,63 +298,63 @@ public struct ReferenceValidator: ArtefactValidator {
             AttributeType.sha1Hash, AttributeType.receiptCreationDate, AttributeType.expirationDate,
         ]
         where receipt.payload.payload.all(type).count > 1 {
-            checks.append(.failed("payload", .payloadInvalidField, "attribute \(type) appears \(receipt.payload.payload.all(type).count) times"))
+            checks.append(.failed(.payload, .payloadInvalidField, "attribute \(type) appears \(receipt.payload.payload.all(type).count) times"))
             return checks
         }
         // One rule for identities and dates (the corpus's WRONG_INNER_TAG): the value carries the string type
         // Apple documents, UTF8String for identities and IA5String for dates, or the field is not the one a
         // genuine receipt carries. Strict, as a reference should be; profiles may accept either.
         for (name, type, tag) in [
-            ("receipt type", AttributeType.receiptType, ASN1Tag.utf8String), ("bundle id", AttributeType.bundleID, ASN1Tag.utf8String),
-            ("app version", AttributeType.appVersion, ASN1Tag.utf8String),
-            ("creation date", AttributeType.receiptCreationDate, ASN1Tag.ia5String),
-            ("expiration", AttributeType.expirationDate, ASN1Tag.ia5String),
+            (CheckName.receiptType, AttributeType.receiptType, ASN1Tag.utf8String), (.bundleID, AttributeType.bundleID, ASN1Tag.utf8String),
+            (.appVersion, AttributeType.appVersion, ASN1Tag.utf8String),
+            (.creationDate, AttributeType.receiptCreationDate, ASN1Tag.ia5String),
+            (.expiration, AttributeType.expirationDate, ASN1Tag.ia5String),
         ] {
             if let value = receipt.payload.payload.first(type)?.value, let found = value.first, found != tag {
                 checks.append(.failed(name, .payloadInvalidField, "attribute \(type) holds \(ASN1Tag.name(found)), expected \(ASN1Tag.name(tag))"))
                 return checks
             }
         }
-        compare("bundle id", context.bundleID, receipt.bundleID, AttributeType.bundleID, .bindingBundleID)
-        compare("app version", context.appVersion, receipt.appVersion, AttributeType.appVersion, .bindingAppVersion)
+        compare(.bundleID, context.bundleID, receipt.bundleID, AttributeType.bundleID, .bindingBundleID)
+        compare(.appVersion, context.appVersion, receipt.appVersion, AttributeType.appVersion, .bindingAppVersion)
         if let deviceID = context.deviceID {
             if let input = receipt.deviceHashInput(deviceID: deviceID), let stored = receipt.sha1Hash {
                 let computed = (try? DigestAlgorithm.sha1.digest(input)) ?? []
                 checks.append(
                     computed == stored
-                        ? .passed("device hash", "SHA-1(device id ‖ opaque value ‖ bundle id TLV) matches")
+                        ? .passed(.deviceHash, "SHA-1(device id ‖ opaque value ‖ bundle id TLV) matches")
                         : .failed(
-                            "device hash", .bindingDeviceHash, "SHA-1(device id ‖ opaque value ‖ bundle id TLV) is \(hexString(computed)), the receipt says \(hexString(stored))"))
+                            .deviceHash, .bindingDeviceHash, "SHA-1(device id ‖ opaque value ‖ bundle id TLV) is \(hexString(computed)), the receipt says \(hexString(stored))"))
             } else {
-                checks.append(.failed("device hash", .payloadMissingField, "the receipt lacks the opaque value (4), bundle id (2) or hash (5)"))
+                checks.append(.failed(.deviceHash, .payloadMissingField, "the receipt lacks the opaque value (4), bundle id (2) or hash (5)"))
             }
         } else {
-            checks.append(.skipped("device hash", "no device id given"))
+            checks.append(.skipped(.deviceHash, "no device id given"))
         }
         if let expected = context.environment {
             if let actual = receipt.receiptType {
                 // By environment, not by spelling: a ProductionVPP receipt belongs to a Production app.
                 checks.append(
                     ReceiptType(rawValue: actual)?.environment == expected
-                        ? .passed("environment", "'\(actual)'")
-                        : .failed("environment", .bindingEnvironment, "receipt says '\(actual)', expected '\(expected.receiptType.rawValue)' (\(expected.rawValue))"))
+                        ? .passed(.environment, "'\(actual)'")
+                        : .failed(.environment, .bindingEnvironment, "receipt says '\(actual)', expected '\(expected.receiptType.rawValue)' (\(expected.rawValue))"))
             } else {
-                checks.append(.failed("environment", .payloadMissingField, "the receipt has no attribute \(AttributeType.receiptType)"))
+                checks.append(.failed(.environment, .payloadMissingField, "the receipt has no attribute \(AttributeType.receiptType)"))
             }
         } else {
-            checks.append(.skipped("environment", "no expected value given"))
+            checks.append(.skipped(.environment, "no expected value given"))
         }
         if let text = receipt.expirationDateText, !text.isEmpty {
             if let expiry = ReceiptDate.parse(text) {
                 checks.append(
                     expiry > context.now
-                        ? .passed("expiration", "expires \(text)")
-                        : .failed("expiration", .policyExpired, "the receipt expired at \(text) (now \(ReceiptDate.format(context.now)))"))
+                        ? .passed(.expiration, "expires \(text)")
+                        : .failed(.expiration, .policyExpired, "the receipt expired at \(text) (now \(ReceiptDate.format(context.now)))"))
             } else {
-                checks.append(.failed("expiration", .payloadInvalidField, "expiration date '\(text)' is not a date"))
+                checks.append(.failed(.expiration, .payloadInvalidField, "expiration date '\(text)' is not a date"))
             }
         } else {
-            checks.append(.skipped("expiration", "no expiration date (type 21)"))
+            checks.append(.skipped(.expiration, "no expiration date (type 21)"))
         }
         return checks
     }
@@ -379,5 +369,17 @@ public struct ReferenceValidator: ArtefactValidator {
             let dotted = OID.dotted(reader.content(of: oidNode))
         else { return nil }
         return DigestAlgorithm(dottedOID: dotted)?.rawValue ?? dotted
+    }
+}
+
+extension ChainFailure {
+    /// The taxonomy's class for why the path failed.
+    var errorClass: ErrorClass {
+        switch kind {
+        case .expired: .chainExpired
+        case .notYetValid: .chainNotYetValid
+        case .untrustedAnchor: .chainUntrusted
+        case .invalid: .chainInvalid
+        }
     }
 }

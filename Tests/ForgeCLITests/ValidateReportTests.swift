@@ -80,6 +80,24 @@ struct ValidateReportTests {
         #expect(subscriptions.count == 1 && subscriptions.first?["state"] as? String == "revoked" && subscriptions.first?["revocationDate"] is String)
     }
 
+    @Test("A step both validators run has one name (issue 39, item 7): a wrong bundle id fails `bundle id` for a receipt and a JWS alike")
+    func oneCheckNameForBothArtefacts() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let receipt = directory.appendingPathComponent("r.der").path
+        let jws = directory.appendingPathComponent("t.jws").path
+        #expect(try await forge("make", "--product", "p", "--now", Self.made, "-q", "-o", receipt).status == 0)
+        #expect(try await forge("jws", "make", "transaction", "--product", "p", "--now", Self.made, "-q", "-o", jws).status == 0)
+        for command in [["validate", receipt], ["jws", "validate", jws]] {
+            let result = try await forge(arguments: command + ["--bundle-id", "com.other.app", "--at", Self.at])
+            #expect(result.status == 1, "\(command): \(result.stderr)")
+            let lines = result.text.split(separator: "\n").map(String.init)
+            #expect(lines.dropFirst().first?.hasPrefix("FAIL bundle id:") == true, "\(command): \(lines)")
+            let checks = try #require(try json(try await forge(arguments: command + ["--bundle-id", "com.other.app", "--at", Self.at, "--json"]))["checks"] as? [[String: Any]])
+            #expect(checks.contains { $0["name"] as? String == "bundle id" && $0["status"] as? String == "failed" }, "\(command): \(checks)")
+        }
+    }
+
     @Test("inspect with failing checks exits 0 (a viewer) and shows the verdict; its --help says so")
     func inspectExitCodeDocumented() async throws {
         let directory = try temporaryDirectory()

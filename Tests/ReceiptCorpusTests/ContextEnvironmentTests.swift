@@ -21,7 +21,7 @@ struct ContextEnvironmentTests {
     @Test("A receipt context writes the receipt type (ProductionSandbox), a JWS context Apple's environment (Sandbox); both read back")
     func wireValues() throws {
         let receipt = Context(now: "2025-01-01T00:00:00Z", trustAnchor: "forge-root", environment: .sandbox)
-        let jws = Context(now: "2025-01-01T00:00:00Z", trustAnchor: "forge-jws-root", environment: .sandbox, artifact: ArtifactKind.jwsTransaction.rawValue)
+        let jws = Context(now: "2025-01-01T00:00:00Z", trustAnchor: "forge-jws-root", environment: .sandbox, artifact: .jwsTransaction)
         #expect(receipt.wireEnvironment == "ProductionSandbox")
         #expect(jws.wireEnvironment == "Sandbox")
         for context in [receipt, jws] {

@@ -83,6 +83,30 @@ struct ManifestIOTests {
         #expect(error.message.contains("vectors[0].expected.verdict"), "\(error.message)")
     }
 
+    /// Issue 39, item 7: `context.artifact` is an ``ArtifactKind``; a value that names none used to read as a receipt.
+    @Test("An unknown artifact is an invalid manifest naming the vector, not a receipt", arguments: ["jws-receipt", "JWS-transaction", ""])
+    func unknownArtifactIsInvalid(value: String) throws {
+        var object = try exemplarObject()
+        var vectors = try #require(object["vectors"] as? [[String: Any]])
+        var context = try #require(vectors[0]["context"] as? [String: Any])
+        context["artifact"] = value
+        vectors[0]["context"] = context
+        object["vectors"] = vectors
+        let error = try #require(decodeError(try JSONSerialization.data(withJSONObject: object)))
+        #expect(error.code == .invalidManifest)
+        let id = try #require(vectors[0]["id"] as? String)
+        #expect(error.message.contains("vector \(id) at vectors[0].context.artifact"), "\(error.message)")
+        #expect(error.message.contains("jws-transaction"), "the known values are listed: \(error.message)")
+    }
+
+    @Test func knownArtifactsRoundTrip() throws {
+        for kind in ArtifactKind.allCases {
+            var manifest = Manifest.exemplar
+            manifest.vectors[0].context.artifact = kind
+            #expect(try ManifestIO.decode(ManifestIO.encode(manifest)).vectors[0].context.artifactKind == kind)
+        }
+    }
+
     @Test func loadsManifestFromVectorsDirectory() throws {
         let fixture = try CorpusFixture()
         try ManifestIO.encode(fixture.manifest).write(to: fixture.directory.appendingPathComponent("manifest.json"))

@@ -77,7 +77,7 @@ struct CorpusTests {
         #expect(innerTag.count >= 5 && innerTag.allSatisfy { $0.expected.verdict == .acceptable && $0.expected.errorClasses.isEmpty })
         // Transport variants are for harnesses that decode text, and only they see them.
         #expect(
-            manifest.vectors.filter { $0.family == "transport" && $0.flags.contains("TRANSPORT_ENCODING") }
+            manifest.vectors.filter { $0.vectorID.family == "transport" && $0.flags.contains("TRANSPORT_ENCODING") }
                 .allSatisfy { $0.features == [Feature.transportDecoding.rawValue] })
     }
 
@@ -111,7 +111,7 @@ struct CorpusTests {
         let policyOnly = ["chain.leaf-marker-missing", "chain.intermediate-marker-missing", "chain.length"]
         let file = directory.appendingPathComponent("v.der"), content = directory.appendingPathComponent("content.bin")
         var judged = 0
-        for vector in Self.generated.manifest.vectors where ["signature", "chain"].contains(vector.family) && vector.file.hasSuffix(".der") {
+        for vector in Self.generated.manifest.vectors where ["signature", "chain"].contains(vector.vectorID.family) && vector.file.hasSuffix(".der") {
             if vector.expected.verdict == .acceptable || vector.expected.errorClasses.contains(where: policyOnly.contains) { continue }
             // OpenSSL has no "at creation date" mode here; every vector is made and judged inside the leaf's window anyway.
             try #require(Self.generated.files[vector.file], "\(vector.file) was generated").write(to: file)

@@ -1,6 +1,7 @@
 import Foundation
 import ForgeCrypto
 import ForgeSupport
+import JWSModel
 import ReceiptConformance
 import ReceiptCorpus
 import ReceiptForge

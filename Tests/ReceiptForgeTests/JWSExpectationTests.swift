@@ -97,7 +97,7 @@ struct JWSExpectationTests {
         let creationDate = ModelVerifier(reference: Self.reference, features: Self.allFeatures)
         let signedDate = ModelVerifier(reference: Self.reference, features: Self.allFeatures, signedDateFirst: true)
         for verifier in [creationDate, signedDate] {
-            let results = try await Self.run(verifier, profile: ProfileID.appleCompatible) { $0.family == "jws-time" || $0.family == "jws-valid" }
+            let results = try await Self.run(verifier, profile: ProfileID.appleCompatible) { ["jws-time", "jws-valid"].contains($0.vectorID.family) }
             #expect(results.exitCode == 0, "\(results.failureSummary)")
             #expect(results.results.first { $0.id == id }?.outcome == .acceptable)
         }
@@ -134,7 +134,7 @@ struct ModelVerifier: ReceiptValidator {
             return .result(seq: request.seq, verdict: .reject, errorClass: ErrorClass.resource.rawValue, message: "over \(sizeBound) bytes", decoded: nil)
         }
         let text = String(decoding: bytes, as: UTF8.self)
-        guard signedDateFirst, request.context.artifact == ArtifactKind.jwsAppTransaction.rawValue,
+        guard signedDateFirst, request.context.artifact == .jwsAppTransaction,
             let payload = try? JSONValue(parsing: CompactJWS(parsing: text).payload), let milliseconds = payload["signedDate"]?.numericValue,
             let instant = ReceiptDate.instant(milliseconds: milliseconds), let now = ReceiptDate.parse(request.context.now)
         else { return reference.reply(to: request) }

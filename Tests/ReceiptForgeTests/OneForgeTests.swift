@@ -3,6 +3,7 @@ import ForgeCrypto
 import ReceiptForge
 import Testing
 import ForgeSupport
+import JWSModel
 import StoreModel
 import ForgeTestSupport
 

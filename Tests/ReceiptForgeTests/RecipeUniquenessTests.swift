@@ -11,7 +11,7 @@ struct RecipeUniquenessTests {
     func recipesAreUnique() throws {
         let manifest = try ManifestIO.load(from: Repository.vectors)
         struct Recipe: Encodable {
-            var artifact: String?
+            var artifact: ArtifactKind?
             var provenance: Provenance
         }
         let encoder = JSONEncoder()

@@ -2,6 +2,7 @@ import Foundation
 import ReceiptForge
 import Testing
 import ForgeSupport
+import JWSModel
 import StoreModel
 
 /// Issue 22: the Server API renders a store's transactions with the forge's one encoder (``StoreRendering``), so

@@ -36,7 +36,7 @@ struct ValidatorTests {
                 preset.trustAnchor, bundle: "com.example.app", device: device,
                 version: "3.1", environment: preset.receiptType.rawValue))
         #expect(report.verdict == .valid, "\(report.message)")
-        #expect(report.checks.filter { $0.status == .passed }.map(\.name).contains("device hash"))
+        #expect(report.checks.filter { $0.status == .passed }.map(\.name).contains(.deviceHash))
     }
 
     @Test("Rejects with the error class of the first failing step")

@@ -1,5 +1,6 @@
 import Foundation
 import ForgeSupport
+import JWSModel
 import ReceiptForge
 import StoreModel
 import Testing

@@ -169,7 +169,7 @@ enum ReportText {
     static func familyRows(_ results: RunResults) -> [FamilyRow] {
         var rows: [String: FamilyRow] = [:]
         for result in results.results {
-            let family = family(result.id)
+            let family = VectorID(result.id).family
             var row = rows[family] ?? FamilyRow(family: family)
             row.total += 1
             if result.outcome.isConformanceFailure {
@@ -189,12 +189,6 @@ enum ReportText {
     /// "Corpus /path/Vectors (manifest sha256 9f86d081…)", or nil when the run did not record it.
     static func corpus(_ results: RunResults) -> String? {
         results.corpus.map { "corpus \($0.path) (manifest sha256 \($0.manifestSHA256))" }
-    }
-
-    /// The id's text before the first "::" (as `Vector.family`).
-    static func family(_ id: String) -> String {
-        guard let separator = id.firstRange(of: "::") else { return id }
-        return String(id[..<separator.lowerBound])
     }
 
     /// "850 ms" or "12.345 s".

@@ -1,3 +1,5 @@
+import ReceiptCorpus
+
 /// A known-results matrix: several validators' runs over the same corpus, side by side in Markdown
 /// (`forge run matrix a.json b.json`, the README's known-results section).
 ///
@@ -34,13 +36,13 @@ public enum MatrixReport {
         out += "\nPer family: " + familyColumns.map(\.rawValue).joined(separator: " / ") + " (the rest of a family is ACCEPTABLE, or an outcome of the \"other\" column)\n\n"
         out += "| family | " + names.map { MarkdownReport.escape($0) }.joined(separator: " | ") + " |\n"
         out += "|---|" + String(repeating: "---|", count: names.count) + "\n"
-        let families = Set(runs.flatMap { $0.results.map { ReportText.family($0.id) } }).sorted()
+        let families = Set(runs.flatMap { $0.results.map { VectorID($0.id).family } }).sorted()
         for family in families {
             let cells = runs.map { run in
-                let counts = Dictionary(grouping: run.results.filter { ReportText.family($0.id) == family }, by: \.outcome).mapValues(\.count)
+                let counts = Dictionary(grouping: run.results.filter { VectorID($0.id).family == family }, by: \.outcome).mapValues(\.count)
                 return familyColumns.map { String(counts[$0, default: 0]) }.joined(separator: " / ")
             }
-            let size = runs.map { run in run.results.count { ReportText.family($0.id) == family } }.max() ?? 0
+            let size = runs.map { run in run.results.count { VectorID($0.id).family == family } }.max() ?? 0
             out += "| \(MarkdownReport.escape(family)) (\(size)) | " + cells.joined(separator: " | ") + " |\n"
         }
         return out

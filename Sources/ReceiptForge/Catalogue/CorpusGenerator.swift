@@ -46,7 +46,7 @@ public struct CorpusGenerator: Sendable {
         var vectors: [Vector] = []
         for spec in specs {
             let (bytes, context) = try spec.make(forge: forge)
-            let file = "\(spec.family)/\(spec.name).\(spec.fileExtension)"
+            let file = "\(spec.vectorID.family)/\(spec.vectorID.name).\(spec.fileExtension)"
             files[file] = Data(bytes)
             vectors.append(
                 Vector(

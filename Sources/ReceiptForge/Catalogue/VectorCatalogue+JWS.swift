@@ -3,6 +3,7 @@ import ForgeCrypto
 import ReceiptCorpus
 import ReceiptModel
 import ForgeSupport
+import JWSModel
 import StoreModel
 
 /// The StoreKit 2 families of `Vectors/`: valid artefacts of every kind, then named defects from the bug

@@ -1,6 +1,7 @@
 public import ReceiptCorpus
 import ReceiptModel
 public import ForgeSupport
+public import JWSModel
 public import StoreModel
 import Foundation
 
@@ -52,8 +53,8 @@ public struct VectorSpec: Sendable {
     /// The file extension: `der` for bytes, `b64`/`txt` for transport vectors, `jws` for StoreKit 2.
     public var fileExtension: String
 
-    public var family: String { String(id.prefix { $0 != ":" }) }
-    public var name: String { String(id.split(separator: ":").last ?? "") }
+    /// The id cut into its family (the vector's folder) and name (its file's).
+    public var vectorID: VectorID { VectorID(id) }
 
     /// A receipt vector. Revisions start at 2: issue 20 recorded the seed and the scenario in every provenance.
     init(
@@ -158,7 +159,7 @@ extension VectorSpec {
         let anchor =
             trustAnchor ?? (forged.xcodeSigned || environment == .xcode ? TrustAnchorID.forgeJWSXcode : TrustAnchorID.forgeJWSRoot)
         let context = Context(
-            now: now, trustAnchor: anchor, bundleId: bundleID, environment: environment, artifact: artifact.rawValue, appAppleId: appID, ocsp: ocspContext)
+            now: now, trustAnchor: anchor, bundleId: bundleID, environment: environment, artifact: artifact, appAppleId: appID, ocsp: ocspContext)
         return (forged.bytes, context)
     }
 

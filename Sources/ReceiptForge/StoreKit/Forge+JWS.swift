@@ -2,18 +2,9 @@ public import Foundation
 import ForgeCrypto
 import ReceiptModel
 public import ForgeSupport
+public import JWSModel
 public import StoreModel
 import Synchronization
-
-/// The five StoreKit 2 signed artefacts.
-public enum JWSKind: String, Sendable, Hashable, CaseIterable, Codable {
-    case transaction
-    case renewal
-    case appTransaction = "app-transaction"
-    case notification
-    /// Retention Messaging's realtime request (`DecodedRealtimeRequestBody`).
-    case realtime
-}
 
 /// What a JWS says beyond the scenario: the notification's type, prices, fields set by hand.
 public struct JWSOptions: Sendable {

@@ -3,7 +3,7 @@ public import ForgeCrypto
 import ReceiptModel
 public import ForgeSupport
 public import StoreModel
-import JWSModel
+public import JWSModel
 
 /// A JWS between its parts and its bytes: what a JWS ``Mutation`` edits. Before signing, the header
 /// members, the `x5c` chain, the payload and the key; after, the signature and the compact text.
