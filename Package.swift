@@ -196,7 +196,7 @@ let package = Package(
         .testTarget(
             name: "ForgeCLITests",
             dependencies: [
-                "ForgeTestSupport", "forge", "forge-http", "ForgeCLI", "ReceiptModel", "StoreModel", "ForgeSupport", "ReceiptConformance", "ReceiptConformanceHTTP",
+                "ForgeTestSupport", "forge", "forge-http", "ForgeCLI", "ReceiptModel", "StoreModel", "ForgeSupport", "ReceiptConformance", "ReceiptConformanceHTTP", "ReceiptServe",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings),

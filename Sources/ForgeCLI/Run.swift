@@ -82,20 +82,25 @@ struct Run: AsyncParsableCommand {
             """,
         subcommands: [Merge.self, Matrix.self])
 
-    @Option(help: ArgumentHelp("The validator under test (repeatable for differential mode); see TARGETS above.", valueName: "target"))
+    @Option(
+        name: .customLong(RunOption.target.rawValue), help: ArgumentHelp("The validator under test (repeatable for differential mode); see TARGETS above.", valueName: "target"))
     var target: [String] = []
-    @Option(help: ArgumentHelp("For http(s) targets: 'verifyreceipt' or a response mapping file, instead of the harness protocol.", valueName: "mapping"))
+    @Option(
+        name: .customLong(RunOption.mapping.rawValue),
+        help: ArgumentHelp("For http(s) targets: 'verifyreceipt' or a response mapping file, instead of the harness protocol.", valueName: "mapping"))
     var mapping: String?
     @Option(name: .customLong("http-header"), help: ArgumentHelp("A header sent with every HTTP request (repeatable).", valueName: "name: value"))
     var httpHeaders: [String] = []
-    @Option(name: .customLong("http-ca"), help: ArgumentHelp("For https targets behind a private CA: a PEM file of the roots to trust instead of the system's.", valueName: "file"))
+    @Option(
+        name: .customLong(RunOption.httpCA.rawValue),
+        help: ArgumentHelp("For https targets behind a private CA: a PEM file of the roots to trust instead of the system's.", valueName: "file"))
     var httpCA: String?
     @Option(help: ArgumentHelp("The {{password}} of a mapping (verifyReceipt's shared secret). Default: $RF_SHARED_SECRET.", valueName: "secret"))
     var sharedSecret: String?
     @OptionGroup var location: VectorsCommand.Location
-    @Option(help: "How acceptable vectors are judged: strict, apple-compatible or lenient. Default: not judged (ACCEPTABLE).")
+    @Option(name: .customLong(RunOption.profile.rawValue), help: "How acceptable vectors are judged: strict, apple-compatible or lenient. Default: not judged (ACCEPTABLE).")
     var profile: String?
-    @Option(help: ArgumentHelp("Only vectors whose id matches (repeatable, * wildcard).", valueName: "pattern"))
+    @Option(name: .customLong(RunOption.run.rawValue), help: ArgumentHelp("Only vectors whose id matches (repeatable, * wildcard).", valueName: "pattern"))
     var run: [String] = []
     @Option(help: ArgumentHelp("Leave out vectors whose id matches (repeatable).", valueName: "pattern"))
     var skip: [String] = []
@@ -109,6 +114,7 @@ struct Run: AsyncParsableCommand {
             valueName: "seconds"))
     var timeout: Double?
     @Option(
+        name: .customLong(RunOption.maxErrors.rawValue),
         help: ArgumentHelp(
             "Tolerate this many harness failures (ERROR, TIMEOUT, CRASH); one more stops the run with exit 2. Default: none tolerated, never stop early.", valueName: "n"))
     var maxErrors: Int?
@@ -117,11 +123,13 @@ struct Run: AsyncParsableCommand {
             "What an exec/exit target's error classes mean: none (default), coarse or fine. Once for every target, or once per --target in order.", valueName: "granularity"))
     var granularity: [HarnessHello.Granularity] = []
     @Option(
+        name: .customLong(RunOption.features.rawValue),
         help: ArgumentHelp(
             "Features an exec/exit/mapping target supports (comma-separated; '' for none); vectors needing others are SKIP. Default: \(Feature.allCases.filter(\.creditedByDefault).map(\.rawValue).joined(separator: ", ")); online (OCSP to the responder forge run starts on 127.0.0.1:\(OCSPContext.port)) only when named. `jws` is an alias of --artifacts jws. Once for every target, or once per --target in order.",
             valueName: "list"))
     var features: [String] = []
     @Option(
+        name: .customLong(RunOption.artifacts.rawValue),
         help: ArgumentHelp(
             "Which artefacts to judge, for every --target: receipt, jws (StoreKit 2) or all. Default: what the harness's hello declares, else receipt (swift:reference declares all). Vectors of the others are not sent and not counted.",
             valueName: "kind"))

@@ -50,7 +50,9 @@ struct Serve: AsyncParsableCommand {
     var tls = false
     @Option(help: ArgumentHelp("The app's shared secret: receipts with auto-renewable purchases then need it as password (21004).", valueName: "secret"))
     var sharedSecret: String?
-    @Option(help: ArgumentHelp("A server-side history (forge make --spec JSON with now and a timeline); repeatable.", valueName: "file"))
+    @Option(
+        name: .customLong(ServeOption.scenario.rawValue),
+        help: ArgumentHelp("A server-side history (forge make --spec JSON with now and a timeline); repeatable.", valueName: "file"))
     var scenario: [String] = []
     @Option(
         help: ArgumentHelp(
@@ -59,7 +61,7 @@ struct Serve: AsyncParsableCommand {
     var storekit: String?
     @Option(name: .customLong("product"), help: ArgumentHelp("With --storekit: a product the extra customer bought (repeatable).", valueName: "id"))
     var products: [String] = []
-    @Option(help: ArgumentHelp("Fault on demand (see above); repeatable, first match applies.", valueName: "spec"))
+    @Option(name: .customLong(ServeOption.fault.rawValue), help: ArgumentHelp("Fault on demand (see above); repeatable, first match applies.", valueName: "spec"))
     var fault: [String] = []
     @Option(help: ArgumentHelp("The server's clock (YYYY-MM-DDThh:mm:ssZ). Default: the wall clock.", valueName: "date"))
     var now: String?
@@ -74,6 +76,7 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Event-loop threads. Default: one per core.", valueName: "n"))
     var threads: Int?
     @Flag(
+        name: .customLong(ServeOption.noAuth.rawValue),
         help:
             "Answer the App Store Server API (/inApps/…, /sandbox/inApps/…) without checking the bearer token. Without it those routes answer 401 with an empty body: nothing is open by accident."
     )
@@ -87,13 +90,14 @@ struct Serve: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Request log entries kept in memory for GET /_forge/log (a ring: the oldest go first).", valueName: "n"))
     var logCapacity = ServerLimits.defaultLogCapacity
     @Option(
+        name: .customLong(ServeOption.controlToken.rawValue),
         help: ArgumentHelp(
             "Let any client use the control routes (/_forge/*) that sends Authorization: Bearer TOKEN, and no client without it. Default: loopback clients that are not a web page (loopback Host, no foreign Origin, JSON POSTs).",
             valueName: "token"))
     var controlToken: String?
-    @Option(help: ArgumentHelp(APIKeyOptions.apiKeyHelp, valueName: "key-id=file"))
+    @Option(name: .customLong(ServeOption.apiKey.rawValue), help: ArgumentHelp(APIKeyOptions.apiKeyHelp, valueName: "key-id=file"))
     var apiKey: [String] = []
-    @Option(help: ArgumentHelp(APIKeyOptions.issuerIDHelp, valueName: "id"))
+    @Option(name: .customLong(ServeOption.issuerID.rawValue), help: ArgumentHelp(APIKeyOptions.issuerIDHelp, valueName: "id"))
     var issuerId: String?
     @Option(
         help: ArgumentHelp(
@@ -102,7 +106,7 @@ struct Serve: AsyncParsableCommand {
     var notify: String?
     @Option(help: ArgumentHelp("Deliver the sandbox stores' notifications to this webhook (one retry, an hour after a failed first attempt).", valueName: "url"))
     var notifySandbox: String?
-    @Option(help: ArgumentHelp("PEM certificates an https:// webhook may chain to, besides the system's.", valueName: "file"))
+    @Option(name: .customLong(ServeOption.notifyCA.rawValue), help: ArgumentHelp("PEM certificates an https:// webhook may chain to, besides the system's.", valueName: "file"))
     var notifyCa: String?
     @Option(help: ArgumentHelp("Seconds one delivery attempt may take (connect, request, answer).", valueName: "s"))
     var notifyTimeout = WebhookRequest.defaultTimeoutSeconds
@@ -112,6 +116,7 @@ struct Serve: AsyncParsableCommand {
             valueName: "n"))
     var timeRate: Double?
     @Option(
+        name: .customLong(ServeOption.state.rawValue),
         help: ArgumentHelp(
             "Keep the server state in this SQLite file (created if missing) and resume it on the next start: the clock, the scenarios' timelines as the API changed them, app account tokens, extensions, test notifications, finished transactions, consumption reports, and every notification with its send attempts and pending retries. Written before each change is answered; a restart must name the same --scenario files. Default: in memory.",
             valueName: "file"))
@@ -127,6 +132,7 @@ struct Serve: AsyncParsableCommand {
             valueName: "cert=answer"))
     var ocspAnswer: [String] = []
     @Option(
+        name: .customLong(ServeOption.ocspCA.rawValue),
         help: ArgumentHelp(
             "A JWS certificate set (forge ca init --jws --ocsp-url URL) the responder also answers for, signing with its keys. Repeatable; implies --ocsp.", valueName: "dir"))
     var ocspCa: [String] = []
@@ -274,11 +280,13 @@ struct Serve: AsyncParsableCommand {
 /// of ``ServerLimits`` is fixed and stated in ``limitsHelp``.
 struct ServerOptions: ParsableArguments {
     @Option(
+        name: .customLong(ServeOption.readTimeout.rawValue),
         help: ArgumentHelp(
             "Seconds a connection gets to send a request's headers (from its opening or the previous answer), and again its body; then it is closed (a cut-off body is answered 408).",
             valueName: "seconds"))
     var readTimeout = ServerLimits.defaultReadTimeout
     @Option(
+        name: .customLong(ServeOption.shutdownGrace.rawValue),
         help: ArgumentHelp(
             "Seconds the requests in flight get after SIGINT or SIGTERM; then the server exits anyway (0). A second signal exits at once (128 + its number).",
             valueName: "seconds"))

@@ -16,7 +16,7 @@ struct VectorsCommand: ParsableCommand {
 
     /// Where the corpus is: --vectors, else $RECEIPT_FORGE_VECTORS, else ./Vectors, else this package's own.
     struct Location: ParsableArguments {
-        @Option(help: ArgumentHelp("The corpus directory (holding manifest.json).", valueName: "dir"))
+        @Option(name: .customLong(RunOption.vectors.rawValue), help: ArgumentHelp("The corpus directory (holding manifest.json).", valueName: "dir"))
         var vectors: String?
 
         func resolve() throws -> URL { try Self.locate(vectors) }

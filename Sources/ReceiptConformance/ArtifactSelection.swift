@@ -57,12 +57,12 @@ public struct ArtifactSelection: Codable, Sendable, Hashable {
     public var summary: String {
         let names = artifacts.isEmpty ? "none" : artifacts.map(\.rawValue).joined(separator: ", ")
         let missing = ArtifactGroup.allCases.filter { !artifacts.contains($0) }
-        let widen = missing.isEmpty ? "" : "; pass --artifacts all to include \(missing.map(\.displayName).joined(separator: " and "))"
+        let widen = missing.isEmpty ? "" : "; pass \(RunOption.artifacts) all to include \(missing.map(\.displayName).joined(separator: " and "))"
         let why: String =
             switch source {
-            case .option: "--artifacts \(optionValue)"
+            case .option: "\(RunOption.artifacts) \(optionValue)"
             case .hello: "declared by the harness's hello"
-            case .featureAlias: "the feature `jws`, an alias of --artifacts jws\(widen)"
+            case .featureAlias: "the feature `jws`, an alias of \(RunOption.artifacts) jws\(widen)"
             case .default: "default: the target declares none\(widen)"
             }
         let left = excluded == 0 ? "" : "; \(excluded) vector\(excluded == 1 ? "" : "s") of other artefacts not run"
@@ -71,7 +71,7 @@ public struct ArtifactSelection: Codable, Sendable, Hashable {
 
     /// Said once on stderr when the alias decided: the feature `jws` now means JWS only.
     public static let aliasNote =
-        "the feature `jws` is an alias of --artifacts jws: only StoreKit 2 JWS vectors are judged (a harness declares \"artifacts\": [\"receipt\", \"jws\"] in its hello, or pass --artifacts all, to judge receipts too)"
+        "the feature `jws` is an alias of \(RunOption.artifacts) jws: only StoreKit 2 JWS vectors are judged (a harness declares \"artifacts\": [\"receipt\", \"jws\"] in its hello, or pass \(RunOption.artifacts) all, to judge receipts too)"
 }
 
 /// The corpus a run judged: where it was and the SHA-256 of its `manifest.json` (which lists every file's own

@@ -51,7 +51,7 @@ extension RunResults {
             suite: "2026.11.0", implementation: "acme-receipts 3.2.0", profile: "apple-compatible",
             canaryDiagnosis: "1 canary failed — is the test root configured as the trust anchor?", counts: ["WRONG_REASON": 1],
             results: [.exemplar], durationMilliseconds: 42, expiredBaselineEntries: ["binding::device-hash-mismatch"], shard: "1/2",
-            errorBudget: 0, stoppedEarly: "more than 0 harness failures (--max-errors); the vectors not run are SKIP",
+            errorBudget: 0, stoppedEarly: "more than 0 harness failures (\(RunOption.maxErrors)); the vectors not run are SKIP",
             target: "stdio:./acme-harness --strict", hello: .exemplar, label: "acme", artifacts: .exemplar, corpus: .exemplar,
             mapping: "verifyreceipt",
             unavailableServices: ["the OCSP responder on 127.0.0.1:6960 could not start: cannot listen on 127.0.0.1:6960: Address already in use"])

@@ -311,7 +311,7 @@ public struct ConformanceRunner: Sendable {
         outcome.unavailableServices = unstarted.isEmpty ? nil : unstarted
         (outcome.artifacts, outcome.corpus) = (selection, judged)
         if budget.exhausted, let maxErrors {
-            outcome.stoppedEarly = "more than \(maxErrors) harness failure\(maxErrors == 1 ? "" : "s") (--max-errors); the vectors not run are SKIP"
+            outcome.stoppedEarly = "more than \(maxErrors) harness failure\(maxErrors == 1 ? "" : "s") (\(RunOption.maxErrors)); the vectors not run are SKIP"
         }
         return outcome
     }
@@ -432,7 +432,7 @@ public struct ConformanceRunner: Sendable {
                 submit()
             }
             // Nothing vanishes: vectors left when the error budget ran out are listed as not run.
-            results += planned[next...].map { Self.notRun($0.vector, classifier, "not run: the run stopped after too many harness failures (--max-errors)") }
+            results += planned[next...].map { Self.notRun($0.vector, classifier, "not run: the run stopped after too many harness failures (\(RunOption.maxErrors))") }
             return results
         }
         // A file that vanished after the check: the corpus changed under the run, which is not a verdict.
@@ -513,7 +513,7 @@ public struct ConformanceRunner: Sendable {
             "every rejected canary needs \(names), which no accepted canary needs: if the validator does not support \(suspects.count == 1 ? "it" : "them"), declare features without \(names)"
         if let hello {
             let rest = hello.features.filter { !suspects.contains($0) }.sorted()
-            hint += " (exec/exit/mapping targets: --features \(rest.isEmpty ? "''" : rest.joined(separator: ",")); protocol harnesses: in their hello)"
+            hint += " (exec/exit/mapping targets: \(RunOption.features) \(rest.isEmpty ? "''" : rest.joined(separator: ",")); protocol harnesses: in their hello)"
         }
         if suspects.contains("xcode") {
             hint += "; if it does, is Vectors/anchors/forge-storekit.der its trust anchor for Xcode vectors (context.trustAnchor forge-storekit)?"

@@ -24,20 +24,20 @@ public struct Target: Sendable, Hashable, CustomStringConvertible {
     public init(_ text: String) throws(ConformanceError) {
         self.text = text
         if text.hasPrefix("http://") || text.hasPrefix("https://") {
-            do throws(HTTPURL.Problem) { _ = try HTTPURL(text) } catch { throw ConformanceError(.invalidCommand, "--target \(error)") }
+            do throws(HTTPURL.Problem) { _ = try HTTPURL(text) } catch { throw ConformanceError(.invalidCommand, "\(RunOption.target) \(error)") }
             (kind, command, address) = (.http, [], text)
             return
         }
         guard let colon = text.firstIndex(of: ":"), let kind = Kind(rawValue: String(text[..<colon])), kind != .http else {
-            throw ConformanceError(.invalidCommand, "--target must be \(Self.forms), not '\(text)'")
+            throw ConformanceError(.invalidCommand, "\(RunOption.target) must be \(Self.forms), not '\(text)'")
         }
         let rest = String(text[text.index(after: colon)...])
         self.kind = kind
         if kind == .swift {
-            guard !rest.isEmpty else { throw ConformanceError(.invalidCommand, "--target swift: needs a name, e.g. swift:reference") }
+            guard !rest.isEmpty else { throw ConformanceError(.invalidCommand, "\(RunOption.target) swift: needs a name, e.g. swift:reference") }
             (command, address) = ([], rest)
         } else {
-            do { command = try CommandWords.split(rest) } catch { throw ConformanceError(.invalidCommand, "--target \(text): \(error.message)") }
+            do { command = try CommandWords.split(rest) } catch { throw ConformanceError(.invalidCommand, "\(RunOption.target) \(text): \(error.message)") }
             address = ""
         }
     }

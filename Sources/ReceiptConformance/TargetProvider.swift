@@ -49,7 +49,7 @@ extension Array where Element == any TargetProvider {
     public func withValidator<T>(_ target: Target, plan: TargetPlan, _ body: (any ReceiptValidator) async throws -> T) async throws -> T {
         guard let provider = first(where: { $0.serves(target) }) else {
             let known = target.kind == .swift ? " (this build knows: \(swiftNames.joined(separator: ", ")))" : ""
-            throw ConformanceError(.invalidCommand, "--target \(target): no transport for it is linked into this program\(known)")
+            throw ConformanceError(.invalidCommand, "\(RunOption.target) \(target): no transport for it is linked into this program\(known)")
         }
         return try await provider.withValidator(target, plan: plan, body)
     }
@@ -69,7 +69,7 @@ public struct InProcessTargets: TargetProvider {
     public func serves(_ target: Target) -> Bool { target.kind == .swift && makers[target.address] != nil }
 
     public func withValidator<T>(_ target: Target, plan: TargetPlan, _ body: (any ReceiptValidator) async throws -> T) async throws -> T {
-        guard let make = makers[target.address] else { throw ConformanceError(.invalidCommand, "--target \(target): unknown in-process validator") }
+        guard let make = makers[target.address] else { throw ConformanceError(.invalidCommand, "\(RunOption.target) \(target): unknown in-process validator") }
         return try await body(try make(plan.vectorsDirectory))
     }
 }
@@ -97,7 +97,7 @@ public struct ProcessTargets: TargetProvider {
                 features: plan.features, granularity: plan.granularity, anchorFiles: anchors, checker: plan.checker)
             return try await body(validator)
         case .swift, .http:
-            throw ConformanceError(.invalidCommand, "--target \(target) is not a process target")
+            throw ConformanceError(.invalidCommand, "\(RunOption.target) \(target) is not a process target")
         }
     }
 }

@@ -51,7 +51,7 @@ public struct HTTPValidator: ReceiptValidator {
                 setupFailure = nil
             } catch {
                 client = nil
-                setupFailure = "cannot set up TLS for \(self.url) (--http-ca \(trustRoots ?? "")): \(error)"
+                setupFailure = "cannot set up TLS for \(self.url) (\(RunOption.httpCA) \(trustRoots ?? "")): \(error)"
             }
         } else {
             client = nil

@@ -75,7 +75,7 @@ public struct ControlAccess: Sendable {
                 rule: .peer,
                 refusal: ServerRefusal(
                     .controlForbidden,
-                    "the control routes (/_forge/*) answer loopback clients only, not \(Self.quoted(peer)); start the server with --control-token TOKEN and send Authorization: Bearer TOKEN"
+                    "the control routes (/_forge/*) answer loopback clients only, not \(Self.quoted(peer)); start the server with \(ServeOption.controlToken) TOKEN and send Authorization: Bearer TOKEN"
                 ))
         }
         if let host = request.hosts.first(where: { !isOwnHost($0) }) {
@@ -83,7 +83,7 @@ public struct ControlAccess: Sendable {
                 rule: .host,
                 refusal: ServerRefusal(
                     .controlForbidden,
-                    "the control routes (/_forge/*) answer requests for localhost, 127.0.0.1, [::1] or \(listenHost) only, not Host \(Self.quoted(host)) (a web page's name rebound to this machine is refused); or start the server with --control-token TOKEN"
+                    "the control routes (/_forge/*) answer requests for localhost, 127.0.0.1, [::1] or \(listenHost) only, not Host \(Self.quoted(host)) (a web page's name rebound to this machine is refused); or start the server with \(ServeOption.controlToken) TOKEN"
                 ))
         }
         if let origin = request.origins.first(where: { !Self.isLoopbackOrigin($0) }) {
@@ -91,7 +91,7 @@ public struct ControlAccess: Sendable {
                 rule: .origin,
                 refusal: ServerRefusal(
                     .controlForbidden,
-                    "the control routes (/_forge/*) do not answer web pages: Origin \(Self.quoted(origin)) is not loopback; or start the server with --control-token TOKEN"
+                    "the control routes (/_forge/*) do not answer web pages: Origin \(Self.quoted(origin)) is not loopback; or start the server with \(ServeOption.controlToken) TOKEN"
                 ))
         }
         if request.method == "POST", request.contentTypes.count != 1 || !Self.isJSON(request.contentTypes[0]) {
@@ -107,7 +107,9 @@ public struct ControlAccess: Sendable {
 
     private static func tokenRefusal(_ authorization: String?, token: String) -> Refusal? {
         if let authorization, ConstantTime.equal(Array(authorization.utf8), Array(("Bearer " + token).utf8)) { return nil }
-        let why = authorization == nil ? "need Authorization: Bearer TOKEN (the server's --control-token)" : "were sent another token than the server's --control-token"
+        let why =
+            authorization == nil
+            ? "need Authorization: Bearer TOKEN (the server's \(ServeOption.controlToken))" : "were sent another token than the server's \(ServeOption.controlToken)"
         return Refusal(rule: authorization == nil ? .tokenMissing : .tokenWrong, refusal: ServerRefusal(.controlUnauthorized, "the control routes (/_forge/*) \(why)"))
     }
 

@@ -70,7 +70,7 @@ public struct ServeConfiguration: Sendable {
         do {
             store = try statePath.map(openState)
             saved = try store?.load() ?? SavedState()
-        } catch { throw ServeError(.stateFailed, "--state: \(error.message)") }
+        } catch { throw ServeError(.stateFailed, "\(ServeOption.state): \(error.message)") }
         let histories: ServerHistories
         let serverAPI: ServerAPIService
         do {
@@ -91,7 +91,7 @@ public struct ServeConfiguration: Sendable {
             configuration: .init(trustedRoots: trustedRoots, sharedSecret: sharedSecret, legacyExpiredStatus: legacyExpiredStatus, now: now, namedAnchors: anchors),
             histories: histories)
         let plan: FaultPlan
-        do { plan = try FaultPlan(faults, seed: faultSeed) } catch { throw ServeError(.invalidFault, "--fault \(error.message)") }
+        do { plan = try FaultPlan(faults, seed: faultSeed) } catch { throw ServeError(.invalidFault, "\(ServeOption.fault) \(error.message)") }
         let log = try RequestLog(file: logPath.map { URL(fileURLWithPath: $0) }, capacity: logCapacity, warn: warn)
         var listener = listener
         if servesTLS {
@@ -105,7 +105,7 @@ public struct ServeConfiguration: Sendable {
                 let made = try OCSPService(jwsSets: ocsp.jwsSets)
                 for spec in ocsp.answers { try made.set(spec: spec) }
                 responder = made
-            } catch { throw ServeError(.invalidScenario, "--ocsp-ca: \(error.message)") }
+            } catch { throw ServeError(.invalidScenario, "\(ServeOption.ocspCA): \(error.message)") }
         }
         return ServeComponents(listener: listener, service: service, serverAPI: serverAPI, faults: plan, log: log, controlToken: controlToken, ocsp: responder)
     }

@@ -75,7 +75,7 @@ public struct ServerRefusal: CodedError, Sendable {
     }
 
     public static func bodyTimeout(seconds: Int) -> Self {
-        Self(.bodyTimeout, "the request body did not arrive within \(seconds) s of its headers (--read-timeout)")
+        Self(.bodyTimeout, "the request body did not arrive within \(seconds) s of its headers (\(ServeOption.readTimeout))")
     }
 
     public static func bodiesInFlight(limit: Int) -> Self {

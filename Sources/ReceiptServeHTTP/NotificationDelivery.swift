@@ -28,7 +28,7 @@ public enum NotificationDelivery {
         do {
             client = try WebhookClient(timeoutSeconds: dispatcher.webhooks.timeoutSeconds, trustedRootsPEM: dispatcher.webhooks.trustedRootsPEM)
         } catch {
-            FileHandle.standardError.write(Data("forge: warning: no notification is delivered: the --notify-ca certificates are not PEM (\(error))\n".utf8))
+            FileHandle.standardError.write(Data("forge: warning: no notification is delivered: the \(ServeOption.notifyCA) certificates are not PEM (\(error))\n".utf8))
             return
         }
         let own = worker == nil ? ThreadWorker() : nil

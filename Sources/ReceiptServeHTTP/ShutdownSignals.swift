@@ -2,6 +2,7 @@ import Dispatch
 import Foundation
 import Synchronization
 import ForgeSupport
+import ReceiptServe
 import StoreModel
 
 #if canImport(Glibc)
@@ -36,7 +37,7 @@ final class ShutdownSignals: Sendable {
             queue.asyncAfter(deadline: .now() + .seconds(graceSeconds)) {
                 let open = unanswered()
                 Self.say(
-                    "stopped after the \(graceSeconds) s shutdown grace period (--shutdown-grace)"
+                    "stopped after the \(graceSeconds) s shutdown grace period (\(ServeOption.shutdownGrace))"
                         + (open > 0 ? " with \(open) request\(open == 1 ? "" : "s") unanswered" : ""))
                 exit(0)
             }

@@ -186,7 +186,7 @@ public final class WebhookClient: Sendable {
                 return kept
             }
         }.flatMapErrorThrowing { error in
-            throw Failure(.tlsIssue, "no TLS client could be made (the system's trusted certificates, --notify-ca): \(error)")
+            throw Failure(.tlsIssue, "no TLS client could be made (the system's trusted certificates, \(ServeOption.notifyCA)): \(error)")
         }
     }
 

@@ -502,7 +502,7 @@ public final class SQLiteStateStore: ServerStateStore {
     private static func describe(_ error: any Error, path: String) -> String {
         guard let error = error as? SQLiteError else { return "\(path): \(error)" }
         switch error.primary {
-        case SQLITE_BUSY, SQLITE_LOCKED: return "\(path) is in use by another process (another forge serve with --state \(path)?)"
+        case SQLITE_BUSY, SQLITE_LOCKED: return "\(path) is in use by another process (another forge serve with \(ServeOption.state) \(path)?)"
         case SQLITE_NOTADB: return "\(path) is not a state file (not an SQLite database); it is left as it is"
         case SQLITE_CANTOPEN: return "cannot open \(path): \(error.message)"
         case SQLITE_FULL: return "\(path): the disk is full"

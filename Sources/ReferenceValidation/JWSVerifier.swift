@@ -205,7 +205,7 @@ public struct JWSVerifier: ArtefactValidator {
                         ? .passed(.appAppleID, String(expected))
                         : .failed(.appAppleID, .bindingAppAppleID, "appAppleId is \(actual.map(String.init) ?? "absent"), expected \(expected)"))
             } else {
-                checks.append(.failed(.appAppleID, .bindingAppAppleID, "Production needs the app's Apple id (--app-apple-id) to check appAppleId"))
+                checks.append(.failed(.appAppleID, .bindingAppAppleID, "Production needs the app's Apple id to check appAppleId, and none was given"))
             }
         }
         return checks

@@ -36,10 +36,10 @@ public enum ReproduceCommand {
             return printing([validateLine(vector)], file: file, newline: false)
                 + " | curl -sS -H 'content-type: application/json' --data-binary @- " + quoted(base + "/validate")
         case .http, .swift:
-            var words = ["forge", "run", "--target", text]
-            if let mapping = results.mapping { words += ["--mapping", mapping] }
-            words += ["--vectors", directory, "--run", vector.id]
-            if let profile = results.profile { words += ["--profile", profile] }
+            var words = ["forge", "run", RunOption.target.description, text]
+            if let mapping = results.mapping { words += [RunOption.mapping.description, mapping] }
+            words += [RunOption.vectors.description, directory, RunOption.run.description, vector.id]
+            if let profile = results.profile { words += [RunOption.profile.description, profile] }
             return words.map(quoted).joined(separator: " ")
         }
     }

@@ -233,7 +233,8 @@ public struct ServerAPIService: Sendable {
         case .open:
             scope = Scope(environment: request.environment, app: nil)
         case .closed:
-            return .empty(401, endpoint: endpoint.rawValue, note: "no API key is configured: start forge serve with --api-key and --issuer-id, or --no-auth")
+            let advice = "start forge serve with \(ServeOption.apiKey) and \(ServeOption.issuerID), or \(ServeOption.noAuth)"
+            return .empty(401, endpoint: endpoint.rawValue, note: "no API key is configured: " + advice)
         case .tokens(let authenticator):
             // The wall clock, not the server's: clients mint tokens from their real clocks.
             switch authenticator.check(authorization: request.authorization, now: Date()) {

@@ -300,7 +300,7 @@ public final class ServerState: Sendable {
         } else if let mismatch = Self.mismatch(saved.customers, customers) {
             throw ForgeError(
                 .conflictingOptions,
-                "\(store.path) holds the state of other scenarios (\(mismatch)): start with the same --scenario files as when it was made, or another --state file; it is left as it is"
+                "\(store.path) holds the state of other scenarios (\(mismatch)): start with the same \(ServeOption.scenario) files as when it was made, or another \(ServeOption.state) file; it is left as it is"
             )
         }
         self.init(customers: customers, now: now, timeRate: timeRate, saved: saved, store: store, warn: warn)
@@ -308,7 +308,7 @@ public final class ServerState: Sendable {
 
     /// Why `saved` is not the state of `customers`, or nil when it is.
     private static func mismatch(_ saved: [SavedCustomer], _ customers: [Customer]) -> String? {
-        guard saved.count == customers.count else { return "it has \(saved.count) customer(s), --scenario gives \(customers.count)" }
+        guard saved.count == customers.count else { return "it has \(saved.count) customer(s), \(ServeOption.scenario) gives \(customers.count)" }
         for (kept, customer) in zip(saved.sorted { $0.position < $1.position }, customers) where kept.given != customer.given {
             return "scenario \(kept.position + 1) differs"
         }
