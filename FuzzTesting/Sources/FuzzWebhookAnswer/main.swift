@@ -116,7 +116,7 @@ func fuzzWebhookAnswer(_ start: UnsafeRawPointer?, _ count: Int) -> CInt {
     }
     guard let answer = delivered(WebhookRequest(url: webhook, body: Fixture.notification, timeoutSeconds: 3)) else { return 0 }
     _ = answer.attempt.json.serialized(pretty: false)
-    _ = answer.attempt.appleJSON.serialized(pretty: false)
+    _ = try? JSONValue(encoding: answer.attempt.item).serialized(pretty: false)
     _ = RealtimeResponse.accepts(answer.body)
     return 0
 }
