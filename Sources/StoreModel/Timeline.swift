@@ -203,7 +203,7 @@ extension Scenario {
                     originalTransactionID: last.originalTransactionID, purchaseDate: start, originalPurchaseDate: last.originalPurchaseDate,
                     expiresDate: period.advance(start, by: 1), webOrderLineItemID: ids.webOrderLineItemID(), cancellationDate: nil,
                     cancellationReason: nil, isTrialPeriod: false, isInIntroOfferPeriod: false, promotionalOfferID: nil,
-                    appAccountToken: last.appAccountToken))
+                    appAccountToken: last.appAccountToken, ownership: last.ownership))
         }
         /// The period of `product` in force at `at` ends `days` later, and the periods after it move as much; a
         /// period that moves past `until` has not begun yet.
@@ -262,7 +262,8 @@ extension Scenario {
                     productID: to, type: .autoRenewable, quantity: old.quantity, transactionID: ids.transactionID(),
                     originalTransactionID: old.originalTransactionID, purchaseDate: at, originalPurchaseDate: old.originalPurchaseDate,
                     expiresDate: period.advance(at, by: 1), webOrderLineItemID: ids.webOrderLineItemID(), cancellationDate: nil, cancellationReason: nil,
-                    isTrialPeriod: false, isInIntroOfferPeriod: false, promotionalOfferID: nil, appAccountToken: old.appAccountToken)
+                    isTrialPeriod: false, isInIntroOfferPeriod: false, promotionalOfferID: nil, appAccountToken: old.appAccountToken,
+                    ownership: old.ownership)
                 upgraded.upgradedFrom = product
                 append(upgraded)
                 upgradedTo[product] = to
@@ -502,6 +503,12 @@ extension Scenario {
             try lapse()
             events.append(event(.gracePeriod, days: 1))
         case .revoked, .familySharingRevoked:
+            if state == .familySharingRevoked {
+                if purchase.ownership == .purchased {
+                    throw ForgeError(.conflictingOptions, "\(pair) is about a purchase shared through Family Sharing, and \(product) is PURCHASED: make it FAMILY_SHARED")
+                }
+                purchase.ownership = .familyShared
+            }
             if purchase.cancelled == nil { events.append(event(.refund)) }
         }
         var scenario = self

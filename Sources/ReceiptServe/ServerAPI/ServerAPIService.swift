@@ -429,7 +429,7 @@ public struct ServerAPIService: Sendable {
         var productIDs: Set<String>?
         var productTypes: Set<ProductType>?
         var groups: Set<String>?
-        var ownership: String?
+        var ownership: OwnershipType?
         var revoked: Bool?
 
         init(_ query: ServerAPIQuery) throws(ServerAPIError) {
@@ -469,8 +469,8 @@ public struct ServerAPIService: Sendable {
                 guard groups.allSatisfy({ !$0.isEmpty }) else { throw .invalidSubscriptionGroupIdentifier }
                 self.groups = Set(groups)
             }
-            if let ownership = query.value("inAppOwnershipType") {
-                guard ownership == "PURCHASED" || ownership == "FAMILY_SHARED" else { throw .invalidInAppOwnershipType }
+            if let text = query.value("inAppOwnershipType") {
+                guard let ownership = OwnershipType(documented: text) else { throw .invalidInAppOwnershipType }
                 self.ownership = ownership
             }
             if let text = query.value("revoked") {
@@ -494,8 +494,7 @@ public struct ServerAPIService: Sendable {
             if let products = filter.productIDs, !products.contains(t.productID) { continue }
             if let types = filter.productTypes, !types.contains(t.type) { continue }
             if let groups = filter.groups, t.type != .autoRenewable || !groups.contains(rendering.groupIdentifier(t.productID)) { continue }
-            // forge's stores hold purchases only (no Family Sharing).
-            if let ownership = filter.ownership, ownership != "PURCHASED" { continue }
+            if let ownership = filter.ownership, ownership != t.ownership { continue }
             if let revoked = filter.revoked, revoked != (t.cancellationDate != nil) { continue }
             let modified = max(purchased, t.cancellationDate.map(milliseconds) ?? purchased)
             let key = HistoryRevision.Key(modified: modified, transactionID: t.transactionID)
