@@ -235,6 +235,35 @@ public enum ProductType: String, Sendable, Hashable, Codable, CaseIterable {
     }
 }
 
+extension ProductType {
+    /// Apple's name of the type in a StoreKit 2 transaction's `type` (Apple's `Type`).
+    public var transactionType: String {
+        switch self {
+        case .consumable: "Consumable"
+        case .nonConsumable: "Non-Consumable"
+        case .nonRenewing: "Non-Renewing Subscription"
+        case .autoRenewable: "Auto-Renewable Subscription"
+        }
+    }
+
+    /// Apple's name of the type in Get Transaction History's `productType` filter (Apple's
+    /// `TransactionHistoryRequest.ProductType`).
+    public var historyFilterName: String {
+        switch self {
+        case .autoRenewable: "AUTO_RENEWABLE"
+        case .nonRenewing: "NON_RENEWABLE"
+        case .consumable: "CONSUMABLE"
+        case .nonConsumable: "NON_CONSUMABLE"
+        }
+    }
+
+    /// The type Get Transaction History's `productType` filter names, or nil.
+    public init?(historyFilterName name: String) {
+        guard let type = Self.allCases.first(where: { $0.historyFilterName == name }) else { return nil }
+        self = type
+    }
+}
+
 /// verifyReceipt's `cancellation_reason`: 1 the customer cancelled for an issue in the app, 0 anything else.
 public enum CancellationReason: String, Sendable, Hashable, Codable, CaseIterable {
     case other

@@ -223,15 +223,6 @@ struct World {
         return latest
     }
 
-    static func typeName(_ type: ProductType) -> String {
-        switch type {
-        case .consumable: "Consumable"
-        case .nonConsumable: "Non-Consumable"
-        case .nonRenewing: "Non-Renewing Subscription"
-        case .autoRenewable: "Auto-Renewable Subscription"
-        }
-    }
-
     /// The product's subscription group: the scenario's definition's, else a stable id per product.
     func groupIdentifier(_ product: String) -> String { store.subscriptionGroupIdentifier(of: product) }
 
@@ -251,7 +242,7 @@ struct World {
         if subscription { members.append(("subscriptionGroupIdentifier", .string(groupIdentifier(t.productID)))) }
         members += [("purchaseDate", date(t.purchaseDate)), ("originalPurchaseDate", date(t.originalPurchaseDate))]
         if let expires = t.expiresDate { members.append(("expiresDate", date(expires))) }
-        members += [("quantity", .integer(Int64(t.quantity))), ("type", .string(Self.typeName(t.type)))]
+        members += [("quantity", .integer(Int64(t.quantity))), ("type", .string(t.type.transactionType))]
         if let token = t.appAccountToken ?? options.appAccountToken { members.append(("appAccountToken", .string(token))) }
         members += [("inAppOwnershipType", .string(t.ownership.rawValue)), ("signedDate", signedDate)]
         if let revoked = t.cancellationDate {

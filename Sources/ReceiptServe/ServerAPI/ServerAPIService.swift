@@ -415,13 +415,14 @@ public struct ServerAPIService: Sendable {
 
     // MARK: - Get Transaction History v2
 
-    /// Apple's `productType` values.
-    static let productTypes: [String: ProductType] = [
-        "AUTO_RENEWABLE": .autoRenewable, "NON_RENEWABLE": .nonRenewing, "CONSUMABLE": .consumable, "NON_CONSUMABLE": .nonConsumable,
-    ]
-
     /// The history's query parameters, each checked against Apple's values (sort first: a revision must match it).
     struct HistoryFilter {
+        /// Apple's `sort` values (`TransactionHistoryRequest.Order`).
+        enum Order: String {
+            case ascending = "ASCENDING"
+            case descending = "DESCENDING"
+        }
+
         var revision: HistoryRevision?
         var ascending = true
         var startDate: Int64?
@@ -434,8 +435,8 @@ public struct ServerAPIService: Sendable {
 
         init(_ query: ServerAPIQuery) throws(ServerAPIError) {
             if let sort = query.value("sort") {
-                guard sort == "ASCENDING" || sort == "DESCENDING" else { throw .invalidSort }
-                ascending = sort == "ASCENDING"
+                guard let order = Order(rawValue: sort) else { throw .invalidSort }
+                ascending = order == .ascending
             }
             if let token = query.value("revision") {
                 guard let revision = HistoryRevision(token: token), revision.ascending == ascending else { throw .invalidRequestRevision }
@@ -459,7 +460,7 @@ public struct ServerAPIService: Sendable {
             if !types.isEmpty {
                 var known = Set<ProductType>()
                 for type in types {
-                    guard let productType = ServerAPIService.productTypes[type] else { throw .invalidProductType }
+                    guard let productType = ProductType(historyFilterName: type) else { throw .invalidProductType }
                     known.insert(productType)
                 }
                 productTypes = known
@@ -550,10 +551,14 @@ public struct ServerAPIService: Sendable {
 
     // MARK: - Send Consumption Information v2
 
-    /// Apple's `deliveryStatus` values (v2).
-    static let deliveryStatuses: Set<String> = [
-        "DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM", "UNDELIVERED_SERVER_OUTAGE", "UNDELIVERED_OTHER",
-    ]
+    /// Apple's `deliveryStatus` values (v2's `DeliveryStatus`).
+    enum DeliveryStatus: String {
+        case delivered = "DELIVERED"
+        case undeliveredQualityIssue = "UNDELIVERED_QUALITY_ISSUE"
+        case undeliveredWrongItem = "UNDELIVERED_WRONG_ITEM"
+        case undeliveredServerOutage = "UNDELIVERED_SERVER_OUTAGE"
+        case undeliveredOther = "UNDELIVERED_OTHER"
+    }
 
     /// v1's coded fields: each an integer in Apple's range (`ConsumptionRequestV1`), else its error.
     static let consumptionV1Fields: [(name: String, range: ClosedRange<Int64>, error: ServerAPIError)] = [
@@ -599,7 +604,7 @@ public struct ServerAPIService: Sendable {
         guard request["customerConsented"] == .bool(true) else { throw .invalidCustomerConsented }
         guard case .bool? = request["sampleContentProvided"] else { throw .invalidSampleContentProvided }
         if version2 {
-            guard let delivery = request["deliveryStatus"]?.stringValue, Self.deliveryStatuses.contains(delivery) else { throw .invalidDeliveryStatus }
+            guard request["deliveryStatus"]?.stringValue.flatMap(DeliveryStatus.init(rawValue:)) != nil else { throw .invalidDeliveryStatus }
         } else {
             for field in Self.consumptionV1Fields {
                 guard let value = request[field.name]?.integerValue, field.range.contains(value) else { throw field.error }
