@@ -142,8 +142,7 @@ struct JWSMakeOptions: ParsableArguments {
         guard let pair = scenario.notification(for: happened) else {
             throw fail("--event \(event) is \(happened.event.rawValue): Apple sends no notification for it", Exit.usage)
         }
-        // An upgrade is about the period of the new product it began.
-        return (pair.type, pair.subtype, pair.subtype == .upgrade ? happened.to : happened.productID, happened.at.flatMap(ReceiptDate.parse))
+        return (pair.type, pair.subtype, scenario.announcedProduct(of: happened), happened.at.flatMap(ReceiptDate.parse))
     }
 
     /// The JWS of `kind` these options describe in `scenarioOptions`' scenario, signed; a note on stderr when the clock

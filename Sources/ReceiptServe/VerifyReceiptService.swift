@@ -148,6 +148,7 @@ public struct VerifyReceiptService: Sendable {
                 extras.latestTransactions = try AppReceipt(payloadBytes: latest.payload).inAppPurchases
                 extras.pendingRenewals = latest.history.pendingRenewals
                 extras.cancellationReasons = latest.history.cancellationReasons
+                for t in latest.transactions where t.ownership != .purchased { extras.ownership[t.transactionID] = t.ownership }
                 expired = latest.history.allSubscriptionsExpired(at: now, transactions: latest.transactions)
                 summary.append(("history", .bool(true)))
             } catch {

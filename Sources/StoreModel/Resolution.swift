@@ -68,6 +68,8 @@ public struct Transaction: Sendable, Hashable {
     public var isUpgraded = false
     /// The product this period was upgraded from: it began with the upgrade, a purchase, not a renewal.
     public var upgradedFrom: String? = nil
+    /// Bought by the customer, or shared by a family member: the purchase's, for every period of it.
+    public var ownership: OwnershipType = .purchased
 }
 
 extension Purchase {
@@ -157,7 +159,8 @@ extension Purchase {
                     productID: productID, type: type, quantity: quantity, transactionID: id, originalTransactionID: id,
                     purchaseDate: bought, originalPurchaseDate: bought, expiresDate: nil, webOrderLineItemID: 0,
                     cancellationDate: cancelled == nil ? nil : min(now, bought.addingTimeInterval(3600)),
-                    cancellationReason: cancelled, isTrialPeriod: false, isInIntroOfferPeriod: false, promotionalOfferID: nil)
+                    cancellationReason: cancelled, isTrialPeriod: false, isInIntroOfferPeriod: false, promotionalOfferID: nil,
+                    ownership: ownership ?? .purchased)
             ]
         }
         let period = self.period.flatMap(SubscriptionPeriod.init) ?? .month
@@ -201,7 +204,7 @@ extension Purchase {
                     originalTransactionID: originalID, purchaseDate: start, originalPurchaseDate: starts[0], expiresDate: end,
                     webOrderLineItemID: ids.webOrderLineItemID(), cancellationDate: cancelledAt, cancellationReason: isLast ? cancelled : nil,
                     isTrialPeriod: index < offered && trial == true, isInIntroOfferPeriod: index < offered && intro == true,
-                    promotionalOfferID: isLast ? promo : nil))
+                    promotionalOfferID: isLast ? promo : nil, ownership: ownership ?? .purchased))
         }
         return result
     }

@@ -136,6 +136,9 @@ extension Purchase {
         intro = try members["intro"]?.bool()
         promo = try members["promo"]?.string()
         period = try members["period"]?.string(expected: SubscriptionPeriod.expected) { SubscriptionPeriod($0) != nil }
+        let documented = "one of " + OwnershipType.allCases.map(\.rawValue).joined(separator: ", ")
+        let ownershipText = try members["ownership"]?.string(expected: documented) { OwnershipType(documented: $0) != nil }
+        ownership = ownershipText.flatMap(OwnershipType.init(documented:))
     }
 }
 
@@ -178,12 +181,16 @@ public struct Purchase: Encodable, Sendable, Hashable {
     public var promo: String?
     /// Subscription period as ISO 8601 (`P1W`, `P1M`, `P1Y`, …); default `P1M`.
     public var period: String?
+    /// `FAMILY_SHARED`: a family member bought it and shares it with the customer; default `PURCHASED`. Every
+    /// transaction of the purchase carries it (``Transaction/ownership``).
+    public var ownership: OwnershipType?
 
     public init(
         productID: String, type: ProductType? = nil, quantity: Int? = nil, purchaseDate: String? = nil,
         expiresDate: String? = nil, expired: Bool? = nil, renewals: Int? = nil, cancelled: CancellationReason? = nil,
-        trial: Bool? = nil, intro: Bool? = nil, promo: String? = nil, period: String? = nil
+        trial: Bool? = nil, intro: Bool? = nil, promo: String? = nil, period: String? = nil, ownership: OwnershipType? = nil
     ) {
+        self.ownership = ownership
         self.productID = productID
         self.type = type
         self.quantity = quantity
@@ -199,7 +206,7 @@ public struct Purchase: Encodable, Sendable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case productID = "productId", type, quantity, purchaseDate, expiresDate, expired, renewals, cancelled, trial, intro, promo, period
+        case productID = "productId", type, quantity, purchaseDate, expiresDate, expired, renewals, cancelled, trial, intro, promo, period, ownership
     }
 
     /// Whether any field only makes sense for an auto-renewable subscription.
@@ -225,6 +232,35 @@ public enum ProductType: String, Sendable, Hashable, Codable, CaseIterable {
         case .nonRenewing: 2
         case .autoRenewable: 3
         }
+    }
+}
+
+extension ProductType {
+    /// Apple's name of the type in a StoreKit 2 transaction's `type` (Apple's `Type`).
+    public var transactionType: String {
+        switch self {
+        case .consumable: "Consumable"
+        case .nonConsumable: "Non-Consumable"
+        case .nonRenewing: "Non-Renewing Subscription"
+        case .autoRenewable: "Auto-Renewable Subscription"
+        }
+    }
+
+    /// Apple's name of the type in Get Transaction History's `productType` filter (Apple's
+    /// `TransactionHistoryRequest.ProductType`).
+    public var historyFilterName: String {
+        switch self {
+        case .autoRenewable: "AUTO_RENEWABLE"
+        case .nonRenewing: "NON_RENEWABLE"
+        case .consumable: "CONSUMABLE"
+        case .nonConsumable: "NON_CONSUMABLE"
+        }
+    }
+
+    /// The type Get Transaction History's `productType` filter names, or nil.
+    public init?(historyFilterName name: String) {
+        guard let type = Self.allCases.first(where: { $0.historyFilterName == name }) else { return nil }
+        self = type
     }
 }
 

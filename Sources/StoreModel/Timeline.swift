@@ -203,7 +203,7 @@ extension Scenario {
                     originalTransactionID: last.originalTransactionID, purchaseDate: start, originalPurchaseDate: last.originalPurchaseDate,
                     expiresDate: period.advance(start, by: 1), webOrderLineItemID: ids.webOrderLineItemID(), cancellationDate: nil,
                     cancellationReason: nil, isTrialPeriod: false, isInIntroOfferPeriod: false, promotionalOfferID: nil,
-                    appAccountToken: last.appAccountToken))
+                    appAccountToken: last.appAccountToken, ownership: last.ownership))
         }
         /// The period of `product` in force at `at` ends `days` later, and the periods after it move as much; a
         /// period that moves past `until` has not begun yet.
@@ -262,7 +262,8 @@ extension Scenario {
                     productID: to, type: .autoRenewable, quantity: old.quantity, transactionID: ids.transactionID(),
                     originalTransactionID: old.originalTransactionID, purchaseDate: at, originalPurchaseDate: old.originalPurchaseDate,
                     expiresDate: period.advance(at, by: 1), webOrderLineItemID: ids.webOrderLineItemID(), cancellationDate: nil, cancellationReason: nil,
-                    isTrialPeriod: false, isInIntroOfferPeriod: false, promotionalOfferID: nil, appAccountToken: old.appAccountToken)
+                    isTrialPeriod: false, isInIntroOfferPeriod: false, promotionalOfferID: nil, appAccountToken: old.appAccountToken,
+                    ownership: old.ownership)
                 upgraded.upgradedFrom = product
                 append(upgraded)
                 upgradedTo[product] = to
@@ -359,16 +360,21 @@ extension Scenario {
     }
 }
 
-extension TimelineEvent {
-    /// The notification Apple sends when this event happens, its type and subtype; nil for an account deletion,
-    /// which Apple announces to no server. A change of product renews as the other product from the next period
-    /// on, which Apple reports as DID_CHANGE_RENEWAL_PREF/DOWNGRADE (an upgrade takes effect at once); a declined
-    /// price increase ends the subscription (EXPIRED/PRICE_INCREASE).
-    public var notification: (type: NotificationType, subtype: NotificationSubtype?)? {
-        switch event {
+extension TimelineEvent.Kind {
+    /// The notification Apple sends when an event of this kind happens, its type and subtype: the one table, read by
+    /// ``Store/announcements`` (notification history and `--notify`'s deliveries) and ``Scenario/notification(for:)``
+    /// (`forge jws make --event`, `forge notify --event`). nil for an account deletion or an app account token, which
+    /// Apple announces to no server. A change of product renews as the other product from the next period on, which
+    /// Apple reports as DID_CHANGE_RENEWAL_PREF/DOWNGRADE, and an upgrade (applied at once) as .../UPGRADE; a declined
+    /// price increase ends the subscription (EXPIRED/PRICE_INCREASE); a refund of a purchase shared through Family
+    /// Sharing takes it from the family member (REVOKE).
+    public func notification(
+        consent: TimelineEvent.Consent? = nil, upgrade: Bool = false, ownership: OwnershipType = .purchased
+    ) -> (type: NotificationType, subtype: NotificationSubtype?)? {
+        switch self {
         case .renew: (.didRenew, nil)
         case .cancel: (.didChangeRenewalStatus, .autoRenewDisabled)
-        case .refund: (.refund, nil)
+        case .refund: ownership == .familyShared ? (.revoke, nil) : (.refund, nil)
         case .billingRetry: (.didFailToRenew, nil)
         case .gracePeriod: (.didFailToRenew, .gracePeriod)
         case .recover: (.didRenew, .billingRecovery)
@@ -378,7 +384,7 @@ extension TimelineEvent {
             case .declined: (.expired, .priceIncrease)
             case .pending, nil: (.priceIncrease, .pending)
             }
-        case .changeProduct: (.didChangeRenewalPref, .downgrade)  // an upgrade: Scenario.notification(for:)
+        case .changeProduct: (.didChangeRenewalPref, upgrade ? .upgrade : .downgrade)
         case .billingRetryEnded: (.expired, .billingRetry)
         case .productWithdrawn: (.expired, .productNotForSale)
         case .extend: (.renewalExtended, nil)
@@ -402,11 +408,20 @@ extension Scenario {
         return targetLevel < sourceLevel
     }
 
-    /// The notification Apple sends for `event` in this scenario: ``TimelineEvent/notification``, with an upgrade
-    /// reported as one (DID_CHANGE_RENEWAL_PREF/UPGRADE).
+    /// The notification Apple sends for `event` in this scenario: ``TimelineEvent/Kind/notification(consent:upgrade:ownership:)``
+    /// of the event, an upgrade (``isUpgrade(_:)``) and the ownership of the purchase a refund takes back.
     public func notification(for event: TimelineEvent) -> (type: NotificationType, subtype: NotificationSubtype?)? {
-        isUpgrade(event) ? (.didChangeRenewalPref, .upgrade) : event.notification
+        var ownership = OwnershipType.purchased
+        if event.event == .refund {
+            let product = event.productID ?? purchases.first { $0.resolvedType == .autoRenewable }?.productID
+            ownership = purchases.first { $0.productID == product }?.ownership ?? .purchased
+        }
+        return event.event.notification(consent: event.consent, upgrade: isUpgrade(event), ownership: ownership)
     }
+
+    /// The product the notification of `event` is about: an upgrade's, the period of the new product it began; any
+    /// other event's, the product it names (nil: the scenario's default).
+    public func announcedProduct(of event: TimelineEvent) -> String? { isUpgrade(event) ? event.to : event.productID }
 
     /// The product a timeline's change-product event already renews `product` as, if any.
     private func changesProduct(_ product: String) -> String? {
@@ -502,6 +517,12 @@ extension Scenario {
             try lapse()
             events.append(event(.gracePeriod, days: 1))
         case .revoked, .familySharingRevoked:
+            if state == .familySharingRevoked {
+                if purchase.ownership == .purchased {
+                    throw ForgeError(.conflictingOptions, "\(pair) is about a purchase shared through Family Sharing, and \(product) is PURCHASED: make it FAMILY_SHARED")
+                }
+                purchase.ownership = .familyShared
+            }
             if purchase.cancelled == nil { events.append(event(.refund)) }
         }
         var scenario = self

@@ -131,7 +131,7 @@ extension Forge {
             }
         }
         let store = try Store(scenario, now: now)
-        let world = try World(store: store, options: options, familyShared: state == .familySharingRevoked)
+        let world = try World(store: store, options: options)
         try world.check(state, pair: options.pair)
         if state == .familySharingRevoked, let product = try? world.latest().productID, store.scenario.definition(of: product)?.familyShareable == false {
             throw ForgeError(
@@ -177,11 +177,7 @@ struct World {
     let fraction: Double
     let productID: String?
 
-    /// The transaction reached the customer through Family Sharing (`inAppOwnershipType` FAMILY_SHARED).
-    let familyShared: Bool
-
-    init(store: Store, options: JWSOptions, familyShared: Bool = false) throws(ForgeError) {
-        self.familyShared = familyShared
+    init(store: Store, options: JWSOptions) throws(ForgeError) {
         self.store = store
         self.options = options
         isXcode = store.preset.isXcode
@@ -227,15 +223,6 @@ struct World {
         return latest
     }
 
-    static func typeName(_ type: ProductType) -> String {
-        switch type {
-        case .consumable: "Consumable"
-        case .nonConsumable: "Non-Consumable"
-        case .nonRenewing: "Non-Renewing Subscription"
-        case .autoRenewable: "Auto-Renewable Subscription"
-        }
-    }
-
     /// The product's subscription group: the scenario's definition's, else a stable id per product.
     func groupIdentifier(_ product: String) -> String { store.subscriptionGroupIdentifier(of: product) }
 
@@ -255,9 +242,9 @@ struct World {
         if subscription { members.append(("subscriptionGroupIdentifier", .string(groupIdentifier(t.productID)))) }
         members += [("purchaseDate", date(t.purchaseDate)), ("originalPurchaseDate", date(t.originalPurchaseDate))]
         if let expires = t.expiresDate { members.append(("expiresDate", date(expires))) }
-        members += [("quantity", .integer(Int64(t.quantity))), ("type", .string(Self.typeName(t.type)))]
+        members += [("quantity", .integer(Int64(t.quantity))), ("type", .string(t.type.transactionType))]
         if let token = t.appAccountToken ?? options.appAccountToken { members.append(("appAccountToken", .string(token))) }
-        members += [("inAppOwnershipType", .string(familyShared ? "FAMILY_SHARED" : "PURCHASED")), ("signedDate", signedDate)]
+        members += [("inAppOwnershipType", .string(t.ownership.rawValue)), ("signedDate", signedDate)]
         if let revoked = t.cancellationDate {
             members += [("revocationReason", .integer(Int64(t.cancellationReason?.code ?? 0))), ("revocationDate", date(revoked))]
         }
@@ -401,6 +388,7 @@ struct World {
             ForgeError(.conflictingOptions, "\(pair) implies \(implied), but the scenario's own dates or timeline make \(t.productID) \(actual) at now")
         }
         if [.revoked, .familySharingRevoked].contains(state), t.cancellationDate == nil { throw refuse("a revoked transaction", "not revoked") }
+        if state == .familySharingRevoked, t.ownership != .familyShared { throw refuse("a transaction shared through Family Sharing", t.ownership.rawValue) }
         guard t.type == .autoRenewable else { return }
         if let implied = state.status {
             let actual = store.subscriptionStatus(of: t)

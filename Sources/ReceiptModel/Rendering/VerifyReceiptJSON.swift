@@ -15,6 +15,9 @@ public enum VerifyReceiptJSON {
     public struct Extras: Sendable {
         /// `cancellation_reason` by transaction id ("0" other, "1" app issue).
         public var cancellationReasons: [String: Int]
+        /// `in_app_ownership_type` by transaction id, as the store holds it: a receipt carries none, so one not
+        /// named here is `PURCHASED`.
+        public var ownership: [String: OwnershipType] = [:]
         /// The base64 receipt echoed as `latest_receipt`.
         public var latestReceipt: String?
         /// The time of the request (`request_date`); the receipt's own type 8 or creation date when nil.
@@ -126,7 +129,8 @@ public enum VerifyReceiptJSON {
             members.append(("is_in_intro_offer_period", .string(purchase.isInIntroOfferPeriod == true ? "true" : "false")))
         }
         if let promo = purchase.promotionalOfferID { members.append(("promotional_offer_id", .string(promo))) }
-        members.append(("in_app_ownership_type", .string("PURCHASED")))
+        let ownership = purchase.transactionID.flatMap { extras.ownership[$0] } ?? .purchased
+        members.append(("in_app_ownership_type", .string(ownership.rawValue)))
         return .object(members)
     }
 

@@ -140,7 +140,7 @@ extension ServerAPIService {
             views = [try view(of: id, anyID: true, scope: scope, now: now)]
         }
         var records: [NotificationRecord] = []
-        for view in views { records += notifications(of: view, now: now) }
+        for view in views { records += notifications(of: view) }
         if request.transactionID == nil {
             let tests = state.mutable.withLock { $0.testNotifications.values.filter { $0.environment == scope.environment } }
             for test in tests where scope.app.map({ $0 == test.bundleID }) ?? true { records.append(Self.record(of: test)) }
@@ -194,7 +194,7 @@ extension ServerAPIService {
             next = date
         }
         for view in views(scope: Scope(environment: environment, app: nil), now: through) {
-            records += notifications(of: view, now: through).filter { $0.date > after }
+            records += notifications(of: view).filter { $0.date > after }
             stores[view.customer] = view.rendering
             // Every instant a notification can come from: a period that starts (a purchase, a renewal, where a
             // timeline renewal adds the next one: the current one's end), a refund, a timeline event.
@@ -210,41 +210,14 @@ extension ServerAPIService {
         return (NotificationBatch(through: through, records: records[...], stores: stores), next)
     }
 
-    /// What Apple has announced about `view`'s store up to `now`.
-    func notifications(of view: View, now: Date) -> [NotificationRecord] {
-        let timeline = (view.rendering.store.scenario.timeline ?? []).compactMap { event -> (TimelineEvent, Date)? in
-            guard let at = event.at.flatMap(ReceiptDate.parse), at <= now else { return nil }
-            return (event, at)
+    /// What Apple has announced about `view`'s store up to its instant (``Store/announcements``), as the history
+    /// holds it.
+    func notifications(of view: View) -> [NotificationRecord] {
+        view.rendering.store.announcements.map { announced in
+            NotificationRecord(
+                date: announced.date, type: announced.type, subtype: announced.subtype, transaction: announced.transaction, customer: view.customer,
+                signedPayload: nil, identifier: announced.transaction.transactionID)
         }
-        var records: [NotificationRecord] = []
-        func record(_ date: Date, _ type: NotificationType, _ subtype: NotificationSubtype?, _ t: Transaction) {
-            records.append(
-                NotificationRecord(
-                    date: date, type: type, subtype: subtype, transaction: t, customer: view.customer, signedPayload: nil, identifier: t.transactionID))
-        }
-        for t in view.transactions {
-            if t.upgradedFrom != nil {
-                // Announced by its timeline event (DID_CHANGE_RENEWAL_PREF/UPGRADE) below.
-            } else if t.type != .autoRenewable {
-                record(t.purchaseDate, .oneTimeCharge, nil, t)
-            } else if t.transactionID == t.originalTransactionID {
-                record(t.purchaseDate, .subscribed, .initialBuy, t)
-            } else {
-                let recovered = timeline.contains { $0.0.event == .recover && $0.1 == t.purchaseDate && ($0.0.productID ?? t.productID) == t.productID }
-                record(t.purchaseDate, .didRenew, recovered ? .billingRecovery : nil, t)
-            }
-            if let refunded = t.cancellationDate, refunded <= now { record(refunded, .refund, nil, t) }
-        }
-        let announced: Set<TimelineEvent.Kind> = [.renew, .recover, .refund]
-        for (event, at) in timeline where !announced.contains(event.event) {
-            guard let (type, subtype) = view.rendering.store.scenario.notification(for: event) else { continue }
-            // An upgrade is about the period of the new product it began.
-            let product = subtype == .upgrade ? event.to : event.productID ?? view.transactions.first { $0.type == .autoRenewable }?.productID
-            guard let t = view.transactions.filter({ $0.productID == product && $0.purchaseDate <= at }).max(by: { $0.purchaseDate < $1.purchaseDate })
-            else { continue }
-            record(at, type, subtype, t)
-        }
-        return records
     }
 }
 

@@ -416,13 +416,14 @@ public struct ServerAPIService: Sendable {
 
     // MARK: - Get Transaction History v2
 
-    /// Apple's `productType` values.
-    static let productTypes: [String: ProductType] = [
-        "AUTO_RENEWABLE": .autoRenewable, "NON_RENEWABLE": .nonRenewing, "CONSUMABLE": .consumable, "NON_CONSUMABLE": .nonConsumable,
-    ]
-
     /// The history's query parameters, each checked against Apple's values (sort first: a revision must match it).
     struct HistoryFilter {
+        /// Apple's `sort` values (`TransactionHistoryRequest.Order`).
+        enum Order: String {
+            case ascending = "ASCENDING"
+            case descending = "DESCENDING"
+        }
+
         var revision: HistoryRevision?
         var ascending = true
         var startDate: Int64?
@@ -430,13 +431,13 @@ public struct ServerAPIService: Sendable {
         var productIDs: Set<String>?
         var productTypes: Set<ProductType>?
         var groups: Set<String>?
-        var ownership: String?
+        var ownership: OwnershipType?
         var revoked: Bool?
 
         init(_ query: ServerAPIQuery) throws(ServerAPIError) {
             if let sort = query.value("sort") {
-                guard sort == "ASCENDING" || sort == "DESCENDING" else { throw .invalidSort }
-                ascending = sort == "ASCENDING"
+                guard let order = Order(rawValue: sort) else { throw .invalidSort }
+                ascending = order == .ascending
             }
             if let token = query.value("revision") {
                 guard let revision = HistoryRevision(token: token), revision.ascending == ascending else { throw .invalidRequestRevision }
@@ -460,7 +461,7 @@ public struct ServerAPIService: Sendable {
             if !types.isEmpty {
                 var known = Set<ProductType>()
                 for type in types {
-                    guard let productType = ServerAPIService.productTypes[type] else { throw .invalidProductType }
+                    guard let productType = ProductType(historyFilterName: type) else { throw .invalidProductType }
                     known.insert(productType)
                 }
                 productTypes = known
@@ -470,8 +471,8 @@ public struct ServerAPIService: Sendable {
                 guard groups.allSatisfy({ !$0.isEmpty }) else { throw .invalidSubscriptionGroupIdentifier }
                 self.groups = Set(groups)
             }
-            if let ownership = query.value("inAppOwnershipType") {
-                guard ownership == "PURCHASED" || ownership == "FAMILY_SHARED" else { throw .invalidInAppOwnershipType }
+            if let text = query.value("inAppOwnershipType") {
+                guard let ownership = OwnershipType(documented: text) else { throw .invalidInAppOwnershipType }
                 self.ownership = ownership
             }
             if let text = query.value("revoked") {
@@ -495,8 +496,7 @@ public struct ServerAPIService: Sendable {
             if let products = filter.productIDs, !products.contains(t.productID) { continue }
             if let types = filter.productTypes, !types.contains(t.type) { continue }
             if let groups = filter.groups, t.type != .autoRenewable || !groups.contains(rendering.groupIdentifier(t.productID)) { continue }
-            // forge's stores hold purchases only (no Family Sharing).
-            if let ownership = filter.ownership, ownership != "PURCHASED" { continue }
+            if let ownership = filter.ownership, ownership != t.ownership { continue }
             if let revoked = filter.revoked, revoked != (t.cancellationDate != nil) { continue }
             let modified = max(purchased, t.cancellationDate.map(milliseconds) ?? purchased)
             let key = HistoryRevision.Key(modified: modified, transactionID: t.transactionID)
@@ -552,10 +552,14 @@ public struct ServerAPIService: Sendable {
 
     // MARK: - Send Consumption Information v2
 
-    /// Apple's `deliveryStatus` values (v2).
-    static let deliveryStatuses: Set<String> = [
-        "DELIVERED", "UNDELIVERED_QUALITY_ISSUE", "UNDELIVERED_WRONG_ITEM", "UNDELIVERED_SERVER_OUTAGE", "UNDELIVERED_OTHER",
-    ]
+    /// Apple's `deliveryStatus` values (v2's `DeliveryStatus`).
+    enum DeliveryStatus: String {
+        case delivered = "DELIVERED"
+        case undeliveredQualityIssue = "UNDELIVERED_QUALITY_ISSUE"
+        case undeliveredWrongItem = "UNDELIVERED_WRONG_ITEM"
+        case undeliveredServerOutage = "UNDELIVERED_SERVER_OUTAGE"
+        case undeliveredOther = "UNDELIVERED_OTHER"
+    }
 
     /// v1's coded fields: each an integer in Apple's range (`ConsumptionRequestV1`), else its error.
     static let consumptionV1Fields: [(name: String, range: ClosedRange<Int64>, error: ServerAPIError)] = [
@@ -601,7 +605,7 @@ public struct ServerAPIService: Sendable {
         guard request["customerConsented"] == .bool(true) else { throw .invalidCustomerConsented }
         guard case .bool? = request["sampleContentProvided"] else { throw .invalidSampleContentProvided }
         if version2 {
-            guard let delivery = request["deliveryStatus"]?.stringValue, Self.deliveryStatuses.contains(delivery) else { throw .invalidDeliveryStatus }
+            guard request["deliveryStatus"]?.stringValue.flatMap(DeliveryStatus.init(rawValue:)) != nil else { throw .invalidDeliveryStatus }
         } else {
             for field in Self.consumptionV1Fields {
                 guard let value = request[field.name]?.integerValue, field.range.contains(value) else { throw field.error }
