@@ -1,5 +1,4 @@
 public import ForgeSupport
-public import ReceiptConformance
 public import ReceiptCorpus
 
 /// What every reference validator returns, whatever the artefact: the steps in order, and the verdict, first
@@ -35,13 +34,6 @@ extension CheckedReport {
                     ("errorClass", check.errorClass.map { .string($0.rawValue) } ?? .null),
                 ])
             })
-    }
-
-    /// The harness protocol's answer to request `seq`.
-    public func harnessReply(seq: Int) -> HarnessReply {
-        .result(
-            seq: seq, verdict: verdict == .valid ? .accept : .reject, errorClass: errorClass?.rawValue, message: verdict == .valid ? nil : message,
-            decoded: nil)
     }
 }
 

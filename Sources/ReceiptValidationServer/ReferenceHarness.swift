@@ -2,12 +2,14 @@ public import Foundation
 public import ForgeCrypto
 public import ReceiptConformance
 public import ReceiptCorpus
+public import ReferenceValidation
 import ReceiptModel
 import ForgeSupport
 import StoreModel
 
 /// The reference validator behind the harness protocol: the `swift:reference` target of `forge run`,
-/// and the model for wiring a Swift validator to `ConformanceRunner`.
+/// and the model for wiring a Swift validator to `ConformanceRunner`. It lives here, in the adapter layer, so the
+/// validator never imports the runner that judges validators.
 public struct ReferenceHarness: ReceiptValidator {
     /// Trust anchor id (as vectors name them) → certificate.
     public let anchors: [String: X509Certificate]
@@ -72,5 +74,14 @@ public struct ReferenceHarness: ReceiptValidator {
             trustedRoots: anchors[context.trustAnchor].map { [$0] } ?? [], bundleID: context.bundleId,
             appVersion: context.appVersion, deviceID: context.deviceId.flatMap(DeviceID.init)?.bytes, appAppleID: context.appAppleId,
             environment: context.environment, now: now, revocation: context.ocsp == nil ? nil : online)
+    }
+}
+
+extension CheckedReport {
+    /// The harness protocol's answer to request `seq`.
+    public func harnessReply(seq: Int) -> HarnessReply {
+        .result(
+            seq: seq, verdict: verdict == .valid ? .accept : .reject, errorClass: errorClass?.rawValue, message: verdict == .valid ? nil : message,
+            decoded: nil)
     }
 }
