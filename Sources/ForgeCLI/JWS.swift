@@ -239,6 +239,7 @@ struct ValidateJWS: ParsableCommand {
         let report = JWSVerifier().verify(text, context: context)
         try checks.finish(
             report, notChecked: report.isUnreadable ? [] : checks.notGiven(kind: report.kind), subscriptions: SubscriptionState.of(report), at: context.now,
-            hint: AnchorHint.jws(text, context: context, report: report), json: Inspection(jws: text, report: report)?.json() ?? .null)
+            hint: AnchorHint.jws(text, context: context, report: report, candidates: AnchorHint.bundledCandidates)?.message(receipt: false),
+            json: Inspection(jws: text, report: report)?.json() ?? .null)
     }
 }
