@@ -26,15 +26,11 @@ public struct ValidationContext: Sendable {
     /// JWS only: the app's Apple id, required to match in Production for AppTransaction, notifications and
     /// realtime requests.
     public var appAppleID: Int64?
-    /// JWS only: check revocation online (OCSP for the intermediate and the leaf); nil: offline, as Apple's
-    /// verifiers are with `enableOnlineChecks` false.
-    public var revocation: OnlineRevocation?
 
     public init(
         trustedRoots: [X509Certificate], bundleID: String? = nil, appVersion: String? = nil, deviceID: [UInt8]? = nil, appAppleID: Int64? = nil,
-        environment: Environment? = nil, chainTime: Date? = nil, now: Date = Date(), revocation: OnlineRevocation? = nil
+        environment: Environment? = nil, chainTime: Date? = nil, now: Date = Date()
     ) {
-        self.revocation = revocation
         self.trustedRoots = trustedRoots
         self.bundleID = bundleID
         self.appVersion = appVersion
