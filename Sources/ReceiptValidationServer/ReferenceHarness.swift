@@ -58,7 +58,9 @@ public struct ReferenceHarness: ReceiptValidator {
         guard let online, request.context.ocsp != nil, request.context.artifactKind != .receipt else { return reply(to: request) }
         switch inputs(of: request) {
         case .refused(let reply): return reply
-        case .ready(let bytes, let context): return await JWSVerifier().verify(bytes, context: context, online: online).harnessReply(seq: request.seq)
+        case .ready(let bytes, let context):
+            return await JWSVerifier().verify(bytes, as: JWSVerifier.expectedKind(for: request.context.artifactKind), context: context, online: online).harnessReply(
+                seq: request.seq)
         }
     }
 
@@ -71,7 +73,8 @@ public struct ReferenceHarness: ReceiptValidator {
     public func reply(to request: ValidateRequest) -> HarnessReply {
         switch inputs(of: request) {
         case .refused(let reply): return reply
-        case .ready(let bytes, let context): return request.context.artifactKind.referenceValidator.check(bytes, context: context).harnessReply(seq: request.seq)
+        case .ready(let bytes, let context):
+            return request.context.artifactKind.referenceValidator.check(bytes, as: request.context.artifactKind, context: context).harnessReply(seq: request.seq)
         }
     }
 

@@ -43,7 +43,7 @@ public enum AnchorHint: Sendable, Hashable {
             var trial = context
             trial.trustedRoots = [root]
             if xcodeShaped { trial.environment = .xcode }
-            let checks = JWSVerifier().verify(text, context: trial).checks
+            let checks = JWSVerifier().verify(text, as: report.kind, context: trial).checks
             guard checks.contains(where: { $0.name == .chain && $0.status == .passed }) else { continue }
             if xcodeShaped, context.environment != .xcode { return .xcodeEnvironment(anchor: name, kid: report.header?["kid"]?.stringValue) }
             guard !context.trustedRoots.contains(root) else { continue }

@@ -40,7 +40,8 @@ extension CheckedReport {
 /// A reference validator of one artefact kind. ``ArtifactKind/referenceValidator`` picks the one for an artefact, so
 /// callers never branch on the kind themselves.
 public protocol ArtefactValidator: Sendable {
-    func check(_ input: [UInt8], context: ValidationContext) -> any CheckedReport
+    /// `input` judged as the artefact `kind` names.
+    func check(_ input: [UInt8], as kind: ArtifactKind, context: ValidationContext) -> any CheckedReport
 }
 
 extension ArtifactKind {

@@ -1,6 +1,6 @@
 import Foundation
 public import ForgeCrypto
-import ReceiptCorpus
+public import ReceiptCorpus
 import ReceiptModel
 public import ForgeSupport
 public import JWSModel
@@ -34,26 +34,49 @@ public struct JWSVerifier: ArtefactValidator {
 
     public init(cache: ValidationCache? = .shared) { self.cache = cache }
 
-    /// The bytes as they are: white space inside or around a JWS is the input's, judged by the parser.
-    public func check(_ input: [UInt8], context: ValidationContext) -> any CheckedReport { verify(input, context: context) }
+    /// The bytes as they are, as the artefact kind says (a vector's `context.artifact`): white space inside or around
+    /// a JWS is the input's, judged by the parser.
+    public func check(_ input: [UInt8], as artifact: ArtifactKind, context: ValidationContext) -> any CheckedReport {
+        verify(input, as: Self.expectedKind(for: artifact), context: context)
+    }
 
-    public func verify(_ text: String, context: ValidationContext) -> JWSReport { verify(Array(text.utf8), context: context) }
+    /// The JWS kind an artefact kind names; nil (read from the payload) for a receipt, which is no JWS.
+    public static func expectedKind(for artifact: ArtifactKind) -> JWSKind? {
+        switch artifact {
+        case .receipt: nil
+        case .jwsTransaction: .transaction
+        case .jwsRenewal: .renewal
+        case .jwsAppTransaction: .appTransaction
+        case .jwsNotification: .notification
+        case .jwsRealtime: .realtime
+        }
+    }
+
+    /// The sniffing front door, for callers that do not know the kind (the CLI asked for none): the kind is read from the payload's
+    /// fields (``kind(of:)``). Callers that know what they hold use ``verify(_:as:context:)``.
+    public func verify(_ text: String, context: ValidationContext) -> JWSReport { verify(Array(text.utf8), as: nil, context: context) }
+
+    /// A JWS of `kind`, as Apple's `SignedDataVerifier` entry points (`verifyAndDecodeTransaction`,
+    /// `…RenewalInfo`, `…AppTransaction`, `…Notification`, `…RealtimeRequest`) each verify one: the kind decides the
+    /// chain's instant and the claims checked, and a notification's signed transaction and renewal info are verified as
+    /// those kinds. nil reads the kind from the payload's fields, nested JWS alike (the sniffing front door).
+    public func verify(_ text: String, as kind: JWSKind?, context: ValidationContext) -> JWSReport { verify(Array(text.utf8), as: kind, context: context) }
 
     /// The compact JWS's UTF-8 bytes, parsed where they lie; offline, as Apple's verifiers with online checks off.
-    public func verify(_ bytes: [UInt8], context: ValidationContext) -> JWSReport {
-        switch throughChain(bytes, context: context) {
+    public func verify(_ bytes: [UInt8], as kind: JWSKind?, context: ValidationContext) -> JWSReport {
+        switch throughChain(bytes, as: kind, context: context) {
         case .decided(let report): return report
         case .chainHeld(var steps):
             guard steps.checkSignatureAndClaims(self, context: context) else { return steps.report() }
-            return steps.report(nested: steps.nestedJWS.map { ($0.field, verify(Array($0.text.utf8), context: context)) })
+            return steps.report(nested: steps.nestedJWS(as: kind).map { ($0.field, verify(Array($0.text.utf8), as: $0.kind, context: context)) })
         }
     }
 
     /// The same steps with revocation checked online once the chain holds (OCSP for the intermediate, then the leaf),
     /// as Apple's verifiers with `enableOnlineChecks`; nested JWS alike. It suspends while `online`'s transport waits
     /// for the responders, so no thread waits with it.
-    public func verify(_ bytes: [UInt8], context: ValidationContext, online: OnlineRevocation) async -> JWSReport {
-        switch throughChain(bytes, context: context) {
+    public func verify(_ bytes: [UInt8], as kind: JWSKind?, context: ValidationContext, online: OnlineRevocation) async -> JWSReport {
+        switch throughChain(bytes, as: kind, context: context) {
         case .decided(let report): return report
         case .chainHeld(var steps):
             if let (intermediate, root) = steps.revocationIssuers(context) {
@@ -62,7 +85,7 @@ public struct JWSVerifier: ArtefactValidator {
             }
             guard steps.checkSignatureAndClaims(self, context: context) else { return steps.report() }
             var nested: [(String, JWSReport)] = []
-            for (field, text) in steps.nestedJWS { nested.append((field, await verify(Array(text.utf8), context: context, online: online))) }
+            for (field, text, kind) in steps.nestedJWS(as: kind) { nested.append((field, await verify(Array(text.utf8), as: kind, context: context, online: online))) }
             return steps.report(nested: nested)
         }
     }
@@ -97,10 +120,13 @@ public struct JWSVerifier: ArtefactValidator {
             return true
         }
 
-        /// The signed JWS inside the payload, by field.
-        var nestedJWS: [(field: String, text: String)] {
+        /// The signed JWS inside the payload, by field, with the kind each field holds when the outer kind was given
+        /// (nil: read from the payload, as the outer one was).
+        func nestedJWS(as outer: JWSKind?) -> [(field: String, text: String, kind: JWSKind?)] {
             guard let data = payload["data"]?.objectValue else { return [] }
-            return ["signedTransactionInfo", "signedRenewalInfo"].compactMap { field in data[field]?.stringValue.map { (field, $0) } }
+            return [("signedTransactionInfo", JWSKind.transaction), ("signedRenewalInfo", .renewal)].compactMap { field, kind in
+                data[field]?.stringValue.map { (field, $0, outer == nil ? nil : kind) }
+            }
         }
 
         /// The report, with the nested JWS' verdicts as checks of their own.
@@ -121,7 +147,7 @@ public struct JWSVerifier: ArtefactValidator {
     }
 
     /// Format, header and chain: a report when they decide it, else what the remaining steps read.
-    private func throughChain(_ bytes: [UInt8], context: ValidationContext) -> Stage {
+    private func throughChain(_ bytes: [UInt8], as given: JWSKind?, context: ValidationContext) -> Stage {
         var checks: [Check] = []
         let jws: CompactJWS
         do { jws = try CompactJWS(parsing: bytes) } catch {
@@ -138,7 +164,7 @@ public struct JWSVerifier: ArtefactValidator {
                 JWSReport(checks: [.failed(.format, .jwsFormat, "the payload is not a JSON object")], header: header, payload: nil, certificates: [], nested: [], kind: nil))
         }
         checks.append(.passed(.format, "three base64url parts; header and payload are JSON objects"))
-        let kind = Self.kind(of: payload)
+        let kind = given ?? Self.kind(of: payload)
 
         // Header: alg, then x5c.
         guard header["alg"] == .string("ES256") else {
@@ -269,7 +295,7 @@ public struct JWSVerifier: ArtefactValidator {
         return checks
     }
 
-    /// What the payload is, by the fields only that kind has.
+    /// What the payload is, by the fields only that kind has: the sniffing front door's guess.
     public static func kind(of payload: JSONValue) -> JWSKind? {
         if payload["notificationType"] != nil { return .notification }
         if payload["receiptType"] != nil { return .appTransaction }

@@ -92,7 +92,7 @@ public struct ReferenceValidator: ArtefactValidator {
 
     public init(cache: ValidationCache? = .shared) { self.cache = cache }
 
-    public func check(_ input: [UInt8], context: ValidationContext) -> any CheckedReport { validate(input, context: context) }
+    public func check(_ input: [UInt8], as kind: ArtifactKind, context: ValidationContext) -> any CheckedReport { validate(input, context: context) }
 
     public func validate(_ input: [UInt8], context: ValidationContext) -> ValidationReport {
         var checks: [Check] = []

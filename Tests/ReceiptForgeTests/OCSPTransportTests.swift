@@ -1,6 +1,7 @@
 import Foundation
 import ForgeCrypto
 import ForgeSupport
+import JWSModel
 import ReceiptCorpus
 import ReceiptForge
 import ReceiptServe
@@ -45,7 +46,7 @@ struct OCSPTransportTests {
     static func verify(_ name: String, transport: some OCSPTransport) async throws -> JWSReport {
         let text = try String(contentsOf: Repository.vectors.appendingPathComponent("jws-online/\(name).jws"), encoding: .utf8)
         return await JWSVerifier().verify(
-            Array(text.trimmingCharacters(in: .whitespacesAndNewlines).utf8), context: context, online: OnlineRevocation(transport: transport, now: { Self.now }))
+            Array(text.trimmingCharacters(in: .whitespacesAndNewlines).utf8), as: .transaction, context: context, online: OnlineRevocation(transport: transport, now: { Self.now }))
     }
 
     @Test("The verifier sends the intermediate's request, then the leaf's, to the URLs their AIA names, and applies the answers")
