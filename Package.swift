@@ -98,20 +98,21 @@ let package = Package(
                 .product(name: "NIOFoundationCompat", package: "swift-nio"), "ForgeTLS",
             ],
             swiftSettings: swiftSettings),
-        // The reference validators (receipts and StoreKit 2 JWS), the inspector, the validation cache and the reference harness.
+        // The reference validators (receipts and StoreKit 2 JWS), the inspector and the validation cache. Never the runner:
+        // the harness that serves them to it (ReferenceHarness) is ReceiptValidationServer's.
         .target(
-            name: "ReferenceValidation", dependencies: ["ReceiptModel", "JWSModel", "StoreModel", "ForgeSupport", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance"],
+            name: "ReferenceValidation", dependencies: ["ReceiptModel", "JWSModel", "StoreModel", "ForgeSupport", "ForgeCrypto", "ReceiptCorpus"],
             swiftSettings: swiftSettings),
         // What `forge serve` answers, socket-free: ServeConfiguration (the command line as a value) and the parts it builds,
         // verifyReceipt, the App Store Server API, notifications, faults, the request log.
         .target(
             name: "ReceiptServe", dependencies: ["ReferenceValidation", "ReceiptForge", "ReceiptModel", "StoreModel", "ForgeSupport", "ReceiptCorpus", "ForgeCrypto", "JWSModel"],
             swiftSettings: swiftSettings),
-        // The reference validator served: over stdio (`forge validate --harness`) and the HTTP routes (harness
-        // protocol and verifyReceipt) independent of any socket library.
+        // The reference validator served: in process to the runner (ReferenceHarness, `swift:reference`), over stdio
+        // (`forge validate --harness`) and the HTTP routes (harness protocol and verifyReceipt) independent of any socket library.
         .target(
             name: "ReceiptValidationServer",
-            dependencies: ["ReferenceValidation", "ReceiptServe", "ReceiptConformance", "ReceiptCorpus", "ReceiptModel", "StoreModel", "ForgeSupport"],
+            dependencies: ["ReferenceValidation", "ReceiptServe", "ReceiptConformance", "ReceiptCorpus", "ReceiptModel", "StoreModel", "ForgeSupport", "ForgeCrypto"],
             swiftSettings: swiftSettings),
         // The HTTP servers on Hummingbird: `forge serve` and `forge validate --listen`, each put together in one place
         // (`ForgeServers`), one controller per route group; the `--state` file's SQLite store is built there too.
@@ -168,7 +169,7 @@ let package = Package(
             name: "ReceiptConformanceTests",
             dependencies: [
                 "ReceiptConformance", "ReceiptCorpus", "ReferenceValidation", "ReceiptForge", "ReceiptModel", "StoreModel", "ForgeSupport", "ForgeCrypto",
-                "ForgeTestSupport",
+                "ReceiptValidationServer", "ForgeTestSupport",
             ],
             swiftSettings: swiftSettings),
         // Fixtures/ (the vector revision ledger) is read from the source tree by path, not bundled.
@@ -176,7 +177,7 @@ let package = Package(
             name: "ReceiptForgeTests",
             dependencies: [
                 "ReceiptForge", "ReferenceValidation", "ReceiptModel", "JWSModel", "StoreModel", "ForgeSupport", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance",
-                "ReceiptServe", "ForgeTestSupport",
+                "ReceiptServe", "ReceiptValidationServer", "ForgeTestSupport",
             ],
             exclude: ["Fixtures"], swiftSettings: swiftSettings),
         // The servers in process, through the same `build…Application` as forge-http (`app.test(.router)`, ApplicationTesting.swift,

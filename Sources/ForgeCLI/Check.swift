@@ -100,16 +100,8 @@ enum VerdictSummary {
     }
 }
 
-/// A subscription's state at the time the checks evaluate (`--at`, else the wall clock): from a receipt, the
-/// latest expiry of each original transaction's auto-renewable purchases; from a JWS, the transaction's own.
-struct SubscriptionState {
-    let productID: String
-    let expires: Date
-    let revoked: Date?
-
-    /// Its status: without renewal info only active, expired or revoked.
-    func status(at now: Date) -> SubscriptionStatus { SubscriptionStatus(expiresDate: expires, revoked: revoked != nil, renewal: nil, at: now) }
-
+extension SubscriptionState {
+    /// The line `validate` and `jws validate` print for it, at the evaluation time (`--at`, else the wall clock).
     func line(at now: Date) -> String {
         let evaluated = "evaluated at \(ReceiptDate.format(now))"
         let status = status(at: now)
@@ -120,82 +112,31 @@ struct SubscriptionState {
         case .revoked: "subscription \(productID): revoked \(revoked.map { ReceiptDate.format($0) } ?? "") (expires \(ReceiptDate.format(expires)); \(evaluated))"
         }
     }
-
-    func json(at now: Date) -> JSONValue {
-        .object([
-            ("productId", .string(productID)), ("state", .string(status(at: now).name)), ("expiresDate", .string(ReceiptDate.format(expires))),
-            ("revocationDate", revoked.map { .string(ReceiptDate.format($0)) } ?? .null), ("evaluatedAt", .string(ReceiptDate.format(now))),
-        ])
-    }
-
-    /// The receipt's subscriptions: per original transaction (else product), its purchase that expires last.
-    static func of(_ receipt: AppReceipt?) -> [SubscriptionState] {
-        var latest: [String: SubscriptionState] = [:]
-        var order: [String] = []
-        for purchase in receipt?.inAppPurchases ?? [] {
-            guard let expires = purchase.expiresDate else { continue }
-            let key = purchase.originalTransactionID ?? purchase.productID ?? ""
-            if let known = latest[key], known.expires >= expires { continue }
-            if latest[key] == nil { order.append(key) }
-            latest[key] = SubscriptionState(productID: purchase.productID ?? "?", expires: expires, revoked: purchase.cancellationDate)
-        }
-        return order.compactMap { latest[$0] }
-    }
-
-    /// A JWS transaction's subscription (its own, or a notification's signed transaction), when it expires.
-    static func of(_ report: JWSReport) -> [SubscriptionState] {
-        let transaction = report.nested.first { $0.field == "signedTransactionInfo" }?.report.payload ?? report.payload
-        guard let transaction, let milliseconds = transaction["expiresDate"]?.numericValue, let expires = ReceiptDate.instant(milliseconds: milliseconds) else {
-            return []
-        }
-        let revoked = transaction["revocationDate"]?.numericValue.flatMap { ReceiptDate.instant(milliseconds: $0) }
-        return [SubscriptionState(productID: transaction["productId"]?.stringValue ?? "?", expires: expires, revoked: revoked)]
-    }
 }
 
-/// The flag that makes a rejected artefact pass its chain: a bundled anchor that trusts it (``BundledAnchor``), so
-/// the hint names the exact `--root` (and, for Xcode-signed JWS, `--environment Xcode`), never a guess.
-enum AnchorHint {
-    /// A receipt whose chain is untrusted under the roots given, but trusted under a bundled anchor.
-    static func receipt(_ bytes: [UInt8], context: ValidationContext, report: ValidationReport) -> String? {
-        guard report.firstFailure?.name == .chain, report.errorClass == .chainUntrusted else { return nil }
-        for anchor in BundledAnchor.allCases {
-            guard let root = try? anchor.certificate(), !context.trustedRoots.contains(root) else { continue }
-            var trial = context
-            trial.trustedRoots = [root]
-            let chain = ReferenceValidator().validate(bytes, context: trial).checks.first { $0.name == .chain }
-            guard chain?.status == .passed else { continue }
+/// The hint as `validate` and `jws validate` print it on stderr: the exact flags that make the artefact pass.
+extension AnchorHint {
+    /// The bundled anchors (``BundledAnchor``) the validator tries, in order.
+    static func bundledCandidates() -> [Candidate] { BundledAnchor.allCases.compactMap { anchor in (try? anchor.certificate()).map { (anchor.rawValue, $0) } } }
+
+    func message(receipt: Bool) -> String {
+        switch self {
+        case .trustedUnder(let anchor, let xcodeShaped):
             let what =
-                anchor == .storekit ? "it is signed by the bundled Xcode-like StoreKit certificate (an xcode-* receipt)" : "it chains to the bundled anchor \(anchor.rawValue)"
-            return "\(what): pass --root \(anchor.rawValue)"
-        }
-        if report.certificates.count == 1, report.certificates.first?.isSelfIssued == true {
+                if receipt, anchor == BundledAnchor.storekit.rawValue {
+                    "it is signed by the bundled Xcode-like StoreKit certificate (an xcode-* receipt)"
+                } else if xcodeShaped {
+                    "it is signed by the bundled Xcode-like certificate"
+                } else {
+                    "it chains to the bundled anchor \(anchor)"
+                }
+            return "\(what): pass --root \(anchor)"
+        case .xcodeEnvironment(let anchor, let kid):
+            return "it is signed like Xcode (x5c of one certificate, kid \(kid ?? "absent")): pass --environment Xcode --root \(anchor)"
+        case .selfSignedSigner:
             return
                 "the signer is self-signed (Xcode's StoreKit shape): pass --root FILE with that certificate (Xcode: export it from the .storekit configuration), or --root storekit for forge's"
         }
-        return nil
-    }
-
-    /// A JWS rejected for its chain or its x5c (an Xcode JWS read as Apple's), trusted under a bundled anchor.
-    static func jws(_ text: String, context: ValidationContext, report: JWSReport) -> String? {
-        // Only an untrusted chain, or an x5c of one certificate (Xcode's shape): an x5c of any other count is
-        // refused for its count, and retrying it would only parse a hostile header again.
-        let xcodeShaped = report.header?["x5c"]?.arrayValue?.count == 1
-        guard let failure = report.firstFailure, failure.errorClass == .chainUntrusted || (failure.errorClass == .jwsX5C && xcodeShaped) else { return nil }
-        for anchor in BundledAnchor.allCases {
-            guard let root = try? anchor.certificate() else { continue }
-            var trial = context
-            trial.trustedRoots = [root]
-            if xcodeShaped { trial.environment = .xcode }
-            let checks = JWSVerifier().verify(text, context: trial).checks
-            guard checks.contains(where: { $0.name == .chain && $0.status == .passed }) else { continue }
-            if xcodeShaped, context.environment != .xcode {
-                return "it is signed like Xcode (x5c of one certificate, kid \(report.header?["kid"]?.stringValue ?? "absent")): pass --environment Xcode --root \(anchor.rawValue)"
-            }
-            guard !context.trustedRoots.contains(root) else { continue }
-            return "\(xcodeShaped ? "it is signed by the bundled Xcode-like certificate" : "it chains to the bundled anchor \(anchor.rawValue)"): pass --root \(anchor.rawValue)"
-        }
-        return nil
     }
 }
 
@@ -286,7 +227,8 @@ struct Validate: AsyncParsableCommand {
         let context = try receiptChecks.context(checks)
         let report = ReferenceValidator().validate(bytes, context: context)
         try checks.finish(
-            report, subscriptions: SubscriptionState.of(report.receipt), at: context.now, hint: AnchorHint.receipt(bytes, context: context, report: report),
+            report, subscriptions: SubscriptionState.of(report.receipt), at: context.now,
+            hint: AnchorHint.receipt(bytes, context: context, report: report, candidates: AnchorHint.bundledCandidates)?.message(receipt: true),
             json: Inspection(receipt: report, source: source, inputSize: bytes.count, includeChecks: true).json())
     }
 }

@@ -203,7 +203,7 @@ struct ValidateJWS: ParsableCommand {
         commandName: "validate",
         abstract: "Verify a JWS as Apple's SignedDataVerifier does (offline), with an error class on failure.",
         discussion: """
-            Checks: compact form; alg ES256; x5c of exactly 3 (Xcode: 1, pinned); the chain x5c[0] → x5c[1] → --root (x5c[2] is never trusted) with the markers 1.2.840.113635.100.6.11.1 and 1.2.840.113635.100.6.2.1, at signedDate (receiptCreationDate for AppTransaction) unless --at; the ES256 signature; bundleId; environment; appAppleId in Production (AppTransaction, notification, realtime); a notification's signed transaction and renewal info, the same way. A JWS is at most 16 MiB; x5c is counted before any entry is decoded; a signedDate (receiptCreationDate) outside the years 0000 to 9999 is payload.invalid-field. Exit 0 valid, 1 invalid, 65 not a JWS, 66 missing file (or a --root that is neither a file nor a bundled anchor), 64 usage. Output as `forge validate`'s: the verdict first, then FAIL, checked:, skipped: (bundleId, environment without --bundle-id, --environment) and the transaction's subscription state; an Xcode-signed JWS read without --environment Xcode gets a hint on stderr naming the flags (--environment Xcode --root jws-xcode).
+            Checks: compact form; alg ES256; x5c of exactly 3 (Xcode: 1, pinned); the chain x5c[0] → x5c[1] → --root (x5c[2] is never trusted) with the markers 1.2.840.113635.100.6.11.1 and 1.2.840.113635.100.6.2.1, at signedDate (receiptCreationDate for AppTransaction) unless --at; the ES256 signature; bundleId; environment; appAppleId in Production (AppTransaction, notification, realtime); a notification's signed transaction and renewal info, the same way. A JWS is at most 16 MiB; x5c is counted before any entry is decoded; a signedDate (receiptCreationDate) outside the years 0000 to 9999 is payload.invalid-field. Exit 0 valid, 1 invalid, 65 not a JWS, 66 missing file (or a --root that is neither a file nor a bundled anchor), 64 usage. Output as `forge validate`'s: the verdict first, then FAIL, checked:, skipped: (bundleId, environment without --bundle-id, --environment) and the transaction's subscription state; an Xcode-signed JWS read without --environment Xcode gets a hint on stderr naming the flags (--environment Xcode --root jws-xcode). --kind verifies as that kind, as SignedDataVerifier's entry point for it; without it the kind is read from the payload's fields.
             """)
 
     @Argument(help: ArgumentHelp("JWS file, or - for standard input.", valueName: "file"))
@@ -215,8 +215,14 @@ struct ValidateJWS: ParsableCommand {
     @OptionGroup(title: "Checks") var checks: CheckOptions
     @Option(help: "Expected appAppleId (checked in Production).")
     var appAppleId: Int64?
+    @Option(
+        help: ArgumentHelp(
+            "Verify as this kind (transaction, renewal, app-transaction, notification or realtime), as Apple's SignedDataVerifier entry point for it does: the kind decides the chain's instant and the claims checked. Default: the kind the payload's fields say.",
+            valueName: "kind"))
+    var kind: JWSKind?
 
     func validate() throws {
+        if harness, kind != nil { throw ValidationError("--kind is for a file; with --harness each vector names its kind") }
         if harness, file != nil { throw ValidationError("a harness reads requests, not a file; give no file with --harness") }
         if !harness, file == nil { throw ValidationError("give a JWS file (or - for stdin), or --harness") }
     }
@@ -235,9 +241,10 @@ struct ValidateJWS: ParsableCommand {
         var context = try checks.context(roots: roots)
         context.appAppleID = appAppleId
         let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
-        let report = JWSVerifier().verify(text, context: context)
+        let report = JWSVerifier().verify(text, as: kind, context: context)
         try checks.finish(
             report, notChecked: report.isUnreadable ? [] : checks.notGiven(kind: report.kind), subscriptions: SubscriptionState.of(report), at: context.now,
-            hint: AnchorHint.jws(text, context: context, report: report), json: Inspection(jws: text, report: report)?.json() ?? .null)
+            hint: AnchorHint.jws(text, context: context, report: report, candidates: AnchorHint.bundledCandidates)?.message(receipt: false),
+            json: Inspection(jws: text, report: report)?.json() ?? .null)
     }
 }

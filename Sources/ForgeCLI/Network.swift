@@ -1,6 +1,5 @@
 import Foundation
 public import ReceiptConformance
-import ReferenceValidation
 public import ReceiptServe
 public import ReceiptValidationServer
 import Synchronization

@@ -38,7 +38,7 @@ public struct TargetPlan: Sendable {
 /// Turns the targets it knows into validators for the length of a run, then releases them (ends processes,
 /// closes connections) however the run ended. Each transport lives in the module that owns its dependencies
 /// and contributes its provider: ``ProcessTargets`` here, `HTTPTargets` in ReceiptConformanceHTTP,
-/// `ReferenceHarness.provider` in ReferenceValidation.
+/// `ReferenceHarness.provider` in ReceiptValidationServer.
 public protocol TargetProvider: Sendable {
     func serves(_ target: Target) -> Bool
     func withValidator<T>(_ target: Target, plan: TargetPlan, _ body: (any ReceiptValidator) async throws -> T) async throws -> T

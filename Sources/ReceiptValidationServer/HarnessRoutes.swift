@@ -2,7 +2,7 @@ import Foundation
 import ReceiptConformance
 import ReceiptCorpus
 import ReceiptModel
-public import ReferenceValidation
+import ReferenceValidation
 import ReceiptServe
 import ForgeSupport
 import StoreModel

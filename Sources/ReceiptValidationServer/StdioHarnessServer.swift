@@ -1,7 +1,6 @@
 public import Foundation
 import ReceiptConformance
 import ReceiptModel
-public import ReferenceValidation
 import ForgeSupport
 import StoreModel
 

@@ -1,5 +1,4 @@
 public import ForgeSupport
-public import ReceiptConformance
 public import ReceiptCorpus
 
 /// What every reference validator returns, whatever the artefact: the steps in order, and the verdict, first
@@ -36,19 +35,13 @@ extension CheckedReport {
                 ])
             })
     }
-
-    /// The harness protocol's answer to request `seq`.
-    public func harnessReply(seq: Int) -> HarnessReply {
-        .result(
-            seq: seq, verdict: verdict == .valid ? .accept : .reject, errorClass: errorClass?.rawValue, message: verdict == .valid ? nil : message,
-            decoded: nil)
-    }
 }
 
 /// A reference validator of one artefact kind. ``ArtifactKind/referenceValidator`` picks the one for an artefact, so
 /// callers never branch on the kind themselves.
 public protocol ArtefactValidator: Sendable {
-    func check(_ input: [UInt8], context: ValidationContext) -> any CheckedReport
+    /// `input` judged as the artefact `kind` names.
+    func check(_ input: [UInt8], as kind: ArtifactKind, context: ValidationContext) -> any CheckedReport
 }
 
 extension ArtifactKind {

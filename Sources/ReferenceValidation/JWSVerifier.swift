@@ -1,6 +1,6 @@
 import Foundation
 public import ForgeCrypto
-import ReceiptCorpus
+public import ReceiptCorpus
 import ReceiptModel
 public import ForgeSupport
 public import JWSModel
@@ -34,45 +34,154 @@ public struct JWSVerifier: ArtefactValidator {
 
     public init(cache: ValidationCache? = .shared) { self.cache = cache }
 
-    /// The bytes as they are: white space inside or around a JWS is the input's, judged by the parser.
-    public func check(_ input: [UInt8], context: ValidationContext) -> any CheckedReport { verify(input, context: context) }
+    /// The bytes as they are, as the artefact kind says (a vector's `context.artifact`): white space inside or around
+    /// a JWS is the input's, judged by the parser.
+    public func check(_ input: [UInt8], as artifact: ArtifactKind, context: ValidationContext) -> any CheckedReport {
+        verify(input, as: Self.expectedKind(for: artifact), context: context)
+    }
 
-    public func verify(_ text: String, context: ValidationContext) -> JWSReport { verify(Array(text.utf8), context: context) }
+    /// The JWS kind an artefact kind names; nil (read from the payload) for a receipt, which is no JWS.
+    public static func expectedKind(for artifact: ArtifactKind) -> JWSKind? {
+        switch artifact {
+        case .receipt: nil
+        case .jwsTransaction: .transaction
+        case .jwsRenewal: .renewal
+        case .jwsAppTransaction: .appTransaction
+        case .jwsNotification: .notification
+        case .jwsRealtime: .realtime
+        }
+    }
 
-    /// The compact JWS's UTF-8 bytes, parsed where they lie.
-    public func verify(_ bytes: [UInt8], context: ValidationContext) -> JWSReport {
+    /// The sniffing front door, for callers that do not know the kind (the CLI asked for none): the kind is read from the payload's
+    /// fields (``kind(of:)``). Callers that know what they hold use ``verify(_:as:context:)``.
+    public func verify(_ text: String, context: ValidationContext) -> JWSReport { verify(Array(text.utf8), as: nil, context: context) }
+
+    /// A JWS of `kind`, as Apple's `SignedDataVerifier` entry points (`verifyAndDecodeTransaction`,
+    /// `…RenewalInfo`, `…AppTransaction`, `…Notification`, `…RealtimeRequest`) each verify one: the kind decides the
+    /// chain's instant and the claims checked, and a notification's signed transaction and renewal info are verified as
+    /// those kinds. nil reads the kind from the payload's fields, nested JWS alike (the sniffing front door).
+    public func verify(_ text: String, as kind: JWSKind?, context: ValidationContext) -> JWSReport { verify(Array(text.utf8), as: kind, context: context) }
+
+    /// The compact JWS's UTF-8 bytes, parsed where they lie; offline, as Apple's verifiers with online checks off.
+    public func verify(_ bytes: [UInt8], as kind: JWSKind?, context: ValidationContext) -> JWSReport {
+        switch throughChain(bytes, as: kind, context: context) {
+        case .decided(let report): return report
+        case .chainHeld(var steps):
+            guard steps.checkSignatureAndClaims(self, context: context) else { return steps.report() }
+            return steps.report(nested: steps.nestedJWS(as: kind).map { ($0.field, verify(Array($0.text.utf8), as: $0.kind, context: context)) })
+        }
+    }
+
+    /// The same steps with revocation checked online once the chain holds (OCSP for the intermediate, then the leaf),
+    /// as Apple's verifiers with `enableOnlineChecks`; nested JWS alike. It suspends while `online`'s transport waits
+    /// for the responders, so no thread waits with it.
+    public func verify(_ bytes: [UInt8], as kind: JWSKind?, context: ValidationContext, online: OnlineRevocation) async -> JWSReport {
+        switch throughChain(bytes, as: kind, context: context) {
+        case .decided(let report): return report
+        case .chainHeld(var steps):
+            if let (intermediate, root) = steps.revocationIssuers(context) {
+                steps.checks.append(await online.check(leaf: steps.leaf, intermediate: intermediate, root: root))
+                if steps.checks.last?.status == .failed { return steps.report() }
+            }
+            guard steps.checkSignatureAndClaims(self, context: context) else { return steps.report() }
+            var nested: [(String, JWSReport)] = []
+            for (field, text, kind) in steps.nestedJWS(as: kind) { nested.append((field, await verify(Array(text.utf8), as: kind, context: context, online: online))) }
+            return steps.report(nested: nested)
+        }
+    }
+
+    /// Where the steps stand once the chain holds: what the rest of them read.
+    private struct ChainHeld {
+        var checks: [Check]
+        let jws: CompactJWS
+        let header: JSONValue
+        let payload: JSONValue
+        let certificates: [X509Certificate]
+        let kind: JWSKind?
+        let leaf: X509Certificate
+        let xcode: Bool
+
+        /// The intermediate and the root that issued it, when the chain has them (never Xcode's).
+        func revocationIssuers(_ context: ValidationContext) -> (X509Certificate, X509Certificate)? {
+            guard !xcode, certificates.count > 1, let root = context.trustedRoots.first(where: { certificates[1].isIssued(by: $0) }) else { return nil }
+            return (certificates[1], root)
+        }
+
+        /// The signature under the leaf's key, then the claims; false when the signature fails (the steps stop).
+        mutating func checkSignatureAndClaims(_ verifier: JWSVerifier, context: ValidationContext) -> Bool {
+            if let key = leaf.publicKey.ec, key.curve == .p256, key.isValidSignature(jws.signature, for: jws.signingInput, algorithm: .sha256) {
+                checks.append(.passed(.signature, "ES256 over the signing input verifies under the leaf's P-256 key"))
+            } else {
+                let why = leaf.publicKey.ec?.curve == .p256 ? "\(jws.signature.count)-byte signature does not verify" : "the leaf's key is not P-256"
+                checks.append(.failed(.signature, .jwsSignature, why))
+                return false
+            }
+            checks += verifier.claimChecks(payload, kind: kind, context: context)
+            return true
+        }
+
+        /// The signed JWS inside the payload, by field, with the kind each field holds when the outer kind was given
+        /// (nil: read from the payload, as the outer one was).
+        func nestedJWS(as outer: JWSKind?) -> [(field: String, text: String, kind: JWSKind?)] {
+            guard let data = payload["data"]?.objectValue else { return [] }
+            return [("signedTransactionInfo", JWSKind.transaction), ("signedRenewalInfo", .renewal)].compactMap { field, kind in
+                data[field]?.stringValue.map { (field, $0, outer == nil ? nil : kind) }
+            }
+        }
+
+        /// The report, with the nested JWS' verdicts as checks of their own.
+        func report(nested: [(String, JWSReport)] = []) -> JWSReport {
+            var checks = checks
+            for (field, report) in nested {
+                checks.append(
+                    report.verdict == .valid
+                        ? .passed(.nested, "\(field) verifies") : .failed(.nested, .jwsNested, "\(field): \(report.message) [\(report.errorClass?.rawValue ?? "")]"))
+            }
+            return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: nested, kind: kind)
+        }
+    }
+
+    private enum Stage {
+        case decided(JWSReport)
+        case chainHeld(ChainHeld)
+    }
+
+    /// Format, header and chain: a report when they decide it, else what the remaining steps read.
+    private func throughChain(_ bytes: [UInt8], as given: JWSKind?, context: ValidationContext) -> Stage {
         var checks: [Check] = []
         let jws: CompactJWS
         do { jws = try CompactJWS(parsing: bytes) } catch {
-            return JWSReport(checks: [.failed(.format, .jwsFormat, error.description)], header: nil, payload: nil, certificates: [], nested: [], kind: nil)
+            return .decided(JWSReport(checks: [.failed(.format, .jwsFormat, error.description)], header: nil, payload: nil, certificates: [], nested: [], kind: nil))
         }
         let header = try? JSONValue(parsing: jws.header)
         let payload = try? JSONValue(parsing: jws.payload)
         guard let header, header.objectValue != nil else {
-            return JWSReport(checks: [.failed(.format, .jwsFormat, "the header is not a JSON object")], header: nil, payload: payload, certificates: [], nested: [], kind: nil)
+            return .decided(
+                JWSReport(checks: [.failed(.format, .jwsFormat, "the header is not a JSON object")], header: nil, payload: payload, certificates: [], nested: [], kind: nil))
         }
         guard let payload, payload.objectValue != nil else {
-            return JWSReport(checks: [.failed(.format, .jwsFormat, "the payload is not a JSON object")], header: header, payload: nil, certificates: [], nested: [], kind: nil)
+            return .decided(
+                JWSReport(checks: [.failed(.format, .jwsFormat, "the payload is not a JSON object")], header: header, payload: nil, certificates: [], nested: [], kind: nil))
         }
         checks.append(.passed(.format, "three base64url parts; header and payload are JSON objects"))
-        let kind = Self.kind(of: payload)
+        let kind = given ?? Self.kind(of: payload)
 
         // Header: alg, then x5c.
         guard header["alg"] == .string("ES256") else {
             checks.append(.failed(.header, .jwsAlgorithm, "alg is \(header["alg"]?.serialized(pretty: false) ?? "absent"); Apple signs ES256 only"))
-            return JWSReport(checks: checks, header: header, payload: payload, certificates: [], nested: [], kind: kind)
+            return .decided(JWSReport(checks: checks, header: header, payload: payload, certificates: [], nested: [], kind: kind))
         }
         let xcode = context.environment == .xcode
         guard let entries = header["x5c"]?.arrayValue else {
             checks.append(.failed(.header, .jwsX5C, "no x5c array in the header"))
-            return JWSReport(checks: checks, header: header, payload: payload, certificates: [], nested: [], kind: kind)
+            return .decided(JWSReport(checks: checks, header: header, payload: payload, certificates: [], nested: [], kind: kind))
         }
         // The count before any certificate is decoded: a header of 10,000 entries costs one comparison.
         let expectedCount = xcode ? 1 : 3
         guard entries.count == expectedCount else {
             checks.append(
                 .failed(.header, .jwsX5C, "x5c has \(entries.count) certificates; \(xcode ? "Xcode signs with one" : "Apple's chain has exactly 3 (leaf, intermediate, root)")"))
-            return JWSReport(checks: checks, header: header, payload: payload, certificates: [], nested: [], kind: kind)
+            return .decided(JWSReport(checks: checks, header: header, payload: payload, certificates: [], nested: [], kind: kind))
         }
         var certificates: [X509Certificate] = []
         for (index, entry) in entries.enumerated() {
@@ -81,7 +190,7 @@ public struct JWSVerifier: ArtefactValidator {
                 // x5c[2] is never trusted (the root comes from configuration), but one that is not a certificate
                 // is refused, as Java's verifier does: the stricter of the two answers Apple's libraries give.
                 checks.append(.failed(.header, .jwsX5C, "x5c[\(index)] is not a base64 DER certificate"))
-                return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind)
+                return .decided(JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind))
             }
             certificates.append(certificate)
         }
@@ -101,44 +210,19 @@ public struct JWSVerifier: ArtefactValidator {
                     .failed(
                         .chain, .payloadInvalidField,
                         "\(dateField) \(shown) is no instant a chain can be checked at: dates are within \(ReceiptDate.inputRangeText)"))
-                return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind)
+                return .decided(JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind))
             }
             instant = date
         } else {
             checks.append(.failed(.chain, .payloadMissingField, "no numeric \(dateField) to evaluate the chain at; pin a time"))
-            return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind)
+            return .decided(JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind))
         }
-        guard let leaf = certificates.first else { return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind) }
+        guard let leaf = certificates.first else {
+            return .decided(JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind))
+        }
         checks.append(chainCheck(leaf: leaf, intermediate: xcode ? nil : certificates.dropFirst().first, roots: context.trustedRoots, at: instant, xcode: xcode))
-        if checks.last?.status == .failed { return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind) }
-        // Online, after the chain holds: the intermediate's status from its root, then the leaf's.
-        if let revocation = context.revocation, !xcode, certificates.count > 1, let root = context.trustedRoots.first(where: { certificates[1].isIssued(by: $0) }) {
-            checks.append(revocation.check(leaf: leaf, intermediate: certificates[1], root: root))
-            if checks.last?.status == .failed { return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind) }
-        }
-
-        // The signature under the leaf's key.
-        if let key = leaf.publicKey.ec, key.curve == .p256, key.isValidSignature(jws.signature, for: jws.signingInput, algorithm: .sha256) {
-            checks.append(.passed(.signature, "ES256 over the signing input verifies under the leaf's P-256 key"))
-        } else {
-            let why = leaf.publicKey.ec?.curve == .p256 ? "\(jws.signature.count)-byte signature does not verify" : "the leaf's key is not P-256"
-            checks.append(.failed(.signature, .jwsSignature, why))
-            return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind)
-        }
-
-        checks += claimChecks(payload, kind: kind, context: context)
-        var nested: [(String, JWSReport)] = []
-        if let data = payload["data"]?.objectValue {
-            for field in ["signedTransactionInfo", "signedRenewalInfo"] {
-                guard let inner = data[field]?.stringValue else { continue }
-                let report = verify(inner, context: context)
-                nested.append((field, report))
-                checks.append(
-                    report.verdict == .valid
-                        ? .passed(.nested, "\(field) verifies") : .failed(.nested, .jwsNested, "\(field): \(report.message) [\(report.errorClass?.rawValue ?? "")]"))
-            }
-        }
-        return JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: nested, kind: kind)
+        if checks.last?.status == .failed { return .decided(JWSReport(checks: checks, header: header, payload: payload, certificates: certificates, nested: [], kind: kind)) }
+        return .chainHeld(ChainHeld(checks: checks, jws: jws, header: header, payload: payload, certificates: certificates, kind: kind, leaf: leaf, xcode: xcode))
     }
 
     private func chainCheck(leaf: X509Certificate, intermediate: X509Certificate?, roots: [X509Certificate], at time: Date, xcode: Bool) -> Check {
@@ -178,7 +262,7 @@ public struct JWSVerifier: ArtefactValidator {
         }
     }
 
-    private func claimChecks(_ payload: JSONValue, kind: JWSKind?, context: ValidationContext) -> [Check] {
+    fileprivate func claimChecks(_ payload: JSONValue, kind: JWSKind?, context: ValidationContext) -> [Check] {
         var checks: [Check] = []
         let data = payload["data"] ?? payload["summary"] ?? payload["externalPurchaseToken"]
         let claims = kind == .notification ? (data ?? .object([])) : payload
@@ -211,7 +295,7 @@ public struct JWSVerifier: ArtefactValidator {
         return checks
     }
 
-    /// What the payload is, by the fields only that kind has.
+    /// What the payload is, by the fields only that kind has: the sniffing front door's guess.
     public static func kind(of payload: JSONValue) -> JWSKind? {
         if payload["notificationType"] != nil { return .notification }
         if payload["receiptType"] != nil { return .appTransaction }

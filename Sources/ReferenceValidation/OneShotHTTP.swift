@@ -8,17 +8,16 @@ import Foundation
 
 /// One HTTP/1.0 POST over a socket with one deadline for all of it, the answer read to its end and bounded: enough
 /// for OCSP (RFC 6960 Appendix A) without an HTTP stack in the build of the code that asks (the reference validator).
+/// It blocks in `poll`: ``SocketOCSPTransport`` runs it on a thread of its own.
 enum OneShotHTTP {
-    struct Failure: Error, CustomStringConvertible {
-        let description: String
-    }
+    typealias Failure = OCSPTransportFailure
 
     /// POSTs `body` to an `http://` URL; the status and body of the answer, or why there is none within `timeout`.
     static func post(
         _ url: String, contentType: String, body: [UInt8], timeout: Duration, maximumBytes: Int
-    ) -> Result<(status: Int, body: [UInt8]), Failure> {
+    ) -> Result<OCSPHTTPAnswer, Failure> {
         let checked: HTTPURL
-        do throws(HTTPURL.Problem) { checked = try HTTPURL(url, schemes: [.http]) } catch { return .failure(Failure(description: error.description)) }
+        do throws(HTTPURL.Problem) { checked = try HTTPURL(url, schemes: [.http]) } catch { return .failure(Failure(.url, error.description)) }
         let (host, port, parsed) = (checked.host, checked.port, checked.url)
         let path = parsed.path.isEmpty ? "/" : parsed.path + (parsed.query.map { "?" + $0 } ?? "")
         let clock = ContinuousClock()
@@ -31,20 +30,20 @@ enum OneShotHTTP {
         hints.ai_family = AF_UNSPEC
         hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
         var found: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(host, String(port), &hints, &found) == 0, let address = found else { return .failure(Failure(description: "cannot resolve \(host)")) }
+        guard getaddrinfo(host, String(port), &hints, &found) == 0, let address = found else { return .failure(Failure(.network, "cannot resolve \(host)")) }
         defer { freeaddrinfo(found) }
         let descriptor = socket(address.pointee.ai_family, address.pointee.ai_socktype, address.pointee.ai_protocol)
-        guard descriptor >= 0 else { return .failure(Failure(description: "socket: \(String(cString: strerror(errno)))")) }
+        guard descriptor >= 0 else { return .failure(Failure(.network, "socket: \(String(cString: strerror(errno)))")) }
         defer { close(descriptor) }
         let flags = fcntl(descriptor, F_GETFL, 0)
-        guard flags >= 0, fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) == 0 else { return .failure(Failure(description: "fcntl: \(String(cString: strerror(errno)))")) }
+        guard flags >= 0, fcntl(descriptor, F_SETFL, flags | O_NONBLOCK) == 0 else { return .failure(Failure(.network, "fcntl: \(String(cString: strerror(errno)))")) }
         if connect(descriptor, address.pointee.ai_addr, address.pointee.ai_addrlen) != 0 {
-            guard errno == EINPROGRESS else { return .failure(Failure(description: "connect: \(String(cString: strerror(errno)))")) }
-            guard wait(descriptor, for: Int16(POLLOUT), milliseconds: remainingMilliseconds()) else { return .failure(Failure(description: "no connection within \(timeout)")) }
+            guard errno == EINPROGRESS else { return .failure(Failure(.network, "connect: \(String(cString: strerror(errno)))")) }
+            guard wait(descriptor, for: Int16(POLLOUT), milliseconds: remainingMilliseconds()) else { return .failure(Failure(.deadline, "no connection within \(timeout)")) }
             var error: Int32 = 0
             var length = socklen_t(MemoryLayout<Int32>.size)
             guard getsockopt(descriptor, SOL_SOCKET, SO_ERROR, &error, &length) == 0, error == 0 else {
-                return .failure(Failure(description: "connect: \(String(cString: strerror(error)))"))
+                return .failure(Failure(.network, "connect: \(String(cString: strerror(error)))"))
             }
         }
         let head = "POST \(path) HTTP/1.0\r\nHost: \(host):\(port)\r\nContent-Type: \(contentType)\r\nContent-Length: \(body.count)\r\nConnection: close\r\n\r\n"
@@ -55,9 +54,9 @@ enum OneShotHTTP {
             if written > 0 {
                 sent += written
             } else if written < 0, errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR {
-                guard wait(descriptor, for: Int16(POLLOUT), milliseconds: remainingMilliseconds()) else { return .failure(Failure(description: "not sent within \(timeout)")) }
+                guard wait(descriptor, for: Int16(POLLOUT), milliseconds: remainingMilliseconds()) else { return .failure(Failure(.deadline, "not sent within \(timeout)")) }
             } else {
-                return .failure(Failure(description: "send: \(String(cString: strerror(errno)))"))
+                return .failure(Failure(.network, "send: \(String(cString: strerror(errno)))"))
             }
         }
         var response: [UInt8] = []
@@ -66,16 +65,16 @@ enum OneShotHTTP {
             let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
             if count > 0 {
                 response += buffer.prefix(count)
-                guard response.count <= maximumBytes + 16 * 1024 else { return .failure(Failure(description: "an answer over \(maximumBytes) bytes")) }
+                guard response.count <= maximumBytes + 16 * 1024 else { return .failure(Failure(.oversized, "an answer over \(maximumBytes) bytes")) }
             } else if count == 0 {
                 break
             } else if errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR {
-                guard wait(descriptor, for: Int16(POLLIN), milliseconds: remainingMilliseconds()) else { return .failure(Failure(description: "no answer within \(timeout)")) }
+                guard wait(descriptor, for: Int16(POLLIN), milliseconds: remainingMilliseconds()) else { return .failure(Failure(.deadline, "no answer within \(timeout)")) }
             } else {
-                return .failure(Failure(description: "recv: \(String(cString: strerror(errno)))"))
+                return .failure(Failure(.network, "recv: \(String(cString: strerror(errno)))"))
             }
         }
-        return parse(response).map(Result.success) ?? .failure(Failure(description: "not an HTTP answer"))
+        return parse(response).map { .success(OCSPHTTPAnswer(status: $0.status, body: $0.body)) } ?? .failure(Failure(.malformed, "not an HTTP answer"))
     }
 
     /// Status and body of an HTTP/1.x answer read to its end (Content-Length honoured when present).

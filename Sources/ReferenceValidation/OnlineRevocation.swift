@@ -16,17 +16,23 @@ public struct OnlineRevocation: Sendable {
     /// Skew allowed between the responder's clock and ours.
     public var leewaySeconds: TimeInterval
     public var now: @Sendable () -> Date
+    /// How the requests reach the responders: a socket of its own unless injected.
+    public var transport: any OCSPTransport
 
-    public init(timeout: Duration = .seconds(10), leewaySeconds: TimeInterval = 300, now: @escaping @Sendable () -> Date = { Date() }) {
+    public init(
+        timeout: Duration = .seconds(10), leewaySeconds: TimeInterval = 300, transport: any OCSPTransport = SocketOCSPTransport(),
+        now: @escaping @Sendable () -> Date = { Date() }
+    ) {
         self.timeout = timeout
         self.leewaySeconds = leewaySeconds
+        self.transport = transport
         self.now = now
     }
 
     /// The intermediate (issued by `root`), then the leaf: the first that is not good decides.
-    func check(leaf: X509Certificate, intermediate: X509Certificate, root: X509Certificate) -> Check {
+    func check(leaf: X509Certificate, intermediate: X509Certificate, root: X509Certificate) async -> Check {
         for (certificate, issuer, name) in [(intermediate, root, "intermediate"), (leaf, intermediate, "leaf")] {
-            if case .failed(let errorClass, let why) = status(of: certificate, issuer: issuer) {
+            if case .failed(let errorClass, let why) = await status(of: certificate, issuer: issuer) {
                 return .failed(.revocation, errorClass, "the \(name): \(why)")
             }
         }
@@ -43,16 +49,17 @@ public struct OnlineRevocation: Sendable {
     static let basicResponseType = "1.3.6.1.5.5.7.48.1.1"
     static let maximumResponseBytes = 64 * 1024
 
-    func status(of certificate: X509Certificate, issuer: X509Certificate) -> Finding {
+    func status(of certificate: X509Certificate, issuer: X509Certificate) async -> Finding {
         guard let url = Self.responderURL(of: certificate) else { return .failed(.chainRevocationUnknown, "its AIA names no OCSP responder") }
         guard let identity = issuer.ocspIdentity, let nameHash = try? DigestAlgorithm.sha256.digest(identity.nameDER),
             let keyHash = try? DigestAlgorithm.sha256.digest(identity.keyBits), let nonce = try? DigestAlgorithm.sha256.digest(certificate.derRepresentation)
         else { return .failed(.chainRevocationUnknown, "cannot hash its issuer for a CertID") }
         let request = Self.request(nameHash: nameHash, keyHash: keyHash, serial: certificate.serialNumber, nonce: Array(nonce.prefix(16)))
-        let answer: (status: Int, body: [UInt8])
-        switch OneShotHTTP.post(url, contentType: "application/ocsp-request", body: request, timeout: timeout, maximumBytes: Self.maximumResponseBytes) {
-        case .failure(let failure): return .failed(.chainRevocationUnavailable, "\(url): \(failure.description)")
-        case .success(let received): answer = received
+        let answer: OCSPHTTPAnswer
+        do throws(OCSPTransportFailure) {
+            answer = try await transport.post(request, to: url, timeout: timeout, maximumBytes: Self.maximumResponseBytes)
+        } catch {
+            return .failed(.chainRevocationUnavailable, "\(url): \(error.message)")
         }
         guard answer.status == 200 else { return .failed(.chainRevocationUnavailable, "\(url) answered HTTP \(answer.status)") }
         do {

@@ -26,15 +26,11 @@ public struct ValidationContext: Sendable {
     /// JWS only: the app's Apple id, required to match in Production for AppTransaction, notifications and
     /// realtime requests.
     public var appAppleID: Int64?
-    /// JWS only: check revocation online (OCSP for the intermediate and the leaf); nil: offline, as Apple's
-    /// verifiers are with `enableOnlineChecks` false.
-    public var revocation: OnlineRevocation?
 
     public init(
         trustedRoots: [X509Certificate], bundleID: String? = nil, appVersion: String? = nil, deviceID: [UInt8]? = nil, appAppleID: Int64? = nil,
-        environment: Environment? = nil, chainTime: Date? = nil, now: Date = Date(), revocation: OnlineRevocation? = nil
+        environment: Environment? = nil, chainTime: Date? = nil, now: Date = Date()
     ) {
-        self.revocation = revocation
         self.trustedRoots = trustedRoots
         self.bundleID = bundleID
         self.appVersion = appVersion
@@ -96,7 +92,7 @@ public struct ReferenceValidator: ArtefactValidator {
 
     public init(cache: ValidationCache? = .shared) { self.cache = cache }
 
-    public func check(_ input: [UInt8], context: ValidationContext) -> any CheckedReport { validate(input, context: context) }
+    public func check(_ input: [UInt8], as kind: ArtifactKind, context: ValidationContext) -> any CheckedReport { validate(input, context: context) }
 
     public func validate(_ input: [UInt8], context: ValidationContext) -> ValidationReport {
         var checks: [Check] = []

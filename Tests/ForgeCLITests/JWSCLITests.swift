@@ -83,6 +83,21 @@ struct JWSCLITests {
         #expect((app["payload"] as? [String: Any])?["originalPurchaseDate"] as? Int == -62_135_769_600_000)
     }
 
+    @Test("--kind verifies as the kind given (issue 39, item 8): a transaction as a notification has no data.bundleId; without it the payload says transaction")
+    func kindGiven() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("t.jws").path
+        #expect(try await forge("jws", "make", "transaction", "--product", "pro.monthly", "--now", Self.now, "-q", "-o", file).status == 0)
+        let checks = ["--bundle-id", "com.example.app", "--at", Self.now]
+        let guessed = try await forge(arguments: ["jws", "validate", file] + checks)
+        #expect(guessed.status == 0 && guessed.text.hasPrefix("valid"), "\(guessed.text)")
+        #expect(try await forge(arguments: ["jws", "validate", file, "--kind", "transaction"] + checks).text == guessed.text)
+        let asNotification = try await forge(arguments: ["jws", "validate", file, "--kind", "notification"] + checks)
+        #expect(asNotification.status == 1 && asNotification.text.hasPrefix("invalid (binding.bundle-id)"), "\(asNotification.text)")
+        #expect(try await forge("jws", "validate", "--harness", "--kind", "transaction").status == 64)
+    }
+
     @Test("A one-byte tamper, another bundle, environment, app or root: rejected with the class that says why")
     func rejections() async throws {
         let directory = try temporaryDirectory()

@@ -5,6 +5,7 @@ import ReceiptCorpus
 import ReceiptForge
 import ReceiptModel
 import ReferenceValidation
+import ReceiptValidationServer
 import Synchronization
 import Testing
 import ForgeSupport

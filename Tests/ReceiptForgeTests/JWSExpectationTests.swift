@@ -5,6 +5,7 @@ import ReceiptCorpus
 import ReceiptForge
 import ReceiptModel
 import ReferenceValidation
+import ReceiptValidationServer
 import Testing
 import ForgeSupport
 import StoreModel

@@ -4,6 +4,7 @@ import ReceiptCorpus
 import ReceiptForge
 import ReceiptModel
 import ReferenceValidation
+import ReceiptValidationServer
 import Testing
 import ForgeSupport
 import StoreModel
@@ -31,7 +32,7 @@ struct ValidationCacheTests {
                 appVersion: vector.context.appVersion, deviceID: vector.context.deviceId.flatMap(DeviceID.init)?.bytes, appAppleID: vector.context.appAppleId,
                 environment: vector.context.environment, now: try #require(ReceiptDate.parse(vector.context.now)))
             let validator: any ArtefactValidator = vector.context.artifactKind == .receipt ? ReferenceValidator(cache: cache) : JWSVerifier(cache: cache)
-            let report = validator.check(bytes, context: context)
+            let report = validator.check(bytes, as: vector.context.artifactKind, context: context)
             answers[vector.id] = Answer(verdict: report.verdict, errorClass: report.errorClass, message: report.message)
         }
         return answers

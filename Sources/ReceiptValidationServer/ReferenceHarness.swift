@@ -2,12 +2,14 @@ public import Foundation
 public import ForgeCrypto
 public import ReceiptConformance
 public import ReceiptCorpus
+public import ReferenceValidation
 import ReceiptModel
 import ForgeSupport
 import StoreModel
 
 /// The reference validator behind the harness protocol: the `swift:reference` target of `forge run`,
-/// and the model for wiring a Swift validator to `ConformanceRunner`.
+/// and the model for wiring a Swift validator to `ConformanceRunner`. It lives here, in the adapter layer, so the
+/// validator never imports the runner that judges validators.
 public struct ReferenceHarness: ReceiptValidator {
     /// Trust anchor id (as vectors name them) → certificate.
     public let anchors: [String: X509Certificate]
@@ -50,20 +52,44 @@ public struct ReferenceHarness: ReceiptValidator {
             errorGranularity: .fine, clockInjection: true, maxConcurrency: ProcessInfo.processInfo.activeProcessorCount)
     }
 
-    public func validate(_ request: ValidateRequest) async -> HarnessReply { reply(to: request) }
+    /// Online (`swift:reference-online`), a JWS whose context names a responder is verified with its revocation
+    /// checked, suspending while the responders answer; everything else is ``reply(to:)``.
+    public func validate(_ request: ValidateRequest) async -> HarnessReply {
+        guard let online, request.context.ocsp != nil, request.context.artifactKind != .receipt else { return reply(to: request) }
+        switch inputs(of: request) {
+        case .refused(let reply): return reply
+        case .ready(let bytes, let context):
+            return await JWSVerifier().verify(bytes, as: JWSVerifier.expectedKind(for: request.context.artifactKind), context: context, online: online).harnessReply(
+                seq: request.seq)
+        }
+    }
 
     /// In process it takes the vector's bytes as they are; over stdio or HTTP it decodes `input.data`.
     public var readsBytes: Bool { true }
 
-    /// The same answer without suspension, for callers already on a thread of their own (an HTTP event loop).
+    /// The offline answer without suspension, for callers already on a thread of their own (an HTTP event loop).
     /// The vector's artefact kind picks the validator; both are configured from the one context, as Apple's
     /// libraries would be for this app.
     public func reply(to request: ValidateRequest) -> HarnessReply {
-        guard let bytes = request.bytes ?? Base64.decodeStandard(request.input.data) else {
-            return .errored(seq: request.seq, message: "input.data is not base64")
+        switch inputs(of: request) {
+        case .refused(let reply): return reply
+        case .ready(let bytes, let context):
+            return request.context.artifactKind.referenceValidator.check(bytes, as: request.context.artifactKind, context: context).harnessReply(seq: request.seq)
         }
-        guard let context = validationContext(request.context) else { return .errored(seq: request.seq, message: "context.now is not a date") }
-        return request.context.artifactKind.referenceValidator.check(bytes, context: context).harnessReply(seq: request.seq)
+    }
+
+    private enum Inputs {
+        case ready([UInt8], ValidationContext)
+        case refused(HarnessReply)
+    }
+
+    /// The request's bytes and the validation context it names, or the `errored` reply that says why there are none.
+    private func inputs(of request: ValidateRequest) -> Inputs {
+        guard let bytes = request.bytes ?? Base64.decodeStandard(request.input.data) else {
+            return .refused(.errored(seq: request.seq, message: "input.data is not base64"))
+        }
+        guard let context = validationContext(request.context) else { return .refused(.errored(seq: request.seq, message: "context.now is not a date")) }
+        return .ready(bytes, context)
     }
 
     private func validationContext(_ context: Context) -> ValidationContext? {
@@ -71,6 +97,15 @@ public struct ReferenceHarness: ReceiptValidator {
         return ValidationContext(
             trustedRoots: anchors[context.trustAnchor].map { [$0] } ?? [], bundleID: context.bundleId,
             appVersion: context.appVersion, deviceID: context.deviceId.flatMap(DeviceID.init)?.bytes, appAppleID: context.appAppleId,
-            environment: context.environment, now: now, revocation: context.ocsp == nil ? nil : online)
+            environment: context.environment, now: now)
+    }
+}
+
+extension CheckedReport {
+    /// The harness protocol's answer to request `seq`.
+    public func harnessReply(seq: Int) -> HarnessReply {
+        .result(
+            seq: seq, verdict: verdict == .valid ? .accept : .reject, errorClass: errorClass?.rawValue, message: verdict == .valid ? nil : message,
+            decoded: nil)
     }
 }
