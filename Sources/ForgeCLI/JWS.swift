@@ -161,7 +161,7 @@ struct JWSMakeOptions: ParsableArguments {
         }
         var options = JWSOptions(
             productID: about ?? reported?.productID, environment: environment, appAppleID: appAppleId,
-            notificationType: (reported?.type ?? notificationType ?? .didRenew).rawValue, subtype: (reported.map { $0.subtype } ?? subtype)?.rawValue,
+            notificationType: .known(reported?.type ?? notificationType ?? .didRenew), subtype: (reported.map { $0.subtype } ?? subtype).map(WireValue.known),
             currency: currency, price: price, appAccountToken: appAccountToken, overrides: overrides, removals: unset.map { PayloadAssignment.pointer($0) },
             allowUnknownKeys: allowUnknownKeys)
         options.stateFromTimeline = reported != nil

@@ -295,9 +295,20 @@ struct StoreKitConfigurationTests {
 
     @Test("REVOKE (family sharing) needs a family-shareable product")
     func familySharing() throws {
-        let options = JWSOptions(notificationType: "REVOKE")
+        let options = JWSOptions(notificationType: .known(.revoke))
         #expect(throws: ForgeError(.conflictingOptions, "")) { try Self.payload(Purchase(productID: "pro.yearly"), kind: .notification, options: options) }
         let shared = try Self.payload(Purchase(productID: "lifetime"), kind: .notification, options: options)
         #expect(shared["notificationType"] == .string("REVOKE"))
+    }
+
+    @Test("A notification's type and subtype are Apple's types; a value Apple has not documented is kept as written, and claims nothing")
+    func undocumentedNotificationType() throws {
+        #expect(WireValue<NotificationType>("DID_RENEW") == .known(.didRenew))
+        #expect(WireValue<NotificationSubtype>("FUTURE_SUBTYPE") == .unknown("FUTURE_SUBTYPE"))
+        let options = JWSOptions(notificationType: WireValue("FUTURE_TYPE"), subtype: WireValue("FUTURE_SUBTYPE"))
+        let payload = try Self.payload(Purchase(productID: "pro.monthly"), kind: .notification, options: options)
+        #expect(payload["notificationType"] == .string("FUTURE_TYPE"))
+        #expect(payload["subtype"] == .string("FUTURE_SUBTYPE"))
+        #expect(payload["data"]?["signedTransactionInfo"] != nil)
     }
 }

@@ -146,7 +146,7 @@ extension VectorSpec {
                 environment: environment)
             return (bytes, context)
         }
-        let options = JWSOptions(notificationType: notificationType, subtype: subtype)
+        let options = JWSOptions(notificationType: WireValue(notificationType), subtype: subtype.map(WireValue.init))
         let forged = try forge.make(kind, scenario: pinned, now: time, options: options, steps: mutations)
         let environment = environment ?? forged.environment
         // A server configured for Production always knows its app's Apple id (Apple's verifiers require it).

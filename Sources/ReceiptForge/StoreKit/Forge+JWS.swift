@@ -16,9 +16,9 @@ public struct JWSOptions: Sendable {
     /// The app's Apple id where Apple's payloads carry one (notification `data`, AppTransaction, realtime); nil: the
     /// receipt's (attribute 1), absent outside Production when that is 0.
     public var appAppleID: Int64?
-    /// Wire values: Apple's (``NotificationType``, ``NotificationSubtype``), or unknown future ones the corpus forges.
-    public var notificationType: String
-    public var subtype: String?
+    /// Apple's (``NotificationType``, ``NotificationSubtype``), or unknown future ones the corpus forges.
+    public var notificationType: WireValue<NotificationType>
+    public var subtype: WireValue<NotificationSubtype>?
     /// `storefront` (alpha-3), `storefrontId` and `currency`; nil: the scenario's storefront's (default USA, USD).
     public var storefront: String?
     public var storefrontID: String?
@@ -38,7 +38,8 @@ public struct JWSOptions: Sendable {
     public var stateFromTimeline = false
 
     public init(
-        productID: String? = nil, environment: Environment? = nil, appAppleID: Int64? = nil, notificationType: String = "DID_RENEW", subtype: String? = nil,
+        productID: String? = nil, environment: Environment? = nil, appAppleID: Int64? = nil, notificationType: WireValue<NotificationType> = .known(.didRenew),
+        subtype: WireValue<NotificationSubtype>? = nil,
         storefront: String? = nil, storefrontID: String? = nil, currency: String? = nil, price: Int64? = nil, appAccountToken: String? = nil,
         overrides: [(String, JSONValue)] = [], removals: [String] = [], allowUnknownKeys: Bool = false
     ) {
@@ -60,7 +61,7 @@ public struct JWSOptions: Sendable {
 
 extension JWSOptions {
     /// The notification's type and subtype as Apple writes them in messages: `EXPIRED/VOLUNTARY`.
-    var pair: String { notificationType + (subtype.map { "/" + $0 } ?? "") }
+    var pair: String { notificationType.rawValue + (subtype.map { "/" + $0.rawValue } ?? "") }
 }
 
 /// A forged JWS and what went into it.
@@ -120,8 +121,8 @@ extension Forge {
     public func make(_ kind: JWSKind, scenario: Scenario, now: Date, options: JWSOptions = JWSOptions()) throws(ForgeError) -> ForgedJWS {
         var scenario = scenario
         var state = NotificationState.unchanged
-        if kind == .notification, let type = NotificationType(rawValue: options.notificationType) {
-            let subtype = options.subtype.map { NotificationSubtype(rawValue: $0) }
+        if kind == .notification, let type = options.notificationType.known {
+            let subtype = options.subtype.map(\.known)
             // Unknown (future) values are the corpus's tolerance cases; a pair of known values must be one Apple sends.
             if subtype != .some(nil), let refusal = type.refusal(of: subtype ?? nil) { throw ForgeError(.conflictingOptions, refusal) }
             // The pair's state goes into the scenario, so the receipt and every JWS of it agree; an unknown subtype claims nothing.
@@ -143,7 +144,7 @@ extension Forge {
         case .renewal: payload = try world.renewal()
         case .appTransaction: payload = world.appTransaction()
         case .realtime: payload = try world.realtime()
-        case .notification where options.notificationType == NotificationType.test.rawValue:
+        case .notification where options.notificationType == .known(.test):
             // Apple's TEST carries no transaction (and needs no purchase): `data` is the app, bundle and environment only.
             payload = world.notification(signedTransaction: nil, signedRenewal: nil)
         case .notification:
@@ -351,11 +352,11 @@ struct World {
         if let signedTransaction { data.append(("signedTransactionInfo", .string(signedTransaction))) }
         if let signedRenewal { data.append(("signedRenewalInfo", .string(signedRenewal))) }
         if signedTransaction != nil, let t, t.type == .autoRenewable { data.append(("status", .integer(store.subscriptionStatus(of: t).rawValue))) }
-        var members: JSONObject = [("notificationType", .string(options.notificationType))]
-        if let subtype = options.subtype { members.append(("subtype", .string(subtype))) }
+        var members: JSONObject = [("notificationType", .string(options.notificationType.rawValue))]
+        if let subtype = options.subtype { members.append(("subtype", .string(subtype.rawValue))) }
         members.append(("notificationUUID", .string(uuid(salt: 1))))
         switch (options.notificationType, options.subtype) {
-        case ("RENEWAL_EXTENSION", "SUMMARY"?):
+        case (.known(.renewalExtension), .known(.summary)?):
             // The outcome of a mass renewal-date extension: `summary` instead of `data`.
             var summary: JSONObject = [("requestIdentifier", .string(uuid(salt: 3))), ("environment", .string(environment.rawValue))]
             if let appAppleID { summary.append(("appAppleId", .integer(appAppleID))) }
@@ -364,7 +365,7 @@ struct World {
                 ("storefrontCountryCodes", .array([.string(storefront)])), ("succeededCount", .integer(1)), ("failedCount", .integer(0)),
             ]
             members.append(("summary", .object(summary)))
-        case ("EXTERNAL_PURCHASE_TOKEN", _):
+        case (.known(.externalPurchaseToken), _):
             // No `data`: the environment is read from the id's SANDBOX prefix.
             var token: JSONObject = [
                 ("externalPurchaseId", .string((environment == .production ? "" : "SANDBOX_") + uuid(salt: 4))),

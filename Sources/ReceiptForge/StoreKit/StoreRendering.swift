@@ -55,8 +55,8 @@ public struct StoreRendering: Sendable {
     /// sends many notifications, each its own.
     public func signedNotification(_ type: NotificationType, subtype: NotificationSubtype?, about t: Transaction?, uuid: String) throws(ForgeError) -> String {
         var options = world.options
-        options.notificationType = type.rawValue
-        options.subtype = subtype?.rawValue
+        options.notificationType = .known(type)
+        options.subtype = subtype.map(WireValue.known)
         options.productID = t?.productID
         let world = try World(store: world.store, options: options)
         var payload: JSONValue
