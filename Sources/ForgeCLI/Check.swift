@@ -11,6 +11,7 @@ import ReceiptServe
 import StoreModel
 import ForgeSupport
 import JWSModel
+import AppStoreVocabulary
 
 /// The expectations every artefact is checked against, and how the verdict is printed: one option group
 /// (swift-argument-parser's `@OptionGroup`) for `validate`, `inspect` and `jws validate`, so the shared options

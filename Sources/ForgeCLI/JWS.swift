@@ -9,6 +9,7 @@ import ReceiptValidationServer
 import ForgeSupport
 import JWSModel
 import StoreModel
+import AppStoreVocabulary
 
 /// `forge jws`: StoreKit 2 signed data — forged, inspected and verified.
 struct JWSCommand: ParsableCommand {

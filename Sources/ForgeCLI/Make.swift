@@ -5,6 +5,7 @@ import ReceiptForge
 import ReceiptModel
 import ForgeSupport
 import StoreModel
+import AppStoreVocabulary
 
 struct Make: ParsableCommand {
     static let configuration = CommandConfiguration(

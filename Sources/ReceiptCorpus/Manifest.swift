@@ -1,6 +1,6 @@
 import Foundation
 public import ForgeSupport
-public import StoreModel
+public import AppStoreVocabulary
 
 /// The corpus index (`Vectors/manifest.json`): every vector with its expected outcome, plus the
 /// vocabularies (notes, features, error taxonomy, trust anchors, profiles) the vectors refer to by key.

@@ -6,6 +6,7 @@ import ReceiptModel
 import ReferenceValidation
 public import ForgeSupport
 import StoreModel
+import AppStoreVocabulary
 
 /// Apple's verifyReceipt, answered from the bytes: what `forge serve` (and `forge validate --listen`'s
 /// `/verifyReceipt`) reply to one request, independent of any socket. Checks run in Apple's order —

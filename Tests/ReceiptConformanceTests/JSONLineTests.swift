@@ -5,6 +5,7 @@ import ReceiptCorpus
 import Testing
 import ForgeSupport
 import ForgeTestSupport
+import AppStoreVocabulary
 
 /// `ValidateRequest.jsonLine`, the fast encoding every transport sends, says what `JSONEncoder` says.
 @Suite("ValidateRequest.jsonLine", .timeLimit(.minutes(2)))

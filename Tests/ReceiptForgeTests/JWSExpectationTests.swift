@@ -9,6 +9,7 @@ import Testing
 import ForgeSupport
 import StoreModel
 import ForgeTestSupport
+import AppStoreVocabulary
 
 /// Issue 21 items 5–7: the JWS expectations real StoreKit 2 verifiers dispute. The committed corpus is run, as
 /// `forge run --target swift:reference` runs it, against the reference verifier configured as three kinds of

@@ -1,4 +1,3 @@
-import StoreModel
 import ForgeSupport
 /// `ReceiptAttribute ::= SEQUENCE { type INTEGER, version INTEGER, value OCTET STRING }`.
 ///

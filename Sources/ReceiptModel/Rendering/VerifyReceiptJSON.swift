@@ -1,6 +1,6 @@
 public import Foundation
 public import ForgeSupport
-public import StoreModel
+public import AppStoreVocabulary
 
 /// The decoded form Apple's `verifyReceipt` returns, rendered from a receipt's own bytes.
 ///
