@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import ForgeCrypto
 import ReceiptCorpus
 import ReceiptForge
 import ReceiptModel

@@ -1,5 +1,4 @@
 import ArgumentParser
-import ForgeCrypto
 import Foundation
 import ReceiptCorpus
 import ReceiptForge
