@@ -72,7 +72,7 @@ extension Context {
 
 extension Expectation {
     public static var exemplar: Self {
-        Expectation(verdict: .valid, errorClasses: ["chain.untrusted"], decoded: .exemplar)
+        Expectation(verdict: .valid, errorClasses: [.chainUntrusted], decoded: .exemplar)
     }
 }
 
