@@ -100,12 +100,11 @@ struct Make: ParsableCommand {
         case .base64:
             return Data((Data(receipt.bytes).base64EncodedString() + "\n").utf8)
         case .json:
-            let decoded: AppReceipt
-            do { decoded = try AppReceipt(payloadBytes: receipt.payload) } catch { throw fail("re-reading the payload: \(error)", Exit.software) }
+            // Rendered from the store the receipt was encoded from, not read back from its bytes.
             let extras = VerifyReceiptJSON.Extras(
                 cancellationReasons: receipt.history.cancellationReasons, latestReceipt: Data(receipt.bytes).base64EncodedString(),
                 requestDate: receipt.now, now: receipt.now, pendingRenewals: receipt.history.pendingRenewals)
-            return Data((VerifyReceiptJSON.response(for: decoded, extras: extras).serialized() + "\n").utf8)
+            return Data((VerifyReceiptJSON.response(for: receipt.verifyReceipt, extras: extras).serialized() + "\n").utf8)
         }
     }
 }

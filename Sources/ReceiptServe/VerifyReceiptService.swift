@@ -146,7 +146,7 @@ public struct VerifyReceiptService: Sendable {
                     return Answer(status: .accountNotFound, body: Self.status(.accountNotFound), summary: summary)
                 }
                 extras.latestReceipt = Data(latest.bytes).base64EncodedString()
-                extras.latestTransactions = try AppReceipt(payloadBytes: latest.payload).inAppPurchases
+                extras.latestTransactions = try AppReceipt(payloadBytes: latest.payload).inAppPurchases.map(VerifyReceiptJSON.Purchase.init)
                 extras.pendingRenewals = latest.history.pendingRenewals
                 extras.cancellationReasons = latest.history.cancellationReasons
                 expired = latest.history.allSubscriptionsExpired(at: now, transactions: latest.transactions)

@@ -91,6 +91,13 @@ struct LayeringTests {
         #expect(try Self.imports(of: owner).contains { $0.module == library })
     }
 
+    /// Issue 39, item 6: `forge make --format json` renders verifyReceipt's JSON from the store, like every encoder.
+    @Test("forge make renders verifyReceipt's JSON from the store: it never decodes the receipt it just forged")
+    func makeDecodesNothing() throws {
+        let text = try String(contentsOf: Repository.file("Sources/ForgeCLI/Make.swift"), encoding: .utf8)
+        #expect(!text.contains("AppReceipt("), "Make.swift decodes a receipt")
+    }
+
     @Test("The JWS encoder renders the store: it never decodes a receipt payload to learn what to sign")
     func noEncoderDecodesAnother() throws {
         let folder = Repository.file("Sources/ReceiptForge/StoreKit")
