@@ -144,7 +144,7 @@ let package = Package(
         .target(
             name: "ForgeCLI",
             dependencies: [
-                "ReceiptForge", "ReferenceValidation", "ReceiptModel", "JWSModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance",
+                "ReceiptForge", "ReferenceValidation", "ReceiptModel", "JWSModel", "ReceiptCorpus", "ReceiptConformance",
                 "ReceiptValidationServer", "ReceiptServe", "StoreModel", "AppStoreVocabulary", "ForgeSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings),
