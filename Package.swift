@@ -11,8 +11,9 @@ let swiftSettings: [SwiftSetting] = [
 let systemPackage: Target.Dependency = .product(
     name: "SystemPackage", package: "swift-system", condition: .when(platforms: [.linux, .windows, .android, .wasi, .openbsd]))
 
-// Dependencies point down: forge → ForgeCLI → ReferenceValidation / ReceiptForge → ReceiptModel + JWSModel + ForgeCrypto
-// → StoreModel → ForgeSupport; ReceiptForge also → ReceiptCorpus (Foundation and ForgeSupport). The network (swift-nio, BoringSSL,
+// Dependencies point down: forge → ForgeCLI → ReferenceValidation / ReceiptForge → StoreModel + ReceiptModel + JWSModel
+// + ForgeCrypto → AppStoreVocabulary / ForgeSupport; ReceiptForge also → ReceiptCorpus (Foundation, ForgeSupport and
+// AppStoreVocabulary), which the runner stands on without the store model. The network (swift-nio, BoringSSL,
 // Hummingbird) and SQLite are linked only by forge-http, which forge hands HTTP work over to: `swift run forge make`
 // on a fresh clone compiles none of it.
 let package = Package(
@@ -69,25 +70,30 @@ let package = Package(
         // What every layer shares and no domain owns: JSON, the coded-error pattern, hex, base64url, Apple's date
         // formats, the seeded generator, the forge's error. Foundation only.
         .target(name: "ForgeSupport", dependencies: ["CForgeSystem"], swiftSettings: swiftSettings),
-        // The store: the scenario (apps, devices, products, purchases, timeline), its typed vocabulary (environments,
-        // product and notification types) and the state it resolves to. Every artefact renders this one model.
-        .target(name: "StoreModel", dependencies: ["ForgeSupport"], swiftSettings: swiftSettings),
-        // The receipt as bytes: BER in, DER or chosen BER out; verifyReceipt's JSON of it. No crypto.
-        .target(name: "ReceiptModel", dependencies: ["ForgeSupport", "StoreModel"], swiftSettings: swiftSettings),
+        // Apple's values that the syntax, the corpus and the store model all speak, below each of them: environments and
+        // receipt types, and renewal info (pending_renewal_info, StoreKit 2's renewal info) with its enums. No domain logic.
+        .target(name: "AppStoreVocabulary", swiftSettings: swiftSettings),
+        // The store: the scenario (apps, devices, products, purchases, timeline), its typed vocabulary (product and
+        // notification types) and the state it resolves to. Every artefact renders this one model.
+        .target(name: "StoreModel", dependencies: ["AppStoreVocabulary", "ForgeSupport"], swiftSettings: swiftSettings),
+        // The receipt as bytes: BER in, DER or chosen BER out; verifyReceipt's JSON of it. No crypto, no store model.
+        .target(name: "ReceiptModel", dependencies: ["AppStoreVocabulary", "ForgeSupport"], swiftSettings: swiftSettings),
         // The JWS as text: compact serialization, its size bounds and the five StoreKit 2 kinds (JWSKind). No crypto.
         .target(name: "JWSModel", dependencies: ["ForgeSupport"], swiftSettings: swiftSettings),
-        // The corpus model (manifest, vectors, lint, schemas): Foundation, ForgeSupport and StoreModel (the typed environment) only, so outside validators can use it without OpenSSL.
-        .target(name: "ReceiptCorpus", dependencies: ["ForgeSupport", "StoreModel"], swiftSettings: swiftSettings),
+        // The corpus model (manifest, vectors, lint, schemas): Foundation, ForgeSupport and AppStoreVocabulary (the typed
+        // environment) only, so outside validators can use it without OpenSSL or the store model.
+        .target(name: "ReceiptCorpus", dependencies: ["AppStoreVocabulary", "ForgeSupport"], swiftSettings: swiftSettings),
         // Renders the store model as signed artefacts from the bundled TEST PKIs: receipts (RSA, PKCS#7) and StoreKit 2 JWS
         // (ES256); the mutations, the vector catalogue and the mutant generator.
         .target(
-            name: "ReceiptForge", dependencies: ["StoreModel", "ReceiptModel", "JWSModel", "ForgeSupport", "ForgeCrypto", "ReceiptCorpus", "CForgeSystem"],
+            name: "ReceiptForge", dependencies: ["StoreModel", "AppStoreVocabulary", "ReceiptModel", "JWSModel", "ForgeSupport", "ForgeCrypto", "ReceiptCorpus", "CForgeSystem"],
             swiftSettings: swiftSettings),
         // TLS for swift-nio channels over the system's OpenSSL: the servers' `--tls`, the runner's https:// targets and
         // the webhooks notifications go to. Not NIOSSL, whose BoringSSL costs ~240 CPU-seconds of every CI run.
         .target(
             name: "ForgeTLS", dependencies: ["CTLS", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOTLS", package: "swift-nio")], swiftSettings: swiftSettings),
-        // The conformance runner: judges any validator as a black box. Never imports the models or crypto.
+        // The conformance runner: judges any validator as a black box. Never imports the models or crypto, nor links the
+        // store model (LayeringTests checks the closure).
         .target(name: "ReceiptConformance", dependencies: ["ReceiptCorpus", "ForgeSupport"], swiftSettings: swiftSettings),
         // The http(s):// transport: the harness protocol over POST, or a verifyReceipt-style endpoint through a response mapping.
         .target(
@@ -101,12 +107,14 @@ let package = Package(
         // The reference validators (receipts and StoreKit 2 JWS), the inspector and the validation cache. Never the runner:
         // the harness that serves them to it (ReferenceHarness) is ReceiptValidationServer's.
         .target(
-            name: "ReferenceValidation", dependencies: ["ReceiptModel", "JWSModel", "StoreModel", "ForgeSupport", "ForgeCrypto", "ReceiptCorpus"],
+            name: "ReferenceValidation",
+            dependencies: ["ReceiptModel", "JWSModel", "StoreModel", "AppStoreVocabulary", "ForgeSupport", "ForgeCrypto", "ReceiptCorpus"],
             swiftSettings: swiftSettings),
         // What `forge serve` answers, socket-free: ServeConfiguration (the command line as a value) and the parts it builds,
         // verifyReceipt, the App Store Server API, notifications, faults, the request log.
         .target(
-            name: "ReceiptServe", dependencies: ["ReferenceValidation", "ReceiptForge", "ReceiptModel", "StoreModel", "ForgeSupport", "ReceiptCorpus", "ForgeCrypto", "JWSModel"],
+            name: "ReceiptServe",
+            dependencies: ["ReferenceValidation", "ReceiptForge", "ReceiptModel", "StoreModel", "AppStoreVocabulary", "ForgeSupport", "ReceiptCorpus", "ForgeCrypto", "JWSModel"],
             swiftSettings: swiftSettings),
         // The reference validator served: in process to the runner (ReferenceHarness, `swift:reference`), over stdio
         // (`forge validate --harness`) and the HTTP routes (harness protocol and verifyReceipt) independent of any socket library.
@@ -137,8 +145,8 @@ let package = Package(
         .target(
             name: "ForgeCLI",
             dependencies: [
-                "ReceiptForge", "ReferenceValidation", "ReceiptModel", "JWSModel", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance",
-                "ReceiptValidationServer", "ReceiptServe", "StoreModel", "ForgeSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "ReceiptForge", "ReferenceValidation", "ReceiptModel", "JWSModel", "ReceiptCorpus", "ReceiptConformance",
+                "ReceiptValidationServer", "ReceiptServe", "StoreModel", "AppStoreVocabulary", "ForgeSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings),
         .executableTarget(name: "forge", dependencies: ["ForgeCLI", "StoreModel", "ForgeSupport"], swiftSettings: swiftSettings),
@@ -163,21 +171,22 @@ let package = Package(
         .testTarget(name: "ForgeCryptoTests", dependencies: ["ForgeCrypto", "ForgeTestSupport"], swiftSettings: swiftSettings),
         .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel", "JWSModel", "StoreModel", "ForgeSupport", "ForgeTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
-            name: "StoreKitForgeTests", dependencies: ["ReceiptForge", "JWSModel", "StoreModel", "ForgeSupport", "ForgeCrypto", "ForgeTestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "ReceiptCorpusTests", dependencies: ["ReceiptCorpus", "StoreModel", "ForgeSupport", "ForgeTestSupport"], swiftSettings: swiftSettings),
+            name: "StoreKitForgeTests", dependencies: ["ReceiptForge", "JWSModel", "StoreModel", "AppStoreVocabulary", "ForgeSupport", "ForgeCrypto", "ForgeTestSupport"],
+            swiftSettings: swiftSettings),
+        .testTarget(name: "ReceiptCorpusTests", dependencies: ["ReceiptCorpus", "AppStoreVocabulary", "ForgeSupport", "ForgeTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ReceiptConformanceTests",
             dependencies: [
-                "ReceiptConformance", "ReceiptCorpus", "ReferenceValidation", "ReceiptForge", "ReceiptModel", "StoreModel", "ForgeSupport", "ForgeCrypto",
-                "ReceiptValidationServer", "ForgeTestSupport",
+                "ReceiptConformance", "ReceiptCorpus", "ReferenceValidation", "ReceiptForge", "ReceiptModel", "StoreModel", "AppStoreVocabulary", "ForgeSupport",
+                "ForgeCrypto", "ReceiptValidationServer", "ForgeTestSupport",
             ],
             swiftSettings: swiftSettings),
         // Fixtures/ (the vector revision ledger) is read from the source tree by path, not bundled.
         .testTarget(
             name: "ReceiptForgeTests",
             dependencies: [
-                "ReceiptForge", "ReferenceValidation", "ReceiptModel", "JWSModel", "StoreModel", "ForgeSupport", "ForgeCrypto", "ReceiptCorpus", "ReceiptConformance",
-                "ReceiptServe", "ReceiptValidationServer", "ForgeTestSupport",
+                "ReceiptForge", "ReferenceValidation", "ReceiptModel", "JWSModel", "StoreModel", "AppStoreVocabulary", "ForgeSupport", "ForgeCrypto", "ReceiptCorpus",
+                "ReceiptConformance", "ReceiptServe", "ReceiptValidationServer", "ForgeTestSupport",
             ],
             exclude: ["Fixtures"], swiftSettings: swiftSettings),
         // The servers in process, through the same `build…Application` as forge-http (`app.test(.router)`, ApplicationTesting.swift,
@@ -186,6 +195,7 @@ let package = Package(
             name: "ReceiptServeHTTPTests",
             dependencies: [
                 "ReceiptServeHTTP", "ReceiptServe", "ReceiptForge", "ReferenceValidation", "ReceiptValidationServer", "ForgeSupport", "ReceiptServeSQLite", "StoreModel",
+                "AppStoreVocabulary",
                 "ForgeCrypto", "ForgeTestSupport", "ForgeTLS", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOEmbedded", package: "swift-nio"),
@@ -198,6 +208,7 @@ let package = Package(
             name: "ForgeCLITests",
             dependencies: [
                 "ForgeTestSupport", "forge", "forge-http", "ForgeCLI", "ReceiptModel", "StoreModel", "ForgeSupport", "ReceiptConformance", "ReceiptConformanceHTTP", "ReceiptServe",
+                "AppStoreVocabulary",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings),

@@ -1,7 +1,6 @@
 import ArgumentParser
 import Dispatch
 import Foundation
-import ForgeCrypto
 import ReceiptForge
 import ReceiptModel
 import Synchronization
@@ -51,34 +50,27 @@ struct BenchMake: ParsableCommand {
             let pki = try loadPKI(nil)
             do { forges.append(try Forge(receiptPKI: pki)) } catch { throw fail(error.message, Exit.software) }
         }
-        let keys = forges.map { $0.receiptPKI[preset.chain[0]].privateKey }
-        let digest = [UInt8](repeating: 0xA5, count: preset.digest.digestLength)
-        let algorithm = preset.digest
+        let signers = forges.map { RawSigner.receipt($0, preset: preset) }
         let now = ReceiptDate.parse("2025-01-01T00:00:00Z")!
         let scenario = Scenario(preset: preset, purchases: [Purchase(productID: "com.example.pro", renewals: 2)])
 
-        var sign: @Sendable (Int, Int) -> Void = { thread, _ in _ = try? keys[thread].signature(forDigest: digest, algorithm: algorithm) }
+        var sign: @Sendable (Int, Int) -> Void = { thread, index in signers[thread](index) }
         var make: @Sendable (Int, Int) -> Void = { [forges] thread, index in
             var seeded = scenario
             seeded.seed = UInt64(index)
             _ = try? forges[thread].make(seeded, now: now)
         }
-        var labels = ("raw RSA-2048 sign/s (\(algorithm.rawValue))", "forge make receipts/s")
+        var labels = (signers.first?.label ?? "", "forge make receipts/s")
         if let jws {
-            let leafKeys = forges.map { $0.jwsPKI.privateKey(.leaf) }
+            let leafSigners = forges.map { RawSigner.jws($0, preset: preset) }
             let jwsScenario = Scenario(purchases: [Purchase(productID: "com.example.pro", renewals: 2, period: "P1M")])
-            sign = { thread, index in
-                // A different digest each time: RFC 6979 nonces are derived per message.
-                var message = digest
-                withUnsafeBytes(of: index) { message.replaceSubrange(0..<$0.count, with: $0) }
-                _ = try? leafKeys[thread].signature(forDigest: Array(message.prefix(32)), algorithm: .sha256)
-            }
+            sign = { thread, index in leafSigners[thread](index) }
             make = { [forges] thread, index in
                 var seeded = jwsScenario
                 seeded.seed = UInt64(index)
                 _ = try? forges[thread].make(jws, scenario: seeded, now: now)
             }
-            labels = ("raw ES256 sign/s (RFC 6979, P-256)", "forge jws make \(jws.rawValue)/s")
+            labels = (leafSigners.first?.label ?? "", "forge jws make \(jws.rawValue)/s")
         }
         // Sign and make alternate in short rounds and the median of the per-round figures is kept,
         // so drift in the machine's speed (a shared VM) hits both sides of the ratio alike.

@@ -48,7 +48,7 @@ struct BenchRunner: AsyncParsableCommand {
     private var selection: @Sendable (Vector) -> Bool {
         let run = self.run, skip = self.skip
         return { vector in
-            (run.isEmpty || run.contains { IDPattern.matches(vector.id, $0) }) && !skip.contains { IDPattern.matches(vector.id, $0) }
+            (run.isEmpty || run.contains { IDPattern.matches(vector.id.text, $0) }) && !skip.contains { IDPattern.matches(vector.id.text, $0) }
         }
     }
 

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import ForgeCrypto
 import ReceiptForge
 import ReceiptServe
 import ForgeSupport
@@ -30,10 +29,9 @@ struct CA: ParsableCommand {
             var readme = Self.readmeIntro
             do throws(ForgeError) {
                 for anchor in BundledAnchor.allCases {
-                    let certificate = try anchor.certificate()
-                    files.append((anchor.fileStem + ".pem", Data(certificate.pemRepresentation.utf8)))
-                    files.append((anchor.fileStem + ".der", Data(certificate.derRepresentation)))
-                    readme += Self.readmeEntry(anchor, certificate)
+                    let exported = try anchor.exported()
+                    files += exported.files
+                    readme += exported.readme
                 }
             } catch { throw fail(error.message, Exit.software) }
             files.append((Self.readmeName, Data(readme.utf8)))
@@ -74,20 +72,6 @@ struct CA: ParsableCommand {
 
 
             """
-
-        static func readmeEntry(_ anchor: BundledAnchor, _ certificate: X509Certificate) -> String {
-            let fingerprint = certificate.sha256Fingerprint.map { String($0, radix: 16, uppercase: true).leftPadded(2) }.joined(separator: ":")
-            return """
-                --root \(anchor.rawValue): \(anchor.fileStem).pem, \(anchor.fileStem).der (\(anchor.repositoryPath) in the repository)
-                  for \(anchor.use)
-                  the corpus's anchor \(anchor.corpusID) (Vectors/anchors/\(anchor.corpusID).der; a vector's context.trustAnchor)
-                  subject \(certificate.subject)
-                  valid \(ReceiptDate.format(certificate.notBefore)) to \(ReceiptDate.format(certificate.notAfter))
-                  SHA-256 \(fingerprint)
-
-
-                """
-        }
     }
 
     struct Init: ParsableCommand {
@@ -123,21 +107,20 @@ struct CA: ParsableCommand {
 
         func run() throws {
             if jws {
-                let ocspURL = ocspURL
-                return try create(CertificateSet<JWSRole>.self, templates: { JWSProfile.template(for: $0, ocsp: ocspURL.map { [$0] }) }) { role, _ in "\(out)/\(role.fileStem).pem"
-                }
+                let ocsp = ocspURL.map { [$0] }
+                let generate = { () throws(ForgeError) in try CertificateSet<JWSRole>.generate(ocsp: ocsp) }
+                return try create(generate) { role, _ in "\(out)/\(role.fileStem).pem" }
             }
-            try create(CertificateSet<CertificateRole>.self) { role, credential in "\(out)/\(role.fileStem).pem  \(credential.certificate.subject)" }
+            let generate = { () throws(ForgeError) in try CertificateSet<CertificateRole>.generate() }
+            try create(generate) { role, pki in "\(out)/\(role.fileStem).pem  \(pki.subject(role))" }
         }
 
         /// A fresh set of either vocabulary, written by the one writer (atomic, refuses existing files without --force).
-        private func create<Role: PKIRole>(
-            _: CertificateSet<Role>.Type, templates: (Role) -> CertificateTemplate = { $0.template }, listing line: (Role, Credential<Role.Key>) -> String
-        ) throws {
+        private func create<Role: PKIRole>(_ generate: () throws(ForgeError) -> CertificateSet<Role>, listing line: (Role, CertificateSet<Role>) -> String) throws {
             do throws(ForgeError) {
-                let pki = try CertificateSet<Role>.generate(templates: templates)
+                let pki = try generate()
                 try pki.write(to: URL(fileURLWithPath: out), overwrite: force)
-                for role in Role.allCases { print(line(role, pki[role])) }
+                for role in Role.allCases { print(line(role, pki)) }
             } catch {
                 throw fail(error.code == .wouldOverwrite ? error.message + "; pass --force to replace them" : error.message, Exit.code(for: error))
             }

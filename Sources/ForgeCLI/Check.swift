@@ -1,7 +1,6 @@
 import ReceiptCorpus
 import ArgumentParser
 import Foundation
-import ForgeCrypto
 import ReceiptForge
 import ReceiptModel
 import ReceiptConformance
@@ -11,6 +10,7 @@ import ReceiptServe
 import StoreModel
 import ForgeSupport
 import JWSModel
+import AppStoreVocabulary
 
 /// The expectations every artefact is checked against, and how the verdict is printed: one option group
 /// (swift-argument-parser's `@OptionGroup`) for `validate`, `inspect` and `jws validate`, so the shared options
@@ -34,12 +34,12 @@ struct CheckOptions: ParsableArguments {
     var hasExpectations: Bool { !root.isEmpty || bundleId != nil || environment != nil || at != nil }
 
     /// The `--root` certificates, or `defaultRoots` when none are given.
-    func roots(default defaultRoots: () throws -> [X509Certificate]) throws -> [X509Certificate] {
+    func roots(default defaultRoots: () throws -> [TrustedRoot]) throws -> [TrustedRoot] {
         root.isEmpty ? try defaultRoots() : try loadRoots(root)
     }
 
     /// The context without the artefact-specific expectations; `now` is `--at` when given, else the wall clock.
-    func context(roots: [X509Certificate]) throws -> ValidationContext {
+    func context(roots: [TrustedRoot]) throws -> ValidationContext {
         let pinned = try at.map { try parseDate($0, option: "--at") }
         return ValidationContext(trustedRoots: roots, bundleID: bundleId, environment: environment?.environment, chainTime: pinned, now: pinned ?? wallClock())
     }
@@ -307,8 +307,8 @@ enum RootOption {
 /// The certificates `--root` names: a bundled anchor by name (``BundledAnchor``, from any directory), else
 /// a PEM (several per file) or DER file. A value that is neither exits 66 listing the names; none given: the
 /// bundled receipt TEST root.
-func loadRoots(_ values: [String]) throws -> [X509Certificate] {
-    var roots: [X509Certificate] = []
+func loadRoots(_ values: [String]) throws -> [TrustedRoot] {
+    var roots: [TrustedRoot] = []
     for value in values {
         if let anchor = BundledAnchor(rawValue: value) {
             do throws(ForgeError) { roots.append(try anchor.certificate()) } catch { throw fail(error.message, Exit.software) }
@@ -318,13 +318,7 @@ func loadRoots(_ values: [String]) throws -> [X509Certificate] {
             throw fail("--root \(value): no such file, nor a bundled anchor (\(BundledAnchor.names))", Exit.noInput)
         }
         let (bytes, _) = try readInput(value, kind: .certificate)
-        do {
-            if bytes.first == 0x30 {
-                roots.append(try X509Certificate(derEncoded: bytes))
-            } else {
-                roots += try X509Certificate.all(fromPEM: String(decoding: bytes, as: UTF8.self))
-            }
-        } catch {
+        do { roots += try ValidationContext.roots(inFile: bytes) } catch {
             throw fail("\(value) is not a PEM or DER certificate: \(error)", Exit.dataError)
         }
     }

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Foundation
-import ForgeCrypto
 import ReceiptCorpus
 import ReceiptForge
 import ReceiptModel
@@ -30,7 +29,7 @@ struct Seeds: ParsableCommand {
             let bytes = try readInput(directory.appendingPathComponent(vector.file).path, kind: .vector).bytes
             try writeOutput(Data(bytes), to: output.appendingPathComponent(vector.sha256).path)
             let line = JSONValue.object([
-                ("sha256", .string(vector.sha256)), ("id", .string(vector.id)),
+                ("sha256", .string(vector.sha256)), ("id", .string(vector.id.text)),
                 ("verdict", .string(vector.expected.verdict.rawValue)), ("file", .string(vector.file)),
             ])
             index.append(line.serialized(pretty: false))

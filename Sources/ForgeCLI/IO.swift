@@ -5,6 +5,7 @@ import ReceiptModel
 import ForgeSupport
 public import JWSModel
 public import StoreModel
+import AppStoreVocabulary
 
 /// sysexits(3) codes, documented in `forge --help`.
 enum Exit {

@@ -1,5 +1,4 @@
 import ArgumentParser
-import ForgeCrypto
 import Foundation
 import ReceiptCorpus
 import ReceiptForge
@@ -9,6 +8,7 @@ import ReceiptValidationServer
 import ForgeSupport
 import JWSModel
 import StoreModel
+import AppStoreVocabulary
 
 /// `forge jws`: StoreKit 2 signed data — forged, inspected and verified.
 struct JWSCommand: ParsableCommand {

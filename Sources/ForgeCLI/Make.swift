@@ -1,10 +1,10 @@
 import ArgumentParser
 import Foundation
-import ForgeCrypto
 import ReceiptForge
 import ReceiptModel
 import ForgeSupport
 import StoreModel
+import AppStoreVocabulary
 
 struct Make: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -100,12 +100,12 @@ struct Make: ParsableCommand {
         case .base64:
             return Data((Data(receipt.bytes).base64EncodedString() + "\n").utf8)
         case .json:
-            let decoded: AppReceipt
-            do { decoded = try AppReceipt(payloadBytes: receipt.payload) } catch { throw fail("re-reading the payload: \(error)", Exit.software) }
-            let extras = VerifyReceiptJSON.Extras(
+            // Rendered from the store the receipt was encoded from, not read back from its bytes.
+            var extras = VerifyReceiptJSON.Extras(
                 cancellationReasons: receipt.history.cancellationReasons, latestReceipt: Data(receipt.bytes).base64EncodedString(),
                 requestDate: receipt.now, now: receipt.now, pendingRenewals: receipt.history.pendingRenewals)
-            return Data((VerifyReceiptJSON.response(for: decoded, extras: extras).serialized() + "\n").utf8)
+            extras.ownership = receipt.ownership
+            return Data((VerifyReceiptJSON.response(for: receipt.verifyReceipt, extras: extras).serialized() + "\n").utf8)
         }
     }
 }
@@ -113,12 +113,9 @@ struct Make: ParsableCommand {
 /// Warns, on one stderr line, when `now` lies outside the validity of `chain` (the TEST certificates that sign and
 /// anchor the artefact): what is made then does not validate at its own time. Made all the same.
 func warnIfOutsideValidity(_ now: Date, of chain: [[UInt8]], making artefact: String) {
-    // Only the dates are read (no key is decoded), so the warning costs `make` nothing measurable.
-    guard let windows = try? chain.map(X509Certificate.validity(derEncoded:)),
-        let from = windows.map(\.notBefore).max(), let to = windows.map(\.notAfter).min(), !(from <= now && now <= to)
-    else { return }
+    guard let window = ValidityWindow(chain: chain), !window.contains(now) else { return }
     note(
-        "warning: now \(ReceiptDate.format(now)) is outside the TEST chain's validity (\(ReceiptDate.format(from)) to \(ReceiptDate.format(to))): "
+        "warning: now \(ReceiptDate.format(now)) is outside the TEST chain's validity (\(ReceiptDate.format(window.notBefore)) to \(ReceiptDate.format(window.notAfter))): "
             + "a \(artefact) made then will not validate at that time")
 }
 

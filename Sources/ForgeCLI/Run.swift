@@ -207,12 +207,12 @@ struct Run: AsyncParsableCommand {
         }
         let shard = self.shard.flatMap(Shard.init)
         let include: (Vector) -> Bool = { vector in
-            (run.isEmpty || run.contains { matches(vector.id, $0) }) && !skip.contains { matches(vector.id, $0) } && (shard?.contains(vector.id) ?? true)
+            (run.isEmpty || run.contains { matches(vector.id.text, $0) }) && !skip.contains { matches(vector.id.text, $0) } && (shard?.contains(vector.id.text) ?? true)
         }
         // Patterns that select nothing are a mistake to say, not a conformant run of nothing (as `forge vectors list`).
         if !run.isEmpty || !skip.isEmpty,
             !manifest.vectors.contains(where: { vector in
-                (run.isEmpty || run.contains { matches(vector.id, $0) }) && !skip.contains { matches(vector.id, $0) }
+                (run.isEmpty || run.contains { matches(vector.id.text, $0) }) && !skip.contains { matches(vector.id.text, $0) }
             })
         {
             let said = (run.map { "--run '\($0)'" } + skip.map { "--skip '\($0)'" }).joined(separator: " ")

@@ -26,7 +26,7 @@ extension Run {
             let missing: [Vector]
             do { (merged, missing) = try RunResults.merged(parts, corpus: manifest) } catch { throw fail(error.message, Exit.dataError) }
             if !missing.isEmpty {
-                let listed = missing.prefix(5).map(\.id).joined(separator: ", ") + (missing.count > 5 ? ", …" : "")
+                let listed = missing.prefix(5).map(\.id.text).joined(separator: ", ") + (missing.count > 5 ? ", …" : "")
                 note("\(missing.count) vector\(missing.count == 1 ? "" : "s") in no shard, listed as SKIP: \(listed)")
             }
             try ReportFiles(results: options.results, junit: options.junit, markdown: options.markdown, html: options.html)

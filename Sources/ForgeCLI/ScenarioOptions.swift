@@ -4,6 +4,7 @@ import ReceiptForge
 import ReceiptModel
 import StoreModel
 import ForgeSupport
+import AppStoreVocabulary
 
 /// The scenario flags `forge make` and `forge jws make` share: the same flag means the same thing in both.
 struct ScenarioOptions: ParsableArguments {

@@ -62,7 +62,7 @@ struct VectorsCommand: ParsableCommand {
                     forge: try Forge(receiptPKI: pki), additionalSchemas: conformanceSchemas
                 ).write(to: directory, staged: interrupts.guarding)
                 let elapsed = start.duration(to: clock.now)
-                let families = Dictionary(grouping: manifest.vectors, by: \.vectorID.family).map { "\($0.key) \($0.value.count)" }.sorted()
+                let families = Dictionary(grouping: manifest.vectors, by: \.id.family).map { "\($0.key) \($0.value.count)" }.sorted()
                 print("wrote \(manifest.vectors.count) vectors to \(directory.path) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))")
                 print(families.joined(separator: ", "))
             } catch {
@@ -96,11 +96,11 @@ struct VectorsCommand: ParsableCommand {
 
         func run() throws {
             let (manifest, _) = try location.manifest()
-            let matching = manifest.vectors.filter { matches($0.id, pattern) }
+            let matching = manifest.vectors.filter { matches($0.id.text, pattern) }
             for vector in matching {
-                let classes = vector.expected.errorClasses.isEmpty ? "" : " [\(vector.expected.errorClasses.joined(separator: "|"))]"
+                let classes = vector.expected.errorClasses.isEmpty ? "" : " [\(vector.expected.errorClasses.map(\.rawValue).joined(separator: "|"))]"
                 print(
-                    "\(vector.id.padding(toLength: 52, withPad: " ", startingAt: 0)) \(vector.expected.verdict.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) \(vector.severity.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0))\(classes)"
+                    "\(vector.id.text.padding(toLength: 52, withPad: " ", startingAt: 0)) \(vector.expected.verdict.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) \(vector.severity.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0))\(classes)"
                 )
             }
             if matching.isEmpty { throw fail("no vector matches '\(pattern)'", Exit.usage) }
@@ -116,14 +116,14 @@ struct VectorsCommand: ParsableCommand {
 
         func run() throws {
             let (manifest, directory) = try location.manifest()
-            guard let vector = manifest.vectors.first(where: { $0.id == id }) else {
-                let near = manifest.vectors.map(\.id).filter { $0.contains(id.split(separator: ":").last.map(String.init) ?? id) }.prefix(5)
+            guard let vector = manifest.vectors.first(where: { $0.id.text == id }) else {
+                let near = manifest.vectors.map(\.id.text).filter { $0.contains(id.split(separator: ":").last.map(String.init) ?? id) }.prefix(5)
                 throw fail("no vector \(id)\(near.isEmpty ? "" : "; did you mean \(near.joined(separator: ", "))?")", Exit.usage)
             }
             print("\(vector.id) (revision \(vector.revision), \(vector.severity.rawValue)\(vector.canary ? ", canary" : ""))")
             print(vector.description)
             var expected =
-                "expected: \(vector.expected.verdict.rawValue)\(vector.expected.errorClasses.isEmpty ? "" : " with " + vector.expected.errorClasses.joined(separator: " or "))"
+                "expected: \(vector.expected.verdict.rawValue)\(vector.expected.errorClasses.isEmpty ? "" : " with " + vector.expected.errorClasses.map(\.rawValue).joined(separator: " or "))"
             if vector.expected.verdict == .acceptable {
                 expected +=
                     " ("

@@ -22,7 +22,7 @@ extension HarnessHello {
 }
 
 extension ValidateRequest {
-    public static var exemplar: Self { ValidateRequest(seq: 17, id: Vector.exemplar.id, base64: "MIIB", context: .exemplar) }
+    public static var exemplar: Self { ValidateRequest(seq: 17, id: Vector.exemplar.id.text, base64: "MIIB", context: .exemplar) }
 }
 
 extension HarnessReply {
@@ -39,7 +39,7 @@ extension HarnessReply {
 extension VectorResult {
     public static var exemplar: Self {
         VectorResult(
-            id: Vector.exemplar.id, revision: 1, severity: .critical, outcome: .wrongReason, expected: .invalid,
+            id: Vector.exemplar.id.text, revision: 1, severity: .critical, outcome: .wrongReason, expected: .invalid,
             expectedErrorClasses: ["chain.untrusted"], verdict: .reject, errorClass: "signature.invalid",
             message: "expected invalid [chain.untrusted], got reject signature.invalid", durationMicroseconds: 1200)
     }

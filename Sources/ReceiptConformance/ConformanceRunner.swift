@@ -360,8 +360,8 @@ public struct ConformanceRunner: Sendable {
 
     static func notRun(_ vector: Vector, _ classifier: Classifier, _ reason: String) -> VectorResult {
         VectorResult(
-            id: vector.id, revision: vector.revision, severity: vector.severity, outcome: .skip, expected: classifier.expectedVerdict(vector),
-            expectedErrorClasses: vector.expected.errorClasses, verdict: nil, errorClass: nil, message: reason, durationMicroseconds: 0)
+            id: vector.id.text, revision: vector.revision, severity: vector.severity, outcome: .skip, expected: classifier.expectedVerdict(vector),
+            expectedErrorClasses: vector.expected.errorClasses.map(\.rawValue), verdict: nil, errorClass: nil, message: reason, durationMicroseconds: 0)
     }
 
     private func execute(
@@ -395,15 +395,15 @@ public struct ConformanceRunner: Sendable {
                     let expected = classifier.expectedVerdict(vector)
                     guard let file else {
                         return VectorResult(
-                            id: vector.id, revision: vector.revision, severity: vector.severity, outcome: .skip, expected: expected,
-                            expectedErrorClasses: vector.expected.errorClasses, verdict: nil, errorClass: nil,
+                            id: vector.id.text, revision: vector.revision, severity: vector.severity, outcome: .skip, expected: expected,
+                            expectedErrorClasses: vector.expected.errorClasses.map(\.rawValue), verdict: nil, errorClass: nil,
                             message: Self.skipReason(vector, hello, unavailable: unavailable), durationMicroseconds: 0)
                     }
                     guard let bytes = FileBytes.read(file.path) else {
                         unreadable.note(file.path)
                         return Self.notRun(vector, classifier, "not run: cannot read vector file \(file.path)")
                     }
-                    var request = ValidateRequest(seq: seq, id: vector.id, base64: direct ? "" : Base64.encode(bytes), context: vector.context)
+                    var request = ValidateRequest(seq: seq, id: vector.id.text, base64: direct ? "" : Base64.encode(bytes), context: vector.context)
                     if direct { request.bytes = bytes }
                     let clock = ContinuousClock()
                     let began = clock.now
@@ -418,8 +418,8 @@ public struct ConformanceRunner: Sendable {
                     let outcome = reply.seq == request.seq ? classifier.classify(vector, reply) : .error
                     // Judged on the whole reply; recorded bounded, so a report grows with the vectors, not the harness's words.
                     return VectorResult(
-                        id: vector.id, revision: vector.revision, severity: vector.severity, outcome: outcome, expected: expected,
-                        expectedErrorClasses: vector.expected.errorClasses, verdict: verdict, errorClass: errorClass.map(HarnessLimits.recorded),
+                        id: vector.id.text, revision: vector.revision, severity: vector.severity, outcome: outcome, expected: expected,
+                        expectedErrorClasses: vector.expected.errorClasses.map(\.rawValue), verdict: verdict, errorClass: errorClass.map(HarnessLimits.recorded),
                         message: reply.seq == request.seq ? message.map(HarnessLimits.recorded) : "reply seq \(reply.seq) does not answer request \(request.seq)",
                         durationMicroseconds: Int(took.components.seconds * 1_000_000 + took.components.attoseconds / 1_000_000_000_000))
                 }
@@ -459,8 +459,8 @@ public struct ConformanceRunner: Sendable {
     /// expected to fail for an expiry or a validity window. Every vector pins `context.now`; a harness on
     /// the wall clock would judge these at another time, so they are skipped rather than scored.
     public static func dependsOnClock(_ vector: Vector) -> Bool {
-        vector.id.hasPrefix("time::")
-            || vector.expected.errorClasses.contains { [ErrorClass.chainExpired, .chainNotYetValid, .policyExpired].map(\.rawValue).contains($0) }
+        vector.id.family == "time"
+            || vector.expected.errorClasses.contains { [ErrorClass.chainExpired, .chainNotYetValid, .policyExpired].contains($0) }
     }
 
     /// What failing canaries most likely mean. `canaries` are the run's canary vectors, `accepted` the ids
@@ -501,9 +501,9 @@ public struct ConformanceRunner: Sendable {
     /// (an Xcode receipt given to a validator that never accepts Xcode), the feature is the likely cause.
     static func featureHint(_ failures: [VectorResult], canaries: [Vector], accepted: Set<String>, hello: HarnessHello?) -> String? {
         // Only a contrast says something: with no canary accepted, nothing sets the rejected ones apart.
-        guard !failures.isEmpty, failures.allSatisfy({ $0.outcome == .falseReject }), canaries.contains(where: { accepted.contains($0.id) }) else { return nil }
-        let features = Dictionary(canaries.map { ($0.id, Set($0.features)) }, uniquingKeysWith: { first, _ in first })
-        let passedFeatures = canaries.filter { accepted.contains($0.id) }.reduce(into: Set<String>()) { $0.formUnion($1.features) }
+        guard !failures.isEmpty, failures.allSatisfy({ $0.outcome == .falseReject }), canaries.contains(where: { accepted.contains($0.id.text) }) else { return nil }
+        let features = Dictionary(canaries.map { ($0.id.text, Set($0.features)) }, uniquingKeysWith: { first, _ in first })
+        let passedFeatures = canaries.filter { accepted.contains($0.id.text) }.reduce(into: Set<String>()) { $0.formUnion($1.features) }
         guard let shared = failures.map({ features[$0.id] ?? [] }).reduce(nil, { (common: Set<String>?, next) in common.map { $0.intersection(next) } ?? next })
         else { return nil }
         let suspects = shared.subtracting(passedFeatures).sorted()

@@ -67,17 +67,17 @@ public struct Classifier: Sendable {
 
     /// Prefix matching at the harness's declared granularity. An acceptable vector resolved to invalid
     /// by a profile carries no error classes: any reason is right.
-    func reasonMatches(_ actual: String?, _ expected: [String]) -> Bool {
+    func reasonMatches(_ actual: String?, _ expected: [ErrorClass]) -> Bool {
         guard !expected.isEmpty else { return true }
         switch granularity {
         case .none:
             return true
         case .coarse:
             guard let actual else { return false }
-            return expected.contains { ErrorClass(rawValue: $0).family == ErrorClass(rawValue: actual).family }
+            return expected.contains { $0.family == ErrorClass(rawValue: actual).family }
         case .fine:
             guard let actual else { return false }
-            return expected.contains { ErrorClass(rawValue: actual).isWithin(ErrorClass(rawValue: $0)) }
+            return expected.contains { ErrorClass(rawValue: actual).isWithin($0) }
         }
     }
 }

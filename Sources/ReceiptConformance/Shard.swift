@@ -85,13 +85,13 @@ extension RunResults {
         let ran = Set(merged.results.map(\.id))
         // Vectors of artefacts the run did not select are left out, as the run left them out, and counted as such.
         let selection = merged.artifacts
-        let missing = manifest.vectors.filter { !ran.contains($0.id) && selection?.includes($0) != false }
+        let missing = manifest.vectors.filter { !ran.contains($0.id.text) && selection?.includes($0) != false }
         merged.artifacts?.excluded = manifest.vectors.count { selection?.includes($0) == false }
         guard !missing.isEmpty else { return (merged, []) }
         merged.results += missing.map { vector in
             VectorResult(
-                id: vector.id, revision: vector.revision, severity: vector.severity, outcome: .skip, expected: vector.expected.verdict,
-                expectedErrorClasses: vector.expected.errorClasses, verdict: nil, errorClass: nil,
+                id: vector.id.text, revision: vector.revision, severity: vector.severity, outcome: .skip, expected: vector.expected.verdict,
+                expectedErrorClasses: vector.expected.errorClasses.map(\.rawValue), verdict: nil, errorClass: nil,
                 message: "not run: in none of the merged shards", durationMicroseconds: 0)
         }
         return (try Self.merged([merged]), missing)

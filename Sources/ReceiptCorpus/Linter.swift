@@ -4,18 +4,18 @@ import ForgeSupport
 /// One problem in the manifest. A value, not an error: lint reports everything it finds at once.
 public struct LintFinding: Sendable, Hashable, CustomStringConvertible {
     /// The vector concerned; nil for manifest-wide findings (trust anchors, profiles, canaries).
-    public let vectorID: String?
+    public let vectorID: VectorID?
     /// One of the `Linter.Rule` names, stable for tooling.
     public let rule: String
     public let message: String
 
-    public init(vectorID: String?, rule: String, message: String) {
+    public init(vectorID: VectorID?, rule: String, message: String) {
         self.vectorID = vectorID
         self.rule = rule
         self.message = message
     }
 
-    public var description: String { "\(vectorID ?? "manifest"): [\(rule)] \(message)" }
+    public var description: String { "\(vectorID?.text ?? "manifest"): [\(rule)] \(message)" }
 }
 
 /// Checks a manifest for the consistency the corpus promises its users (see `lint`).
@@ -94,10 +94,10 @@ private struct LintRun {
 
     mutating func check(_ vector: Vector) {
         let id = vector.id
-        if !vector.vectorID.isWellFormed {
+        if !id.isWellFormed {
             report(id, Rule.idFormat, "id must be family::name in lowercase letters, digits and '-'")
-        } else if let directory = vector.file.split(separator: "/").first, directory != vector.vectorID.family {
-            report(id, Rule.idFamily, "family '\(vector.vectorID.family)' but file is under '\(directory)/'")
+        } else if let directory = vector.file.split(separator: "/").first, directory != id.family {
+            report(id, Rule.idFamily, "family '\(id.family)' but file is under '\(directory)/'")
         }
         if vector.revision < 1 {
             report(id, Rule.revision, "revision is \(vector.revision), must be at least 1")
@@ -118,7 +118,7 @@ private struct LintRun {
         default:
             break
         }
-        for errorClass in expected.errorClasses where manifest.errorTaxonomy[errorClass] == nil {
+        for errorClass in expected.errorClasses where manifest.errorTaxonomy[errorClass.rawValue] == nil {
             report(id, Rule.errorClassUnknown, "error class '\(errorClass)' is not in the taxonomy")
         }
         if !Self.isWellFormedTimestamp(vector.context.now) {
@@ -136,7 +136,7 @@ private struct LintRun {
     }
 
     /// Path shape and digest form always; existence and digest match only when the directory is known.
-    private mutating func checkFile(_ path: String, sha256: String, owner: String?, label: String) {
+    private mutating func checkFile(_ path: String, sha256: String, owner: VectorID?, label: String) {
         let components = path.split(separator: "/", omittingEmptySubsequences: false)
         if path.isEmpty || path.hasPrefix("/") || components.contains("..") {
             report(owner, Rule.filePath, "\(label) '\(path)' must be a relative path inside the vectors directory")
@@ -158,7 +158,7 @@ private struct LintRun {
         }
     }
 
-    private mutating func report(_ vectorID: String?, _ rule: String, _ message: String) {
+    private mutating func report(_ vectorID: VectorID?, _ rule: String, _ message: String) {
         findings.append(LintFinding(vectorID: vectorID, rule: rule, message: message))
     }
 

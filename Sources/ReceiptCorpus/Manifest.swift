@@ -1,6 +1,6 @@
 import Foundation
 public import ForgeSupport
-public import StoreModel
+public import AppStoreVocabulary
 
 /// The corpus index (`Vectors/manifest.json`): every vector with its expected outcome, plus the
 /// vocabularies (notes, features, error taxonomy, trust anchors, profiles) the vectors refer to by key.
@@ -151,7 +151,7 @@ public enum Severity: String, Codable, Sendable, Hashable, CaseIterable, Compara
 /// One receipt file and what a validator must conclude about it.
 public struct Vector: Codable, Sendable, Hashable {
     /// Stable slug "family::name"; never positional, never reused.
-    public var id: String
+    public var id: VectorID
     /// Bumped when the bytes or the expectation change, so results can be matched to what was run.
     public var revision: Int
     public var description: String
@@ -171,7 +171,7 @@ public struct Vector: Codable, Sendable, Hashable {
     public var provenance: Provenance
 
     public init(
-        id: String, revision: Int, description: String, file: String, sha256: String, flags: [String],
+        id: VectorID, revision: Int, description: String, file: String, sha256: String, flags: [String],
         severity: Severity, features: [String], canary: Bool, context: Context, expected: Expectation,
         provenance: Provenance
     ) {
@@ -188,9 +188,6 @@ public struct Vector: Codable, Sendable, Hashable {
         self.expected = expected
         self.provenance = provenance
     }
-
-    /// The id cut into its family and name.
-    public var vectorID: VectorID { VectorID(id) }
 }
 
 /// What a validator is told alongside the receipt bytes.
@@ -316,12 +313,13 @@ public enum ArtifactKind: String, Codable, Sendable, Hashable, CaseIterable {
 /// The expected outcome of validating a vector.
 public struct Expectation: Codable, Sendable, Hashable {
     public var verdict: Verdict
-    /// Keys of `Manifest.errorTaxonomy` any of which a rejecting validator may report.
-    public var errorClasses: [String]
+    /// Keys of `Manifest.errorTaxonomy` any of which a rejecting validator may report. A class the taxonomy does not
+    /// list still reads (lint reports it), so a manifest from a newer generator is judged, not refused.
+    public var errorClasses: [ErrorClass]
     /// For valid vectors: the fields a decoding validator must report.
     public var decoded: DecodedReceipt?
 
-    public init(verdict: Verdict, errorClasses: [String], decoded: DecodedReceipt? = nil) {
+    public init(verdict: Verdict, errorClasses: [ErrorClass], decoded: DecodedReceipt? = nil) {
         self.verdict = verdict
         self.errorClasses = errorClasses
         self.decoded = decoded

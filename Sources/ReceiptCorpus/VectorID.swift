@@ -2,10 +2,20 @@
 /// the vector's folder under `Vectors/` and its group in every report. Ids also arrive in results and baselines,
 /// which lint never saw, so a malformed one still has parts: before the first `::` (all of it when there is none)
 /// and after it.
-public struct VectorID: Sendable, Hashable, Comparable, CustomStringConvertible {
+public struct VectorID: Sendable, Hashable, Comparable, CustomStringConvertible, Codable, ExpressibleByStringLiteral {
     public let text: String
 
     public init(_ text: String) { self.text = text }
+
+    public init(stringLiteral text: String) { self.text = text }
+
+    /// A JSON string, as the manifest, results and baselines write ids; any text reads (lint judges its form).
+    public init(from decoder: any Decoder) throws { text = try decoder.singleValueContainer().decode(String.self) }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(text)
+    }
 
     /// The text before the first `::`; the whole id when it has none.
     public var family: String { text.firstRange(of: "::").map { String(text[..<$0.lowerBound]) } ?? text }

@@ -6,6 +6,7 @@ import ReceiptModel
 import ReferenceValidation
 public import ForgeSupport
 import StoreModel
+import AppStoreVocabulary
 
 /// Apple's verifyReceipt, answered from the bytes: what `forge serve` (and `forge validate --listen`'s
 /// `/verifyReceipt`) reply to one request, independent of any socket. Checks run in Apple's order —
@@ -145,10 +146,10 @@ public struct VerifyReceiptService: Sendable {
                     return Answer(status: .accountNotFound, body: Self.status(.accountNotFound), summary: summary)
                 }
                 extras.latestReceipt = Data(latest.bytes).base64EncodedString()
-                extras.latestTransactions = try AppReceipt(payloadBytes: latest.payload).inAppPurchases
+                extras.latestTransactions = try AppReceipt(payloadBytes: latest.payload).inAppPurchases.map(VerifyReceiptJSON.Purchase.init)
                 extras.pendingRenewals = latest.history.pendingRenewals
                 extras.cancellationReasons = latest.history.cancellationReasons
-                for t in latest.transactions where t.ownership != .purchased { extras.ownership[t.transactionID] = t.ownership }
+                extras.ownership = latest.ownership
                 expired = latest.history.allSubscriptionsExpired(at: now, transactions: latest.transactions)
                 summary.append(("history", .bool(true)))
             } catch {

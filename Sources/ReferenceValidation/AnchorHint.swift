@@ -1,4 +1,5 @@
 public import ForgeCrypto
+import AppStoreVocabulary
 import ReceiptCorpus
 import ForgeSupport
 import StoreModel

@@ -5,6 +5,7 @@ import ReceiptModel
 public import ForgeSupport
 public import JWSModel
 import StoreModel
+import AppStoreVocabulary
 
 /// The verdict on one JWS, every step, and what could be read.
 public struct JWSReport: CheckedReport {

@@ -3,7 +3,8 @@ public import ForgeCrypto
 public import ReceiptModel
 public import ReceiptCorpus
 import ForgeSupport
-public import StoreModel
+import StoreModel
+public import AppStoreVocabulary
 
 /// What a validator is told besides the artefact's bytes: the app's expectations, one context for receipts and
 /// StoreKit 2 JWS alike, plus the few fields only one artefact has.

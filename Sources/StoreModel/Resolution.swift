@@ -1,3 +1,4 @@
+public import AppStoreVocabulary
 public import Foundation
 import ForgeSupport
 

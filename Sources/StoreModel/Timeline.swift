@@ -1,5 +1,6 @@
 public import Foundation
 public import ForgeSupport
+public import AppStoreVocabulary
 
 /// Something that happened to a purchase after it was made: the scenario's `timeline`.
 ///

@@ -1,3 +1,4 @@
+import AppStoreVocabulary
 import Foundation
 import ForgeTestSupport
 import Testing
@@ -25,6 +26,14 @@ struct FamilySharingTests {
             let payload = try #require(try json(made)["payload"] as? [String: Any])
             #expect(payload["productId"] as? String == product)
             #expect(payload["inAppOwnershipType"] as? String == ownership)
+        }
+        // verifyReceipt's JSON of the receipt `forge make` forges says the same, per transaction.
+        let receipt = try await forge("make", "--spec", spec.path, "-q", "--format", "json")
+        try #require(receipt.status == 0, "\(receipt.stderr)")
+        let inApp = try #require((try json(receipt)["receipt"] as? [String: Any])?["in_app"] as? [[String: Any]])
+        #expect(Set(inApp.compactMap { $0["product_id"] as? String }) == ["pro.monthly", "lifetime"])
+        for purchase in inApp {
+            #expect(purchase["in_app_ownership_type"] as? String == (purchase["product_id"] as? String == "lifetime" ? "PURCHASED" : "FAMILY_SHARED"))
         }
         // Only Apple's documented values: anything else is a scenario error naming the key.
         var unknown = scenario

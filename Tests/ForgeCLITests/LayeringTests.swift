@@ -23,23 +23,58 @@ struct LayeringTests {
         "Each target imports only what its layer may",
         arguments: [
             ("ForgeSupport", ["Foundation", "Synchronization", "Dispatch", "Glibc", "Darwin", "CForgeSystem"]),
-            ("StoreModel", ["Foundation", "ForgeSupport"]),
+            ("AppStoreVocabulary", ["Foundation"]),
+            ("StoreModel", ["Foundation", "ForgeSupport", "AppStoreVocabulary"]),
             ("JWSModel", ["Foundation", "ForgeSupport"]),
-            ("ReceiptModel", ["Foundation", "ForgeSupport", "StoreModel"]),
-            ("ReceiptCorpus", ["Foundation", "ForgeSupport", "StoreModel", "Synchronization"]),
+            ("ReceiptModel", ["Foundation", "ForgeSupport", "AppStoreVocabulary"]),
+            ("ReceiptCorpus", ["Foundation", "ForgeSupport", "AppStoreVocabulary", "Synchronization"]),
             ("ReceiptConformance", ["Foundation", "ForgeSupport", "ReceiptCorpus", "Synchronization", "Glibc", "Darwin", "Dispatch"]),
             // The reference validators (receipts and JWS) judge artefacts; they never import the forge that makes them, nor
             // the runner that judges validators (ReferenceHarness serves them to it from ReceiptValidationServer).
             // Glibc/Darwin: their online OCSP check is one POST over a socket (OneShotHTTP), no HTTP stack.
             (
                 "ReferenceValidation",
-                ["Foundation", "Synchronization", "ForgeSupport", "ForgeCrypto", "StoreModel", "ReceiptModel", "JWSModel", "ReceiptCorpus", "Glibc", "Darwin"]
+                [
+                    "Foundation", "Synchronization", "ForgeSupport", "ForgeCrypto", "StoreModel", "ReceiptModel", "JWSModel", "ReceiptCorpus", "Glibc", "Darwin",
+                    "AppStoreVocabulary",
+                ]
             ),
         ])
     func allowedImports(_ target: String, _ allowed: [String]) throws {
         let found = try Self.imports(of: target)
         #expect(!found.isEmpty)
         for (file, module) in found where !allowed.contains(module) {
+            Issue.record("\(target)/\(file) imports \(module)")
+        }
+    }
+
+    /// Issue 39, item 9: the arrows that point down only if nothing below reaches back up. The syntax (receipts, JWS),
+    /// the corpus model and the runner never link the store model, not even through a dependency (Package.swift's
+    /// closure, so a new dependency cannot smuggle it in), and neither names it in an import; the command line reaches
+    /// certificates only through the forge's and the validator's API, never ForgeCrypto itself.
+    @Test(
+        "What a layer may never reach: syntax, corpus and runner ↛ StoreModel (through any dependency), ForgeCLI ↛ ForgeCrypto (directly)",
+        arguments: [
+            ("ReceiptModel", "StoreModel", true), ("JWSModel", "StoreModel", true), ("ReceiptCorpus", "StoreModel", true),
+            ("ReceiptConformance", "StoreModel", true), ("ForgeCLI", "ForgeCrypto", false),
+        ])
+    func neverReaches(_ target: String, _ module: String, _ transitively: Bool) throws {
+        let graph = ArchitecturePageTests.declaredTargets(try String(contentsOf: Repository.file("Package.swift"), encoding: .utf8))
+        #expect(graph[target] != nil, "Package.swift declares no target \(target)")
+        var reached: Set<String> = []
+        var path: [String: String] = [:]
+        var frontier = [target]
+        while let next = frontier.popLast() {
+            for dependency in graph[next] ?? [] where reached.insert(dependency).inserted {
+                path[dependency] = next
+                if transitively { frontier.append(dependency) }
+            }
+        }
+        if reached.contains(module) {
+            let chain = sequence(first: module) { path[$0] }.prefix { $0 != target }.reversed()
+            Issue.record("\(target) depends on \(module): \(([target] + chain).joined(separator: " → "))")
+        }
+        for (file, imported) in try Self.imports(of: target) where imported == module {
             Issue.record("\(target)/\(file) imports \(module)")
         }
     }
@@ -55,6 +90,13 @@ struct LayeringTests {
             }
         }
         #expect(try Self.imports(of: owner).contains { $0.module == library })
+    }
+
+    /// Issue 39, item 6: `forge make --format json` renders verifyReceipt's JSON from the store, like every encoder.
+    @Test("forge make renders verifyReceipt's JSON from the store: it never decodes the receipt it just forged")
+    func makeDecodesNothing() throws {
+        let text = try String(contentsOf: Repository.file("Sources/ForgeCLI/Make.swift"), encoding: .utf8)
+        #expect(!text.contains("AppReceipt("), "Make.swift decodes a receipt")
     }
 
     @Test("The JWS encoder renders the store: it never decodes a receipt payload to learn what to sign")

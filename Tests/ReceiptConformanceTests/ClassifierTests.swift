@@ -8,7 +8,7 @@ import ForgeSupport
 struct ClassifierTests {
     static func vector(_ verdict: Verdict, classes: [String] = [], flags: [String] = [], decoded: DecodedReceipt? = nil) -> Vector {
         var vector = Vector.exemplar
-        vector.expected = Expectation(verdict: verdict, errorClasses: classes, decoded: decoded)
+        vector.expected = Expectation(verdict: verdict, errorClasses: classes.map(ErrorClass.init(rawValue:)), decoded: decoded)
         vector.flags = flags
         return vector
     }

@@ -5,6 +5,7 @@ import ReceiptCorpus
 import Testing
 import ForgeSupport
 import ForgeTestSupport
+import AppStoreVocabulary
 
 /// `ValidateRequest.jsonLine`, the fast encoding every transport sends, says what `JSONEncoder` says.
 @Suite("ValidateRequest.jsonLine", .timeLimit(.minutes(2)))
@@ -32,7 +33,7 @@ struct JSONLineTests {
         let manifest = try ManifestIO.load(from: vectors)
         for (seq, vector) in manifest.vectors.enumerated() {
             let data = try Data(contentsOf: vectors.appendingPathComponent(vector.file))
-            let request = ValidateRequest(seq: seq, id: vector.id, base64: Base64.encode(data), context: vector.context)
+            let request = ValidateRequest(seq: seq, id: vector.id.text, base64: Base64.encode(data), context: vector.context)
             #expect(request.jsonLineBytes == Array(request.message.serialized(pretty: false).utf8), "\(vector.id)")
             #expect(request.input.data == data.base64EncodedString(), "\(vector.id): Base64 writes what Foundation writes")
         }

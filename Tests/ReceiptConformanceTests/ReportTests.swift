@@ -43,7 +43,7 @@ enum ReportFixtures {
 
     static func vector(_ id: String, description: String, flags: [String] = []) -> Vector {
         Vector(
-            id: id, revision: 1, description: description, file: id.replacingOccurrences(of: "::", with: "/") + ".der",
+            id: VectorID(id), revision: 1, description: description, file: id.replacingOccurrences(of: "::", with: "/") + ".der",
             sha256: String(repeating: "ab", count: 32), flags: flags, severity: .high, features: [], canary: false,
             context: Context(now: "2026-01-01T00:00:00Z", trustAnchor: "forge-root", bundleId: "com.example.app"),
             expected: Expectation(verdict: .invalid, errorClasses: []),

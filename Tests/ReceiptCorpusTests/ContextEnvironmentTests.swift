@@ -1,8 +1,8 @@
 import Foundation
 import ReceiptCorpus
-import StoreModel
 import Testing
 import ForgeTestSupport
+import AppStoreVocabulary
 
 /// The manifest's `context.environment` is StoreModel's `Environment`, written in the artefact's own vocabulary.
 @Suite("Context.environment: typed, written as Apple's raw values", .timeLimit(.minutes(2)))

@@ -23,8 +23,8 @@ struct CorpusFixture {
     private let temporary: TemporaryDirectory
     var directory: URL { temporary.url }
 
-    static let validID = "valid::appstore"
-    static let invalidID = "chain::foreign-root"
+    static let validID: VectorID = "valid::appstore"
+    static let invalidID: VectorID = "chain::foreign-root"
 
     init() throws {
         temporary = try TemporaryDirectory("fixture")
@@ -72,7 +72,7 @@ struct CorpusFixture {
                     id: Self.invalidID, revision: 2, description: "Foreign root.", file: "chain/foreign-root.der",
                     sha256: digest("chain/foreign-root.der"), flags: [], severity: .critical, features: [],
                     canary: false, context: context,
-                    expected: Expectation(verdict: .invalid, errorClasses: ["chain.untrusted"]),
+                    expected: Expectation(verdict: .invalid, errorClasses: [.chainUntrusted]),
                     provenance: Provenance(
                         preset: "appstore", recipe: [RecipeStep(mutation: "foreign-root", parameters: ["root": "other"])])),
             ])

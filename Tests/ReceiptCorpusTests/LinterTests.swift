@@ -16,7 +16,7 @@ struct LinterTests {
     }
 
     /// Asserts that `change` produces exactly one finding, with this rule and vector.
-    private func expectOnly(_ rule: String, for vectorID: String?, after change: (inout Manifest) -> Void) {
+    private func expectOnly(_ rule: String, for vectorID: VectorID?, after change: (inout Manifest) -> Void) {
         let findings = fixture.lint(after: change)
         #expect(findings.map(\.rule) == [rule], "\(findings)")
         #expect(findings.first?.vectorID == vectorID)
@@ -37,7 +37,7 @@ struct LinterTests {
 
     @Test(arguments: ["Chain::foreign-root", "chain", "chain::", "chain::-foreign", "chain:::foreign", "chain::foreign_root"])
     func malformedID(id: String) {
-        expectOnly(Rule.idFormat, for: id) { $0.vectors[1].id = id }
+        expectOnly(Rule.idFormat, for: VectorID(id)) { $0.vectors[1].id = VectorID(id) }
     }
 
     @Test func deeperIDIsWellFormed() {
@@ -105,15 +105,30 @@ struct LinterTests {
     /// Taxonomy keys match exactly: neither a deeper class nor a near miss counts.
     @Test(arguments: ["chain.unknown", "chain.untrusted.root", "Chain.untrusted"])
     func unknownErrorClass(errorClass: String) {
-        expectOnly(Rule.errorClassUnknown, for: invalidID) { $0.vectors[1].expected.errorClasses = [errorClass] }
+        expectOnly(Rule.errorClassUnknown, for: invalidID) { $0.vectors[1].expected.errorClasses = [ErrorClass(rawValue: errorClass)] }
+    }
+
+    /// A manifest is read before it is linted: a class the taxonomy lacks decodes as itself (typed, not refused and
+    /// not dropped), so lint can name it, and it is written back as it was.
+    @Test func unknownErrorClassInTheFileIsLinted() throws {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = .sortedKeys
+        let text = String(decoding: try encoder.encode(fixture.manifest), as: UTF8.self)
+        let edited = text.replacingOccurrences(of: "\"errorClasses\":[\"chain.untrusted\"]", with: "\"errorClasses\":[\"chain.novel\"]")
+        #expect(edited != text)
+        let manifest = try JSONDecoder().decode(Manifest.self, from: Data(edited.utf8))
+        #expect(manifest.vectors[1].expected.errorClasses == [ErrorClass(rawValue: "chain.novel")])
+        let findings = Linter.lint(manifest, vectorsDirectory: fixture.directory)
+        #expect(findings.map(\.rule) == [Rule.errorClassUnknown] && findings.first?.vectorID == invalidID, "\(findings)")
+        #expect(String(decoding: try encoder.encode(manifest), as: UTF8.self) == edited)
     }
 
     @Test func familyErrorClassIsKnown() {
-        #expect(fixture.lint { $0.vectors[1].expected.errorClasses = ["chain"] } == [])
+        #expect(fixture.lint { $0.vectors[1].expected.errorClasses = [.chain] } == [])
     }
 
     @Test func validWithErrorClass() {
-        expectOnly(Rule.validWithErrorClass, for: validID) { $0.vectors[0].expected.errorClasses = ["chain.untrusted"] }
+        expectOnly(Rule.validWithErrorClass, for: validID) { $0.vectors[0].expected.errorClasses = [.chainUntrusted] }
     }
 
     @Test(arguments: [

@@ -6,6 +6,7 @@ import ReceiptForge
 import ReferenceValidation
 import StoreModel
 import Testing
+import AppStoreVocabulary
 
 /// The instants a JWS chain is checked at come from its `signedDate`: one the chain check cannot evaluate (OpenSSL
 /// compares certificate dates only in the years 0000–9999) is `payload.invalid-field` before any chain work, never

@@ -77,7 +77,7 @@ struct CorpusTests {
         #expect(innerTag.count >= 5 && innerTag.allSatisfy { $0.expected.verdict == .acceptable && $0.expected.errorClasses.isEmpty })
         // Transport variants are for harnesses that decode text, and only they see them.
         #expect(
-            manifest.vectors.filter { $0.vectorID.family == "transport" && $0.flags.contains("TRANSPORT_ENCODING") }
+            manifest.vectors.filter { $0.id.family == "transport" && $0.flags.contains("TRANSPORT_ENCODING") }
                 .allSatisfy { $0.features == [Feature.transportDecoding.rawValue] })
     }
 
@@ -88,14 +88,14 @@ struct CorpusTests {
         let known = Set(ErrorClass.all.map(\.key))
         #expect(known.count == ErrorClass.all.count, "a class is listed twice")
         #expect(known.allSatisfy { known.contains(ErrorClass(rawValue: $0.family)) })
-        let expected = Set(manifest.vectors.flatMap(\.expected.errorClasses).map(ErrorClass.init(rawValue:)))
+        let expected = Set(manifest.vectors.flatMap(\.expected.errorClasses))
         #expect(expected.subtracting(known).isEmpty, "\(expected.subtracting(known))")
     }
 
     @Test("Unpadded transport variants really drop padding: the receipt's length is not a multiple of 3")
     func unpaddedIsUnpadded() throws {
         for id in ["transport::base64-unpadded", "transport::base64url"] {
-            let vector = try #require(Self.generated.manifest.vectors.first { $0.id == id })
+            let vector = try #require(Self.generated.manifest.vectors.first { $0.id.text == id })
             let text = try #require(Self.generated.files[vector.file])
             #expect(!text.contains(UInt8(ascii: "=")) && text.count % 4 != 0, "\(id) has nothing to unpad")
         }
@@ -108,10 +108,10 @@ struct CorpusTests {
         let anchors = ["forge-root": "Certificates/root.pem", "forge-storekit": "Certificates/storekit.pem"]
         // OpenSSL checks the signature and the path, not Apple's policy (markers, chain length) nor the
         // receipt's bindings: those vectors are judged by the reference validator only.
-        let policyOnly = ["chain.leaf-marker-missing", "chain.intermediate-marker-missing", "chain.length"]
+        let policyOnly: [ErrorClass] = [.chainLeafMarker, .chainIntermediateMarker, .chainLength]
         let file = directory.appendingPathComponent("v.der"), content = directory.appendingPathComponent("content.bin")
         var judged = 0
-        for vector in Self.generated.manifest.vectors where ["signature", "chain"].contains(vector.vectorID.family) && vector.file.hasSuffix(".der") {
+        for vector in Self.generated.manifest.vectors where ["signature", "chain"].contains(vector.id.family) && vector.file.hasSuffix(".der") {
             if vector.expected.verdict == .acceptable || vector.expected.errorClasses.contains(where: policyOnly.contains) { continue }
             // OpenSSL has no "at creation date" mode here; every vector is made and judged inside the leaf's window anyway.
             try #require(Self.generated.files[vector.file], "\(vector.file) was generated").write(to: file)

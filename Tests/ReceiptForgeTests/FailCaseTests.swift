@@ -10,6 +10,7 @@ import StoreModel
 import JWSModel
 import ForgeSupport
 import ForgeTestSupport
+import AppStoreVocabulary
 
 /// Every input that ever crashed a fuzz target (`FuzzTesting/FailCases/<Target>-<kind>-<hash>`), replayed
 /// through the same code the target runs, so CI guards the fixes without building sanitizers. A trap

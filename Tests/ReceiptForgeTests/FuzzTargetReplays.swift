@@ -58,7 +58,7 @@ enum FuzzTargetReplays {
 
     static let manifest: Manifest? = {
         guard var whole = try? ManifestIO.load(from: Repository.vectors) else { return nil }
-        whole.vectors = Array(whole.vectors.filter { !$0.id.hasPrefix("jws-") }.prefix(24) + whole.vectors.filter { $0.id.hasPrefix("jws-") }.prefix(16))
+        whole.vectors = Array(whole.vectors.filter { !$0.id.family.hasPrefix("jws-") }.prefix(24) + whole.vectors.filter { $0.id.family.hasPrefix("jws-") }.prefix(16))
         return whole
     }()
 

@@ -10,6 +10,7 @@ import Testing
 import ForgeSupport
 import StoreModel
 import ForgeTestSupport
+import AppStoreVocabulary
 
 /// Issue 21 items 5–7: the JWS expectations real StoreKit 2 verifiers dispute. The committed corpus is run, as
 /// `forge run --target swift:reference` runs it, against the reference verifier configured as three kinds of
@@ -43,16 +44,16 @@ struct JWSExpectationTests {
         #expect(xcode.count >= 3)
         #expect(xcode.filter { !$0.features.contains(Feature.xcode.rawValue) }.map(\.id) == [], "accepting these needs an Xcode verifier")
         for id in Self.xcodeAsProduction {
-            let vector = try #require(Self.manifest.vectors.first { $0.id == id })
+            let vector = try #require(Self.manifest.vectors.first { $0.id.text == id })
             #expect(!vector.features.contains(Feature.xcode.rawValue) && vector.expected.verdict == .invalid && vector.context.environment == .production, "\(id)")
         }
         // A Production/Sandbox verifier that never accepts Xcode data: it declares everything but xcode.
         let noXcode = ModelVerifier(reference: Self.reference, features: Self.allFeatures.filter { $0 != Feature.xcode.rawValue })
         let results = try await Self.run(noXcode, profile: ProfileID.appleCompatible)
         #expect(results.exitCode == 0, "\(results.failureSummary)")
-        let online = Set(Self.manifest.vectors.filter { $0.features.contains(Feature.online.rawValue) }.map(\.id))
+        let online = Set(Self.manifest.vectors.filter { $0.features.contains(Feature.online.rawValue) }.map(\.id.text))
         let skipped = Set(results.results.filter { $0.outcome == .skip }.map(\.id)).subtracting(online)
-        #expect(skipped == Set(xcode.map(\.id)))
+        #expect(skipped == Set(xcode.map(\.id.text)))
         #expect(results.results.filter { Self.xcodeAsProduction.contains($0.id) }.allSatisfy { $0.outcome == .pass })
     }
 
@@ -78,18 +79,18 @@ struct JWSExpectationTests {
         ] {
             let results = try await Self.run(verifier, profile: ProfileID.appleCompatible)
             #expect(results.exitCode == 0, "\(results.failureSummary)")
-            #expect(results.results.filter { oversize.map(\.id).contains($0.id) }.allSatisfy { $0.outcome == .acceptable })
+            #expect(results.results.filter { oversize.map(\.id.text).contains($0.id) }.allSatisfy { $0.outcome == .acceptable })
         }
         // Without large, they are not sent.
         let small = try await Self.run(
             ModelVerifier(reference: Self.reference, features: Self.allFeatures.filter { $0 != Feature.large.rawValue }), profile: ProfileID.appleCompatible)
-        #expect(Set(small.results.filter { $0.outcome == .skip }.map(\.id)).isSuperset(of: oversize.map(\.id)))
+        #expect(Set(small.results.filter { $0.outcome == .skip }.map(\.id)).isSuperset(of: oversize.map(\.id.text)))
     }
 
     @Test("Item 7: the AppTransaction instant takes either verdict under apple-compatible; strict judges it at signedDate")
     func instantEither() async throws {
         let id = "jws-time::app-transaction-creation-date-wins"
-        let vector = try #require(Self.manifest.vectors.first { $0.id == id })
+        let vector = try #require(Self.manifest.vectors.first { $0.id.text == id })
         #expect(vector.expected.verdict == .acceptable && vector.flags == ["JWS_VALIDITY_INSTANT"])
         let apple = try #require(Self.manifest.profiles[ProfileID.appleCompatible]), strict = try #require(Self.manifest.profiles[ProfileID.strict])
         #expect(apple.resolve(vector.flags) == .acceptable && strict.resolve(vector.flags) == .invalid)
@@ -98,11 +99,11 @@ struct JWSExpectationTests {
         let creationDate = ModelVerifier(reference: Self.reference, features: Self.allFeatures)
         let signedDate = ModelVerifier(reference: Self.reference, features: Self.allFeatures, signedDateFirst: true)
         for verifier in [creationDate, signedDate] {
-            let results = try await Self.run(verifier, profile: ProfileID.appleCompatible) { ["jws-time", "jws-valid"].contains($0.vectorID.family) }
+            let results = try await Self.run(verifier, profile: ProfileID.appleCompatible) { ["jws-time", "jws-valid"].contains($0.id.family) }
             #expect(results.exitCode == 0, "\(results.failureSummary)")
             #expect(results.results.first { $0.id == id }?.outcome == .acceptable)
         }
-        let strictRun = try await Self.run(signedDate, profile: ProfileID.strict) { $0.id == id || $0.canary }
+        let strictRun = try await Self.run(signedDate, profile: ProfileID.strict) { $0.id.text == id || $0.canary }
         #expect(strictRun.results.first { $0.id == id }?.outcome == .pass, "\(strictRun.failureSummary)")
     }
 

@@ -25,7 +25,7 @@ struct RecipeReplayTests {
             let committed = try Data(contentsOf: Self.vectors.appendingPathComponent(vector.file))
             do {
                 let bytes = try mutator.replay(try MutantRecipe(replaying: vector))
-                if Data(bytes) != committed { mismatches.append(vector.id) }
+                if Data(bytes) != committed { mismatches.append(vector.id.text) }
             } catch {
                 mismatches.append("\(vector.id): \(error.message)")
             }

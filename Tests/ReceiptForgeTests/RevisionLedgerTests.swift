@@ -43,7 +43,7 @@ struct RevisionLedgerTests {
     func ledger() throws {
         let manifest = try ManifestIO.load(from: Repository.vectors)
         var current: [String: Entry] = [:]
-        for vector in manifest.vectors { current[vector.id] = Entry(revision: vector.revision, fingerprint: try Self.fingerprint(vector)) }
+        for vector in manifest.vectors { current[vector.id.text] = Entry(revision: vector.revision, fingerprint: try Self.fingerprint(vector)) }
         if ProcessInfo.processInfo.environment["RECEIPT_FORGE_RECORD_REVISIONS"] == "1" {
             let encoder = JSONEncoder()
             encoder.outputFormatting = [.prettyPrinted, .sortedKeys]

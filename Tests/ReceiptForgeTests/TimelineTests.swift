@@ -4,6 +4,7 @@ import ReceiptModel
 import Testing
 import ForgeSupport
 import StoreModel
+import AppStoreVocabulary
 
 /// A scenario's timeline: what Apple's server knows after the receipt on the device was made.
 @Suite("Scenario timeline", .timeLimit(.minutes(2)))

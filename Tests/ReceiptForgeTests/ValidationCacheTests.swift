@@ -33,7 +33,7 @@ struct ValidationCacheTests {
                 environment: vector.context.environment, now: try #require(ReceiptDate.parse(vector.context.now)))
             let validator: any ArtefactValidator = vector.context.artifactKind == .receipt ? ReferenceValidator(cache: cache) : JWSVerifier(cache: cache)
             let report = validator.check(bytes, as: vector.context.artifactKind, context: context)
-            answers[vector.id] = Answer(verdict: report.verdict, errorClass: report.errorClass, message: report.message)
+            answers[vector.id.text] = Answer(verdict: report.verdict, errorClass: report.errorClass, message: report.message)
         }
         return answers
     }

@@ -8,6 +8,7 @@ import Testing
 import ForgeSupport
 import ForgeTestSupport
 import StoreModel
+import AppStoreVocabulary
 
 @Suite("The reference validator", .timeLimit(.minutes(2)))
 struct ValidatorTests {

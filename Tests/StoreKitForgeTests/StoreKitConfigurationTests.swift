@@ -4,6 +4,7 @@ import JWSModel
 import ReceiptForge
 import StoreModel
 import Testing
+import AppStoreVocabulary
 
 /// Issue 25: Xcode `.storekit` files (versions 2, 3 and 4, written here in Xcode's own layout) read into the scenario's
 /// products, and the receipts and JWS a purchase of them makes.

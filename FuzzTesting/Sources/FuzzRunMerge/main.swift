@@ -10,7 +10,7 @@ enum Fixture {
         let vectors = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
             .deletingLastPathComponent().appendingPathComponent("Vectors")
         guard var whole = try? ManifestIO.load(from: vectors) else { return nil }
-        whole.vectors = Array(whole.vectors.filter { !$0.id.hasPrefix("jws-") }.prefix(24) + whole.vectors.filter { $0.id.hasPrefix("jws-") }.prefix(16))
+        whole.vectors = Array(whole.vectors.filter { !$0.id.family.hasPrefix("jws-") }.prefix(24) + whole.vectors.filter { $0.id.family.hasPrefix("jws-") }.prefix(16))
         return whole
     }()
 }

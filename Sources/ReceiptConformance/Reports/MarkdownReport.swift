@@ -200,6 +200,6 @@ enum ReportText {
 
     /// The manifest's vectors by id; the first wins if an id repeats (the linter rejects that anyway).
     static func vectorsByID(_ manifest: Manifest) -> [String: Vector] {
-        Dictionary(manifest.vectors.map { ($0.id, $0) }, uniquingKeysWith: { first, _ in first })
+        Dictionary(manifest.vectors.map { ($0.id.text, $0) }, uniquingKeysWith: { first, _ in first })
     }
 }

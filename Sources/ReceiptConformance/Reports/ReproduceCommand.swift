@@ -23,7 +23,7 @@ public enum ReproduceCommand {
         switch target.kind {
         case .exit:
             let anchors = manifest.trustAnchors.mapValues { directory + "/" + $0.file }
-            let environment = ExecValidator.exitCodeEnvironment(id: vector.id, context: vector.context, anchorFiles: anchors)
+            let environment = ExecValidator.exitCodeEnvironment(id: vector.id.text, context: vector.context, anchorFiles: anchors)
             return (environment.map { "\($0)=\(quoted($1))" } + target.command.map(quoted) + ["<", quoted(file)]).joined(separator: " ")
         case .exec:
             return printing([validateLine(vector)], file: file) + " | " + target.command.map(quoted).joined(separator: " ")
@@ -38,7 +38,7 @@ public enum ReproduceCommand {
         case .http, .swift:
             var words = ["forge", "run", RunOption.target.description, text]
             if let mapping = results.mapping { words += [RunOption.mapping.description, mapping] }
-            words += [RunOption.vectors.description, directory, RunOption.run.description, vector.id]
+            words += [RunOption.vectors.description, directory, RunOption.run.description, vector.id.text]
             if let profile = results.profile { words += [RunOption.profile.description, profile] }
             return words.map(quoted).joined(separator: " ")
         }
@@ -54,7 +54,7 @@ public enum ReproduceCommand {
     private static func validateLine(_ vector: Vector) -> Line {
         // A marker no corpus can contain stands for the base64, then the message is cut there.
         let marker = "RF-INPUT-" + UUID().uuidString
-        let message = String(decoding: ValidateRequest(seq: 0, id: vector.id, base64: marker, context: vector.context).jsonLine, as: UTF8.self)
+        let message = String(decoding: ValidateRequest(seq: 0, id: vector.id.text, base64: marker, context: vector.context).jsonLine, as: UTF8.self)
         guard let range = message.range(of: marker) else { return .text(message) }
         return .validate(before: String(message[..<range.lowerBound]), after: String(message[range.upperBound...]))
     }

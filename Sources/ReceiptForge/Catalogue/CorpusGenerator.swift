@@ -50,10 +50,10 @@ public struct CorpusGenerator: Sendable {
             files[file] = Data(bytes)
             vectors.append(
                 Vector(
-                    id: spec.id, revision: spec.revision, description: spec.description, file: file, sha256: try sha256(bytes), flags: spec.flags,
+                    id: spec.vectorID, revision: spec.revision, description: spec.description, file: file, sha256: try sha256(bytes), flags: spec.flags,
                     severity: spec.severity, features: spec.features, canary: spec.canary, context: context,
                     expected: Expectation(
-                        verdict: spec.verdict, errorClasses: spec.errorClasses.map(\.rawValue),
+                        verdict: spec.verdict, errorClasses: spec.errorClasses,
                         decoded: spec.verdict == .valid && !spec.artifact.isJWS ? Self.decoded(bytes) : nil),
                     provenance: try spec.provenance()))
         }

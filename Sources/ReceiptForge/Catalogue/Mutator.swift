@@ -33,7 +33,7 @@ public struct MutantRecipe: Codable, Sendable, Hashable {
 
     /// The recipe that rebuilds a manifest vector from its provenance alone: no steps beyond the recorded ones.
     public init(replaying vector: Vector) throws(ForgeError) {
-        self.init(base: vector.id, steps: [], oracle: "none", own: vector.provenance.recipe.map { MutationStep($0.mutation, $0.parameters) })
+        self.init(base: vector.id.text, steps: [], oracle: "none", own: vector.provenance.recipe.map { MutationStep($0.mutation, $0.parameters) })
         let provenance = vector.provenance
         if let recorded = provenance.scenario {
             guard let data = try? JSONEncoder().encode(recorded), let scenario = try? JSONDecoder().decode(Scenario.self, from: data) else {

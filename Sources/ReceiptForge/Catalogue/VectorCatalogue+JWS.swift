@@ -5,6 +5,7 @@ import ReceiptModel
 import ForgeSupport
 import JWSModel
 import StoreModel
+import AppStoreVocabulary
 
 /// The StoreKit 2 families of `Vectors/`: valid artefacts of every kind, then named defects from the bug
 /// classes of storekit2-facts §5 and §8 — Wycheproof's ECDSA and JWS classes recomputed over our own JWS,

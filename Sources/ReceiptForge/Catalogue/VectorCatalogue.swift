@@ -2,6 +2,7 @@ import ReceiptCorpus
 import ReceiptModel
 import StoreModel
 import ForgeSupport
+import AppStoreVocabulary
 
 /// The conformance vectors, family by family (DESIGN §5; receipt-facts §d.3).
 ///

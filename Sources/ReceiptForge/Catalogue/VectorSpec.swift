@@ -4,6 +4,7 @@ public import ForgeSupport
 public import JWSModel
 public import StoreModel
 import Foundation
+public import AppStoreVocabulary
 
 /// One conformance vector as the forge describes it, whatever the artefact: which artefact (a receipt or a
 /// StoreKit 2 JWS kind), how to make its bytes (scenario, seed, time, recipe steps) and what a correct

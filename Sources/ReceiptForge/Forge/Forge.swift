@@ -1,3 +1,4 @@
+public import AppStoreVocabulary
 public import Foundation
 public import ForgeCrypto
 public import ReceiptModel
@@ -290,5 +291,52 @@ struct ReceiptEncoder {
             if preset != .appstoreSHA1 { fields.append(.integer(1722, 0)) }
         }
         return ReceiptPayload(fields).encoded(ordering: preset.setOrdering)
+    }
+}
+
+extension ForgedReceipt {
+    /// What verifyReceipt reports of this receipt, from the store it was encoded from: nothing is decoded. The
+    /// fields the preset's receipts carry, each date as the instant its written text names, the purchases in the
+    /// payload's order; `forge make --format json` renders it, and it equals what reading the bytes back gives.
+    public var verifyReceipt: VerifyReceiptJSON.Receipt { ReceiptEncoder(store).verifyReceipt() }
+
+    /// `in_app_ownership_type` of the transactions the customer did not buy (Family Sharing), which the receipt's
+    /// bytes do not carry: verifyReceipt's ``VerifyReceiptJSON/Extras/ownership``.
+    public var ownership: [String: OwnershipType] {
+        Dictionary(transactions.filter { $0.ownership != .purchased }.map { ($0.transactionID, $0.ownership) }, uniquingKeysWith: { first, _ in first })
+    }
+}
+
+extension ReceiptEncoder {
+    /// ``ForgedReceipt/verifyReceipt``: what ``attributes()`` and `inAppPayload` write, field by field.
+    fileprivate func verifyReceipt() -> VerifyReceiptJSON.Receipt {
+        // A date as the receipt carries it: whole seconds in the preset's style (an empty text reads as absent).
+        let written = { (instant: Date) in ReceiptDate.parse(date(instant)) }
+        let pairs = Array(zip(store.transactions, store.undocumented1710))
+        let order = ReceiptPayload(pairs.map { ReceiptAttribute(type: AttributeType.inAppPurchase, value: inAppPayload($0, $1)) }).wireOrder(preset.setOrdering)
+        let inApp = order.map { index in
+            let transaction = pairs[index].0
+            let xcode = preset.isXcode
+            return VerifyReceiptJSON.Purchase(
+                quantity: Int64(transaction.quantity), productID: transaction.productID, transactionID: transaction.transactionID,
+                originalTransactionID: xcode ? nil : transaction.originalTransactionID, purchaseDate: written(transaction.purchaseDate),
+                originalPurchaseDate: xcode ? nil : written(transaction.originalPurchaseDate), productType: xcode ? nil : transaction.type.code,
+                expiresDate: transaction.expiresDate.flatMap(written), webOrderLineItemID: xcode ? nil : transaction.webOrderLineItemID,
+                cancellationDate: xcode ? nil : transaction.cancellationDate.flatMap(written), isTrialPeriod: xcode ? nil : transaction.isTrialPeriod,
+                isInIntroOfferPeriod: xcode || transaction.type == .autoRenewable ? transaction.isInIntroOfferPeriod : nil,
+                promotionalOfferID: transaction.promotionalOfferID.flatMap { $0.isEmpty ? nil : $0 })
+        }
+        if preset.isXcode {
+            return VerifyReceiptJSON.Receipt(
+                receiptType: store.receiptType, appItemID: 0, bundleID: store.bundleID, appVersion: store.appVersion, downloadID: nil,
+                versionExternalIdentifier: nil, creationDate: written(store.now), requestDate: nil, originalPurchaseDate: nil,
+                originalAppVersion: store.originalAppVersion, expirationDate: written(ReceiptDate.sentinel), inApp: inApp)
+        }
+        let sandbox = preset.isSandbox
+        return VerifyReceiptJSON.Receipt(
+            receiptType: store.receiptType, appItemID: store.appItemID, bundleID: store.bundleID, appVersion: store.appVersion, downloadID: store.downloadID,
+            versionExternalIdentifier: store.versionExternalIdentifier, creationDate: written(store.now), requestDate: sandbox ? nil : written(store.now),
+            originalPurchaseDate: sandbox ? ReceiptDate.parse(Preset.sandboxOriginalPurchaseDate) : written(store.appOriginalPurchaseDate),
+            originalAppVersion: store.originalAppVersion, expirationDate: nil, inApp: inApp)
     }
 }

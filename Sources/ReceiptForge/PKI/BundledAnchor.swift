@@ -1,5 +1,6 @@
 public import ForgeCrypto
 public import ForgeSupport
+public import Foundation
 import ReceiptCorpus
 
 /// The trust anchors compiled into forge, by the name `--root` takes (`--root jws`) and `forge ca export` writes
@@ -63,5 +64,23 @@ public enum BundledAnchor: String, CaseIterable, Sendable {
         case .jws: try CertificateSet<JWSRole>.bundled().certificate(.root)
         case .jwsXcode: try CertificateSet<JWSRole>.bundled().certificate(.xcode)
         }
+    }
+
+    /// What `forge ca export` writes for this anchor: `<stem>.pem` and `<stem>.der`, and its entry in the folder's
+    /// README (what to trust it for, its subject, validity and SHA-256 fingerprint).
+    public func exported() throws(ForgeError) -> (files: [(name: String, contents: Data)], readme: String) {
+        let certificate = try certificate()
+        let fingerprint = certificate.sha256Fingerprint.map { String($0, radix: 16, uppercase: true).leftPadded(2) }.joined(separator: ":")
+        let readme = """
+            --root \(rawValue): \(fileStem).pem, \(fileStem).der (\(repositoryPath) in the repository)
+              for \(use)
+              the corpus's anchor \(corpusID) (Vectors/anchors/\(corpusID).der; a vector's context.trustAnchor)
+              subject \(certificate.subject)
+              valid \(ReceiptDate.format(certificate.notBefore)) to \(ReceiptDate.format(certificate.notAfter))
+              SHA-256 \(fingerprint)
+
+
+            """
+        return ([(fileStem + ".pem", Data(certificate.pemRepresentation.utf8)), (fileStem + ".der", Data(certificate.derRepresentation))], readme)
     }
 }

@@ -47,6 +47,9 @@ public struct CertificateSet<Role: PKIRole>: Sendable {
 
     public subscript(role: Role) -> Credential<Role.Key> { store.credential(role) }
 
+    /// The subject of `role`'s certificate, as `forge ca init` lists it.
+    public func subject(_ role: Role) -> String { "\(self[role].certificate.subject)" }
+
     /// Only the private key of `role` (parsing its certificate is not needed to sign).
     public func privateKey(_ role: Role) -> Role.Key { store.privateKey(role) }
 

@@ -5,6 +5,7 @@ public import ForgeSupport
 public import JWSModel
 public import StoreModel
 import Synchronization
+public import AppStoreVocabulary
 
 /// What a JWS says beyond the scenario: the notification's type, prices, fields set by hand.
 public struct JWSOptions: Sendable {

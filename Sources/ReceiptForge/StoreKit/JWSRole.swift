@@ -1,7 +1,7 @@
 import Foundation
 public import ForgeCrypto
 import ReceiptModel
-import ForgeSupport
+public import ForgeSupport
 
 /// A certificate of the Apple-shaped EC test PKI that signs StoreKit 2 JWS.
 public enum JWSRole: String, PKIRole, Codable {
@@ -117,4 +117,10 @@ public enum JWSProfile {
         }
         return element(0x30, element(0x30, element(0xA0, element(0xA0, element(0x86, Array(uri.utf8))))))
     }
+}
+
+extension CertificateSet where Role == JWSRole {
+    /// A fresh JWS set (`forge ca init --jws`) whose leaf and intermediate name `ocsp` as their responders (the root
+    /// names none); the loopback port that refuses when nil.
+    public static func generate(ocsp: [String]?) throws(ForgeError) -> Self { try generate(templates: { JWSProfile.template(for: $0, ocsp: ocsp) }) }
 }

@@ -1,6 +1,7 @@
 public import Foundation
 public import ForgeSupport
 public import StoreModel
+public import AppStoreVocabulary
 
 /// One store as a server renders it, transaction by transaction: the same ``World`` and the same signer as
 /// ``Forge/make(_:scenario:now:options:)``, so the transaction `forge jws make transaction` picks is rendered

@@ -1,4 +1,3 @@
-import StoreModel
 import ForgeSupport
 /// An ASN.1 writer that can produce DER and the BER shapes real receipts use.
 ///

@@ -1,4 +1,3 @@
-import StoreModel
 import ForgeSupport
 /// A tolerant BER reader over a byte buffer.
 ///

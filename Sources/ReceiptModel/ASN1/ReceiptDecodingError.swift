@@ -1,5 +1,4 @@
 public import ForgeSupport
-import StoreModel
 /// Why bytes could not be read as a receipt, and where.
 ///
 /// Every decoding failure names the byte offset and what was expected there, so that `forge inspect`

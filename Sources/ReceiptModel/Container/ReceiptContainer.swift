@@ -1,4 +1,3 @@
-import StoreModel
 import ForgeSupport
 /// A receipt's PKCS#7 `ContentInfo(signedData)`, read tolerantly and kept byte for byte.
 ///

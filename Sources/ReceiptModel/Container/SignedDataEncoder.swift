@@ -1,4 +1,3 @@
-import StoreModel
 import ForgeSupport
 /// Where the container puts what, and in which encoding: the choices that distinguish App Store
 /// receipts (DER, primitive eContent) from Xcode ones (indefinite, one-segment constructed eContent).

@@ -1,4 +1,3 @@
-import StoreModel
 import ForgeSupport
 /// `ReceiptAttribute ::= SEQUENCE { type INTEGER, version INTEGER, value OCTET STRING }`.
 ///
@@ -101,16 +100,25 @@ public struct ReceiptPayload: Sendable, Hashable {
     /// Encodes the SET, ordering its elements as asked.
     public func encoded(ordering: SetOrdering, length: ASN1Writer.Length = .minimal) -> [UInt8] {
         let elements = attributes.map { $0.encoded() }
-        // Sorting positions rather than the arrays themselves: swapping arrays retains and releases
-        // them, which cost a batch more than the comparisons (measured: 5% of `make --count`).
-        var order = Array(elements.indices)
-        if ordering == .derSorted { order.sort { Self.derSetOrder(elements[$0], elements[$1]) } }
+        let order = Self.wireOrder(of: elements, ordering)
         let total = elements.reduce(0) { $0 + $1.count }
         var writer = ASN1Writer(reservingCapacity: total + 6)
         writer.appendConstructed(ASN1Tag.set, length: length) { writer in
             for index in order { writer.appendEncoded(elements[index]) }
         }
         return writer.bytes
+    }
+
+    /// The positions of ``attributes`` in the order ``encoded(ordering:length:)`` writes them: what a reader of the
+    /// bytes meets first.
+    public func wireOrder(_ ordering: SetOrdering) -> [Int] { Self.wireOrder(of: attributes.map { $0.encoded() }, ordering) }
+
+    private static func wireOrder(of elements: [[UInt8]], _ ordering: SetOrdering) -> [Int] {
+        // Sorting positions rather than the arrays themselves: swapping arrays retains and releases
+        // them, which cost a batch more than the comparisons (measured: 5% of `make --count`).
+        var order = Array(elements.indices)
+        if ordering == .derSorted { order.sort { derSetOrder(elements[$0], elements[$1]) } }
+        return order
     }
 
     /// X.690 §11.6: SET OF elements compare as octet strings, the shorter padded with trailing zeros.

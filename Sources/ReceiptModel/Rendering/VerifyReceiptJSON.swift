@@ -1,8 +1,10 @@
 public import Foundation
 public import ForgeSupport
-public import StoreModel
+public import AppStoreVocabulary
 
-/// The decoded form Apple's `verifyReceipt` returns, rendered from a receipt's own bytes.
+/// The decoded form Apple's `verifyReceipt` returns, rendered from one ``Receipt`` value: read from a receipt's own
+/// bytes (``Receipt/init(_:)``: the server judges what it is sent) or from the store the receipt is made from
+/// (ReceiptForge: `forge make --format json`, which decodes nothing it made). Either way one function writes each field.
 ///
 /// Shapes follow receipt-facts §b.7: dates as triplets (`x` = `"2019-10-15 14:01:41 Etc/GMT"`,
 /// `x_ms` = milliseconds as a string, `x_pst` = Pacific time), almost every value a string
@@ -25,7 +27,7 @@ public enum VerifyReceiptJSON {
         /// The time auto-renew status is judged at: a subscription whose latest period ended before it is not renewing.
         public var now: Date?
         /// The server's transactions, newer than the receipt's (`latest_receipt_info`); the receipt's own when nil.
-        public var latestTransactions: [InAppPurchase]?
+        public var latestTransactions: [Purchase]?
         /// The server's renewal state per subscription (`pending_renewal_info`); derived from the receipt when nil.
         public var pendingRenewals: [PendingRenewal]?
         /// `exclude-old-transactions`: only the latest transaction of each subscription in `latest_receipt_info`.
@@ -33,7 +35,7 @@ public enum VerifyReceiptJSON {
 
         public init(
             cancellationReasons: [String: Int] = [:], latestReceipt: String? = nil, requestDate: Date? = nil, now: Date? = nil,
-            latestTransactions: [InAppPurchase]? = nil, pendingRenewals: [PendingRenewal]? = nil, excludeOldTransactions: Bool = false
+            latestTransactions: [Purchase]? = nil, pendingRenewals: [PendingRenewal]? = nil, excludeOldTransactions: Bool = false
         ) {
             self.cancellationReasons = cancellationReasons
             self.latestReceipt = latestReceipt
@@ -45,8 +47,108 @@ public enum VerifyReceiptJSON {
         }
     }
 
+    /// What verifyReceipt reports of a receipt: its fields as the receipt carries them (a date as the instant its text
+    /// names, an absent or empty attribute as nil), purchases in the receipt's order.
+    public struct Receipt: Sendable, Hashable {
+        public var receiptType: String?
+        public var appItemID: Int64?
+        public var bundleID: String?
+        public var appVersion: String?
+        /// Attribute 15.
+        public var downloadID: Int64?
+        /// Attribute 16.
+        public var versionExternalIdentifier: Int64?
+        public var creationDate: Date?
+        /// Attribute 8, the receipt's own request date (empty in sandbox and Xcode receipts).
+        public var requestDate: Date?
+        public var originalPurchaseDate: Date?
+        public var originalAppVersion: String?
+        public var expirationDate: Date?
+        public var inApp: [Purchase]
+
+        public init(
+            receiptType: String?, appItemID: Int64?, bundleID: String?, appVersion: String?, downloadID: Int64?, versionExternalIdentifier: Int64?,
+            creationDate: Date?, requestDate: Date?, originalPurchaseDate: Date?, originalAppVersion: String?, expirationDate: Date?, inApp: [Purchase]
+        ) {
+            self.receiptType = receiptType
+            self.appItemID = appItemID
+            self.bundleID = bundleID
+            self.appVersion = appVersion
+            self.downloadID = downloadID
+            self.versionExternalIdentifier = versionExternalIdentifier
+            self.creationDate = creationDate
+            self.requestDate = requestDate
+            self.originalPurchaseDate = originalPurchaseDate
+            self.originalAppVersion = originalAppVersion
+            self.expirationDate = expirationDate
+            self.inApp = inApp
+        }
+
+        /// The fields of a decoded receipt.
+        public init(_ receipt: AppReceipt) {
+            let payload = receipt.payload.payload
+            self.init(
+                receiptType: receipt.receiptType, appItemID: receipt.appItemID, bundleID: receipt.bundleID, appVersion: receipt.appVersion,
+                downloadID: payload.first(15)?.integerValue, versionExternalIdentifier: payload.first(16)?.integerValue, creationDate: receipt.creationDate,
+                requestDate: payload.first(8)?.stringValue.flatMap(ReceiptDate.parse), originalPurchaseDate: receipt.originalPurchaseDateText.flatMap(ReceiptDate.parse),
+                originalAppVersion: receipt.originalAppVersion, expirationDate: receipt.expirationDate, inApp: receipt.inAppPurchases.map(Purchase.init))
+        }
+    }
+
+    /// What verifyReceipt reports of one in-app purchase record (``Receipt``'s conventions).
+    public struct Purchase: Sendable, Hashable {
+        public var quantity: Int64?
+        public var productID: String?
+        public var transactionID: String?
+        public var originalTransactionID: String?
+        public var purchaseDate: Date?
+        public var originalPurchaseDate: Date?
+        /// Attribute 1707 (3: auto-renewable); absent from Xcode receipts.
+        public var productType: Int64?
+        public var expiresDate: Date?
+        public var webOrderLineItemID: Int64?
+        public var cancellationDate: Date?
+        public var isTrialPeriod: Bool?
+        public var isInIntroOfferPeriod: Bool?
+        /// Nil when absent or empty.
+        public var promotionalOfferID: String?
+
+        public init(
+            quantity: Int64?, productID: String?, transactionID: String?, originalTransactionID: String?, purchaseDate: Date?, originalPurchaseDate: Date?,
+            productType: Int64?, expiresDate: Date?, webOrderLineItemID: Int64?, cancellationDate: Date?, isTrialPeriod: Bool?, isInIntroOfferPeriod: Bool?,
+            promotionalOfferID: String?
+        ) {
+            self.quantity = quantity
+            self.productID = productID
+            self.transactionID = transactionID
+            self.originalTransactionID = originalTransactionID
+            self.purchaseDate = purchaseDate
+            self.originalPurchaseDate = originalPurchaseDate
+            self.productType = productType
+            self.expiresDate = expiresDate
+            self.webOrderLineItemID = webOrderLineItemID
+            self.cancellationDate = cancellationDate
+            self.isTrialPeriod = isTrialPeriod
+            self.isInIntroOfferPeriod = isInIntroOfferPeriod
+            self.promotionalOfferID = promotionalOfferID
+        }
+
+        /// The fields of a decoded in-app purchase record.
+        public init(_ purchase: InAppPurchase) {
+            self.init(
+                quantity: purchase.quantity, productID: purchase.productID, transactionID: purchase.transactionID,
+                originalTransactionID: purchase.originalTransactionID, purchaseDate: purchase.purchaseDate, originalPurchaseDate: purchase.originalPurchaseDate,
+                productType: purchase.productType, expiresDate: purchase.expiresDate, webOrderLineItemID: purchase.webOrderLineItemID,
+                cancellationDate: purchase.cancellationDate, isTrialPeriod: purchase.isTrialPeriod, isInIntroOfferPeriod: purchase.isInIntroOfferPeriod,
+                promotionalOfferID: purchase.promotionalOfferID)
+        }
+    }
+
+    /// The whole response body with status 0, of a decoded receipt.
+    public static func response(for receipt: AppReceipt, extras: Extras = Extras()) -> JSONValue { response(for: Receipt(receipt), extras: extras) }
+
     /// The whole response body with status 0.
-    public static func response(for receipt: AppReceipt, extras: Extras = Extras()) -> JSONValue {
+    public static func response(for receipt: Receipt, extras: Extras = Extras()) -> JSONValue {
         let type = receipt.receiptType ?? ""
         // The environment the receipt type names (ProductionVPPSandbox is Sandbox); a type Apple never writes, as itself.
         let environment = Environment(receiptType: type)?.rawValue ?? type
@@ -54,8 +156,8 @@ public enum VerifyReceiptJSON {
             ("status", .integer(0)), ("environment", .string(environment)),
             ("receipt", receiptObject(receipt, extras: extras)),
         ]
-        let isSubscription = { (purchase: InAppPurchase) in purchase.productType == 3 || (purchase.productType == nil && purchase.expiresDate != nil) }
-        let subscriptions = (extras.latestTransactions ?? receipt.inAppPurchases).filter(isSubscription)
+        let isSubscription = { (purchase: Purchase) in purchase.productType == 3 || (purchase.productType == nil && purchase.expiresDate != nil) }
+        let subscriptions = (extras.latestTransactions ?? receipt.inApp).filter(isSubscription)
         if !subscriptions.isEmpty {
             // Newest first, as Apple's responses are observed to be (clients read element 0); not documented.
             var latestFirst = subscriptions.sorted { ($0.purchaseDate ?? .distantPast) > ($1.purchaseDate ?? .distantPast) }
@@ -73,7 +175,7 @@ public enum VerifyReceiptJSON {
 
     /// Without a server-side history: one entry per subscription, renewing unless its latest period was
     /// cancelled or ended before `now` (then the customer is taken to have cancelled).
-    static func derivedRenewals(_ latestFirst: [InAppPurchase], now: Date?) -> [PendingRenewal] {
+    static func derivedRenewals(_ latestFirst: [Purchase], now: Date?) -> [PendingRenewal] {
         var pending: [PendingRenewal] = []
         var seen = Set<String>()
         for purchase in latestFirst {
@@ -88,29 +190,31 @@ public enum VerifyReceiptJSON {
         return pending
     }
 
+    /// The `receipt` object of a decoded receipt.
+    public static func receiptObject(_ receipt: AppReceipt, extras: Extras = Extras()) -> JSONValue { receiptObject(Receipt(receipt), extras: extras) }
+
     /// The `receipt` object.
-    public static func receiptObject(_ receipt: AppReceipt, extras: Extras = Extras()) -> JSONValue {
+    public static func receiptObject(_ receipt: Receipt, extras: Extras = Extras()) -> JSONValue {
         var members = JSONObject()
         if let type = receipt.receiptType { members.append(("receipt_type", .string(type))) }
         let itemID = receipt.appItemID ?? 0
         members += [("adam_id", .integer(itemID)), ("app_item_id", .integer(itemID))]
         if let bundle = receipt.bundleID { members.append(("bundle_id", .string(bundle))) }
         if let version = receipt.appVersion { members.append(("application_version", .string(version))) }
-        let payload = receipt.payload.payload
-        members.append(("download_id", .integer(payload.first(15)?.integerValue ?? 0)))
-        members.append(("version_external_identifier", .integer(payload.first(16)?.integerValue ?? 0)))
+        members.append(("download_id", .integer(receipt.downloadID ?? 0)))
+        members.append(("version_external_identifier", .integer(receipt.versionExternalIdentifier ?? 0)))
         if let created = receipt.creationDate { members += triplet("receipt_creation_date", created) }
-        let request = extras.requestDate ?? payload.first(8)?.stringValue.flatMap(ReceiptDate.parse) ?? receipt.creationDate
+        let request = extras.requestDate ?? receipt.requestDate ?? receipt.creationDate
         if let request { members += triplet("request_date", request) }
-        if let original = receipt.originalPurchaseDateText.flatMap(ReceiptDate.parse) { members += triplet("original_purchase_date", original) }
+        if let original = receipt.originalPurchaseDate { members += triplet("original_purchase_date", original) }
         if let originalVersion = receipt.originalAppVersion { members.append(("original_application_version", .string(originalVersion))) }
         if let expiration = receipt.expirationDate { members += triplet("expiration_date", expiration) }
-        let inApp = receipt.inAppPurchases.sorted { ($0.purchaseDate ?? .distantPast) < ($1.purchaseDate ?? .distantPast) }
+        let inApp = receipt.inApp.sorted { ($0.purchaseDate ?? .distantPast) < ($1.purchaseDate ?? .distantPast) }
         members.append(("in_app", .array(inApp.map { transaction($0, extras: extras) })))
         return .object(members)
     }
 
-    static func transaction(_ purchase: InAppPurchase, extras: Extras) -> JSONValue {
+    static func transaction(_ purchase: Purchase, extras: Extras) -> JSONValue {
         var members: JSONObject = [("quantity", .string(String(purchase.quantity ?? 1)))]
         if let product = purchase.productID { members.append(("product_id", .string(product))) }
         if let id = purchase.transactionID { members.append(("transaction_id", .string(id))) }

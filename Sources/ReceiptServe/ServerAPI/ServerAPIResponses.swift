@@ -1,4 +1,5 @@
 public import StoreModel
+public import AppStoreVocabulary
 
 /// An App Store Server API answer with a body: one of Apple's response models, named and shaped as Apple's
 /// libraries name them (app-store-server-library `Models/`), written by ``JSONValue/init(encoding:)`` in the order

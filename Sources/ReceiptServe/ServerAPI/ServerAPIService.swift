@@ -2,6 +2,7 @@ public import Foundation
 public import ReceiptForge
 public import ForgeSupport
 public import StoreModel
+import AppStoreVocabulary
 
 /// The App Store Server API's environments, as `forge serve` mounts them: production at the server's root
 /// (`/inApps/…`, Apple's `https://api.storekit.apple.com`), sandbox under `/sandbox` (`https://api.storekit-sandbox.apple.com`),

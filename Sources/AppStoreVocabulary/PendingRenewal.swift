@@ -1,5 +1,4 @@
 public import Foundation
-import ForgeSupport
 
 /// A subscription's renewal state (verifyReceipt's `pending_renewal_info`, StoreKit 2's renewal info): what will happen at the subscription's next renewal.
 public struct PendingRenewal: Sendable, Hashable {
@@ -30,4 +29,20 @@ public struct PendingRenewal: Sendable, Hashable {
         self.priceConsentStatus = priceConsentStatus
         self.promotionalOfferID = promotionalOfferID
     }
+}
+
+/// Renewal info's `expirationIntent` (verifyReceipt's `expiration_intent`), with Apple's raw values.
+public enum ExpirationIntent: Int, Sendable, Hashable, CaseIterable, Codable {
+    case voluntary = 1
+    case billingError = 2
+    case priceIncreaseDeclined = 3
+    case productUnavailable = 4
+    case other = 5
+}
+
+/// Renewal info's `priceIncreaseStatus` (verifyReceipt's `price_consent_status`), with Apple's raw values: whether
+/// the customer has consented to a price increase (a declined one ends the subscription, with intent 3).
+public enum PriceConsentStatus: Int, Sendable, Hashable, CaseIterable, Codable {
+    case notYetConsented = 0
+    case consented = 1
 }
