@@ -11,8 +11,8 @@ let swiftSettings: [SwiftSetting] = [
 let systemPackage: Target.Dependency = .product(
     name: "SystemPackage", package: "swift-system", condition: .when(platforms: [.linux, .windows, .android, .wasi, .openbsd]))
 
-// Dependencies point down: forge → ForgeCLI → ReferenceValidation / ReceiptForge → StoreModel + ReceiptModel + JWSModel
-// + ForgeCrypto → AppStoreVocabulary / ForgeSupport; ReceiptForge also → ReceiptCorpus (Foundation, ForgeSupport and
+// Dependencies point down: forge → ForgeCLI → ReferenceValidation / StoreForge → StoreModel + ReceiptModel + JWSModel
+// + ForgeCrypto → AppStoreVocabulary / _ForgeSupport; StoreForge also → ReceiptCorpus (Foundation, _ForgeSupport and
 // AppStoreVocabulary), which the runner stands on without the store model. The network (swift-nio, BoringSSL,
 // Hummingbird) and SQLite are linked only by forge-http, which forge hands HTTP work over to: `swift run forge make`
 // on a fresh clone compiles none of it.
@@ -22,16 +22,16 @@ let package = Package(
     products: [
         .executable(name: "forge", targets: ["forge"]),
         .executable(name: "forge-http", targets: ["forge-http"]),
-        .library(name: "StoreModel", targets: ["StoreModel"]),
-        .library(name: "ReceiptModel", targets: ["ReceiptModel"]),
-        .library(name: "JWSModel", targets: ["JWSModel"]),
-        .library(name: "ReceiptForge", targets: ["ReceiptForge"]),
-        .library(name: "ReferenceValidation", targets: ["ReferenceValidation"]),
-        .library(name: "ReceiptCorpus", targets: ["ReceiptCorpus"]),
+        // What outsiders consume, and nothing else: the corpus model, the conformance runner, and the forge for forging
+        // in tests (with the store model its API takes). The other targets are the package's own, `package` where no fuzzer reads.
+        .library(name: "ReceiptCorpus", targets: ["ReceiptCorpus", "AppStoreVocabulary"]),
         .library(name: "ReceiptConformance", targets: ["ReceiptConformance"]),
-        .library(name: "ReceiptServe", targets: ["ReceiptServe"]),
-        // For FuzzTesting's webhook-answer target, which drives the notification client over loopback.
-        .library(name: "ReceiptServeHTTP", targets: ["ReceiptServeHTTP"]),
+        // The runner's http(s):// transport (`HTTPTargets`), apart so that only those who judge HTTP validators link swift-nio.
+        .library(name: "ReceiptConformanceHTTP", targets: ["ReceiptConformanceHTTP"]),
+        .library(name: "StoreForge", targets: ["StoreForge", "StoreModel", "AppStoreVocabulary"]),
+        // For FuzzTesting/Package.swift only, as swift-certificates' `_CertificateInternals`: the targets its fuzzers drive.
+        // No API promise: anything in it may change or go in any release.
+        .library(name: "_ForgeFuzzingInternals", targets: ["ForgeCrypto", "HTTPServers", "JWSModel", "ReceiptModel", "ReferenceValidation", "StoreServer", "_ForgeSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.6.0"),
@@ -60,7 +60,7 @@ let package = Package(
         .systemLibrary(name: "COpenSSL", pkgConfig: "openssl", providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
         // libssl from the system (the same apt libssl-dev); imported only by ForgeTLS, linked by forge-http only.
         .systemLibrary(name: "CTLS", pkgConfig: "openssl", providers: [.apt(["libssl-dev"]), .brew(["openssl@3"])]),
-        // libsqlite3 from the system (apt libsqlite3-dev); imported only by ReceiptServeSQLite, linked by forge-http only.
+        // libsqlite3 from the system (apt libsqlite3-dev); imported only by StoreServerSQLite, linked by forge-http only.
         .systemLibrary(name: "CSQLite", pkgConfig: "sqlite3", providers: [.apt(["libsqlite3-dev"]), .brew(["sqlite"])]),
         // renameat2(RENAME_EXCHANGE) / renamex_np(RENAME_SWAP), which Glibc's Swift module does not export: a staged
         // folder replaces its target in one step (StagedFolder).
@@ -68,25 +68,27 @@ let package = Package(
         // Keys, X.509 issuance, raw RSA PKCS#1 v1.5, digests, chain verification over OpenSSL.
         .target(name: "ForgeCrypto", dependencies: ["COpenSSL"], swiftSettings: swiftSettings),
         // What every layer shares and no domain owns: JSON, the coded-error pattern, hex, base64url, Apple's date
-        // formats, the seeded generator, the forge's error. Foundation only.
-        .target(name: "ForgeSupport", dependencies: ["CForgeSystem"], swiftSettings: swiftSettings),
+        // formats, the seeded generator. Foundation only.
+        // Underscored, as swift-certificates' `_CertificateInternals`: the package's own, no domain, no API promise.
+        .target(name: "_ForgeSupport", dependencies: ["CForgeSystem"], swiftSettings: swiftSettings),
         // Apple's values that the syntax, the corpus and the store model all speak, below each of them: environments and
         // receipt types, and renewal info (pending_renewal_info, StoreKit 2's renewal info) with its enums. No domain logic.
         .target(name: "AppStoreVocabulary", swiftSettings: swiftSettings),
         // The store: the scenario (apps, devices, products, purchases, timeline), its typed vocabulary (product and
         // notification types) and the state it resolves to. Every artefact renders this one model.
-        .target(name: "StoreModel", dependencies: ["AppStoreVocabulary", "ForgeSupport"], swiftSettings: swiftSettings),
+        // Also the forge's error (`ForgeError`): everything that throws it is the store model or above.
+        .target(name: "StoreModel", dependencies: ["AppStoreVocabulary", "_ForgeSupport"], swiftSettings: swiftSettings),
         // The receipt as bytes: BER in, DER or chosen BER out; verifyReceipt's JSON of it. No crypto, no store model.
-        .target(name: "ReceiptModel", dependencies: ["AppStoreVocabulary", "ForgeSupport"], swiftSettings: swiftSettings),
+        .target(name: "ReceiptModel", dependencies: ["AppStoreVocabulary", "_ForgeSupport"], swiftSettings: swiftSettings),
         // The JWS as text: compact serialization, its size bounds and the five StoreKit 2 kinds (JWSKind). No crypto.
-        .target(name: "JWSModel", dependencies: ["ForgeSupport"], swiftSettings: swiftSettings),
-        // The corpus model (manifest, vectors, lint, schemas): Foundation, ForgeSupport and AppStoreVocabulary (the typed
+        .target(name: "JWSModel", dependencies: ["_ForgeSupport"], swiftSettings: swiftSettings),
+        // The corpus model (manifest, vectors, lint, schemas): Foundation, _ForgeSupport and AppStoreVocabulary (the typed
         // environment) only, so outside validators can use it without OpenSSL or the store model.
-        .target(name: "ReceiptCorpus", dependencies: ["AppStoreVocabulary", "ForgeSupport"], swiftSettings: swiftSettings),
+        .target(name: "ReceiptCorpus", dependencies: ["AppStoreVocabulary", "_ForgeSupport"], swiftSettings: swiftSettings),
         // Renders the store model as signed artefacts from the bundled TEST PKIs: receipts (RSA, PKCS#7) and StoreKit 2 JWS
         // (ES256); the mutations, the vector catalogue and the mutant generator.
         .target(
-            name: "ReceiptForge", dependencies: ["StoreModel", "AppStoreVocabulary", "ReceiptModel", "JWSModel", "ForgeSupport", "ForgeCrypto", "ReceiptCorpus", "CForgeSystem"],
+            name: "StoreForge", dependencies: ["StoreModel", "AppStoreVocabulary", "ReceiptModel", "JWSModel", "_ForgeSupport", "ForgeCrypto", "ReceiptCorpus", "CForgeSystem"],
             swiftSettings: swiftSettings),
         // TLS for swift-nio channels over the system's OpenSSL: the servers' `--tls`, the runner's https:// targets and
         // the webhooks notifications go to. Not NIOSSL, whose BoringSSL costs ~240 CPU-seconds of every CI run.
@@ -94,12 +96,12 @@ let package = Package(
             name: "ForgeTLS", dependencies: ["CTLS", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOTLS", package: "swift-nio")], swiftSettings: swiftSettings),
         // The conformance runner: judges any validator as a black box. Never imports the models or crypto, nor links the
         // store model (LayeringTests checks the closure).
-        .target(name: "ReceiptConformance", dependencies: ["ReceiptCorpus", "ForgeSupport"], swiftSettings: swiftSettings),
+        .target(name: "ReceiptConformance", dependencies: ["ReceiptCorpus", "_ForgeSupport"], swiftSettings: swiftSettings),
         // The http(s):// transport: the harness protocol over POST, or a verifyReceipt-style endpoint through a response mapping.
         .target(
             name: "ReceiptConformanceHTTP",
             dependencies: [
-                "ReceiptConformance", "ForgeSupport", .product(name: "NIOCore", package: "swift-nio"),
+                "ReceiptConformance", "_ForgeSupport", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOFoundationCompat", package: "swift-nio"), "ForgeTLS",
             ],
@@ -108,26 +110,26 @@ let package = Package(
         // the harness that serves them to it (ReferenceHarness) is ReceiptValidationServer's.
         .target(
             name: "ReferenceValidation",
-            dependencies: ["ReceiptModel", "JWSModel", "StoreModel", "AppStoreVocabulary", "ForgeSupport", "ForgeCrypto", "ReceiptCorpus"],
+            dependencies: ["ReceiptModel", "JWSModel", "StoreModel", "AppStoreVocabulary", "_ForgeSupport", "ForgeCrypto", "ReceiptCorpus"],
             swiftSettings: swiftSettings),
         // What `forge serve` answers, socket-free: ServeConfiguration (the command line as a value) and the parts it builds,
         // verifyReceipt, the App Store Server API, notifications, faults, the request log.
         .target(
-            name: "ReceiptServe",
-            dependencies: ["ReferenceValidation", "ReceiptForge", "ReceiptModel", "StoreModel", "AppStoreVocabulary", "ForgeSupport", "ReceiptCorpus", "ForgeCrypto", "JWSModel"],
+            name: "StoreServer",
+            dependencies: ["ReferenceValidation", "StoreForge", "ReceiptModel", "StoreModel", "AppStoreVocabulary", "_ForgeSupport", "ReceiptCorpus", "ForgeCrypto", "JWSModel"],
             swiftSettings: swiftSettings),
         // The reference validator served: in process to the runner (ReferenceHarness, `swift:reference`), over stdio
         // (`forge validate --harness`) and the HTTP routes (harness protocol and verifyReceipt) independent of any socket library.
         .target(
             name: "ReceiptValidationServer",
-            dependencies: ["ReferenceValidation", "ReceiptServe", "ReceiptConformance", "ReceiptCorpus", "ReceiptModel", "StoreModel", "ForgeSupport", "ForgeCrypto"],
+            dependencies: ["ReferenceValidation", "StoreServer", "ReceiptConformance", "ReceiptCorpus", "ReceiptModel", "StoreModel", "_ForgeSupport", "ForgeCrypto"],
             swiftSettings: swiftSettings),
         // The HTTP servers on Hummingbird: `forge serve` and `forge validate --listen`, each put together in one place
         // (`ForgeServers`), one controller per route group; the `--state` file's SQLite store is built there too.
         .target(
-            name: "ReceiptServeHTTP",
+            name: "HTTPServers",
             dependencies: [
-                "ReceiptServe", "ReceiptServeSQLite", "ReceiptValidationServer", "ReceiptForge", "ReceiptModel", "StoreModel", "ForgeSupport",
+                "StoreServer", "StoreServerSQLite", "ReceiptValidationServer", "StoreForge", "ReceiptModel", "StoreModel", "_ForgeSupport",
                 .product(name: "HTTPTypes", package: "swift-http-types"), .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"), "ForgeTLS",
@@ -139,22 +141,22 @@ let package = Package(
         // `forge serve --state FILE`: the server state kept in SQLite, through SQLite's C API (a wrapper of one file: GRDB's
         // 71,000 lines cost 30 s of CPU in every debug build and 60 s in every release build, for a dozen statements).
         .target(
-            name: "ReceiptServeSQLite", dependencies: ["ReceiptServe", "StoreModel", "ForgeSupport", "CSQLite"],
+            name: "StoreServerSQLite", dependencies: ["StoreServer", "StoreModel", "_ForgeSupport", "CSQLite"],
             swiftSettings: swiftSettings),
         // The commands, shared by both executables; no network code (see NetworkSupport).
         .target(
             name: "ForgeCLI",
             dependencies: [
-                "ReceiptForge", "ReferenceValidation", "ReceiptModel", "JWSModel", "ReceiptCorpus", "ReceiptConformance",
-                "ReceiptValidationServer", "ReceiptServe", "StoreModel", "AppStoreVocabulary", "ForgeSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                "StoreForge", "ReferenceValidation", "ReceiptModel", "JWSModel", "ReceiptCorpus", "ReceiptConformance",
+                "ReceiptValidationServer", "StoreServer", "StoreModel", "AppStoreVocabulary", "_ForgeSupport", .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             swiftSettings: swiftSettings),
-        .executableTarget(name: "forge", dependencies: ["ForgeCLI", "StoreModel", "ForgeSupport"], swiftSettings: swiftSettings),
+        .executableTarget(name: "forge", dependencies: ["ForgeCLI", "StoreModel", "_ForgeSupport"], swiftSettings: swiftSettings),
         .executableTarget(
             name: "forge-http",
             dependencies: [
-                "ForgeCLI", "ReceiptConformance", "ReceiptConformanceHTTP", "ReceiptValidationServer", "ReceiptServe", "ReceiptServeHTTP",
-                "StoreModel", "ForgeSupport",
+                "ForgeCLI", "ReceiptConformance", "ReceiptConformanceHTTP", "ReceiptValidationServer", "StoreServer", "HTTPServers",
+                "StoreModel", "_ForgeSupport",
                 .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ],
             swiftSettings: swiftSettings),
@@ -169,32 +171,29 @@ let package = Package(
             ],
             path: "Tests/ForgeTestSupport", swiftSettings: swiftSettings),
         .testTarget(name: "ForgeCryptoTests", dependencies: ["ForgeCrypto", "ForgeTestSupport"], swiftSettings: swiftSettings),
-        .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel", "JWSModel", "StoreModel", "ForgeSupport", "ForgeTestSupport"], swiftSettings: swiftSettings),
-        .testTarget(
-            name: "StoreKitForgeTests", dependencies: ["ReceiptForge", "JWSModel", "StoreModel", "AppStoreVocabulary", "ForgeSupport", "ForgeCrypto", "ForgeTestSupport"],
-            swiftSettings: swiftSettings),
-        .testTarget(name: "ReceiptCorpusTests", dependencies: ["ReceiptCorpus", "AppStoreVocabulary", "ForgeSupport", "ForgeTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "ReceiptModelTests", dependencies: ["ReceiptModel", "JWSModel", "StoreModel", "_ForgeSupport", "ForgeTestSupport"], swiftSettings: swiftSettings),
+        .testTarget(name: "ReceiptCorpusTests", dependencies: ["ReceiptCorpus", "AppStoreVocabulary", "_ForgeSupport", "ForgeTestSupport"], swiftSettings: swiftSettings),
         .testTarget(
             name: "ReceiptConformanceTests",
             dependencies: [
-                "ReceiptConformance", "ReceiptCorpus", "ReferenceValidation", "ReceiptForge", "ReceiptModel", "StoreModel", "AppStoreVocabulary", "ForgeSupport",
+                "ReceiptConformance", "ReceiptCorpus", "ReferenceValidation", "StoreForge", "ReceiptModel", "StoreModel", "AppStoreVocabulary", "_ForgeSupport",
                 "ForgeCrypto", "ReceiptValidationServer", "ForgeTestSupport",
             ],
             swiftSettings: swiftSettings),
         // Fixtures/ (the vector revision ledger) is read from the source tree by path, not bundled.
         .testTarget(
-            name: "ReceiptForgeTests",
+            name: "StoreForgeTests",
             dependencies: [
-                "ReceiptForge", "ReferenceValidation", "ReceiptModel", "JWSModel", "StoreModel", "AppStoreVocabulary", "ForgeSupport", "ForgeCrypto", "ReceiptCorpus",
-                "ReceiptConformance", "ReceiptServe", "ReceiptValidationServer", "ForgeTestSupport",
+                "StoreForge", "ReferenceValidation", "ReceiptModel", "JWSModel", "StoreModel", "AppStoreVocabulary", "_ForgeSupport", "ForgeCrypto", "ReceiptCorpus",
+                "ReceiptConformance", "StoreServer", "ReceiptValidationServer", "ForgeTestSupport",
             ],
             exclude: ["Fixtures"], swiftSettings: swiftSettings),
         // The servers in process, through the same `build…Application` as forge-http (`app.test(.router)`, ApplicationTesting.swift,
         // on Hummingbird's public API: HummingbirdTesting would link AsyncHTTPClient and NIOSSL), and the state file through SQLite.
         .testTarget(
-            name: "ReceiptServeHTTPTests",
+            name: "HTTPServersTests",
             dependencies: [
-                "ReceiptServeHTTP", "ReceiptServe", "ReceiptForge", "ReferenceValidation", "ReceiptValidationServer", "ForgeSupport", "ReceiptServeSQLite", "StoreModel",
+                "HTTPServers", "StoreServer", "StoreForge", "ReferenceValidation", "ReceiptValidationServer", "_ForgeSupport", "StoreServerSQLite", "StoreModel",
                 "AppStoreVocabulary",
                 "ForgeCrypto", "ForgeTestSupport", "ForgeTLS", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "HummingbirdCore", package: "hummingbird"),
                 .product(name: "HTTPTypes", package: "swift-http-types"),
@@ -207,7 +206,7 @@ let package = Package(
         .testTarget(
             name: "ForgeCLITests",
             dependencies: [
-                "ForgeTestSupport", "forge", "forge-http", "ForgeCLI", "ReceiptModel", "StoreModel", "ForgeSupport", "ReceiptConformance", "ReceiptConformanceHTTP", "ReceiptServe",
+                "ForgeTestSupport", "forge", "forge-http", "ForgeCLI", "ReceiptModel", "StoreModel", "_ForgeSupport", "ReceiptConformance", "ReceiptConformanceHTTP", "StoreServer",
                 "AppStoreVocabulary",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],

@@ -13,42 +13,38 @@ let package = Package(
         .target(name: "CLibFuzzer"),
         .target(name: "FuzzSupport", dependencies: ["CLibFuzzer"]),
         // BER/DER in: ReceiptInput (transport), ReceiptContainer (PKCS#7) and AppReceipt (payload).
-        .executableTarget(name: "FuzzReceiptDecoder", dependencies: ["FuzzSupport", .product(name: "ReceiptModel", package: "receipt-forge")]),
+        .executableTarget(name: "FuzzReceiptDecoder", dependencies: ["FuzzSupport", .product(name: "_ForgeFuzzingInternals", package: "receipt-forge")]),
         // The reference validator on arbitrary bytes, under the TEST roots.
         .executableTarget(
             name: "FuzzReferenceValidator",
             dependencies: [
                 "FuzzSupport",
-                .product(name: "ReferenceValidation", package: "receipt-forge"), .product(name: "ReceiptForge", package: "receipt-forge"),
-                .product(name: "ReceiptModel", package: "receipt-forge"),
+                .product(name: "_ForgeFuzzingInternals", package: "receipt-forge"), .product(name: "StoreForge", package: "receipt-forge"),
             ]),
         // forge inspect's text and JSON rendering of whatever the validator could read.
         .executableTarget(
             name: "FuzzInspect",
             dependencies: [
                 "FuzzSupport",
-                .product(name: "ReferenceValidation", package: "receipt-forge"), .product(name: "ReceiptForge", package: "receipt-forge"),
-                .product(name: "ReceiptModel", package: "receipt-forge"),
+                .product(name: "_ForgeFuzzingInternals", package: "receipt-forge"), .product(name: "StoreForge", package: "receipt-forge"),
             ]),
         // forge mutate --replay on arbitrary JSON.
-        .executableTarget(name: "FuzzRecipeReplay", dependencies: ["FuzzSupport", .product(name: "ReceiptForge", package: "receipt-forge")]),
+        .executableTarget(name: "FuzzRecipeReplay", dependencies: ["FuzzSupport", .product(name: "StoreForge", package: "receipt-forge")]),
         // forge mutate --replay on JWS recipes: JSON recipes, and bytes read as choices of JWS mutations.
         .executableTarget(
             name: "FuzzJWSRecipeReplay",
-            dependencies: ["FuzzSupport", .product(name: "ReceiptForge", package: "receipt-forge")]),
+            dependencies: ["FuzzSupport", .product(name: "StoreForge", package: "receipt-forge")]),
         // forge serve's verifyReceipt service: request bodies, receipts, fault specs and scenario timelines.
         .executableTarget(
             name: "FuzzVerifyReceipt",
             dependencies: [
-                "FuzzSupport", .product(name: "ReceiptServe", package: "receipt-forge"), .product(name: "ReceiptForge", package: "receipt-forge"),
-                .product(name: "ReceiptModel", package: "receipt-forge"),
+                "FuzzSupport", .product(name: "_ForgeFuzzingInternals", package: "receipt-forge"), .product(name: "StoreForge", package: "receipt-forge"),
             ]),
         // The reference JWS verifier and the JWS inspector on arbitrary text.
         .executableTarget(
             name: "FuzzJWSVerifier",
             dependencies: [
-                "FuzzSupport", .product(name: "ReferenceValidation", package: "receipt-forge"), .product(name: "ReceiptForge", package: "receipt-forge"),
-                .product(name: "ReceiptModel", package: "receipt-forge"),
+                "FuzzSupport", .product(name: "_ForgeFuzzingInternals", package: "receipt-forge"), .product(name: "StoreForge", package: "receipt-forge"),
             ]),
         // The manifest, baseline, mapping, results and harness-message decoders.
         .executableTarget(
@@ -61,13 +57,13 @@ let package = Package(
         // claims the fuzzer writes signed with the server's key, raw headers) and bodies, on two apps' customers.
         .executableTarget(
             name: "FuzzServerAPI",
-            dependencies: ["FuzzSupport", .product(name: "ReceiptServe", package: "receipt-forge"), .product(name: "ReceiptForge", package: "receipt-forge")]),
+            dependencies: ["FuzzSupport", .product(name: "_ForgeFuzzingInternals", package: "receipt-forge"), .product(name: "StoreForge", package: "receipt-forge")]),
         // forge serve --ocsp: OCSP requests by POST and GET, answers by path, and the control route's specs.
-        .executableTarget(name: "FuzzOCSP", dependencies: ["FuzzSupport", .product(name: "ReceiptServe", package: "receipt-forge")]),
+        .executableTarget(name: "FuzzOCSP", dependencies: ["FuzzSupport", .product(name: "_ForgeFuzzingInternals", package: "receipt-forge")]),
         // Xcode .storekit files: the reader, forge storekit show's listing and JSON, the scenario, and what forge makes of it.
         .executableTarget(
             name: "FuzzStoreKitConfiguration",
-            dependencies: ["FuzzSupport", .product(name: "StoreModel", package: "receipt-forge"), .product(name: "ReceiptForge", package: "receipt-forge")]),
+            dependencies: ["FuzzSupport", .product(name: "StoreForge", package: "receipt-forge")]),
         // forge run merge: results.json shards merged against the corpus, and the reports written from them.
         .executableTarget(
             name: "FuzzRunMerge",
@@ -80,7 +76,7 @@ let package = Package(
         .executableTarget(
             name: "FuzzWebhookAnswer",
             dependencies: [
-                "FuzzSupport", .product(name: "ReceiptServeHTTP", package: "receipt-forge"), .product(name: "ReceiptServe", package: "receipt-forge"),
+                "FuzzSupport", .product(name: "_ForgeFuzzingInternals", package: "receipt-forge"),
             ]),
     ]
 )

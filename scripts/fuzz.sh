@@ -142,7 +142,7 @@ for index in range(64):
     data = bytes([choices.randrange(0, 123)]) + bytes(choices.randrange(256) for _ in range(choices.randrange(4, 48)))
     (out / ("choices-%02d" % index)).write_bytes(data)
 PY
-    recipe_words "$seeds/jws-recipes" "$root/Sources/ReceiptForge/Mutations/MutationID.swift" >"$seeds/jws-recipe.dict"
+    recipe_words "$seeds/jws-recipes" "$root/Sources/StoreForge/Mutations/MutationID.swift" >"$seeds/jws-recipe.dict"
 fi
 # OCSP requests as openssl writes them (SHA-1 and SHA-256 CertIDs, with and without a nonce) for the bundled
 # certificates and their issuers, each as a POST body (mode byte 0), a GET path (1), behind an answer's path (2) and

@@ -1,6 +1,6 @@
 public import ArgumentParser
-public import ReceiptConformance
-import ForgeSupport
+package import ReceiptConformance
+import _ForgeSupport
 import StoreModel
 
 /// `--granularity none|coarse|fine`, parsed and listed by ArgumentParser from the type itself.

@@ -1,10 +1,10 @@
 import ArgumentParser
 import Dispatch
 import Foundation
-import ReceiptForge
+import StoreForge
 import ReceiptModel
 import Synchronization
-import ForgeSupport
+import _ForgeSupport
 import JWSModel
 import StoreModel
 

@@ -3,7 +3,7 @@ import Foundation
 import ReceiptConformance
 import ReceiptCorpus
 import ReferenceValidation
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 /// `forge bench runner`: vectors/s through a transport, the runner's whole path included (reading

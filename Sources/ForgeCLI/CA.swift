@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
-import ReceiptForge
-import ReceiptServe
-import ForgeSupport
+import StoreForge
+import StoreServer
+import _ForgeSupport
 import StoreModel
 
 struct CA: ParsableCommand {
@@ -31,7 +31,16 @@ struct CA: ParsableCommand {
                 for anchor in BundledAnchor.allCases {
                     let exported = try anchor.exported()
                     files += exported.files
-                    readme += exported.readme
+                    readme += """
+                        --root \(anchor.rawValue): \(anchor.fileStem).pem, \(anchor.fileStem).der (\(anchor.repositoryPath) in the repository)
+                          for \(anchor.use)
+                          the corpus's anchor \(anchor.corpusID) (Vectors/anchors/\(anchor.corpusID).der; a vector's context.trustAnchor)
+                          subject \(exported.subject)
+                          valid \(ReceiptDate.format(exported.notBefore)) to \(ReceiptDate.format(exported.notAfter))
+                          SHA-256 \(exported.sha256Fingerprint)
+
+
+                        """
                 }
             } catch { throw fail(error.message, Exit.software) }
             files.append((Self.readmeName, Data(readme.utf8)))

@@ -1,14 +1,14 @@
 import ReceiptCorpus
 import ArgumentParser
 import Foundation
-import ReceiptForge
+import StoreForge
 import ReceiptModel
 import ReceiptConformance
 import ReferenceValidation
 import ReceiptValidationServer
-import ReceiptServe
+import StoreServer
 import StoreModel
-import ForgeSupport
+import _ForgeSupport
 import JWSModel
 import AppStoreVocabulary
 

@@ -1,13 +1,13 @@
 import ArgumentParser
 import StoreModel
-import ForgeSupport
+import _ForgeSupport
 import ReferenceValidation
-import ReceiptServe
+import StoreServer
 
 /// The command line of both executables: `forge`, which links no network code, and `forge-http`, which
 /// passes what it links for HTTP as `network`.
-public enum ForgeCLI {
-    public static func main(network: (any NetworkSupport)? = nil) async {
+package enum ForgeCLI {
+    package static func main(network: (any NetworkSupport)? = nil) async {
         Network.install(network)
         await ForgeCommand.main(normalized(Array(CommandLine.arguments.dropFirst())))
     }

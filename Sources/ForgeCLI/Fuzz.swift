@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
 import ReceiptCorpus
-import ReceiptForge
+import StoreForge
 import ReceiptModel
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 struct Seeds: ParsableCommand {

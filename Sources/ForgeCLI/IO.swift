@@ -1,10 +1,10 @@
 public import ArgumentParser
 import Foundation
-import ReceiptForge
+import StoreForge
 import ReceiptModel
-import ForgeSupport
-public import JWSModel
-public import StoreModel
+import _ForgeSupport
+package import JWSModel
+package import StoreModel
 import AppStoreVocabulary
 
 /// sysexits(3) codes, documented in `forge --help`.

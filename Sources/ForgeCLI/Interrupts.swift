@@ -1,8 +1,8 @@
 import Foundation
 import ReceiptConformance
-import ReceiptForge
+import StoreForge
 import Synchronization
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 #if canImport(Glibc)
     import Glibc

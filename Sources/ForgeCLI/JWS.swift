@@ -1,11 +1,11 @@
 import ArgumentParser
 import Foundation
 import ReceiptCorpus
-import ReceiptForge
+import StoreForge
 import ReceiptModel
 import ReferenceValidation
 import ReceiptValidationServer
-import ForgeSupport
+import _ForgeSupport
 import JWSModel
 import StoreModel
 import AppStoreVocabulary

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
-import ReceiptForge
+import StoreForge
 import ReceiptModel
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 import AppStoreVocabulary
 

@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
-import ReceiptForge
+import StoreForge
 import ReceiptModel
 import Synchronization
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 #if canImport(Glibc)
     import Glibc

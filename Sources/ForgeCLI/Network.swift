@@ -1,9 +1,9 @@
 import Foundation
-public import ReceiptConformance
-public import ReceiptServe
-public import ReceiptValidationServer
+package import ReceiptConformance
+package import StoreServer
+package import ReceiptValidationServer
 import Synchronization
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 #if canImport(Glibc)
     import Glibc
@@ -14,7 +14,7 @@ import StoreModel
 /// What `forge-http` links and `forge` does not: the HTTP client of the runner's `http(s)://` targets and
 /// the servers (`forge serve`, `forge validate --listen`). Kept out of `forge` so that the first build on
 /// a fresh clone compiles no swift-nio or Hummingbird before the first receipt.
-public protocol NetworkSupport: Sendable {
+package protocol NetworkSupport: Sendable {
     /// Providers for the targets only the network can reach (`http://`, `https://`).
     var targetProviders: [any TargetProvider] { get }
     /// Serves `routes` (the harness protocol) until SIGINT or SIGTERM; `announce` gets the address bound.

@@ -1,8 +1,8 @@
 import ArgumentParser
 import Foundation
-import ReceiptForge
-import ReceiptServe
-import ForgeSupport
+import StoreForge
+import StoreServer
+import _ForgeSupport
 import JWSModel
 import StoreModel
 

@@ -4,7 +4,7 @@ import ReceiptConformance
 import ReceiptCorpus
 import ReceiptModel
 import ReferenceValidation
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 #if canImport(Glibc)
     import Glibc

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import ReceiptConformance
 import ReceiptCorpus
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 extension Run {

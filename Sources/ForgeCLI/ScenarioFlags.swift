@@ -1,5 +1,6 @@
 import Foundation
-import ForgeSupport
+import _ForgeSupport
+import StoreModel
 
 /// The flag of `forge make` and `forge jws make` that sets each scenario field: the one place a key path meets
 /// a flag. The store model's errors name key paths (`'purchases[0].expiresDate'`); for a scenario made from

@@ -1,9 +1,9 @@
 import ArgumentParser
 import Foundation
-import ReceiptForge
+import StoreForge
 import ReceiptModel
 import StoreModel
-import ForgeSupport
+import _ForgeSupport
 import AppStoreVocabulary
 
 /// The scenario flags `forge make` and `forge jws make` share: the same flag means the same thing in both.

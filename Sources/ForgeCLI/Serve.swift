@@ -1,10 +1,10 @@
 import ArgumentParser
 import Foundation
 import ReceiptCorpus
-import ReceiptForge
+import StoreForge
 import ReceiptModel
-import ReceiptServe
-import ForgeSupport
+import StoreServer
+import _ForgeSupport
 import StoreModel
 
 /// `forge serve`: Apple's server side, hermetic. This command only parses: its flags become a ``ServeConfiguration``, which

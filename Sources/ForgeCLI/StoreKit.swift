@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 /// Reads a `.storekit` file for any command: a file it cannot use exits 65 naming the JSON path; a `--product` the

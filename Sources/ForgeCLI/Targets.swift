@@ -3,7 +3,7 @@ import Foundation
 import ReceiptConformance
 import ReceiptCorpus
 import ReferenceValidation
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 extension TargetPlan {

@@ -2,10 +2,10 @@ import ArgumentParser
 import Foundation
 import ReceiptConformance
 import ReceiptCorpus
-import ReceiptForge
+import StoreForge
 import ReceiptModel
 import ReferenceValidation
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 struct VectorsCommand: ParsableCommand {

@@ -6,7 +6,7 @@ internal import CTLS
 ///
 /// Why not NIOSSL: it compiles BoringSSL from source, ~115 CPU-seconds of every debug build and ~124 of every release
 /// build on the 2-core machine CI runs on, for the handful of calls below; OpenSSL is already linked for the crypto.
-public final class TLSContext: @unchecked Sendable {
+package final class TLSContext: @unchecked Sendable {
     enum Role: Sendable { case server, client }
 
     /// Owned here, freed in `deinit`; OpenSSL allows `SSL_new` from any thread on a context no longer changed.
@@ -32,7 +32,7 @@ public final class TLSContext: @unchecked Sendable {
     var refusesRenegotiation: Bool { CTLS_refuses_options(pointer) == 1 }
 
     /// A server presenting `chain` (DER, leaf first) with the leaf's key (PEM).
-    public static func server(certificateChainDER chain: [[UInt8]], privateKeyPEM: String) throws -> TLSContext {
+    package static func server(certificateChainDER chain: [[UInt8]], privateKeyPEM: String) throws -> TLSContext {
         ERR_clear_error()
         let context = try TLSContext(role: .server)
         guard !chain.isEmpty else { throw TLSError(.configuration, "no certificate to present") }
@@ -58,7 +58,7 @@ public final class TLSContext: @unchecked Sendable {
 
     /// A client that verifies the server's chain (and, per connection, its name or address) against `trustedRootsPEM`
     /// and, when `systemRoots`, the system's roots.
-    public static func client(trustedRootsPEM: String?, systemRoots: Bool) throws -> TLSContext {
+    package static func client(trustedRootsPEM: String?, systemRoots: Bool) throws -> TLSContext {
         ERR_clear_error()
         let context = try TLSContext(role: .client)
         SSL_CTX_set_verify(context.pointer, SSL_VERIFY_PEER, nil)

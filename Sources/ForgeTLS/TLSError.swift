@@ -1,6 +1,6 @@
 /// Why TLS failed: a code to branch on and the reasons OpenSSL gave.
-public struct TLSError: Error, Sendable, Hashable, CustomStringConvertible {
-    public enum Code: String, Sendable, Hashable {
+package struct TLSError: Error, Sendable, Hashable, CustomStringConvertible {
+    package enum Code: String, Sendable, Hashable {
         /// A context could not be made: a certificate, key or trusted root that OpenSSL refused.
         case configuration
         /// The peer's certificate did not verify: its chain, its validity, or the name or address it was asked for.
@@ -15,13 +15,13 @@ public struct TLSError: Error, Sendable, Hashable, CustomStringConvertible {
         case closed
     }
 
-    public let code: Code
-    public let message: String
+    package let code: Code
+    package let message: String
 
-    public init(_ code: Code, _ message: String) {
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
-    public var description: String { "TLS \(code.rawValue): \(message)" }
+    package var description: String { "TLS \(code.rawValue): \(message)" }
 }

@@ -1,5 +1,5 @@
 internal import CTLS
-public import NIOCore
+package import NIOCore
 import NIOTLS
 
 /// TLS for one NIO channel: ciphertext below, plaintext `ByteBuffer`s above, over an OpenSSL `SSL` whose two memory
@@ -11,11 +11,11 @@ import NIOTLS
 /// read and one partial record. A close sends close_notify; a peer that closes without one after the handshake is
 /// reported as ``TLSError/Code/uncleanShutdown`` before `channelInactive`. Every failure is reported once, then the
 /// channel is closed.
-public final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
-    public typealias InboundIn = ByteBuffer
-    public typealias InboundOut = ByteBuffer
-    public typealias OutboundIn = ByteBuffer
-    public typealias OutboundOut = ByteBuffer
+package final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    package typealias InboundIn = ByteBuffer
+    package typealias InboundOut = ByteBuffer
+    package typealias OutboundIn = ByteBuffer
+    package typealias OutboundOut = ByteBuffer
 
     private enum State { case idle, handshaking, active, closed }
 
@@ -29,7 +29,7 @@ public final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
     private var receivedCloseNotify = false
 
     /// A server end of a connection that `context` (a server context) answers.
-    public init(server context: TLSContext) throws {
+    package init(server context: TLSContext) throws {
         guard context.role == .server else { throw TLSError(.configuration, "a server connection needs a server context") }
         connection = try Connection(context)
         role = .server
@@ -39,7 +39,7 @@ public final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     /// A client end that verifies the server as `serverHostname` (a DNS name, sent as SNI, or an IP literal); nil
     /// verifies the address the channel is connected to.
-    public init(client context: TLSContext, serverHostname: String?) throws {
+    package init(client context: TLSContext, serverHostname: String?) throws {
         guard context.role == .client else { throw TLSError(.configuration, "a client connection needs a client context") }
         connection = try Connection(context)
         role = .client
@@ -53,23 +53,23 @@ public final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
     }
 
     /// On a server, once the handshake is done: the name the client sent as SNI (nil: none).
-    public var requestedServerName: String? {
+    package var requestedServerName: String? {
         guard role == .server, state == .active, let name = SSL_get_servername(connection.ssl, TLSEXT_NAMETYPE_host_name) else { return nil }
         return String(cString: name)
     }
 
     // MARK: Inbound
 
-    public func handlerAdded(context: ChannelHandlerContext) {
+    package func handlerAdded(context: ChannelHandlerContext) {
         if context.channel.isActive { start(context) }
     }
 
-    public func channelActive(context: ChannelHandlerContext) {
+    package func channelActive(context: ChannelHandlerContext) {
         start(context)
         context.fireChannelActive()
     }
 
-    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+    package func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let buffer = unwrapInboundIn(data)
         guard state == .handshaking || state == .active else { return }
         guard connection.receive(buffer) else {
@@ -80,7 +80,7 @@ public final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
         if state == .active { readPlaintext(context) }
     }
 
-    public func channelInactive(context: ChannelHandlerContext) {
+    package func channelInactive(context: ChannelHandlerContext) {
         let was = state
         state = .closed
         failPendingWrites(TLSError(.closed, "the connection closed"))
@@ -94,7 +94,7 @@ public final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
 
     // MARK: Outbound
 
-    public func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+    package func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
         let buffer = unwrapOutboundIn(data)
         switch state {
         case .idle, .handshaking: pendingWrites.append((buffer, promise))
@@ -103,11 +103,11 @@ public final class TLSHandler: ChannelDuplexHandler, RemovableChannelHandler {
         }
     }
 
-    public func flush(context: ChannelHandlerContext) {
+    package func flush(context: ChannelHandlerContext) {
         if state == .active { context.flush() } else { pendingFlush = true }
     }
 
-    public func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+    package func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
         guard mode == .all else { return context.close(mode: mode, promise: promise) }
         if state == .active {
             ERR_clear_error()

@@ -1,5 +1,5 @@
 import Foundation
-import ForgeSupport
+import _ForgeSupport
 
 /// How much a JWS may hold before it is refused, checked before the work it would cost.
 public enum JWSLimits {

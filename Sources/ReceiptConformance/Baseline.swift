@@ -1,6 +1,6 @@
 public import Foundation
 import ReceiptCorpus
-import ForgeSupport
+import _ForgeSupport
 
 /// Known failures, kept in the repository of the validator under test, so CI gates on changes only.
 ///

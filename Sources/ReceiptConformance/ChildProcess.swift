@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-import ForgeSupport
+import _ForgeSupport
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)

@@ -1,4 +1,4 @@
-public import ForgeSupport
+public import _ForgeSupport
 
 /// Why the runner could not use a file or a command it was given. Compared by code only.
 public struct ConformanceError: CodedError, Sendable {

@@ -1,5 +1,5 @@
 import ReceiptCorpus
-import ForgeSupport
+import _ForgeSupport
 
 // Exemplars of the conformance models: one fully populated value per type — every optional set, every
 // array and dictionary holding one element — because the harness, results and baseline schemas are

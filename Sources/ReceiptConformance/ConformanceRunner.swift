@@ -1,7 +1,7 @@
 public import Foundation
 import Synchronization
 public import ReceiptCorpus
-import ForgeSupport
+import _ForgeSupport
 
 /// One vector's result in `results.json`.
 public struct VectorResult: Codable, Sendable, Hashable {

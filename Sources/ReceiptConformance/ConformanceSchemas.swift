@@ -1,6 +1,6 @@
 public import Foundation
 public import ReceiptCorpus
-import ForgeSupport
+import _ForgeSupport
 
 /// JSON Schemas (draft 2020-12) for what the runner exchanges and writes: the harness protocol's messages,
 /// `results.json` and the baseline. Generated from the Codable models by encoding their exemplars

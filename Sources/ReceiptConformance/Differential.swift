@@ -1,5 +1,5 @@
 public import ReceiptCorpus
-import ForgeSupport
+import _ForgeSupport
 
 /// One vector on which the targets of a differential run reached different verdicts.
 ///

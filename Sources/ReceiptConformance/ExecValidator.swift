@@ -1,6 +1,6 @@
 import Foundation
 import ReceiptCorpus
-import ForgeSupport
+import _ForgeSupport
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)

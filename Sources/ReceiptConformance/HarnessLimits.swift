@@ -1,4 +1,4 @@
-import ForgeSupport
+import _ForgeSupport
 
 /// Every bound the runner puts on a harness, in one place: what a harness may send, what a report keeps of
 /// it, and how long the runner waits. A harness is untrusted input; none of these can be exceeded by it.

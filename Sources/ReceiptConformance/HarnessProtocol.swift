@@ -1,6 +1,6 @@
 public import Foundation
 public import ReceiptCorpus
-public import ForgeSupport
+public import _ForgeSupport
 
 /// Harness protocol v1 (DESIGN §6): what the runner and a validator under test say to each other.
 /// The same Codable messages travel in process, over stdio as NDJSON and over HTTP. The expected

@@ -1,5 +1,5 @@
 import ReceiptCorpus
-import ForgeSupport
+import _ForgeSupport
 
 /// JUnit XML from a run, in the shape CI dashboards read (Maven Surefire): one `<testsuite>` per
 /// family, one `<testcase>` per vector named by its id, failures saying expected versus got. XFAIL is

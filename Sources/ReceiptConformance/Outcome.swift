@@ -1,5 +1,5 @@
 public import ReceiptCorpus
-import ForgeSupport
+import _ForgeSupport
 
 /// What happened to one vector, decided by the runner alone (never by the harness).
 public enum Outcome: String, Codable, Sendable, Hashable, CaseIterable {

@@ -1,5 +1,5 @@
 import Foundation
-import ForgeSupport
+import _ForgeSupport
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)

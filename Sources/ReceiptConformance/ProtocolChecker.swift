@@ -1,6 +1,6 @@
 public import Foundation
 public import ReceiptCorpus
-import ForgeSupport
+import _ForgeSupport
 
 /// `--validate-protocol`: checks each raw message a harness sends (its `hello` and every reply) against
 /// `harness-v1.schema.json`, before decoding, so a harness author sees which key is wrong and why —

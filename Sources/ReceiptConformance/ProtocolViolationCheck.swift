@@ -1,5 +1,5 @@
 public import Foundation
-import ForgeSupport
+import _ForgeSupport
 
 /// `--validate-protocol`: a check every raw harness message goes through before it is decoded; a
 /// message it objects to becomes ERROR with the violation, instead of being read leniently.

@@ -1,6 +1,6 @@
 public import Foundation
 public import ReceiptCorpus
-public import ForgeSupport
+public import _ForgeSupport
 
 /// Adapts an HTTP endpoint that does not speak the harness protocol — Apple's `verifyReceipt`, or a
 /// production validator that cannot be changed — so it can be judged without writing a harness.

@@ -1,6 +1,6 @@
 import Foundation
 public import ReceiptCorpus
-import ForgeSupport
+import _ForgeSupport
 
 /// `--shard k/n`: vector `id` belongs to shard `(first 8 bytes of SHA-256(id), big-endian) mod n`,
 /// numbered from 1. Membership depends on the id alone, so shards stay stable as the corpus grows

@@ -1,6 +1,6 @@
 import Foundation
 import Synchronization
-import ForgeSupport
+import _ForgeSupport
 
 /// The `stdio:` transport: one persistent harness process speaking NDJSON, one message per line.
 ///

@@ -1,4 +1,4 @@
-import ForgeSupport
+import _ForgeSupport
 
 /// What a `--target` names, parsed once: every command, report and check agrees on it.
 ///

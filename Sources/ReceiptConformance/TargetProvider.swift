@@ -1,6 +1,6 @@
 public import Foundation
 public import ReceiptCorpus
-import ForgeSupport
+import _ForgeSupport
 
 /// Everything a target needs besides its own text: the corpus and the options that shape its transport.
 public struct TargetPlan: Sendable {

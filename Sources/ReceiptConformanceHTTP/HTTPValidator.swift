@@ -3,7 +3,7 @@ import NIOCore
 import NIOFoundationCompat
 import NIOHTTP1
 public import ReceiptConformance
-import ForgeSupport
+import _ForgeSupport
 
 /// The `http://` and `https://` transports: the harness protocol over HTTP (`GET {url}/hello`,
 /// `POST {url}/validate` with the same JSON bodies as stdio), or any JSON endpoint through a

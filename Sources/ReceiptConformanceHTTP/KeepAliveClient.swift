@@ -1,4 +1,4 @@
-import ForgeSupport
+import _ForgeSupport
 import ForgeTLS
 import Foundation
 import NIOCore

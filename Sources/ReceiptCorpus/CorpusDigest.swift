@@ -1,5 +1,5 @@
 public import Foundation
-import ForgeSupport
+import _ForgeSupport
 
 /// SHA-256 (FIPS 180-4) in pure Swift: Foundation has none on Linux, and this target must not need OpenSSL
 /// or CryptoKit. Used to check that vector and trust-anchor files are the bytes the manifest names.

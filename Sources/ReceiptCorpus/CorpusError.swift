@@ -1,4 +1,4 @@
-public import ForgeSupport
+public import _ForgeSupport
 
 /// Why the corpus could not be found or read. Compared by code only.
 public struct CorpusError: CodedError, Sendable {

@@ -1,5 +1,5 @@
 public import Foundation
-import ForgeSupport
+import _ForgeSupport
 
 /// Where the corpus (`Vectors/`) is, so tools and Swift dependents find it without configuration.
 public struct CorpusLocation: Sendable {

@@ -1,5 +1,5 @@
 public import Foundation
-import ForgeSupport
+import _ForgeSupport
 
 /// JSON Schemas (draft 2020-12) for the corpus files, generated from the Codable models by encoding their
 /// exemplars (see `ShapeRecorder`), so they cannot drift from what `ManifestIO` reads and writes.

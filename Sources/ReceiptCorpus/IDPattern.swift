@@ -1,5 +1,5 @@
 import Foundation
-import ForgeSupport
+import _ForgeSupport
 
 /// Vector id patterns as users write them on command lines and in baselines: `*` matches any run of
 /// characters (`chain::*`, `*expired*`), anything else matches itself.

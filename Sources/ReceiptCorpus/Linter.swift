@@ -1,5 +1,5 @@
 public import Foundation
-import ForgeSupport
+import _ForgeSupport
 
 /// One problem in the manifest. A value, not an error: lint reports everything it finds at once.
 public struct LintFinding: Sendable, Hashable, CustomStringConvertible {

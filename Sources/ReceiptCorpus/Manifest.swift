@@ -1,5 +1,5 @@
 import Foundation
-public import ForgeSupport
+public import _ForgeSupport
 public import AppStoreVocabulary
 
 /// The corpus index (`Vectors/manifest.json`): every vector with its expected outcome, plus the

@@ -1,5 +1,5 @@
 public import Foundation
-import ForgeSupport
+import _ForgeSupport
 
 /// Reads and writes `manifest.json` in its one canonical form, so regenerating the corpus diffs cleanly.
 public enum ManifestIO {

@@ -1,5 +1,5 @@
 public import Foundation
-public import ForgeSupport
+public import _ForgeSupport
 
 /// One place a JSON document breaks its schema.
 public struct SchemaViolation: Sendable, Hashable, CustomStringConvertible {

@@ -1,4 +1,4 @@
-import ForgeSupport
+import _ForgeSupport
 
 // Encodes an exemplar value and records the JSON shape its Codable conformance produces, instead of
 // the JSON itself. The schema then follows the models: a new property appears without anyone editing it.

@@ -3,8 +3,8 @@ import ReceiptConformance
 import ReceiptCorpus
 import ReceiptModel
 import ReferenceValidation
-import ReceiptServe
-import ForgeSupport
+import StoreServer
+import _ForgeSupport
 import StoreModel
 
 /// What `forge validate --listen` answers, independent of the socket plumbing:
@@ -18,17 +18,17 @@ import StoreModel
 /// `/verifyReceipt` is `forge serve`'s production endpoint without history or faults
 /// (``VerifyReceiptService``): it reads the vector's context from the runner's `X-Forge-*` headers;
 /// without them it judges at the wall clock under the test root, as Apple's endpoint would under Apple's.
-public struct HarnessRoutes: Sendable {
-    public struct Response: Sendable {
-        public var status: Int
-        public var body: [UInt8]
-        public var contentType = "application/json"
+package struct HarnessRoutes: Sendable {
+    package struct Response: Sendable {
+        package var status: Int
+        package var body: [UInt8]
+        package var contentType = "application/json"
     }
 
     let harness: ReferenceHarness
     let verifyReceipt: VerifyReceiptService
 
-    public init(harness: ReferenceHarness) {
+    package init(harness: ReferenceHarness) {
         self.harness = harness
         let root = harness.anchors[TrustAnchorID.forgeRoot].map { [$0] } ?? []
         verifyReceipt = VerifyReceiptService(configuration: .init(trustedRoots: root, namedAnchors: harness.anchors))
@@ -36,20 +36,20 @@ public struct HarnessRoutes: Sendable {
 
     /// The routes above: what a server registers. Any other path is a 404 (``notFound(path:)``), another method on one
     /// of these paths a 405 (``methodNotAllowed(_:on:)``).
-    public enum Route: String, CaseIterable, Sendable {
+    package enum Route: String, CaseIterable, Sendable {
         case hello
         case validate
         case verifyReceipt
 
-        public var path: String { "/" + rawValue }
+        package var path: String { "/" + rawValue }
         /// The one method the route takes.
-        public var method: String { self == .hello ? "GET" : "POST" }
+        package var method: String { self == .hello ? "GET" : "POST" }
         /// Whether a refusal takes Apple's verifyReceipt shape (HTTP 200, `{"status": 21000…}`).
-        public var answersLikeApple: Bool { self == .verifyReceipt }
+        package var answersLikeApple: Bool { self == .verifyReceipt }
     }
 
     /// The answer to one request of `route`; `headers` keyed by lower-case name.
-    public func respond(to route: Route, headers: [String: String], body: [UInt8]) -> Response {
+    package func respond(to route: Route, headers: [String: String], body: [UInt8]) -> Response {
         switch route {
         case .hello:
             return json(200, harness.helloMessage())
@@ -65,11 +65,11 @@ public struct HarnessRoutes: Sendable {
         }
     }
 
-    public static func methodNotAllowed(_ method: String, on route: Route) -> Response {
+    package static func methodNotAllowed(_ method: String, on route: Route) -> Response {
         Response(status: 405, body: Array("method \(method) is not allowed on \(route.path)\n".utf8), contentType: "text/plain")
     }
 
-    public static func notFound(path: String) -> Response {
+    package static func notFound(path: String) -> Response {
         let known = Route.allCases.map { "\($0.method) \($0.path)" }.joined(separator: ", ")
         return Response(status: 404, body: Array("no route \(path): \(known)\n".utf8), contentType: "text/plain")
     }

@@ -1,35 +1,35 @@
-public import Foundation
-public import ForgeCrypto
-public import ReceiptConformance
-public import ReceiptCorpus
-public import ReferenceValidation
+package import Foundation
+package import ForgeCrypto
+package import ReceiptConformance
+package import ReceiptCorpus
+package import ReferenceValidation
 import ReceiptModel
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 /// The reference validator behind the harness protocol: the `swift:reference` target of `forge run`,
 /// and the model for wiring a Swift validator to `ConformanceRunner`. It lives here, in the adapter layer, so the
 /// validator never imports the runner that judges validators.
-public struct ReferenceHarness: ReceiptValidator {
+package struct ReferenceHarness: ReceiptValidator {
     /// Trust anchor id (as vectors name them) → certificate.
-    public let anchors: [String: X509Certificate]
+    package let anchors: [String: X509Certificate]
     /// Online checks for the vectors that name a responder; nil: offline.
-    public let online: OnlineRevocation?
+    package let online: OnlineRevocation?
 
-    public init(anchors: [String: X509Certificate], online: OnlineRevocation? = nil) {
+    package init(anchors: [String: X509Certificate], online: OnlineRevocation? = nil) {
         self.anchors = anchors
         self.online = online
     }
 
     /// `swift:reference`, for ``ConformanceRunner/check(target:providers:vectors:profile:baseline:configure:)`` and `forge run`.
     /// `swift:reference-online` checks revocation online for the vectors that name a responder (`context.ocsp`).
-    public static let provider = InProcessTargets([
+    package static let provider = InProcessTargets([
         "reference": { try ReferenceHarness(vectorsDirectory: $0) }, "reference-online": { try ReferenceHarness(vectorsDirectory: $0, online: OnlineRevocation()) },
     ])
 
     /// Loads the trust anchors a corpus names; with `online`, it declares the `online` feature and checks the
     /// revocation of the chains whose context names a responder, as Apple's verifiers with online checks on do.
-    public init(vectorsDirectory: URL, online: OnlineRevocation? = nil) throws {
+    package init(vectorsDirectory: URL, online: OnlineRevocation? = nil) throws {
         self.online = online
         let manifest = try ManifestIO.load(from: vectorsDirectory)
         var anchors: [String: X509Certificate] = [:]
@@ -39,13 +39,13 @@ public struct ReferenceHarness: ReceiptValidator {
         self.anchors = anchors
     }
 
-    public func hello() async -> HarnessHello { helloMessage() }
+    package func hello() async -> HarnessHello { helloMessage() }
 
     /// Every feature but `online`, which `swift:reference-online` adds: its answers need the responder `forge run`
     /// starts for the run, and are dated by the wall clock, where the rest is judged at the pinned one.
-    public static let features = Feature.allCases.filter { $0 != .online }
+    package static let features = Feature.allCases.filter { $0 != .online }
 
-    public func helloMessage() -> HarnessHello {
+    package func helloMessage() -> HarnessHello {
         HarnessHello(
             implementation: "receipt-forge reference validator\(online == nil ? "" : ", online")",
             features: (online == nil ? Self.features : Feature.allCases).map(\.rawValue), artifacts: ArtifactGroup.allCases,
@@ -54,7 +54,7 @@ public struct ReferenceHarness: ReceiptValidator {
 
     /// Online (`swift:reference-online`), a JWS whose context names a responder is verified with its revocation
     /// checked, suspending while the responders answer; everything else is ``reply(to:)``.
-    public func validate(_ request: ValidateRequest) async -> HarnessReply {
+    package func validate(_ request: ValidateRequest) async -> HarnessReply {
         guard let online, request.context.ocsp != nil, request.context.artifactKind != .receipt else { return reply(to: request) }
         switch inputs(of: request) {
         case .refused(let reply): return reply
@@ -65,12 +65,12 @@ public struct ReferenceHarness: ReceiptValidator {
     }
 
     /// In process it takes the vector's bytes as they are; over stdio or HTTP it decodes `input.data`.
-    public var readsBytes: Bool { true }
+    package var readsBytes: Bool { true }
 
     /// The offline answer without suspension, for callers already on a thread of their own (an HTTP event loop).
     /// The vector's artefact kind picks the validator; both are configured from the one context, as Apple's
     /// libraries would be for this app.
-    public func reply(to request: ValidateRequest) -> HarnessReply {
+    package func reply(to request: ValidateRequest) -> HarnessReply {
         switch inputs(of: request) {
         case .refused(let reply): return reply
         case .ready(let bytes, let context):
@@ -103,7 +103,7 @@ public struct ReferenceHarness: ReceiptValidator {
 
 extension CheckedReport {
     /// The harness protocol's answer to request `seq`.
-    public func harnessReply(seq: Int) -> HarnessReply {
+    package func harnessReply(seq: Int) -> HarnessReply {
         .result(
             seq: seq, verdict: verdict == .valid ? .accept : .reject, errorClass: errorClass?.rawValue, message: verdict == .valid ? nil : message,
             decoded: nil)

@@ -1,15 +1,15 @@
-public import Foundation
+package import Foundation
 import ReceiptConformance
 import ReceiptModel
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 /// `forge validate --harness`: the reference validator behind the stdio transport (harness protocol v1, one
 /// JSON message per line), as `HarnessServer` is behind the HTTP one. A line that is not a protocol message
 /// is reported to `note` and skipped, so a stray line from a wrapper script does not end the run.
-public enum StdioHarnessServer {
+package enum StdioHarnessServer {
     /// Answers `hello` and `validate` until `stop` or the end of input.
-    public static func serve(
+    package static func serve(
         _ harness: ReferenceHarness, readLine: () -> String? = { Swift.readLine() }, write: (Data) -> Void, note: (String) -> Void
     ) {
         let encoder = JSONEncoder()

@@ -1,7 +1,7 @@
 public import ForgeCrypto
 import AppStoreVocabulary
 import ReceiptCorpus
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 /// Why a rejected artefact would pass its chain under a trust anchor the caller can name (the CLI's bundled

@@ -1,4 +1,4 @@
-public import ForgeSupport
+public import _ForgeSupport
 public import ReceiptCorpus
 
 /// What every reference validator returns, whatever the artefact: the steps in order, and the verdict, first

@@ -1,4 +1,4 @@
-public import ForgeSupport
+public import _ForgeSupport
 
 /// An artefact as `inspect` describes it, without the checks: lines for people, JSON members for machines.
 /// ``ReceiptInspection`` and ``JWSInspection`` say what only they can read; ``Inspection`` renders both.

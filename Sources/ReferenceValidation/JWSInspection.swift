@@ -2,7 +2,7 @@ import ForgeCrypto
 import Foundation
 import ReceiptCorpus
 import ReceiptModel
-public import ForgeSupport
+public import _ForgeSupport
 import JWSModel
 import StoreModel
 

@@ -2,7 +2,7 @@ import Foundation
 public import ForgeCrypto
 public import ReceiptCorpus
 import ReceiptModel
-public import ForgeSupport
+public import _ForgeSupport
 public import JWSModel
 import StoreModel
 import AppStoreVocabulary

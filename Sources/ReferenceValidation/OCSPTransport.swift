@@ -1,4 +1,4 @@
-public import ForgeSupport
+public import _ForgeSupport
 import Foundation
 
 /// How the online check's OCSP requests reach their responders (RFC 6960 Appendix A: a POST of

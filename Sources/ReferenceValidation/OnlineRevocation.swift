@@ -1,6 +1,6 @@
 public import Foundation
 import ForgeCrypto
-import ForgeSupport
+import _ForgeSupport
 import ReceiptCorpus
 import ReceiptModel
 

@@ -2,7 +2,7 @@ import ReceiptModel
 import ForgeCrypto
 import Foundation
 import ReceiptCorpus
-public import ForgeSupport
+public import _ForgeSupport
 import StoreModel
 
 /// A receipt as `forge inspect` and `forge validate --json` show it: the container's shape and every

@@ -2,7 +2,7 @@ public import Foundation
 public import ForgeCrypto
 public import ReceiptModel
 public import ReceiptCorpus
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 public import AppStoreVocabulary
 

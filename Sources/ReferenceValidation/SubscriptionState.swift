@@ -1,5 +1,5 @@
 public import Foundation
-public import ForgeSupport
+public import _ForgeSupport
 public import ReceiptModel
 public import StoreModel
 

@@ -1,7 +1,7 @@
 public import ForgeCrypto
 public import Foundation
 import Synchronization
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 /// What the reference validators (receipts and JWS) may reuse between artefacts: parsed certificates, keyed by

@@ -1,5 +1,5 @@
 public import Foundation
-import ForgeSupport
+import _ForgeSupport
 
 /// A notification Apple sends about a store (App Store Server Notifications V2): its type and subtype, when it is
 /// sent, and the transaction it carries.

@@ -1,5 +1,5 @@
 import Foundation
-public import ForgeSupport
+public import _ForgeSupport
 
 /// The identifier the device hash binds a receipt to.
 public struct DeviceID: Sendable, Hashable, CustomStringConvertible {

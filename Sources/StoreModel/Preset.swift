@@ -1,4 +1,4 @@
-public import ForgeSupport
+public import _ForgeSupport
 public import AppStoreVocabulary
 
 /// A real receipt shape to reproduce (receipt-facts §b.1, §b.4, §d.1; interop/README.md).

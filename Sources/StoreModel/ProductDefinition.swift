@@ -1,4 +1,4 @@
-import ForgeSupport
+import _ForgeSupport
 
 /// A product as the app's store defines it (App Store Connect, an Xcode `.storekit` file): what every purchase of it
 /// inherits unless the purchase says otherwise. The scenario's `products`; `forge storekit scenario` writes them.

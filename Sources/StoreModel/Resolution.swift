@@ -1,6 +1,6 @@
 public import AppStoreVocabulary
 public import Foundation
-import ForgeSupport
+import _ForgeSupport
 
 /// An ISO 8601 subscription period: days, weeks, months or years.
 public struct SubscriptionPeriod: Sendable, Hashable, CustomStringConvertible {

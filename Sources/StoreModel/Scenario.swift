@@ -1,6 +1,6 @@
 public import AppStoreVocabulary
 public import Foundation
-public import ForgeSupport
+import _ForgeSupport
 
 /// A receipt described declaratively: the app, the device, the purchases, the preset.
 ///

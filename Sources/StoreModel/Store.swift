@@ -1,5 +1,5 @@
 public import Foundation
-public import ForgeSupport
+public import _ForgeSupport
 public import AppStoreVocabulary
 
 /// A scenario with every default filled in and every id drawn: what Apple's store knows at one instant.

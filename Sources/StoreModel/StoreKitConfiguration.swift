@@ -1,4 +1,4 @@
-public import ForgeSupport
+public import _ForgeSupport
 
 /// An Xcode StoreKit configuration file (`.storekit`: JSON, versions 2, 3 and 4), read into the products the scenario
 /// model defines (``ProductDefinition``). Apple does not document the format (server-api-facts §4): keys this reader

@@ -1,5 +1,5 @@
 import Foundation
-public import ForgeSupport
+public import _ForgeSupport
 
 /// What `forge storekit show` prints of a `.storekit` file: lines for people, JSON for programs. Linear in the file:
 /// each product's group is found by id, never by searching the groups.

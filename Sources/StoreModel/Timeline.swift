@@ -1,5 +1,5 @@
 public import Foundation
-public import ForgeSupport
+import _ForgeSupport
 public import AppStoreVocabulary
 
 /// Something that happened to a purchase after it was made: the scenario's `timeline`.

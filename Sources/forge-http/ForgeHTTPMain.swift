@@ -5,10 +5,10 @@ import NIOCore
 import NIOPosix
 import ReceiptConformance
 import ReceiptConformanceHTTP
-import ReceiptServe
-import ReceiptServeHTTP
+import StoreServer
+import HTTPServers
 import ReceiptValidationServer
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 /// `forge-http`: the same command line as `forge`, with the HTTP client and listeners linked in. `forge`

@@ -1,5 +1,5 @@
 import ForgeCLI
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 /// `forge`: everything but HTTP, which it hands over to `forge-http` (see `NetworkSupport`).

@@ -1,7 +1,7 @@
 import Foundation
 import ForgeTestSupport
 import Testing
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 @Suite("Bad input: one line, exit 65, no crash", .timeLimit(.minutes(2)))

@@ -1,7 +1,7 @@
 import Foundation
 import ForgeTestSupport
 import Testing
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 @Suite("forge run --baseline / --write-baseline", .timeLimit(.minutes(2)))

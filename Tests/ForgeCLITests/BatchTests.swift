@@ -1,7 +1,7 @@
 import Foundation
 import ForgeTestSupport
 import Testing
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 /// `forge make --count N --out DIR`: many receipts in one process, deterministic whatever the thread count.

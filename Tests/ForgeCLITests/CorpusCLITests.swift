@@ -1,7 +1,7 @@
 import Foundation
 import ForgeTestSupport
 import Testing
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 @Suite("forge vectors, seeds and mutate through the binary", .timeLimit(.minutes(2)))

@@ -235,7 +235,7 @@ struct ArchitecturePageTests {
             let cells = line.split(separator: "|", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
             guard cells.count > 2 else { continue }
             let name = cells[1].trimmingCharacters(in: CharacterSet(charactersIn: "`"))
-            targets[name] = Set(cells[2].matches(of: /`([A-Za-z-]+)`/).map { String($0.output.1) })
+            targets[name] = Set(cells[2].matches(of: /`([A-Za-z_-]+)`/).map { String($0.output.1) })
         }
         return targets
     }

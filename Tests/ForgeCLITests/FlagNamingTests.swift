@@ -1,9 +1,9 @@
 import Foundation
 import ForgeTestSupport
 import Testing
-import ForgeSupport
+import _ForgeSupport
 import ReceiptConformance
-import ReceiptServe
+import StoreServer
 import StoreModel
 
 /// Issue 20: CLI flag names belong to the CLI. The store model's errors name scenario fields by key path
@@ -15,8 +15,8 @@ struct FlagNamingTests {
     /// Every library target: only the CLI (ForgeCLI and the two executables) spells forge's flags. A library message
     /// that points the user to an option names it through its typed owner (`RunOption`, `ServeOption`).
     static let libraries = [
-        "ForgeCrypto", "ForgeSupport", "ForgeTLS", "JWSModel", "ReceiptConformance", "ReceiptConformanceHTTP", "ReceiptCorpus", "ReceiptForge",
-        "ReceiptModel", "ReceiptServe", "ReceiptServeHTTP", "ReceiptServeSQLite", "ReceiptValidationServer", "ReferenceValidation", "StoreModel",
+        "ForgeCrypto", "_ForgeSupport", "ForgeTLS", "JWSModel", "ReceiptConformance", "ReceiptConformanceHTTP", "ReceiptCorpus", "StoreForge",
+        "ReceiptModel", "StoreServer", "HTTPServers", "StoreServerSQLite", "ReceiptValidationServer", "ReferenceValidation", "StoreModel",
     ]
 
     @Test("No library source spells one of forge's flags in its code", arguments: libraries)

@@ -2,7 +2,7 @@ import Foundation
 import ForgeTestSupport
 import Testing
 import StoreModel
-import ForgeSupport
+import _ForgeSupport
 
 /// Fidelity to reality: the 21 real receipts in ../shared/interop (skipped when the folder is absent).
 @Suite("Interop with real receipts", .requires(.interop), .timeLimit(.minutes(2)))

@@ -1,7 +1,7 @@
 import Foundation
 import ForgeTestSupport
 import Testing
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 /// `forge jws` through the built binary, judged by our verifier and by two independent oracles: Python

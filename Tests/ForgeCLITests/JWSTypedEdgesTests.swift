@@ -1,7 +1,7 @@
 import Foundation
 import ForgeTestSupport
 import Testing
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 /// `forge jws make`'s typed edges (issue 20, items 1 and 6): Apple's environment, notification type and subtype

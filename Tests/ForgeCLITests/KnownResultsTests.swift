@@ -1,7 +1,7 @@
 import Foundation
 import ForgeTestSupport
 import Testing
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 /// The published known-results matrix (Documentation/runner.md) is the output of `scripts/known-results.sh`;

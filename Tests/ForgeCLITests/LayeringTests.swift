@@ -22,20 +22,20 @@ struct LayeringTests {
     @Test(
         "Each target imports only what its layer may",
         arguments: [
-            ("ForgeSupport", ["Foundation", "Synchronization", "Dispatch", "Glibc", "Darwin", "CForgeSystem"]),
+            ("_ForgeSupport", ["Foundation", "Synchronization", "Dispatch", "Glibc", "Darwin", "CForgeSystem"]),
             ("AppStoreVocabulary", ["Foundation"]),
-            ("StoreModel", ["Foundation", "ForgeSupport", "AppStoreVocabulary"]),
-            ("JWSModel", ["Foundation", "ForgeSupport"]),
-            ("ReceiptModel", ["Foundation", "ForgeSupport", "AppStoreVocabulary"]),
-            ("ReceiptCorpus", ["Foundation", "ForgeSupport", "AppStoreVocabulary", "Synchronization"]),
-            ("ReceiptConformance", ["Foundation", "ForgeSupport", "ReceiptCorpus", "Synchronization", "Glibc", "Darwin", "Dispatch"]),
+            ("StoreModel", ["Foundation", "_ForgeSupport", "AppStoreVocabulary"]),
+            ("JWSModel", ["Foundation", "_ForgeSupport"]),
+            ("ReceiptModel", ["Foundation", "_ForgeSupport", "AppStoreVocabulary"]),
+            ("ReceiptCorpus", ["Foundation", "_ForgeSupport", "AppStoreVocabulary", "Synchronization"]),
+            ("ReceiptConformance", ["Foundation", "_ForgeSupport", "ReceiptCorpus", "Synchronization", "Glibc", "Darwin", "Dispatch"]),
             // The reference validators (receipts and JWS) judge artefacts; they never import the forge that makes them, nor
             // the runner that judges validators (ReferenceHarness serves them to it from ReceiptValidationServer).
             // Glibc/Darwin: their online OCSP check is one POST over a socket (OneShotHTTP), no HTTP stack.
             (
                 "ReferenceValidation",
                 [
-                    "Foundation", "Synchronization", "ForgeSupport", "ForgeCrypto", "StoreModel", "ReceiptModel", "JWSModel", "ReceiptCorpus", "Glibc", "Darwin",
+                    "Foundation", "Synchronization", "_ForgeSupport", "ForgeCrypto", "StoreModel", "ReceiptModel", "JWSModel", "ReceiptCorpus", "Glibc", "Darwin",
                     "AppStoreVocabulary",
                 ]
             ),
@@ -80,8 +80,8 @@ struct LayeringTests {
     }
 
     @Test(
-        "Each system library has one importer: libcrypto (COpenSSL) ForgeCrypto, libssl (CTLS) ForgeTLS, SQLite (CSQLite) ReceiptServeSQLite; the servers know a TLSContext and a ServerStateStore, never OpenSSL or a database",
-        arguments: [("COpenSSL", "ForgeCrypto"), ("CTLS", "ForgeTLS"), ("CSQLite", "ReceiptServeSQLite")])
+        "Each system library has one importer: libcrypto (COpenSSL) ForgeCrypto, libssl (CTLS) ForgeTLS, SQLite (CSQLite) StoreServerSQLite; the servers know a TLSContext and a ServerStateStore, never OpenSSL or a database",
+        arguments: [("COpenSSL", "ForgeCrypto"), ("CTLS", "ForgeTLS"), ("CSQLite", "StoreServerSQLite")])
     func systemLibrariesStayInTheirTargets(_ library: String, _ owner: String) throws {
         let sources = Repository.file("Sources")
         for target in try FileManager.default.contentsOfDirectory(atPath: sources.path) where target != owner {
@@ -101,7 +101,7 @@ struct LayeringTests {
 
     @Test("The JWS encoder renders the store: it never decodes a receipt payload to learn what to sign")
     func noEncoderDecodesAnother() throws {
-        let folder = Repository.file("Sources/ReceiptForge/StoreKit")
+        let folder = Repository.file("Sources/StoreForge/StoreKit")
         let files = try FileManager.default.contentsOfDirectory(at: folder, includingPropertiesForKeys: nil)
         for file in files where file.pathExtension == "swift" {
             let text = try String(contentsOf: file, encoding: .utf8)

@@ -3,7 +3,7 @@ import ForgeTestSupport
 import ReceiptConformance
 import ReceiptConformanceHTTP
 import Testing
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 /// `ConformanceRunner.check(target:)`: a user's Swift test running an out-of-process validator the way

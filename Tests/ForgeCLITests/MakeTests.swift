@@ -1,7 +1,7 @@
 import Foundation
 import ForgeTestSupport
 import Testing
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 @Suite("forge make, through the binary, checked by openssl", .timeLimit(.minutes(2)))

@@ -1,5 +1,5 @@
 import Foundation
-import ForgeSupport
+import _ForgeSupport
 import ForgeTestSupport
 import Testing
 

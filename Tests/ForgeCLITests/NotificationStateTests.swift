@@ -1,7 +1,7 @@
 import Foundation
 import ForgeTestSupport
 import Testing
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 /// Issue 20, item 2: a notification's type and subtype imply the state of the subscription it carries, and the

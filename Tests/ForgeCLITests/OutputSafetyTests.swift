@@ -1,7 +1,7 @@
 import Foundation
 import ForgeTestSupport
 import Testing
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 /// DESIGN §8: output is all or nothing, and a command never deletes a file it did not write. Through the built

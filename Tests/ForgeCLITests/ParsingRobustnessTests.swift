@@ -2,7 +2,7 @@ import Foundation
 import ForgeTestSupport
 import ReceiptModel
 import Testing
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 /// Issue 19: numbers a JWS can carry that are no instant, objects of a hundred thousand keys, x5c of ten

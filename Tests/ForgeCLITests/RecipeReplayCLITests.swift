@@ -1,7 +1,7 @@
 import Foundation
 import ForgeTestSupport
 import Testing
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 /// `forge mutate --replay` rebuilds a JWS vector from the recipe the manifest records for it.

@@ -1,7 +1,7 @@
 import Foundation
 import ForgeTestSupport
 import Testing
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 @Suite("forge run through the binary, against real second processes", .timeLimit(.minutes(2)))

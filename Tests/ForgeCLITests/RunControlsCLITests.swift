@@ -1,7 +1,7 @@
 import Foundation
 import ForgeTestSupport
 import Testing
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 /// Sharding and merging, the error budget, differential mode and the report files, through the binary.

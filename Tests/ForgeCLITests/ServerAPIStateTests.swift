@@ -1,7 +1,7 @@
 import Foundation
 import ForgeTestSupport
 import Testing
-import ForgeSupport
+import _ForgeSupport
 
 /// Issue 22, items 1, 3, 4 and 5: the endpoints that change or announce the store — Extend a Subscription Renewal
 /// Date (one and mass, with status), Set App Account Token, Look Up Order ID, Request a Test Notification and its

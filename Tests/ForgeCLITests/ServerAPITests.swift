@@ -1,7 +1,7 @@
 import Foundation
 import ForgeTestSupport
 import Testing
-import ForgeSupport
+import _ForgeSupport
 
 #if canImport(FoundationNetworking)
     import FoundationNetworking

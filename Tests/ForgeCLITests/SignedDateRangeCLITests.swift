@@ -1,6 +1,6 @@
 import Foundation
 import ForgeTestSupport
-import ForgeSupport
+import _ForgeSupport
 import Testing
 
 /// `forge jws validate` on a JWS whose `signedDate` the chain check cannot be evaluated at (OpenSSL compares

@@ -1,7 +1,7 @@
 import Foundation
 import ForgeTestSupport
 import Testing
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 /// `forge` links no network code; `forge-http` does, and `forge` hands HTTP work over to it.

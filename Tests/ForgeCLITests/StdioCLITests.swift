@@ -2,7 +2,7 @@ import Foundation
 import ForgeTestSupport
 import ReceiptConformance
 import Testing
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 /// `stdio:` against real persistent processes, well-behaved and hostile (most of them in Python).

@@ -1,7 +1,7 @@
 import Foundation
 import ForgeTestSupport
 import Testing
-import ForgeSupport
+import _ForgeSupport
 
 /// Issue 25 through the built binary: `forge storekit`, `--storekit` on make, jws make, notify and serve, their exit
 /// codes, and one file's products agreeing across a receipt, a JWS and the Server API over a socket.

@@ -1,7 +1,7 @@
 import Foundation
 import ForgeTestSupport
 import Testing
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 /// Issue 21 item 11: a timeline stays inside the dates a receipt and a JWS can carry (``ReceiptDate/writable``);

@@ -2,7 +2,7 @@ import Foundation
 import ReceiptConformance
 import ReceiptCorpus
 import Testing
-import ForgeSupport
+import _ForgeSupport
 
 @Suite("Outcome classification and protocol messages", .timeLimit(.minutes(2)))
 struct ClassifierTests {

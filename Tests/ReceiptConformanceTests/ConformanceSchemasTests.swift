@@ -2,7 +2,7 @@ import Foundation
 import ReceiptConformance
 import ReceiptCorpus
 import Testing
-import ForgeSupport
+import _ForgeSupport
 import ForgeTestSupport
 
 private func encoded(_ value: some Encodable) throws -> Data { try JSONEncoder().encode(value) }

@@ -3,7 +3,7 @@ import Foundation
 import ReceiptConformance
 import ReceiptCorpus
 import Testing
-import ForgeSupport
+import _ForgeSupport
 import ForgeTestSupport
 import AppStoreVocabulary
 

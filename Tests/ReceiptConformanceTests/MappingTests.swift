@@ -2,7 +2,7 @@ import Foundation
 import ReceiptConformance
 import ReceiptCorpus
 import Testing
-import ForgeSupport
+import _ForgeSupport
 import ForgeTestSupport
 
 @Suite("Response mappings and shards", .timeLimit(.minutes(2)))

@@ -2,7 +2,7 @@ import Foundation
 @testable import ReceiptConformance
 import ReceiptCorpus
 import Testing
-import ForgeSupport
+import _ForgeSupport
 
 /// Hand-built results, so the reports are tested against known counts and hostile text, without a corpus run.
 enum ReportFixtures {

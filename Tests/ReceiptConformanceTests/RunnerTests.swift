@@ -2,13 +2,13 @@ import Foundation
 import ForgeCrypto
 import ReceiptConformance
 import ReceiptCorpus
-import ReceiptForge
+import StoreForge
 import ReceiptModel
 import ReferenceValidation
 import ReceiptValidationServer
 import Synchronization
 import Testing
-import ForgeSupport
+import _ForgeSupport
 import ForgeTestSupport
 
 let manifest = try! ManifestIO.load(from: Repository.vectors)

@@ -2,7 +2,7 @@ import Foundation
 import ReceiptConformance
 import ReceiptCorpus
 import Testing
-import ForgeSupport
+import _ForgeSupport
 import ForgeTestSupport
 
 /// Our JSON Schema validator against an independent one: Python's `jsonschema` (Draft 2020-12) judges the

@@ -1,6 +1,6 @@
 import ReceiptConformance
 import Testing
-import ForgeSupport
+import _ForgeSupport
 
 @Suite("Targets, parsed once", .timeLimit(.minutes(2)))
 struct TargetTests {

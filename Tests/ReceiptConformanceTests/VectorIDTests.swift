@@ -1,4 +1,4 @@
-import ForgeSupport
+import _ForgeSupport
 @testable import ReceiptConformance
 import ReceiptCorpus
 import Testing

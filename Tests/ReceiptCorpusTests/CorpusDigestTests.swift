@@ -1,7 +1,7 @@
 import Foundation
 import ReceiptCorpus
 import Testing
-import ForgeSupport
+import _ForgeSupport
 
 /// FIPS 180-2 / NIST known answers.
 @Suite(.timeLimit(.minutes(2)))

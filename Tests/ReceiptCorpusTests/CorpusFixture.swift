@@ -1,6 +1,6 @@
 import Foundation
 import ReceiptCorpus
-import ForgeSupport
+import _ForgeSupport
 
 /// A fresh directory under the system temporary directory, removed when the last reference goes.
 final class TemporaryDirectory {

@@ -1,7 +1,7 @@
 import Foundation
 import ReceiptCorpus
 import Testing
-import ForgeSupport
+import _ForgeSupport
 
 /// Each test gets its own tree: explicit/, env/, cwd/Vectors/, an unpacked release (release/bin/forge beside
 /// release/Vectors/), and a fake package checkout whose Sources/ReceiptCorpus/CorpusLocation.swift stands in

@@ -1,7 +1,7 @@
 import Foundation
 import ReceiptCorpus
 import Testing
-import ForgeSupport
+import _ForgeSupport
 
 /// The package's JSON value, which keeps booleans and integers apart (JSONSerialization blurs them on Linux).
 private typealias JSON = JSONValue

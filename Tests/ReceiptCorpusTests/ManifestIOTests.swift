@@ -1,7 +1,7 @@
 import Foundation
 import ReceiptCorpus
 import Testing
-import ForgeSupport
+import _ForgeSupport
 
 @Suite(.timeLimit(.minutes(2)))
 struct ManifestIOTests {

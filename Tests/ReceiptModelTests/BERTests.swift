@@ -1,6 +1,6 @@
 import Testing
 import ReceiptModel
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 @Suite("BER reader and writer", .timeLimit(.minutes(2)))

@@ -1,7 +1,7 @@
 import Testing
 import ReceiptModel
 import StoreModel
-import ForgeSupport
+import _ForgeSupport
 
 @Suite("PKCS#7 container", .timeLimit(.minutes(2)))
 struct ContainerTests {

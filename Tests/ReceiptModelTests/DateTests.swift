@@ -1,7 +1,7 @@
 import Foundation
 import Testing
 import ReceiptModel
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 @Suite("Receipt dates", .timeLimit(.minutes(2)))

@@ -1,4 +1,4 @@
-import ForgeSupport
+import _ForgeSupport
 import Foundation
 import Testing
 import ForgeTestSupport

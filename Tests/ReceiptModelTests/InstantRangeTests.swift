@@ -1,7 +1,7 @@
 import Foundation
 import ReceiptModel
 import Testing
-import ForgeSupport
+import _ForgeSupport
 import JWSModel
 import StoreModel
 

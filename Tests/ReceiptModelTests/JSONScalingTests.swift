@@ -2,7 +2,7 @@ import Foundation
 import ReceiptModel
 import Synchronization
 import Testing
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 import ForgeTestSupport
 

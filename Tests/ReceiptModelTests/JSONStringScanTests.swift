@@ -1,5 +1,5 @@
 import Foundation
-import ForgeSupport
+import _ForgeSupport
 import Testing
 
 /// The JSON string scan that finds `"`, `\` and control characters eight bytes a step: every such byte, at

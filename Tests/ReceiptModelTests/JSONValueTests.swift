@@ -1,7 +1,7 @@
 import Foundation
 import ReceiptModel
 import Testing
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 @Suite("JSONValue: the package's one JSON value", .timeLimit(.minutes(2)))

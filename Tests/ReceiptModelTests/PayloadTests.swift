@@ -1,6 +1,6 @@
 import Testing
 import ReceiptModel
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 @Suite("Payload encoding", .timeLimit(.minutes(2)))

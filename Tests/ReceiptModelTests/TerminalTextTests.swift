@@ -1,4 +1,4 @@
-import ForgeSupport
+import _ForgeSupport
 import Testing
 
 /// Text from a file shown on a terminal: every scalar a terminal would act on is written as `\u{…}`, the rest kept.

@@ -2,7 +2,7 @@ import FuzzSupport
 import Foundation
 import ReceiptConformance
 import ReceiptCorpus
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 /// The JSON a user's files and harnesses hand the runner: a manifest (decoded and linted), a baseline

@@ -1,9 +1,9 @@
 import FuzzSupport
 import Foundation
-import ReceiptForge
+import StoreForge
 import ReceiptModel
 import ReferenceValidation
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 let pki = try? CertificateSet<CertificateRole>.bundled()

@@ -1,6 +1,6 @@
 import Foundation
 import FuzzSupport
-import ReceiptForge
+import StoreForge
 
 let replayer = (try? Forge.bundled()).map { Mutator(forge: $0) }
 

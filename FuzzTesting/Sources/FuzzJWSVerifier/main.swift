@@ -1,10 +1,10 @@
-import ReceiptForge
+import StoreForge
 import Foundation
 import FuzzSupport
 import ReceiptModel
 import ReferenceValidation
 import JWSModel
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 let pki = try? CertificateSet<JWSRole>.bundled()

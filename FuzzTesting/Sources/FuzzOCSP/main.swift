@@ -1,7 +1,7 @@
 import Foundation
 import FuzzSupport
-import ReceiptForge
-import ReceiptServe
+import StoreForge
+import StoreServer
 
 /// Made once, lazily: LeakSanitizer reads what a one-time initializer (`_WZ`) allocates as not leaked (lsan.supp).
 enum Fixture {

@@ -1,7 +1,7 @@
 import FuzzSupport
 import Foundation
 import ReceiptModel
-import ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 /// Any bytes through the three decoders a receipt meets: transport, container, payload (and each purchase).

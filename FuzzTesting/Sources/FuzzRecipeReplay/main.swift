@@ -1,7 +1,7 @@
 import FuzzSupport
 import Foundation
-import ReceiptForge
-import ForgeSupport
+import StoreForge
+import _ForgeSupport
 import StoreModel
 
 let mutator = (try? Forge.bundled()).map { Mutator(forge: $0) }

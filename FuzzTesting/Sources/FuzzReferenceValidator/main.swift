@@ -1,10 +1,10 @@
 import FuzzSupport
 import Foundation
-import ReceiptForge
+import StoreForge
 import ReceiptModel
 import ReferenceValidation
 import StoreModel
-import ForgeSupport
+import _ForgeSupport
 
 let pki = try? CertificateSet<CertificateRole>.bundled()
 let context = ValidationContext(

@@ -1,9 +1,9 @@
 import Foundation
 import ForgeCrypto
-import ForgeSupport
+import _ForgeSupport
 import FuzzSupport
-import ReceiptForge
-import ReceiptServe
+import StoreForge
+import StoreServer
 import StoreModel
 
 /// What every input is served with, made once, lazily: LeakSanitizer reads what a one-time initializer (`_WZ`)

@@ -1,7 +1,7 @@
 import Foundation
-import ForgeSupport
+import _ForgeSupport
 import FuzzSupport
-import ReceiptForge
+import StoreForge
 import StoreModel
 
 /// Made once, lazily: LeakSanitizer reads what a one-time initializer (`_WZ`) allocates as not leaked (lsan.supp).

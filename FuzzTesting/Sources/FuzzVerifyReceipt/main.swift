@@ -1,9 +1,9 @@
 import Foundation
 import FuzzSupport
-import ReceiptForge
+import StoreForge
 import ReceiptModel
-import ReceiptServe
-import ForgeSupport
+import StoreServer
+import _ForgeSupport
 import StoreModel
 
 let pki = try? CertificateSet<CertificateRole>.bundled()

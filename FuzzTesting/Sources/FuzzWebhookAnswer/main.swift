@@ -1,8 +1,8 @@
 import Foundation
-import ForgeSupport
+import _ForgeSupport
 import FuzzSupport
-import ReceiptServe
-import ReceiptServeHTTP
+import StoreServer
+import HTTPServers
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,5 @@
 import ReceiptCorpus
-import ForgeSupport
+import _ForgeSupport
 
 /// Plain-text output for a terminal or a CI log: a progress line while running, a summary at the end.
 ///

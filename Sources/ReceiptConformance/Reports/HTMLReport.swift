@@ -1,5 +1,5 @@
 public import ReceiptCorpus
-import ForgeSupport
+import _ForgeSupport
 
 /// A single-file HTML report (`--html report.html`): open it from a CI artifact, mail it, archive it.
 ///

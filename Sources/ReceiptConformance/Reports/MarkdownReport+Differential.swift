@@ -1,5 +1,5 @@
 import ReceiptCorpus
-import ForgeSupport
+import _ForgeSupport
 
 extension MarkdownReport {
     /// The disagreements section of a differential run: one row per vector, one column per target.

@@ -1,5 +1,5 @@
 public import ReceiptCorpus
-import ForgeSupport
+import _ForgeSupport
 
 /// A Markdown summary of a run, written for a CI job page (`--markdown $GITHUB_STEP_SUMMARY`).
 ///

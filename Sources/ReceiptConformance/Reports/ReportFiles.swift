@@ -1,7 +1,7 @@
 public import Foundation
 public import ReceiptCorpus
 import Synchronization
-import ForgeSupport
+import _ForgeSupport
 
 /// The report files one run writes (`--results`, `--junit`, `--markdown`, `--html`), shared by `forge run`,
 /// `forge run merge` and any program driving the runner. A nil path is a report not asked for.

@@ -1,6 +1,6 @@
 public import ReceiptCorpus
 import Foundation
-import ForgeSupport
+import _ForgeSupport
 
 /// One shell line that sends one vector to the judged target as the run sent it, for the reports' failing rows:
 ///

@@ -1,4 +1,4 @@
-import ForgeSupport
+import _ForgeSupport
 /// An ASN.1 writer that can produce DER and the BER shapes real receipts use.
 ///
 /// Each node chooses its length form, so one writer makes the App Store shape (definite, minimal)

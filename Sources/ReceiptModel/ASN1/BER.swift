@@ -1,4 +1,4 @@
-import ForgeSupport
+import _ForgeSupport
 /// A tolerant BER reader over a byte buffer.
 ///
 /// Receipts come in DER (App Store) and BER with indefinite lengths (Xcode), so the reader accepts

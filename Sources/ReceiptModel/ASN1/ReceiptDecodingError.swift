@@ -1,4 +1,4 @@
-public import ForgeSupport
+public import _ForgeSupport
 /// Why bytes could not be read as a receipt, and where.
 ///
 /// Every decoding failure names the byte offset and what was expected there, so that `forge inspect`

@@ -1,4 +1,4 @@
-import ForgeSupport
+import _ForgeSupport
 
 /// How much a receipt may hold before the decoders refuse it (`ReceiptDecodingError.tooLarge`). Real
 /// receipts are far below each bound; the bounds keep hostile input from asking for memory or time.

@@ -1,4 +1,4 @@
-import ForgeSupport
+import _ForgeSupport
 /// The observable shape of a receipt container: what separates an App Store receipt from an Xcode
 /// one, and a faithful forgery from a sloppy one (receipt-facts §b.1).
 public struct ContainerShape: Sendable, Hashable, Codable {

@@ -1,4 +1,4 @@
-import ForgeSupport
+import _ForgeSupport
 /// A receipt's PKCS#7 `ContentInfo(signedData)`, read tolerantly and kept byte for byte.
 ///
 /// RFC 2315 / RFC 5652 SignedData as receipts use it. BER is accepted (indefinite lengths,

@@ -1,5 +1,5 @@
 import Foundation
-import ForgeSupport
+import _ForgeSupport
 
 /// Turns what a user hands over (DER, base64 with or without line breaks, base64 of base64) into
 /// DER bytes, and says which transport encoding it found. A receipt starts with `0x30`; in base64

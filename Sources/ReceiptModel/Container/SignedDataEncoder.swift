@@ -1,4 +1,4 @@
-import ForgeSupport
+import _ForgeSupport
 /// Where the container puts what, and in which encoding: the choices that distinguish App Store
 /// receipts (DER, primitive eContent) from Xcode ones (indefinite, one-segment constructed eContent).
 public struct ContainerLayout: Sendable, Hashable, Codable {

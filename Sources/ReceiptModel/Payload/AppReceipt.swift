@@ -1,5 +1,5 @@
 public import Foundation
-import ForgeSupport
+import _ForgeSupport
 
 /// The fields of a decoded receipt payload, read leniently: a missing or mistyped field is nil,
 /// never an error, so a validator can say exactly which check failed and an inspector can show

@@ -1,4 +1,4 @@
-import ForgeSupport
+import _ForgeSupport
 /// `ReceiptAttribute ::= SEQUENCE { type INTEGER, version INTEGER, value OCTET STRING }`.
 ///
 /// `value` is kept as the exact bytes inside the OCTET STRING: a complete DER TLV for strings, dates

@@ -1,10 +1,10 @@
 public import Foundation
-public import ForgeSupport
+public import _ForgeSupport
 public import AppStoreVocabulary
 
 /// The decoded form Apple's `verifyReceipt` returns, rendered from one ``Receipt`` value: read from a receipt's own
 /// bytes (``Receipt/init(_:)``: the server judges what it is sent) or from the store the receipt is made from
-/// (ReceiptForge: `forge make --format json`, which decodes nothing it made). Either way one function writes each field.
+/// (StoreForge: `forge make --format json`, which decodes nothing it made). Either way one function writes each field.
 ///
 /// Shapes follow receipt-facts §b.7: dates as triplets (`x` = `"2019-10-15 14:01:41 Etc/GMT"`,
 /// `x_ms` = milliseconds as a string, `x_pst` = Pacific time), almost every value a string
