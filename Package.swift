@@ -23,14 +23,14 @@ let package = Package(
         .executable(name: "forge", targets: ["forge"]),
         .executable(name: "forge-http", targets: ["forge-http"]),
         // What outsiders consume, and nothing else: the corpus model, the conformance runner, and the forge for forging
-        // in tests (with the store model its API takes). The other targets are the package's own, `package` where no fuzzer reads.
+        // in tests (with the store model its API takes). The other targets are the package's own: `package`, unless a shipped API shows them.
         .library(name: "ReceiptCorpus", targets: ["ReceiptCorpus", "AppStoreVocabulary"]),
         .library(name: "ReceiptConformance", targets: ["ReceiptConformance"]),
         // The runner's http(s):// transport (`HTTPTargets`), apart so that only those who judge HTTP validators link swift-nio.
         .library(name: "ReceiptConformanceHTTP", targets: ["ReceiptConformanceHTTP"]),
         .library(name: "StoreForge", targets: ["StoreForge", "StoreModel", "AppStoreVocabulary"]),
-        // For FuzzTesting/Package.swift only, as swift-certificates' `_CertificateInternals`: the targets its fuzzers drive.
-        // No API promise: anything in it may change or go in any release.
+        // For FuzzTesting/Package.swift only, as swift-certificates' `_CertificateInternals`: the targets its fuzzers drive, which
+        // they `@testable import` where the API is `package` (scripts/fuzz.sh builds with -enable-testing). No API promise.
         .library(name: "_ForgeFuzzingInternals", targets: ["ForgeCrypto", "HTTPServers", "JWSModel", "ReceiptModel", "ReferenceValidation", "StoreServer", "_ForgeSupport"]),
     ],
     dependencies: [

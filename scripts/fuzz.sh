@@ -58,8 +58,8 @@ fi
 
 fuzz=$root/FuzzTesting
 echo "fuzz.sh: building $target with -sanitize=fuzzer,address" >&2
-(cd "$fuzz" && swift build -c release --product "$target" -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld) >&2
-binary=$(cd "$fuzz" && swift build -c release --show-bin-path -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld)/$target
+(cd "$fuzz" && swift build -c release --product "$target" -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld -Xswiftc -enable-testing) >&2
+binary=$(cd "$fuzz" && swift build -c release --show-bin-path -Xswiftc -sanitize=fuzzer,address -Xswiftc -use-ld=lld -Xswiftc -enable-testing)/$target
 
 # A recipe dictionary: every key and string the recipes in DIR use (and every "jws.*" id SOURCE names), as tokens.
 recipe_words() {  # DIR [SOURCE]

@@ -4,7 +4,7 @@ package import Foundation
 import NIOCore
 import NIOHTTP1
 import NIOPosix
-public import StoreServer
+package import StoreServer
 import Synchronization
 
 /// Delivers notifications to webhooks as Apple does: a POST of `{"signedPayload":"…"}` with
@@ -17,7 +17,7 @@ import Synchronization
 /// under one timer that ends whatever it is doing and closes its connection; the caller only awaits the end. What
 /// the webhook answers is judged here, status by status, so no answer can trap a general client's state machine
 /// (AsyncHTTPClient 1.37 did, on a status below 100 with a body).
-public final class WebhookClient: Sendable {
+package final class WebhookClient: Sendable {
     private let timeoutSeconds: Int
     /// The `--notify-ca` certificates, trusted besides the system's.
     private let extraRoots: String?
@@ -42,7 +42,7 @@ public final class WebhookClient: Sendable {
 
     /// `requests`, at most `concurrency` at a time, each answered (in order) by its attempt and the start of the
     /// webhook's answer. Never throws: every failure is an attempt with its result.
-    public static func deliver(_ requests: [WebhookRequest], concurrency: Int) async -> [WebhookAnswer] {
+    package static func deliver(_ requests: [WebhookRequest], concurrency: Int) async -> [WebhookAnswer] {
         guard let first = requests.first else { return [] }
         let client: WebhookClient
         do { client = try WebhookClient(timeoutSeconds: first.timeoutSeconds, trustedRootsPEM: first.trustedRootsPEM) } catch {

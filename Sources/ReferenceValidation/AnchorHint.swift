@@ -1,4 +1,4 @@
-public import ForgeCrypto
+package import ForgeCrypto
 import AppStoreVocabulary
 import ReceiptCorpus
 import _ForgeSupport
@@ -7,7 +7,7 @@ import StoreModel
 /// Why a rejected artefact would pass its chain under a trust anchor the caller can name (the CLI's bundled
 /// anchors, which this layer does not know): the validator decides, by trying each; the caller words it, so the
 /// hint names the exact anchor, never a guess.
-public enum AnchorHint: Sendable, Hashable {
+package enum AnchorHint: Sendable, Hashable {
     /// The chain is trusted under `anchor`, which the context did not trust. `xcodeShaped`: a JWS whose x5c holds
     /// one certificate (Xcode's shape).
     case trustedUnder(anchor: String, xcodeShaped: Bool)
@@ -18,11 +18,11 @@ public enum AnchorHint: Sendable, Hashable {
     case selfSignedSigner
 
     /// A trust anchor a hint may name: its name as the caller spells it, and its certificate.
-    public typealias Candidate = (name: String, certificate: X509Certificate)
+    package typealias Candidate = (name: String, certificate: X509Certificate)
 
     /// A receipt whose chain is untrusted under the roots given, but trusted under one of `candidates` (asked for
     /// only then).
-    public static func receipt(_ bytes: [UInt8], context: ValidationContext, report: ValidationReport, candidates: () -> [Candidate]) -> AnchorHint? {
+    package static func receipt(_ bytes: [UInt8], context: ValidationContext, report: ValidationReport, candidates: () -> [Candidate]) -> AnchorHint? {
         guard report.firstFailure?.name == .chain, report.errorClass == .chainUntrusted else { return nil }
         for (name, root) in candidates() where !context.trustedRoots.contains(root) {
             var trial = context
@@ -35,7 +35,7 @@ public enum AnchorHint: Sendable, Hashable {
     }
 
     /// A JWS rejected for its chain or its x5c (an Xcode JWS read as Apple's), trusted under one of `candidates`.
-    public static func jws(_ text: String, context: ValidationContext, report: JWSReport, candidates: () -> [Candidate]) -> AnchorHint? {
+    package static func jws(_ text: String, context: ValidationContext, report: JWSReport, candidates: () -> [Candidate]) -> AnchorHint? {
         // Only an untrusted chain, or an x5c of one certificate (Xcode's shape): an x5c of any other count is
         // refused for its count, and retrying it would only parse a hostile header again.
         let xcodeShaped = report.header?["x5c"]?.arrayValue?.count == 1

@@ -1,6 +1,6 @@
 /// What a step of a reference validator checks, shared by the receipt validator and the JWS verifier so a step both
 /// run has one name: the raw value is the text users see (`FAIL bundle id: …`, a report's `checks[].name`).
-public enum CheckName: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+package enum CheckName: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     // Both artefacts.
     case signature
     case chain
@@ -22,5 +22,5 @@ public enum CheckName: String, Sendable, Hashable, CaseIterable, CustomStringCon
     case appAppleID = "appAppleId"
     case nested
 
-    public var description: String { rawValue }
+    package var description: String { rawValue }
 }

@@ -1,10 +1,10 @@
-public import _ForgeSupport
-public import ReceiptCorpus
+package import _ForgeSupport
+package import ReceiptCorpus
 
 /// What every reference validator returns, whatever the artefact: the steps in order, and the verdict, first
 /// failure, error class and message they decide. Receipts (``ValidationReport``) and StoreKit 2 JWS
 /// (``JWSReport``) keep what only they can read beside it; callers (the CLI, the harness, the servers) use this.
-public protocol CheckedReport: Sendable {
+package protocol CheckedReport: Sendable {
     /// Every step, in order.
     var checks: [Check] { get }
     /// Whether the input is not this artefact at all (exit 65), rather than one that fails a check (exit 1).
@@ -14,19 +14,19 @@ public protocol CheckedReport: Sendable {
 }
 
 extension CheckedReport {
-    public var verdict: ValidationReport.Verdict { firstFailure == nil ? .valid : .invalid }
+    package var verdict: ValidationReport.Verdict { firstFailure == nil ? .valid : .invalid }
     /// The failure that decides the verdict: the first in order.
-    public var firstFailure: Check? { checks.first { $0.status == .failed } }
-    public var errorClass: ErrorClass? { firstFailure?.errorClass }
-    public var message: String { firstFailure.map { "\($0.name): \($0.detail)" } ?? Self.validMessage }
+    package var firstFailure: Check? { checks.first { $0.status == .failed } }
+    package var errorClass: ErrorClass? { firstFailure?.errorClass }
+    package var message: String { firstFailure.map { "\($0.name): \($0.detail)" } ?? Self.validMessage }
 
     /// The verdict's members of a JSON report: `verdict`, `errorClass`, `message`.
-    public var verdictMembers: JSONObject {
+    package var verdictMembers: JSONObject {
         [("verdict", .string(verdict.rawValue)), ("errorClass", errorClass.map { .string($0.rawValue) } ?? .null), ("message", .string(message))]
     }
 
     /// The `checks` array of a JSON report.
-    public var checksJSON: JSONValue {
+    package var checksJSON: JSONValue {
         .array(
             checks.map { check in
                 .object([
@@ -39,14 +39,14 @@ extension CheckedReport {
 
 /// A reference validator of one artefact kind. ``ArtifactKind/referenceValidator`` picks the one for an artefact, so
 /// callers never branch on the kind themselves.
-public protocol ArtefactValidator: Sendable {
+package protocol ArtefactValidator: Sendable {
     /// `input` judged as the artefact `kind` names.
     func check(_ input: [UInt8], as kind: ArtifactKind, context: ValidationContext) -> any CheckedReport
 }
 
 extension ArtifactKind {
     /// The reference validator that judges this kind of artefact: the one place a kind meets its validator.
-    public var referenceValidator: any ArtefactValidator {
+    package var referenceValidator: any ArtefactValidator {
         switch self {
         case .receipt: ReferenceValidator()
         case .jwsTransaction, .jwsRenewal, .jwsAppTransaction, .jwsNotification, .jwsRealtime: JWSVerifier()

@@ -1,8 +1,8 @@
-public import _ForgeSupport
+package import _ForgeSupport
 
 /// An artefact as `inspect` describes it, without the checks: lines for people, JSON members for machines.
 /// ``ReceiptInspection`` and ``JWSInspection`` say what only they can read; ``Inspection`` renders both.
-public protocol InspectedArtefact: Sendable {
+package protocol InspectedArtefact: Sendable {
     /// The text form, one line per fact.
     var lines: [String] { get }
     /// The JSON form: the members of one object.
@@ -12,25 +12,25 @@ public protocol InspectedArtefact: Sendable {
 /// What `forge inspect`, `forge jws inspect`, `forge validate --json` and `forge jws validate --json` print:
 /// the artefact, then its checks and the verdict when there is a report to show. The one renderer for
 /// receipts and JWS, so the two artefacts' inspectors and validators print alike.
-public struct Inspection: Sendable {
-    public let artefact: any InspectedArtefact
+package struct Inspection: Sendable {
+    package let artefact: any InspectedArtefact
     /// The checks shown after the artefact; nil shows none.
-    public let report: (any CheckedReport)?
+    package let report: (any CheckedReport)?
 
-    public init(_ artefact: any InspectedArtefact, report: (any CheckedReport)?) {
+    package init(_ artefact: any InspectedArtefact, report: (any CheckedReport)?) {
         self.artefact = artefact
         self.report = report
     }
 
     /// A receipt: the checks when asked for (inspect shows them only when given a root, bundle id, device…),
     /// and always when there is no payload to show.
-    public init(receipt report: ValidationReport, source: String, inputSize: Int, includeChecks: Bool) {
+    package init(receipt report: ValidationReport, source: String, inputSize: Int, includeChecks: Bool) {
         self.init(ReceiptInspection(report: report, source: source, inputSize: inputSize), report: includeChecks || report.receipt == nil ? report : nil)
     }
 
     /// A JWS and, when given, its verifier's report; nil when the text is not a compact JWS and there is no
     /// report (with one, the artefact is only `kind: null`, and the checks say why).
-    public init?(jws text: String, report: JWSReport? = nil) {
+    package init?(jws text: String, report: JWSReport? = nil) {
         if let described = JWSInspection(text) {
             self.init(described, report: report)
         } else if let report {
@@ -40,7 +40,7 @@ public struct Inspection: Sendable {
         }
     }
 
-    public func text() -> String {
+    package func text() -> String {
         var lines = artefact.lines
         if let report {
             lines.append("checks:")
@@ -58,7 +58,7 @@ public struct Inspection: Sendable {
         return lines.joined(separator: "\n")
     }
 
-    public func json() -> JSONValue {
+    package func json() -> JSONValue {
         var members = artefact.members
         if let report {
             members.append(("checks", report.checksJSON))

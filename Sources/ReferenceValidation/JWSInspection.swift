@@ -2,18 +2,18 @@ import ForgeCrypto
 import Foundation
 import ReceiptCorpus
 import ReceiptModel
-public import _ForgeSupport
+package import _ForgeSupport
 import JWSModel
 import StoreModel
 
 /// A JWS as `forge jws inspect` and `forge jws validate --json` show it: kind, header, certificates, payload
 /// and nested JWS, decoded from the text (nothing verified; the checks are ``Inspection``'s).
-public struct JWSInspection: InspectedArtefact {
+package struct JWSInspection: InspectedArtefact {
     /// What ``describe(_:)`` read.
     let described: JSONObject
 
     /// Nil when the text is not a compact JWS.
-    public init?(_ text: String) {
+    package init?(_ text: String) {
         guard let described = Self.describe(text)?.objectValue else { return nil }
         self.described = described
     }
@@ -23,8 +23,8 @@ public struct JWSInspection: InspectedArtefact {
     /// What is shown of a text that is not a compact JWS: no kind.
     static let unreadable = JWSInspection(described: [("kind", .null)])
 
-    public var members: JSONObject { described }
-    public var lines: [String] { Self.lines(.object(described)) }
+    package var members: JSONObject { described }
+    package var lines: [String] { Self.lines(.object(described)) }
 
     /// Header, certificates, payload and nested JWS, decoded; nil when the text is not a compact JWS. At most
     /// ``JWSLimits/maximumCertificates`` of `x5c` are decoded; `certificatesNotShown` counts the rest.

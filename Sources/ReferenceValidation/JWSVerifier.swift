@@ -1,27 +1,27 @@
 import Foundation
-public import ForgeCrypto
-public import ReceiptCorpus
+package import ForgeCrypto
+package import ReceiptCorpus
 import ReceiptModel
-public import _ForgeSupport
-public import JWSModel
+package import _ForgeSupport
+package import JWSModel
 import StoreModel
 import AppStoreVocabulary
 
 /// The verdict on one JWS, every step, and what could be read.
-public struct JWSReport: CheckedReport {
-    public let checks: [Check]
-    public let header: JSONValue?
-    public let payload: JSONValue?
+package struct JWSReport: CheckedReport {
+    package let checks: [Check]
+    package let header: JSONValue?
+    package let payload: JSONValue?
     /// The `x5c` certificates that parsed, in order.
-    public let certificates: [X509Certificate]
+    package let certificates: [X509Certificate]
     /// Reports of the signed JWS inside the payload, by field (`signedTransactionInfo`, `signedRenewalInfo`).
-    public let nested: [(field: String, report: JWSReport)]
+    package let nested: [(field: String, report: JWSReport)]
     /// What the payload is, as recognised from its fields; nil when it is none of the five.
-    public let kind: JWSKind?
+    package let kind: JWSKind?
 
-    public static let validMessage = "JWS is valid"
+    package static let validMessage = "JWS is valid"
     /// Not a JWS at all (exit 65 territory).
-    public var isUnreadable: Bool { errorClass == .jwsFormat }
+    package var isUnreadable: Bool { errorClass == .jwsFormat }
 }
 
 /// The reference verifier for StoreKit 2 signed data, with `SignedDataVerifier` semantics (storekit2-facts
@@ -29,20 +29,20 @@ public struct JWSReport: CheckedReport {
 /// roots); the chain built from `x5c[0]` and `x5c[1]` to a configured root (never `x5c[2]`), both marker
 /// OIDs required, evaluated at `signedDate` (`receiptCreationDate` for AppTransaction); the signature under
 /// the leaf's P-256 key; then bundleId, environment and, in Production, appAppleId; nested JWS verified alike.
-public struct JWSVerifier: ArtefactValidator {
+package struct JWSVerifier: ArtefactValidator {
     /// Parsed `x5c` certificates and chain verdicts, shared with the receipt validator; nil computes every one.
-    public let cache: ValidationCache?
+    package let cache: ValidationCache?
 
-    public init(cache: ValidationCache? = .shared) { self.cache = cache }
+    package init(cache: ValidationCache? = .shared) { self.cache = cache }
 
     /// The bytes as they are, as the artefact kind says (a vector's `context.artifact`): white space inside or around
     /// a JWS is the input's, judged by the parser.
-    public func check(_ input: [UInt8], as artifact: ArtifactKind, context: ValidationContext) -> any CheckedReport {
+    package func check(_ input: [UInt8], as artifact: ArtifactKind, context: ValidationContext) -> any CheckedReport {
         verify(input, as: Self.expectedKind(for: artifact), context: context)
     }
 
     /// The JWS kind an artefact kind names; nil (read from the payload) for a receipt, which is no JWS.
-    public static func expectedKind(for artifact: ArtifactKind) -> JWSKind? {
+    package static func expectedKind(for artifact: ArtifactKind) -> JWSKind? {
         switch artifact {
         case .receipt: nil
         case .jwsTransaction: .transaction
@@ -55,16 +55,16 @@ public struct JWSVerifier: ArtefactValidator {
 
     /// The sniffing front door, for callers that do not know the kind (the CLI asked for none): the kind is read from the payload's
     /// fields (``kind(of:)``). Callers that know what they hold use ``verify(_:as:context:)``.
-    public func verify(_ text: String, context: ValidationContext) -> JWSReport { verify(Array(text.utf8), as: nil, context: context) }
+    package func verify(_ text: String, context: ValidationContext) -> JWSReport { verify(Array(text.utf8), as: nil, context: context) }
 
     /// A JWS of `kind`, as Apple's `SignedDataVerifier` entry points (`verifyAndDecodeTransaction`,
     /// `…RenewalInfo`, `…AppTransaction`, `…Notification`, `…RealtimeRequest`) each verify one: the kind decides the
     /// chain's instant and the claims checked, and a notification's signed transaction and renewal info are verified as
     /// those kinds. nil reads the kind from the payload's fields, nested JWS alike (the sniffing front door).
-    public func verify(_ text: String, as kind: JWSKind?, context: ValidationContext) -> JWSReport { verify(Array(text.utf8), as: kind, context: context) }
+    package func verify(_ text: String, as kind: JWSKind?, context: ValidationContext) -> JWSReport { verify(Array(text.utf8), as: kind, context: context) }
 
     /// The compact JWS's UTF-8 bytes, parsed where they lie; offline, as Apple's verifiers with online checks off.
-    public func verify(_ bytes: [UInt8], as kind: JWSKind?, context: ValidationContext) -> JWSReport {
+    package func verify(_ bytes: [UInt8], as kind: JWSKind?, context: ValidationContext) -> JWSReport {
         switch throughChain(bytes, as: kind, context: context) {
         case .decided(let report): return report
         case .chainHeld(var steps):
@@ -76,7 +76,7 @@ public struct JWSVerifier: ArtefactValidator {
     /// The same steps with revocation checked online once the chain holds (OCSP for the intermediate, then the leaf),
     /// as Apple's verifiers with `enableOnlineChecks`; nested JWS alike. It suspends while `online`'s transport waits
     /// for the responders, so no thread waits with it.
-    public func verify(_ bytes: [UInt8], as kind: JWSKind?, context: ValidationContext, online: OnlineRevocation) async -> JWSReport {
+    package func verify(_ bytes: [UInt8], as kind: JWSKind?, context: ValidationContext, online: OnlineRevocation) async -> JWSReport {
         switch throughChain(bytes, as: kind, context: context) {
         case .decided(let report): return report
         case .chainHeld(var steps):
@@ -297,7 +297,7 @@ public struct JWSVerifier: ArtefactValidator {
     }
 
     /// What the payload is, by the fields only that kind has: the sniffing front door's guess.
-    public static func kind(of payload: JSONValue) -> JWSKind? {
+    package static func kind(of payload: JSONValue) -> JWSKind? {
         if payload["notificationType"] != nil { return .notification }
         if payload["receiptType"] != nil { return .appTransaction }
         if payload["autoRenewStatus"] != nil || payload["autoRenewProductId"] != nil { return .renewal }

@@ -1,30 +1,30 @@
-public import _ForgeSupport
+import _ForgeSupport
 import Foundation
 
 /// How the online check's OCSP requests reach their responders (RFC 6960 Appendix A: a POST of
 /// `application/ocsp-request`): one exchange, its answer read to its end and bounded, within one deadline. The
 /// default is a socket of its own (``SocketOCSPTransport``); a test, or an app with an HTTP client of its own,
 /// injects another through ``OnlineRevocation/transport``.
-public protocol OCSPTransport: Sendable {
+package protocol OCSPTransport: Sendable {
     /// POSTs the DER `request` to the responder at `url`: the answer's HTTP status and body (at most `maximumBytes`),
     /// or why there is none within `timeout`, connection to last byte.
     func post(_ request: [UInt8], to url: String, timeout: Duration, maximumBytes: Int) async throws(OCSPTransportFailure) -> OCSPHTTPAnswer
 }
 
 /// A responder's HTTP answer: its status and body.
-public struct OCSPHTTPAnswer: Sendable, Hashable {
-    public var status: Int
-    public var body: [UInt8]
+package struct OCSPHTTPAnswer: Sendable, Hashable {
+    package var status: Int
+    package var body: [UInt8]
 
-    public init(status: Int, body: [UInt8]) {
+    package init(status: Int, body: [UInt8]) {
         self.status = status
         self.body = body
     }
 }
 
 /// Why a transport brought back no answer: `chain.revocation-unavailable`, which Apple's libraries call retryable.
-public struct OCSPTransportFailure: CodedError {
-    public enum Code: String, Sendable, Hashable, CustomStringConvertible {
+package struct OCSPTransportFailure: CodedError {
+    package enum Code: String, Sendable, Hashable, CustomStringConvertible {
         /// The URL is not one the transport can reach (`http://` only).
         case url
         /// Resolution, connection, sending or receiving failed.
@@ -36,13 +36,13 @@ public struct OCSPTransportFailure: CodedError {
         /// What came back is not an HTTP answer.
         case malformed
 
-        public var description: String { rawValue }
+        package var description: String { rawValue }
     }
 
-    public let code: Code
-    public let message: String
+    package let code: Code
+    package let message: String
 
-    public init(_ code: Code, _ message: String) {
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
@@ -51,10 +51,10 @@ public struct OCSPTransportFailure: CodedError {
 /// The default transport: one HTTP/1.0 POST over a socket of its own (``OneShotHTTP``), its blocking `poll` waits on
 /// a thread of its own, never on a thread of Swift's cooperative pool (or an event loop the caller runs on); the
 /// caller suspends until the answer or the deadline.
-public struct SocketOCSPTransport: OCSPTransport {
-    public init() {}
+package struct SocketOCSPTransport: OCSPTransport {
+    package init() {}
 
-    public func post(_ request: [UInt8], to url: String, timeout: Duration, maximumBytes: Int) async throws(OCSPTransportFailure) -> OCSPHTTPAnswer {
+    package func post(_ request: [UInt8], to url: String, timeout: Duration, maximumBytes: Int) async throws(OCSPTransportFailure) -> OCSPHTTPAnswer {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<OCSPHTTPAnswer, OCSPTransportFailure>, Never>) in
             let thread = Thread {
                 continuation.resume(

@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import ForgeCrypto
 import _ForgeSupport
 import ReceiptCorpus
@@ -10,16 +10,16 @@ import ReceiptModel
 /// carries one, and be fresh by the wall clock with a `nextUpdate` (Swift's rule; the stricter of Apple's four).
 /// Revoked is `chain.revoked`; no usable answer `chain.revocation-unknown`; no answer at all (a network error, HTTP
 /// other than 200) `chain.revocation-unavailable`, which Apple's libraries call retryable.
-public struct OnlineRevocation: Sendable {
+package struct OnlineRevocation: Sendable {
     /// The deadline of one request, connection to last byte.
-    public var timeout: Duration
+    package var timeout: Duration
     /// Skew allowed between the responder's clock and ours.
-    public var leewaySeconds: TimeInterval
-    public var now: @Sendable () -> Date
+    package var leewaySeconds: TimeInterval
+    package var now: @Sendable () -> Date
     /// How the requests reach the responders: a socket of its own unless injected.
-    public var transport: any OCSPTransport
+    package var transport: any OCSPTransport
 
-    public init(
+    package init(
         timeout: Duration = .seconds(10), leewaySeconds: TimeInterval = 300, transport: any OCSPTransport = SocketOCSPTransport(),
         now: @escaping @Sendable () -> Date = { Date() }
     ) {

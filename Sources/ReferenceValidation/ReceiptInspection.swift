@@ -2,19 +2,19 @@ import ReceiptModel
 import ForgeCrypto
 import Foundation
 import ReceiptCorpus
-public import _ForgeSupport
+package import _ForgeSupport
 import StoreModel
 
 /// A receipt as `forge inspect` and `forge validate --json` show it: the container's shape and every
 /// attribute (the checks are ``Inspection``'s). Built from a `ValidationReport`, so the inspector and the
 /// validator can never disagree about what the bytes say.
-public struct ReceiptInspection: InspectedArtefact {
-    public let report: ValidationReport
+package struct ReceiptInspection: InspectedArtefact {
+    package let report: ValidationReport
     /// Where the input came from, for the first line.
-    public let source: String
-    public let inputSize: Int
+    package let source: String
+    package let inputSize: Int
 
-    public init(report: ValidationReport, source: String, inputSize: Int) {
+    package init(report: ValidationReport, source: String, inputSize: Int) {
         self.report = report
         self.source = source
         self.inputSize = inputSize
@@ -22,7 +22,7 @@ public struct ReceiptInspection: InspectedArtefact {
 
     // MARK: Text
 
-    public var lines: [String] {
+    package var lines: [String] {
         var lines = ["receipt: \(source) (\(inputSize) bytes\(report.transport.map { ", \($0.rawValue)" } ?? ""))"]
         if let container = report.container {
             lines += containerLines(container)
@@ -136,7 +136,7 @@ public struct ReceiptInspection: InspectedArtefact {
 
     // MARK: JSON
 
-    public var members: JSONObject {
+    package var members: JSONObject {
         var members: JSONObject = [
             (
                 "input",

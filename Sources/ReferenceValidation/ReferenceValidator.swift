@@ -1,34 +1,34 @@
-public import Foundation
-public import ForgeCrypto
-public import ReceiptModel
-public import ReceiptCorpus
+package import Foundation
+package import ForgeCrypto
+package import ReceiptModel
+package import ReceiptCorpus
 import _ForgeSupport
 import StoreModel
-public import AppStoreVocabulary
+package import AppStoreVocabulary
 
 /// What a validator is told besides the artefact's bytes: the app's expectations, one context for receipts and
 /// StoreKit 2 JWS alike, plus the few fields only one artefact has.
-public struct ValidationContext: Sendable {
+package struct ValidationContext: Sendable {
     /// Certificates trusted as chain anchors (Apple Root CA in production; the test root here).
-    public var trustedRoots: [X509Certificate]
-    public var bundleID: String?
+    package var trustedRoots: [X509Certificate]
+    package var bundleID: String?
     /// The environment the app expects; nil skips the check. A receipt's type (attribute 0) is judged by the
     /// environment it names (`ProductionSandbox` and `ProductionVPPSandbox` are Sandbox); a JWS by its claim.
-    public var environment: Environment?
+    package var environment: Environment?
     /// When the chain is evaluated; nil means at the artefact's own date: a receipt's creation date (Apple's
     /// current practice), a JWS's `signedDate` (`receiptCreationDate` for an AppTransaction).
-    public var chainTime: Date?
+    package var chainTime: Date?
     /// The present, for the receipt expiration check (type 21).
-    public var now: Date
+    package var now: Date
     /// Receipts only: the app version (attribute 3); nil skips the check.
-    public var appVersion: String?
+    package var appVersion: String?
     /// Receipts only: raw device identifier bytes (16 for a UUID, 6 for a MAC); nil skips the device-hash check.
-    public var deviceID: [UInt8]?
+    package var deviceID: [UInt8]?
     /// JWS only: the app's Apple id, required to match in Production for AppTransaction, notifications and
     /// realtime requests.
-    public var appAppleID: Int64?
+    package var appAppleID: Int64?
 
-    public init(
+    package init(
         trustedRoots: [X509Certificate], bundleID: String? = nil, appVersion: String? = nil, deviceID: [UInt8]? = nil, appAppleID: Int64? = nil,
         environment: Environment? = nil, chainTime: Date? = nil, now: Date = Date()
     ) {
@@ -44,12 +44,12 @@ public struct ValidationContext: Sendable {
 }
 
 /// One step of the validation and how it went.
-public struct Check: Sendable, Hashable {
-    public enum Status: String, Sendable, Hashable, Codable { case passed, failed, skipped }
-    public let name: CheckName
-    public let status: Status
-    public let detail: String
-    public let errorClass: ErrorClass?
+package struct Check: Sendable, Hashable {
+    package enum Status: String, Sendable, Hashable, Codable { case passed, failed, skipped }
+    package let name: CheckName
+    package let status: Status
+    package let detail: String
+    package let errorClass: ErrorClass?
 
     static func passed(_ name: CheckName, _ detail: String) -> Check { Check(name: name, status: .passed, detail: detail, errorClass: nil) }
     static func skipped(_ name: CheckName, _ detail: String) -> Check { Check(name: name, status: .skipped, detail: detail, errorClass: nil) }
@@ -59,20 +59,20 @@ public struct Check: Sendable, Hashable {
 }
 
 /// The outcome of validating one receipt: a value, never a thrown error.
-public struct ValidationReport: CheckedReport {
-    public enum Verdict: String, Sendable, Hashable, Codable { case valid, invalid }
+package struct ValidationReport: CheckedReport {
+    package enum Verdict: String, Sendable, Hashable, Codable { case valid, invalid }
     /// Every step, in Apple's documented order; steps after a failure still run where they can.
-    public let checks: [Check]
-    public let transport: ReceiptInput.Transport?
-    public let container: ReceiptContainer?
-    public let receipt: AppReceipt?
+    package let checks: [Check]
+    package let transport: ReceiptInput.Transport?
+    package let container: ReceiptContainer?
+    package let receipt: AppReceipt?
     /// Certificates embedded in the receipt, parsed (those OpenSSL could read).
-    public let certificates: [X509Certificate]
+    package let certificates: [X509Certificate]
 
-    public static let validMessage = "receipt is valid"
+    package static let validMessage = "receipt is valid"
     /// Whether the input could not be read as a receipt at all (exit code 65 territory). A malformed
     /// payload under a valid signature is readable data that is wrong, not unreadable input.
-    public var isUnreadable: Bool {
+    package var isUnreadable: Bool {
         guard let family = errorClass?.family else { return false }
         return family == "input" || errorClass == .containerMalformed
     }
@@ -87,15 +87,15 @@ public struct ValidationReport: CheckedReport {
 ///    the marker OIDs (leaf 6.11.1, intermediate 6.2.1) and a chain of exactly three — except when the
 ///    signer is itself a trusted self-signed certificate (the Xcode StoreKit shape);
 /// 4. bundle id; 5. app version; 6. device hash; 7. environment; 8. receipt expiration (type 21).
-public struct ReferenceValidator: ArtefactValidator {
+package struct ReferenceValidator: ArtefactValidator {
     /// Reused certificates and chain verdicts (see ``ValidationCache``); nil computes everything every time.
-    public let cache: ValidationCache?
+    package let cache: ValidationCache?
 
-    public init(cache: ValidationCache? = .shared) { self.cache = cache }
+    package init(cache: ValidationCache? = .shared) { self.cache = cache }
 
-    public func check(_ input: [UInt8], as kind: ArtifactKind, context: ValidationContext) -> any CheckedReport { validate(input, context: context) }
+    package func check(_ input: [UInt8], as kind: ArtifactKind, context: ValidationContext) -> any CheckedReport { validate(input, context: context) }
 
-    public func validate(_ input: [UInt8], context: ValidationContext) -> ValidationReport {
+    package func validate(_ input: [UInt8], context: ValidationContext) -> ValidationReport {
         var checks: [Check] = []
         // 1. Parse.
         let der: [UInt8]

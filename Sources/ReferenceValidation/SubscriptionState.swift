@@ -1,21 +1,21 @@
-public import Foundation
-public import _ForgeSupport
-public import ReceiptModel
-public import StoreModel
+package import Foundation
+package import _ForgeSupport
+package import ReceiptModel
+package import StoreModel
 
 /// A subscription's state at the time the checks evaluate: from a receipt, the latest expiry of each original
 /// transaction's auto-renewable purchases; from a JWS, the transaction's own. What `validate` and `jws validate`
 /// report beside the verdict, so a `valid` on an expired subscription says so.
-public struct SubscriptionState: Sendable, Hashable {
-    public let productID: String
-    public let expires: Date
-    public let revoked: Date?
+package struct SubscriptionState: Sendable, Hashable {
+    package let productID: String
+    package let expires: Date
+    package let revoked: Date?
 
     /// Its status: without renewal info only active, expired or revoked.
-    public func status(at now: Date) -> SubscriptionStatus { SubscriptionStatus(expiresDate: expires, revoked: revoked != nil, renewal: nil, at: now) }
+    package func status(at now: Date) -> SubscriptionStatus { SubscriptionStatus(expiresDate: expires, revoked: revoked != nil, renewal: nil, at: now) }
 
     /// The `subscriptions` member of a JSON report: the state at `now`.
-    public func json(at now: Date) -> JSONValue {
+    package func json(at now: Date) -> JSONValue {
         .object([
             ("productId", .string(productID)), ("state", .string(status(at: now).name)), ("expiresDate", .string(ReceiptDate.format(expires))),
             ("revocationDate", revoked.map { .string(ReceiptDate.format($0)) } ?? .null), ("evaluatedAt", .string(ReceiptDate.format(now))),
@@ -23,7 +23,7 @@ public struct SubscriptionState: Sendable, Hashable {
     }
 
     /// The receipt's subscriptions: per original transaction (else product), its purchase that expires last.
-    public static func of(_ receipt: AppReceipt?) -> [SubscriptionState] {
+    package static func of(_ receipt: AppReceipt?) -> [SubscriptionState] {
         var latest: [String: SubscriptionState] = [:]
         var order: [String] = []
         for purchase in receipt?.inAppPurchases ?? [] {
@@ -37,7 +37,7 @@ public struct SubscriptionState: Sendable, Hashable {
     }
 
     /// A JWS transaction's subscription (its own, or a notification's signed transaction), when it expires.
-    public static func of(_ report: JWSReport) -> [SubscriptionState] {
+    package static func of(_ report: JWSReport) -> [SubscriptionState] {
         let transaction = report.nested.first { $0.field == "signedTransactionInfo" }?.report.payload ?? report.payload
         guard let transaction, let milliseconds = transaction["expiresDate"]?.numericValue, let expires = ReceiptDate.instant(milliseconds: milliseconds) else {
             return []

@@ -1,5 +1,5 @@
-public import ForgeCrypto
-public import Foundation
+package import ForgeCrypto
+package import Foundation
 import Synchronization
 import _ForgeSupport
 import StoreModel
@@ -19,13 +19,13 @@ import StoreModel
 /// Most receipts and JWS of a corpus, or of an app, carry the same certificates: parsing them and building
 /// their path with OpenSSL (two P-384 verifications for Apple's JWS chain) is most of a validation's cost, and
 /// OpenSSL 3's decoders take global locks that make parallel validations queue behind each other.
-public final class ValidationCache: Sendable {
+package final class ValidationCache: Sendable {
     /// The cache the reference validator uses unless told otherwise.
-    public static let shared = ValidationCache()
+    package static let shared = ValidationCache()
 
     /// Entries kept of each kind before the cache starts over; a hostile stream of distinct certificates costs
     /// memory up to this bound, then cache misses.
-    public let capacity: Int
+    package let capacity: Int
 
     /// Bytes as a key, hashed as one block (`[UInt8]`'s own hashing feeds the hasher a byte at a time).
     private struct Bytes: Hashable {
@@ -51,10 +51,10 @@ public final class ValidationCache: Sendable {
 
     private let state = Mutex(State())
 
-    public init(capacity: Int = 1024) { self.capacity = max(1, capacity) }
+    package init(capacity: Int = 1024) { self.capacity = max(1, capacity) }
 
     /// The parsed certificate, or nil when the bytes are not one (not cached: bad bytes are rare and cheap to refuse).
-    public func certificate(_ der: [UInt8]) -> X509Certificate? {
+    package func certificate(_ der: [UInt8]) -> X509Certificate? {
         let key = Bytes(value: der)
         if let known = state.withLock({ state -> X509Certificate? in
             let found = state.certificates[key]
@@ -75,13 +75,13 @@ public final class ValidationCache: Sendable {
     }
 
     /// `der` parsed through `cache` when there is one, else parsed afresh: the one way both validators read a certificate.
-    public static func certificate(_ der: [UInt8], cache: ValidationCache?) -> X509Certificate? {
+    package static func certificate(_ der: [UInt8], cache: ValidationCache?) -> X509Certificate? {
         guard let cache else { return try? X509Certificate(derEncoded: der) }
         return cache.certificate(der)
     }
 
     /// `ChainVerifier.verify`, remembered.
-    public func chain(leaf: X509Certificate, intermediates: [X509Certificate], trustedRoots: [X509Certificate], at time: Date?) -> ChainVerificationResult {
+    package func chain(leaf: X509Certificate, intermediates: [X509Certificate], trustedRoots: [X509Certificate], at time: Date?) -> ChainVerificationResult {
         let certificates = [leaf] + intermediates + trustedRoots
         let key = ChainKey(
             leaf: Bytes(value: leaf.derRepresentation), intermediates: intermediates.map { Bytes(value: $0.derRepresentation) },
@@ -110,5 +110,5 @@ public final class ValidationCache: Sendable {
     }
 
     /// Lookups answered from the cache and computed, since it was made.
-    public var statistics: (hits: Int, misses: Int) { state.withLock { ($0.hits, $0.misses) } }
+    package var statistics: (hits: Int, misses: Int) { state.withLock { ($0.hits, $0.misses) } }
 }

@@ -9,7 +9,7 @@ import StoreModel
 /// bounded queue. A request past the queue is refused as busy at once; one that waits longer than its
 /// deadline is told so (its work, once started, runs to its end on its worker: CPU work cannot be
 /// interrupted, and the worker count bounds what it takes).
-public final class AnswerPool: @unchecked Sendable {
+package final class AnswerPool: @unchecked Sendable {
     /// One request's work; `run` is nil once taken or abandoned.
     private final class Job: @unchecked Sendable {
         var run: (@Sendable () -> Void)?
@@ -22,10 +22,10 @@ public final class AnswerPool: @unchecked Sendable {
     private var stopped = false
     /// Workers running a job; a request a free worker will take at once does not count as queued.
     private var busyWorkers = 0
-    public let workers: Int
-    public let maximumQueued: Int
+    package let workers: Int
+    package let maximumQueued: Int
 
-    public init(workers: Int, maximumQueued: Int) {
+    package init(workers: Int, maximumQueued: Int) {
         self.workers = max(1, workers)
         self.maximumQueued = max(0, maximumQueued)
         for index in 0..<self.workers {
@@ -35,19 +35,19 @@ public final class AnswerPool: @unchecked Sendable {
         }
     }
 
-    public convenience init(limits: ServerLimits) {
+    package convenience init(limits: ServerLimits) {
         self.init(workers: limits.workers, maximumQueued: limits.queuedAnswers)
     }
 
     /// Requests being answered, and waiting for a worker.
-    public var load: (running: Int, waiting: Int) {
+    package var load: (running: Int, waiting: Int) {
         condition.lock()
         defer { condition.unlock() }
         return (busyWorkers, queue.count)
     }
 
     /// Ends the worker threads once the queue is empty; later requests are refused.
-    public func stop() {
+    package func stop() {
         condition.lock()
         stopped = true
         condition.broadcast()
@@ -56,7 +56,7 @@ public final class AnswerPool: @unchecked Sendable {
 
     /// The answer `work` computes on a worker, or why there is none: ``ServerRefusal/Code/busy`` when the queue
     /// is full, ``ServerRefusal/Code/answerTimeout`` after `seconds`.
-    public func answer<T: Sendable>(within seconds: Int = ServerLimits.answerTimeout, _ work: @escaping @Sendable () -> T) async throws(ServerRefusal) -> T {
+    package func answer<T: Sendable>(within seconds: Int = ServerLimits.answerTimeout, _ work: @escaping @Sendable () -> T) async throws(ServerRefusal) -> T {
         let result: Result<T, ServerRefusal> = await withCheckedContinuation { continuation in
             let once = Once(continuation)
             let job = Job { once.resume(.success(work())) }

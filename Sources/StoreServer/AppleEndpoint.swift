@@ -1,42 +1,42 @@
 /// Apple's two verifyReceipt endpoints, as `forge serve` mounts them.
-public enum AppleEndpoint: String, Sendable, Hashable, CaseIterable, Codable {
+package enum AppleEndpoint: String, Sendable, Hashable, CaseIterable, Codable {
     /// `https://buy.itunes.apple.com/verifyReceipt`
     case production
     /// `https://sandbox.itunes.apple.com/verifyReceipt`
     case sandbox
 
     /// The path on the stand-in server.
-    public var path: String { self == .production ? "/verifyReceipt" : "/sandbox/verifyReceipt" }
+    package var path: String { self == .production ? "/verifyReceipt" : "/sandbox/verifyReceipt" }
 }
 
 /// verifyReceipt's `status` (receipt-facts §b.7): a value, with Apple's meaning and retry advice.
-public struct VerifyReceiptStatus: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
-    public let rawValue: Int64
-    public init(rawValue: Int64) { self.rawValue = rawValue }
-    public init(_ rawValue: Int64) { self.rawValue = rawValue }
+package struct VerifyReceiptStatus: RawRepresentable, Sendable, Hashable, Codable, CustomStringConvertible {
+    package let rawValue: Int64
+    package init(rawValue: Int64) { self.rawValue = rawValue }
+    package init(_ rawValue: Int64) { self.rawValue = rawValue }
 
-    public static let valid = Self(0)
+    package static let valid = Self(0)
     /// The request was not an HTTP POST, or its body was not a readable JSON object.
-    public static let unreadableRequest = Self(21000)
+    package static let unreadableRequest = Self(21000)
     /// `receipt-data` missing or malformed (Apple: also a temporary problem).
-    public static let malformedReceiptData = Self(21002)
-    public static let notAuthenticated = Self(21003)
-    public static let sharedSecretMismatch = Self(21004)
-    public static let serverUnavailable = Self(21005)
+    package static let malformedReceiptData = Self(21002)
+    package static let notAuthenticated = Self(21003)
+    package static let sharedSecretMismatch = Self(21004)
+    package static let serverUnavailable = Self(21005)
     /// Valid, but the subscription has expired (iOS 6-style receipts; `forge serve --legacy-expired-status`).
-    public static let subscriptionExpired = Self(21006)
-    public static let sandboxReceiptInProduction = Self(21007)
-    public static let productionReceiptInSandbox = Self(21008)
-    public static let internalDataAccessError = Self(21009)
-    public static let accountNotFound = Self(21010)
+    package static let subscriptionExpired = Self(21006)
+    package static let sandboxReceiptInProduction = Self(21007)
+    package static let productionReceiptInSandbox = Self(21008)
+    package static let internalDataAccessError = Self(21009)
+    package static let accountNotFound = Self(21010)
 
     /// 21100–21199: internal data access errors, the only statuses that carry `is-retryable`.
-    public var isInternalRange: Bool { (21100...21199).contains(rawValue) }
+    package var isInternalRange: Bool { (21100...21199).contains(rawValue) }
 
     /// Whether Apple's documentation lists the code (so a fault may send it).
-    public var isDocumented: Bool { (0 == rawValue) || (21000...21010).contains(rawValue) || isInternalRange }
+    package var isDocumented: Bool { (0 == rawValue) || (21000...21010).contains(rawValue) || isInternalRange }
 
-    public var meaning: String {
+    package var meaning: String {
         switch rawValue {
         case 0: "valid"
         case 21000: "the request was not an HTTP POST or its JSON could not be read"
@@ -55,5 +55,5 @@ public struct VerifyReceiptStatus: RawRepresentable, Sendable, Hashable, Codable
         }
     }
 
-    public var description: String { "\(rawValue) (\(meaning))" }
+    package var description: String { "\(rawValue) (\(meaning))" }
 }

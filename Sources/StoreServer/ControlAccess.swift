@@ -17,9 +17,9 @@ import _ForgeSupport
 ///
 /// A request without `Host` or `Origin` is not refused for it: browsers always send `Host`, and `Origin` with every
 /// cross-origin request and every POST.
-public struct ControlAccess: Sendable {
+package struct ControlAccess: Sendable {
     /// The rule a request broke; `rawValue` is its name in the request log.
-    public enum Rule: String, Sendable, Hashable, CaseIterable {
+    package enum Rule: String, Sendable, Hashable, CaseIterable {
         case peer
         case host
         case origin
@@ -29,17 +29,17 @@ public struct ControlAccess: Sendable {
     }
 
     /// What a request said that the rules look at.
-    public struct Request: Sendable {
-        public var method: String
+    package struct Request: Sendable {
+        package var method: String
         /// The peer's numeric address; nil when there is none (in process).
-        public var peer: String?
+        package var peer: String?
         /// Every `Host` the request carried (HTTP/1.1's first one becomes the request's authority).
-        public var hosts: [String]
-        public var origins: [String]
-        public var contentTypes: [String]
-        public var authorization: String?
+        package var hosts: [String]
+        package var origins: [String]
+        package var contentTypes: [String]
+        package var authorization: String?
 
-        public init(method: String, peer: String?, hosts: [String], origins: [String], contentTypes: [String], authorization: String?) {
+        package init(method: String, peer: String?, hosts: [String], origins: [String], contentTypes: [String], authorization: String?) {
             self.method = method
             self.peer = peer
             self.hosts = hosts
@@ -50,24 +50,24 @@ public struct ControlAccess: Sendable {
     }
 
     /// A refused request: the rule it broke, and the refusal to answer.
-    public struct Refusal: Sendable {
-        public let rule: Rule
-        public let refusal: ServerRefusal
+    package struct Refusal: Sendable {
+        package let rule: Rule
+        package let refusal: ServerRefusal
     }
 
     /// `--control-token`: when set, the only thing checked.
-    public let token: String?
+    package let token: String?
     /// The host the server listens on, as `--listen` named it (`0.0.0.0`, `::`, an address or a name).
-    public let listenHost: String
+    package let listenHost: String
 
-    public init(token: String?, listenHost: String) {
+    package init(token: String?, listenHost: String) {
         self.token = token
         let host = listenHost.lowercased()
         self.listenHost = host.hasPrefix("[") && host.hasSuffix("]") ? String(host.dropFirst().dropLast()) : host
     }
 
     /// Nil when `request` may use the control routes; else why not.
-    public func refusal(_ request: Request) -> Refusal? {
+    package func refusal(_ request: Request) -> Refusal? {
         if let token { return Self.tokenRefusal(request.authorization, token: token) }
         let peer = request.peer ?? "an unknown address"
         guard ServerAddress.isLoopback(peer) else {

@@ -1,12 +1,12 @@
 import StoreForge
 import ReceiptModel
 import Synchronization
-public import _ForgeSupport
+package import _ForgeSupport
 import StoreModel
 
 /// Why `forge serve` cannot do what it was asked. Compared by code only.
-public struct ServeError: CodedError, Sendable {
-    public enum Code: String, Hashable, Sendable, CustomStringConvertible {
+package struct ServeError: CodedError, Sendable {
+    package enum Code: String, Hashable, Sendable, CustomStringConvertible {
         /// A fault spec (flag or control route) is malformed.
         case invalidFault
         /// The request log cannot be written.
@@ -25,13 +25,13 @@ public struct ServeError: CodedError, Sendable {
         case invalidScenario
         /// The server cannot be put together for a reason of its own (a certificate it cannot issue, a PKI it cannot read).
         case cannotStart
-        public var description: String { rawValue }
+        package var description: String { rawValue }
     }
 
-    public let code: Code
-    public let message: String
+    package let code: Code
+    package let message: String
 
-    public init(_ code: Code, _ message: String) {
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
@@ -42,7 +42,7 @@ public struct ServeError: CodedError, Sendable {
 /// Written `any`, `production` or `sandbox` (verifyReceipt's), or for the Server API `NAME` (its endpoint in both
 /// environments), `production/NAME`, `sandbox/NAME`, or `ENVIRONMENT/any` (every endpoint of one environment;
 /// `any/any` every Server API endpoint). NAME is the endpoint as the request log names it (`transactionInfo`, …).
-public enum FaultEndpoint: Sendable, Hashable {
+package enum FaultEndpoint: Sendable, Hashable {
     /// Every endpoint of both APIs; a `status` narrows it to the endpoints of the API the code belongs to.
     case any
     case verifyReceipt(AppleEndpoint)
@@ -81,10 +81,10 @@ public enum FaultEndpoint: Sendable, Hashable {
     }
 
     /// The Server API's endpoints by the names the request log gives them, for NAME.
-    public static var serverAPINames: [String] { ServerAPIService.Endpoint.allCases.map(\.rawValue) }
+    package static var serverAPINames: [String] { ServerAPIService.Endpoint.allCases.map(\.rawValue) }
 
     /// The written form: `FaultEndpoint(parsing: endpoint.name) == endpoint`.
-    public var name: String {
+    package var name: String {
         switch self {
         case .any: "any"
         case .verifyReceipt(let endpoint): endpoint.rawValue
@@ -107,7 +107,7 @@ public enum FaultEndpoint: Sendable, Hashable {
 
 /// Where a request is, as faults see it: one of verifyReceipt's endpoints, or a Server API endpoint (by the name the
 /// request log gives it) in one environment.
-public enum FaultSite: Sendable, Hashable {
+package enum FaultSite: Sendable, Hashable {
     case verifyReceipt(AppleEndpoint)
     case serverAPI(ServerAPIEnvironment, endpoint: String)
 }
@@ -129,8 +129,8 @@ public enum FaultSite: Sendable, Hashable {
 /// | `latency=MS` | wait before answering (alone: a slow but correct answer) |
 /// | `count=N` | only the next N matching requests (default: every request until cleared) |
 /// | `percent=P` | only P% of matching requests, drawn from the server's seeded generator |
-public struct Fault: Sendable, Hashable {
-    public enum Action: Sendable, Hashable {
+package struct Fault: Sendable, Hashable {
+    package enum Action: Sendable, Hashable {
         /// A verifyReceipt status.
         case status(VerifyReceiptStatus, retryable: Bool?)
         /// An App Store Server API error.
@@ -142,13 +142,13 @@ public struct Fault: Sendable, Hashable {
         case none
     }
 
-    public var endpoint: FaultEndpoint
-    public var action: Action
-    public var latencyMilliseconds: Int
-    public var count: Int?
-    public var percent: Int?
+    package var endpoint: FaultEndpoint
+    package var action: Action
+    package var latencyMilliseconds: Int
+    package var count: Int?
+    package var percent: Int?
 
-    public init(endpoint: FaultEndpoint = .any, action: Action, latencyMilliseconds: Int = 0, count: Int? = nil, percent: Int? = nil) {
+    package init(endpoint: FaultEndpoint = .any, action: Action, latencyMilliseconds: Int = 0, count: Int? = nil, percent: Int? = nil) {
         self.endpoint = endpoint
         self.action = action
         self.latencyMilliseconds = latencyMilliseconds
@@ -160,7 +160,7 @@ public struct Fault: Sendable, Hashable {
 
     /// Parses the command-line form, e.g. `production:status=21005,count=2`, `sandbox:http=503,percent=25` or
     /// `sandbox/transactionInfo:status=5000001,count=1`.
-    public init(parsing spec: String) throws(ServeError) {
+    package init(parsing spec: String) throws(ServeError) {
         var text = Substring(spec)
         var pairs: [(String, String)] = []
         if let colon = text.firstIndex(of: ":"), !text[..<colon].contains("=") {
@@ -175,7 +175,7 @@ public struct Fault: Sendable, Hashable {
     }
 
     /// Parses the control route's form: `{"endpoint": "production", "status": 21005, "count": 2}`.
-    public init(json: JSONValue) throws(ServeError) {
+    package init(json: JSONValue) throws(ServeError) {
         guard let object = json.objectValue else { throw ServeError(.invalidFault, "a fault is a JSON object, e.g. {\"status\": 21005, \"count\": 2}") }
         try self.init(pairs: object.map { ($0.key, $0.value.scalarText ?? "") }, source: "the JSON fault")
     }
@@ -263,7 +263,7 @@ public struct Fault: Sendable, Hashable {
 
     /// The control route's form, as `POST /_forge/faults` takes it and `GET /_forge/faults` lists it (one per
     /// line): `Fault(json: fault.json) == fault`.
-    public var json: JSONValue {
+    package var json: JSONValue {
         var members: JSONObject = [("endpoint", .string(endpoint.name))]
         switch action {
         case .status(let code, let retryable):
@@ -282,7 +282,7 @@ public struct Fault: Sendable, Hashable {
     }
 
     /// The command-line form, as written to the log.
-    public var spec: String {
+    package var spec: String {
         var parts: [String] = []
         switch action {
         case .status(let code, let retryable):
@@ -301,15 +301,15 @@ public struct Fault: Sendable, Hashable {
     }
 
     /// The plain-text body of `http=N`, on either API.
-    public static func httpBody(_ code: Int) -> [UInt8] { Array("forge serve: fault http=\(code)\n".utf8) }
+    package static func httpBody(_ code: Int) -> [UInt8] { Array("forge serve: fault http=\(code)\n".utf8) }
 
     /// The page of `not-json`, on either API: a proxy's.
-    public static let proxyPage = Array(
+    package static let proxyPage = Array(
         "<html><head><title>503 Service Temporarily Unavailable</title></head><body>Service Unavailable</body></html>\n".utf8)
 
     /// What the Server API sends instead of `endpoint`'s answer: Apple's error, the `http=N` text, the proxy page, or
     /// (for `close`, whose route sends half of it) a JSON body; nil for latency alone (the endpoint answers, late).
-    public func serverAPIAnswer(endpoint: String) -> ServerAPIResponse? {
+    package func serverAPIAnswer(endpoint: String) -> ServerAPIResponse? {
         let summary: JSONObject = [("endpoint", .string(endpoint)), ("errorCode", .null)]
         switch action {
         case .serverAPIError(let error): return .error(error, endpoint: endpoint)
@@ -327,19 +327,19 @@ public struct Fault: Sendable, Hashable {
 /// its percentage draw) applies, and a counted fault is used up. Percentages come from a seeded
 /// generator, so a run with the same requests in the same order fails the same ones. At most
 /// ``ServerLimits/maximumFaults`` are in force at once: every request looks through them.
-public final class FaultPlan: Sendable {
+package final class FaultPlan: Sendable {
     private struct State {
         var faults: [Fault]
         var random: SeededGenerator
     }
     private let state: Mutex<State>
 
-    public init(_ faults: [Fault] = [], seed: UInt64 = 0) throws(ServeError) {
+    package init(_ faults: [Fault] = [], seed: UInt64 = 0) throws(ServeError) {
         guard faults.count <= ServerLimits.maximumFaults else { throw Self.full }
         state = Mutex(State(faults: faults, random: SeededGenerator(seed: seed)))
     }
 
-    public func add(_ fault: Fault) throws(ServeError) {
+    package func add(_ fault: Fault) throws(ServeError) {
         let added = state.withLock { state in
             guard state.faults.count < ServerLimits.maximumFaults else { return false }
             state.faults.append(fault)
@@ -351,13 +351,13 @@ public final class FaultPlan: Sendable {
     private static let full = ServeError(
         .tooManyFaults, "at most \(ServerLimits.maximumFaults) faults are in force at once; DELETE /_forge/faults (or use count=N) first")
 
-    public func clear() { state.withLock { $0.faults.removeAll() } }
+    package func clear() { state.withLock { $0.faults.removeAll() } }
 
     /// The faults in force, with what is left of their counts.
-    public var faults: [Fault] { state.withLock { $0.faults } }
+    package var faults: [Fault] { state.withLock { $0.faults } }
 
     /// The fault that applies to the next request at `site`, if any, counting it as used.
-    public func next(for site: FaultSite) -> Fault? {
+    package func next(for site: FaultSite) -> Fault? {
         state.withLock { state in
             for index in state.faults.indices where state.faults[index].applies(to: site) {
                 let fault = state.faults[index]

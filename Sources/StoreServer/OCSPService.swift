@@ -1,26 +1,26 @@
-public import Foundation
+package import Foundation
 import ForgeCrypto
 import _ForgeSupport
-public import StoreForge
+package import StoreForge
 import Synchronization
-public import StoreModel
+package import StoreModel
 
 /// `forge serve --ocsp`: the OCSP responder of the TEST PKIs, socket-free. It answers for the bundled receipt PKI
 /// (RSA) and JWS PKI (EC) and any JWS set given, and says what it is told per certificate (by flag or by
 /// `POST /_forge/ocsp`), or what the request's path names: a certificate whose AIA points at `/ocsp/revoked/…`
 /// is revoked whatever else is set, so one responder serves vectors of every state at once.
-public final class OCSPService: Sendable {
-    public let responder: OCSPResponder
+package final class OCSPService: Sendable {
+    package let responder: OCSPResponder
     /// The largest request body read: a request names a few certificates in a few hundred bytes.
-    public static let maximumRequestBytes = 64 * 1024
+    package static let maximumRequestBytes = 64 * 1024
     /// The answer per certificate serial (lowercase hex); the rest are `good`.
     private let answers: Mutex<[String: OCSPAnswer]>
     /// Certificates with an answer set at once: a serial is at most 20 bytes, so the table stays under 100 KiB.
-    public static let maximumAnswers = 1_000
+    package static let maximumAnswers = 1_000
     private let clock: @Sendable () -> Date
 
     /// The names `--ocsp-answer` and the control route take for the bundled certificates, and what they stand for.
-    public static let certificateNames: [(name: String, serial: @Sendable () -> [UInt8])] = [
+    package static let certificateNames: [(name: String, serial: @Sendable () -> [UInt8])] = [
         ("jws-leaf", { bundledJWS?.certificate(.leaf).serialNumber ?? [] }),
         ("jws-intermediate", { bundledJWS?.certificate(.intermediate).serialNumber ?? [] }),
         ("receipt-leaf", { bundledReceipt?.certificate(.leaf).serialNumber ?? [] }),
@@ -30,7 +30,7 @@ public final class OCSPService: Sendable {
     private static let bundledReceipt = try? CertificateSet<CertificateRole>.bundled()
 
     /// A responder for the bundled PKIs and `jwsSets` (a `forge ca init --jws` folder each), on `clock`.
-    public init(jwsSets: [CertificateSet<JWSRole>] = [], clock: @escaping @Sendable () -> Date = { Date() }) throws(ForgeError) {
+    package init(jwsSets: [CertificateSet<JWSRole>] = [], clock: @escaping @Sendable () -> Date = { Date() }) throws(ForgeError) {
         let receipt = try CertificateSet<CertificateRole>.bundled()
         var issuers: [OCSPResponder.Issuer] = []
         for role in [CertificateRole.root, .intermediate, .intermediateSHA1] {
@@ -47,7 +47,7 @@ public final class OCSPService: Sendable {
     }
 
     /// Reads `CERT=ANSWER` (the flag's and the control route's form) and applies it.
-    public func set(spec: String) throws(ForgeError) {
+    package func set(spec: String) throws(ForgeError) {
         let (serial, answer) = try Self.parse(spec: spec)
         let full = answers.withLock { table -> Bool in
             guard table[serial] != nil || table.count < Self.maximumAnswers else { return true }
@@ -60,16 +60,16 @@ public final class OCSPService: Sendable {
     }
 
     /// `CERT=ANSWER` read: the serial it names (lowercase hex) and the answer.
-    public static func parse(spec: String) throws(ForgeError) -> (serial: String, answer: OCSPAnswer) {
+    package static func parse(spec: String) throws(ForgeError) -> (serial: String, answer: OCSPAnswer) {
         let pair = spec.split(separator: "=", maxSplits: 1).map(String.init)
         guard pair.count == 2 else { throw ForgeError(.invalidScenario, "\"\(spec)\" is not CERTIFICATE=ANSWER (jws-leaf=revoked)") }
         return (try serial(pair[0]), try OCSPAnswer(parsing: pair[1]))
     }
 
     /// Every answer set, as `SERIAL=ANSWER` lines.
-    public var table: [String] { answers.withLock { $0 }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } }
+    package var table: [String] { answers.withLock { $0 }.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" } }
 
-    public func reset() { answers.withLock { $0 = [:] } }
+    package func reset() { answers.withLock { $0 = [:] } }
 
     static func serial(_ certificate: String) throws(ForgeError) -> String {
         if let named = certificateNames.first(where: { $0.name == certificate }) { return hexString(named.serial()) }
@@ -84,7 +84,7 @@ public final class OCSPService: Sendable {
     }
 
     /// The answer to a POST body (or a GET's decoded path), asked at `path` (what follows `/ocsp`).
-    public func respond(path: String, request: [UInt8]) -> OCSPResponder.Reply {
+    package func respond(path: String, request: [UInt8]) -> OCSPResponder.Reply {
         let pathAnswer = Self.answer(inPath: path)
         let table = answers.withLock { $0 }
         return responder.respond(to: request, now: clock()) { question in
@@ -99,7 +99,7 @@ public final class OCSPService: Sendable {
     }
 
     /// A GET request's DER: the last path segment, percent-decoded base64 (RFC 6960 Appendix A.1).
-    public static func getRequest(path: String) -> [UInt8]? {
+    package static func getRequest(path: String) -> [UInt8]? {
         guard let last = path.split(separator: "/").last, let decoded = String(last).removingPercentEncoding else { return nil }
         return Data(base64Encoded: decoded).map { Array($0) }
     }

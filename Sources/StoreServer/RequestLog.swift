@@ -1,7 +1,7 @@
-public import Foundation
+package import Foundation
 import ReceiptModel
 import Synchronization
-public import _ForgeSupport
+package import _ForgeSupport
 import StoreModel
 
 /// Every request `forge serve` answered, as JSON Lines, for users' tests to assert on: in memory (the
@@ -28,7 +28,7 @@ import StoreModel
 /// such loss is said once through `warn`. ``written`` says how far the file is complete, ``finish(within:)``
 /// completes it as the server stops. Entries the ring pushes out are counted in ``evicted``; `seq` numbers every
 /// entry, so a gap shows where.
-public final class RequestLog: Sendable {
+package final class RequestLog: Sendable {
     /// One line: its `seq` and the rest of its JSON object, rendered when read, so that `record` does no more
     /// than number and keep it under the lock.
     struct Line: Sendable {
@@ -87,30 +87,30 @@ public final class RequestLog: Sendable {
     private let state = Mutex(State())
     private let writer: RequestLogWriter?
     /// Entries kept in memory.
-    public let capacity: Int
+    package let capacity: Int
     /// UTF-8 bytes of the entries kept in memory, at most; the oldest go first to stay under it.
-    public let maximumBytes: Int
+    package let maximumBytes: Int
 
     /// The longest string an entry keeps (a path, an id, a member of a body); longer ones are cut with a note.
-    public static let maximumStringBytes = 1024
+    package static let maximumStringBytes = 1024
     /// Elements of an array, members of an object, an entry keeps; the rest are counted in a note.
-    public static let maximumMembers = 64
+    package static let maximumMembers = 64
     /// How deep an entry's values nest before the rest is a note.
-    public static let maximumDepth = 4
+    package static let maximumDepth = 4
     /// The longest line: past it, an entry keeps its short members and says how long it was.
-    public static let maximumLineBytes = 16 << 10
+    package static let maximumLineBytes = 16 << 10
     /// What the ring holds at most by default: ≈ 50,000 typical lines, ≈ 7,000 of the longest paths.
-    public static let defaultMaximumBytes = 16 << 20
+    package static let defaultMaximumBytes = 16 << 20
     /// Lines waiting for the `--log` file at most by default, in UTF-8 bytes: ≈ 13,000 typical lines, seconds of
     /// requests at full speed; past it the disk is behind and a line is dropped rather than held.
-    public static let defaultMaximumQueuedBytes = 4 << 20
+    package static let defaultMaximumQueuedBytes = 4 << 20
     /// How long ``finish(within:)`` waits for the file by default.
-    public static let defaultFinishDeadline: Duration = .seconds(10)
+    package static let defaultFinishDeadline: Duration = .seconds(10)
 
     /// - Parameters:
     ///   - maximumQueuedBytes: the writer's queue, at most (at least one line of ``maximumLineBytes``).
     ///   - warn: told once, when the file first loses a line (stderr in `forge serve`); called off the requests' threads.
-    public init(
+    package init(
         file: URL?, capacity: Int = ServerLimits.defaultLogCapacity, maximumBytes: Int = RequestLog.defaultMaximumBytes,
         maximumQueuedBytes: Int = RequestLog.defaultMaximumQueuedBytes, warn: @escaping @Sendable (String) -> Void = { _ in }
     ) throws(ServeError) {
@@ -126,7 +126,7 @@ public final class RequestLog: Sendable {
 
     /// Adds one entry, numbered and timed here, cut to the bounds above. Renders it before taking the lock; under
     /// it, only numbers it, keeps it and queues it for the file.
-    public func record(_ entry: JSONObject, at time: Date = Date()) {
+    package func record(_ entry: JSONObject, at time: Date = Date()) {
         var members: JSONObject = [("time", .string(ReceiptDate.format(time, style: .fractionalZulu)))]
         members += Self.bounded(entry)
         let rest = Self.rest(of: members)
@@ -184,7 +184,7 @@ public final class RequestLog: Sendable {
     }
 
     /// The entries in memory, oldest first, one JSON object per line.
-    public var jsonLines: String {
+    package var jsonLines: String {
         // Only the lines are copied under the lock (a copy of its own: a slice would make the next `record` copy the
         // ring); the text is made after.
         let lines = state.withLock { state in Array(state.lines[state.head...]) }
@@ -195,21 +195,21 @@ public final class RequestLog: Sendable {
     }
 
     /// Entries recorded since the start (`seq` of the last one).
-    public var recorded: Int { state.withLock { $0.next - 1 } }
+    package var recorded: Int { state.withLock { $0.next - 1 } }
     /// Entries the `--log` file could not take (refused by the file, or past the writer's queue).
-    public var dropped: Int { writer?.progress.dropped ?? 0 }
+    package var dropped: Int { writer?.progress.dropped ?? 0 }
     /// With `--log`, how far the file is complete: every line numbered up to it (`seq`) is in the file, or counted in
     /// ``dropped``. A test reads the file once it reaches the `seq` it waits for. Nil without a file.
-    public var written: Int? { writer?.progress.written }
+    package var written: Int? { writer?.progress.written }
     /// Entries the in-memory ring pushed out to make room.
-    public var evicted: Int { state.withLock { $0.evicted } }
+    package var evicted: Int { state.withLock { $0.evicted } }
     /// Entries in memory now, and their UTF-8 bytes.
-    public var held: (entries: Int, bytes: Int) { state.withLock { ($0.count, $0.bytes) } }
+    package var held: (entries: Int, bytes: Int) { state.withLock { ($0.count, $0.bytes) } }
     /// The `--log` file's path, if any.
-    public var path: String? { writer?.path }
+    package var path: String? { writer?.path }
 
     /// Empties the in-memory log (the file keeps everything; the counts stay).
-    public func clear() {
+    package func clear() {
         state.withLock {
             $0.lines.removeAll()
             $0.head = 0
@@ -220,7 +220,7 @@ public final class RequestLog: Sendable {
     /// Waits, up to `limit`, until the writer has written every line recorded so far, then ends its thread: the file
     /// is complete and ``dropped`` final (a line not written by then counts as dropped). For the end of the server,
     /// after its last request; a line recorded after it is counted in ``dropped``.
-    public func finish(within limit: Duration = RequestLog.defaultFinishDeadline) async {
+    package func finish(within limit: Duration = RequestLog.defaultFinishDeadline) async {
         await writer?.finish(within: limit)
     }
 }

@@ -1,62 +1,62 @@
-public import Foundation
-public import ForgeCrypto
-public import StoreForge
+package import Foundation
+package import ForgeCrypto
+package import StoreForge
 import _ForgeSupport
 import ReceiptCorpus
-public import StoreModel
+package import StoreModel
 
 /// `forge serve` as a value: what its command line says, read and checked, with nothing built yet. The CLI fills it
 /// and nothing more; ``components(openState:)`` builds the parts socket-free, and `ForgeServers.buildServeApplication`
 /// (HTTPServers) the server around them — the one composition root, for `forge-http` and tests alike.
-public struct ServeConfiguration: Sendable {
+package struct ServeConfiguration: Sendable {
     /// Where to listen; with ``servesTLS`` its certificate is issued at build time by ``receiptPKI``.
-    public var listener: ServerListener
-    public var servesTLS = false
+    package var listener: ServerListener
+    package var servesTLS = false
     /// The receipt TEST PKI: signs re-issued receipts, the serving certificate and verifyReceipt's named anchors.
-    public var receiptPKI: CertificateSet<CertificateRole>
+    package var receiptPKI: CertificateSet<CertificateRole>
     /// One customer each (`--scenario`, `--storekit`), every one with its `now`.
-    public var scenarios: [Scenario] = []
+    package var scenarios: [Scenario] = []
     /// The server clock's start; the wall clock when nil.
-    public var now: Date?
+    package var now: Date?
     /// Store seconds per wall second (`--time-rate`); the wall clock's pace when nil.
-    public var timeRate: Double?
+    package var timeRate: Double?
     /// verifyReceipt's checks: the roots receipts chain to, the shared secret, the legacy 21006. Its `now` is ``now``.
-    public var trustedRoots: [X509Certificate] = []
-    public var sharedSecret: String?
-    public var legacyExpiredStatus = false
+    package var trustedRoots: [X509Certificate] = []
+    package var sharedSecret: String?
+    package var legacyExpiredStatus = false
     /// Who may call the Server API.
-    public var access: ServerAPIService.Access = .closed
+    package var access: ServerAPIService.Access = .closed
     /// `--rate-limits apple`.
-    public var appleRateLimits = true
+    package var appleRateLimits = true
     /// `--notify`, `--notify-sandbox`, their timeout and trust; nil without a webhook.
-    public var webhooks: NotificationDispatcher.Webhooks?
+    package var webhooks: NotificationDispatcher.Webhooks?
     /// `--state FILE`.
-    public var statePath: String?
+    package var statePath: String?
     /// `--fault`, in order, and the seed of their `percent=` draws.
-    public var faults: [Fault] = []
-    public var faultSeed: UInt64 = 0
+    package var faults: [Fault] = []
+    package var faultSeed: UInt64 = 0
     /// `--log FILE` and the in-memory log's capacity.
-    public var logPath: String?
-    public var logCapacity = ServerLimits.defaultLogCapacity
+    package var logPath: String?
+    package var logCapacity = ServerLimits.defaultLogCapacity
     /// `--control-token`: without it the control routes answer loopback clients only.
-    public var controlToken: String?
+    package var controlToken: String?
     /// `--ocsp`, `--ocsp-ca`, `--ocsp-answer`; nil without an OCSP responder.
-    public var ocsp: OCSP?
+    package var ocsp: OCSP?
     /// Where warnings go (stderr in `forge serve`): a state or log file that refuses a write, dropped notifications.
-    public var warn: @Sendable (String) -> Void = { _ in }
+    package var warn: @Sendable (String) -> Void = { _ in }
 
     /// The OCSP responder asked for: the JWS certificate sets it also answers for, and the answers set at the start.
-    public struct OCSP: Sendable {
-        public var jwsSets: [CertificateSet<JWSRole>]
-        public var answers: [String]
+    package struct OCSP: Sendable {
+        package var jwsSets: [CertificateSet<JWSRole>]
+        package var answers: [String]
 
-        public init(jwsSets: [CertificateSet<JWSRole>] = [], answers: [String] = []) {
+        package init(jwsSets: [CertificateSet<JWSRole>] = [], answers: [String] = []) {
             self.jwsSets = jwsSets
             self.answers = answers
         }
     }
 
-    public init(listener: ServerListener, receiptPKI: CertificateSet<CertificateRole>) {
+    package init(listener: ServerListener, receiptPKI: CertificateSet<CertificateRole>) {
         self.listener = listener
         self.receiptPKI = receiptPKI
     }
@@ -64,7 +64,7 @@ public struct ServeConfiguration: Sendable {
     /// Every part of the server, built and checked before anything listens: the state (resumed from ``statePath``,
     /// opened by `openState`), the forge, both APIs' services on that one state, the faults, the request log, the
     /// serving certificate and the OCSP responder. A failure is a ``ServeError`` whose code says whose it is.
-    public func components(openState: (String) throws(ServeError) -> any ServerStateStore) throws(ServeError) -> ServeComponents {
+    package func components(openState: (String) throws(ServeError) -> any ServerStateStore) throws(ServeError) -> ServeComponents {
         let store: (any ServerStateStore)?
         let saved: SavedState
         do {
@@ -112,16 +112,16 @@ public struct ServeConfiguration: Sendable {
 }
 
 /// The parts of `forge serve`, built (``ServeConfiguration/components(openState:)``, or by a test that wants its own).
-public struct ServeComponents: Sendable {
-    public var listener: ServerListener
-    public var service: VerifyReceiptService
-    public var serverAPI: ServerAPIService
-    public var faults: FaultPlan
-    public var log: RequestLog
-    public var controlToken: String?
-    public var ocsp: OCSPService?
+package struct ServeComponents: Sendable {
+    package var listener: ServerListener
+    package var service: VerifyReceiptService
+    package var serverAPI: ServerAPIService
+    package var faults: FaultPlan
+    package var log: RequestLog
+    package var controlToken: String?
+    package var ocsp: OCSPService?
 
-    public init(
+    package init(
         listener: ServerListener, service: VerifyReceiptService, serverAPI: ServerAPIService = ServerAPIService(), faults: FaultPlan, log: RequestLog,
         controlToken: String? = nil, ocsp: OCSPService? = nil
     ) {

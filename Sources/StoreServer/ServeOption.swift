@@ -1,7 +1,7 @@
 /// The options of `forge serve` that the server's messages point the operator to (a 401 without keys, a 403 on the
 /// control routes, a busy `--state` file): their spelling has this one owner, and the CLI declares those options
 /// under these names, so a message cannot name a flag that is gone.
-public enum ServeOption: String, CaseIterable, Sendable, CustomStringConvertible {
+package enum ServeOption: String, CaseIterable, Sendable, CustomStringConvertible {
     case scenario, state, fault
     case ocspCA = "ocsp-ca"
     case apiKey = "api-key"
@@ -13,5 +13,5 @@ public enum ServeOption: String, CaseIterable, Sendable, CustomStringConvertible
     case notifyCA = "notify-ca"
 
     /// `--control-token`, as a message writes it.
-    public var description: String { "--" + rawValue }
+    package var description: String { "--" + rawValue }
 }

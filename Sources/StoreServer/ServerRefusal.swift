@@ -1,12 +1,12 @@
 import ReceiptModel
-public import _ForgeSupport
+package import _ForgeSupport
 import StoreModel
 
 /// Why a server did not answer a request as asked, in words a client can act on: the one vocabulary of
 /// `forge serve` and `forge validate --listen` for bodies, timeouts, load and the control routes.
 /// Compared by code only.
-public struct ServerRefusal: CodedError, Sendable {
-    public enum Code: String, Hashable, Sendable, CustomStringConvertible {
+package struct ServerRefusal: CodedError, Sendable {
+    package enum Code: String, Hashable, Sendable, CustomStringConvertible {
         /// The body is over ``ServerLimits/maximumBody`` (or a route's own limit).
         case bodyTooLarge
         /// The body's framing is broken (e.g. not valid chunked encoding).
@@ -29,19 +29,19 @@ public struct ServerRefusal: CodedError, Sendable {
         case controlUnsupportedMediaType
         /// A control route without the control token, or with another one.
         case controlUnauthorized
-        public var description: String { rawValue }
+        package var description: String { rawValue }
     }
 
-    public let code: Code
-    public let message: String
+    package let code: Code
+    package let message: String
 
-    public init(_ code: Code, _ message: String) {
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
 
     /// The HTTP status that says the same.
-    public var httpStatus: Int {
+    package var httpStatus: Int {
         switch code {
         case .bodyTooLarge: 413
         case .bodyMalformed, .bodyIncomplete: 400
@@ -54,31 +54,31 @@ public struct ServerRefusal: CodedError, Sendable {
     }
 
     /// `{"error": code, "message": text}`: the body of a refusal on the harness and control routes.
-    public var json: JSONValue { .object([("error", .string(code.rawValue)), ("message", .string(message))]) }
+    package var json: JSONValue { .object([("error", .string(code.rawValue)), ("message", .string(message))]) }
 
     /// Apple's shape for the verifyReceipt endpoints: a status a client already handles (21000 for a request
     /// that cannot be read, 21005 "temporarily unavailable" for load), with `forge_error` and `forge_message`.
-    public var verifyReceiptJSON: JSONValue {
+    package var verifyReceiptJSON: JSONValue {
         let status: VerifyReceiptStatus = httpStatus == 503 ? .serverUnavailable : .unreadableRequest
         return .object([("status", .integer(status.rawValue)), ("forge_error", .string(code.rawValue)), ("forge_message", .string(message))])
     }
 
-    public static func bodyTooLarge(limit: Int) -> Self {
+    package static func bodyTooLarge(limit: Int) -> Self {
         Self(.bodyTooLarge, "the request body is over \(limit) bytes (the limit of this route)")
     }
 
-    public static let bodyNotChunked = Self(.bodyMalformed, "the request body is not valid chunked encoding (or its HTTP/1.1 framing is broken)")
+    package static let bodyNotChunked = Self(.bodyMalformed, "the request body is not valid chunked encoding (or its HTTP/1.1 framing is broken)")
 
-    public static func bodyIncomplete(received: Int, declared: Int?) -> Self {
+    package static func bodyIncomplete(received: Int, declared: Int?) -> Self {
         let of = declared.map { " of the \($0) announced" } ?? ""
         return Self(.bodyIncomplete, "the connection closed before the request body ended (\(received) bytes\(of))")
     }
 
-    public static func bodyTimeout(seconds: Int) -> Self {
+    package static func bodyTimeout(seconds: Int) -> Self {
         Self(.bodyTimeout, "the request body did not arrive within \(seconds) s of its headers (\(ServeOption.readTimeout))")
     }
 
-    public static func bodiesInFlight(limit: Int) -> Self {
+    package static func bodiesInFlight(limit: Int) -> Self {
         Self(.bodiesInFlight, "the server already holds \(limit) bytes of request bodies not yet answered; retry shortly")
     }
 }

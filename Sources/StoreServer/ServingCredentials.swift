@@ -1,16 +1,16 @@
-public import Foundation
+package import Foundation
 import ForgeCrypto
-public import StoreForge
+package import StoreForge
 import ReceiptModel
 import _ForgeSupport
 import StoreModel
 
 /// A TLS serving certificate (DER chain, leaf first) and its private key (PEM), for `forge serve --tls`.
-public struct ServingCredentials: Sendable {
-    public var chain: [[UInt8]]
-    public var privateKeyPEM: String
+package struct ServingCredentials: Sendable {
+    package var chain: [[UInt8]]
+    package var privateKeyPEM: String
 
-    public init(chain: [[UInt8]], privateKeyPEM: String) {
+    package init(chain: [[UInt8]], privateKeyPEM: String) {
         self.chain = chain
         self.privateKeyPEM = privateKeyPEM
     }
@@ -19,7 +19,7 @@ public struct ServingCredentials: Sendable {
     /// ``ServerAPIEnvironment/appleHost``) issued by the TEST root, so a client that insists on TLS needs one trusted
     /// PEM: `Certificates/root.pem`; one that resolves Apple's host names to this server verifies TLS unpatched.
     /// Valid from an hour before `now` for 30 days; it is made at start-up and never written anywhere.
-    public static func issue(for host: String, by pki: CertificateSet<CertificateRole>, now: Date = Date()) throws -> ServingCredentials {
+    package static func issue(for host: String, by pki: CertificateSet<CertificateRole>, now: Date = Date()) throws -> ServingCredentials {
         let key = try RSAPrivateKey.generate(bits: 2048)
         var dnsNames = ["localhost"] + ServerAPIEnvironment.allCases.map(\.appleHost)
         var addresses: [[UInt8]] = [[127, 0, 0, 1], Array(repeating: 0, count: 15) + [1]]

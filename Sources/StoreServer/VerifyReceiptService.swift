@@ -1,11 +1,11 @@
-public import Foundation
-public import ForgeCrypto
+package import Foundation
+package import ForgeCrypto
 import ReceiptCorpus
-public import StoreForge
+package import StoreForge
 import ReceiptModel
 import ReferenceValidation
-public import _ForgeSupport
-public import StoreModel
+package import _ForgeSupport
+package import StoreModel
 import AppStoreVocabulary
 
 /// Apple's verifyReceipt, answered from the bytes: what `forge serve` (and `forge validate --listen`'s
@@ -13,20 +13,20 @@ import AppStoreVocabulary
 /// readable request (21000), readable `receipt-data` (21002), authentic under the trust anchors (21003),
 /// the right endpoint for the receipt's environment (21007/21008), the shared secret (21004), the account
 /// (21010) — and a valid receipt is decoded with what the server's history adds to it.
-public struct VerifyReceiptService: Sendable {
-    public struct Configuration: Sendable {
+package struct VerifyReceiptService: Sendable {
+    package struct Configuration: Sendable {
         /// The roots a receipt must chain to; the bundled TEST root by default.
-        public var trustedRoots: [X509Certificate]
+        package var trustedRoots: [X509Certificate]
         /// With a secret, a receipt with auto-renewable purchases needs it as `password` (21004).
-        public var sharedSecret: String?
+        package var sharedSecret: String?
         /// Answer 21006 (valid, subscription expired) as verifyReceipt once did for iOS 6-style receipts.
-        public var legacyExpiredStatus: Bool
+        package var legacyExpiredStatus: Bool
         /// The server's clock; the wall clock when nil. A request's `X-Forge-Now` overrides both.
-        public var now: Date?
+        package var now: Date?
         /// The anchors a request may name in `X-Forge-Trust-Anchor` (a corpus's `forge-root`, `forge-storekit`).
-        public var namedAnchors: [String: X509Certificate]
+        package var namedAnchors: [String: X509Certificate]
 
-        public init(
+        package init(
             trustedRoots: [X509Certificate], sharedSecret: String? = nil, legacyExpiredStatus: Bool = false,
             now: Date? = nil, namedAnchors: [String: X509Certificate] = [:]
         ) {
@@ -40,20 +40,20 @@ public struct VerifyReceiptService: Sendable {
 
     /// What a conformance run adds to a request (the runner's `X-Forge-*` headers): the vector's clock,
     /// anchors and binding. An expected environment replaces routing by endpoint.
-    public struct Overrides: Sendable {
-        public var now: Date?
+    package struct Overrides: Sendable {
+        package var now: Date?
         /// A name from ``Configuration/namedAnchors``; an unknown name trusts nothing (21003).
-        public var trustAnchor: String?
-        public var bundleID: String?
-        public var appVersion: String?
-        public var deviceID: [UInt8]?
-        public var environment: String?
+        package var trustAnchor: String?
+        package var bundleID: String?
+        package var appVersion: String?
+        package var deviceID: [UInt8]?
+        package var environment: String?
         /// The request carries a vector's context (any `X-Forge-*` header; the runner leaves out the ones the
         /// vector does not set): its environment is judged from `X-Forge-Environment` alone, not routed by
         /// endpoint (no 21007/21008 unless the vector expects another environment).
-        public var bindsEnvironment: Bool
+        package var bindsEnvironment: Bool
 
-        public init(
+        package init(
             now: Date? = nil, trustAnchor: String? = nil, bundleID: String? = nil, appVersion: String? = nil, deviceID: [UInt8]? = nil,
             environment: String? = nil, bindsEnvironment: Bool? = nil
         ) {
@@ -69,7 +69,7 @@ public struct VerifyReceiptService: Sendable {
         /// From the headers the runner's verifyreceipt mapping sends (names in lower case): `X-Forge-Now`,
         /// `X-Forge-Trust-Anchor`, `X-Forge-Bundle-Id`, `X-Forge-App-Version`, `X-Forge-Device-Id`,
         /// `X-Forge-Environment`. Empty values count as absent.
-        public init(headers: [String: String]) {
+        package init(headers: [String: String]) {
             func value(_ name: String) -> String? { headers[name].flatMap { $0.isEmpty ? nil : $0 } }
             self.init(
                 now: value("x-forge-now").flatMap(ReceiptDate.parse), trustAnchor: value("x-forge-trust-anchor"),
@@ -80,21 +80,21 @@ public struct VerifyReceiptService: Sendable {
     }
 
     /// The reply, and what the request log records of the request.
-    public struct Answer: Sendable {
-        public var status: VerifyReceiptStatus
-        public var body: JSONValue
-        public var summary: JSONObject
+    package struct Answer: Sendable {
+        package var status: VerifyReceiptStatus
+        package var body: JSONValue
+        package var summary: JSONObject
     }
 
-    public let configuration: Configuration
+    package let configuration: Configuration
     private let histories: ServerHistories
 
-    public init(configuration: Configuration, histories: ServerHistories = ServerHistories()) {
+    package init(configuration: Configuration, histories: ServerHistories = ServerHistories()) {
         self.configuration = configuration
         self.histories = histories
     }
 
-    public func answer(endpoint: AppleEndpoint, body: [UInt8], overrides: Overrides = Overrides()) -> Answer {
+    package func answer(endpoint: AppleEndpoint, body: [UInt8], overrides: Overrides = Overrides()) -> Answer {
         var summary: JSONObject = [("bytes", .integer(Int64(body.count)))]
         guard let request = try? JSONValue(parsing: body), request.objectValue != nil else {
             return Answer(status: .unreadableRequest, body: Self.status(.unreadableRequest), summary: summary)
@@ -183,7 +183,7 @@ public struct VerifyReceiptService: Sendable {
     }
 
     /// `{"status": N}`, with `is-retryable` where Apple sends it (21100–21199).
-    public static func status(_ status: VerifyReceiptStatus, retryable: Bool? = nil, message: String? = nil) -> JSONValue {
+    package static func status(_ status: VerifyReceiptStatus, retryable: Bool? = nil, message: String? = nil) -> JSONValue {
         var members: JSONObject = [("status", .integer(status.rawValue))]
         if status.isInternalRange { members.append(("is-retryable", .bool(retryable ?? true))) }
         if let message { members.append(("forge_message", .string(message))) }
@@ -215,7 +215,7 @@ public struct VerifyReceiptService: Sendable {
 /// Server-side histories: a receipt whose transactions belong to one of the server's customers is answered
 /// with the scenario's timeline up to the request's time (renewals, refunds, billing retry, and what the App
 /// Store Server API changed: extensions, app account tokens), and a `latest_receipt` re-issued by the forge.
-public struct ServerHistories: Sendable {
+package struct ServerHistories: Sendable {
     struct History: Sendable {
         let scenario: Scenario
         let madeAt: Date
@@ -227,14 +227,14 @@ public struct ServerHistories: Sendable {
     /// Original transaction id → the customer whose purchases made it.
     private let byOriginalTransaction: [String: Int]
 
-    public init() {
+    package init() {
         forge = nil
         state = nil
         byOriginalTransaction = [:]
     }
 
     /// Forges each customer's receipt once, at its `now`, to learn which transactions it owns.
-    public init(state: ServerState, forge: Forge) throws(ForgeError) {
+    package init(state: ServerState, forge: Forge) throws(ForgeError) {
         var owners: [String: Int] = [:]
         for (index, customer) in state.customers.enumerated() {
             for transaction in try forge.make(customer.scenario, now: customer.madeAt).transactions {

@@ -2,7 +2,7 @@ import FuzzSupport
 import Foundation
 import StoreForge
 import ReceiptModel
-import ReferenceValidation
+@testable import ReferenceValidation
 import _ForgeSupport
 import StoreModel
 

@@ -2,7 +2,7 @@ import StoreForge
 import Foundation
 import FuzzSupport
 import ReceiptModel
-import ReferenceValidation
+@testable import ReferenceValidation
 import JWSModel
 import _ForgeSupport
 import StoreModel

@@ -1,7 +1,7 @@
 import Foundation
 import FuzzSupport
 import StoreForge
-import StoreServer
+@testable import StoreServer
 
 /// Made once, lazily: LeakSanitizer reads what a one-time initializer (`_WZ`) allocates as not leaked (lsan.supp).
 enum Fixture {

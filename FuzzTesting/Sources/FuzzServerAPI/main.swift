@@ -3,7 +3,7 @@ import ForgeCrypto
 import _ForgeSupport
 import FuzzSupport
 import StoreForge
-import StoreServer
+@testable import StoreServer
 import StoreModel
 
 /// What every input is served with, made once, lazily: LeakSanitizer reads what a one-time initializer (`_WZ`)

@@ -2,7 +2,7 @@ import Foundation
 import FuzzSupport
 import StoreForge
 import ReceiptModel
-import StoreServer
+@testable import StoreServer
 import _ForgeSupport
 import StoreModel
 

@@ -1,8 +1,8 @@
 import Foundation
 import _ForgeSupport
 import FuzzSupport
-import StoreServer
-import HTTPServers
+@testable import StoreServer
+@testable import HTTPServers
 
 #if canImport(Glibc)
     import Glibc

@@ -1,5 +1,5 @@
-public import Foundation
-public import _ForgeSupport
+package import Foundation
+package import _ForgeSupport
 import Synchronization
 
 /// Which notifications are due at a webhook, and what became of each: Apple's delivery rules, independent of
@@ -14,15 +14,15 @@ import Synchronization
 /// attempts, not its body (the history renders its payload from the store), so what is kept is bounded in bytes too.
 /// With a ``ServerStateStore`` a notification is written when it is enqueued and each attempt before the next
 /// begins, so a restart neither repeats an acknowledged delivery nor loses a pending retry.
-public final class NotificationDispatcher: Sendable {
+package final class NotificationDispatcher: Sendable {
     /// Where each environment's notifications go, how long one attempt may take, and the roots an https://
     /// webhook may chain to besides the system's.
-    public struct Webhooks: Sendable {
-        public var urls: [ServerAPIEnvironment: HTTPURL]
-        public var timeoutSeconds: Int
-        public var trustedRootsPEM: String?
+    package struct Webhooks: Sendable {
+        package var urls: [ServerAPIEnvironment: HTTPURL]
+        package var timeoutSeconds: Int
+        package var trustedRootsPEM: String?
 
-        public init(urls: [ServerAPIEnvironment: HTTPURL], timeoutSeconds: Int = WebhookRequest.defaultTimeoutSeconds, trustedRootsPEM: String? = nil) {
+        package init(urls: [ServerAPIEnvironment: HTTPURL], timeoutSeconds: Int = WebhookRequest.defaultTimeoutSeconds, trustedRootsPEM: String? = nil) {
             self.urls = urls
             self.timeoutSeconds = timeoutSeconds
             self.trustedRootsPEM = trustedRootsPEM
@@ -31,23 +31,23 @@ public final class NotificationDispatcher: Sendable {
 
     /// Apple's retries, after the first attempt ("Responding to App Store Server Notifications"). [guess: when the
     /// sandbox's one retry comes]
-    public static func retryOffsets(_ environment: ServerAPIEnvironment) -> [TimeInterval] {
+    package static func retryOffsets(_ environment: ServerAPIEnvironment) -> [TimeInterval] {
         (environment == .sandbox ? [1] : [1, 12, 24, 48, 72]).map { Double($0) * 3600 }
     }
 
     /// One notification on its way: its place in the history, the exact body, and its attempts.
-    public struct Delivery: Sendable {
-        public let key: String
-        public let environment: ServerAPIEnvironment
+    package struct Delivery: Sendable {
+        package let key: String
+        package let environment: ServerAPIEnvironment
         /// What each attempt sends; empty once it is delivered or given up.
-        public internal(set) var body: [UInt8]
+        package internal(set) var body: [UInt8]
         /// Its place in the order notifications were enqueued.
-        public let position: Int64
-        public internal(set) var attempts: [SendAttempt]
+        package let position: Int64
+        package internal(set) var attempts: [SendAttempt]
         /// When the next attempt is due on the server clock; nil once delivered or given up.
-        public internal(set) var due: Date?
+        package internal(set) var due: Date?
 
-        public init(key: String, environment: ServerAPIEnvironment, body: [UInt8], position: Int64, attempts: [SendAttempt] = [], due: Date?) {
+        package init(key: String, environment: ServerAPIEnvironment, body: [UInt8], position: Int64, attempts: [SendAttempt] = [], due: Date?) {
             self.key = key
             self.environment = environment
             self.body = body
@@ -58,12 +58,12 @@ public final class NotificationDispatcher: Sendable {
     }
 
     /// A notification to enqueue: its key in the history, Apple's body, and when it is first due.
-    public struct Notification: Sendable {
-        public let key: String
-        public let body: [UInt8]
-        public let date: Date
+    package struct Notification: Sendable {
+        package let key: String
+        package let body: [UInt8]
+        package let date: Date
 
-        public init(key: String, body: [UInt8], date: Date) {
+        package init(key: String, body: [UInt8], date: Date) {
             self.key = key
             self.body = body
             self.date = date
@@ -71,18 +71,18 @@ public final class NotificationDispatcher: Sendable {
     }
 
     /// Notifications kept, delivered or not: past it the oldest finished ones go first.
-    public static let maximumKept = 100_000
+    package static let maximumKept = 100_000
     /// Notifications waiting for one webhook (their first attempt or a retry): past it, new ones for it are dropped.
-    public static let maximumPending = 10_000
+    package static let maximumPending = 10_000
     /// The bodies of the notifications waiting for one webhook, in bytes (a renewal's is about 19 KB): past it, new
     /// ones for it are dropped, as past ``maximumPending``.
-    public static let maximumPendingBytes = 64 << 20
+    package static let maximumPendingBytes = 64 << 20
 
-    public let webhooks: Webhooks
+    package let webhooks: Webhooks
     private let store: (any ServerStateStore)?
     /// Whether a change is written to a `--state` file (and so may wait on the disk): the delivery loop then makes it
     /// off the event loop.
-    public var writesToFile: Bool { store != nil }
+    package var writesToFile: Bool { store != nil }
     private struct State {
         var deliveries: [String: Delivery] = [:]
         /// The keys in the order the notifications were enqueued.
@@ -108,7 +108,7 @@ public final class NotificationDispatcher: Sendable {
     private let state: Mutex<State>
 
     /// Starts with what `saved` holds (written by `store`), or empty.
-    public init(_ webhooks: Webhooks, saved: SavedState = SavedState(), store: (any ServerStateStore)? = nil) {
+    package init(_ webhooks: Webhooks, saved: SavedState = SavedState(), store: (any ServerStateStore)? = nil) {
         self.webhooks = webhooks
         self.store = store
         var state = State()
@@ -129,17 +129,17 @@ public final class NotificationDispatcher: Sendable {
     }
 
     /// Whether `environment` has a webhook.
-    public func delivers(_ environment: ServerAPIEnvironment) -> Bool { webhooks.urls[environment] != nil }
+    package func delivers(_ environment: ServerAPIEnvironment) -> Bool { webhooks.urls[environment] != nil }
 
     /// How far `environment`'s notifications have been enqueued, if they have.
-    public func watermark(_ environment: ServerAPIEnvironment) -> Date? { state.withLock { $0.watermarks[environment] } }
+    package func watermark(_ environment: ServerAPIEnvironment) -> Date? { state.withLock { $0.watermarks[environment] } }
 
     /// Adds `notifications` for `environment`'s webhook, each first due at its date, and moves the environment's
     /// watermark to `through` if given, in one write. A notification known already is not added again (one is
     /// sent once, then only retried); nothing is added for an environment without a webhook. False when the
     /// store could not take it: nothing changed.
     @discardableResult
-    public func enqueue(_ notifications: [Notification], environment: ServerAPIEnvironment, through watermark: Date? = nil) -> Bool {
+    package func enqueue(_ notifications: [Notification], environment: ServerAPIEnvironment, through watermark: Date? = nil) -> Bool {
         guard delivers(environment) else { return true }
         let outcome = state.withLock { state -> (written: Bool, dropped: Int) in
             var next = state
@@ -199,7 +199,7 @@ public final class NotificationDispatcher: Sendable {
 
     /// Whether `environment`'s webhook can take a notification of `bytes` now (fewer than ``maximumPending`` wait,
     /// and their bodies leave room for it under ``maximumPendingBytes``).
-    public func hasRoom(_ environment: ServerAPIEnvironment, bytes: Int = 0) -> Bool {
+    package func hasRoom(_ environment: ServerAPIEnvironment, bytes: Int = 0) -> Bool {
         delivers(environment)
             && state.withLock {
                 $0.pending[environment, default: 0] < Self.maximumPending && $0.pendingBytes[environment, default: 0] + bytes <= Self.maximumPendingBytes
@@ -207,11 +207,11 @@ public final class NotificationDispatcher: Sendable {
     }
 
     /// Whether `key` is kept (enqueued, and not dropped).
-    public func holds(_ key: String) -> Bool { state.withLock { $0.deliveries[key] != nil } }
+    package func holds(_ key: String) -> Bool { state.withLock { $0.deliveries[key] != nil } }
 
     /// The deliveries of `environment` due by `now`, in the order they were first due, each with its request.
     /// Before the earliest instant one is due, nothing is looked through.
-    public func due(_ environment: ServerAPIEnvironment, now: Date) -> [(delivery: Delivery, request: WebhookRequest)] {
+    package func due(_ environment: ServerAPIEnvironment, now: Date) -> [(delivery: Delivery, request: WebhookRequest)] {
         guard let url = webhooks.urls[environment] else { return [] }
         let due = state.withLock { state -> [Delivery] in
             guard let earliest = state.earliestDue[environment], earliest <= now else { return [] }
@@ -228,7 +228,7 @@ public final class NotificationDispatcher: Sendable {
     /// Records `attempt` of `key`: done when it succeeded or was the last retry, else due again at the next
     /// offset. Written before it takes effect; a store that cannot take it is said on stderr and the attempt is
     /// kept in memory (it was made).
-    public func record(_ attempt: SendAttempt, of key: String) {
+    package func record(_ attempt: SendAttempt, of key: String) {
         state.withLock { state in
             guard var delivery = state.deliveries[key] else { return }
             delivery.attempts.append(attempt)
@@ -252,22 +252,22 @@ public final class NotificationDispatcher: Sendable {
 
     /// Counts what changes an answer about deliveries (enqueued notifications, recorded attempts): the Server API's
     /// cache keeps a history answer for one count only.
-    public var version: UInt64 { state.withLock { $0.version } }
+    package var version: UInt64 { state.withLock { $0.version } }
 
     /// Notifications not delivered because too many were pending.
-    public var dropped: Int { state.withLock { $0.dropped } }
+    package var dropped: Int { state.withLock { $0.dropped } }
 
     /// How many notifications wait for their first attempt or a retry, by environment.
-    public var pending: [ServerAPIEnvironment: Int] { state.withLock { $0.pending } }
+    package var pending: [ServerAPIEnvironment: Int] { state.withLock { $0.pending } }
 
     /// The bytes of the bodies waiting, by environment.
-    public var pendingBytes: [ServerAPIEnvironment: Int] { state.withLock { $0.pendingBytes } }
+    package var pendingBytes: [ServerAPIEnvironment: Int] { state.withLock { $0.pendingBytes } }
 
     /// The bytes of every body kept, delivered or not: only those waiting hold theirs.
-    public var bodyBytes: Int { state.withLock { $0.deliveries.values.reduce(0) { $0 + $1.body.count } } }
+    package var bodyBytes: Int { state.withLock { $0.deliveries.values.reduce(0) { $0 + $1.body.count } } }
 
     /// The attempts made for `key`, as Apple's history lists them.
-    public func attempts(of key: String) -> [SendAttempt] { state.withLock { $0.deliveries[key]?.attempts ?? [] } }
+    package func attempts(of key: String) -> [SendAttempt] { state.withLock { $0.deliveries[key]?.attempts ?? [] } }
 
     private static func warn(_ message: String) { FileHandle.standardError.write(Data("forge: warning: \(message)\n".utf8)) }
 }

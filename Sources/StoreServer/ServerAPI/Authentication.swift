@@ -1,17 +1,17 @@
-public import Foundation
-public import ForgeCrypto
-public import _ForgeSupport
+package import Foundation
+package import ForgeCrypto
+import _ForgeSupport
 import JWSModel
 
 /// One App Store Connect API key as the server knows it: its key id and the P-256 public key its tokens are checked
 /// with, read from the `.p8` App Store Connect issues (PKCS#8 `PRIVATE KEY`; SEC 1 `EC PRIVATE KEY` too) or from
 /// its public key (`PUBLIC KEY`).
-public struct ServerAPIKey: Sendable, Hashable {
-    public let id: String
-    public let publicKey: ECPublicKey
+package struct ServerAPIKey: Sendable, Hashable {
+    package let id: String
+    package let publicKey: ECPublicKey
 
     /// A key whose public key is known; refuses any curve but P-256 (ES256 is ECDSA over P-256).
-    public init(id: String, publicKey: ECPublicKey) throws(ServerAPIKeyError) {
+    package init(id: String, publicKey: ECPublicKey) throws(ServerAPIKeyError) {
         guard publicKey.curve == .p256 else {
             throw ServerAPIKeyError(.notP256, "the key is on \(publicKey.curve.rawValue); App Store Server API keys are EC P-256 (ES256)")
         }
@@ -20,7 +20,7 @@ public struct ServerAPIKey: Sendable, Hashable {
     }
 
     /// The key in a PEM file: a private key (`.p8`) or a public one.
-    public init(id: String, pem: String) throws(ServerAPIKeyError) {
+    package init(id: String, pem: String) throws(ServerAPIKeyError) {
         let publicKey: ECPublicKey
         if let privateKey = try? ECPrivateKey(pemRepresentation: pem) {
             publicKey = privateKey.publicKey
@@ -34,19 +34,19 @@ public struct ServerAPIKey: Sendable, Hashable {
 }
 
 /// Why a file is no API key.
-public struct ServerAPIKeyError: CodedError, Sendable {
-    public enum Code: String, Hashable, Sendable, CustomStringConvertible {
+package struct ServerAPIKeyError: CodedError, Sendable {
+    package enum Code: String, Hashable, Sendable, CustomStringConvertible {
         /// Not an EC key in PEM.
         case unreadable
         /// An EC key on another curve than P-256.
         case notP256
-        public var description: String { rawValue }
+        package var description: String { rawValue }
     }
 
-    public let code: Code
-    public let message: String
+    package let code: Code
+    package let message: String
 
-    public init(_ code: Code, _ message: String) {
+    package init(_ code: Code, _ message: String) {
         self.code = code
         self.message = message
     }
@@ -54,7 +54,7 @@ public struct ServerAPIKeyError: CodedError, Sendable {
 
 /// The one rule of Apple's App Store Server API authentication a request broke; `rawValue` is its name in the
 /// request log, `description` one line saying what was wrong. Neither ever holds the key or the token.
-public enum ServerAPIAuthRule: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+package enum ServerAPIAuthRule: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case missing = "authorization-missing"
     case notBearer = "authorization-not-bearer"
     case tooLarge = "token-too-large"
@@ -73,7 +73,7 @@ public enum ServerAPIAuthRule: String, Sendable, Hashable, CaseIterable, CustomS
     case lifetime = "exp-after-iat"
     case lifetimeWithoutIssuedAt = "exp-too-far"
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .missing: "no Authorization header"
         case .notBearer: "the Authorization header is not 'Bearer <token>'"
@@ -98,7 +98,7 @@ public enum ServerAPIAuthRule: String, Sendable, Hashable, CaseIterable, CustomS
 }
 
 /// The verdict on one request's `Authorization` header.
-public enum ServerAPIAuthDecision: Sendable, Hashable {
+package enum ServerAPIAuthDecision: Sendable, Hashable {
     /// The token is good: signed by API key `keyID` for app `bundleID` (the request's app: its `bid`).
     case accepted(keyID: String, bundleID: String)
     /// Answer 401 with an empty body; log the rule.
@@ -115,27 +115,27 @@ public enum ServerAPIAuthDecision: Sendable, Hashable {
 /// 5 minutes). A header with `crit` is refused: it names extensions that must be understood, and this server
 /// understands none (RFC 7515 §4.1.11). Every check is on bounded input: the header is refused past
 /// ``maximumAuthorizationBytes`` before it is decoded.
-public struct ServerAPIAuthenticator: Sendable {
+package struct ServerAPIAuthenticator: Sendable {
     /// Apple's audience for App Store Connect and App Store Server API tokens.
-    public static let audience = "appstoreconnect-v1"
+    package static let audience = "appstoreconnect-v1"
     /// Bytes of the `Authorization` value read at all: Apple's clients send about 350 (a token with a 10-character
     /// kid and a reverse-DNS bid); 8 KiB leaves room for long claims and is far below any header limit.
-    public static let maximumAuthorizationBytes = 8 << 10
+    package static let maximumAuthorizationBytes = 8 << 10
     /// Seconds from `iat` to `exp` at most: "Tokens that expire more than 60 minutes after the time in iat are not valid".
-    public static let maximumLifetime: TimeInterval = 3600
+    package static let maximumLifetime: TimeInterval = 3600
     /// Seconds `iat` may be ahead of the server's clock: a client's clock a little fast is tolerated, a token minted
     /// for later (which would outlive the 60 minutes counted from now) is not. Apple states no figure; one minute
     /// is the usual JWT leeway.
-    public static let maximumClockSkew: TimeInterval = 60
+    package static let maximumClockSkew: TimeInterval = 60
 
     /// The API keys by key id (`kid`).
-    public let keys: [String: ServerAPIKey]
+    package let keys: [String: ServerAPIKey]
     /// The issuer id (`iss`) of the App Store Connect team the keys belong to.
-    public let issuerID: String
+    package let issuerID: String
     /// The apps served: a token's `bid` must be one of them.
-    public let bundleIDs: Set<String>
+    package let bundleIDs: Set<String>
 
-    public init(keys: [ServerAPIKey], issuerID: String, bundleIDs: Set<String>) {
+    package init(keys: [ServerAPIKey], issuerID: String, bundleIDs: Set<String>) {
         var byID: [String: ServerAPIKey] = [:]
         for key in keys { byID[key.id] = key }
         self.keys = byID
@@ -146,7 +146,7 @@ public struct ServerAPIAuthenticator: Sendable {
     /// Judges a request's `Authorization` header (nil when absent) at `now`, the wall clock: clients mint tokens
     /// from their own clocks, so the scenario's clock (`--now`, `X-Forge-Now`) must not be passed here. With
     /// `expected`, `bid` must be that app; otherwise any app in ``bundleIDs``.
-    public func check(authorization: String?, bundleID expected: String? = nil, now: Date) -> ServerAPIAuthDecision {
+    package func check(authorization: String?, bundleID expected: String? = nil, now: Date) -> ServerAPIAuthDecision {
         guard let authorization else { return .rejected(.missing) }
         guard authorization.utf8.count <= Self.maximumAuthorizationBytes else { return .rejected(.tooLarge) }
         guard let token = Self.bearerToken(authorization) else { return .rejected(.notBearer) }

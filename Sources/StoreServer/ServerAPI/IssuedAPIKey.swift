@@ -1,23 +1,23 @@
 import ForgeCrypto
 import _ForgeSupport
-public import StoreModel
+package import StoreModel
 
 /// A TEST App Store Connect API key, shaped as App Store Connect issues one: a 10-character key id, an issuer id, and
 /// the P-256 private key as the unencrypted PKCS#8 PEM of an `AuthKey_<KEYID>.p8`. It lives beside
 /// ``ServerAPIKey``, which reads such a file back to check the tokens signed with it: one owner for the key's shape.
-public struct IssuedAPIKey: Sendable {
+package struct IssuedAPIKey: Sendable {
     /// The JWT's `kid`: 10 characters of A-Z and 0-9.
-    public let keyID: String
+    package let keyID: String
     /// The JWT's `iss`: a lowercase RFC 9562 version 4 UUID.
-    public let issuerID: String
+    package let issuerID: String
     /// The private key, PKCS#8 PEM (`-----BEGIN PRIVATE KEY-----`) with its public key.
-    public let privateKeyPEM: String
+    package let privateKeyPEM: String
 
     /// The file name App Store Connect gives the key.
-    public var fileName: String { "AuthKey_\(keyID).p8" }
+    package var fileName: String { "AuthKey_\(keyID).p8" }
 
     /// A fresh key; with `seed`, the key, key id and issuer id all follow from it (the same seed, the same values).
-    public static func generate(seed: UInt64? = nil) throws(ForgeError) -> IssuedAPIKey {
+    package static func generate(seed: UInt64? = nil) throws(ForgeError) -> IssuedAPIKey {
         do {
             let key: ECPrivateKey
             let keyID: String

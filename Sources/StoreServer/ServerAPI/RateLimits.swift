@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import Synchronization
 
 /// Apple's per-app, per-endpoint request rates (`--rate-limits apple`), the sandbox at 10 % of production's
@@ -9,7 +9,7 @@ import Synchronization
 /// The second is the wall clock's: never a request's `X-Forge-Now` (a client would choose its own second, and a new
 /// one for every request), nor `--now`, which pins the server's clock and would hold every request in one second
 /// forever. A test in process gives a clock of its own.
-public final class ServerAPIRateLimits: Sendable {
+package final class ServerAPIRateLimits: Sendable {
     /// One window: the second it counts, and the requests counted in it.
     private struct Window {
         var second: Int64
@@ -26,7 +26,7 @@ public final class ServerAPIRateLimits: Sendable {
     private let clock: @Sendable () -> Date
 
     /// - Parameter clock: what the seconds are counted on; the wall clock unless a test gives its own.
-    public init(clock: @escaping @Sendable () -> Date = { Date() }) { self.clock = clock }
+    package init(clock: @escaping @Sendable () -> Date = { Date() }) { self.clock = clock }
 
     /// Counts one request of `endpoint` for `app` in `environment` now; the instant the caller may retry at
     /// when it is over the rate, else nil.

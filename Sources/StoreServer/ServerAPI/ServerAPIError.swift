@@ -1,10 +1,10 @@
-public import _ForgeSupport
+package import _ForgeSupport
 
 /// The App Store Server API's errors as `forge serve` sends them: Apple's `errorCode`, its `errorMessage`,
 /// and the HTTP status of its family (server-api-facts §1.2: 400 for 4000xxx, 403 for 4030xxx, 404 for
 /// 4040xxx, 429 for 4290000, 500 for 50000xx). The codes are Apple's `APIError` values (identical in the
 /// Python, Node and Swift clients). The one place they are named: routes throw these, nothing else.
-public enum ServerAPIError: Int64, Sendable, Hashable, CaseIterable, Error {
+package enum ServerAPIError: Int64, Sendable, Hashable, CaseIterable, Error {
     case generalBadRequest = 4_000_000
     case invalidRequestRevision = 4_000_005
     case invalidTransactionID = 4_000_006
@@ -56,11 +56,11 @@ public enum ServerAPIError: Int64, Sendable, Hashable, CaseIterable, Error {
     case generalInternal = 5_000_000
     case generalInternalRetryable = 5_000_001
 
-    public var code: Int64 { rawValue }
+    package var code: Int64 { rawValue }
 
     /// Apple's `errorMessage`. Attested in Apple's own samples: 4000006 "Invalid transaction id." and 4040010
     /// "Transaction id not found."; the others are worded the same way from the error's documentation page.
-    public var message: String {
+    package var message: String {
         switch self {
         case .generalBadRequest: "Bad request."
         case .invalidRequestRevision: "Invalid request revision."
@@ -116,7 +116,7 @@ public enum ServerAPIError: Int64, Sendable, Hashable, CaseIterable, Error {
     }
 
     /// The HTTP status of the code's family.
-    public var httpStatus: Int {
+    package var httpStatus: Int {
         switch rawValue / 10_000 {
         case 400: 400
         case 403: 403
@@ -127,5 +127,5 @@ public enum ServerAPIError: Int64, Sendable, Hashable, CaseIterable, Error {
     }
 
     /// `{"errorCode":N,"errorMessage":"…"}`, nothing else: Apple's clients need both members.
-    public var body: JSONValue { .object([("errorCode", .integer(code)), ("errorMessage", .string(message))]) }
+    package var body: JSONValue { .object([("errorCode", .integer(code)), ("errorMessage", .string(message))]) }
 }

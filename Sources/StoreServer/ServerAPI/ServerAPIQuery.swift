@@ -2,10 +2,10 @@ import Foundation
 
 /// A request's query string as Apple's clients send it: `name=value` pairs joined by `&`, percent-encoded,
 /// `+` for a space, a list as the name repeated (`productId=a&productId=b`). Parsed in one linear pass.
-public struct ServerAPIQuery: Sendable {
-    public private(set) var pairs: [(name: String, value: String)] = []
+package struct ServerAPIQuery: Sendable {
+    package private(set) var pairs: [(name: String, value: String)] = []
 
-    public init(_ raw: String) {
+    package init(_ raw: String) {
         for part in raw.split(separator: "&", omittingEmptySubsequences: true) {
             let pieces = part.split(separator: "=", maxSplits: 1, omittingEmptySubsequences: false)
             pairs.append((Self.decode(pieces[0]), pieces.count > 1 ? Self.decode(pieces[1]) : ""))
@@ -13,10 +13,10 @@ public struct ServerAPIQuery: Sendable {
     }
 
     /// Every value of `name`, in order.
-    public func values(_ name: String) -> [String] { pairs.filter { $0.name == name }.map(\.value) }
+    package func values(_ name: String) -> [String] { pairs.filter { $0.name == name }.map(\.value) }
 
     /// The first value of `name`.
-    public func value(_ name: String) -> String? { pairs.first { $0.name == name }?.value }
+    package func value(_ name: String) -> String? { pairs.first { $0.name == name }?.value }
 
     /// Undecodable escapes are kept as sent (they then fail the parameter's own rule).
     private static func decode(_ text: Substring) -> String {

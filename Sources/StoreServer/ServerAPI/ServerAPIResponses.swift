@@ -1,5 +1,5 @@
-public import StoreModel
-public import AppStoreVocabulary
+package import StoreModel
+package import AppStoreVocabulary
 
 /// An App Store Server API answer with a body: one of Apple's response models, named and shaped as Apple's
 /// libraries name them (app-store-server-library `Models/`), written by ``JSONValue/init(encoding:)`` in the order
@@ -18,90 +18,90 @@ extension ServerAPIAnswer {
 // MARK: - Transactions
 
 /// Get Transaction Info.
-public struct TransactionInfoResponse: Codable, Hashable, Sendable, ServerAPIAnswer {
-    public var signedTransactionInfo: String
+package struct TransactionInfoResponse: Codable, Hashable, Sendable, ServerAPIAnswer {
+    package var signedTransactionInfo: String
 }
 
 /// Get Transaction History (v1 and v2): one page of at most ``ServerAPIService/pageSize`` transactions.
-public struct HistoryResponse: Codable, Hashable, Sendable, ServerAPIAnswer {
+package struct HistoryResponse: Codable, Hashable, Sendable, ServerAPIAnswer {
     /// Where the next page starts (``HistoryRevision``).
-    public var revision: String
-    public var hasMore: Bool
-    public var bundleId: String
+    package var revision: String
+    package var hasMore: Bool
+    package var bundleId: String
     /// Left out where the store has none (the sandbox's).
-    public var appAppleId: Int64?
-    public var environment: Environment
-    public var signedTransactions: [String]
+    package var appAppleId: Int64?
+    package var environment: Environment
+    package var signedTransactions: [String]
 
     var loggedCount: Int? { signedTransactions.count }
 }
 
 /// Get Refund History v2: one page of refunded and revoked transactions.
-public struct RefundHistoryResponse: Codable, Hashable, Sendable, ServerAPIAnswer {
-    public var signedTransactions: [String]
-    public var revision: String
-    public var hasMore: Bool
+package struct RefundHistoryResponse: Codable, Hashable, Sendable, ServerAPIAnswer {
+    package var signedTransactions: [String]
+    package var revision: String
+    package var hasMore: Bool
 
     var loggedCount: Int? { signedTransactions.count }
 }
 
 /// Look Up Order ID.
-public struct OrderLookupResponse: Codable, Hashable, Sendable, ServerAPIAnswer {
-    public var status: OrderLookupStatus
+package struct OrderLookupResponse: Codable, Hashable, Sendable, ServerAPIAnswer {
+    package var status: OrderLookupStatus
     /// Empty when the order is unknown.
-    public var signedTransactions: [String]
+    package var signedTransactions: [String]
 
     var loggedCount: Int? { signedTransactions.count }
 }
 
 /// Apple's `OrderLookupStatus`: whether the order id names an order.
-public enum OrderLookupStatus: Int64, Codable, Hashable, Sendable {
+package enum OrderLookupStatus: Int64, Codable, Hashable, Sendable {
     case valid = 0
     case invalid = 1
 }
 
 /// Get App Transaction Info.
-public struct AppTransactionInfoResponse: Codable, Hashable, Sendable, ServerAPIAnswer {
-    public var signedAppTransactionInfo: String
+package struct AppTransactionInfoResponse: Codable, Hashable, Sendable, ServerAPIAnswer {
+    package var signedAppTransactionInfo: String
 }
 
 // MARK: - Subscriptions
 
 /// Get All Subscription Statuses.
-public struct StatusResponse: Codable, Hashable, Sendable, ServerAPIAnswer {
-    public var bundleId: String
-    public var appAppleId: Int64?
-    public var environment: Environment
+package struct StatusResponse: Codable, Hashable, Sendable, ServerAPIAnswer {
+    package var bundleId: String
+    package var appAppleId: Int64?
+    package var environment: Environment
     /// By subscription group identifier, in its order.
-    public var data: [SubscriptionGroupIdentifierItem]
+    package var data: [SubscriptionGroupIdentifierItem]
 
     var loggedCount: Int? { data.count }
 }
 
 /// The subscriptions of one group, each by its latest transaction.
-public struct SubscriptionGroupIdentifierItem: Codable, Hashable, Sendable {
-    public var subscriptionGroupIdentifier: String
-    public var lastTransactions: [LastTransactionsItem]
+package struct SubscriptionGroupIdentifierItem: Codable, Hashable, Sendable {
+    package var subscriptionGroupIdentifier: String
+    package var lastTransactions: [LastTransactionsItem]
 }
 
 /// One subscription (original transaction) by its latest transaction.
-public struct LastTransactionsItem: Codable, Hashable, Sendable {
+package struct LastTransactionsItem: Codable, Hashable, Sendable {
     /// Apple's `Status`, encoded as its integer (``StoreRendering/subscriptionStatus(_:)``).
-    public var status: SubscriptionStatus
-    public var originalTransactionId: String
-    public var signedTransactionInfo: String
-    public var signedRenewalInfo: String
+    package var status: SubscriptionStatus
+    package var originalTransactionId: String
+    package var signedTransactionInfo: String
+    package var signedRenewalInfo: String
 }
 
 /// Extend a Subscription Renewal Date; kept (``ServerState``) so that a retried request identifier gets it again.
-public struct ExtendRenewalDateResponse: Codable, Hashable, Sendable, ServerAPIAnswer {
-    public var originalTransactionId: String
-    public var webOrderLineItemId: String
-    public var success: Bool
+package struct ExtendRenewalDateResponse: Codable, Hashable, Sendable, ServerAPIAnswer {
+    package var originalTransactionId: String
+    package var webOrderLineItemId: String
+    package var success: Bool
     /// When the extended period now ends.
-    public var effectiveDate: Int64
+    package var effectiveDate: Int64
 
-    public init(originalTransactionId: String, webOrderLineItemId: String, success: Bool, effectiveDate: Int64) {
+    package init(originalTransactionId: String, webOrderLineItemId: String, success: Bool, effectiveDate: Int64) {
         self.originalTransactionId = originalTransactionId
         self.webOrderLineItemId = webOrderLineItemId
         self.success = success
@@ -110,48 +110,48 @@ public struct ExtendRenewalDateResponse: Codable, Hashable, Sendable, ServerAPIA
 }
 
 /// Extend Subscription Renewal Dates for All Active Subscribers.
-public struct MassExtendRenewalDateResponse: Codable, Hashable, Sendable, ServerAPIAnswer {
-    public var requestIdentifier: String
+package struct MassExtendRenewalDateResponse: Codable, Hashable, Sendable, ServerAPIAnswer {
+    package var requestIdentifier: String
 }
 
 /// Get Status of Subscription Renewal Date Extensions. forge completes a mass extension at once.
-public struct MassExtendRenewalDateStatusResponse: Codable, Hashable, Sendable, ServerAPIAnswer {
-    public var requestIdentifier: String
-    public var complete: Bool
-    public var completeDate: Int64
-    public var succeededCount: Int64
-    public var failedCount: Int64
+package struct MassExtendRenewalDateStatusResponse: Codable, Hashable, Sendable, ServerAPIAnswer {
+    package var requestIdentifier: String
+    package var complete: Bool
+    package var completeDate: Int64
+    package var succeededCount: Int64
+    package var failedCount: Int64
 }
 
 // MARK: - Notifications
 
 /// Request a Test Notification.
-public struct SendTestNotificationResponse: Codable, Hashable, Sendable, ServerAPIAnswer {
-    public var testNotificationToken: String
+package struct SendTestNotificationResponse: Codable, Hashable, Sendable, ServerAPIAnswer {
+    package var testNotificationToken: String
 }
 
 /// Get Test Notification Status.
-public struct CheckTestNotificationResponse: Codable, Hashable, Sendable, ServerAPIAnswer {
-    public var signedPayload: String
-    public var sendAttempts: [SendAttemptItem]
+package struct CheckTestNotificationResponse: Codable, Hashable, Sendable, ServerAPIAnswer {
+    package var signedPayload: String
+    package var sendAttempts: [SendAttemptItem]
 }
 
 /// Get Notification History: one page of at most ``ServerAPIService/pageSize`` notifications.
-public struct NotificationHistoryResponse: Codable, Hashable, Sendable, ServerAPIAnswer {
+package struct NotificationHistoryResponse: Codable, Hashable, Sendable, ServerAPIAnswer {
     /// The next page's token; left out on the last page.
-    public var paginationToken: String?
-    public var hasMore: Bool
-    public var notificationHistory: [NotificationHistoryResponseItem]
+    package var paginationToken: String?
+    package var hasMore: Bool
+    package var notificationHistory: [NotificationHistoryResponseItem]
 }
 
 /// One notification of the history, with the attempts to deliver it.
-public struct NotificationHistoryResponseItem: Codable, Hashable, Sendable {
-    public var signedPayload: String
-    public var sendAttempts: [SendAttemptItem]
+package struct NotificationHistoryResponseItem: Codable, Hashable, Sendable {
+    package var signedPayload: String
+    package var sendAttempts: [SendAttemptItem]
 }
 
 /// One attempt to deliver a notification, as Apple's history lists it.
-public struct SendAttemptItem: Codable, Hashable, Sendable {
-    public var attemptDate: Int64
-    public var sendAttemptResult: SendAttemptResult
+package struct SendAttemptItem: Codable, Hashable, Sendable {
+    package var attemptDate: Int64
+    package var sendAttemptResult: SendAttemptResult
 }

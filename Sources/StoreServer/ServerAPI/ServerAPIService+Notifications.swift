@@ -1,4 +1,4 @@
-public import Foundation
+package import Foundation
 import _ForgeSupport
 import StoreForge
 import StoreModel
@@ -225,9 +225,9 @@ extension ServerAPIService {
 /// that the work is bounded and delivery can begin before the whole batch is signed. Each is rendered as of its
 /// own instant from its store rendered once for the batch (``StoreRendering/at(_:)``): the same bytes as Get
 /// Notification History signs, which renders the store anew for each.
-public struct NotificationBatch: Sendable {
+package struct NotificationBatch: Sendable {
     /// The server clock the notifications were listed at: each is due by then.
-    public let through: Date
+    package let through: Date
     private var records: ArraySlice<ServerAPIService.NotificationRecord>
     /// Each customer's store at `through`, by its place in the server state.
     private let stores: [Int: StoreRendering]
@@ -238,13 +238,13 @@ public struct NotificationBatch: Sendable {
         self.stores = stores
     }
 
-    public var isEmpty: Bool { records.isEmpty }
-    public var count: Int { records.count }
+    package var isEmpty: Bool { records.isEmpty }
+    package var count: Int { records.count }
 
     /// The next (at most) `count` notifications, signed, in timeline order, and how far the watermark may move once
     /// they are enqueued: past the last instant all of whose notifications are among them (`through` after the
     /// last slice), or nil. A notification that cannot be rendered is left out, as the history leaves it out.
-    public mutating func signNext(_ count: Int) -> (notifications: [NotificationDispatcher.Notification], watermark: Date?) {
+    package mutating func signNext(_ count: Int) -> (notifications: [NotificationDispatcher.Notification], watermark: Date?) {
         let slice = records.prefix(max(1, count))
         records = records.dropFirst(slice.count)
         var signed: [NotificationDispatcher.Notification] = []
@@ -285,8 +285,8 @@ public struct NotificationBatch: Sendable {
 /// once; between listings it keeps the earliest instant at which any store can send something new (the next
 /// date in any of them: a period's start or end, a refund, a timeline event), and until the clock reaches it, or
 /// the state changes, it renders nothing: with nothing due, a webhook costs nothing.
-public final class NotificationSchedule: Sendable {
-    public let environment: ServerAPIEnvironment
+package final class NotificationSchedule: Sendable {
+    package let environment: ServerAPIEnvironment
     private let service: ServerAPIService
     private struct State {
         /// Notifications up to here are listed.
@@ -298,17 +298,17 @@ public final class NotificationSchedule: Sendable {
     private let state: Mutex<State>
 
     /// The notifications after `watermark` are still to be listed.
-    public init(_ service: ServerAPIService, environment: ServerAPIEnvironment, watermark: Date) {
+    package init(_ service: ServerAPIService, environment: ServerAPIEnvironment, watermark: Date) {
         self.service = service
         self.environment = environment
         state = Mutex(State(watermark: watermark))
     }
 
     /// Stores rendered to list notifications so far (each customer once a listing).
-    public var storesRendered: Int { state.withLock { $0.storesRendered } }
+    package var storesRendered: Int { state.withLock { $0.storesRendered } }
 
     /// Whether nothing can be new by `now`: two dates and a counter compared, nothing rendered.
-    public func isQuiet(at now: Date) -> Bool {
+    package func isQuiet(at now: Date) -> Bool {
         let version = service.state.version
         return state.withLock { state in
             guard now > state.watermark else { return true }
@@ -319,7 +319,7 @@ public final class NotificationSchedule: Sendable {
 
     /// The notifications after the watermark and by `now`, listed, not signed; nil, and nothing rendered, when
     /// nothing can be new by `now` (``isQuiet(at:)``). The watermark moves to `now`.
-    public func batch(now: Date) -> NotificationBatch? {
+    package func batch(now: Date) -> NotificationBatch? {
         // Read first: a change while the stores are listed makes the next look list again.
         let version = service.state.version
         guard !isQuiet(at: now) else { return nil }

@@ -1,13 +1,13 @@
-public import Foundation
-public import StoreForge
-public import _ForgeSupport
-public import StoreModel
+package import Foundation
+package import StoreForge
+package import _ForgeSupport
+package import StoreModel
 import AppStoreVocabulary
 
 /// The App Store Server API's environments, as `forge serve` mounts them: production at the server's root
 /// (`/inApps/…`, Apple's `https://api.storekit.apple.com`), sandbox under `/sandbox` (`https://api.storekit-sandbox.apple.com`),
 /// local testing under `/local-testing` (`https://local-testing-base-url`).
-public enum ServerAPIEnvironment: String, Sendable, Hashable, CaseIterable {
+package enum ServerAPIEnvironment: String, Sendable, Hashable, CaseIterable {
     case production
     case sandbox
     /// Apple's `Environment.LOCAL_TESTING`, "for unit tests": it serves every store, production and sandbox, so a
@@ -15,7 +15,7 @@ public enum ServerAPIEnvironment: String, Sendable, Hashable, CaseIterable {
     case localTesting = "local-testing"
 
     /// What comes before `/inApps` on the stand-in server.
-    public var prefix: String {
+    package var prefix: String {
         switch self {
         case .production: ""
         case .sandbox: "/sandbox"
@@ -25,7 +25,7 @@ public enum ServerAPIEnvironment: String, Sendable, Hashable, CaseIterable {
 
     /// Apple's host for the environment: a request at the root whose `Host` names it is served there (a client
     /// that resolves Apple's host name to this server keeps its paths); `forge serve --tls` names each in its certificate.
-    public var appleHost: String {
+    package var appleHost: String {
         switch self {
         case .production: "api.storekit.apple.com"
         case .sandbox: "api.storekit-sandbox.apple.com"
@@ -35,7 +35,7 @@ public enum ServerAPIEnvironment: String, Sendable, Hashable, CaseIterable {
 
     /// The environment of a request at `/inApps/…` (no prefix): the one whose Apple host the `Host` header names
     /// (port and case aside), else production.
-    public static func atRoot(host: String?) -> ServerAPIEnvironment {
+    package static func atRoot(host: String?) -> ServerAPIEnvironment {
         guard var name = host?.lowercased() else { return .production }
         if let colon = name.lastIndex(of: ":"), !name.hasSuffix("]") { name = String(name[..<colon]) }
         return allCases.first { $0.appleHost == name } ?? .production
@@ -54,19 +54,19 @@ public enum ServerAPIEnvironment: String, Sendable, Hashable, CaseIterable {
 
 /// One request to the Server API, independent of any socket: the endpoint the router matched and its path
 /// parameters (percent-decoded), the raw query string, the body.
-public struct ServerAPIRequest: Sendable {
-    public var environment: ServerAPIEnvironment
-    public var endpoint: ServerAPIService.Endpoint
+package struct ServerAPIRequest: Sendable {
+    package var environment: ServerAPIEnvironment
+    package var endpoint: ServerAPIService.Endpoint
     /// The path's parameters in the order the path names them (a mass extension's status: product id, then request id).
-    public var parameters: [String]
-    public var query: String
-    public var body: [UInt8]
+    package var parameters: [String]
+    package var query: String
+    package var body: [UInt8]
     /// The request's `X-Forge-Now`: the server clock for this request alone.
-    public var now: Date?
+    package var now: Date?
     /// The `Authorization` header, for the bearer-token check (item 2 of issue 22).
-    public var authorization: String?
+    package var authorization: String?
 
-    public init(
+    package init(
         environment: ServerAPIEnvironment, endpoint: ServerAPIService.Endpoint, parameters: [String] = [], query: String = "", body: [UInt8] = [],
         now: Date? = nil, authorization: String? = nil
     ) {
@@ -81,25 +81,25 @@ public struct ServerAPIRequest: Sendable {
 }
 
 /// The answer: HTTP status, `Content-Type` (nil: no body), body, and what the request log records.
-public struct ServerAPIResponse: Sendable {
-    public var status: Int
-    public var contentType: String?
-    public var body: [UInt8]
+package struct ServerAPIResponse: Sendable {
+    package var status: Int
+    package var contentType: String?
+    package var body: [UInt8]
     /// Headers besides `Content-Type` (`Retry-After` of a 429, `Allow` of a 405).
-    public var headers: [(name: String, value: String)] = []
+    package var headers: [(name: String, value: String)] = []
     /// `endpoint`, `errorCode` (null on success) and what the endpoint adds (the id asked about, the count sent).
-    public var summary: JSONObject
+    package var summary: JSONObject
 
     /// Apple's error: the family's status, `application/json` exactly (Python's client drops the code from any
     /// other Content-Type, `; charset=utf-8` included), `{"errorCode","errorMessage"}`.
-    public static func error(_ error: ServerAPIError, endpoint: String) -> ServerAPIResponse {
+    package static func error(_ error: ServerAPIError, endpoint: String) -> ServerAPIResponse {
         ServerAPIResponse(
             status: error.httpStatus, contentType: ServerAPIService.jsonContentType, body: Array(error.body.serialized(pretty: false).utf8),
             summary: [("endpoint", .string(endpoint)), ("errorCode", .integer(error.code))])
     }
 
     /// No body: 401 (Apple sends none), and paths or methods the API does not have.
-    public static func empty(_ status: Int, endpoint: String, note: String) -> ServerAPIResponse {
+    package static func empty(_ status: Int, endpoint: String, note: String) -> ServerAPIResponse {
         ServerAPIResponse(status: status, contentType: nil, body: [], summary: [("endpoint", .string(endpoint)), ("errorCode", .null), ("note", .string(note))])
     }
 }
@@ -117,23 +117,23 @@ public struct ServerAPIResponse: Sendable {
 /// Errors are ``ServerAPIError``s. Each scenario is one customer of one app; it needs `now` (when its
 /// purchases were made: that fixes the ids) and is served in its store's environment (Production or Sandbox;
 /// an `xcode-*` store, whose ids are all 0, is not served).
-public struct ServerAPIService: Sendable {
+package struct ServerAPIService: Sendable {
     /// Apple's page size for the transaction and refund histories.
-    public static let pageSize = 20
+    package static let pageSize = 20
     /// Exactly Apple's: nothing after it.
-    public static let jsonContentType = "application/json"
+    package static let jsonContentType = "application/json"
 
-    public struct Configuration: Sendable {
+    package struct Configuration: Sendable {
         /// The server's clock; the wall clock when nil. A request's `X-Forge-Now` overrides both.
-        public var now: Date?
+        package var now: Date?
         /// Who may call: the default refuses everyone (401, empty body), so the routes are never open by accident.
-        public var access: Access
+        package var access: Access
         /// `--rate-limits apple`: Apple's per-endpoint rates; nil, no limit.
-        public var rateLimits: ServerAPIRateLimits?
+        package var rateLimits: ServerAPIRateLimits?
         /// `--notify URL`, `--notify-sandbox URL`: the webhooks notifications are delivered to; nil, none.
-        public var deliveries: NotificationDispatcher?
+        package var deliveries: NotificationDispatcher?
 
-        public init(now: Date? = nil, access: Access = .closed, rateLimits: ServerAPIRateLimits? = nil, deliveries: NotificationDispatcher? = nil) {
+        package init(now: Date? = nil, access: Access = .closed, rateLimits: ServerAPIRateLimits? = nil, deliveries: NotificationDispatcher? = nil) {
             self.now = now
             self.access = access
             self.rateLimits = rateLimits
@@ -142,7 +142,7 @@ public struct ServerAPIService: Sendable {
     }
 
     /// Who may call the API.
-    public enum Access: Sendable {
+    package enum Access: Sendable {
         /// `--no-auth`: anyone, without a token.
         case open
         /// Holders of a token `ServerAPIAuthenticator` accepts (`--api-key`, `--issuer-id`), scoped to its app.
@@ -151,27 +151,27 @@ public struct ServerAPIService: Sendable {
         case closed
     }
 
-    public let configuration: Configuration
+    package let configuration: Configuration
     /// The customers, the clock and what the developer has changed: shared with `/_forge/clock`.
-    public let state: ServerState
+    package let state: ServerState
     let forge: Forge?
     /// The read-only endpoints' answers, by request, clock and state version.
     let cache = ResponseCache()
 
     /// No scenario: every id is unknown (4040010).
-    public init(configuration: Configuration = Configuration()) {
+    package init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         state = ServerState(now: configuration.now)
         forge = nil
     }
 
     /// Checks each scenario renders (and has its `now`) before the server starts.
-    public init(scenarios: [Scenario], forge: Forge, configuration: Configuration = Configuration()) throws(ForgeError) {
+    package init(scenarios: [Scenario], forge: Forge, configuration: Configuration = Configuration()) throws(ForgeError) {
         try self.init(state: try ServerState(scenarios: scenarios, now: configuration.now), forge: forge, configuration: configuration)
     }
 
     /// Serves `state`'s customers (shared with verifyReceipt's ``ServerHistories``); its clock is the server's.
-    public init(state: ServerState, forge: Forge, configuration: Configuration = Configuration()) throws(ForgeError) {
+    package init(state: ServerState, forge: Forge, configuration: Configuration = Configuration()) throws(ForgeError) {
         for customer in state.customers { _ = try forge.rendering(customer.scenario, madeAt: customer.madeAt, now: customer.madeAt) }
         self.configuration = configuration
         self.forge = forge
@@ -180,7 +180,7 @@ public struct ServerAPIService: Sendable {
 
     /// The endpoints, by the name the request log and the faults give them. Where each is served (method and path) is
     /// the HTTP layer's business: its router registers every endpoint (`ServerAPIController`).
-    public enum Endpoint: String, CaseIterable, Sendable {
+    package enum Endpoint: String, CaseIterable, Sendable {
         case transactionInfo
         case transactionHistory
         case transactionHistoryV1
@@ -225,7 +225,7 @@ public struct ServerAPIService: Sendable {
     /// The answer to `request`. Never traps: every failure is an answer. `admitted` hears of each request that passed
     /// authentication and the rate limit, by the log's endpoint name, before it is answered: an answer it returns (a
     /// fault's) is sent instead, and the endpoint does nothing.
-    public func respond(_ request: ServerAPIRequest, admitted: (_ endpoint: String) -> ServerAPIResponse? = { _ in nil }) -> ServerAPIResponse {
+    package func respond(_ request: ServerAPIRequest, admitted: (_ endpoint: String) -> ServerAPIResponse? = { _ in nil }) -> ServerAPIResponse {
         var authenticated: JSONObject = []
         let endpoint = request.endpoint, parameters = request.parameters
         let parameter = parameters.first ?? ""

@@ -1,6 +1,6 @@
-public import Foundation
-public import _ForgeSupport
-public import StoreModel
+package import Foundation
+package import _ForgeSupport
+package import StoreModel
 import Synchronization
 
 /// What the server side knows and what has changed since it started: the customers (one `--scenario` each),
@@ -17,24 +17,24 @@ import Synchronization
 /// With a ``ServerStateStore`` (`--state FILE`) every change is written before it takes effect, as what changed
 /// (an event, a record), not the whole state: a change the file cannot take is not made, and a restart on the
 /// file resumes here.
-public final class ServerState: Sendable {
-    public struct Customer: Sendable {
-        public fileprivate(set) var scenario: Scenario
+package final class ServerState: Sendable {
+    package struct Customer: Sendable {
+        package fileprivate(set) var scenario: Scenario
         /// The scenario as given (its seed pinned): what a restart's `--scenario` must match.
-        public let given: Scenario
+        package let given: Scenario
         /// When the device's purchases were made (the scenario's `now`): that fixes their ids.
-        public let madeAt: Date
+        package let madeAt: Date
     }
 
     /// A `TEST` notification a client asked for, as Get Test Notification Status answers it.
-    public struct TestNotification: Sendable {
-        public let token: String
-        public let environment: ServerAPIEnvironment
-        public let bundleID: String
-        public let signedPayload: String
-        public let sentAt: Date
+    package struct TestNotification: Sendable {
+        package let token: String
+        package let environment: ServerAPIEnvironment
+        package let bundleID: String
+        package let signedPayload: String
+        package let sentAt: Date
 
-        public init(token: String, environment: ServerAPIEnvironment, bundleID: String, signedPayload: String, sentAt: Date) {
+        package init(token: String, environment: ServerAPIEnvironment, bundleID: String, signedPayload: String, sentAt: Date) {
             self.token = token
             self.environment = environment
             self.bundleID = bundleID
@@ -44,13 +44,13 @@ public final class ServerState: Sendable {
     }
 
     /// A mass extension, as its status endpoint answers it (it completes at once).
-    public struct MassExtension: Sendable {
-        public let productID: String
-        public let completedAt: Date
-        public let succeeded: Int
-        public let failed: Int
+    package struct MassExtension: Sendable {
+        package let productID: String
+        package let completedAt: Date
+        package let succeeded: Int
+        package let failed: Int
 
-        public init(productID: String, completedAt: Date, succeeded: Int, failed: Int) {
+        package init(productID: String, completedAt: Date, succeeded: Int, failed: Int) {
             self.productID = productID
             self.completedAt = completedAt
             self.succeeded = succeeded
@@ -59,12 +59,12 @@ public final class ServerState: Sendable {
     }
 
     /// A transaction the developer finished (Finish Transaction).
-    public struct FinishedTransaction: Sendable, Hashable {
-        public let environment: ServerAPIEnvironment
-        public let transactionID: String
-        public let finishedAt: Date
+    package struct FinishedTransaction: Sendable, Hashable {
+        package let environment: ServerAPIEnvironment
+        package let transactionID: String
+        package let finishedAt: Date
 
-        public init(environment: ServerAPIEnvironment, transactionID: String, finishedAt: Date) {
+        package init(environment: ServerAPIEnvironment, transactionID: String, finishedAt: Date) {
             self.environment = environment
             self.transactionID = transactionID
             self.finishedAt = finishedAt
@@ -72,13 +72,13 @@ public final class ServerState: Sendable {
     }
 
     /// Consumption information the developer sent (Send Consumption Information v1 or v2), as sent.
-    public struct ConsumptionReport: Sendable {
-        public let environment: ServerAPIEnvironment
-        public let transactionID: String
-        public let receivedAt: Date
-        public let body: JSONValue
+    package struct ConsumptionReport: Sendable {
+        package let environment: ServerAPIEnvironment
+        package let transactionID: String
+        package let receivedAt: Date
+        package let body: JSONValue
 
-        public init(environment: ServerAPIEnvironment, transactionID: String, receivedAt: Date, body: JSONValue) {
+        package init(environment: ServerAPIEnvironment, transactionID: String, receivedAt: Date, body: JSONValue) {
             self.environment = environment
             self.transactionID = transactionID
             self.receivedAt = receivedAt
@@ -87,7 +87,7 @@ public final class ServerState: Sendable {
     }
 
     /// The records that clients add and ``maximumRecords`` bounds.
-    public enum RecordKind: String, Sendable, CaseIterable {
+    package enum RecordKind: String, Sendable, CaseIterable {
         case testNotifications, massExtensions, extensionAnswers, finished, consumption
     }
 
@@ -206,7 +206,7 @@ public final class ServerState: Sendable {
     /// When the server started, on the wall clock: where a time rate counts from.
     let startedWall: Date
     /// The server clock when the server started: notifications of what happens after it are delivered.
-    public let startedAt: Date
+    package let startedAt: Date
     /// Held only to read the state or to swap a changed one in, never across I/O: a request that reads the clock
     /// never waits behind a write to `store`.
     let mutable: Mutex<Mutable>
@@ -214,7 +214,7 @@ public final class ServerState: Sendable {
     /// written before it is swapped in (write-ahead), while readers go on reading the state as it was.
     private let changing = Mutex(())
     /// `--state FILE`; nil keeps the state in memory only.
-    public let store: (any ServerStateStore)?
+    package let store: (any ServerStateStore)?
     /// Told what the operator must know once (a store that refuses changes, the clock at its end): stderr in `forge serve`.
     let warn: @Sendable (String) -> Void
     /// Whether the clock has been found at ``lastInstant`` (and that was said).
@@ -223,16 +223,16 @@ public final class ServerState: Sendable {
     /// Bounds what clients can make the server hold of each kind: test notifications, mass extensions, extension
     /// answers remembered for retries, finished transactions and consumption reports. Past it the oldest of the
     /// kind makes room for the newest.
-    public static let maximumRecords = 10_000
+    package static let maximumRecords = 10_000
 
     /// The last instant the server clock reaches: the last second receipts and JWS carry (``ReceiptDate/writable``).
     /// The clock stops there, whatever `--time-rate` or `POST /_forge/clock` ask, and says so once.
-    public static let lastInstant = ReceiptDate.writable.upperBound.addingTimeInterval(-1)
+    package static let lastInstant = ReceiptDate.writable.upperBound.addingTimeInterval(-1)
 
     /// Writes `forge: warning: …` on stderr.
-    public static let standardWarning: @Sendable (String) -> Void = { FileHandle.standardError.write(Data("forge: warning: \($0)\n".utf8)) }
+    package static let standardWarning: @Sendable (String) -> Void = { FileHandle.standardError.write(Data("forge: warning: \($0)\n".utf8)) }
 
-    public init(customers: [Customer] = [], now: Date? = nil, timeRate: Double? = nil, warn: @escaping @Sendable (String) -> Void = ServerState.standardWarning) {
+    package init(customers: [Customer] = [], now: Date? = nil, timeRate: Double? = nil, warn: @escaping @Sendable (String) -> Void = ServerState.standardWarning) {
         configuredNow = now
         self.timeRate = timeRate
         let wall = Date()
@@ -273,12 +273,12 @@ public final class ServerState: Sendable {
     }
 
     /// The time rates `--time-rate` takes: up to a year a second.
-    public static let timeRates: ClosedRange<Double> = 0.001...31_622_400
+    package static let timeRates: ClosedRange<Double> = 0.001...31_622_400
 
     /// Each scenario with its seed pinned (that of `forge make` at its `now`), checked to need a `now`. With a
     /// `store`, what it kept (`saved`, its ``ServerStateStore/load()``) is resumed: its customers must be these
     /// scenarios (else the file is another server's, and nothing in it is touched), and a new file starts with them.
-    public convenience init(
+    package convenience init(
         scenarios: [Scenario], now: Date? = nil, timeRate: Double? = nil, store: (any ServerStateStore)? = nil, saved: SavedState = SavedState(),
         warn: @escaping @Sendable (String) -> Void = ServerState.standardWarning
     ) throws(ForgeError) {
@@ -315,14 +315,14 @@ public final class ServerState: Sendable {
         return nil
     }
 
-    public var customers: [Customer] { mutable.withLock { $0.customers } }
+    package var customers: [Customer] { mutable.withLock { $0.customers } }
 
     /// The customers and the state's version, read together: a view rendered from them is stale once the version moves.
     func snapshot() -> (customers: [Customer], version: UInt64) { mutable.withLock { ($0.customers, $0.version) } }
 
     /// The server clock: a request's `X-Forge-Now`, else `--now` (or the wall clock) moved by `POST /_forge/clock`;
     /// never past ``lastInstant``.
-    public func now(request: Date? = nil) -> Date {
+    package func now(request: Date? = nil) -> Date {
         if let request { return min(request, Self.lastInstant) }
         let date = clock(offset: mutable.withLock { $0.offset })
         if date >= Self.lastInstant, !saturated.exchange(true, ordering: .relaxed) {
@@ -346,7 +346,7 @@ public final class ServerState: Sendable {
 
     /// `POST /_forge/clock`: moves the clock to `date`; only forward, as a timeline only grows. A date past
     /// ``lastInstant`` stops it there.
-    public func setClock(to date: Date) throws(ServeError) {
+    package func setClock(to date: Date) throws(ServeError) {
         guard date >= ReceiptDate.writable.lowerBound else { throw ServeError(.invalidClock, "\(ReceiptDate.format(date)) is \(ReceiptDate.outsideWritable)") }
         let date = min(date, Self.lastInstant)
         try changing.withLock { _ throws(ServeError) in
@@ -366,7 +366,7 @@ public final class ServerState: Sendable {
     }
 
     /// Writes the clock as it is now, so a restart resumes close to it (the clock moves without changes).
-    public func checkpoint() throws(ServeError) {
+    package func checkpoint() throws(ServeError) {
         guard let store else { return }
         try changing.withLock { _ throws(ServeError) in
             let offset = mutable.withLock { $0.offset }
@@ -415,7 +415,7 @@ public final class ServerState: Sendable {
     }
 
     /// Changes the store refused since the start (a full disk): said once, then counted here.
-    public var refusedWrites: Int { mutable.withLock { $0.refusedWrites } }
+    package var refusedWrites: Int { mutable.withLock { $0.refusedWrites } }
 
     /// The number of changes so far.
     var version: UInt64 { mutable.withLock { $0.version } }

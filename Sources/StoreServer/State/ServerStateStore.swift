@@ -1,5 +1,5 @@
-public import Foundation
-public import StoreModel
+package import Foundation
+package import StoreModel
 
 /// Where `forge serve --state FILE` keeps the server state between runs. StoreServer decides what is kept and
 /// when (``StateChange``); a store decides only how (SQLite, linked by forge-http alone). Nothing is kept by
@@ -8,7 +8,7 @@ public import StoreModel
 /// Every change is written before it is answered or acted on, in one transaction, so a process killed at any
 /// instant leaves the file as of the last change it acknowledged: the first is a crash-safe write, not a
 /// periodic snapshot.
-public protocol ServerStateStore: Sendable {
+package protocol ServerStateStore: Sendable {
     /// What an earlier run kept; empty for a new file.
     func load() throws(ServeError) -> SavedState
     /// Applies `changes` in order, all in one transaction or none.
@@ -18,7 +18,7 @@ public protocol ServerStateStore: Sendable {
 }
 
 /// One change of the server state, as a store writes it.
-public enum StateChange: Sendable {
+package enum StateChange: Sendable {
     /// The server clock, and how far `POST /_forge/clock` has moved it: where a restart resumes.
     case clock(now: Date, offset: TimeInterval)
     /// A customer as first given (seed pinned): written once, when the file is made. What the API adds to its
@@ -54,13 +54,13 @@ public enum StateChange: Sendable {
 
 /// A customer as kept: `given` tells a restart with other `--scenario` files from one with the same; `scenario` is
 /// `given` with the events the API added after its own.
-public struct SavedCustomer: Sendable {
-    public var position: Int
-    public var given: Scenario
-    public var scenario: Scenario
-    public var madeAt: Date
+package struct SavedCustomer: Sendable {
+    package var position: Int
+    package var given: Scenario
+    package var scenario: Scenario
+    package var madeAt: Date
 
-    public init(position: Int, given: Scenario, scenario: Scenario, madeAt: Date) {
+    package init(position: Int, given: Scenario, scenario: Scenario, madeAt: Date) {
         self.position = position
         self.given = given
         self.scenario = scenario
@@ -69,24 +69,24 @@ public struct SavedCustomer: Sendable {
 }
 
 /// What a store holds: everything ``StateChange`` writes, as it stands.
-public struct SavedState: Sendable {
-    public var clock: (now: Date, offset: TimeInterval)?
+package struct SavedState: Sendable {
+    package var clock: (now: Date, offset: TimeInterval)?
     /// By position; the same count as the `--scenario` files that made them.
-    public var customers: [SavedCustomer] = []
-    public var testNotifications: [ServerState.TestNotification] = []
-    public var testsRequested: UInt64 = 0
+    package var customers: [SavedCustomer] = []
+    package var testNotifications: [ServerState.TestNotification] = []
+    package var testsRequested: UInt64 = 0
     /// Each record kind oldest first, as kept: the oldest is the next to make room.
-    public var massExtensions: [(key: String, request: ServerState.MassExtension)] = []
-    public var extensionAnswers: [(key: String, answer: ExtendRenewalDateResponse)] = []
-    public var finished: [ServerState.FinishedTransaction] = []
-    public var consumption: [ServerState.ConsumptionReport] = []
+    package var massExtensions: [(key: String, request: ServerState.MassExtension)] = []
+    package var extensionAnswers: [(key: String, answer: ExtendRenewalDateResponse)] = []
+    package var finished: [ServerState.FinishedTransaction] = []
+    package var consumption: [ServerState.ConsumptionReport] = []
     /// In the order they were enqueued.
-    public var deliveries: [NotificationDispatcher.Delivery] = []
-    public var watermarks: [ServerAPIEnvironment: Date] = [:]
-    public var dropped = 0
+    package var deliveries: [NotificationDispatcher.Delivery] = []
+    package var watermarks: [ServerAPIEnvironment: Date] = [:]
+    package var dropped = 0
 
-    public init() {}
+    package init() {}
 
     /// Whether nothing was kept: a new file.
-    public var isEmpty: Bool { clock == nil && customers.isEmpty && deliveries.isEmpty }
+    package var isEmpty: Bool { clock == nil && customers.isEmpty && deliveries.isEmpty }
 }
