@@ -71,8 +71,9 @@ let package = Package(
         // formats, the seeded generator. Foundation only.
         // Underscored, as swift-certificates' `_CertificateInternals`: the package's own, no domain, no API promise.
         .target(name: "_ForgeSupport", dependencies: ["CForgeSystem"], swiftSettings: swiftSettings),
-        // Apple's values that the syntax, the corpus and the store model all speak, below each of them: environments and
-        // receipt types, and renewal info (pending_renewal_info, StoreKit 2's renewal info) with its enums. No domain logic.
+        // Apple's values that the syntax, the corpus and the store model all speak, below each of them: environments,
+        // receipt types, the kinds of signed data (JWSKind), ownership, and renewal info (pending_renewal_info, StoreKit 2's
+        // renewal info) with its enums. No domain logic.
         .target(name: "AppStoreVocabulary", swiftSettings: swiftSettings),
         // The store: the scenario (apps, devices, products, purchases, timeline), its typed vocabulary (product and
         // notification types) and the state it resolves to. Every artefact renders this one model.
@@ -80,7 +81,7 @@ let package = Package(
         .target(name: "StoreModel", dependencies: ["AppStoreVocabulary", "_ForgeSupport"], swiftSettings: swiftSettings),
         // The receipt as bytes: BER in, DER or chosen BER out; verifyReceipt's JSON of it. No crypto, no store model.
         .target(name: "ReceiptModel", dependencies: ["AppStoreVocabulary", "_ForgeSupport"], swiftSettings: swiftSettings),
-        // The JWS as text: compact serialization, its size bounds and the five StoreKit 2 kinds (JWSKind). No crypto.
+        // The JWS as text: compact serialization and its size bounds. No crypto.
         .target(name: "JWSModel", dependencies: ["_ForgeSupport"], swiftSettings: swiftSettings),
         // The corpus model (manifest, vectors, lint, schemas): Foundation, _ForgeSupport and AppStoreVocabulary (the typed
         // environment) only, so outside validators can use it without OpenSSL or the store model.

@@ -1,3 +1,4 @@
+import AppStoreVocabulary
 import ArgumentParser
 import Dispatch
 import Foundation

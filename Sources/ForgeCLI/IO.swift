@@ -3,9 +3,9 @@ import Foundation
 import StoreForge
 import ReceiptModel
 import _ForgeSupport
-package import JWSModel
+import JWSModel
 package import StoreModel
-import AppStoreVocabulary
+package import AppStoreVocabulary
 
 /// sysexits(3) codes, documented in `forge --help`.
 enum Exit {

@@ -1,3 +1,4 @@
+import AppStoreVocabulary
 import ArgumentParser
 import Foundation
 import StoreForge

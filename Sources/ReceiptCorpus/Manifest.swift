@@ -308,6 +308,31 @@ public enum ArtifactKind: String, Codable, Sendable, Hashable, CaseIterable {
     case jwsRealtime = "jws-realtime"
 
     public var isJWS: Bool { self != .receipt }
+
+    /// The JWS kind of a StoreKit 2 artefact; nil for a receipt.
+    public var jwsKind: JWSKind? {
+        switch self {
+        case .receipt: nil
+        case .jwsTransaction: .transaction
+        case .jwsRenewal: .renewal
+        case .jwsAppTransaction: .appTransaction
+        case .jwsNotification: .notification
+        case .jwsRealtime: .realtime
+        }
+    }
+}
+
+extension JWSKind {
+    /// The manifest's name for a JWS of this kind.
+    public var artifact: ArtifactKind {
+        switch self {
+        case .transaction: .jwsTransaction
+        case .renewal: .jwsRenewal
+        case .appTransaction: .jwsAppTransaction
+        case .notification: .jwsNotification
+        case .realtime: .jwsRealtime
+        }
+    }
 }
 
 /// The expected outcome of validating a vector.

@@ -59,7 +59,7 @@ package struct ReferenceHarness: ReceiptValidator {
         switch inputs(of: request) {
         case .refused(let reply): return reply
         case .ready(let bytes, let context):
-            return await JWSVerifier().verify(bytes, as: JWSVerifier.expectedKind(for: request.context.artifactKind), context: context, online: online).harnessReply(
+            return await JWSVerifier().verify(bytes, as: request.context.artifactKind.jwsKind, context: context, online: online).harnessReply(
                 seq: request.seq)
         }
     }

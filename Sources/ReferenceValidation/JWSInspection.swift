@@ -1,3 +1,4 @@
+import AppStoreVocabulary
 import ForgeCrypto
 import Foundation
 import ReceiptCorpus

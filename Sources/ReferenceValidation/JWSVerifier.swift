@@ -3,9 +3,9 @@ package import ForgeCrypto
 package import ReceiptCorpus
 import ReceiptModel
 package import _ForgeSupport
-package import JWSModel
+import JWSModel
 import StoreModel
-import AppStoreVocabulary
+package import AppStoreVocabulary
 
 /// The verdict on one JWS, every step, and what could be read.
 package struct JWSReport: CheckedReport {
@@ -38,19 +38,7 @@ package struct JWSVerifier: ArtefactValidator {
     /// The bytes as they are, as the artefact kind says (a vector's `context.artifact`): white space inside or around
     /// a JWS is the input's, judged by the parser.
     package func check(_ input: [UInt8], as artifact: ArtifactKind, context: ValidationContext) -> any CheckedReport {
-        verify(input, as: Self.expectedKind(for: artifact), context: context)
-    }
-
-    /// The JWS kind an artefact kind names; nil (read from the payload) for a receipt, which is no JWS.
-    package static func expectedKind(for artifact: ArtifactKind) -> JWSKind? {
-        switch artifact {
-        case .receipt: nil
-        case .jwsTransaction: .transaction
-        case .jwsRenewal: .renewal
-        case .jwsAppTransaction: .appTransaction
-        case .jwsNotification: .notification
-        case .jwsRealtime: .realtime
-        }
+        verify(input, as: artifact.jwsKind, context: context)
     }
 
     /// The sniffing front door, for callers that do not know the kind (the CLI asked for none): the kind is read from the payload's

@@ -35,6 +35,7 @@ struct JWSKindTests {
         let transaction = try Self.make(.transaction)
         let report = try #require(JWSVerifier().check(Array(transaction.utf8), as: .jwsRenewal, context: Self.context) as? JWSReport)
         #expect(report.kind == .renewal)
-        #expect(JWSVerifier.expectedKind(for: .jwsNotification) == .notification && JWSVerifier.expectedKind(for: .receipt) == nil)
+        #expect(ArtifactKind.receipt.jwsKind == nil)
+        for kind in JWSKind.allCases { #expect(kind.artifact.jwsKind == kind) }
     }
 }

@@ -1,3 +1,4 @@
+import AppStoreVocabulary
 import Foundation
 import ForgeCrypto
 import StoreForge

@@ -1,3 +1,4 @@
+import AppStoreVocabulary
 import Foundation
 import StoreForge
 import Testing

@@ -1,7 +1,7 @@
 public import ReceiptCorpus
 import ReceiptModel
 import _ForgeSupport
-public import JWSModel
+import JWSModel
 public import StoreModel
 import Foundation
 public import AppStoreVocabulary
@@ -100,24 +100,6 @@ public struct VectorSpec: Sendable {
         self.trustAnchor = nil
         self.appAppleID = appAppleID
     }
-}
-
-extension JWSKind {
-    /// The manifest's name for a JWS of this kind.
-    public var artifact: ArtifactKind {
-        switch self {
-        case .transaction: .jwsTransaction
-        case .renewal: .jwsRenewal
-        case .appTransaction: .jwsAppTransaction
-        case .notification: .jwsNotification
-        case .realtime: .jwsRealtime
-        }
-    }
-}
-
-extension ArtifactKind {
-    /// The JWS kind of a StoreKit 2 artefact; nil for a receipt.
-    public var jwsKind: JWSKind? { JWSKind.allCases.first { $0.artifact == self } }
 }
 
 extension VectorSpec {

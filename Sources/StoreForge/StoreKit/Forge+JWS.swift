@@ -2,7 +2,7 @@ public import Foundation
 import ForgeCrypto
 import ReceiptModel
 public import _ForgeSupport
-public import JWSModel
+import JWSModel
 public import StoreModel
 import Synchronization
 public import AppStoreVocabulary

@@ -1,9 +1,10 @@
+public import AppStoreVocabulary
 public import Foundation
 public import ForgeCrypto
 import ReceiptModel
 public import _ForgeSupport
 public import StoreModel
-public import JWSModel
+import JWSModel
 
 /// A JWS between its parts and its bytes: what a JWS ``Mutation`` edits. Before signing, the header
 /// members, the `x5c` chain, the payload and the key; after, the signature and the compact text.

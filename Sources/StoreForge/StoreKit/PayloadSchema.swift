@@ -1,7 +1,8 @@
+public import AppStoreVocabulary
 public import StoreModel
 import ReceiptModel
 public import _ForgeSupport
-public import JWSModel
+import JWSModel
 
 /// The members Apple's models define (storekit2-facts §3.1, app-store-server-library 2026), per kind and object:
 /// hand edits (`--set`) may only add these unless unknown keys are allowed, so a typo or a wrong level
