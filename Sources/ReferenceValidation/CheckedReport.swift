@@ -1,9 +1,46 @@
 package import _ForgeSupport
 package import ReceiptCorpus
 
-/// What every reference validator returns, whatever the artefact: the steps in order, and the verdict, first
-/// failure, error class and message they decide. Receipts (``ValidationReport``) and StoreKit 2 JWS
-/// (``JWSReport``) keep what only they can read beside it; callers (the CLI, the harness, the servers) use this.
+/// What a reference validator reads besides its checks, which only it can read: a receipt's container and payload
+/// (``ReceiptFindings``), a JWS's header, payload and nested JWS (``JWSFindings``).
+package protocol ArtefactFindings: Sendable {
+    /// The message when nothing failed ("receipt is valid").
+    static var validMessage: String { get }
+    /// Whether a report whose first failure has this class says the input is not this artefact at all (exit 65),
+    /// rather than one that fails a check (exit 1).
+    static func isUnreadable(_ errorClass: ErrorClass?) -> Bool
+}
+
+/// The one report of the reference validators, as swift-certificates' policies return one result: the steps in
+/// order (the verdict, first failure, error class and message follow from them) and the artefact's own findings,
+/// read through the report (`report.receipt`, `report.payload`). ``ValidationReport`` and ``JWSReport`` name its
+/// two kinds.
+@dynamicMemberLookup
+package struct VerificationReport<Findings: ArtefactFindings>: CheckedReport {
+    /// Every step, in order.
+    package let checks: [Check]
+    package let findings: Findings
+
+    package init(checks: [Check], findings: Findings) {
+        self.checks = checks
+        self.findings = findings
+    }
+
+    package subscript<Value>(dynamicMember path: KeyPath<Findings, Value>) -> Value { findings[keyPath: path] }
+
+    package var isUnreadable: Bool { Findings.isUnreadable(errorClass) }
+    package static var validMessage: String { Findings.validMessage }
+}
+
+/// A report's verdict: valid when no check failed.
+package enum ReportVerdict: String, Sendable, Hashable, Codable { case valid, invalid }
+
+extension VerificationReport {
+    package typealias Verdict = ReportVerdict
+}
+
+/// A report of either kind, for callers that judge whatever artefact they are given (the CLI, the harness, the
+/// servers): ``VerificationReport`` is the one type that conforms.
 package protocol CheckedReport: Sendable {
     /// Every step, in order.
     var checks: [Check] { get }
@@ -14,7 +51,7 @@ package protocol CheckedReport: Sendable {
 }
 
 extension CheckedReport {
-    package var verdict: ValidationReport.Verdict { firstFailure == nil ? .valid : .invalid }
+    package var verdict: ReportVerdict { firstFailure == nil ? .valid : .invalid }
     /// The failure that decides the verdict: the first in order.
     package var firstFailure: Check? { checks.first { $0.status == .failed } }
     package var errorClass: ErrorClass? { firstFailure?.errorClass }

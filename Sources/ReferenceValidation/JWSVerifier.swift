@@ -8,8 +8,10 @@ import StoreModel
 package import AppStoreVocabulary
 
 /// The verdict on one JWS, every step, and what could be read.
-package struct JWSReport: CheckedReport {
-    package let checks: [Check]
+package typealias JWSReport = VerificationReport<JWSFindings>
+
+/// What the JWS verifier read besides its checks.
+package struct JWSFindings: ArtefactFindings {
     package let header: JSONValue?
     package let payload: JSONValue?
     /// The `x5c` certificates that parsed, in order.
@@ -21,7 +23,15 @@ package struct JWSReport: CheckedReport {
 
     package static let validMessage = "JWS is valid"
     /// Not a JWS at all (exit 65 territory).
-    package var isUnreadable: Bool { errorClass == .jwsFormat }
+    package static func isUnreadable(_ errorClass: ErrorClass?) -> Bool { errorClass == .jwsFormat }
+}
+
+extension VerificationReport where Findings == JWSFindings {
+    package init(
+        checks: [Check], header: JSONValue?, payload: JSONValue?, certificates: [X509Certificate], nested: [(field: String, report: JWSReport)], kind: JWSKind?
+    ) {
+        self.init(checks: checks, findings: JWSFindings(header: header, payload: payload, certificates: certificates, nested: nested, kind: kind))
+    }
 }
 
 /// The reference verifier for StoreKit 2 signed data, with `SignedDataVerifier` semantics (storekit2-facts

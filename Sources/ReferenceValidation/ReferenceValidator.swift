@@ -58,11 +58,12 @@ package struct Check: Sendable, Hashable {
     }
 }
 
-/// The outcome of validating one receipt: a value, never a thrown error.
-package struct ValidationReport: CheckedReport {
-    package enum Verdict: String, Sendable, Hashable, Codable { case valid, invalid }
-    /// Every step, in Apple's documented order; steps after a failure still run where they can.
-    package let checks: [Check]
+/// The outcome of validating one receipt: a value, never a thrown error. Its checks run in Apple's documented
+/// order; steps after a failure still run where they can.
+package typealias ValidationReport = VerificationReport<ReceiptFindings>
+
+/// What the receipt validator read besides its checks.
+package struct ReceiptFindings: ArtefactFindings {
     package let transport: ReceiptInput.Transport?
     package let container: ReceiptContainer?
     package let receipt: AppReceipt?
@@ -70,11 +71,18 @@ package struct ValidationReport: CheckedReport {
     package let certificates: [X509Certificate]
 
     package static let validMessage = "receipt is valid"
-    /// Whether the input could not be read as a receipt at all (exit code 65 territory). A malformed
-    /// payload under a valid signature is readable data that is wrong, not unreadable input.
-    package var isUnreadable: Bool {
+
+    /// Not a receipt at all (exit code 65 territory). A malformed payload under a valid signature is readable data
+    /// that is wrong, not unreadable input.
+    package static func isUnreadable(_ errorClass: ErrorClass?) -> Bool {
         guard let family = errorClass?.family else { return false }
         return family == "input" || errorClass == .containerMalformed
+    }
+}
+
+extension VerificationReport where Findings == ReceiptFindings {
+    package init(checks: [Check], transport: ReceiptInput.Transport?, container: ReceiptContainer?, receipt: AppReceipt?, certificates: [X509Certificate]) {
+        self.init(checks: checks, findings: ReceiptFindings(transport: transport, container: container, receipt: receipt, certificates: certificates))
     }
 }
 

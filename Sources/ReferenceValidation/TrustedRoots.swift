@@ -11,9 +11,3 @@ extension ValidationContext {
         bytes.first == 0x30 ? [try X509Certificate(derEncoded: bytes)] : try X509Certificate.all(fromPEM: String(decoding: bytes, as: UTF8.self))
     }
 }
-
-extension ValidationReport {
-    /// Whether the receipt carries a single, self-issued certificate: Xcode's StoreKit shape, whose signer is its
-    /// own root.
-    package var isSignedBySelfIssuedCertificate: Bool { certificates.count == 1 && certificates.first?.isSelfIssued == true }
-}
