@@ -1,3 +1,4 @@
+public import AppStoreVocabulary
 import _ForgeSupport
 
 /// A product as the app's store defines it (App Store Connect, an Xcode `.storekit` file): what every purchase of it
@@ -46,19 +47,19 @@ public struct ProductDefinition: Encodable, Sendable, Hashable {
 
 /// A subscription offer: its kind, how it is paid and for how long.
 public struct SubscriptionOffer: Encodable, Sendable, Hashable {
-    /// Apple's `offerType`: 1 introductory, 2 promotional, 3 offer code, 4 win-back.
+    /// The kind of offer, as a scenario names it; Apple's `offerType` is ``offerType``.
     public enum Kind: String, Codable, Sendable, Hashable, CaseIterable {
         case introductory
         case promotional
         case offerCode = "offer-code"
         case winBack = "win-back"
 
-        public var offerType: Int64 {
+        public var offerType: OfferType {
             switch self {
-            case .introductory: 1
-            case .promotional: 2
-            case .offerCode: 3
-            case .winBack: 4
+            case .introductory: .introductory
+            case .promotional: .promotional
+            case .offerCode: .offerCode
+            case .winBack: .winBack
             }
         }
     }
@@ -69,11 +70,11 @@ public struct SubscriptionOffer: Encodable, Sendable, Hashable {
         case payAsYouGo = "pay-as-you-go"
         case payUpFront = "pay-up-front"
 
-        public var offerDiscountType: String {
+        public var offerDiscountType: OfferDiscountType {
             switch self {
-            case .freeTrial: "FREE_TRIAL"
-            case .payAsYouGo: "PAY_AS_YOU_GO"
-            case .payUpFront: "PAY_UP_FRONT"
+            case .freeTrial: .freeTrial
+            case .payAsYouGo: .payAsYouGo
+            case .payUpFront: .payUpFront
             }
         }
     }

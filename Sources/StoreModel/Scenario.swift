@@ -270,7 +270,10 @@ public enum CancellationReason: String, Sendable, Hashable, Codable, CaseIterabl
     case other
     case appIssue = "app-issue"
 
-    public var code: Int { self == .appIssue ? 1 : 0 }
+    public var code: Int { Int(revocationReason.rawValue) }
+
+    /// StoreKit 2's `revocationReason`: the same reason.
+    public var revocationReason: RevocationReason { self == .appIssue ? .appIssue : .other }
 
     public init?(argument: String) {
         switch argument {

@@ -27,8 +27,10 @@ struct AppleModelDriftTests {
         ("Environment", Environment.allCases.map(\.rawValue)), ("InAppOwnershipType", OwnershipType.allCases.map(\.rawValue)),
         ("ExpirationIntent", ExpirationIntent.allCases.map { String($0.rawValue) }),
         ("PriceIncreaseStatus", PriceConsentStatus.allCases.map { String($0.rawValue) }), ("Status", SubscriptionStatus.allCases.map { String($0.rawValue) }),
-        ("Type", ProductType.allCases.map(\.transactionType)), ("OfferType", nil), ("OfferDiscountType", nil), ("RevocationReason", nil),
-        ("RevocationType", nil), ("TransactionReason", nil), ("AutoRenewStatus", nil), ("BillingPlanType", nil), ("RenewalBillingPlanType", nil),
+        ("Type", ProductType.allCases.map(\.transactionType)), ("OfferType", OfferType.allCases.map { String($0.rawValue) }),
+        ("OfferDiscountType", OfferDiscountType.allCases.map(\.rawValue)), ("RevocationReason", RevocationReason.allCases.map { String($0.rawValue) }),
+        ("RevocationType", nil), ("TransactionReason", TransactionReason.allCases.map(\.rawValue)),
+        ("AutoRenewStatus", AutoRenewStatus.allCases.map { String($0.rawValue) }), ("BillingPlanType", nil), ("RenewalBillingPlanType", nil),
         ("ConsumptionRequestReason", nil), ("PurchasePlatform", nil),
     ]
 

@@ -248,7 +248,7 @@ struct World {
         if let token = t.appAccountToken ?? options.appAccountToken { members.append(("appAccountToken", .string(token))) }
         members += [("inAppOwnershipType", .string(t.ownership.rawValue)), ("signedDate", signedDate)]
         if let revoked = t.cancellationDate {
-            members += [("revocationReason", .integer(Int64(t.cancellationReason?.code ?? 0))), ("revocationDate", date(revoked))]
+            members += [("revocationReason", .integer((t.cancellationReason?.revocationReason ?? .other).rawValue)), ("revocationDate", date(revoked))]
         }
         if t.isUpgraded { members.append(("isUpgraded", .bool(true))) }
         // The offer in force: the product's defined one (its kind, payment mode, period and price), else what the
@@ -257,24 +257,24 @@ struct World {
         let introductory = t.isTrialPeriod || t.isInIntroOfferPeriod
         let offer = introductory ? definition?.introductoryOffer : t.promotionalOfferID.flatMap { definition?.offer(id: $0) }
         if introductory {
-            members.append(("offerType", .integer(1)))
+            members.append(("offerType", .integer(OfferType.introductory.rawValue)))
         } else if let promo = t.promotionalOfferID {
-            members += [("offerType", .integer(offer?.kind.offerType ?? 2)), ("offerIdentifier", .string(promo))]
+            members += [("offerType", .integer((offer?.kind.offerType ?? .promotional).rawValue)), ("offerIdentifier", .string(promo))]
         }
         let price = t.isTrialPeriod ? 0 : offer?.priceMilliunits ?? fullPrice(t.productID)
         members += [
             ("environment", .string(environment.rawValue)), ("storefront", .string(storefront)),
             ("storefrontId", .string(options.storefrontID ?? store.storefront.id)),
             // An upgrade is a purchase the customer made, not a renewal.
-            ("transactionReason", .string(t.transactionID == t.originalTransactionID || t.upgradedFrom != nil ? "PURCHASE" : "RENEWAL")),
+            ("transactionReason", .string((t.transactionID == t.originalTransactionID || t.upgradedFrom != nil ? TransactionReason.purchase : .renewal).rawValue)),
             ("currency", .string(currency)), ("price", .integer(price)),
         ]
         if let offer {
-            members.append(("offerDiscountType", .string(offer.paymentMode.offerDiscountType)))
+            members.append(("offerDiscountType", .string(offer.paymentMode.offerDiscountType.rawValue)))
         } else if t.isTrialPeriod {
-            members.append(("offerDiscountType", .string("FREE_TRIAL")))
+            members.append(("offerDiscountType", .string(OfferDiscountType.freeTrial.rawValue)))
         } else if t.isInIntroOfferPeriod {
-            members.append(("offerDiscountType", .string("PAY_AS_YOU_GO")))
+            members.append(("offerDiscountType", .string(OfferDiscountType.payAsYouGo.rawValue)))
         }
         members.append(("appTransactionId", .string(appTransactionID)))
         if let period = offer?.offerPeriod {
@@ -295,7 +295,7 @@ struct World {
         if let intent = state?.expirationIntent { members.append(("expirationIntent", .integer(Int64(intent.rawValue)))) }
         members += [
             ("originalTransactionId", id(last.originalTransactionID)), ("autoRenewProductId", .string(state?.autoRenewProductID ?? last.productID)),
-            ("productId", .string(last.productID)), ("autoRenewStatus", .integer(state?.autoRenewStatus == false ? 0 : 1)),
+            ("productId", .string(last.productID)), ("autoRenewStatus", .integer((state?.autoRenewStatus == false ? AutoRenewStatus.off : .on).rawValue)),
             ("isInBillingRetryPeriod", .bool(state?.isInBillingRetryPeriod ?? false)),
         ]
         if let consent = state?.priceConsentStatus { members.append(("priceIncreaseStatus", .integer(Int64(consent.rawValue)))) }
