@@ -47,8 +47,9 @@ struct CA: ParsableCommand {
             let interrupts = Interrupts.discardStagedOnSignal()
             let folder: StagedFolder
             do {
-                folder = try StagedFolder(replacing: URL(fileURLWithPath: out)) { _ in Set(Self.fileNames) }
-                interrupts.guarding(folder)
+                folder = try interrupts.slot.stage { () throws(ForgeError) in
+                    try StagedFolder(replacing: URL(fileURLWithPath: out)) { _ in Set(Self.fileNames) }
+                }
                 defer { folder.discard() }
                 for (name, data) in files { try folder.write(data, to: name) }
                 if let left = try folder.commit() { note("files appeared in the old \(out) meanwhile; they are in \(left.path)") }

@@ -76,15 +76,14 @@ enum Interrupts {
 
     // MARK: staged output
 
-    /// While a folder is staged (`vectors generate`, `make --count`), a signal discards the staging folder: the
-    /// target stays the old folder, and nothing of the new one is left beside it. `guarding` names the folder.
-    static func discardStagedOnSignal() -> (watch: SignalWatch?, guarding: @Sendable (StagedFolder) -> Void) {
-        let folder = StagedFolderSlot()
-        let watch = onSignal { folder.value.withLock { $0 }?.discard() == false ? "the output was already complete" : "nothing was written" }
-        return (watch, { staged in folder.value.withLock { $0 = staged } })
+    /// While a folder is staged (`vectors generate`, `make --count`, `ca export`), a signal discards the staging
+    /// folder: the target stays the old folder, and nothing of the new one is left beside it. The folder is made
+    /// through `slot`, so a signal while it is being made cannot leave it behind either.
+    static func discardStagedOnSignal() -> (watch: SignalWatch?, slot: StagingSlot) {
+        let slot = StagingSlot()
+        let watch = onSignal { slot.stop() == false ? "the output was already complete" : "nothing was written" }
+        return (watch, slot)
     }
-
-    private final class StagedFolderSlot: Sendable { let value = Mutex<StagedFolder?>(nil) }
 }
 
 /// `forge serve --stop-at-stdin-eof`: the end of stdin is a parent gone (killed or not), since the parent holds

@@ -39,17 +39,16 @@ extension Make {
         let folder: StagedFolder
         let target = URL(fileURLWithPath: directory)
         do throws(ForgeError) {
-            if force {
-                try Self.refuseHoldingCurrentDirectory(target)
-                folder = try StagedFolder(replacingWhole: target)
-            } else {
-                // Called only when the folder holds something.
-                folder = try StagedFolder(replacing: target) { existing throws(ForgeError) in throw Self.notEmpty(existing) }
+            if force { try Self.refuseHoldingCurrentDirectory(target) }
+            folder = try interrupts.slot.stage { () throws(ForgeError) in
+                // The check of an existing folder is called only when it holds something.
+                force
+                    ? try StagedFolder(replacingWhole: target)
+                    : try StagedFolder(replacing: target) { existing throws(ForgeError) in throw Self.notEmpty(existing) }
             }
         } catch {
             throw fail(error.message, Exit.cannotCreate)
         }
-        interrupts.guarding(folder)
         defer { folder.discard() }
         let forge: Forge
         do { forge = try Forge(receiptPKI: pki) } catch { throw fail(error.message, Exit.software) }

@@ -60,7 +60,7 @@ struct VectorsCommand: ParsableCommand {
             do {
                 let manifest = try CorpusGenerator(
                     forge: try Forge(receiptPKI: pki), additionalSchemas: conformanceSchemas
-                ).write(to: directory, staged: interrupts.guarding)
+                ).write(to: directory, slot: interrupts.slot)
                 let elapsed = start.duration(to: clock.now)
                 let families = Dictionary(grouping: manifest.vectors, by: \.id.family).map { "\($0.key) \($0.value.count)" }.sorted()
                 print("wrote \(manifest.vectors.count) vectors to \(directory.path) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))")

@@ -81,13 +81,14 @@ public struct CorpusGenerator: Sendable {
     /// Writes the corpus as `directory`, whole: into a staging sibling that then replaces it (``StagedFolder``).
     /// The folder must be new, empty or an earlier corpus (its `manifest.json` written by forge): of that, the
     /// files its manifest listed are removed and a `README.md` is kept; anything else refuses, naming it.
-    /// `staged` is told the staging folder before any file is written, so an interrupt can discard it.
-    public func write(to directory: URL, staged: (StagedFolder) -> Void = { _ in }) throws(ForgeError) -> Manifest {
+    /// The staging folder is made through `slot`, so an interrupt can discard it (``StagingSlot``).
+    public func write(to directory: URL, slot: StagingSlot = StagingSlot()) throws(ForgeError) -> Manifest {
         let (manifest, files) = try build()
-        let folder = try StagedFolder(replacing: directory, kept: ["README.md"]) { existing throws(ForgeError) in
-            Self.files(listedIn: existing).union(files.keys.filter { $0.hasPrefix("schema/") })
+        let folder = try slot.stage { () throws(ForgeError) in
+            try StagedFolder(replacing: directory, kept: ["README.md"]) { existing throws(ForgeError) in
+                Self.files(listedIn: existing).union(files.keys.filter { $0.hasPrefix("schema/") })
+            }
         }
-        staged(folder)
         defer { folder.discard() }
         for (path, data) in files.sorted(by: { $0.key < $1.key }) { try folder.write(data, to: path) }
         if let left = try folder.commit() {

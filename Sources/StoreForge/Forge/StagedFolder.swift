@@ -195,3 +195,34 @@ public final class StagedFolder: Sendable {
         return parts.indices.dropLast().map { parts[...$0].joined(separator: "/") }
     }
 }
+
+/// Where an interrupt meets a staged folder (DESIGN §8): the folder is made under the lock the interrupt takes, so
+/// a signal that lands while it is being made either finds it (and discards it) or comes first (and it is never
+/// made). Without that, a signal during the work before the folder exists ends the process while the main thread
+/// goes on to create the staging folder, which the exit then leaves behind.
+public final class StagingSlot: Sendable {
+    private enum State { case open(StagedFolder?), stopped }
+    private let state = Mutex(State.open(nil))
+
+    public init() {}
+
+    /// Makes the staged folder with `make`, unless ``stop()`` came first: then nothing is made and this throws.
+    public func stage(_ make: () throws(ForgeError) -> StagedFolder) throws(ForgeError) -> StagedFolder {
+        try state.withLock { state throws(ForgeError) -> StagedFolder in
+            guard case .open = state else { throw ForgeError(.ioFailed, "interrupted before the output folder was made; nothing was written") }
+            let folder = try make()
+            state = .open(folder)
+            return folder
+        }
+    }
+
+    /// For an interrupt: discards the folder made so far and refuses to make one later. Nil when none was made,
+    /// false when it was already committed (the output is complete), true when it was discarded.
+    public func stop() -> Bool? {
+        state.withLock { state in
+            defer { state = .stopped }
+            guard case .open(let folder?) = state else { return nil }
+            return folder.discard()
+        }
+    }
+}
