@@ -101,3 +101,5 @@ extension Environment: ExpressibleByArgument {}
 extension ReceiptType: ExpressibleByArgument {}
 extension NotificationType: ExpressibleByArgument {}
 extension NotificationSubtype: ExpressibleByArgument {}
+extension ConsumptionRequestReason: ExpressibleByArgument {}
+extension ExternalPurchaseTokenType: ExpressibleByArgument {}

@@ -103,6 +103,13 @@ struct JWSMakeOptions: ParsableArguments {
             "The notification of the N-th event (from 1) of the --spec timeline: its type and subtype (cancel is DID_CHANGE_RENEWAL_STATUS/AUTO_RENEW_DISABLED, refund REFUND, grace-period DID_FAIL_TO_RENEW/GRACE_PERIOD…), its product and, unless --now, its time; the state is the timeline's own. A renew event has no time, and Apple sends an EXPIRED when the period ends, not when the product is withdrawn or the price increase declined: give --now for those.",
             valueName: "n"))
     var event: Int?
+    @Option(help: "A CONSUMPTION_REQUEST's data.consumptionRequestReason: why the customer asked for the refund. Default: UNINTENDED_PURCHASE.")
+    var consumptionRequestReason: ConsumptionRequestReason?
+    @Option(
+        help: ArgumentHelp(
+            "An EXTERNAL_PURCHASE_TOKEN's custom link token type (tokenType, with tokenExpirationDate 30 days after tokenCreationDate). Default: none, a token of the older kinds.",
+            valueName: "type"))
+    var tokenType: ExternalPurchaseTokenType?
     @Option(help: ArgumentHelp("appAccountToken (a UUID) on transactions.", valueName: "uuid"))
     var appAccountToken: String?
     @Option(
@@ -165,6 +172,8 @@ struct JWSMakeOptions: ParsableArguments {
             currency: currency, price: price, appAccountToken: appAccountToken, overrides: overrides, removals: unset.map { PayloadAssignment.pointer($0) },
             allowUnknownKeys: allowUnknownKeys)
         options.stateFromTimeline = reported != nil
+        if let consumptionRequestReason { options.consumptionRequestReason = consumptionRequestReason }
+        options.tokenType = tokenType
         let forged: ForgedJWS
         do {
             let pki = try jwsCertificates.map { try CertificateSet<JWSRole>.load(from: URL(fileURLWithPath: $0)) }

@@ -53,6 +53,8 @@ public struct SubscriptionOffer: Encodable, Sendable, Hashable {
         case promotional
         case offerCode = "offer-code"
         case winBack = "win-back"
+        /// Offered to a customer about to leave, through the Retention Messaging API (`offerType` 5, WWDC26).
+        case retention
 
         public var offerType: OfferType {
             switch self {
@@ -60,6 +62,7 @@ public struct SubscriptionOffer: Encodable, Sendable, Hashable {
             case .promotional: .promotional
             case .offerCode: .offerCode
             case .winBack: .winBack
+            case .retention: .retention
             }
         }
     }
@@ -69,12 +72,16 @@ public struct SubscriptionOffer: Encodable, Sendable, Hashable {
         case freeTrial = "free-trial"
         case payAsYouGo = "pay-as-you-go"
         case payUpFront = "pay-up-front"
+        /// An offer code on a one-time purchase (consumable, non-consumable, non-renewing; 2025-10-29): one
+        /// discounted price, no period.
+        case oneTime = "one-time"
 
         public var offerDiscountType: OfferDiscountType {
             switch self {
             case .freeTrial: .freeTrial
             case .payAsYouGo: .payAsYouGo
             case .payUpFront: .payUpFront
+            case .oneTime: .oneTime
             }
         }
     }
@@ -83,14 +90,14 @@ public struct SubscriptionOffer: Encodable, Sendable, Hashable {
     /// The offer's identifier (`offerIdentifier`); an introductory offer has none.
     public var id: String?
     public var paymentMode: PaymentMode
-    /// One offer period (ISO 8601).
-    public var period: String
+    /// One offer period (ISO 8601); a one-time offer has none.
+    public var period: String?
     /// Offer periods (`numberOfPeriods`): pay-as-you-go bills each one; a free trial and pay-up-front cover them in one.
     public var periods: Int?
     /// The price of one offer period (pay-as-you-go) or of the whole offer (pay-up-front); a free trial is 0.
     public var price: String?
 
-    public init(kind: Kind, id: String? = nil, paymentMode: PaymentMode, period: String, periods: Int? = nil, price: String? = nil) {
+    public init(kind: Kind, id: String? = nil, paymentMode: PaymentMode, period: String?, periods: Int? = nil, price: String? = nil) {
         self.kind = kind
         self.id = id
         self.paymentMode = paymentMode
@@ -107,13 +114,13 @@ public struct SubscriptionOffer: Encodable, Sendable, Hashable {
     /// How long one of those transactions lasts: the offer period, or all the offer's periods for a free trial or
     /// pay-up-front (three months paid up front is one transaction of P3M).
     public var transactionPeriod: SubscriptionPeriod? {
-        guard let one = SubscriptionPeriod(period) else { return nil }
+        guard let one = period.flatMap(SubscriptionPeriod.init) else { return nil }
         return paymentMode == .payAsYouGo ? one : one.times(max(1, periods ?? 1))
     }
 
     /// The payload's `offerPeriod`: the offer's whole duration. [guess: Apple documents it as "the duration of the
     /// offer"; for pay-as-you-go that is every period, not one]
-    public var offerPeriod: String? { SubscriptionPeriod(period).map { $0.times(max(1, periods ?? 1)).description } }
+    public var offerPeriod: String? { period.flatMap(SubscriptionPeriod.init).map { $0.times(max(1, periods ?? 1)).description } }
 
     /// Price in milliunits: 0 for a free trial.
     public var priceMilliunits: Int64 { paymentMode == .freeTrial ? 0 : price.flatMap(Price.milliunits) ?? 0 }
@@ -194,7 +201,9 @@ extension SubscriptionOffer {
         kind = try members.required("kind").oneOf(Kind.self)
         id = try members["id"]?.string()
         paymentMode = try members.required("paymentMode").oneOf(PaymentMode.self)
-        period = try members.required("period").string(expected: SubscriptionPeriod.expected) { SubscriptionPeriod($0) != nil }
+        // A one-time purchase's offer is one price, with no period to give.
+        let periodField = paymentMode == .oneTime ? members["period"] : try members.required("period")
+        period = try periodField?.string(expected: SubscriptionPeriod.expected) { SubscriptionPeriod($0) != nil }
         periods = try members["periods"]?.integer(in: ScenarioLimits.offerPeriods)
         price = try members["price"]?.string(expected: Price.expected) { Price.milliunits($0) != nil }
     }
@@ -207,6 +216,15 @@ extension Scenario {
     /// The purchases with what their products define filled in (type, period, the introductory offer), after the
     /// catalogue itself is checked; a purchase that contradicts its product is refused, naming both.
     func applyingCatalogue() throws(ForgeError) -> Scenario {
+        // A one-time purchase names an offer code only of a product defined here (a subscription may name one alone).
+        for (index, purchase) in purchases.enumerated() where purchase.promo != nil && definition(of: purchase.productID) == nil {
+            if let type = purchase.type, type != .autoRenewable {
+                throw ForgeError(
+                    .invalidScenario,
+                    "'purchases[\(index)].promo' on \(type.rawValue) \(purchase.productID) names an offer code: define it in 'products' (kind offer-code, paymentMode one-time)",
+                    fields: ["purchases[\(index)].promo"])
+            }
+        }
         guard let products else { return self }
         var seen: Set<String> = []
         for (index, product) in products.enumerated() {
@@ -216,7 +234,7 @@ extension Scenario {
             }
             let subscriptionOnly = [
                 ("period", product.period != nil), ("group", product.group != nil), ("groupLevel", product.groupLevel != nil),
-                ("introductoryOffer", product.introductoryOffer != nil), ("offers", !(product.offers ?? []).isEmpty),
+                ("introductoryOffer", product.introductoryOffer != nil),
             ]
             if product.type != .autoRenewable, let (field, _) = subscriptionOnly.first(where: \.1) {
                 throw ForgeError(
@@ -226,11 +244,24 @@ extension Scenario {
                 throw ForgeError(
                     .invalidScenario, "'\(place).introductoryOffer.kind' must be introductory, not \(offer.kind.rawValue)", fields: ["\(place).introductoryOffer.kind"])
             }
-            for (offerIndex, offer) in (product.offers ?? []).enumerated() where offer.kind == .introductory || offer.id?.isEmpty ?? true {
+            for (offerIndex, offer) in (product.offers ?? []).enumerated() {
                 let field = "\(place).offers[\(offerIndex)]"
-                throw ForgeError(
-                    .invalidScenario, "'\(field)' must be a promotional, offer-code or win-back offer with an id (the introductory one is 'introductoryOffer')",
-                    fields: [field])
+                if offer.kind == .introductory || offer.id?.isEmpty ?? true {
+                    throw ForgeError(
+                        .invalidScenario,
+                        "'\(field)' must be a promotional, offer-code, win-back or retention offer with an id (the introductory one is 'introductoryOffer')",
+                        fields: [field])
+                }
+                // Apple's one-time offers are offer codes on one-time purchases; subscriptions' offers have periods.
+                let oneTimeProduct = product.type != .autoRenewable
+                if oneTimeProduct != (offer.paymentMode == .oneTime) || (oneTimeProduct && offer.kind != .offerCode) {
+                    throw ForgeError(
+                        .invalidScenario,
+                        oneTimeProduct
+                            ? "'\(field)' of \(product.type.rawValue) \(product.productID) must be an offer code paid one-time (kind offer-code, paymentMode one-time)"
+                            : "'\(field).paymentMode' one-time is for offer codes on one-time purchases, not the auto-renewable \(product.productID)",
+                        fields: [oneTimeProduct ? field : "\(field).paymentMode"])
+                }
             }
         }
         // A change of product stays in the subscription group (up a level is an upgrade, applied at once; down or

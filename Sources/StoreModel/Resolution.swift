@@ -71,6 +71,16 @@ public struct Transaction: Sendable, Hashable {
     public var upgradedFrom: String? = nil
     /// Bought by the customer, or shared by a family member: the purchase's, for every period of it.
     public var ownership: OwnershipType = .purchased
+    /// The share of a prorated refund, in milli-percent (Apple's `revocationPercentage`, 50000 for half); nil for a full one.
+    public var refundedPercentage: Int64? = nil
+
+    /// How the App Store took the transaction back (Apple's `revocationType`), if it did: a family member loses a shared
+    /// purchase (REVOKE), or the customer is refunded in full or in part (REFUND).
+    public var revocationType: RevocationType? {
+        guard cancellationDate != nil else { return nil }
+        if ownership == .familyShared { return .familyRevoke }
+        return refundedPercentage == nil ? .refundFull : .refundProrated
+    }
 }
 
 extension Purchase {
@@ -88,21 +98,23 @@ extension Purchase {
         if trial == true, intro == true {
             throw problem(.conflictingOptions, ["trial", "intro"], "\(name("trial")) conflicts with \(name("intro")): a period is a free trial or an introductory offer, not both")
         }
-        if type != .autoRenewable, hasSubscriptionFields {
-            let used = ["expired", "expiresDate", "renewals", "trial", "intro", "promo", "period"].filter { field in
+        // A one-time purchase may name an offer code of its product (`promo`, checked against 'products').
+        if type != .autoRenewable {
+            let used = ["expired", "expiresDate", "renewals", "trial", "intro", "period"].filter { field in
                 switch field {
                 case "expired": expired == true
                 case "expiresDate": expiresDate != nil
                 case "renewals": renewals != nil
                 case "trial": trial == true
                 case "intro": intro == true
-                case "promo": promo != nil
                 default: period != nil
                 }
             }
-            throw problem(
-                .conflictingOptions, used + ["type"],
-                "\(used.map(name).joined(separator: ", ")) conflicts with \(name("type")) \(type.rawValue): only auto-renewable subscriptions expire, renew or have offers")
+            if !used.isEmpty {
+                throw problem(
+                    .conflictingOptions, used + ["type"],
+                    "\(used.map(name).joined(separator: ", ")) conflicts with \(name("type")) \(type.rawValue): only auto-renewable subscriptions expire, renew or have trials")
+            }
         }
         if let renewals, !ScenarioLimits.renewals.contains(renewals) {
             throw problem(.invalidScenario, ["renewals"], "\(name("renewals")) \(ScenarioLimits.renewals.requirement), not \(renewals)")
@@ -160,7 +172,7 @@ extension Purchase {
                     productID: productID, type: type, quantity: quantity, transactionID: id, originalTransactionID: id,
                     purchaseDate: bought, originalPurchaseDate: bought, expiresDate: nil, webOrderLineItemID: 0,
                     cancellationDate: cancelled == nil ? nil : min(now, bought.addingTimeInterval(3600)),
-                    cancellationReason: cancelled, isTrialPeriod: false, isInIntroOfferPeriod: false, promotionalOfferID: nil,
+                    cancellationReason: cancelled, isTrialPeriod: false, isInIntroOfferPeriod: false, promotionalOfferID: promo,
                     ownership: ownership ?? .purchased)
             ]
         }

@@ -156,6 +156,7 @@ extension TimelineEvent {
         to = try members["to"]?.string()
         token = try members["token"]?.string()
         originalTransactionID = try members["originalTransactionId"]?.string()
+        percentage = try members["percentage"]?.integer(in: ScenarioLimits.refundPercentage)
     }
 }
 

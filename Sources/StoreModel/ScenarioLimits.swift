@@ -13,6 +13,9 @@ public enum ScenarioLimits {
     public static let groupLevel = 1...1_000
     /// Periods of one subscription offer (`periods`, Xcode's `numberOfPeriods`).
     public static let offerPeriods = 1...100
+    /// A prorated refund's share (a timeline refund's `percentage`), in milli-percent as Apple's `revocationPercentage`:
+    /// more than nothing, less than everything (a full refund has none).
+    public static let refundPercentage = 1...99_999
     /// The number in a subscription period (`P1000Y`).
     public static let periodCount = 1...1_000
     /// A number Apple writes as an unsigned JSON integer (`appAppleId`, a JWS `price` in milliunits): never

@@ -180,7 +180,7 @@ public struct StoreKitConfiguration: Sendable {
             id = try members["offerID"]?.string()
             if id == nil { id = try members["referenceName"]?.string() }
             if id == nil { id = try members.required("internalID").string() }
-        case .promotional, .winBack: id = try members.required("offerID").string(expected: "an offer id") { !$0.isEmpty }
+        case .promotional, .winBack, .retention: id = try members.required("offerID").string(expected: "an offer id") { !$0.isEmpty }
         }
         return SubscriptionOffer(
             kind: kind, id: id, paymentMode: mode.paymentMode,

@@ -27,7 +27,9 @@ extension StoreKitConfiguration {
             lines.append(line)
             for offer in [product.introductoryOffer].compactMap(\.self) + (product.offers ?? []) {
                 let price = offer.price.map { " \($0) \(storefront.currency)" } ?? ""
-                lines.append("    \(offer.kind.rawValue)\(offer.id.map { " \(shown($0))" } ?? ""): \(offer.paymentMode.rawValue) \(offer.periods ?? 1) × \(offer.period)\(price)")
+                lines.append(
+                    "    \(offer.kind.rawValue)\(offer.id.map { " \(shown($0))" } ?? ""): \(offer.paymentMode.rawValue)\(offer.period.map { " \(offer.periods ?? 1) × \($0)" } ?? "")\(price)"
+                )
             }
         }
         return lines

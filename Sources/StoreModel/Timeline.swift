@@ -13,7 +13,8 @@ public struct TimelineEvent: Encodable, Sendable, Hashable {
         case renew
         /// The customer turns auto-renew off at `at`; the subscription runs to the end of its period.
         case cancel
-        /// Apple refunds the latest transaction of the product at `at` (`reason`: other / app-issue).
+        /// Apple refunds the latest transaction of the product at `at` (`reason`: other / app-issue), in full, or in
+        /// part with `percentage` (milli-percent, 1–99999: Apple's prorated refund and its `revocationPercentage`).
         case refund
         /// The renewal at the end of the latest period failed; Apple keeps retrying (from `at`).
         case billingRetry = "billing-retry"
@@ -54,11 +55,14 @@ public struct TimelineEvent: Encodable, Sendable, Hashable {
     public var token: String?
     /// The purchase an `app-account-token` event concerns, by its original transaction id (a product bought twice).
     public var originalTransactionID: String?
+    /// The share a prorated `refund` gives back, in milli-percent (50000 = half); nil: a full refund.
+    public var percentage: Int?
 
     public init(
         _ event: Kind, at: String? = nil, productID: String? = nil, count: Int? = nil, reason: CancellationReason? = nil,
-        days: Int? = nil, consent: Consent? = nil, to: String? = nil, token: String? = nil, originalTransactionID: String? = nil
+        days: Int? = nil, consent: Consent? = nil, to: String? = nil, token: String? = nil, originalTransactionID: String? = nil, percentage: Int? = nil
     ) {
+        self.percentage = percentage
         self.token = token
         self.originalTransactionID = originalTransactionID
         self.event = event
@@ -72,7 +76,7 @@ public struct TimelineEvent: Encodable, Sendable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case event, at, productID = "productId", count, reason, days, consent, to, token, originalTransactionID = "originalTransactionId"
+        case event, at, productID = "productId", count, reason, days, consent, to, token, originalTransactionID = "originalTransactionId", percentage
     }
 
     func validate(place: String, products: [Purchase]) throws(ForgeError) {
@@ -90,6 +94,12 @@ public struct TimelineEvent: Encodable, Sendable, Hashable {
         }
         if let days, !ScenarioLimits.graceDays.contains(days) {
             throw ForgeError(.invalidScenario, "'\(place)days' \(ScenarioLimits.graceDays.requirement), not \(days)")
+        }
+        if let percentage {
+            if event != .refund { throw ForgeError(.invalidScenario, "'\(place)percentage' is for refund events (a prorated refund), not \(event.rawValue)") }
+            if !ScenarioLimits.refundPercentage.contains(percentage) {
+                throw ForgeError(.invalidScenario, "'\(place)percentage' \(ScenarioLimits.refundPercentage.requirement), not \(percentage)")
+            }
         }
         if event == .changeProduct, to?.isEmpty ?? true { throw ForgeError(.invalidScenario, "'\(place)to' names the product a change-product event renews as") }
         if event == .extend, days == nil { throw ForgeError(.invalidScenario, "'\(place)days' is required for an extend event: the days (1–90) the renewal date moves") }
@@ -286,6 +296,7 @@ extension Scenario {
                 if let index = latestIndex(product), let at {
                     transactions[index].cancellationDate = at
                     transactions[index].cancellationReason = event.reason ?? .other
+                    transactions[index].refundedPercentage = event.percentage.map(Int64.init)
                     reasons[transactions[index].transactionID] = (event.reason ?? .other).code
                     state.autoRenew = false
                 }

@@ -29,16 +29,19 @@ struct AppleModelDriftTests {
         ("PriceIncreaseStatus", PriceConsentStatus.allCases.map { String($0.rawValue) }), ("Status", SubscriptionStatus.allCases.map { String($0.rawValue) }),
         ("Type", ProductType.allCases.map(\.transactionType)), ("OfferType", OfferType.allCases.map { String($0.rawValue) }),
         ("OfferDiscountType", OfferDiscountType.allCases.map(\.rawValue)), ("RevocationReason", RevocationReason.allCases.map { String($0.rawValue) }),
-        ("RevocationType", nil), ("TransactionReason", TransactionReason.allCases.map(\.rawValue)),
+        ("RevocationType", RevocationType.allCases.map(\.rawValue)), ("TransactionReason", TransactionReason.allCases.map(\.rawValue)),
         ("AutoRenewStatus", AutoRenewStatus.allCases.map { String($0.rawValue) }), ("BillingPlanType", nil), ("RenewalBillingPlanType", nil),
-        ("ConsumptionRequestReason", nil), ("PurchasePlatform", nil),
+        ("ConsumptionRequestReason", ConsumptionRequestReason.allCases.map(\.rawValue)), ("PurchasePlatform", nil),
     ]
 
     static let baseline = Repository.file("Tests/StoreForgeTests/Fixtures/apple-model-drift.txt")
 
     /// Members Apple's changelog documents before its libraries model them (apple-2026-facts.md §1), so the drift
     /// check cannot find them: `--set` must take them without `--allow-unknown-keys`.
-    static let documentedAhead: [(kind: JWSKind, pointer: String)] = [(.transaction, "/previousOriginalTransactionId")]
+    static let documentedAhead: [(kind: JWSKind, pointer: String)] = [
+        (.transaction, "/previousOriginalTransactionId"), (.notification, "/externalPurchaseToken/tokenType"),
+        (.notification, "/externalPurchaseToken/tokenExpirationDate"),
+    ]
 
     @Test("Members Apple documents ahead of its libraries are in forge's schema", arguments: documentedAhead.map { "\($0.kind.rawValue) \($0.pointer)" })
     func documentedAheadOfTheLibraries(_ entry: String) throws {

@@ -47,6 +47,7 @@ NAMES = (
     "gracePeriodExpiresDate", "priceIncreaseStatus", "productId", "autoRenewProductId", "inAppOwnershipType",
     "type", "offerType", "offerIdentifier", "offerDiscountType", "offerPeriod", "price", "currency", "storefront", "storefrontId",
     "subscriptionGroupIdentifier", "renewalPrice", "eligibleWinBackOfferIds", "purchaseDate",
+    "rawOfferType", "revocationType", "revocationPercentage", "consumptionRequestReason", "tokenType", "tokenExpirationDate",
 )
 
 
@@ -63,11 +64,15 @@ def fields_of(decoded):
 
 
 fields = fields_of(decoded)
+token = getattr(decoded, "externalPurchaseToken", None)
+if token is not None:
+    fields["externalPurchaseToken"] = fields_of(token)
 # A notification's nested JWS, verified and decoded as Apple's library does: the state the notification carries.
 data = getattr(decoded, "data", None)
 if data is not None:
     if data.status is not None:
         fields["status"] = int(data.status)
+    fields.update(fields_of(data))
     try:
         if data.signedTransactionInfo:
             fields["transaction"] = fields_of(verifier.verify_and_decode_signed_transaction(data.signedTransactionInfo))

@@ -19,6 +19,45 @@ extension VectorCatalogue {
     static let oneTimeScenario = Scenario(
         preset: .appstore, bundleID: "com.example.app", purchases: [Purchase(productID: "com.example.gems", type: .consumable, purchaseDate: "2025-05-01T00:00:00Z")])
 
+    /// What Apple added in 2025–26 (issue 40), each a value a verifier must take: a prorated refund
+    /// (revocationType, revocationPercentage), a retention offer (offerType 5, which Apple's libraries do not
+    /// model yet), an offer code on a one-time purchase (offerDiscountType ONE_TIME), a consumption request's reason.
+    static var appleSince2025: [VectorSpec] {
+        let subscription = Purchase(productID: "com.example.pro.monthly", purchaseDate: "2025-05-01T00:00:00Z", renewals: 1, period: "P1M")
+        var prorated = spec(
+            "jws-valid::refund-prorated",
+            "A transaction refunded in part: revocationType REFUND_PRORATED and revocationPercentage 50000 (half, in milli-percent), as Apple sends since 2025-12: genuine, so every correct verifier must accept it.",
+            .transaction, [], .valid)
+        prorated.scenario.timeline = [TimelineEvent(.refund, at: "2025-06-05T00:00:00Z", productID: subscription.productID, percentage: 50_000)]
+        var retention = spec(
+            "jws-valid::offer-type-retention",
+            "A transaction under a retention offer, offerType 5 (WWDC26), a value Apple's libraries do not model yet: they keep it as a raw value, so a verifier that rejects it drops genuine transactions.",
+            .transaction, [], .valid)
+        retention.scenario.products = [
+            ProductDefinition(
+                productID: subscription.productID, type: .autoRenewable, period: "P1M", price: "9.99",
+                offers: [SubscriptionOffer(kind: .retention, id: "stay-half-price", paymentMode: .payAsYouGo, period: "P1M", periods: 3, price: "4.99")])
+        ]
+        retention.scenario.purchases[0].promo = "stay-half-price"
+        var oneTime = spec(
+            "jws-valid::one-time-offer-code",
+            "An offer code redeemed on a consumable: offerType 3 and offerDiscountType ONE_TIME (2025-10), no offerPeriod: genuine, so every correct verifier must accept it.",
+            .transaction, [], .valid)
+        oneTime.scenario = oneTimeScenario
+        oneTime.scenario.products = [
+            ProductDefinition(
+                productID: "com.example.gems", type: .consumable, price: "4.99",
+                offers: [SubscriptionOffer(kind: .offerCode, id: "GEMS50", paymentMode: .oneTime, period: nil, price: "2.49")])
+        ]
+        oneTime.scenario.purchases[0].promo = "GEMS50"
+        var consumption = spec(
+            "jws-valid::notification-consumption-request",
+            "A signed CONSUMPTION_REQUEST about a consumable, whose data carries consumptionRequestReason (UNINTENDED_PURCHASE, 2026): genuine, with genuine nested JWS, so every correct verifier must accept it.",
+            .notification, [], .valid, notification: (NotificationType.consumptionRequest.rawValue, nil))
+        consumption.scenario = oneTimeScenario
+        return [prorated, retention, oneTime, consumption]
+    }
+
     /// A sane verifier's bound on one JWS: real ones are a few KiB, so refusing more than this is a DoS guard,
     /// not a bug. Vectors over it are behind `large`, flagged JWS_OVERSIZE, and take either verdict outside strict.
     public static let jwsSizeBound = 256 << 10
@@ -151,8 +190,11 @@ extension VectorCatalogue {
                 notification: (type, subtype))
             if type == NotificationType.oneTimeCharge.rawValue { notification.scenario = oneTimeScenario }
             if restated.contains(type) || [NotificationType.oneTimeCharge.rawValue, NotificationType.test.rawValue].contains(type) { notification.revision += 1 }
+            // And one more (issue 40): a refund's transaction says how it was taken back (revocationType).
+            if type == NotificationType.refund.rawValue { notification.revision += 1 }
             specs.append(notification)
         }
+        specs += appleSince2025
         specs.append(
             spec(
                 "jws-valid::unknown-fields",

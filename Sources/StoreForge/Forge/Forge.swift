@@ -273,7 +273,7 @@ struct ReceiptEncoder {
                 .ia5(1704, date(transaction.purchaseDate)), .ia5(1708, transaction.expiresDate.map(date) ?? ""),
                 .integer(1719, transaction.isInIntroOfferPeriod ? 1 : 0),
             ]
-            if let promo = transaction.promotionalOfferID { fields.append(.utf8(1721, promo)) }
+            if isSubscription, let promo = transaction.promotionalOfferID { fields.append(.utf8(1721, promo)) }
         } else {
             fields = [
                 .integer(1701, Int64(transaction.quantity)), .utf8(1702, transaction.productID), .utf8(1703, transaction.transactionID),
@@ -285,9 +285,10 @@ struct ReceiptEncoder {
                 .integer(1713, transaction.isTrialPeriod ? 1 : 0),
                 .utf8(1714, ""), .utf8(1715, ""), .utf8(1716, ""), .utf8(1717, ""), .utf8(1718, ""),
             ]
-            // 1719 appears on subscriptions only; 1722 from 2023 on (so not in SHA-1-era receipts).
+            // 1719 and 1721 appear on subscriptions only (an offer code on a one-time purchase is StoreKit 2's alone); 1722
+            // from 2023 on (so not in SHA-1-era receipts).
             if isSubscription { fields.append(.integer(1719, transaction.isInIntroOfferPeriod ? 1 : 0)) }
-            if let promo = transaction.promotionalOfferID { fields.append(.utf8(1721, promo)) }
+            if isSubscription, let promo = transaction.promotionalOfferID { fields.append(.utf8(1721, promo)) }
             if preset != .appstoreSHA1 { fields.append(.integer(1722, 0)) }
         }
         return ReceiptPayload(fields).encoded(ordering: preset.setOrdering)
@@ -324,7 +325,7 @@ extension ReceiptEncoder {
                 expiresDate: transaction.expiresDate.flatMap(written), webOrderLineItemID: xcode ? nil : transaction.webOrderLineItemID,
                 cancellationDate: xcode ? nil : transaction.cancellationDate.flatMap(written), isTrialPeriod: xcode ? nil : transaction.isTrialPeriod,
                 isInIntroOfferPeriod: xcode || transaction.type == .autoRenewable ? transaction.isInIntroOfferPeriod : nil,
-                promotionalOfferID: transaction.promotionalOfferID.flatMap { $0.isEmpty ? nil : $0 })
+                promotionalOfferID: transaction.type == .autoRenewable ? transaction.promotionalOfferID.flatMap { $0.isEmpty ? nil : $0 } : nil)
         }
         if preset.isXcode {
             return VerifyReceiptJSON.Receipt(

@@ -34,6 +34,11 @@ public struct JWSOptions: Sendable {
     public var removals: [String]
     /// Let `overrides` add members Apple's schema (``PayloadSchema``) does not have.
     public var allowUnknownKeys: Bool
+    /// Why the customer asked for the refund a `CONSUMPTION_REQUEST` is about (`data.consumptionRequestReason`).
+    public var consumptionRequestReason: ConsumptionRequestReason = .unintendedPurchase
+    /// An `EXTERNAL_PURCHASE_TOKEN`'s custom link token type (`tokenType`, with its `tokenExpirationDate`); nil: a
+    /// token of the older kinds, which carry neither.
+    public var tokenType: ExternalPurchaseTokenType?
     /// The scenario's timeline already holds the event the notification reports (`forge jws make --event`): the
     /// pair's state is checked against the store, not added to the timeline a second time.
     public var stateFromTimeline = false
@@ -282,6 +287,10 @@ struct World {
         } else if introductory {
             members.append(("offerPeriod", .string("P1M")))
         }
+        if let revocation = t.revocationType {
+            members.append(("revocationType", .string(revocation.rawValue)))
+            if let share = t.refundedPercentage, revocation == .refundProrated { members.append(("revocationPercentage", .integer(share))) }
+        }
         return .object(members)
     }
 
@@ -353,6 +362,9 @@ struct World {
         if let signedTransaction { data.append(("signedTransactionInfo", .string(signedTransaction))) }
         if let signedRenewal { data.append(("signedRenewalInfo", .string(signedRenewal))) }
         if signedTransaction != nil, let t, t.type == .autoRenewable { data.append(("status", .integer(store.subscriptionStatus(of: t).rawValue))) }
+        if options.notificationType == .known(.consumptionRequest) {
+            data.append(("consumptionRequestReason", .string(options.consumptionRequestReason.rawValue)))
+        }
         var members: JSONObject = [("notificationType", .string(options.notificationType.rawValue))]
         if let subtype = options.subtype { members.append(("subtype", .string(subtype.rawValue))) }
         members.append(("notificationUUID", .string(uuid(salt: 1))))
@@ -372,6 +384,9 @@ struct World {
                 ("externalPurchaseId", .string((environment == .production ? "" : "SANDBOX_") + uuid(salt: 4))),
                 ("tokenCreationDate", date(store.now)),
             ]
+            if let type = options.tokenType {
+                token += [("tokenType", .string(type.rawValue)), ("tokenExpirationDate", date(store.now.addingTimeInterval(Self.customLinkTokenLifetime)))]
+            }
             if let appAppleID { token.append(("appAppleId", .integer(appAppleID))) }
             token.append(("bundleId", .string(store.bundleID)))
             members.append(("externalPurchaseToken", .object(token)))
@@ -418,6 +433,9 @@ struct World {
         ]
         return .object(members)
     }
+
+    /// How long a custom link token lasts. [guess: Apple documents `tokenExpirationDate`, not the lifetime]
+    static let customLinkTokenLifetime: TimeInterval = 30 * 86_400
 
     func uuid(salt: UInt64) -> String {
         var random = SeededGenerator(seed: store.seed &+ salt &* 0x9E37_79B9_7F4A_7C15)
