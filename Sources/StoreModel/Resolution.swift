@@ -71,6 +71,10 @@ public struct Transaction: Sendable, Hashable {
     public var upgradedFrom: String? = nil
     /// Bought by the customer, or shared by a family member: the purchase's, for every period of it.
     public var ownership: OwnershipType = .purchased
+    /// How this period was paid (`billingPlanType`); nil for a purchase that names no billing plan.
+    public var billingPlan: BillingPlanType? = nil
+    /// Billed `MONTHLY`: where this period stands in its 12-month commitment (`commitmentInfo`).
+    public var commitment: Commitment? = nil
 }
 
 extension Purchase {
@@ -89,7 +93,7 @@ extension Purchase {
             throw problem(.conflictingOptions, ["trial", "intro"], "\(name("trial")) conflicts with \(name("intro")): a period is a free trial or an introductory offer, not both")
         }
         if type != .autoRenewable, hasSubscriptionFields {
-            let used = ["expired", "expiresDate", "renewals", "trial", "intro", "promo", "period"].filter { field in
+            let used = ["expired", "expiresDate", "renewals", "trial", "intro", "promo", "period", "billingPlan"].filter { field in
                 switch field {
                 case "expired": expired == true
                 case "expiresDate": expiresDate != nil
@@ -97,7 +101,8 @@ extension Purchase {
                 case "trial": trial == true
                 case "intro": intro == true
                 case "promo": promo != nil
-                default: period != nil
+                case "period": period != nil
+                default: billingPlan != nil
                 }
             }
             throw problem(
@@ -119,6 +124,7 @@ extension Purchase {
             }
         }
         if productID.isEmpty { throw problem(.invalidScenario, ["productId"], "\(name("productId")) must not be empty") }
+        try validateBillingPlan(place: place)
     }
 
     /// Refuses a date of this purchase's transactions (`made`) outside ``ReceiptDate/writable``, naming the
@@ -129,6 +135,7 @@ extension Purchase {
                 (made.count == 1 ? "bought" : "period \(index + 1) of \(made.count) starts", transaction.purchaseDate),
                 (made.count == 1 ? "its period ends" : "period \(index + 1) of \(made.count) ends", transaction.expiresDate),
                 ("refunded", transaction.cancellationDate),
+                ("its commitment ends", transaction.commitment?.expiresDate),
             ]
             for case (let edge, let date?) in edges where !ReceiptDate.writable.contains(date) {
                 let set = [("purchaseDate", purchaseDate), ("expiresDate", expiresDate), ("renewals", renewals.map(String.init)), ("period", period)]
@@ -164,7 +171,7 @@ extension Purchase {
                     ownership: ownership ?? .purchased)
             ]
         }
-        let period = self.period.flatMap(SubscriptionPeriod.init) ?? .month
+        let period = billingPeriod
         let count = (renewals ?? 0) + 1
         // The offer's transactions first (a free trial or pay-up-front is one; pay-as-you-go one per period), then
         // the renewal period's. Without a defined offer, `trial` or `intro` marks the first period only.
@@ -184,13 +191,22 @@ extension Purchase {
             }
             return result
         }
-        let boundaries: [Date]
+        let anchor: (index: Int, date: Date)
         if let end = expiresDate.flatMap(ReceiptDate.parse) ?? (expired == true ? now.addingTimeInterval(-86_400) : nil) {
-            boundaries = chain(anchor: count, at: end)
+            anchor = (count, end)
         } else if let first = purchaseDate.flatMap(ReceiptDate.parse) {
-            boundaries = chain(anchor: 0, at: first)
+            anchor = (0, first)
         } else {
-            boundaries = chain(anchor: count - 1, at: now.addingTimeInterval(-3600))
+            anchor = (count - 1, now.addingTimeInterval(-3600))
+        }
+        let boundaries = chain(anchor: anchor.index, at: anchor.date)
+        /// Billed monthly, period `index`'s place in its commitment: every twelve periods from the first, ending
+        /// on a boundary of the same run (a commitment has no offer periods).
+        func commitment(_ index: Int) -> Commitment? {
+            guard billingPlan == .monthly else { return nil }
+            let total = Commitment.billingPeriods
+            let end = period.advance(anchor.date, by: (index / total + 1) * total - anchor.index)
+            return Commitment(billingPeriodNumber: index % total + 1, totalBillingPeriods: total, expiresDate: end)
         }
         let starts = Array(boundaries.dropLast())
         let originalID = ids.transactionID()
@@ -205,7 +221,8 @@ extension Purchase {
                     originalTransactionID: originalID, purchaseDate: start, originalPurchaseDate: starts[0], expiresDate: end,
                     webOrderLineItemID: ids.webOrderLineItemID(), cancellationDate: cancelledAt, cancellationReason: isLast ? cancelled : nil,
                     isTrialPeriod: index < offered && trial == true, isInIntroOfferPeriod: index < offered && intro == true,
-                    promotionalOfferID: isLast ? promo : nil, ownership: ownership ?? .purchased))
+                    promotionalOfferID: isLast ? promo : nil, ownership: ownership ?? .purchased, billingPlan: billingPlan,
+                    commitment: commitment(index)))
         }
         return result
     }
