@@ -101,3 +101,4 @@ extension Environment: ExpressibleByArgument {}
 extension ReceiptType: ExpressibleByArgument {}
 extension NotificationType: ExpressibleByArgument {}
 extension NotificationSubtype: ExpressibleByArgument {}
+extension BillingPlanType: ExpressibleByArgument {}

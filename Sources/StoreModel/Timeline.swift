@@ -218,11 +218,12 @@ extension Scenario {
                 }), let end = transactions[current].expiresDate
             else { return }
             transactions[current].expiresDate = end.addingTimeInterval(shift)
-            // A commitment's end moves with its periods.
-            transactions[current].commitment?.expiresDate.addTimeInterval(shift)
             for index in transactions.indices where transactions[index].productID == product && transactions[index].purchaseDate >= end {
                 transactions[index].purchaseDate.addTimeInterval(shift)
                 transactions[index].expiresDate?.addTimeInterval(shift)
+            }
+            // The commitment in force ends as much later, in each of its periods, and so do the ones after it.
+            for index in transactions.indices where transactions[index].productID == product && (transactions[index].commitment.map { $0.expiresDate > at } ?? false) {
                 transactions[index].commitment?.expiresDate.addTimeInterval(shift)
             }
             let kept = transactions.indices.filter { $0 < base.count || transactions[$0].purchaseDate <= until }

@@ -68,4 +68,18 @@ struct CommitmentCLITests {
         #expect(field("renewalCommitment", "commitmentRenewalPrice") == ["119880", "int"])
         #expect(field("notification", "billingPeriodNumber") == ["2", "int"])
     }
+
+    @Test("--billing-plan MONTHLY makes the commitment from flags; on a monthly period it exits 64 naming --billing-plan and --period; a miscased value exits 64 listing Apple's")
+    func flag() async throws {
+        let base = ["jws", "make", "transaction", "--product", "pro.yearly", "--now", "2026-03-15T00:00:00Z", "-q", "--format", "json"]
+        let made = try await forge(arguments: base + ["--billing-plan", "MONTHLY", "--renewals", "13", "--purchase-date", "2025-01-31T10:00:00Z"])
+        try #require(made.status == 0, "\(made.stderr)")
+        let payload = try #require(try json(made)["payload"] as? [String: Any])
+        #expect(payload["billingPlanType"] as? String == "MONTHLY")
+        #expect((payload["commitmentInfo"] as? [String: Any])?["billingPeriodNumber"] as? Int == 2)
+        let monthly = try await forge(arguments: base + ["--billing-plan", "MONTHLY", "--period", "P1M"])
+        #expect(monthly.status == 64 && monthly.stderr.contains("--billing-plan MONTHLY") && monthly.stderr.contains("--period must be P1Y"), "\(monthly.stderr)")
+        let miscased = try await forge(arguments: base + ["--billing-plan", "monthly"])
+        #expect(miscased.status == 64 && miscased.stderr.contains("BILLED_UPFRONT") && miscased.stderr.contains("MONTHLY"), "\(miscased.stderr)")
+    }
 }

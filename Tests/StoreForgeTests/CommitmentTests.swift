@@ -43,6 +43,10 @@ struct CommitmentTests {
         let second = try #require(renewed.count == 14 ? renewed[12] : nil)
         #expect(renewed.suffix(2).allSatisfy { $0.commitment?.expiresDate == SubscriptionPeriod.month.advance(second.purchaseDate, by: 12) })
 
+        // Extending the renewal date moves the commitment's end as much, in every period of it.
+        let extended = try Store(Self.scenario(renewals: 3, timeline: [TimelineEvent(.extend, at: "2025-03-10T00:00:00Z", days: 10)]), now: Self.now)
+        #expect(extended.transactions.map { $0.commitment?.expiresDate } == Array(repeating: Self.date("2026-02-10T10:00:00Z"), count: 4))
+
         // Paid up front: one yearly period, the plan named, no commitment.
         let upfront = try Store(Self.scenario(renewals: 1, plan: .billedUpfront), now: Self.now).transactions
         #expect(upfront.map(\.billingPlan) == [.billedUpfront, .billedUpfront] && upfront.allSatisfy { $0.commitment == nil })
