@@ -5,7 +5,8 @@ import attr
 import appstoreserverlibrary.models as models
 
 MODELS = ["JWSTransactionDecodedPayload", "JWSRenewalInfoDecodedPayload", "AppTransaction", "DecodedRealtimeRequestBody",
-          "ResponseBodyV2DecodedPayload", "Data", "Summary", "ExternalPurchaseToken", "AppData"]
+          "ResponseBodyV2DecodedPayload", "Data", "Summary", "ExternalPurchaseToken", "AppData", "TransactionCommitmentInfo",
+          "RenewalCommitmentInfo"]
 out = {"version": importlib.metadata.version("app-store-server-library"), "models": {}, "enums": {}}
 for name in MODELS:
     cls = getattr(importlib.import_module(f"appstoreserverlibrary.models.{name}"), name)

@@ -103,3 +103,4 @@ extension NotificationType: ExpressibleByArgument {}
 extension NotificationSubtype: ExpressibleByArgument {}
 extension ConsumptionRequestReason: ExpressibleByArgument {}
 extension ExternalPurchaseTokenType: ExpressibleByArgument {}
+extension BillingPlanType: ExpressibleByArgument {}

@@ -11,6 +11,7 @@ enum ScenarioFlags {
         "productId": "--product", "type": "--type", "quantity": "--quantity", "purchaseDate": "--purchase-date", "expiresDate": "--expires",
         "expired": "--expired", "renewals": "--renewals", "cancelled": "--cancelled", "trial": "--trial", "intro": "--intro", "promo": "--promo",
         "period": "--period", "bundleId": "--bundle-id", "deviceId": "--device-id", "now": "--now", "purchases": "--product",
+        "billingPlan": "--billing-plan",
     ]
 
     /// The flag for a key path (`purchases[0].trial` → `--trial`); nil for a field no flag sets.

@@ -30,6 +30,11 @@ struct ScenarioOptions: ParsableArguments {
     var quantity: Int?
     @Option(help: ArgumentHelp("Subscription period, ISO 8601 (P1W, P1M, P1Y). Default P1M.", valueName: "period"))
     var period: String?
+    @Option(
+        help: ArgumentHelp(
+            "How the subscription is paid: BILLED_UPFRONT, or MONTHLY (a yearly subscription, one transaction a month over a 12-month commitment).",
+            valueName: "plan"))
+    var billingPlan: BillingPlanType?
     @Option(help: ArgumentHelp("When the (first) purchase happened.", valueName: "date"))
     var purchaseDate: String?
     @Option(help: "App bundle identifier. Default com.example.app.")
@@ -121,6 +126,7 @@ struct ScenarioOptions: ParsableArguments {
             if let promo { purchase.promo = promo }
             if let quantity { purchase.quantity = quantity }
             if let period { purchase.period = period }
+            if let billingPlan { purchase.billingPlan = billingPlan }
             if let purchaseDate { purchase.purchaseDate = purchaseDate }
             scenario.purchases[index] = purchase
         }

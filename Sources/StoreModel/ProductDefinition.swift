@@ -18,11 +18,14 @@ public struct ProductDefinition: Encodable, Sendable, Hashable {
     public var introductoryOffer: SubscriptionOffer?
     /// Promotional, offer-code and win-back offers; a purchase names one by id (`promo`).
     public var offers: [SubscriptionOffer]?
+    /// The billing plans a purchase may choose (`billingPlan`): `MONTHLY`, a 12-month commitment (``Commitment``).
+    public var billingPlans: [BillingPlan]?
 
     public init(
         productID: String, type: ProductType, period: String? = nil, group: String? = nil, groupLevel: Int? = nil, price: String? = nil,
-        familyShareable: Bool? = nil, introductoryOffer: SubscriptionOffer? = nil, offers: [SubscriptionOffer]? = nil
+        familyShareable: Bool? = nil, introductoryOffer: SubscriptionOffer? = nil, offers: [SubscriptionOffer]? = nil, billingPlans: [BillingPlan]? = nil
     ) {
+        self.billingPlans = billingPlans
         self.productID = productID
         self.type = type
         self.period = period
@@ -35,7 +38,7 @@ public struct ProductDefinition: Encodable, Sendable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case productID = "productId", type, period, group, groupLevel, price, familyShareable, introductoryOffer, offers
+        case productID = "productId", type, period, group, groupLevel, price, familyShareable, introductoryOffer, offers, billingPlans
     }
 
     /// The offer a purchase names by id, if this product has it.
@@ -192,6 +195,7 @@ extension ProductDefinition {
         familyShareable = try members["familyShareable"]?.bool()
         introductoryOffer = try members["introductoryOffer"].map { (field) throws(JSONFieldError) in try SubscriptionOffer(reading: field) }
         offers = try members["offers"]?.array().map { (field) throws(JSONFieldError) in try SubscriptionOffer(reading: field) }
+        billingPlans = try members["billingPlans"]?.array().map { (field) throws(JSONFieldError) in try BillingPlan(reading: field) }
     }
 }
 
@@ -234,7 +238,7 @@ extension Scenario {
             }
             let subscriptionOnly = [
                 ("period", product.period != nil), ("group", product.group != nil), ("groupLevel", product.groupLevel != nil),
-                ("introductoryOffer", product.introductoryOffer != nil),
+                ("introductoryOffer", product.introductoryOffer != nil), ("billingPlans", !(product.billingPlans ?? []).isEmpty),
             ]
             if product.type != .autoRenewable, let (field, _) = subscriptionOnly.first(where: \.1) {
                 throw ForgeError(
@@ -288,7 +292,18 @@ extension Scenario {
             }
             resolved.type = product.type
             if resolved.period == nil { resolved.period = product.period }
-            if let offer = product.introductoryOffer, purchase.trial != false, purchase.intro != false {
+            // Every subscription can be paid up front; a monthly commitment only where the product offers one.
+            if let plan = purchase.billingPlan, plan == .monthly, product.type == .autoRenewable,
+                !(product.billingPlans ?? []).contains(where: { $0.billingPlanType == plan })
+            {
+                let offered = (product.billingPlans ?? []).map(\.billingPlanType.rawValue)
+                throw ForgeError(
+                    .conflictingOptions,
+                    "'\(place).billingPlan' \(plan.rawValue) is not a billing plan of \(product.productID) (its 'billingPlans': \(offered.isEmpty ? "none" : offered.joined(separator: ", ")))",
+                    fields: ["\(place).billingPlan"])
+            }
+            // A commitment takes no offer (``Purchase/validateBillingPlan(place:)``): the introductory one is not applied.
+            if let offer = product.introductoryOffer, purchase.trial != false, purchase.intro != false, purchase.billingPlan != .monthly {
                 let free = offer.paymentMode == .freeTrial
                 if purchase.trial == true, !free || purchase.intro == true {
                     throw ForgeError(

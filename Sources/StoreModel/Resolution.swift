@@ -81,6 +81,10 @@ public struct Transaction: Sendable, Hashable {
         if ownership == .familyShared { return .familyRevoke }
         return refundedPercentage == nil ? .refundFull : .refundProrated
     }
+    /// How this period was paid (`billingPlanType`); nil for a purchase that names no billing plan.
+    public var billingPlan: BillingPlanType? = nil
+    /// Billed `MONTHLY`: where this period stands in its 12-month commitment (`commitmentInfo`).
+    public var commitment: Commitment? = nil
 }
 
 extension Purchase {
@@ -100,14 +104,15 @@ extension Purchase {
         }
         // A one-time purchase may name an offer code of its product (`promo`, checked against 'products').
         if type != .autoRenewable {
-            let used = ["expired", "expiresDate", "renewals", "trial", "intro", "period"].filter { field in
+            let used = ["expired", "expiresDate", "renewals", "trial", "intro", "period", "billingPlan"].filter { field in
                 switch field {
                 case "expired": expired == true
                 case "expiresDate": expiresDate != nil
                 case "renewals": renewals != nil
                 case "trial": trial == true
                 case "intro": intro == true
-                default: period != nil
+                case "period": period != nil
+                default: billingPlan != nil
                 }
             }
             if !used.isEmpty {
@@ -131,6 +136,7 @@ extension Purchase {
             }
         }
         if productID.isEmpty { throw problem(.invalidScenario, ["productId"], "\(name("productId")) must not be empty") }
+        try validateBillingPlan(place: place)
     }
 
     /// Refuses a date of this purchase's transactions (`made`) outside ``ReceiptDate/writable``, naming the
@@ -141,6 +147,7 @@ extension Purchase {
                 (made.count == 1 ? "bought" : "period \(index + 1) of \(made.count) starts", transaction.purchaseDate),
                 (made.count == 1 ? "its period ends" : "period \(index + 1) of \(made.count) ends", transaction.expiresDate),
                 ("refunded", transaction.cancellationDate),
+                ("its commitment ends", transaction.commitment?.expiresDate),
             ]
             for case (let edge, let date?) in edges where !ReceiptDate.writable.contains(date) {
                 let set = [("purchaseDate", purchaseDate), ("expiresDate", expiresDate), ("renewals", renewals.map(String.init)), ("period", period)]
@@ -176,7 +183,7 @@ extension Purchase {
                     ownership: ownership ?? .purchased)
             ]
         }
-        let period = self.period.flatMap(SubscriptionPeriod.init) ?? .month
+        let period = billingPeriod
         let count = (renewals ?? 0) + 1
         // The offer's transactions first (a free trial or pay-up-front is one; pay-as-you-go one per period), then
         // the renewal period's. Without a defined offer, `trial` or `intro` marks the first period only.
@@ -196,13 +203,22 @@ extension Purchase {
             }
             return result
         }
-        let boundaries: [Date]
+        let anchor: (index: Int, date: Date)
         if let end = expiresDate.flatMap(ReceiptDate.parse) ?? (expired == true ? now.addingTimeInterval(-86_400) : nil) {
-            boundaries = chain(anchor: count, at: end)
+            anchor = (count, end)
         } else if let first = purchaseDate.flatMap(ReceiptDate.parse) {
-            boundaries = chain(anchor: 0, at: first)
+            anchor = (0, first)
         } else {
-            boundaries = chain(anchor: count - 1, at: now.addingTimeInterval(-3600))
+            anchor = (count - 1, now.addingTimeInterval(-3600))
+        }
+        let boundaries = chain(anchor: anchor.index, at: anchor.date)
+        /// Billed monthly, period `index`'s place in its commitment: every twelve periods from the first, ending
+        /// on a boundary of the same run (a commitment has no offer periods).
+        func commitment(_ index: Int) -> Commitment? {
+            guard billingPlan == .monthly else { return nil }
+            let total = Commitment.billingPeriods
+            let end = period.advance(anchor.date, by: (index / total + 1) * total - anchor.index)
+            return Commitment(billingPeriodNumber: index % total + 1, totalBillingPeriods: total, expiresDate: end)
         }
         let starts = Array(boundaries.dropLast())
         let originalID = ids.transactionID()
@@ -217,7 +233,8 @@ extension Purchase {
                     originalTransactionID: originalID, purchaseDate: start, originalPurchaseDate: starts[0], expiresDate: end,
                     webOrderLineItemID: ids.webOrderLineItemID(), cancellationDate: cancelledAt, cancellationReason: isLast ? cancelled : nil,
                     isTrialPeriod: index < offered && trial == true, isInIntroOfferPeriod: index < offered && intro == true,
-                    promotionalOfferID: isLast ? promo : nil, ownership: ownership ?? .purchased))
+                    promotionalOfferID: isLast ? promo : nil, ownership: ownership ?? .purchased, billingPlan: billingPlan,
+                    commitment: commitment(index)))
         }
         return result
     }

@@ -140,6 +140,7 @@ extension Purchase {
         let documented = "one of " + OwnershipType.allCases.map(\.rawValue).joined(separator: ", ")
         let ownershipText = try members["ownership"]?.string(expected: documented) { OwnershipType(documented: $0) != nil }
         ownership = ownershipText.flatMap(OwnershipType.init(documented:))
+        billingPlan = try members["billingPlan"]?.oneOf(BillingPlanType.self)
     }
 }
 
@@ -186,12 +187,17 @@ public struct Purchase: Encodable, Sendable, Hashable {
     /// `FAMILY_SHARED`: a family member bought it and shares it with the customer; default `PURCHASED`. Every
     /// transaction of the purchase carries it (``Transaction/ownership``).
     public var ownership: OwnershipType?
+    /// How the customer pays (Apple's `billingPlanType`): `BILLED_UPFRONT`, or `MONTHLY`, a yearly subscription paid
+    /// month by month over a 12-month commitment (``Commitment``), each month a transaction (`renewals` counts them).
+    public var billingPlan: BillingPlanType?
 
     public init(
         productID: String, type: ProductType? = nil, quantity: Int? = nil, purchaseDate: String? = nil,
         expiresDate: String? = nil, expired: Bool? = nil, renewals: Int? = nil, cancelled: CancellationReason? = nil,
-        trial: Bool? = nil, intro: Bool? = nil, promo: String? = nil, period: String? = nil, ownership: OwnershipType? = nil
+        trial: Bool? = nil, intro: Bool? = nil, promo: String? = nil, period: String? = nil, ownership: OwnershipType? = nil,
+        billingPlan: BillingPlanType? = nil
     ) {
+        self.billingPlan = billingPlan
         self.ownership = ownership
         self.productID = productID
         self.type = type
@@ -209,11 +215,12 @@ public struct Purchase: Encodable, Sendable, Hashable {
 
     enum CodingKeys: String, CodingKey, CaseIterable {
         case productID = "productId", type, quantity, purchaseDate, expiresDate, expired, renewals, cancelled, trial, intro, promo, period, ownership
+        case billingPlan
     }
 
     /// Whether any field only makes sense for an auto-renewable subscription.
     var hasSubscriptionFields: Bool {
-        expired == true || expiresDate != nil || renewals != nil || trial == true || intro == true || promo != nil || period != nil
+        expired == true || expiresDate != nil || renewals != nil || trial == true || intro == true || promo != nil || period != nil || billingPlan != nil
     }
 
     /// The type asked for, or auto-renewable when subscription fields are used, else non-consumable.

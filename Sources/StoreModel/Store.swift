@@ -114,7 +114,7 @@ public struct Store: Sendable {
         }
         random = ids.random
         let periods = Dictionary(
-            scenario.purchases.map { ($0.productID, $0.period.flatMap(SubscriptionPeriod.init) ?? .month) }, uniquingKeysWith: { first, _ in first })
+            scenario.purchases.map { ($0.productID, $0.billingPeriod) }, uniquingKeysWith: { first, _ in first })
         // The order receipts have always drawn these in, so a receipt's bytes do not depend on who else renders the store.
         opaqueValue = random.bytes(preset.opaqueValue.length)
         let production = !preset.isXcode && !preset.isSandbox
@@ -198,7 +198,8 @@ public struct Store: Sendable {
         transactions added: ArraySlice<Transaction>, addedBy: [Int], history: SubscriptionHistory, now: Date
     ) throws(ForgeError) {
         for (transaction, event) in zip(added, addedBy) {
-            for date in [transaction.purchaseDate, transaction.expiresDate].compactMap(\.self) where !ReceiptDate.writable.contains(date) {
+            for date in [transaction.purchaseDate, transaction.expiresDate, transaction.commitment?.expiresDate].compactMap(\.self)
+            where !ReceiptDate.writable.contains(date) {
                 throw ForgeError(
                     .invalidScenario,
                     "'timeline[\(event)]' adds a period of \(transaction.productID) from \(ReceiptDate.format(transaction.purchaseDate)) to "

@@ -1,3 +1,4 @@
+import AppStoreVocabulary
 public import _ForgeSupport
 
 /// An Xcode StoreKit configuration file (`.storekit`: JSON, versions 2, 3 and 4), read into the products the scenario
@@ -124,6 +125,8 @@ public struct StoreKitConfiguration: Sendable {
                 for element in try members[key]?.array() ?? [] { offers.append(try Self.offer(element, kind: kind)) }
             }
             definition.offers = offers.isEmpty ? nil : offers
+            let plans = try members["billingPlans"]?.array().map { (plan) throws(JSONFieldError) in try Self.billingPlan(plan) } ?? []
+            definition.billingPlans = plans.isEmpty ? nil : plans
             return definition
         }
         for element in try top["products"]?.array() ?? [] { _ = try add(element, types: [.consumable, .nonConsumable]) }
@@ -187,6 +190,22 @@ public struct StoreKitConfiguration: Sendable {
             period: try members.required("subscriptionPeriod").string(expected: SubscriptionPeriod.expected) { SubscriptionPeriod($0) != nil },
             periods: try members["numberOfPeriods"]?.integer(in: ScenarioLimits.offerPeriods),
             price: mode == .free ? nil : try members["displayPrice"]?.string(expected: Price.expected) { Price.milliunits($0) != nil })
+    }
+}
+
+extension StoreKitConfiguration {
+    /// A subscription's `billingPlans` element: `{"billingPlanType": "MONTHLY", "commitmentDisplayPrice": "119.88"}`.
+    /// [guess: Xcode's key shape is not public; this is the one a 2026 planning document shows (storekit2-facts §4),
+    /// with Apple's wire values; Xcode's camel case (`monthly`, `billedUpfront`) is read too]
+    fileprivate static func billingPlan(_ field: JSONField) throws(JSONFieldError) -> BillingPlan {
+        let members = try field.object()
+        let camelCase: [String: BillingPlanType] = ["monthly": .monthly, "billedUpfront": .billedUpfront]
+        func type(_ text: String) -> BillingPlanType? { BillingPlanType(rawValue: text) ?? camelCase[text] }
+        let expected = "one of " + BillingPlanType.allCases.map(\.rawValue).joined(separator: ", ")
+        let text = try members.required("billingPlanType").string(expected: expected) { type($0) != nil }
+        return BillingPlan(
+            billingPlanType: type(text) ?? .billedUpfront,
+            commitmentPrice: try members["commitmentDisplayPrice"]?.string(expected: Price.expected) { Price.milliunits($0) != nil })
     }
 }
 

@@ -214,7 +214,8 @@ extension Scenario {
                     originalTransactionID: last.originalTransactionID, purchaseDate: start, originalPurchaseDate: last.originalPurchaseDate,
                     expiresDate: period.advance(start, by: 1), webOrderLineItemID: ids.webOrderLineItemID(), cancellationDate: nil,
                     cancellationReason: nil, isTrialPeriod: false, isInIntroOfferPeriod: false, promotionalOfferID: nil,
-                    appAccountToken: last.appAccountToken, ownership: last.ownership))
+                    appAccountToken: last.appAccountToken, ownership: last.ownership, billingPlan: last.billingPlan,
+                    commitment: last.commitment?.next(startingAt: start)))
         }
         /// The period of `product` in force at `at` ends `days` later, and the periods after it move as much; a
         /// period that moves past `until` has not begun yet.
@@ -230,6 +231,10 @@ extension Scenario {
             for index in transactions.indices where transactions[index].productID == product && transactions[index].purchaseDate >= end {
                 transactions[index].purchaseDate.addTimeInterval(shift)
                 transactions[index].expiresDate?.addTimeInterval(shift)
+            }
+            // The commitment in force ends as much later, in each of its periods, and so do the ones after it.
+            for index in transactions.indices where transactions[index].productID == product && (transactions[index].commitment.map { $0.expiresDate > at } ?? false) {
+                transactions[index].commitment?.expiresDate.addTimeInterval(shift)
             }
             let kept = transactions.indices.filter { $0 < base.count || transactions[$0].purchaseDate <= until }
             if kept.count < transactions.count {

@@ -18,7 +18,8 @@ struct AppleModelDriftTests {
         ("JWSTransactionDecodedPayload", .transaction, []), ("JWSRenewalInfoDecodedPayload", .renewal, []), ("AppTransaction", .appTransaction, []),
         ("DecodedRealtimeRequestBody", .realtime, []), ("ResponseBodyV2DecodedPayload", .notification, []), ("Data", .notification, ["data"]),
         ("Summary", .notification, ["summary"]), ("ExternalPurchaseToken", .notification, ["externalPurchaseToken"]),
-        ("AppData", .notification, ["appData"]),
+        ("AppData", .notification, ["appData"]), ("TransactionCommitmentInfo", .transaction, ["commitmentInfo"]),
+        ("RenewalCommitmentInfo", .renewal, ["commitmentInfo"]),
     ]
 
     /// The enums of those payloads' members, and the values forge names with a type (nil: forge has no type yet).
@@ -30,7 +31,8 @@ struct AppleModelDriftTests {
         ("Type", ProductType.allCases.map(\.transactionType)), ("OfferType", OfferType.allCases.map { String($0.rawValue) }),
         ("OfferDiscountType", OfferDiscountType.allCases.map(\.rawValue)), ("RevocationReason", RevocationReason.allCases.map { String($0.rawValue) }),
         ("RevocationType", RevocationType.allCases.map(\.rawValue)), ("TransactionReason", TransactionReason.allCases.map(\.rawValue)),
-        ("AutoRenewStatus", AutoRenewStatus.allCases.map { String($0.rawValue) }), ("BillingPlanType", nil), ("RenewalBillingPlanType", nil),
+        ("AutoRenewStatus", AutoRenewStatus.allCases.map { String($0.rawValue) }), ("BillingPlanType", BillingPlanType.allCases.map(\.rawValue)),
+        ("RenewalBillingPlanType", RenewalBillingPlanType.allCases.map(\.rawValue)),
         ("ConsumptionRequestReason", ConsumptionRequestReason.allCases.map(\.rawValue)), ("PurchasePlatform", nil),
     ]
 

@@ -239,6 +239,18 @@ struct World {
     /// The price of a period at the product's full price: --price, the product's definition, or 9.99.
     func fullPrice(_ product: String) -> Int64 { options.price ?? store.scenario.definition(of: product)?.priceMilliunits ?? 9990 }
 
+    /// A 12-month commitment's price: the product's (``ProductDefinition/commitmentPriceMilliunits``), else twelve
+    /// periods at the full price.
+    func commitmentPrice(_ product: String) -> Int64 {
+        store.scenario.definition(of: product)?.commitmentPriceMilliunits ?? Int64(Commitment.billingPeriods) * (options.price ?? 9990)
+    }
+
+    /// The price of one billing period: a commitment's share (or --price), else the full price.
+    func periodPrice(_ product: String, commitment: Commitment?) -> Int64 {
+        guard let commitment else { return fullPrice(product) }
+        return options.price ?? commitmentPrice(product) / Int64(max(1, commitment.totalBillingPeriods))
+    }
+
     func transaction(_ t: Transaction) throws(ForgeError) -> JSONValue {
         var members: JSONObject = [
             ("originalTransactionId", id(t.originalTransactionID)), ("transactionId", id(t.transactionID)),
@@ -266,7 +278,7 @@ struct World {
         } else if let promo = t.promotionalOfferID {
             members += [("offerType", .integer((offer?.kind.offerType ?? .promotional).rawValue)), ("offerIdentifier", .string(promo))]
         }
-        let price = t.isTrialPeriod ? 0 : offer?.priceMilliunits ?? fullPrice(t.productID)
+        let price = t.isTrialPeriod ? 0 : offer?.priceMilliunits ?? periodPrice(t.productID, commitment: t.commitment)
         members += [
             ("environment", .string(environment.rawValue)), ("storefront", .string(storefront)),
             ("storefrontId", .string(options.storefrontID ?? store.storefront.id)),
@@ -290,6 +302,17 @@ struct World {
         if let revocation = t.revocationType {
             members.append(("revocationType", .string(revocation.rawValue)))
             if let share = t.refundedPercentage, revocation == .refundProrated { members.append(("revocationPercentage", .integer(share))) }
+        }
+        if let plan = t.billingPlan { members.append(("billingPlanType", .string(plan.rawValue))) }
+        if let commitment = t.commitment {
+            members.append(
+                (
+                    "commitmentInfo",
+                    .object([
+                        ("billingPeriodNumber", .integer(Int64(commitment.billingPeriodNumber))), ("commitmentExpiresDate", date(commitment.expiresDate)),
+                        ("commitmentPrice", .integer(commitmentPrice(t.productID))), ("totalBillingPeriods", .integer(Int64(commitment.totalBillingPeriods))),
+                    ])
+                ))
         }
         return .object(members)
     }
@@ -315,12 +338,25 @@ struct World {
         members.append(("recentSubscriptionStartDate", date(first)))
         if let renewal = last.expiresDate { members.append(("renewalDate", date(renewal))) }
         let renewsAs = state?.autoRenewProductID ?? last.productID
-        members += [("currency", .string(currency)), ("renewalPrice", .integer(fullPrice(renewsAs)))]
+        members += [("currency", .string(currency)), ("renewalPrice", .integer(periodPrice(renewsAs, commitment: last.commitment)))]
         // A lapsed subscription is offered its product's win-back offers (Apple's eligibleWinBackOfferIds).
         let winBack = (store.scenario.definition(of: last.productID)?.offers ?? []).filter { $0.kind == .winBack }.compactMap(\.id)
         if state?.expirationIntent != nil, !winBack.isEmpty { members.append(("eligibleWinBackOfferIds", .array(winBack.map(JSONValue.string)))) }
         if let token = last.appAccountToken { members.append(("appAccountToken", .string(token))) }
         members.append(("appTransactionId", .string(appTransactionID)))
+        if let commitment = store.renewalCommitment(of: last) {
+            members.append(
+                (
+                    "commitmentInfo",
+                    .object([
+                        ("commitmentAutoRenewProductId", .string(commitment.autoRenewProductID)),
+                        ("commitmentAutoRenewStatus", .integer((commitment.autoRenewStatus ? AutoRenewStatus.on : .off).rawValue)),
+                        ("commitmentRenewalBillingPlanType", .string(commitment.billingPlanType.rawValue)),
+                        ("commitmentRenewalDate", date(commitment.renewalDate)), ("commitmentRenewalPrice", .integer(commitmentPrice(commitment.autoRenewProductID))),
+                    ])
+                ))
+        }
+        if let plan = last.billingPlan { members.append(("renewalBillingPlanType", .string(plan.rawValue))) }
         return .object(members)
     }
 

@@ -24,6 +24,11 @@ public enum PayloadSchema {
         "renewalDate", "currency", "renewalPrice", "offerDiscountType", "eligibleWinBackOfferIds", "appAccountToken", "appTransactionId", "offerPeriod",
         "advancedCommerceInfo", "commitmentInfo", "renewalBillingPlanType",
     ]
+    /// A transaction's `commitmentInfo` (`TransactionCommitmentInfo`) and renewal info's (`RenewalCommitmentInfo`).
+    static let transactionCommitmentInfo: Set<String> = ["billingPeriodNumber", "commitmentExpiresDate", "commitmentPrice", "totalBillingPeriods"]
+    static let renewalCommitmentInfo: Set<String> = [
+        "commitmentAutoRenewProductId", "commitmentAutoRenewStatus", "commitmentRenewalBillingPlanType", "commitmentRenewalDate", "commitmentRenewalPrice",
+    ]
     static let appTransaction: Set<String> = [
         "receiptType", "appAppleId", "bundleId", "applicationVersion", "versionExternalIdentifier", "receiptCreationDate", "originalPurchaseDate",
         "originalApplicationVersion", "deviceVerification", "deviceVerificationNonce", "preorderDate", "appTransactionId", "originalPlatform", "signedDate",
@@ -50,6 +55,8 @@ public enum PayloadSchema {
         switch (kind, path) {
         case (.transaction, []): transaction
         case (.renewal, []): renewal
+        case (.transaction, ["commitmentInfo"]): transactionCommitmentInfo
+        case (.renewal, ["commitmentInfo"]): renewalCommitmentInfo
         case (.appTransaction, []): appTransaction
         case (.realtime, []): realtime
         case (.notification, []): notification
