@@ -77,4 +77,30 @@ struct RescindConsentTests {
             try Self.make(set: [("/appData/signedAppTransactionInfo", .string(tampered))]).compact, as: .notification, context: Self.context())
         #expect(report.errorClass == .jwsNested && report.message.contains("signedAppTransactionInfo"), "\(report.message)")
     }
+
+    /// The corpus's RESCIND_CONSENT vectors.
+    static let vectorIDs: Set<String> = [
+        "jws-valid::notification-rescind-consent", "jws-binding::rescind-consent-other-bundle", "jws-binding::rescind-consent-production-in-sandbox",
+        "jws-binding::rescind-consent-app-data-beside-data", "jws-nested::app-transaction-tampered", "jws-nested::app-transaction-foreign-chain",
+        "jws-nested::app-transaction-missing",
+    ]
+
+    @Test("The corpus's RESCIND_CONSENT vectors: the reference verifier passes each under strict (the two not Apple's shape rejected, with their class) and apple-compatible")
+    func corpusVectors() async throws {
+        let vectors = Repository.vectors
+        let manifest = try ManifestIO.load(from: vectors)
+        #expect(Set(manifest.vectors.map(\.id.text)).isSuperset(of: Self.vectorIDs))
+        let reference = ModelVerifier(reference: try ReferenceHarness(vectorsDirectory: vectors), features: ReferenceHarness.features.map(\.rawValue).sorted())
+        for profile in [ProfileID.strict, ProfileID.appleCompatible] {
+            let results = try await ConformanceRunner(manifest: manifest, vectorsDirectory: vectors, profile: profile, parallelism: 2)
+                .run(reference) { Self.vectorIDs.contains($0.id.text) || $0.canary }
+            let ours = results.results.filter { Self.vectorIDs.contains($0.id) }
+            #expect(ours.count == Self.vectorIDs.count && results.exitCode == 0, "\(profile): \(results.failureSummary)")
+            let expected: Set<String> =
+                profile == ProfileID.strict
+                ? [] : ["jws-binding::rescind-consent-app-data-beside-data", "jws-nested::app-transaction-missing"]
+            #expect(Set(ours.filter { $0.outcome == .acceptable }.map(\.id)) == expected, "\(profile): \(ours.map { "\($0.id) \($0.outcome)" })")
+            #expect(ours.allSatisfy { [.pass, .acceptable].contains($0.outcome) }, "\(profile): \(ours.map { "\($0.id) \($0.outcome)" })")
+        }
+    }
 }
