@@ -102,7 +102,7 @@ struct NotificationBatchTests {
                  "purchases": [{"productId": "pro.monthly", "purchaseDate": "2025-01-01T00:00:00Z", "period": "P1M", "renewals": 2}],
                  "timeline": [{"event": "consent-revoked", "at": "2025-01-20T00:00:00Z"}]}
                 """#.utf8))
-        let webhooks = try NotificationDispatcher(.init(urls: [.production: try HTTPURL("http://127.0.0.1:9/p")]))
+        let webhooks = NotificationDispatcher(.init(urls: [.production: try HTTPURL("http://127.0.0.1:9/p")]))
         let service = try ServerAPIService(
             scenarios: [scenario], forge: try Forge.bundled(), configuration: .init(now: try Self.date(Self.start), access: .open, deliveries: webhooks))
         let schedule = NotificationSchedule(service, environment: .production, watermark: try Self.date(Self.start))
