@@ -49,6 +49,9 @@ package struct JWSInspection: InspectedArtefact {
         for field in ["signedTransactionInfo", "signedRenewalInfo"] {
             if let inner = payload["data"]?[field]?.stringValue, let decoded = describe(inner) { nested.append((field, decoded)) }
         }
+        if let inner = payload["appData"]?["signedAppTransactionInfo"]?.stringValue, let decoded = describe(inner) {
+            nested.append(("signedAppTransactionInfo", decoded))
+        }
         if !nested.isEmpty { members.append(("nested", .object(nested))) }
         return .object(members)
     }

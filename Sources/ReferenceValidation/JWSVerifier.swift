@@ -122,9 +122,11 @@ package struct JWSVerifier: ArtefactValidator {
         /// The signed JWS inside the payload, by field, with the kind each field holds when the outer kind was given
         /// (nil: read from the payload, as the outer one was).
         func nestedJWS(as outer: JWSKind?) -> [(field: String, text: String, kind: JWSKind?)] {
-            guard let data = payload["data"]?.objectValue else { return [] }
-            return [("signedTransactionInfo", JWSKind.transaction), ("signedRenewalInfo", .renewal)].compactMap { field, kind in
-                data[field]?.stringValue.map { (field, $0, outer == nil ? nil : kind) }
+            let nested: [(String, String, JWSKind)] = [
+                ("data", "signedTransactionInfo", .transaction), ("data", "signedRenewalInfo", .renewal), ("appData", "signedAppTransactionInfo", .appTransaction),
+            ]
+            return nested.compactMap { member, field, kind in
+                payload[member]?.objectValue?[field]?.stringValue.map { (field, $0, outer == nil ? nil : kind) }
             }
         }
 
@@ -263,8 +265,10 @@ package struct JWSVerifier: ArtefactValidator {
 
     fileprivate func claimChecks(_ payload: JSONValue, kind: JWSKind?, context: ValidationContext) -> [Check] {
         var checks: [Check] = []
-        let data = payload["data"] ?? payload["summary"] ?? payload["externalPurchaseToken"]
+        // Bound from whichever of Apple's alternatives is present, in the order Apple's SignedDataVerifier reads them.
+        let data = payload["data"] ?? payload["summary"] ?? payload["externalPurchaseToken"] ?? payload["appData"]
         let claims = kind == .notification ? (data ?? .object([])) : payload
+        if kind == .notification, let appData = payload["appData"] { checks += Self.appDataChecks(appData, in: payload) }
         if let bundle = context.bundleID, kind != .renewal, kind != .realtime {
             let actual = claims["bundleId"]?.stringValue
             checks.append(actual == bundle ? .passed(.bundleID, bundle) : .failed(.bundleID, .bindingBundleID, "bundleId is \(actual ?? "absent"), expected \(bundle)"))
@@ -292,6 +296,26 @@ package struct JWSVerifier: ArtefactValidator {
             }
         }
         return checks
+    }
+
+    /// RESCIND_CONSENT's `appData` (Apple's AppData): instead of `data`, `summary` or `externalPurchaseToken`, never
+    /// beside one (which would be bound, and which acted on?), and carrying the app's signed AppTransaction, which
+    /// is what says whose consent ended. Apple's Python verifier checks neither: it binds `data` first and does not
+    /// look for the nested JWS.
+    private static func appDataChecks(_ appData: JSONValue, in payload: JSONValue) -> [Check] {
+        let beside = ["data", "summary", "externalPurchaseToken"].filter { payload[$0] != nil }
+        if !beside.isEmpty {
+            return [
+                .failed(
+                    .payload, .payloadInvalidField,
+                    "appData and \(beside.joined(separator: ", ")) are both present: Apple sends one of them (appData for RESCIND_CONSENT)")
+            ]
+        }
+        guard appData.objectValue != nil else { return [.failed(.payload, .payloadInvalidField, "appData is not an object")] }
+        guard appData["signedAppTransactionInfo"]?.stringValue != nil else {
+            return [.failed(.payload, .payloadMissingField, "appData has no signedAppTransactionInfo: RESCIND_CONSENT carries the app's signed AppTransaction")]
+        }
+        return []
     }
 
     /// What the payload is, by the fields only that kind has: the sniffing front door's guess.

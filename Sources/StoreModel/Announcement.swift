@@ -7,9 +7,10 @@ public struct Announcement: Sendable, Hashable {
     public let date: Date
     public let type: NotificationType
     public let subtype: NotificationSubtype?
-    public let transaction: Transaction
+    /// nil: it is about the app, not a purchase (RESCIND_CONSENT, whose `appData` carries the AppTransaction).
+    public let transaction: Transaction?
 
-    public init(date: Date, type: NotificationType, subtype: NotificationSubtype?, transaction: Transaction) {
+    public init(date: Date, type: NotificationType, subtype: NotificationSubtype?, transaction: Transaction?) {
         self.date = date
         self.type = type
         self.subtype = subtype
@@ -21,7 +22,7 @@ extension Store {
     /// Every notification Apple has sent about this store by ``now``: each purchase (SUBSCRIBED/INITIAL_BUY, or
     /// ONE_TIME_CHARGE), each renewal (DID_RENEW, after billing retry DID_RENEW/BILLING_RECOVERY), each refund
     /// (REFUND, REVOKE for a purchase shared through Family Sharing), each other timeline event
-    /// (``Scenario/notification(for:)``), each about the transaction it concerns. The transactions' first, in the
+    /// (``Scenario/notification(for:)``), each about the transaction it concerns (a revoked consent about the app). The transactions' first, in the
     /// store's order, then the timeline's. What the Server API's notification history lists and `--notify` delivers;
     /// the pairs are ``TimelineEvent/Kind/notification(consent:upgrade:ownership:)``'s, as `forge jws make --event`'s.
     public var announcements: [Announcement] {
@@ -31,7 +32,7 @@ extension Store {
         }
         let made = transactions.filter { $0.purchaseDate <= now }
         var announcements: [Announcement] = []
-        func announce(_ date: Date, _ pair: (type: NotificationType, subtype: NotificationSubtype?)?, _ t: Transaction) {
+        func announce(_ date: Date, _ pair: (type: NotificationType, subtype: NotificationSubtype?)?, _ t: Transaction?) {
             guard let pair else { return }
             announcements.append(Announcement(date: date, type: pair.type, subtype: pair.subtype, transaction: t))
         }
@@ -55,6 +56,10 @@ extension Store {
         let announced: Set<TimelineEvent.Kind> = [.renew, .recover, .refund]
         for (event, at) in timeline where !announced.contains(event.event) {
             guard let pair = scenario.notification(for: event) else { continue }
+            if event.event == .consentRevoked {
+                announce(at, pair, nil)
+                continue
+            }
             let product = scenario.announcedProduct(of: event) ?? made.first { $0.type == .autoRenewable }?.productID
             let concerned = made.filter { $0.productID == product && $0.purchaseDate <= at }
             guard let t = concerned.max(by: { $0.purchaseDate < $1.purchaseDate }) else { continue }

@@ -38,6 +38,9 @@ public struct TimelineEvent: Encodable, Sendable, Hashable {
         /// The developer sets the purchase's `appAccountToken` to `token` at `at` (Apple's Set App Account Token):
         /// every transaction of the purchase (`originalTransactionId`, default the product's latest) carries it.
         case appAccountToken = "app-account-token"
+        /// A parent revokes consent for the app at `at` (Texas SB 2420): Apple sends RESCIND_CONSENT, about the app
+        /// (its `appData` carries the AppTransaction), not a purchase. Nothing else changes.
+        case consentRevoked = "consent-revoked"
     }
 
     public enum Consent: String, Codable, Sendable, CaseIterable { case pending, accepted, declined }
@@ -106,7 +109,11 @@ public struct TimelineEvent: Encodable, Sendable, Hashable {
         if event == .appAccountToken, token.flatMap(UUID.init(uuidString:)) == nil {
             throw ForgeError(.invalidScenario, "'\(place)token' is required for an app-account-token event: a UUID")
         }
-        guard event != .accountDeleted else { return }
+        if event == .consentRevoked, productID != nil || originalTransactionID != nil {
+            throw ForgeError(
+                .invalidScenario, "a consent-revoked event concerns the app, not a purchase: leave out '\(place)\(productID != nil ? "productId" : "originalTransactionId")'")
+        }
+        guard event != .accountDeleted, event != .consentRevoked else { return }
         let concerned = products.filter { productID == nil ? $0.resolvedType == .autoRenewable : $0.productID == productID }
         if concerned.isEmpty {
             throw ForgeError(
@@ -258,6 +265,7 @@ extension Scenario {
                 deleted = deleted ?? at
                 continue
             }
+            if event.event == .consentRevoked { continue }
             guard let named = event.productID ?? subscriptionProducts.first else { continue }
             let product = current(named)
             var state = states[product] ?? State()
@@ -333,7 +341,7 @@ extension Scenario {
                 for index in transactions.indices where transactions[index].originalTransactionID == original {
                     transactions[index].appAccountToken = event.token
                 }
-            case .accountDeleted:
+            case .accountDeleted, .consentRevoked:
                 break
             }
             states[product] = state
@@ -405,6 +413,7 @@ extension TimelineEvent.Kind {
         case .billingRetryEnded: (.expired, .billingRetry)
         case .productWithdrawn: (.expired, .productNotForSale)
         case .extend: (.renewalExtended, nil)
+        case .consentRevoked: (.rescindConsent, nil)
         case .accountDeleted, .appAccountToken: nil
         }
     }

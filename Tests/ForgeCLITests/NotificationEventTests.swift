@@ -104,6 +104,77 @@ struct NotificationEventTests {
         #expect(decoded["status"] as? Int == testCase.status)
     }
 
+    // MARK: - RESCIND_CONSENT (issue 40, item 1)
+
+    /// A consent-revoked event at 2025-02-10 of ``spec(_:in:)``'s scenario.
+    static let consentRevoked = ["event": "consent-revoked", "at": "2025-02-10T00:00:00Z"]
+
+    /// `arguments` for `forge jws make notification`, and the file it wrote.
+    static func makeNotification(_ arguments: [String], in directory: URL) async throws -> String {
+        let path = directory.appendingPathComponent("rescind.jws").path
+        let made = try await forge(arguments: ["jws", "make", "notification", "--app-apple-id", "1234", "-q", "-o", path] + arguments)
+        try #require(made.status == 0, "\(made.stderr)")
+        return path
+    }
+
+    @Test(
+        "consent-revoked → RESCIND_CONSENT at the event's time: appData (no data) with the app's AppTransaction, signed as forge jws make app-transaction signs it; --notification-type RESCIND_CONSENT alike"
+    )
+    func consentRevokedNotification() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let spec = try Self.spec([Self.consentRevoked], in: directory)
+        for arguments in [["--spec", spec, "--event", "1"], ["--spec", spec, "--notification-type", "RESCIND_CONSENT", "--now", "2025-02-10T00:00:00Z"]] {
+            let path = try await Self.makeNotification(arguments, in: directory)
+            let inspected = try json(try await forge("jws", "inspect", path, "--json"))
+            let payload = try #require(inspected["payload"] as? [String: Any])
+            #expect(payload["notificationType"] as? String == "RESCIND_CONSENT" && payload["subtype"] == nil, "\(arguments): \(payload)")
+            #expect(payload["data"] == nil && payload["signedDate"] as? Int == 1_739_145_600_000, "\(arguments): \(payload)")
+            let appData = try #require(payload["appData"] as? [String: Any], "\(arguments): \(payload)")
+            #expect(appData["appAppleId"] as? Int == 1234 && appData["bundleId"] as? String == "com.example.app" && appData["environment"] as? String == "Production")
+            let appTransaction = try #require(
+                (inspected["nested"] as? [String: Any])?["signedAppTransactionInfo"] as? [String: Any], "\(arguments): no nested AppTransaction")
+            #expect((appTransaction["payload"] as? [String: Any])?["receiptType"] as? String == "Production")
+            // The very AppTransaction forge jws make app-transaction signs for the app at that instant.
+            let made = try await forge(
+                "jws", "make", "app-transaction", "--spec", spec, "--now", "2025-02-10T00:00:00Z", "--app-apple-id", "1234", "-q", "-o", "-")
+            #expect(appData["signedAppTransactionInfo"] as? String == made.text.trimmingCharacters(in: .whitespacesAndNewlines), "\(arguments)")
+            // forge's own verifier binds appData and verifies the AppTransaction in it.
+            let validated = try await forge("jws", "validate", path, "--bundle-id", "com.example.app", "--app-apple-id", "1234", "--environment", "Production")
+            #expect(validated.status == 0, "\(arguments): \(validated.text)\(validated.stderr)")
+        }
+    }
+
+    @Test("Apple's library verifies forge's RESCIND_CONSENT and decodes its appData and the AppTransaction in it", .requires(.appleLibrary))
+    func appleDecodesRescindConsent() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let path = try await Self.makeNotification(["--spec", try Self.spec([Self.consentRevoked], in: directory), "--event", "1"], in: directory)
+        let verdict = try await NotificationStateTests.appleVerdict(path)
+        #expect(verdict["verdict"] as? String == "accept", "\(verdict)")
+        let decoded = try #require(verdict["decoded"] as? [String: Any])
+        #expect(decoded["notificationType"] as? String == "RESCIND_CONSENT")
+        let appData = try #require(decoded["appData"] as? [String: Any], "\(decoded)")
+        #expect(appData["bundleId"] as? String == "com.example.app" && appData["appAppleId"] as? Int == 1234 && appData["environment"] as? String == "Production")
+        let appTransaction = try #require(decoded["appTransaction"] as? [String: Any], "\(decoded)")
+        #expect(appTransaction["bundleId"] as? String == "com.example.app" && appTransaction["receiptType"] as? String == "Production")
+        #expect((appTransaction["appTransactionId"] as? String)?.isEmpty == false)
+    }
+
+    @Test("A consent-revoked event concerns the app: with a productId it exits 65 saying so; without at, it exits 65 asking for it")
+    func consentRevokedRefusals() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let cases: [([String: String], String)] = [
+            (Self.consentRevoked.merging(["productId": "pro.monthly"]) { $1 }, "concerns the app, not a purchase: leave out 'timeline[0].productId'"),
+            (["event": "consent-revoked"], "'timeline[0].at' is required for a consent-revoked event"),
+        ]
+        for (event, words) in cases {
+            let result = try await forge("jws", "make", "notification", "--spec", try Self.spec([event], in: directory), "--event", "1", "-q")
+            #expect(result.status == 65 && result.stderr.contains(words), "\(event): exit \(result.status): \(result.stderr)")
+        }
+    }
+
     @Test("--event refusals exit 64 and say why: out of range, account deletion, an explicit pair, another kind")
     func refusals() async throws {
         let directory = try temporaryDirectory()

@@ -51,6 +51,29 @@ struct NotifyTests {
         #expect((try JSONSerialization.jsonObject(with: body) as? [String: Any])?.keys.sorted() == ["signedPayload"])
     }
 
+    @Test("A consent-revoked timeline event, sent with --event: RESCIND_CONSENT whose appData's AppTransaction Apple's verifier accepts (issue 40)")
+    func consentRevokedDelivered() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let spec = directory.appendingPathComponent("spec.json")
+        try Data(
+            #"""
+            {"preset": "sandbox", "bundleId": "com.example.app", "now": "2025-01-01T00:00:00Z",
+             "purchases": [{"productId": "pro.monthly", "purchaseDate": "2025-01-01T00:00:00Z", "period": "P1M"}],
+             "timeline": [{"event": "consent-revoked", "at": "2025-01-10T00:00:00Z"}]}
+            """#.utf8
+        ).write(to: spec)
+        let record = directory.appendingPathComponent("record.jsonl")
+        let server = try await Self.receiver(answering: "200", record: record)
+        defer { server.kill() }
+        let sent = try await forge("notify", server.url + "/apple", "--spec", spec.path, "--event", "1", "--json")
+        #expect(sent.status == 0, "\(sent.stderr)")
+        #expect(try json(sent)["notificationType"] as? String == "RESCIND_CONSENT")
+        let received = Self.records(record)
+        #expect(received.count == 1 && received.first?["verified"] as? Bool == true, "\(received)")
+        #expect(received.first?["notificationType"] as? String == "RESCIND_CONSENT" && received.first?["appTransactionVerified"] as? Bool == true, "\(received)")
+    }
+
     @Test(
         "Each way an attempt fails is Apple's sendAttemptResult, exit 1: UNSUCCESSFUL_HTTP_RESPONSE_CODE, TIMED_OUT, NO_RESPONSE, PREMATURE_CLOSE, INVALID_RESPONSE, CIRCULAR_REDIRECT, SOCKET_ISSUE, TLS_ISSUE",
         arguments: [

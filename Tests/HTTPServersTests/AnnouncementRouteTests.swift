@@ -2,6 +2,7 @@ import AppStoreVocabulary
 import Foundation
 import Hummingbird
 import NIOCore
+import ReferenceValidation
 import StoreForge
 import StoreServer
 import HTTPServers
@@ -41,10 +42,22 @@ struct AnnouncementRouteTests {
         (TimelineEvent(.billingRetryEnded, at: "2025-03-10T00:00:00Z"), nil), (TimelineEvent(.productWithdrawn, at: "2025-02-10T00:00:00Z"), nil),
         (TimelineEvent(.extend, at: "2025-02-10T00:00:00Z", days: 5), nil),
         (TimelineEvent(.appAccountToken, at: "2025-02-10T00:00:00Z", token: "6F1D1C0E-3B1A-4E8B-9C55-0F2B7A4C9D11"), nil),
+        (TimelineEvent(.consentRevoked, at: "2025-02-10T00:00:00Z"), nil),
     ]
 
     /// Get Notification History's pairs (`TYPE/SUBTYPE`) for `scenario`'s store at ``clock``, with each one's instant.
     static func history(_ scenario: Scenario) async throws -> [String] {
+        try await payloads(scenario).map { "\($0["notificationType"] ?? "")/\($0["subtype"] ?? "-")@\($0["signedDate"] ?? "")" }
+    }
+
+    /// Get Notification History's signed payloads, decoded, for `scenario`'s store at ``clock`` (of `transactionID`'s
+    /// purchase only, when given).
+    static func payloads(_ scenario: Scenario, transactionID: String? = nil) async throws -> [[String: Any]] {
+        try await signedPayloads(scenario, transactionID: transactionID).map(ServerAPIRouteTests.payload)
+    }
+
+    /// Get Notification History's signed payloads for `scenario`'s store at ``clock``.
+    static func signedPayloads(_ scenario: Scenario, transactionID: String? = nil) async throws -> [String] {
         let clock = try #require(ReceiptDate.parse(Self.clock))
         let service = try ServerAPIService(scenarios: [scenario], forge: try Forge.bundled(), configuration: .init(now: clock, access: .open))
         let application = try ForgeServers.buildServeApplication(
@@ -52,15 +65,13 @@ struct AnnouncementRouteTests {
             faults: try FaultPlan(), log: try RequestLog(file: nil, capacity: 100))
         let start = try #require(ReceiptDate.parse("2024-12-01T00:00:00Z").flatMap(ReceiptDate.milliseconds))
         let end = try #require(ReceiptDate.milliseconds(clock)) + 1
+        let filter = transactionID.map { #","transactionId":"\#($0)""# } ?? ""
         return try await application.test(.router) { client in
             let response = try await client.execute(
-                uri: "/inApps/v1/notifications/history", method: .post, body: ByteBuffer(string: #"{"startDate":\#(start),"endDate":\#(end)}"#))
+                uri: "/inApps/v1/notifications/history", method: .post, body: ByteBuffer(string: #"{"startDate":\#(start),"endDate":\#(end)\#(filter)}"#))
             #expect(response.status == .ok, "\(String(buffer: response.body))")
             let items = ServerAPIRouteTests.object(response)["notificationHistory"] as? [[String: Any]] ?? []
-            return items.map { item in
-                let payload = ServerAPIRouteTests.payload(item["signedPayload"])
-                return "\(payload["notificationType"] ?? "")/\(payload["subtype"] ?? "-")@\(payload["signedDate"] ?? "")"
-            }
+            return items.compactMap { $0["signedPayload"] as? String }
         }
     }
 
@@ -86,5 +97,35 @@ struct AnnouncementRouteTests {
             let announced = store.announcements.filter { $0.date == at }.map { "\($0.type.rawValue)/\($0.subtype?.rawValue ?? "-")" }
             if let expected { #expect(announced.contains("\(expected.type.rawValue)/\(expected.subtype?.rawValue ?? "-")"), "\(name): \(announced)") }
         }
+    }
+
+    @Test(
+        "A consent-revoked event is in the history as RESCIND_CONSENT about the app: appData (no data) with the store's signed AppTransaction; filtered by a transaction, it is not listed"
+    )
+    func consentRevokedInHistory() async throws {
+        let scenario = Self.scenario(TimelineEvent(.consentRevoked, at: "2025-02-10T00:00:00Z"))
+        let rescinded = try await Self.payloads(scenario).filter { $0["notificationType"] as? String == "RESCIND_CONSENT" }
+        try #require(rescinded.count == 1, "\(rescinded)")
+        let payload = rescinded[0]
+        #expect(payload["data"] == nil && payload["signedDate"] as? Int == 1_739_145_600_000, "\(payload)")
+        let appData = try #require(payload["appData"] as? [String: Any], "\(payload)")
+        #expect(appData["bundleId"] as? String == "com.example.announce" && appData["environment"] as? String == "Production", "\(appData)")
+        let appTransaction = ServerAPIRouteTests.payload(appData["signedAppTransactionInfo"])
+        #expect(appTransaction["bundleId"] as? String == "com.example.announce" && appTransaction["receiptType"] as? String == "Production", "\(appTransaction)")
+        #expect(appTransaction["appAppleId"] as? Int == appData["appAppleId"] as? Int && appData["appAppleId"] != nil)
+        // The reference verifier binds appData and verifies the AppTransaction in it, under the bundled TEST root.
+        let compact = try #require(
+            try await Self.signedPayloads(scenario).first { ServerAPIRouteTests.payload($0)["notificationType"] as? String == "RESCIND_CONSENT" })
+        var context = ValidationContext(
+            trustedRoots: [try CertificateSet<JWSRole>.bundled().certificate(.root)], bundleID: "com.example.announce", environment: .production)
+        context.appAppleID = (appData["appAppleId"] as? Int).map(Int64.init)
+        let report = JWSVerifier(cache: nil).verify(compact, as: .notification, context: context)
+        #expect(report.verdict == .valid, "\(report.message)")
+        #expect(report.findings.nested.map(\.field) == ["signedAppTransactionInfo"])
+        // Get Notification History of one purchase lists what is about that purchase, not about the app.
+        let made = try #require(ReceiptDate.parse("2025-01-01T00:00:00Z"))
+        let transactionID = try #require(try Store(scenario, now: made).transactions.first?.transactionID)
+        let filtered = try await Self.payloads(scenario, transactionID: transactionID).compactMap { $0["notificationType"] as? String }
+        #expect(!filtered.isEmpty && !filtered.contains("RESCIND_CONSENT"), "\(filtered)")
     }
 }

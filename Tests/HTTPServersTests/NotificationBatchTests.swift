@@ -91,6 +91,37 @@ struct NotificationBatchTests {
         #expect(signed.map(\.date) == signed.map(\.date).sorted(), "timeline order")
     }
 
+    @Test(
+        "Issue 40: a consent-revoked event is delivered as RESCIND_CONSENT about the app (appData with the store's signed AppTransaction), the history's bytes"
+    )
+    func consentRevokedDelivered() throws {
+        let scenario = try Scenario.decode(
+            json: Data(
+                #"""
+                {"bundleId": "com.example.consent", "now": "2025-01-01T00:00:00Z",
+                 "purchases": [{"productId": "pro.monthly", "purchaseDate": "2025-01-01T00:00:00Z", "period": "P1M", "renewals": 2}],
+                 "timeline": [{"event": "consent-revoked", "at": "2025-01-20T00:00:00Z"}]}
+                """#.utf8))
+        let webhooks = NotificationDispatcher(.init(urls: [.production: try HTTPURL("http://127.0.0.1:9/p")]))
+        let service = try ServerAPIService(
+            scenarios: [scenario], forge: try Forge.bundled(), configuration: .init(now: try Self.date(Self.start), access: .open, deliveries: webhooks))
+        let schedule = NotificationSchedule(service, environment: .production, watermark: try Self.date(Self.start))
+        let through = try Self.date("2025-02-01T00:00:00Z")
+        let signed = Self.signAll(schedule.batch(now: through))
+        #expect(signed.map(\.body) == (try Self.history(service, .production, after: try Self.date(Self.start), through: through)))
+        let payloads = try signed.map { notification in
+            let body = try JSONValue(parsing: notification.body)
+            let compact = try #require(body["signedPayload"]?.stringValue)
+            let part = try #require(compact.split(separator: ".").dropFirst().first.flatMap { Base64URL.decode($0) })
+            return try JSONValue(parsing: part)
+        }
+        let rescinded = payloads.filter { $0["notificationType"] == .string("RESCIND_CONSENT") }
+        try #require(rescinded.count == 1, "\(payloads.map { $0["notificationType"] ?? .null })")
+        let appData = try #require(rescinded[0]["appData"])
+        #expect(rescinded[0]["data"] == nil && appData["bundleId"] == .string("com.example.consent") && appData["environment"] == .string("Production"))
+        #expect(appData["signedAppTransactionInfo"]?.stringValue?.split(separator: ".").count == 3)
+    }
+
     @Test("A store looked at again (StoreRendering.at) is the store rendered anew at that instant, at every instant of its timeline")
     func reissuedStoreIsTheSame() throws {
         let forge = try Forge.bundled()

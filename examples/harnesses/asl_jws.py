@@ -2,8 +2,9 @@
 # Configured as a server would be: the vector's trust anchor (RF_TRUST_ANCHOR, DER) as the only root, online checks
 # off (on for an `online` vector, which names its OCSP responder in RF_OCSP_RESPONDER: declare --features online), RF_ENVIRONMENT, RF_BUNDLE_ID and RF_APP_APPLE_ID; the method by RF_ARTIFACT (jws-transaction ->
 # verify_and_decode_signed_transaction, ...). Accept = it returned a decoded payload; reject = it raised.
-# A notification's signedTransactionInfo and signedRenewalInfo are verified too, with the same verifier, as Apple's
-# documentation tells servers to: verify_and_decode_notification alone leaves them unverified (by design; node#216).
+# A notification's signedTransactionInfo and signedRenewalInfo (RESCIND_CONSENT's appData.signedAppTransactionInfo) are
+# verified too, with the same verifier, as Apple's documentation tells servers to: verify_and_decode_notification alone
+# leaves them unverified (by design; node#216).
 # Apple's statuses are coarse (VERIFICATION_FAILURE covers signature and chain alike), so the row is judged
 # at granularity none.
 # Install: python3 -m venv .oracles/asl && .oracles/asl/bin/pip install app-store-server-library==3.1.2
@@ -35,5 +36,8 @@ try:
             verifier.verify_and_decode_signed_transaction(data.signedTransactionInfo)
         if data.signedRenewalInfo is not None:
             verifier.verify_and_decode_renewal_info(data.signedRenewalInfo)
+    app_data = getattr(decoded, "appData", None)
+    if app_data is not None and app_data.signedAppTransactionInfo is not None:
+        verifier.verify_and_decode_app_transaction(app_data.signedAppTransactionInfo)
 except Exception as error:  # VerificationException, and whatever its decoders raise on hostile payloads
     sys.exit(f"{type(error).__name__}: {getattr(error, 'status', error)!r}"[:300])

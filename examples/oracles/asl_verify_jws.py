@@ -7,7 +7,7 @@ KIND: transaction, renewal, app-transaction, notification, realtime. Runs Signed
 root (our TEST root), online checks off (on with ASL_ONLINE=1: OCSP for the leaf and the intermediate at their
 AIA URLs, e.g. `forge serve --ocsp`), and prints one JSON line: {"verdict": "accept"|"reject", "status":
 Apple's VerificationStatus name or null, "decoded": a few fields, for a notification also data.status and its
-nested transaction and renewal info, verified and decoded}. Exit 0 accept, 1 reject.
+nested transaction and renewal info (RESCIND_CONSENT: appData and its AppTransaction), verified and decoded}. Exit 0 accept, 1 reject.
 """
 import json
 import os
@@ -81,4 +81,15 @@ if data is not None:
     except VerificationException as error:
         print(json.dumps({"verdict": "reject", "status": error.status.name, "nested": True}))
         sys.exit(1)
+# RESCIND_CONSENT's appData: the app it is about and its AppTransaction, verified and decoded alike.
+app_data = getattr(decoded, "appData", None)
+if app_data is not None:
+    fields["appData"] = {"bundleId": app_data.bundleId, "appAppleId": app_data.appAppleId, "environment": app_data.rawEnvironment}
+    if app_data.signedAppTransactionInfo:
+        try:
+            app_transaction = verifier.verify_and_decode_app_transaction(app_data.signedAppTransactionInfo)
+            fields["appTransaction"] = dict(fields_of(app_transaction), appTransactionId=app_transaction.appTransactionId)
+        except VerificationException as error:
+            print(json.dumps({"verdict": "reject", "status": error.status.name, "nested": True}))
+            sys.exit(1)
 print(json.dumps({"verdict": "accept", "status": None, "decoded": fields}))

@@ -3,7 +3,7 @@
 
 Every POST body must be {"signedPayload": "..."}; the payload is verified with Apple's SignedDataVerifier
 (app-store-server-library) under the given root, and so are its nested signedTransactionInfo and
-signedRenewalInfo. Each delivery is appended to --record as one JSON line (verified or not, the type, subtype,
+signedRenewalInfo (RESCIND_CONSENT: appData's signedAppTransactionInfo, recorded as appTransactionVerified). Each delivery is appended to --record as one JSON line (verified or not, the type, subtype,
 notificationUUID, signedDate, the SHA-256 of the body), then answered as --script says for that delivery (the
 last step repeats):
 
@@ -89,6 +89,10 @@ def main():
                     verifier.verify_and_decode_signed_transaction(data["signedTransactionInfo"])
                 if "signedRenewalInfo" in data:
                     verifier.verify_and_decode_renewal_info(data["signedRenewalInfo"])
+                app_data = decoded.get("appData") or {}  # RESCIND_CONSENT: the app's AppTransaction instead of data
+                if "signedAppTransactionInfo" in app_data:
+                    verifier.verify_and_decode_app_transaction(app_data["signedAppTransactionInfo"])
+                    entry.update(appTransactionVerified=True)
                 entry.update(verified=True, notificationType=decoded.get("notificationType"), subtype=decoded.get("subtype"),
                              notificationUUID=decoded.get("notificationUUID"), signedDate=decoded.get("signedDate"),
                              members=sorted(body_keys(body)))

@@ -99,6 +99,11 @@ extension VectorCatalogue {
         "JWS_LEAF_EKU": Note(
             bugClass: "leaf-eku", description: "An extendedKeyUsage Apple's signing leaf does not have; only Apple's CA could issue it.",
             links: ["https://www.rfc-editor.org/rfc/rfc5280#section-4.2.1.12"]),
+        "JWS_APP_DATA_SHAPE": Note(
+            bugClass: "app-data-shape",
+            description:
+                "A RESCIND_CONSENT whose appData is not Apple's shape: beside data (Apple sends one of data, summary, externalPurchaseToken, appData), or without the signed AppTransaction that says whose consent ended. Only Apple could sign it, so nothing is forged; Apple's Python SignedDataVerifier binds data first and never looks for the nested JWS, so it accepts both. Apple-compatible takes either verdict, strict rejects.",
+            links: ["https://developer.apple.com/documentation/appstoreservernotifications/appdata"]),
         "JWS_VALIDITY_INSTANT": Note(
             bugClass: "validity-instant",
             description:
@@ -143,7 +148,8 @@ extension VectorCatalogue {
     }
 
     static let jws: [VectorSpec] =
-        jwsValid + jwsSignature + jwsHeader + jwsFormat + jwsX5C + jwsChain + jwsTime + jwsBinding + jwsNested + jwsResource + jwsOnline
+        jwsValid + jwsSignature + jwsHeader + jwsFormat + jwsX5C + jwsChain + jwsTime + jwsBinding + jwsAppDataBinding + jwsNested + jwsAppDataNested
+        + jwsResource + jwsOnline
 
     // MARK: - Valid artefacts
 
@@ -174,7 +180,7 @@ extension VectorCatalogue {
         let notifications: [(String, String?)] = [
             ("SUBSCRIBED", "INITIAL_BUY"), ("SUBSCRIBED", "RESUBSCRIBE"), ("DID_CHANGE_RENEWAL_STATUS", "AUTO_RENEW_DISABLED"), ("EXPIRED", "VOLUNTARY"),
             ("DID_FAIL_TO_RENEW", "GRACE_PERIOD"), ("REFUND", nil), ("TEST", nil), ("RENEWAL_EXTENSION", "SUMMARY"), ("EXTERNAL_PURCHASE_TOKEN", "UNREPORTED"),
-            ("PRICE_INCREASE", "PENDING"), ("ONE_TIME_CHARGE", nil), ("FUTURE_NOTIFICATION_TYPE", "FUTURE_SUBTYPE"),
+            ("PRICE_INCREASE", "PENDING"), ("ONE_TIME_CHARGE", nil), ("RESCIND_CONSENT", nil), ("FUTURE_NOTIFICATION_TYPE", "FUTURE_SUBTYPE"),
         ]
         // One more revision (issue 20): the notification carries the state its pair implies (expired, refunded, in grace…);
         // a one-time charge is about a consumable, not the subscription; TEST carries no transaction.
@@ -633,6 +639,59 @@ extension VectorCatalogue {
         spec(
             "jws-nested::transaction-other-bundle", "signedTransactionInfo of another app: the nested JWS binds its bundleId like any other.", .notification,
             [.nestedBundle("signedTransactionInfo", "com.other.app")], .invalid, [.jwsNested], flags: ["JWS_NESTED_UNVERIFIED"]),
+    ]
+
+    // MARK: - RESCIND_CONSENT's appData (issue 40)
+
+    static let rescindConsent = (NotificationType.rescindConsent.rawValue, String?.none)
+    /// The app's Apple id of the vectors that write an appData member whole: their scenario's, so every payload agrees.
+    static let jwsAppAppleID: Int64 = 954_178_654
+    /// appData as forge writes it for ``jwsScenario`` in Production, without its nested AppTransaction.
+    static let jwsAppData: JSONValue = .object([("appAppleId", .integer(jwsAppAppleID)), ("bundleId", .string("com.example.app")), ("environment", .string("Production"))])
+
+    /// `vector` with the app's Apple id ``jwsAppAppleID`` (not drawn from its seed).
+    static func withAppAppleID(_ vector: VectorSpec) -> VectorSpec {
+        var vector = vector
+        vector.scenario.appItemID = jwsAppAppleID
+        return vector
+    }
+
+    /// appData is bound like data (Apple's SignedDataVerifier reads bundleId, appAppleId and environment from it).
+    static let jwsAppDataBinding: [VectorSpec] = [
+        spec(
+            "jws-binding::rescind-consent-other-bundle",
+            "A genuine RESCIND_CONSENT for another app: appData's bundleId must match the app, as data's does (Apple's SignedDataVerifier binds appData alike).",
+            .notification, [], .invalid, [.bindingBundleID], severity: .critical, bundleID: "com.other.app", notification: rescindConsent),
+        spec(
+            "jws-binding::rescind-consent-production-in-sandbox",
+            "A genuine Production RESCIND_CONSENT checked as Sandbox: appData's environment must match, as data's does (Apple's SignedDataVerifier binds appData alike).",
+            .notification, [], .invalid, [.bindingEnvironment], environment: .sandbox, notification: rescindConsent),
+        withAppAppleID(
+            spec(
+                "jws-binding::rescind-consent-app-data-beside-data",
+                "A RESCIND_CONSENT with data (this app's) beside appData: Apple sends one or the other, and a verifier that binds one while the app reads the other is confused. Apple's Python SignedDataVerifier binds data and accepts; only Apple could sign it, so apple-compatible takes either verdict and strict rejects (JWS_APP_DATA_SHAPE).",
+                .notification,
+                [.addField("data", jwsAppData)], .acceptable, [.payloadInvalidField], severity: .medium, flags: ["JWS_APP_DATA_SHAPE"], notification: rescindConsent)),
+    ]
+
+    /// The AppTransaction inside appData is verified like any nested JWS.
+    static let jwsAppDataNested: [VectorSpec] = [
+        spec(
+            "jws-nested::app-transaction-tampered",
+            "A genuine RESCIND_CONSENT whose appData.signedAppTransactionInfo's signature does not verify: a forged AppTransaction (whose consent ended) inside a genuine notification. Apple's Python SignedDataVerifier does not verify it; a server must, as for signedTransactionInfo.",
+            .notification, [.nested("signedAppTransactionInfo", .flipBit(8))], .invalid, [.jwsNested], severity: .critical, flags: ["JWS_NESTED_UNVERIFIED"],
+            notification: rescindConsent),
+        spec(
+            "jws-nested::app-transaction-foreign-chain",
+            "appData.signedAppTransactionInfo signed under another root: a forged AppTransaction inside a genuine RESCIND_CONSENT. Apple's Python SignedDataVerifier does not verify it; a server must.",
+            .notification, [.nested("signedAppTransactionInfo", .foreignChain)], .invalid, [.jwsNested], severity: .critical, flags: ["JWS_NESTED_UNVERIFIED"],
+            notification: rescindConsent),
+        withAppAppleID(
+            spec(
+                "jws-nested::app-transaction-missing",
+                "A RESCIND_CONSENT whose appData has no signedAppTransactionInfo: nothing says whose consent ended. Apple's Python SignedDataVerifier does not look for it and accepts; only Apple could sign it, so apple-compatible takes either verdict and strict rejects (JWS_APP_DATA_SHAPE).",
+                .notification, [.addField("appData", jwsAppData)], .acceptable, [.payloadMissingField], severity: .medium,
+                flags: ["JWS_APP_DATA_SHAPE"], notification: rescindConsent)),
     ]
 
     // MARK: - Online checks (issue 26)

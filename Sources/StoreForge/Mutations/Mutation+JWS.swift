@@ -250,7 +250,7 @@ extension Mutation {
         },
         jws(
             .jwsNested, .jwsBuild, "Applies a JWS mutation to a notification's nested JWS.", bugClass: "unverified-nested-jws",
-            parameters: [("field", "the data member holding the nested JWS"), ("mutation", "the JWS mutation; its parameters beside")]
+            parameters: [("field", "the data (or appData) member holding the nested JWS"), ("mutation", "the JWS mutation; its parameters beside")]
         ) { p throws(ForgeError) in
             let field = try p.string("field"), inner = try p.string("mutation")
             guard inner != MutationID.jwsNested.rawValue else { throw ForgeError(.invalidRecipe, "mutation jws.nested: a nested step cannot nest again") }
@@ -260,25 +260,34 @@ extension Mutation {
             let mutation = try Mutation.named(inner, editing: .jws)
             let edit = try mutation.bind(values)
             return { draft, context in
-                guard var members = draft.payload.objectValue, var data = members["data"]?.objectValue, let nested = data[field]?.stringValue else { return }
+                guard var members = draft.payload.objectValue, let container = nestedContainer(members, field),
+                    var data = members[container]?.objectValue, let nested = data[field]?.stringValue
+                else { return }
                 data[field] = .string(try context.forge.remake(nested: nested, steps: [(mutation, edit)]))
-                members["data"] = .object(data)
+                members[container] = .object(data)
                 draft.payload = .object(members)
             }
         },
         jws(
             .jwsNestedReplace, .jwsBuild, "Replaces a notification's nested JWS with text.", bugClass: "unverified-nested-jws",
-            parameters: [("field", "the data member"), ("text", "the replacement")]
+            parameters: [("field", "the data (or appData) member"), ("text", "the replacement")]
         ) { p throws(ForgeError) in
             let field = try p.string("field"), text = try p.string("text")
             return { draft, _ in
-                guard var members = draft.payload.objectValue, var data = members["data"]?.objectValue else { return }
+                guard var members = draft.payload.objectValue, let container = nestedContainer(members, field), var data = members[container]?.objectValue else { return }
                 data[field] = .string(text)
-                members["data"] = .object(data)
+                members[container] = .object(data)
                 draft.payload = .object(members)
             }
         },
     ]
+
+    /// The member of a notification that holds (or, if none does, would hold) the nested JWS `field`: `data`, or
+    /// RESCIND_CONSENT's `appData`.
+    static func nestedContainer(_ members: JSONObject, _ field: String) -> String? {
+        let containers = ["data", "appData"].filter { members[$0]?.objectValue != nil }
+        return containers.first { members[$0]?.objectValue?[field] != nil } ?? containers.first
+    }
 
     /// Sets (or, with nil, removes) a payload member; a payload that is not an object is left alone.
     static func setPayload(_ draft: inout JWSDraft, _ key: String, _ value: JSONValue?) {

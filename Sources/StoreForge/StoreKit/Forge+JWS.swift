@@ -153,6 +153,9 @@ extension Forge {
         case .notification where options.notificationType == .known(.test):
             // Apple's TEST carries no transaction (and needs no purchase): `data` is the app, bundle and environment only.
             payload = world.notification(signedTransaction: nil, signedRenewal: nil)
+        case .notification where options.notificationType == .known(.rescindConsent):
+            // About the app, not a purchase (and needs none): `appData` carries the AppTransaction, signed alike.
+            payload = world.notification(signedTransaction: nil, signedRenewal: nil, signedAppTransaction: try sign(world.appTransaction(), xcode: world.isXcode))
         case .notification:
             let subscription = (try? world.latest())?.type == .autoRenewable
             let signedTransaction = try sign(try world.transaction(world.latest()), xcode: world.isXcode)
@@ -388,7 +391,8 @@ struct World {
     }
 
     /// A notification; without a signed transaction, Apple's TEST shape (`data` = appAppleId, bundleId, environment).
-    func notification(signedTransaction: String?, signedRenewal: String?) -> JSONValue {
+    /// RESCIND_CONSENT's is `appData` instead of `data`: the same members and the signed AppTransaction.
+    func notification(signedTransaction: String?, signedRenewal: String?, signedAppTransaction: String? = nil) -> JSONValue {
         let t = try? latest()
         var data: JSONObject = []
         if let appAppleID { data.append(("appAppleId", .integer(appAppleID))) }
@@ -426,6 +430,11 @@ struct World {
             if let appAppleID { token.append(("appAppleId", .integer(appAppleID))) }
             token.append(("bundleId", .string(store.bundleID)))
             members.append(("externalPurchaseToken", .object(token)))
+        case (.known(.rescindConsent), _):
+            // Parental consent revoked (Texas SB 2420): `appData` instead of `data` (Apple's AppData).
+            var app = data
+            if let signedAppTransaction { app.append(("signedAppTransactionInfo", .string(signedAppTransaction))) }
+            members.append(("appData", .object(app)))
         default:
             members.append(("data", .object(data)))
         }

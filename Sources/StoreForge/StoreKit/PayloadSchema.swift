@@ -48,9 +48,13 @@ public enum PayloadSchema {
     static let externalPurchaseToken: Set<String> = [
         "externalPurchaseId", "tokenCreationDate", "appAppleId", "bundleId", "tokenType", "tokenExpirationDate",
     ]
+    /// RESCIND_CONSENT's `appData` (Apple's AppData).
+    static let notificationAppData: Set<String> = [
+        "appAppleId", "bundleId", "environment", "signedAppTransactionInfo",
+    ]
 
     /// The members of the object at `path` in a payload of `kind`; nil where the schema is open or not modelled here
-    /// (`advancedCommerceInfo`, `appData`, array elements), which accepts any member.
+    /// (`advancedCommerceInfo`, array elements), which accepts any member.
     public static func members(of kind: JWSKind, at path: [String]) -> Set<String>? {
         switch (kind, path) {
         case (.transaction, []): transaction
@@ -63,6 +67,7 @@ public enum PayloadSchema {
         case (.notification, ["data"]): notificationData
         case (.notification, ["summary"]): notificationSummary
         case (.notification, ["externalPurchaseToken"]): externalPurchaseToken
+        case (.notification, ["appData"]): notificationAppData
         default: nil
         }
     }

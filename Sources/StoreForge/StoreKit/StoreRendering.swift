@@ -52,7 +52,8 @@ public struct StoreRendering: Sendable {
     public func signedAppTransaction() throws(ForgeError) -> String { try forge.sign(world.appTransaction(), xcode: world.isXcode) }
 
     /// A notification of `type` (and `subtype`) about `t`, signed at the rendering's clock, its nested transaction
-    /// and renewal info signed too; without `t`, Apple's TEST shape. `uuid` is its `notificationUUID`: one store
+    /// and renewal info signed too; without `t`, Apple's TEST shape; RESCIND_CONSENT about the app, its AppTransaction
+    /// signed in `appData`. `uuid` is its `notificationUUID`: one store
     /// sends many notifications, each its own.
     public func signedNotification(_ type: NotificationType, subtype: NotificationSubtype?, about t: Transaction?, uuid: String) throws(ForgeError) -> String {
         var options = world.options
@@ -61,7 +62,9 @@ public struct StoreRendering: Sendable {
         options.productID = t?.productID
         let world = try World(store: world.store, options: options)
         var payload: JSONValue
-        if let t {
+        if type == .rescindConsent {
+            payload = world.notification(signedTransaction: nil, signedRenewal: nil, signedAppTransaction: try signedAppTransaction())
+        } else if let t {
             let signedTransaction = try forge.sign(try world.transaction(t), xcode: world.isXcode)
             let signedRenewal = t.type == .autoRenewable ? try forge.sign(try world.renewal(of: t), xcode: world.isXcode) : nil
             payload = world.notification(signedTransaction: signedTransaction, signedRenewal: signedRenewal)

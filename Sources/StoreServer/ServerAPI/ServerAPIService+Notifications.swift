@@ -24,13 +24,13 @@ extension ServerAPIService {
         let date: Date
         let type: NotificationType
         let subtype: NotificationSubtype?
-        /// What it is about; nil for TEST.
+        /// What it is about; nil for TEST and for what is about the app (RESCIND_CONSENT).
         let transaction: Transaction?
         /// The customer it belongs to; nil for TEST.
         let customer: Int?
         /// TEST's payload, signed when it was asked for.
         let signedPayload: String?
-        /// What tells it from another of its type at its instant: the transaction id, or TEST's token.
+        /// What tells it from another of its type at its instant: the transaction id, TEST's token, or "app".
         let identifier: String
         /// Its place in the history, and the seed of its `notificationUUID`.
         /// Sorts as the history does: the instant first (zero-padded, so text order is time order).
@@ -140,7 +140,8 @@ extension ServerAPIService {
             views = [try view(of: id, anyID: true, scope: scope, now: now)]
         }
         var records: [NotificationRecord] = []
-        for view in views { records += notifications(of: view) }
+        // Filtered by a transaction, the history lists what is about its purchase, not about the app (RESCIND_CONSENT).
+        for view in views { records += notifications(of: view).filter { request.transactionID == nil || $0.transaction != nil } }
         if request.transactionID == nil {
             let tests = state.mutable.withLock { $0.testNotifications.values.filter { $0.environment == scope.environment } }
             for test in tests where scope.app.map({ $0 == test.bundleID }) ?? true { records.append(Self.record(of: test)) }
@@ -216,7 +217,7 @@ extension ServerAPIService {
         view.rendering.store.announcements.map { announced in
             NotificationRecord(
                 date: announced.date, type: announced.type, subtype: announced.subtype, transaction: announced.transaction, customer: view.customer,
-                signedPayload: nil, identifier: announced.transaction.transactionID)
+                signedPayload: nil, identifier: announced.transaction?.transactionID ?? "app")
         }
     }
 }

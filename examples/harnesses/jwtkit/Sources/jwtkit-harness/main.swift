@@ -1,6 +1,7 @@
 // stdin: the JWS; RF_TRUST_ANCHOR (DER path), RF_BUNDLE_ID, RF_ENVIRONMENT, RF_APP_APPLE_ID, RF_ARTIFACT. Exit 0
 // accepts, 1 rejects (the reason on stderr), 2 is a harness error. On top of X5CVerifier, the checks every server
-// must add itself: bundleId, environment, appAppleId in Production, and a notification's nested JWS.
+// must add itself: bundleId, environment, appAppleId in Production (from data, summary, externalPurchaseToken or
+// RESCIND_CONSENT's appData), and a notification's nested JWS.
 import Foundation
 import JWTKit
 
@@ -13,6 +14,7 @@ struct StoreKitPayload: JWTPayload {
         var externalPurchaseId: String?
         var signedTransactionInfo: String?
         var signedRenewalInfo: String?
+        var signedAppTransactionInfo: String?
     }
     var bundleId: String?
     var environment: String?
@@ -22,6 +24,7 @@ struct StoreKitPayload: JWTPayload {
     var data: Claims?
     var summary: Claims?
     var externalPurchaseToken: Claims?
+    var appData: Claims?
     func verify(using algorithm: some JWTAlgorithm) async throws {}
 }
 
@@ -53,7 +56,7 @@ do {
     let verifier = try X5CVerifier(rootCertificates: [root])
     let payload = try await verified(token, verifier)
     let artifact = environment["RF_ARTIFACT"] ?? ""
-    let inner = payload.data ?? payload.summary ?? payload.externalPurchaseToken
+    let inner = payload.data ?? payload.summary ?? payload.externalPurchaseToken ?? payload.appData
     let bundleId = inner?.bundleId ?? payload.bundleId
     var actualEnvironment = artifact == "jws-app-transaction" ? payload.receiptType : (inner?.environment ?? payload.environment)
     if actualEnvironment == nil, let id = inner?.externalPurchaseId { actualEnvironment = id.hasPrefix("SANDBOX") ? "Sandbox" : "Production" }
@@ -71,6 +74,12 @@ do {
         let claims = try await verified(nested, verifier)
         if !expected.isEmpty, claims.environment != expected { reject("nested environment") }
         if let bundle = environment["RF_BUNDLE_ID"], !bundle.isEmpty, let nestedBundle = claims.bundleId, nestedBundle != bundle { reject("nested bundleId") }
+    }
+    // RESCIND_CONSENT's AppTransaction, whose environment is its receiptType.
+    if let nested = payload.appData?.signedAppTransactionInfo {
+        let claims = try await verified(nested, verifier)
+        if !expected.isEmpty, claims.receiptType != expected { reject("nested receiptType") }
+        if let bundle = environment["RF_BUNDLE_ID"], !bundle.isEmpty, claims.bundleId != bundle { reject("nested bundleId") }
     }
 } catch {
     reject("\(error)")
