@@ -5,7 +5,7 @@ package import Foundation
 ///
 /// Bounded in bytes: Apple's 2000 images an app, as many messages [guess: Apple documents the message limit on a page
 /// this machine has no copy of], and only what the API answers is kept of each (identifiers, states, which images a
-/// message uses; neither the PNG nor the text), so an account holds at most ≈ 1.5 MB; ``maximumAccounts`` of them.
+/// message uses; neither the PNG nor the text), so an account holds at most ≈ 3 MB (with its 2000 default messages); ``maximumAccounts`` of them.
 /// In memory only: the `--state` file does not keep it (a restart starts with nothing configured).
 package struct RetentionMessagingState: Sendable {
     /// Apple's: "The maximum number of images you can configure for each app is 2000" (…/upload-image).

@@ -211,7 +211,8 @@ extension ServerAPIService {
 
     // MARK: - Realtime URL
 
-    func configureRealtimeURL(body: [UInt8], scope: Scope) throws(ServerAPIError) {
+    /// The URL configured (for the request log).
+    func configureRealtimeURL(body: [UInt8], scope: Scope) throws(ServerAPIError) -> String {
         guard let request = try? JSONValue(parsing: body), request.objectValue != nil, let url = request["realtimeURL"]?.stringValue,
             Self.length(url) <= Self.realtimeURLLength, (try? HTTPURL(url)) != nil
         else { throw .badRequestRealtimeURL }
@@ -220,6 +221,7 @@ extension ServerAPIService {
             guard retentionAccount(sandbox).passedTest else { throw .forbiddenNoPassingTest }
         }
         try changeRetention(scope) { account in account.realtimeURL = url }
+        return url
     }
 
     func deleteRealtimeURL(scope: Scope) throws(ServerAPIError) {

@@ -389,8 +389,9 @@ package struct ServerAPIService: Sendable {
                 response = .empty(200, endpoint: endpoint.rawValue, note: "default message deleted")
             case .defaultMessage: response = json(try defaultMessage(productID: parameter, locale: parameters.last ?? "", scope: scope))
             case .configureRealtimeURL:
-                try configureRealtimeURL(body: request.body, scope: scope)
+                let url = try configureRealtimeURL(body: request.body, scope: scope)
                 response = .empty(200, endpoint: endpoint.rawValue, note: "realtime URL configured")
+                response.summary.append(("realtimeURL", .string(url)))
             case .deleteRealtimeURL:
                 try deleteRealtimeURL(scope: scope)
                 response = .empty(200, endpoint: endpoint.rawValue, note: "realtime URL deleted")
