@@ -50,7 +50,7 @@ struct BenchRealtime: AsyncParsableCommand {
     func run() async throws {
         let target = try HTTPURL.argument(url)
         let forged = try jws.forged(.realtime, scenario: scenarioOptions)
-        guard var payload = forged.payload.objectValue else { throw fail("the realtime request is not a JSON object", Exit.software) }
+        guard let payload = forged.payload.objectValue else { throw fail("the realtime request is not a JSON object", Exit.software) }
         let trust = try notifyCa.map { String(decoding: try readInput($0, kind: .certificate).bytes, as: UTF8.self) }
         let forge: Forge
         do {

@@ -1,5 +1,3 @@
-package import Foundation
-
 /// What the developer configured through the Retention Messaging API, per environment and app (a token's `bid`;
 /// `--no-auth` is one app): images, messages, default messages, the realtime URL and the performance tests.
 ///
@@ -102,6 +100,13 @@ package struct RetentionMessagingState: Sendable {
         order.append(key)
         while order.count > Self.maximumAccounts { accounts[order.removeFirst()] = nil }
         return result
+    }
+
+    /// Records a performance test's outcome, if its account (and the test) is still kept; a pass opens production's URL.
+    mutating func finish(_ id: String, in key: Key, outcome: RealtimeLoadTest.Outcome, passed: Bool) {
+        guard accounts[key]?.tests[id] != nil else { return }
+        accounts[key]?.tests[id]?.outcome = outcome
+        if passed { accounts[key]?.passedTest = true }
     }
 
     /// The number of the next performance test, counted.

@@ -1,8 +1,8 @@
-package import Foundation
+import Foundation
 import AppStoreVocabulary
 import StoreForge
 import Synchronization
-package import _ForgeSupport
+import _ForgeSupport
 import StoreModel
 
 /// Apple's Retention Messaging API (`/inApps/v1/messaging/…`), served beside the App Store Server API under the same
@@ -292,13 +292,8 @@ extension ServerAPIService {
         if answers.isEmpty { outcome.failures[.other] = run.requests.count }
         outcome.total = max(outcome.total, run.requests.count)
         let passed = outcome.successRate >= Double(run.configuration.successRateThreshold)
-        _ = try? state.change { (state) throws(ServerAPIError) in
-            try state.retention.change(run.key) { account in
-                guard account.tests[run.id] != nil else { return }
-                account.tests[run.id]?.outcome = outcome
-                if passed { account.passedTest = true }
-            }
-        }
+        // In memory only (no journal, nothing written): never fails.
+        _ = try? state.change { $0.retention.finish(run.id, in: run.key, outcome: outcome, passed: passed) }
     }
 
     func performanceTestResults(_ id: String, scope: Scope) throws(ServerAPIError) -> PerformanceTestResultResponse {
