@@ -127,6 +127,33 @@ struct RetentionMessagingRouteTests {
         }
     }
 
+    @Test("Apple's 2000 images an app (4030014) and forge's 2000 messages (4030016): the next upload is refused until one is deleted; each environment counts its own")
+    func countsAreBounded() async throws {
+        try await ServerAPIRouteTests.application().test(.router) { client in
+            func id(_ index: Int) -> String { String(format: "00000000-0000-4000-8000-%012d", index) }
+            let bullet = Self.png(width: 8, height: 8)
+            let text = try Self.json(["header": "h", "body": "b"])
+            for index in 0..<RetentionMessagingState.maximumImages {
+                let image = try await client.execute(uri: Self.base + "/image/\(id(index))?imageSize=BULLET_POINT", method: .put, body: bullet)
+                let message = try await client.execute(uri: Self.base + "/message/\(id(index))", method: .put, body: text)
+                guard image.status == .ok, message.status == .ok else {
+                    Issue.record("upload \(index): \(image.status) \(message.status)")
+                    return
+                }
+            }
+            let over = id(RetentionMessagingState.maximumImages)
+            ServerAPIRouteTests.expectError(
+                try await client.execute(uri: Self.base + "/image/\(over)?imageSize=BULLET_POINT", method: .put, body: bullet), .maximumNumberOfImagesReached)
+            ServerAPIRouteTests.expectError(try await client.execute(uri: Self.base + "/message/\(over)", method: .put, body: text), .maximumNumberOfMessagesReached)
+            // Production's account is another.
+            Self.expectOK(try await client.execute(uri: "/inApps/v1/messaging/message/\(over)", method: .put, body: text))
+            Self.expectOK(try await client.execute(uri: Self.base + "/message/\(id(0))", method: .delete))
+            Self.expectOK(try await client.execute(uri: Self.base + "/message/\(over)", method: .put, body: text))
+            Self.expectOK(try await client.execute(uri: Self.base + "/image/\(id(0))", method: .delete))
+            Self.expectOK(try await client.execute(uri: Self.base + "/image/\(over)?imageSize=BULLET_POINT", method: .put, body: bullet))
+        }
+    }
+
     /// What a receiver was sent: each realtime request's `signedPayload`.
     final class Received: Sendable {
         private let signed = Mutex<[String]>([])
