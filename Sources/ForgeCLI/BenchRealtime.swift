@@ -50,47 +50,33 @@ struct BenchRealtime: AsyncParsableCommand {
     func run() async throws {
         let target = try HTTPURL.argument(url)
         let forged = try jws.forged(.realtime, scenario: scenarioOptions)
-        guard var payload = forged.payload.objectValue else { throw fail("the realtime request is not a JSON object", Exit.software) }
+        guard let payload = forged.payload.objectValue else { throw fail("the realtime request is not a JSON object", Exit.software) }
         let trust = try notifyCa.map { String(decoding: try readInput($0, kind: .certificate).bytes, as: UTF8.self) }
         let forge: Forge
         do {
             let pki = try jws.jwsCertificates.map { try CertificateSet<JWSRole>.load(from: URL(fileURLWithPath: $0)) }
             forge = try Forge(receiptPKI: .bundled(), jwsPKI: pki)
         } catch let error as ForgeError { throw fail(error.message, Exit.code(for: error)) }
-        var bodies: [WebhookRequest] = []
-        for index in 0..<requests {
-            // Apple sends each request with its own identifier.
-            var random = SeededGenerator(seed: UInt64(index) &+ 0x7265_616C_7469_6D65)  // "realtime"
-            payload["requestIdentifier"] = .string(random.uuid().description.lowercased())
-            let signed: String
-            do { signed = try forge.sign(.object(payload), xcode: forged.xcodeSigned) } catch { throw fail(error.message, Exit.code(for: error)) }
-            bodies.append(WebhookRequest(url: target, body: WebhookRequest.body(signedPayload: signed), timeoutSeconds: timeout, trustedRootsPEM: trust))
-        }
+        // Apple sends each request with its own identifier.
+        let bodies: [[UInt8]]
+        do {
+            bodies = try RealtimeLoadTest.bodies(of: payload, count: requests, seed: 0x7265_616C_7469_6D65) { (value) throws(ForgeError) in  // "realtime"
+                try forge.sign(value, xcode: forged.xcodeSigned)
+            }
+        } catch { throw fail(error.message, Exit.code(for: error)) }
+        let posts = bodies.map { WebhookRequest(url: target, body: $0, timeoutSeconds: timeout, trustedRootsPEM: trust) }
         let network = try Network.required(for: "forge bench realtime")
         let started = ContinuousClock.now
-        let answers = await network.deliver(bodies, concurrency: concurrency)
+        let answers = await network.deliver(posts, concurrency: concurrency)
         let elapsed = ContinuousClock.now - started
-        var failures: [SendAttemptResult: Int] = [:]
-        var latencies: [Int64] = []
-        for answer in answers {
-            latencies.append(answer.attempt.milliseconds)
-            var result = answer.attempt.result
-            if result == .success, answer.attempt.milliseconds > Int64(thresholdMs) { result = .timedOut }
-            if result == .success, !RealtimeResponse.accepts(answer.body) { result = .invalidResponse }
-            if result != .success { failures[result, default: 0] += 1 }
-        }
-        latencies.sort()
-        /// The latency `permille` thousandths of the requests stay within (nearest rank), in integers only.
-        func percentile(_ permille: Int) -> Int64 {
-            guard !latencies.isEmpty else { return 0 }
-            let rank = (latencies.count * permille + 999) / 1000
-            return latencies[max(0, min(latencies.count - 1, rank - 1))]
-        }
-        let succeeded = answers.count - failures.values.reduce(0, +)
-        let rate = answers.isEmpty ? 0 : Double(succeeded) * 100 / Double(answers.count)
+        let outcome = RealtimeLoadTest.Outcome(answers, thresholdMilliseconds: thresholdMs)
+        let percentile = outcome.percentile
+        let latencies = outcome.latencies
+        let succeeded = outcome.succeeded
+        let rate = outcome.successRate
         let passed = rate >= successRate
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        let ordered = SendAttemptResult.allCases.compactMap { result in failures[result].map { (result, $0) } }
+        let ordered = outcome.orderedFailures.map { ($0.result, $0.count) }
         if json {
             var members: JSONObject = [("result", .string(passed ? "PASS" : "FAIL")), ("url", .string(url))]
             members.append(("totalRequests", .integer(Int64(answers.count))))

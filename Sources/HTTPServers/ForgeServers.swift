@@ -34,7 +34,7 @@ package enum ForgeServers {
     /// Without `controlToken` the control routes answer loopback clients that are not a web page (``ControlAccess``);
     /// with it, whoever sends it as `Authorization: Bearer TOKEN`. Notification delivery (to `serverAPI`'s webhooks,
     /// its CPU work on `deliveryWorker`, by default a thread of its own), the state file's clock checkpoint and the
-    /// request log's end are services of the application: they run with it, in process as on a socket, and a graceful
+    /// request log's end and the Retention Messaging performance tests (``PerformanceTestRunner``) are services of the application: they run with it, in process as on a socket, and a graceful
     /// shutdown lets the delivery attempt in flight end, writes the clock last and says what the log file could not take.
     package static func buildServeApplication(
         _ listener: ServerListener, service: VerifyReceiptService, serverAPI: ServerAPIService = ServerAPIService(), faults: FaultPlan, log: RequestLog,
@@ -43,7 +43,7 @@ package enum ForgeServers {
     ) throws -> ForgeApplication {
         let background: [any Service] = [
             NotificationDeliveryService(serverAPI: serverAPI, worker: deliveryWorker), StateCheckpointService(state: serverAPI.state),
-            RequestLogService(log: log, warn: warn),
+            RequestLogService(log: log, warn: warn), PerformanceTestRunner(serverAPI: serverAPI),
         ]
         return try ForgeApplication(listener, services: background, announce: announce) { router, runtime in
             if let ocsp { OCSPController(service: ocsp, log: log, runtime: runtime).addRoutes(to: router) }

@@ -177,6 +177,20 @@ extension ServerAPIService.Endpoint {
         case .requestTestNotification: (.post, "inApps/v1/notifications/test", [])
         case .testNotificationStatus: (.get, "inApps/v1/notifications/test/{testNotificationToken}", ["testNotificationToken"])
         case .notificationHistory: (.post, "inApps/v1/notifications/history", [])
+        case .uploadImage: (.put, "inApps/v1/messaging/image/{imageIdentifier}", ["imageIdentifier"])
+        case .deleteImage: (.delete, "inApps/v1/messaging/image/{imageIdentifier}", ["imageIdentifier"])
+        case .imageList: (.get, "inApps/v1/messaging/image/list", [])
+        case .uploadMessage: (.put, "inApps/v1/messaging/message/{messageIdentifier}", ["messageIdentifier"])
+        case .deleteMessage: (.delete, "inApps/v1/messaging/message/{messageIdentifier}", ["messageIdentifier"])
+        case .messageList: (.get, "inApps/v1/messaging/message/list", [])
+        case .configureDefaultMessage: (.put, "inApps/v1/messaging/default/{productId}/{locale}", ["productId", "locale"])
+        case .deleteDefaultMessage: (.delete, "inApps/v1/messaging/default/{productId}/{locale}", ["productId", "locale"])
+        case .defaultMessage: (.get, "inApps/v1/messaging/default/{productId}/{locale}", ["productId", "locale"])
+        case .configureRealtimeURL: (.put, "inApps/v1/messaging/realtime/url", [])
+        case .deleteRealtimeURL: (.delete, "inApps/v1/messaging/realtime/url", [])
+        case .realtimeURL: (.get, "inApps/v1/messaging/realtime/url", [])
+        case .initiatePerformanceTest: (.post, "inApps/v1/messaging/performanceTest", [])
+        case .performanceTestResults: (.get, "inApps/v1/messaging/performanceTest/result/{requestId}", ["requestId"])
         }
     }
 }

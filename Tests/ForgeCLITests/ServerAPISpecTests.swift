@@ -32,14 +32,25 @@ struct ServerAPISpecTests {
     static let seed = 22
 
     /// The endpoints the document marks served, by the request log's names.
-    static let servedEndpoints: Set<String> = [
+    static let servedEndpoints: Set<String> = Set([
         "transactionInfo", "transactionHistory", "transactionHistoryV1", "subscriptionStatuses", "refundHistory", "orderLookup", "appTransactionInfo",
         "consumptionV1", "consumptionV2", "finishTransaction", "setAppAccountToken", "extendRenewalDate", "massExtendRenewalDate", "massExtensionStatus",
         "requestTestNotification", "testNotificationStatus", "notificationHistory",
-    ]
+    ]).union(retentionMessaging)
 
     /// Served endpoints Apple has only in production: the sandbox answers them 404.
     static let productionOnly: Set<String> = ["orderLookup"]
+
+    /// Served endpoints whose 2xx needs state a run does not build, so the run checks their answers conform but does not
+    /// require a 2xx (either is fine): Delete Image needs an image uploaded under the identifier it names, and a PNG cannot
+    /// be an example (the fuzzer's PNGs get identifiers of their own); in production (examples and links only) no Retention
+    /// Messaging configuration is built first — its realtime URL even needs a passing sandbox test (4030026) and its
+    /// performance test is sandbox-only (4000211). Apple's Python client reaches every one in `RetentionMessagingTests`.
+    static let stateBound: Set<String> = ["deleteImage"]
+    static let retentionMessaging: Set<String> = [
+        "uploadImage", "deleteImage", "imageList", "uploadMessage", "deleteMessage", "messageList", "configureDefaultMessage", "deleteDefaultMessage",
+        "defaultMessage", "configureRealtimeURL", "deleteRealtimeURL", "realtimeURL", "initiatePerformanceTest", "performanceTestResults",
+    ]
 
     @Test(
         "openapi-spec-validator accepts the document, and refuses a copy with a dangling $ref; its served operations are servedEndpoints",
@@ -117,8 +128,9 @@ struct ServerAPISpecTests {
             #expect(line["environment"] as? String == environment && status < 500, "\(line)")
             if (200..<300).contains(status) { succeeded.insert(endpoint) }
         }
-        let expected = sandbox ? Self.servedEndpoints.subtracting(Self.productionOnly) : Self.servedEndpoints
-        #expect(succeeded == expected, "never answered 2xx: \(expected.subtracting(succeeded).sorted()); \(lines.count) requests")
+        let optional = sandbox ? Self.stateBound : Self.stateBound.union(Self.retentionMessaging)
+        let expected = (sandbox ? Self.servedEndpoints.subtracting(Self.productionOnly) : Self.servedEndpoints).subtracting(optional)
+        #expect(succeeded.subtracting(optional) == expected, "never answered 2xx: \(expected.subtracting(succeeded).sorted()); \(lines.count) requests")
     }
 
     @Test("schemathesis against forge serve without --no-auth or a key: every served operation answers the documented 401, no body", .requires(openapi))

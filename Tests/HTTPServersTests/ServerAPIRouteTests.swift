@@ -355,7 +355,7 @@ struct ServerAPIRouteTests {
 
     @Test("ServerAPIError: every code's status is its family's")
     func errorStatusIsTheFamilys() {
-        let family: [Int64: Int] = [400: 400, 403: 403, 404: 404, 429: 429, 500: 500]
+        let family: [Int64: Int] = [400: 400, 403: 403, 404: 404, 409: 409, 429: 429, 500: 500]
         for error in ServerAPIError.allCases { #expect(error.httpStatus == family[error.code / 10_000], "\(error)") }
     }
 

@@ -36,7 +36,24 @@ verifier would skip the signatures). calls.json is a JSON list of calls, each an
     {"call": "consumptionV1", "transactionId": "...", "request": {ConsumptionRequestV1's members, integers as Apple codes them}}
     {"call": "consumption", "transactionId": "...", "request": {"customerConsented": true, "sampleContentProvided": false,
      "deliveryStatus": "DELIVERED", "consumptionPercentage": N, "refundPreference": "DECLINE"}}
-    {"call": "raw", "method": "GET", "path": "/inApps/...", "query": {...}}   (bypasses the library's enums)
+    {"call": "raw", "method": "GET", "path": "/inApps/...", "query": {...}, "body": JSON or "data": "text", "contentType": "..."}
+     (bypasses the library's enums and validators)
+
+The Retention Messaging API (its 14 methods; identifiers are UUIDs):
+
+    {"call": "uploadImage", "imageIdentifier": "...", "width": 3840, "height": 160, "alpha": false, "imageSize": "FULL_SIZE|BULLET_POINT"}
+     (a PNG of that size made here: RGB, or RGBA with "alpha")
+    {"call": "deleteImage", "imageIdentifier": "..."}             {"call": "imageList"}
+    {"call": "uploadMessage", "messageIdentifier": "...", "header": "...", "body": "...",
+     "image": {"imageIdentifier": "...", "altText": "..."}, "headerPosition": "ABOVE_BODY|ABOVE_IMAGE",
+     "bulletPoints": [{"text": "...", "imageIdentifier": "...", "altText": "..."}]}
+    {"call": "deleteMessage", "messageIdentifier": "..."}         {"call": "messageList"}
+    {"call": "configureDefaultMessage", "productId": "...", "locale": "en-US", "messageIdentifier": "..."}
+    {"call": "deleteDefaultMessage", "productId": "...", "locale": "..."}
+    {"call": "defaultMessage", "productId": "...", "locale": "..."}
+    {"call": "configureRealtimeURL", "realtimeURL": "..."}  {"call": "deleteRealtimeURL"}  {"call": "realtimeURL"}
+    {"call": "initiatePerformanceTest", "originalTransactionId": "..."}
+    {"call": "performanceTestResults", "requestId": "...", "waitSeconds": N}   (polls while PENDING, at most N s)
 
 Prints a JSON list with one result per call: {"ok": true, ...the answer, every JWS replaced by its verified
 payload...} or {"ok": false, "httpStatus": N, "apiError": CODE or null, "errorMessage": "..."}. A signed
@@ -48,7 +65,11 @@ import asyncio
 import base64
 import json
 import socket
+import struct
 import sys
+import time
+import uuid
+import zlib
 
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
@@ -73,6 +94,14 @@ from appstoreserverlibrary.models.Status import Status
 from appstoreserverlibrary.models.ExtendReasonCode import ExtendReasonCode
 from appstoreserverlibrary.models.ExtendRenewalDateRequest import ExtendRenewalDateRequest
 from appstoreserverlibrary.models.MassExtendRenewalDateRequest import MassExtendRenewalDateRequest
+from appstoreserverlibrary.models.BulletPoint import BulletPoint
+from appstoreserverlibrary.models.DefaultConfigurationRequest import DefaultConfigurationRequest
+from appstoreserverlibrary.models.HeaderPosition import HeaderPosition
+from appstoreserverlibrary.models.ImageSize import ImageSize
+from appstoreserverlibrary.models.PerformanceTestRequest import PerformanceTestRequest
+from appstoreserverlibrary.models.RealtimeUrlRequest import RealtimeUrlRequest
+from appstoreserverlibrary.models.UploadMessageImage import UploadMessageImage
+from appstoreserverlibrary.models.UploadMessageRequestBody import UploadMessageRequestBody
 from appstoreserverlibrary.models.NotificationHistoryRequest import NotificationHistoryRequest
 from appstoreserverlibrary.models.NotificationTypeV2 import NotificationTypeV2
 from appstoreserverlibrary.models.Subtype import Subtype
@@ -293,10 +322,106 @@ class Driver:
         return {"hasMore": response.hasMore, "paginationToken": response.paginationToken,
                 "notifications": [self.notification(item.signedPayload) for item in response.notificationHistory or []]}
 
+    # The Retention Messaging API.
+
+    @staticmethod
+    def png(width, height, alpha):
+        # One colour, filter 0 on every row: small whatever the size.
+        channels = 4 if alpha else 3
+        rows = (b"\x00" + b"\x80" * (width * channels)) * height
+
+        def chunk(kind, data):
+            return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+
+        header = struct.pack(">IIBBBBB", width, height, 8, 6 if alpha else 2, 0, 0, 0)
+        return b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows)) + chunk(b"IEND", b"")
+
+    def uploadImage(self, call):
+        image = self.png(call.get("width", 3840), call.get("height", 160), call.get("alpha", False))
+        size = ImageSize(call["imageSize"]) if "imageSize" in call else None
+        self.client.upload_image(uuid.UUID(call["imageIdentifier"]), image, size)
+        return {}
+
+    def deleteImage(self, call):
+        self.client.delete_image(uuid.UUID(call["imageIdentifier"]))
+        return {}
+
+    def imageList(self, call):
+        response = self.client.get_image_list()
+        return {"imageIdentifiers": [{"imageIdentifier": str(item.imageIdentifier), "imageState": item.rawImageState,
+                                      "imageSize": item.rawImageSize} for item in response.imageIdentifiers or []]}
+
+    def uploadMessage(self, call):
+        image = call.get("image")
+        body = UploadMessageRequestBody(
+            header=call["header"], body=call["body"],
+            image=UploadMessageImage(imageIdentifier=uuid.UUID(image["imageIdentifier"]), altText=image["altText"]) if image else None,
+            headerPosition=HeaderPosition(call["headerPosition"]) if "headerPosition" in call else None,
+            bulletPoints=[BulletPoint(text=point["text"], imageIdentifier=uuid.UUID(point["imageIdentifier"]), altText=point["altText"])
+                          for point in call["bulletPoints"]] if "bulletPoints" in call else None)
+        self.client.upload_message(uuid.UUID(call["messageIdentifier"]), body)
+        return {}
+
+    def deleteMessage(self, call):
+        self.client.delete_message(uuid.UUID(call["messageIdentifier"]))
+        return {}
+
+    def messageList(self, call):
+        response = self.client.get_message_list()
+        return {"messageIdentifiers": [{"messageIdentifier": str(item.messageIdentifier), "messageState": item.rawMessageState}
+                                       for item in response.messageIdentifiers or []]}
+
+    def configureDefaultMessage(self, call):
+        request = DefaultConfigurationRequest(messageIdentifier=uuid.UUID(call["messageIdentifier"]))
+        self.client.configure_default_message(call["productId"], call["locale"], request)
+        return {}
+
+    def deleteDefaultMessage(self, call):
+        self.client.delete_default_message(call["productId"], call["locale"])
+        return {}
+
+    def defaultMessage(self, call):
+        response = self.client.get_default_message(call["productId"], call["locale"])
+        return {"messageIdentifier": str(response.messageIdentifier)}
+
+    def configureRealtimeURL(self, call):
+        self.client.configure_realtime_url(RealtimeUrlRequest(realtimeURL=call["realtimeURL"]))
+        return {}
+
+    def deleteRealtimeURL(self, call):
+        self.client.delete_realtime_url()
+        return {}
+
+    def realtimeURL(self, call):
+        return {"realtimeURL": self.client.get_realtime_url().realtimeURL}
+
+    @staticmethod
+    def config(config):
+        return {"maxConcurrentRequests": config.maxConcurrentRequests, "totalRequests": config.totalRequests,
+                "totalDuration": config.totalDuration, "responseTimeThreshold": config.responseTimeThreshold,
+                "successRateThreshold": config.successRateThreshold}
+
+    def initiatePerformanceTest(self, call):
+        response = self.client.initiate_performance_test(PerformanceTestRequest(originalTransactionId=call["originalTransactionId"]))
+        return {"requestId": response.requestId, "config": self.config(response.config)}
+
+    def performanceTestResults(self, call):
+        deadline = time.monotonic() + call.get("waitSeconds", 0)
+        while True:
+            response = self.client.get_performance_test_results(call["requestId"])
+            if response.rawResult != "PENDING" or time.monotonic() >= deadline:
+                break
+            time.sleep(0.1)
+        times = response.responseTimes
+        return {"config": self.config(response.config), "target": response.target, "result": response.rawResult,
+                "successRate": response.successRate, "numPending": response.numPending,
+                "responseTimes": {"average": times.average, "p50": times.p50, "p90": times.p90, "p95": times.p95, "p99": times.p99} if times else None,
+                "failures": response.rawFailures}
+
     def raw(self, call):
         # The library's own request path, for values its enums cannot express (an unknown sort, a bad status…).
-        body = json.dumps(call["body"]).encode() if "body" in call else None
-        self.client._make_request(call["path"], call.get("method", "GET"), call.get("query", {}), body, None, "application/json")
+        body = call["data"].encode() if "data" in call else json.dumps(call["body"]).encode() if "body" in call else None
+        self.client._make_request(call["path"], call.get("method", "GET"), call.get("query", {}), body, None, call.get("contentType", "application/json"))
         return {}
 
     def run(self, call):

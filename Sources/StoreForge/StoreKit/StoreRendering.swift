@@ -51,6 +51,18 @@ public struct StoreRendering: Sendable {
     /// The customer's signed AppTransaction (`signedAppTransactionInfo`), as `forge jws make app-transaction` renders it.
     public func signedAppTransaction() throws(ForgeError) -> String { try forge.sign(world.appTransaction(), xcode: world.isXcode) }
 
+    /// A realtime request (Retention Messaging) about `t`, as `forge jws make realtime` renders one about the latest
+    /// purchase, unsigned: the served performance test sends it many times, each with its own `requestIdentifier`.
+    public func realtimePayload(about t: Transaction) throws(ForgeError) -> JSONValue {
+        var payload = try world.realtime()
+        try payload.edit("/originalTransactionId", setting: world.id(t.originalTransactionID))
+        try payload.edit("/productId", setting: .string(t.productID))
+        return payload
+    }
+
+    /// `payload` signed as this store's JWS are (the Xcode key for an `xcode-*` store).
+    public func sign(_ payload: JSONValue) throws(ForgeError) -> String { try forge.sign(payload, xcode: world.isXcode) }
+
     /// A notification of `type` (and `subtype`) about `t`, signed at the rendering's clock, its nested transaction
     /// and renewal info signed too; without `t`, Apple's TEST shape; RESCIND_CONSENT about the app, its AppTransaction
     /// signed in `appData`. `uuid` is its `notificationUUID`: one store

@@ -60,6 +60,10 @@ extension ServerAPIService.Endpoint {
         case .extendRenewalDate, .setAppAccountToken: (rawValue, 20)
         case .refundHistory, .orderLookup: (rawValue, 10)
         case .massExtendRenewalDate, .massExtensionStatus, .requestTestNotification, .testNotificationStatus: (rawValue, 1)
+        // [guess: Apple's Retention Messaging pages give no rate] one family, at the common 50.
+        case .uploadImage, .deleteImage, .imageList, .uploadMessage, .deleteMessage, .messageList, .configureDefaultMessage, .deleteDefaultMessage,
+            .defaultMessage, .configureRealtimeURL, .deleteRealtimeURL, .realtimeURL, .initiatePerformanceTest, .performanceTestResults:
+            ("retentionMessaging", 50)
         }
     }
 }

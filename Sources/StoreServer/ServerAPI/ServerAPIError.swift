@@ -2,7 +2,7 @@ package import _ForgeSupport
 
 /// The App Store Server API's errors as `forge serve` sends them: Apple's `errorCode`, its `errorMessage`,
 /// and the HTTP status of its family (server-api-facts §1.2: 400 for 4000xxx, 403 for 4030xxx, 404 for
-/// 4040xxx, 429 for 4290000, 500 for 50000xx). The codes are Apple's `APIError` values (identical in the
+/// 4040xxx, 409 for 4090xxx (Retention Messaging's "already exists"), 429 for 4290000, 500 for 50000xx). The codes are Apple's `APIError` values (identical in the
 /// Python, Node and Swift clients). The one place they are named: routes throw these, nothing else.
 package enum ServerAPIError: Int64, Sendable, Hashable, CaseIterable, Error {
     case generalBadRequest = 4_000_000
@@ -44,14 +44,41 @@ package enum ServerAPIError: Int64, Sendable, Hashable, CaseIterable, Error {
     case invalidAppAccountTokenUUID = 4_000_183
     case familyTransactionNotSupported = 4_000_185
     case transactionIDIsNotOriginalTransactionID = 4_000_187
+    // Retention Messaging's (Apple's `APIError`, server-api-facts §6).
+    case invalidImage = 4_000_161
+    case headerTooLong = 4_000_162
+    case bodyTooLong = 4_000_163
+    case invalidLocale = 4_000_164
+    case altTextTooLong = 4_000_175
+    case invalidPerformanceTestRequest = 4_000_211
+    case invalidRequestID = 4_000_212
+    case existingPerformanceTestRun = 4_000_213
+    case badRequestRealtimeURL = 4_000_215
+    case badRequestImageSize = 4_000_216
+    case tooManyBulletPoints = 4_000_218
+    case bulletPointTextTooLong = 4_000_219
+    case aboveImageRequiresAnImage = 4_000_224
     case subscriptionExtensionIneligible = 4_030_004
     case subscriptionMaxExtension = 4_030_005
+    case maximumNumberOfImagesReached = 4_030_014
+    case maximumNumberOfMessagesReached = 4_030_016
+    case messageNotApproved = 4_030_017
+    case imageNotApproved = 4_030_018
+    case imageInUse = 4_030_019
+    case forbiddenNoPassingTest = 4_030_026
     case appNotFound = 4_040_003
     case originalTransactionIDNotFound = 4_040_005
     case serverNotificationURLNotFound = 4_040_007
     case testNotificationNotFound = 4_040_008
     case statusRequestNotFound = 4_040_009
     case transactionIDNotFound = 4_040_010
+    case imageNotFound = 4_040_014
+    case messageNotFound = 4_040_015
+    case performanceTestRunNotFound = 4_040_018
+    case defaultMessageNotFound = 4_040_020
+    case realtimeURLNotFound = 4_040_021
+    case imageAlreadyExists = 4_090_000
+    case messageAlreadyExists = 4_090_001
     case rateLimitExceeded = 4_290_000
     case generalInternal = 5_000_000
     case generalInternalRetryable = 5_000_001
@@ -101,6 +128,32 @@ package enum ServerAPIError: Int64, Sendable, Hashable, CaseIterable, Error {
         case .invalidAppAccountTokenUUID: "Invalid app account token UUID."
         case .familyTransactionNotSupported: "Family transaction not supported."
         case .transactionIDIsNotOriginalTransactionID: "Transaction id is not original transaction id."
+        case .invalidImage: "Invalid image."
+        case .headerTooLong: "Header too long."
+        case .bodyTooLong: "Body too long."
+        case .invalidLocale: "Invalid locale."
+        case .altTextTooLong: "Alt text too long."
+        case .invalidPerformanceTestRequest: "Invalid performance test request."
+        case .invalidRequestID: "Invalid request id."
+        case .existingPerformanceTestRun: "Existing performance test run."
+        case .badRequestRealtimeURL: "Invalid realtime URL."
+        case .badRequestImageSize: "Invalid image size."
+        case .tooManyBulletPoints: "Too many bullet points."
+        case .bulletPointTextTooLong: "Bullet point text too long."
+        case .aboveImageRequiresAnImage: "Header above image requires an image."
+        case .maximumNumberOfImagesReached: "Maximum number of images reached."
+        case .maximumNumberOfMessagesReached: "Maximum number of messages reached."
+        case .messageNotApproved: "Message not approved."
+        case .imageNotApproved: "Image not approved."
+        case .imageInUse: "Image in use."
+        case .forbiddenNoPassingTest: "A passing performance test is required."
+        case .imageNotFound: "Image not found."
+        case .messageNotFound: "Message not found."
+        case .performanceTestRunNotFound: "Performance test run not found."
+        case .defaultMessageNotFound: "Default message not found."
+        case .realtimeURLNotFound: "Realtime URL not found."
+        case .imageAlreadyExists: "Image already exists."
+        case .messageAlreadyExists: "Message already exists."
         case .subscriptionExtensionIneligible: "Subscription extension ineligible."
         case .subscriptionMaxExtension: "Subscription max extension."
         case .appNotFound: "App not found."
@@ -121,6 +174,7 @@ package enum ServerAPIError: Int64, Sendable, Hashable, CaseIterable, Error {
         case 400: 400
         case 403: 403
         case 404: 404
+        case 409: 409
         case 429: 429
         default: 500
         }

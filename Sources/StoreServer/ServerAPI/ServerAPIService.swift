@@ -157,6 +157,8 @@ package struct ServerAPIService: Sendable {
     let forge: Forge?
     /// The read-only endpoints' answers, by request, clock and state version.
     let cache = ResponseCache()
+    /// The Retention Messaging performance tests initiated and not yet taken by the server's runner.
+    package let performanceTests = PerformanceTestQueue()
 
     /// No scenario: every id is unknown (4040010).
     package init(configuration: Configuration = Configuration()) {
@@ -198,13 +200,32 @@ package struct ServerAPIService: Sendable {
         case requestTestNotification
         case testNotificationStatus
         case notificationHistory
+        // Retention Messaging (ServerAPIService+RetentionMessaging), named as Apple's Python client names its methods.
+        case uploadImage
+        case deleteImage
+        case imageList
+        case uploadMessage
+        case deleteMessage
+        case messageList
+        case configureDefaultMessage
+        case deleteDefaultMessage
+        case defaultMessage
+        case configureRealtimeURL
+        case deleteRealtimeURL
+        case realtimeURL
+        case initiatePerformanceTest
+        case performanceTestResults
 
         /// Answers only from the state, changing nothing (Get Notification History is a POST that reads).
         var readsOnly: Bool {
             switch self {
-            case .consumptionV1, .consumptionV2, .finishTransaction, .setAppAccountToken, .extendRenewalDate, .massExtendRenewalDate, .requestTestNotification: false
+            case .consumptionV1, .consumptionV2, .finishTransaction, .setAppAccountToken, .extendRenewalDate, .massExtendRenewalDate, .requestTestNotification,
+                .uploadImage, .deleteImage, .uploadMessage, .deleteMessage, .configureDefaultMessage, .deleteDefaultMessage, .configureRealtimeURL,
+                .deleteRealtimeURL, .initiatePerformanceTest:
+                false
             case .transactionInfo, .transactionHistory, .transactionHistoryV1, .subscriptionStatuses, .refundHistory, .orderLookup, .appTransactionInfo,
-                .massExtensionStatus, .testNotificationStatus, .notificationHistory:
+                .massExtensionStatus, .testNotificationStatus, .notificationHistory, .imageList, .messageList, .defaultMessage, .realtimeURL,
+                .performanceTestResults:
                 true
             }
         }
@@ -216,7 +237,13 @@ package struct ServerAPIService: Sendable {
             case .setAppAccountToken, .extendRenewalDate: "originalTransactionId"
             case .massExtensionStatus: "productId"
             case .testNotificationStatus: "testNotificationToken"
-            case .massExtendRenewalDate, .requestTestNotification, .notificationHistory: nil
+            case .uploadImage, .deleteImage: "imageIdentifier"
+            case .uploadMessage, .deleteMessage: "messageIdentifier"
+            case .configureDefaultMessage, .deleteDefaultMessage, .defaultMessage: "productId"
+            case .performanceTestResults: "requestId"
+            case .massExtendRenewalDate, .requestTestNotification, .notificationHistory, .imageList, .messageList, .configureRealtimeURL, .deleteRealtimeURL,
+                .realtimeURL, .initiatePerformanceTest:
+                nil
             default: "transactionId"
             }
         }
@@ -340,6 +367,37 @@ package struct ServerAPIService: Sendable {
             case .requestTestNotification: response = json(try requestTestNotification(scope: scope, now: now))
             case .testNotificationStatus: response = json(try testNotificationStatus(parameter, scope: scope))
             case .notificationHistory: response = json(try notificationHistory(body: request.body, query: query, scope: scope, now: now))
+            case .uploadImage:
+                try uploadImage(parameter, query: query, body: request.body, scope: scope)
+                response = .empty(200, endpoint: endpoint.rawValue, note: "image uploaded")
+            case .deleteImage:
+                try deleteImage(parameter, scope: scope)
+                response = .empty(200, endpoint: endpoint.rawValue, note: "image deleted")
+            case .imageList: response = json(imageList(scope: scope))
+            case .uploadMessage:
+                try uploadMessage(parameter, body: request.body, scope: scope)
+                response = .empty(200, endpoint: endpoint.rawValue, note: "message uploaded")
+            case .deleteMessage:
+                try deleteMessage(parameter, scope: scope)
+                response = .empty(200, endpoint: endpoint.rawValue, note: "message deleted")
+            case .messageList: response = json(messageList(scope: scope))
+            case .configureDefaultMessage:
+                try configureDefaultMessage(productID: parameter, locale: parameters.last ?? "", body: request.body, scope: scope)
+                response = .empty(200, endpoint: endpoint.rawValue, note: "default message configured")
+            case .deleteDefaultMessage:
+                try deleteDefaultMessage(productID: parameter, locale: parameters.last ?? "", scope: scope)
+                response = .empty(200, endpoint: endpoint.rawValue, note: "default message deleted")
+            case .defaultMessage: response = json(try defaultMessage(productID: parameter, locale: parameters.last ?? "", scope: scope))
+            case .configureRealtimeURL:
+                let url = try configureRealtimeURL(body: request.body, scope: scope)
+                response = .empty(200, endpoint: endpoint.rawValue, note: "realtime URL configured")
+                response.summary.append(("realtimeURL", .string(url)))
+            case .deleteRealtimeURL:
+                try deleteRealtimeURL(scope: scope)
+                response = .empty(200, endpoint: endpoint.rawValue, note: "realtime URL deleted")
+            case .realtimeURL: response = json(try realtimeURL(scope: scope))
+            case .initiatePerformanceTest: response = json(try initiatePerformanceTest(body: request.body, scope: scope, now: now))
+            case .performanceTestResults: response = json(try performanceTestResults(parameter, scope: scope))
             }
         } catch {
             response = .error(error, endpoint: endpoint.rawValue)

@@ -108,6 +108,8 @@ package final class ServerState: Sendable {
         private var nextRecord = 0
         /// How many `TEST` notifications were asked for: the seed of the next token.
         private(set) var testsRequested: UInt64 = 0
+        /// The Retention Messaging API's configuration; in memory only (no ``StateChange`` writes it).
+        var retention = RetentionMessagingState()
         /// Counts the changes: an answer kept for one version is stale in the next (``ResponseCache``).
         fileprivate(set) var version: UInt64 = 0
         /// What changed since the last write, in order.
