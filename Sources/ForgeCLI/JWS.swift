@@ -135,7 +135,9 @@ struct JWSMakeOptions: ParsableArguments {
     }
 
     /// The notification `--event` names: its pair, its product and its time (nil: the scenario's now).
-    func reportedEvent(in scenario: Scenario, kind: JWSKind) throws -> (type: NotificationType, subtype: NotificationSubtype?, productID: String?, at: Date?)? {
+    func reportedEvent(
+        in scenario: Scenario, kind: JWSKind
+    ) throws -> (type: NotificationType, subtype: NotificationSubtype?, productID: String?, at: Date?, reason: ConsumptionRequestReason?)? {
         guard let event else { return nil }
         guard kind == .notification else { throw fail("--event reports a timeline event as a notification: make the kind notification, not \(kind.rawValue)", Exit.usage) }
         guard notificationType == nil, subtype == nil else {
@@ -149,7 +151,8 @@ struct JWSMakeOptions: ParsableArguments {
         guard let pair = scenario.notification(for: happened) else {
             throw fail("--event \(event) is \(happened.event.rawValue): Apple sends no notification for it", Exit.usage)
         }
-        return (pair.type, pair.subtype, scenario.announcedProduct(of: happened), happened.at.flatMap(ReceiptDate.parse))
+        let reason = happened.event == .refundRequest ? happened.requestReason ?? .unintendedPurchase : nil
+        return (pair.type, pair.subtype, scenario.announcedProduct(of: happened), happened.at.flatMap(ReceiptDate.parse), reason)
     }
 
     /// The JWS of `kind` these options describe in `scenarioOptions`' scenario, signed; a note on stderr when the clock
@@ -172,7 +175,7 @@ struct JWSMakeOptions: ParsableArguments {
             currency: currency, price: price, appAccountToken: appAccountToken, overrides: overrides, removals: unset.map { PayloadAssignment.pointer($0) },
             allowUnknownKeys: allowUnknownKeys)
         options.stateFromTimeline = reported != nil
-        if let consumptionRequestReason { options.consumptionRequestReason = consumptionRequestReason }
+        if let reason = consumptionRequestReason ?? reported?.reason { options.consumptionRequestReason = reason }
         options.tokenType = tokenType
         let forged: ForgedJWS
         do {

@@ -1,5 +1,6 @@
 public import Foundation
 import _ForgeSupport
+public import AppStoreVocabulary
 
 /// A notification Apple sends about a store (App Store Server Notifications V2): its type and subtype, when it is
 /// sent, and the transaction it carries.
@@ -9,8 +10,13 @@ public struct Announcement: Sendable, Hashable {
     public let subtype: NotificationSubtype?
     /// nil: it is about the app, not a purchase (RESCIND_CONSENT, whose `appData` carries the AppTransaction).
     public let transaction: Transaction?
+    /// A CONSUMPTION_REQUEST's `consumptionRequestReason`: the refund request's.
+    public let consumptionRequestReason: ConsumptionRequestReason?
 
-    public init(date: Date, type: NotificationType, subtype: NotificationSubtype?, transaction: Transaction?) {
+    public init(
+        date: Date, type: NotificationType, subtype: NotificationSubtype?, transaction: Transaction?, consumptionRequestReason: ConsumptionRequestReason? = nil
+    ) {
+        self.consumptionRequestReason = consumptionRequestReason
         self.date = date
         self.type = type
         self.subtype = subtype
@@ -32,9 +38,11 @@ extension Store {
         }
         let made = transactions.filter { $0.purchaseDate <= now }
         var announcements: [Announcement] = []
-        func announce(_ date: Date, _ pair: (type: NotificationType, subtype: NotificationSubtype?)?, _ t: Transaction?) {
+        func announce(
+            _ date: Date, _ pair: (type: NotificationType, subtype: NotificationSubtype?)?, _ t: Transaction?, reason: ConsumptionRequestReason? = nil
+        ) {
             guard let pair else { return }
-            announcements.append(Announcement(date: date, type: pair.type, subtype: pair.subtype, transaction: t))
+            announcements.append(Announcement(date: date, type: pair.type, subtype: pair.subtype, transaction: t, consumptionRequestReason: reason))
         }
         for t in made {
             if t.upgradedFrom != nil {
@@ -63,7 +71,7 @@ extension Store {
             let product = scenario.announcedProduct(of: event) ?? made.first { $0.type == .autoRenewable }?.productID
             let concerned = made.filter { $0.productID == product && $0.purchaseDate <= at }
             guard let t = concerned.max(by: { $0.purchaseDate < $1.purchaseDate }) else { continue }
-            announce(at, pair, t)
+            announce(at, pair, t, reason: event.event == .refundRequest ? event.requestReason ?? .unintendedPurchase : nil)
         }
         return announcements
     }

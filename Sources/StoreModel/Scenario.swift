@@ -158,6 +158,7 @@ extension TimelineEvent {
         token = try members["token"]?.string()
         originalTransactionID = try members["originalTransactionId"]?.string()
         percentage = try members["percentage"]?.integer(in: ScenarioLimits.refundPercentage)
+        requestReason = try members["requestReason"]?.oneOf(ConsumptionRequestReason.self)
     }
 }
 

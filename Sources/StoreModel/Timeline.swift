@@ -41,6 +41,10 @@ public struct TimelineEvent: Encodable, Sendable, Hashable {
         /// A parent revokes consent for the app at `at` (Texas SB 2420): Apple sends RESCIND_CONSENT, about the app
         /// (its `appData` carries the AppTransaction), not a purchase. Nothing else changes.
         case consentRevoked = "consent-revoked"
+        /// The customer asks Apple at `at` to refund the product's latest transaction, for `requestReason` (Apple's
+        /// `consumptionRequestReason`, default UNINTENDED_PURCHASE): Apple sends CONSUMPTION_REQUEST, asking the
+        /// developer for consumption information. Nothing changes until a `refund` event says Apple granted it.
+        case refundRequest = "refund-request"
     }
 
     public enum Consent: String, Codable, Sendable, CaseIterable { case pending, accepted, declined }
@@ -60,12 +64,16 @@ public struct TimelineEvent: Encodable, Sendable, Hashable {
     public var originalTransactionID: String?
     /// The share a prorated `refund` gives back, in milli-percent (50000 = half); nil: a full refund.
     public var percentage: Int?
+    /// Why the customer asked for the refund of a `refund-request` event.
+    public var requestReason: ConsumptionRequestReason?
 
     public init(
         _ event: Kind, at: String? = nil, productID: String? = nil, count: Int? = nil, reason: CancellationReason? = nil,
-        days: Int? = nil, consent: Consent? = nil, to: String? = nil, token: String? = nil, originalTransactionID: String? = nil, percentage: Int? = nil
+        days: Int? = nil, consent: Consent? = nil, to: String? = nil, token: String? = nil, originalTransactionID: String? = nil, percentage: Int? = nil,
+        requestReason: ConsumptionRequestReason? = nil
     ) {
         self.percentage = percentage
+        self.requestReason = requestReason
         self.token = token
         self.originalTransactionID = originalTransactionID
         self.event = event
@@ -79,7 +87,8 @@ public struct TimelineEvent: Encodable, Sendable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case event, at, productID = "productId", count, reason, days, consent, to, token, originalTransactionID = "originalTransactionId", percentage
+        case event, at, productID = "productId", count, reason, days, consent, to, token, originalTransactionID = "originalTransactionId", percentage,
+            requestReason
     }
 
     func validate(place: String, products: [Purchase]) throws(ForgeError) {
@@ -97,6 +106,9 @@ public struct TimelineEvent: Encodable, Sendable, Hashable {
         }
         if let days, !ScenarioLimits.graceDays.contains(days) {
             throw ForgeError(.invalidScenario, "'\(place)days' \(ScenarioLimits.graceDays.requirement), not \(days)")
+        }
+        if requestReason != nil, event != .refundRequest {
+            throw ForgeError(.invalidScenario, "'\(place)requestReason' is for refund-request events, not \(event.rawValue)")
         }
         if let percentage {
             if event != .refund { throw ForgeError(.invalidScenario, "'\(place)percentage' is for refund events (a prorated refund), not \(event.rawValue)") }
@@ -121,7 +133,7 @@ public struct TimelineEvent: Encodable, Sendable, Hashable {
                 productID.map { "'\(place)productId' \($0) is not one of the scenario's purchases" }
                     ?? "'\(place)productId' is needed: the scenario has no auto-renewable subscription")
         }
-        if event != .refund, event != .appAccountToken, concerned.contains(where: { $0.resolvedType != .autoRenewable }) {
+        if ![.refund, .refundRequest, .appAccountToken].contains(event), concerned.contains(where: { $0.resolvedType != .autoRenewable }) {
             throw ForgeError(.invalidScenario, "a \(event.rawValue) event needs an auto-renewable subscription; \(productID ?? "") is not one")
         }
     }
@@ -341,7 +353,7 @@ extension Scenario {
                 for index in transactions.indices where transactions[index].originalTransactionID == original {
                     transactions[index].appAccountToken = event.token
                 }
-            case .accountDeleted, .consentRevoked:
+            case .accountDeleted, .consentRevoked, .refundRequest:
                 break
             }
             states[product] = state
@@ -414,6 +426,7 @@ extension TimelineEvent.Kind {
         case .productWithdrawn: (.expired, .productNotForSale)
         case .extend: (.renewalExtended, nil)
         case .consentRevoked: (.rescindConsent, nil)
+        case .refundRequest: (.consumptionRequest, nil)
         case .accountDeleted, .appAccountToken: nil
         }
     }

@@ -27,7 +27,7 @@ struct ScenarioErrorTests {
         arguments: [
             (
                 #"{"purchases":[{"productId":"p","type":"auto-renewable"}],"timeline":[{"event":"explode","at":"2025-01-01T00:00:00Z"}]}"#,
-                "'timeline[0].event' is \"explode\", not one of renew, cancel, refund, billing-retry, grace-period, recover, price-increase, change-product, account-deleted, billing-retry-ended, product-withdrawn, extend, app-account-token, consent-revoked"
+                "'timeline[0].event' is \"explode\", not one of renew, cancel, refund, billing-retry, grace-period, recover, price-increase, change-product, account-deleted, billing-retry-ended, product-withdrawn, extend, app-account-token, consent-revoked, refund-request"
             ),
             (#"{"purchases":[{"productId":"p","type":"explode"}]}"#, "'purchases[0].type' is \"explode\", not one of non-consumable, consumable, non-renewing, auto-renewable"),
             (#"{"purchases":[{"productId":"p","cancelled":"maybe"}]}"#, "'purchases[0].cancelled' is \"maybe\", not one of other, app-issue"),

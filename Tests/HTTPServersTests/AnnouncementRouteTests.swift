@@ -43,6 +43,7 @@ struct AnnouncementRouteTests {
         (TimelineEvent(.extend, at: "2025-02-10T00:00:00Z", days: 5), nil),
         (TimelineEvent(.appAccountToken, at: "2025-02-10T00:00:00Z", token: "6F1D1C0E-3B1A-4E8B-9C55-0F2B7A4C9D11"), nil),
         (TimelineEvent(.consentRevoked, at: "2025-02-10T00:00:00Z"), nil),
+        (TimelineEvent(.refundRequest, at: "2025-02-10T00:00:00Z", requestReason: .fulfillmentIssue), nil),
     ]
 
     /// Get Notification History's pairs (`TYPE/SUBTYPE`) for `scenario`'s store at ``clock``, with each one's instant.
@@ -96,6 +97,19 @@ struct AnnouncementRouteTests {
             let store = try Store(scenario, now: made, reissuedAt: clock)
             let announced = store.announcements.filter { $0.date == at }.map { "\($0.type.rawValue)/\($0.subtype?.rawValue ?? "-")" }
             if let expected { #expect(announced.contains("\(expected.type.rawValue)/\(expected.subtype?.rawValue ?? "-")"), "\(name): \(announced)") }
+        }
+    }
+
+    @Test("A refund-request event is in the history as CONSUMPTION_REQUEST about the product's latest transaction, with its consumptionRequestReason")
+    func refundRequestInHistory() async throws {
+        for (reason, expected) in [(ConsumptionRequestReason?.some(.legal), "LEGAL"), (nil, "UNINTENDED_PURCHASE")] {
+            let scenario = Self.scenario(TimelineEvent(.refundRequest, at: "2025-02-10T00:00:00Z", requestReason: reason))
+            let requests = try await Self.payloads(scenario).filter { $0["notificationType"] as? String == "CONSUMPTION_REQUEST" }
+            try #require(requests.count == 1, "\(requests)")
+            let data = try #require(requests[0]["data"] as? [String: Any], "\(requests[0])")
+            #expect(data["consumptionRequestReason"] as? String == expected, "\(data)")
+            let transaction = ServerAPIRouteTests.payload(data["signedTransactionInfo"])
+            #expect(transaction["revocationDate"] == nil, "a request refunds nothing: \(transaction)")
         }
     }
 

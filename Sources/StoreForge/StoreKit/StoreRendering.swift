@@ -67,8 +67,11 @@ public struct StoreRendering: Sendable {
     /// and renewal info signed too; without `t`, Apple's TEST shape; RESCIND_CONSENT about the app, its AppTransaction
     /// signed in `appData`. `uuid` is its `notificationUUID`: one store
     /// sends many notifications, each its own.
-    public func signedNotification(_ type: NotificationType, subtype: NotificationSubtype?, about t: Transaction?, uuid: String) throws(ForgeError) -> String {
+    public func signedNotification(
+        _ type: NotificationType, subtype: NotificationSubtype?, about t: Transaction?, uuid: String, consumptionRequestReason: ConsumptionRequestReason? = nil
+    ) throws(ForgeError) -> String {
         var options = world.options
+        if let consumptionRequestReason { options.consumptionRequestReason = consumptionRequestReason }
         options.notificationType = .known(type)
         options.subtype = subtype.map(WireValue.known)
         options.productID = t?.productID

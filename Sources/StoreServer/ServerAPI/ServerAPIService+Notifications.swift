@@ -2,6 +2,7 @@ package import Foundation
 import _ForgeSupport
 import StoreForge
 import StoreModel
+import AppStoreVocabulary
 import Synchronization
 
 /// Request a Test Notification, Get Test Notification Status and Get Notification History.
@@ -32,6 +33,8 @@ extension ServerAPIService {
         let signedPayload: String?
         /// What tells it from another of its type at its instant: the transaction id, TEST's token, or "app".
         let identifier: String
+        /// A CONSUMPTION_REQUEST's reason (``Announcement/consumptionRequestReason``).
+        var consumptionRequestReason: ConsumptionRequestReason? = nil
         /// Its place in the history, and the seed of its `notificationUUID`.
         /// Sorts as the history does: the instant first (zero-padded, so text order is time order).
         var key: String { "\(String(ReceiptDate.milliseconds(date) ?? 0).leftPadded(16)):\(type.rawValue):\(subtype?.rawValue ?? ""):\(identifier)" }
@@ -180,7 +183,8 @@ extension ServerAPIService {
         let customer = customers[index]
         let rendering = try forge.rendering(customer.scenario, madeAt: customer.madeAt, now: record.date)
         let t = record.transaction.flatMap { t in rendering.store.transactions.first { $0.transactionID == t.transactionID } } ?? record.transaction
-        return try rendering.signedNotification(record.type, subtype: record.subtype, about: t, uuid: Self.notificationUUID(record.key))
+        return try rendering.signedNotification(
+            record.type, subtype: record.subtype, about: t, uuid: Self.notificationUUID(record.key), consumptionRequestReason: record.consumptionRequestReason)
     }
 
     /// The notifications `environment`'s stores send after `after` and by `through`, in timeline order, listed with
@@ -217,7 +221,7 @@ extension ServerAPIService {
         view.rendering.store.announcements.map { announced in
             NotificationRecord(
                 date: announced.date, type: announced.type, subtype: announced.subtype, transaction: announced.transaction, customer: view.customer,
-                signedPayload: nil, identifier: announced.transaction?.transactionID ?? "app")
+                signedPayload: nil, identifier: announced.transaction?.transactionID ?? "app", consumptionRequestReason: announced.consumptionRequestReason)
         }
     }
 }
@@ -265,7 +269,9 @@ package struct NotificationBatch: Sendable {
                     looked = (customer, record.date, rendering)
                 }
                 let t = record.transaction.flatMap { t in rendering.store.transactions.first { $0.transactionID == t.transactionID } } ?? record.transaction
-                let payload = try rendering.signedNotification(record.type, subtype: record.subtype, about: t, uuid: ServerAPIService.notificationUUID(record.key))
+                let payload = try rendering.signedNotification(
+                    record.type, subtype: record.subtype, about: t, uuid: ServerAPIService.notificationUUID(record.key),
+                    consumptionRequestReason: record.consumptionRequestReason)
                 signed.append(.init(key: record.key, body: WebhookRequest.body(signedPayload: payload), date: record.date))
             } catch {
                 continue
