@@ -69,3 +69,11 @@ public enum ExternalPurchaseTokenType: String, Sendable, Hashable, CaseIterable,
     case inApp = "IN_APP"
     case linkOut = "LINK_OUT"
 }
+
+/// Apple's `originalPlatform` of an AppTransaction (`PurchasePlatform`): where the customer first got the app.
+public enum PurchasePlatform: String, Sendable, Hashable, CaseIterable, Codable {
+    case iOS
+    case macOS
+    case tvOS
+    case visionOS
+}

@@ -33,7 +33,7 @@ struct AppleModelDriftTests {
         ("RevocationType", RevocationType.allCases.map(\.rawValue)), ("TransactionReason", TransactionReason.allCases.map(\.rawValue)),
         ("AutoRenewStatus", AutoRenewStatus.allCases.map { String($0.rawValue) }), ("BillingPlanType", BillingPlanType.allCases.map(\.rawValue)),
         ("RenewalBillingPlanType", RenewalBillingPlanType.allCases.map(\.rawValue)),
-        ("ConsumptionRequestReason", ConsumptionRequestReason.allCases.map(\.rawValue)), ("PurchasePlatform", nil),
+        ("ConsumptionRequestReason", ConsumptionRequestReason.allCases.map(\.rawValue)), ("PurchasePlatform", PurchasePlatform.allCases.map(\.rawValue)),
     ]
 
     static let baseline = Repository.file("Tests/StoreForgeTests/Fixtures/apple-model-drift.txt")

@@ -379,7 +379,7 @@ struct World {
             ),
             ("originalApplicationVersion", .string(originalApplicationVersion)),
             ("deviceVerification", .string(deviceVerification)), ("deviceVerificationNonce", .string(nonce)),
-            ("appTransactionId", .string(appTransactionID)), ("originalPlatform", .string("iOS")), ("signedDate", signedDate),
+            ("appTransactionId", .string(appTransactionID)), ("originalPlatform", .string(PurchasePlatform.iOS.rawValue)), ("signedDate", signedDate),
         ]
         return .object(members)
     }
