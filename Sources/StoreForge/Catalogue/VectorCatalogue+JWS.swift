@@ -505,10 +505,15 @@ extension VectorCatalogue {
             "jws-chain::intermediate-without-aki",
             "An intermediate without authorityKeyIdentifier: RFC 5280 requires it of the issuing CA. Apple's Python verifier (OpenSSL strict mode) refuses it; Swift, Java and Node accept. Only Apple's root could issue it, so only strict decides: it rejects (JWS_KEY_IDENTIFIERS).",
             .transaction, [.intermediateVariant(.noAKI)], .acceptable, [.chainInvalid, .chain], flags: ["JWS_KEY_IDENTIFIERS"]),
-        spec(
-            "jws-chain::leaf-keycertsign-only",
-            "A leaf whose keyUsage is keyCertSign, not digitalSignature. RFC 5280 §4.2.1.3 forbids verifying signatures with such a key, so rejecting is right; Apple's Python verifier rejects it, verifiers that do not check the leaf's key usage (Apple's Node library, Java's PKIX, jwt-kit) accept, and the chain is still Apple's: as for receipts, either verdict outside strict (KEY_USAGE).",
-            .transaction, [.leafVariant(.keyUsageKeyCertSign)], .acceptable, [.chainInvalid, .chain], flags: ["KEY_USAGE"]),
+        {
+            // Revision 5 (issue 40): Apple's Swift library, run against it, accepts.
+            var keyCertSign = spec(
+                "jws-chain::leaf-keycertsign-only",
+                "A leaf whose keyUsage is keyCertSign, not digitalSignature. RFC 5280 §4.2.1.3 forbids verifying signatures with such a key, so rejecting is right; Apple's Python verifier rejects it, verifiers that do not check the leaf's key usage (Apple's Swift and Node libraries, Java's PKIX, jwt-kit) accept, and the chain is still Apple's: as for receipts, either verdict outside strict (KEY_USAGE).",
+                .transaction, [.leafVariant(.keyUsageKeyCertSign)], .acceptable, [.chainInvalid, .chain], flags: ["KEY_USAGE"])
+            keyCertSign.revision += 1
+            return keyCertSign
+        }(),
         spec(
             "jws-chain::leaf-eku-server-auth",
             "A leaf with extendedKeyUsage serverAuth, which Apple's leaf does not have: a TLS certificate of the CA. Path validators without a purpose accept it, and only Apple's CA could issue it, so only strict decides: it rejects.",
@@ -522,10 +527,15 @@ extension VectorCatalogue {
     // MARK: - The validity instant
 
     static let jwsTime: [VectorSpec] = [
-        spec(
-            "jws-time::signed-date-missing",
-            "No signedDate: Apple always writes one; Apple's Python verifier then evaluates the chain at the current time, the others fail to decode. Only Apple's key could sign it, so accepting lets no forgery through: only strict decides, and it rejects.",
-            .transaction, [.removeField("signedDate")], .acceptable, [.payloadMissingField, .payload], flags: ["JWS_SIGNED_DATE_MISSING"]),
+        {
+            // Revision 5 (issue 40): Apple's Swift library, run against it, decodes it and judges at the wall clock.
+            var missing = spec(
+                "jws-time::signed-date-missing",
+                "No signedDate: Apple always writes one; Apple's Python and Swift verifiers then evaluate the chain at the current time (and accept while it is valid), verifiers that require the member fail to decode. Only Apple's key could sign it, so accepting lets no forgery through: only strict decides, and it rejects.",
+                .transaction, [.removeField("signedDate")], .acceptable, [.payloadMissingField, .payload], flags: ["JWS_SIGNED_DATE_MISSING"])
+            missing.revision += 1
+            return missing
+        }(),
         spec(
             "jws-time::signed-date-string",
             "signedDate as a string: verifiers that read numbers treat it as absent (see jws-time::signed-date-missing), typed decoders refuse it. Nothing is forged, so only strict decides: it rejects.",
