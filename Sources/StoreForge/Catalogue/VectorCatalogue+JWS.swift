@@ -21,7 +21,8 @@ extension VectorCatalogue {
 
     /// What Apple added in 2025–26 (issue 40), each a value a verifier must take: a prorated refund
     /// (revocationType, revocationPercentage), a retention offer (offerType 5, which Apple's libraries do not
-    /// model yet), an offer code on a one-time purchase (offerDiscountType ONE_TIME), a consumption request's reason.
+    /// model yet), an offer code on a one-time purchase (offerDiscountType ONE_TIME), a consumption request's reason,
+    /// monthly billing over a 12-month commitment.
     static var appleSince2025: [VectorSpec] {
         let subscription = Purchase(productID: "com.example.pro.monthly", purchaseDate: "2025-05-01T00:00:00Z", renewals: 1, period: "P1M")
         var prorated = spec(
@@ -55,7 +56,20 @@ extension VectorCatalogue {
             "A signed CONSUMPTION_REQUEST about a consumable, whose data carries consumptionRequestReason (UNINTENDED_PURCHASE, 2026): genuine, with genuine nested JWS, so every correct verifier must accept it.",
             .notification, [], .valid, notification: (NotificationType.consumptionRequest.rawValue, nil))
         consumption.scenario = oneTimeScenario
-        return [prorated, retention, oneTime, consumption]
+        // A yearly subscription billed monthly over a 12-month commitment (API 1.21): the fifth month's transaction
+        // and the renewal info, each with its commitmentInfo.
+        let monthly = Purchase(productID: "com.example.pro.yearly", purchaseDate: "2025-01-20T00:00:00Z", renewals: 4, period: "P1Y", billingPlan: .monthly)
+        var commitment = spec(
+            "jws-valid::commitment-monthly-transaction",
+            "The fifth monthly transaction of a yearly subscription billed MONTHLY over a 12-month commitment: billingPlanType and commitmentInfo (billingPeriodNumber 5 of 12, commitmentExpiresDate, commitmentPrice), as Apple sends since 2026-04: genuine, so every correct verifier must accept it.",
+            .transaction, [], .valid)
+        commitment.scenario.purchases = [monthly]
+        var commitmentRenewal = spec(
+            "jws-valid::commitment-monthly-renewal",
+            "The renewal info of a subscription billed MONTHLY over a 12-month commitment: renewalBillingPlanType and its commitmentInfo (the commitment's renewal date, price and product): genuine, so every correct verifier must accept it.",
+            .renewal, [], .valid)
+        commitmentRenewal.scenario.purchases = [monthly]
+        return [prorated, retention, oneTime, consumption, commitment, commitmentRenewal]
     }
 
     /// A sane verifier's bound on one JWS: real ones are a few KiB, so refusing more than this is a DoS guard,
