@@ -9,7 +9,7 @@ import StoreServer
 package enum ForgeCLI {
     package static func main(network: (any NetworkSupport)? = nil) async {
         Network.install(network)
-        await ForgeCommand.main(normalized(Array(CommandLine.arguments.dropFirst())))
+        await ForgeCommand.main(ServeEnvironment.applied(to: normalized(Array(CommandLine.arguments.dropFirst()))))
     }
 
     /// The command line as the parser reads it. `--cancelled` takes an optional value (`--cancelled` or

@@ -38,6 +38,8 @@ struct Serve: AsyncParsableCommand {
 
             \(ServerOptions.limitsHelp) The request log in memory keeps the last --log-capacity entries (default \(ServerLimits.defaultLogCapacity)) and at most \(RequestLog.defaultMaximumBytes >> 20) MiB of them, each string of an entry cut at \(RequestLog.maximumStringBytes) bytes; GET /_forge/log says in X-Forge-Log-Evicted how many it pushed out, in X-Forge-Log-Dropped how many lines --log FILE could not take (a full disk, or a writer 4 MiB behind: said once on stderr; a line is written whole or not at all) and in X-Forge-Log-Written the seq up to which the file is complete (a thread of its own writes it, so no request waits on the disk). At most \(ServerLimits.maximumFaults) faults are in force at once (POST /_forge/faults answers 409 past that). On the verifyReceipt endpoints a refusal keeps Apple's shape: HTTP 200 with status 21000 (the body: too large, broken framing, cut off) or 21005 (busy, no answer in time), forge_error and forge_message.
 
+            \(ServeEnvironment.help)
+
             TEST ONLY: receipts are judged under the bundled TEST root (--root receipt) unless --root; --tls serves HTTPS with a certificate issued by that root for the host, localhost, 127.0.0.1 and Apple's Server API host names \(ServerAPIEnvironment.allCases.map(\.appleHost).joined(separator: ", ")), so a client trusts root.pem (`forge ca export --out DIR` writes it). A request at /inApps/… whose Host is one of those names is served by its environment, so Apple's clients reach this server unpatched when the names resolve to it (/etc/hosts) and root.pem is trusted. \(ServerAPIEnvironment.localTesting.appleHost) (Apple's Environment.LOCAL_TESTING, for unit tests; also at /local-testing/inApps/…) serves every store, production and sandbox, at production's rate limits. Documentation/server-api-clients.md shows how to point each of Apple's clients here.
             """)
 
@@ -52,7 +54,9 @@ struct Serve: AsyncParsableCommand {
     var sharedSecret: String?
     @Option(
         name: .customLong(ServeOption.scenario.rawValue),
-        help: ArgumentHelp("A server-side history (forge make --spec JSON with now and a timeline); repeatable.", valueName: "file"))
+        help: ArgumentHelp(
+            "A server-side history (forge make --spec JSON with now and a timeline), or a folder of them (its *.json files in name order); repeatable.",
+            valueName: "file"))
     var scenario: [String] = []
     @Option(
         help: ArgumentHelp(
@@ -183,10 +187,23 @@ struct Serve: AsyncParsableCommand {
         return ServeConfiguration.OCSP(jwsSets: sets, answers: ocspAnswer)
     }
 
+    /// What `--scenario` names, a folder standing for its `.json` files in name order (a container's mounted folder).
+    static func scenarioFiles(_ paths: [String]) throws -> [String] {
+        try paths.flatMap { path -> [String] in
+            var isFolder: ObjCBool = false
+            guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else { return [path] }
+            let names: [String]
+            do { names = try FileManager.default.contentsOfDirectory(atPath: path) } catch { throw fail("--scenario \(path): cannot list the folder", Exit.noInput) }
+            let files = names.filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }.sorted().map { path.hasSuffix("/") ? path + $0 : path + "/" + $0 }
+            guard !files.isEmpty else { throw fail("--scenario \(path): the folder holds no .json file", Exit.noInput) }
+            return files
+        }
+    }
+
     /// The command line as a ``ServeConfiguration``: files read, values checked, nothing built.
     private func configuration(host: String, port: Int) throws -> ServeConfiguration {
         var scenarios: [Scenario] = []
-        for path in scenario {
+        for path in try Self.scenarioFiles(scenario) {
             let (bytes, _) = try readInput(path, kind: .json)
             do { scenarios.append(try Scenario.decode(json: Data(bytes))) } catch { throw fail("\(path): \(error.message)", Exit.dataError) }
         }
@@ -322,4 +339,56 @@ struct ServerOptions: ParsableArguments {
 enum RateLimitMode: String, ExpressibleByArgument, CaseIterable {
     case apple
     case off
+}
+
+/// `forge serve`'s flags from environment variables, for a server started without a command line of its own (a
+/// GitHub Actions service container, the container image's default command): FORGE_SERVE_NOW=DATE stands for
+/// `--now DATE` when the command line gives no --now. The variables go before the command line's own arguments.
+enum ServeEnvironment {
+    enum Kind { case value, values, flag }
+    /// The flags a variable may give, by long name: what a container's user sets (where to listen, the clock,
+    /// the stores, the keys, the webhooks, the state file, TLS).
+    static let flags: [(name: String, kind: Kind)] = [
+        ("listen", .value), ("now", .value), ("scenario", .values), ("storekit", .value), ("no-auth", .flag), ("api-key", .values),
+        ("issuer-id", .value), ("shared-secret", .value), ("tls", .flag), ("notify", .value), ("notify-sandbox", .value),
+        ("notify-ca", .value), ("state", .value), ("time-rate", .value), ("control-token", .value), ("rate-limits", .value),
+        ("fault", .values), ("log", .value), ("ocsp", .flag),
+    ]
+
+    /// FORGE_SERVE_ and the flag's name in capitals, `_` for `-`.
+    static func variable(_ flag: String) -> String { "FORGE_SERVE_" + String(flag.uppercased().map { $0 == "-" ? "_" : $0 }) }
+
+    static let help = """
+        Environment: FORGE_SERVE_<FLAG> (the flag's long name in capitals, _ for -) gives a flag the command line does not: \
+        \(flags.map { variable($0.name) }.joined(separator: ", ")). A repeatable flag's variable takes its values separated by spaces \
+        (FORGE_SERVE_SCENARIO="/config/a.json /config/b.json"); a flag without a value takes 1 or 0 (true or false); an empty variable is unset.
+        """
+
+    /// forge's command line with the variables of this process applied; a variable that cannot be read exits 64.
+    static func applied(to arguments: [String]) -> [String] {
+        do { return try Self.arguments(arguments, environment: ProcessInfo.processInfo.environment) } catch { ForgeCommand.exit(withError: error) }
+    }
+
+    /// `arguments` (forge's, the command first) with, when the command is `serve`, each flag the command line
+    /// lacks taken from its variable in `environment`.
+    static func arguments(_ arguments: [String], environment: [String: String]) throws(ValidationError) -> [String] {
+        guard arguments.first == "serve" else { return arguments }
+        let given = arguments.dropFirst().prefix { $0 != "--" }
+        var added: [String] = []
+        for (name, kind) in flags {
+            let flag = "--" + name
+            guard let value = environment[variable(name)], !value.isEmpty, !given.contains(where: { $0 == flag || $0.hasPrefix(flag + "=") }) else { continue }
+            switch kind {
+            case .value: added += [flag, value]
+            case .values: added += value.split(separator: " ").flatMap { [flag, String($0)] }
+            case .flag:
+                switch value.lowercased() {
+                case "1", "true": added.append(flag)
+                case "0", "false": break
+                default: throw ValidationError("\(variable(name)) must be 1 or 0 (true or false), not '\(value)'")
+                }
+            }
+        }
+        return [arguments[0]] + added + arguments.dropFirst()
+    }
 }
