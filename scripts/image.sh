@@ -4,16 +4,18 @@
 #   /opt/receipt-forge/{bin/forge, bin/forge-http, Vectors/, examples/, roots/}   as the tarball lays them out
 #   the shared libraries the binaries load (their ldd closure, the loader too) at the host's paths
 #   /etc/passwd, /etc/group (root and forge, uid 10001), /etc/nsswitch.conf, the host's CA bundle
-#   /tmp (1777) and /work (the working directory, forge's)
-# and runs as forge (10001:10001) with ENTRYPOINT ["forge"]; with no command it serves verifyReceipt and the
-# App Store Server API on 0.0.0.0:8080 (see Documentation/container.md), and `IMAGE make …` runs `forge make …`.
+#   /config/scenarios (the example customers), /tmp (1777) and /work (the working directory, forge's)
+# and runs as forge (10001:10001) with ENTRYPOINT ["forge"]; with no command (CMD ["serve"]) it serves
+# verifyReceipt and the App Store Server API on 0.0.0.0:8080 with --no-auth, the stores of /config/scenarios and
+# the clock at 2025-01-01T00:00:00Z, all given as FORGE_SERVE_* variables that `docker run -e` or a mount at /config
+# replace (Documentation/container.md); `IMAGE make …` runs `forge make …`.
 # Writes DIST/receipt-forge-VERSION-image-linux-ARCH.tar.gz (a docker-archive: `docker load -i FILE` or
 # `podman load -i FILE`) and its line in DIST/SHA256SUMS, and prints the image's size and the archive's.
 # The engine is podman, else docker; CONTAINER_ENGINE overrides it (words: CONTAINER_ENGINE="podman --runtime runc").
 # Usage: scripts/image.sh [DIST]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-case "${1:-}" in -h | --help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case "${1:-}" in -h | --help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 dist=${1:-$root/dist}
 [ $# -le 1 ] || { echo "image.sh: one argument at most, the dist folder (see --help)" >&2; exit 64; }
 if [ -n "${CONTAINER_ENGINE:-}" ]; then
@@ -51,6 +53,9 @@ prefix=$rootfs/opt/receipt-forge
 mkdir -p "$prefix" "$rootfs/etc/ssl/certs" "$rootfs/tmp" "$staging/work/work"
 chmod 1777 "$rootfs/tmp"
 for part in bin Vectors examples roots; do mv "$release/$part" "$prefix/$part"; done
+# The default server's stores: the example customers, replaced by whatever is mounted at /config or /config/scenarios.
+mkdir -p "$rootfs/config/scenarios"
+cp "$prefix"/examples/server-api/*.json "$rootfs/config/scenarios/"
 [ -f "$release/LICENSE" ] && mv "$release/LICENSE" "$prefix/"
 "$prefix/bin/forge" --version | grep -qx "$version" || { echo "image.sh: bin/forge --version is not $version" >&2; exit 70; }
 
@@ -76,16 +81,15 @@ WORKDIR /work
 EXPOSE 8080
 LABEL org.opencontainers.image.title="receipt-forge" org.opencontainers.image.version="$version" \\
       org.opencontainers.image.description="Apple in-app purchase receipts, StoreKit 2 JWS and a stand-in for Apple's servers, signed by TEST PKIs: for tests only"
+ENV FORGE_SERVE_LISTEN=0.0.0.0:8080 FORGE_SERVE_NO_AUTH=1 FORGE_SERVE_NOW=2025-01-01T00:00:00Z FORGE_SERVE_SCENARIO=/config/scenarios
 ENTRYPOINT ["forge"]
-CMD ["serve", "--listen", "0.0.0.0:8080", "--no-auth", "--now", "2025-01-01T00:00:00Z", \\
-     "--scenario", "/opt/receipt-forge/examples/server-api/production-customer.json", \\
-     "--scenario", "/opt/receipt-forge/examples/server-api/sandbox-customer.json"]
+CMD ["serve"]
 EOF
 
 echo "building $image from $tarball with ${engine[*]}" >&2
 "${engine[@]}" build --quiet --timestamp "$epoch" --tag "$image" --file "$staging/Containerfile" "$staging" >/dev/null
 "${engine[@]}" save --format docker-archive --output "$staging/image.tar" "$image" >/dev/null
-gzip -n -9 "$staging/image.tar"
+gzip -n "$staging/image.tar"
 mv -f "$staging/image.tar.gz" "$archive"
 if [ -f "$dist/SHA256SUMS" ]; then
   grep -v " $(basename "$archive")\$" "$dist/SHA256SUMS" >"$staging/SHA256SUMS" || true
