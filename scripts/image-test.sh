@@ -19,10 +19,16 @@ phase() { echo "image-test: $1 (${SECONDS} s)" >&2; }
 die() { echo "image-test: FAILED: $*" >&2; exit 1; }
 
 command -v podman >/dev/null || { echo "image-test: podman is not installed: the image is not tested (apt-get install podman runc)" >&2; exit 0; }
+podman=(podman)
+command -v runc >/dev/null && podman+=(--runtime runc)
 work=$(mktemp -d "${TMPDIR:-/tmp}/receipt-forge-image-test.XXXXXX")
-containers=()
+# Every container this run started is named receipt-forge-image-test-PID-…, so cleanup finds them all (start runs
+# in a command substitution, a subshell, which could not add to a list of this shell).
+prefix=receipt-forge-image-test-$$
 cleanup() {
-  for container in "${containers[@]}"; do podman rm -f -t 0 "$container" >/dev/null 2>&1 || true; done
+  for container in $("${podman[@]}" ps --all --quiet --filter "name=^$prefix-" 2>/dev/null); do
+    "${podman[@]}" rm --force --time 0 "$container" >/dev/null 2>&1 || true
+  done
   rm -rf "$work"
 }
 trap cleanup EXIT
@@ -30,8 +36,6 @@ if [ -z "${CONTAINERS_CONF:-}" ]; then
   printf '[containers]\ndefault_ulimits = []\n\n[engine]\ncgroup_manager = "cgroupfs"\n' >"$work/containers.conf"
   export CONTAINERS_CONF=$work/containers.conf
 fi
-podman=(podman)
-command -v runc >/dev/null && podman+=(--runtime runc)
 if ! info=$("${podman[@]}" info 2>&1); then
   echo "image-test: podman cannot run here (podman info failed): the image is not tested" >&2
   echo "$info" | tail -5 >&2
@@ -53,9 +57,8 @@ rm -f "$work/image.tar"
 # A container of the image, detached, port 8080 published on a free loopback port; prints the base URL once the
 # server said it is ready (its start-up lines, through "control"), within 60 s.
 start() {
-  local name=receipt-forge-image-test-$$-$1
+  local name=$prefix-$1
   shift
-  containers+=("$name")
   "${podman[@]}" run --detach --name "$name" --publish 127.0.0.1::8080 "$@" "$image" >/dev/null || die "podman run $* failed"
   local deadline=$((SECONDS + 60))
   until "${podman[@]}" logs "$name" 2>/dev/null | grep -q '^control '; do
@@ -67,7 +70,7 @@ start() {
 }
 # Stops a container as `docker stop` does (SIGTERM) and checks the server exited 0.
 stop() {
-  local name=receipt-forge-image-test-$$-$1
+  local name=$prefix-$1
   "${podman[@]}" stop --time 10 "$name" >/dev/null
   local status
   status=$("${podman[@]}" inspect --format '{{.State.ExitCode}}' "$name")
@@ -100,7 +103,7 @@ EOF
 python=$root/.oracles/asl/bin/python
 if [ -x "$python" ]; then
   phase "Apple's Python client, every signed field verified under the image's TEST root"
-  "${podman[@]}" cp "receipt-forge-image-test-$$-default:/opt/receipt-forge/roots/jws-root-g3.pem" "$work/jws-root-g3.pem"
+  "${podman[@]}" cp "$prefix-default:/opt/receipt-forge/roots/jws-root-g3.pem" "$work/jws-root-g3.pem"
   calls='[{"call": "info", "transactionId": "'$transaction'"}, {"call": "statuses", "transactionId": "'$transaction'"}, {"call": "history", "transactionId": "'$transaction'"}]'
   answers=$(echo "$calls" | "$python" "$root/examples/clients/server_api_client.py" "$base" --bundle-id com.example.api --environment sandbox --root "$work/jws-root-g3.pem") ||
     die "Apple's client failed"
