@@ -61,10 +61,13 @@ cp "$prefix"/examples/server-api/*.json "$rootfs/config/scenarios/"
 
 # What the binaries load, at the paths the loader looks for them (the loader's own path is written in each binary).
 libraries=$(for binary in "$prefix/bin/forge" "$prefix/bin/forge-http"; do
-  ldd "$binary" | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'
+  { ldd "$binary" 2>/dev/null || true; } | awk '$2 == "=>" && $3 ~ /^\// { print $3 } $1 ~ /^\// { print $1 }'
 done | sort -u)
 for library in $libraries; do cp -L --parents "$library" "$rootfs/"; done
-if [ -f /etc/ssl/certs/ca-certificates.crt ]; then cp /etc/ssl/certs/ca-certificates.crt "$rootfs/etc/ssl/certs/"; fi
+# The CA bundle an https:// --notify webhook is checked against, named by SSL_CERT_FILE: OpenSSL's own default
+# (/usr/lib/ssl) is not in the image.
+bundle=/etc/ssl/certs/ca-certificates.crt
+if [ -f "$bundle" ]; then cp "$bundle" "$rootfs$bundle"; else bundle=; fi
 printf 'root:x:0:0:root:/root:/sbin/nologin\nforge:x:10001:10001:receipt-forge:/work:/sbin/nologin\n' >"$rootfs/etc/passwd"
 printf 'root:x:0:\nforge:x:10001:\n' >"$rootfs/etc/group"
 printf 'passwd: files\ngroup: files\nhosts: files dns\n' >"$rootfs/etc/nsswitch.conf"
@@ -75,7 +78,7 @@ cat >"$staging/Containerfile" <<EOF
 FROM scratch
 COPY rootfs/ /
 COPY --chown=10001:10001 work/ /
-ENV PATH=/opt/receipt-forge/bin
+ENV PATH=/opt/receipt-forge/bin${bundle:+ SSL_CERT_FILE=$bundle}
 USER 10001:10001
 WORKDIR /work
 EXPOSE 8080
