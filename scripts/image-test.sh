@@ -3,16 +3,17 @@
 # scripts/image.sh builds it from DIST (default .build/static/dist) and writes its archive, which is loaded back;
 # then the image started with no arguments (as a GitHub Actions service container starts it) is waited for,
 # reached by a verifyReceipt POST and by Apple's Python client (.oracles/asl: every signed field verified under the
-# image's own TEST root), `make` and `jws make` write into a mounted folder as the image's non-root user, and a
-# second start configured only by FORGE_SERVE_* variables and a folder mounted at /config is checked; each
-# container is stopped (exit 0 on SIGTERM). Prints each phase's seconds.
+# image's own TEST root), `make`, `run` and `jws make` write into a mounted folder as the image's non-root user, and
+# a second start configured only by FORGE_SERVE_* variables and folders mounted at /config and /state (clock,
+# stores, control token, TLS, state file) is checked; each container is stopped (exit 0 on SIGTERM). Prints each
+# phase's seconds.
 # Where podman is not installed or cannot work at all (`podman info` fails), says so and exits 0; any other
 # failure exits 1. On a VM without systemd or raised limits (this one), runs podman with runc, the cgroupfs
 # manager and no default ulimits (a containers.conf of its own, unless CONTAINERS_CONF is set).
 # Usage: scripts/image-test.sh [DIST]
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
-case "${1:-}" in -h | --help) sed -n '2,12p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
+case "${1:-}" in -h | --help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;; esac
 dist=$(cd "${1:-$root/.build/static/dist}" && pwd)
 SECONDS=0
 phase() { echo "image-test: $1 (${SECONDS} s)" >&2; }
@@ -100,12 +101,12 @@ assert answer["status"] == 0 and answer["receipt"]["bundle_id"] == "com.example.
 assert answer["latest_receipt_info"][0]["product_id"] == "pro.monthly", answer["latest_receipt_info"][0]
 EOF
 
+"${podman[@]}" cp "$prefix-default:/opt/receipt-forge/roots" "$work/roots"   # the image's TEST roots
 python=$root/.oracles/asl/bin/python
 if [ -x "$python" ]; then
   phase "Apple's Python client, every signed field verified under the image's TEST root"
-  "${podman[@]}" cp "$prefix-default:/opt/receipt-forge/roots/jws-root-g3.pem" "$work/jws-root-g3.pem"
   calls='[{"call": "info", "transactionId": "'$transaction'"}, {"call": "statuses", "transactionId": "'$transaction'"}, {"call": "history", "transactionId": "'$transaction'"}]'
-  answers=$(echo "$calls" | "$python" "$root/examples/clients/server_api_client.py" "$base" --bundle-id com.example.api --environment sandbox --root "$work/jws-root-g3.pem") ||
+  answers=$(echo "$calls" | "$python" "$root/examples/clients/server_api_client.py" "$base" --bundle-id com.example.api --environment sandbox --root "$work/roots/jws-root-g3.pem") ||
     die "Apple's client failed"
   python3 - "$transaction" "$answers" <<'EOF' || die "Apple's client's answers"
 import json, sys
@@ -120,22 +121,27 @@ else
 fi
 stop default
 
-phase "configured by FORGE_SERVE_* variables and a folder mounted at /config"
+phase "configured by FORGE_SERVE_* variables and folders mounted at /config and /state: clock, stores, control token, TLS, state"
 mkdir -p "$work/config/scenarios"
+mkdir -m 0777 "$work/state"
 cp "$root/examples/server-api/production-customer.json" "$work/config/scenarios/"
-base=$(start configured --volume "$work/config:/config:ro" --env FORGE_SERVE_NOW=2025-03-01T00:00:00Z --env FORGE_SERVE_CONTROL_TOKEN=image-test)
-python3 - "$base" <<'EOF' || die "the configured server"
-import json, sys, urllib.error, urllib.request
-base = sys.argv[1]
-clock = json.load(urllib.request.urlopen(urllib.request.Request(base + "/_forge/clock", headers={"Authorization": "Bearer image-test"}), timeout=10))
+base=$(start configured --volume "$work/config:/config:ro" --volume "$work/state:/state" --env FORGE_SERVE_NOW=2025-03-01T00:00:00Z \
+  --env FORGE_SERVE_CONTROL_TOKEN=image-test --env FORGE_SERVE_TLS=1 --env FORGE_SERVE_STATE=/state/forge.sqlite)
+python3 - "https${base#http}" "$work/roots/root.pem" <<'EOF' || die "the configured server"
+import json, ssl, sys, urllib.error, urllib.request
+base, tls = sys.argv[1], ssl.create_default_context(cafile=sys.argv[2])
+def get(path, **headers):
+    return urllib.request.urlopen(urllib.request.Request(base + path, headers=headers), timeout=10, context=tls).read().decode()
+clock = json.loads(get("/_forge/clock", Authorization="Bearer image-test"))
 assert clock["now"] == "2025-03-01T00:00:00Z", clock
-scenarios = urllib.request.urlopen(urllib.request.Request(base + "/_forge/scenarios", headers={"Authorization": "Bearer image-test"}), timeout=10).read().decode()
+scenarios = get("/_forge/scenarios", Authorization="Bearer image-test")
 assert "com.example.prod" in scenarios and "com.example.api" not in scenarios, scenarios
 try:
-    urllib.request.urlopen(base + "/_forge/clock", timeout=10)
+    get("/_forge/clock")
     raise AssertionError("the control routes answered without the token")
 except urllib.error.HTTPError as error:
     assert error.code == 401, error.code
 EOF
 stop configured
+[ -s "$work/state/forge.sqlite" ] || die "FORGE_SERVE_STATE wrote no /state/forge.sqlite"
 phase "passed"
