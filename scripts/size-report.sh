@@ -82,10 +82,13 @@ for api in 'String(format:' 'FileHandle' 'Process()' 'Pipe()' 'JSONSerialization
   'NumberFormatter' '.range(of:' 'replacingOccurrences(of:' 'trimmingCharacters(in:' 'CharacterSet' \
   'removingPercentEncoding' 'addingPercentEncoding' 'NSRegularExpression' 'Scanner(' 'NSString' 'Thread.' 'Bundle.' \
   'RunLoop' 'NSLock' '.formatted('; do
-  uses=$(grep -rF --include='*.swift' -- "$api" "$root/Sources" | sed "s|^$root/Sources/||" | cut -d/ -f1 | sort | uniq -c |
-    awk '{ printf "%s%s %s", sep, $2, $1; sep = ", " }')
+  # A name, not part of one (jwsJSONSerialization, DetachedThread.start); comment lines left out.
+  pattern=$(printf '%s' "$api" | sed 's/[][\.*^$(){}+?|]/\\&/g')
+  case "$api" in [A-Za-z]*) pattern="(^|[^A-Za-z0-9_])$pattern" ;; esac
+  uses=$({ grep -rE --include='*.swift' -- "$pattern" "$root/Sources" || true; } | grep -vE '^[^:]*:[[:space:]]*//' |
+    sed "s|^$root/Sources/||" | cut -d/ -f1 | sort | uniq -c | awk '{ printf "%s%s %s", sep, $2, $1; sep = ", " }') || true
   [ -n "$uses" ] && printf '  %-26s %s\n' "$api" "$uses"
 done
-echo "== targets that import Foundation (files per target)"
-grep -rlE --include='*.swift' '^\s*(public |package |internal |@preconcurrency )*import Foundation$' "$root/Sources" |
+echo "== targets that import Foundation unconditionally (files per target)"
+{ grep -rlE --include='*.swift' '^(public |package |internal |@preconcurrency )*import Foundation$' "$root/Sources" || true; } |
   sed "s|^$root/Sources/||" | cut -d/ -f1 | sort | uniq -c | awk '{ printf "  %s %s\n", $2, $1 }'
