@@ -104,7 +104,7 @@ let package = Package(
             dependencies: [
                 "ReceiptConformance", "_ForgeSupport", .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"), .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOFoundationCompat", package: "swift-nio"), "ForgeTLS",
+                "ForgeTLS",
             ],
             swiftSettings: swiftSettings),
         // The reference validators (receipts and StoreKit 2 JWS), the inspector and the validation cache. Never the runner:

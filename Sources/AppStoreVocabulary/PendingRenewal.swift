@@ -1,4 +1,8 @@
-public import Foundation
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 
 /// A subscription's renewal state (verifyReceipt's `pending_renewal_info`, StoreKit 2's renewal info): what will happen at the subscription's next renewal.
 public struct PendingRenewal: Sendable, Hashable {

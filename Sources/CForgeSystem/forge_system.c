@@ -82,3 +82,16 @@ int forge_signals_default(const int *signals, int count) {
     }
     return 0;
 }
+
+int forge_name_thread(const char *name) {
+    char cut[16];
+    snprintf(cut, sizeof cut, "%s", name);
+#if defined(__APPLE__)
+    return pthread_setname_np(cut);
+#elif defined(__linux__)
+    return pthread_setname_np(pthread_self(), cut);
+#else
+    (void)cut;
+    return ENOSYS;
+#endif
+}

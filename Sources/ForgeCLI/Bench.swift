@@ -1,7 +1,11 @@
 import AppStoreVocabulary
 import ArgumentParser
 import Dispatch
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import StoreForge
 import ReceiptModel
 import Synchronization
@@ -98,11 +102,11 @@ struct BenchMake: ParsableCommand {
         print(
             "forge bench — \(jws.map { "JWS \($0.rawValue)" } ?? "preset \(preset.rawValue)"), 1 product with 2 renewals; median of \(rounds) alternating rounds in \(seconds)s per column"
         )
-        print("".padding(toLength: 34, withPad: " ", startingAt: 0) + "1 thread".leftPad(12) + "\(jobs) jobs".leftPad(12))
+        print("".paddedColumn(34) + "1 thread".leftPad(12) + "\(jobs) jobs".leftPad(12))
         for row in rows {
             let isRatio = row.label.hasPrefix("ratio") || row.label.hasPrefix("scaling")
             let cells = [row.single, row.parallel].map { isRatio ? format($0) : String(Int($0)) }
-            print(row.label.padding(toLength: 34, withPad: " ", startingAt: 0) + cells[0].leftPad(12) + cells[1].leftPad(12))
+            print(row.label.paddedColumn(34) + cells[0].leftPad(12) + cells[1].leftPad(12))
         }
     }
 
@@ -143,7 +147,7 @@ struct BenchMake: ParsableCommand {
         return Double(total.withLock { $0 }) / secondsElapsed
     }
 
-    private func format(_ value: Double) -> String { String(format: "%.2f", value) }
+    private func format(_ value: Double) -> String { printfFormat("%.2f", value) }
 }
 
 extension String {

@@ -1,6 +1,10 @@
 import AppStoreVocabulary
 import ArgumentParser
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import StoreForge
 import StoreServer
 import _ForgeSupport
@@ -94,9 +98,9 @@ struct BenchRealtime: AsyncParsableCommand {
             print(object.serialized(pretty: false))
         } else {
             print(
-                "\(passed ? "PASS" : "FAIL")  \(succeeded)/\(answers.count) succeeded (\(String(format: "%.1f", rate)) %, threshold \(String(format: "%g", successRate)) %)  "
+                "\(passed ? "PASS" : "FAIL")  \(succeeded)/\(answers.count) succeeded (\(printfFormat("%.1f", rate)) %, threshold \(printfFormat("%g", successRate)) %)  "
                     + "p50 \(percentile(500)) ms  p90 \(percentile(900)) ms  p99 \(percentile(990)) ms  max \(latencies.last ?? 0) ms  "
-                    + "(threshold \(thresholdMs) ms, concurrency \(concurrency), \(String(format: "%.1f", seconds)) s)")
+                    + "(threshold \(thresholdMs) ms, concurrency \(concurrency), \(printfFormat("%.1f", seconds)) s)")
             if !ordered.isEmpty { print("failures: " + ordered.map { "\($0.0.rawValue) \($0.1)" }.joined(separator: ", ")) }
         }
         if !passed { throw Exit.invalid }

@@ -1,5 +1,9 @@
 import ArgumentParser
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import ReceiptConformance
 import ReceiptCorpus
 import ReferenceValidation
@@ -103,7 +107,7 @@ struct BenchRunner: AsyncParsableCommand {
             rows.append((uri, rate, counts))
         }
         if json {
-            let entries = rows.map { #"{"target":"\#($0.0.replacingOccurrences(of: "\"", with: "\\\""))","vectorsPerSecond":\#(Int($0.1))}"# }
+            let entries = rows.map { #"{"target":"\#($0.0.replacing("\"", with: "\\\""))","vectorsPerSecond":\#(Int($0.1))}"# }
             print("[\(entries.joined(separator: ","))]")
             return
         }

@@ -1,5 +1,9 @@
 import ArgumentParser
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import StoreForge
 import StoreServer
 import _ForgeSupport
@@ -17,7 +21,7 @@ struct CA: ParsableCommand {
             abstract: "Write the compiled-in trust anchors (PEM and DER) and a README saying which to trust for what.",
             discussion: """
                 Writes, for each anchor, <file>.pem and <file>.der, plus README.txt:
-                \(BundledAnchor.allCases.map { "  \($0.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) \($0.fileStem).pem/.der: \($0.use)" }.joined(separator: "\n"))
+                \(BundledAnchor.allCases.map { "  \($0.rawValue.paddedColumn(10)) \($0.fileStem).pem/.der: \($0.use)" }.joined(separator: "\n"))
                 The same names work wherever forge takes a root (--root receipt, --root jws, …), from any directory. The folder is written whole (staged, then swapped in): it must be new, empty or an earlier export; anything else refuses (exit 73), naming the entry. TEST ONLY: never trust these in production.
                 """)
 
@@ -230,7 +234,7 @@ enum APIKeyOptions {
 
     /// A word a POSIX shell reads back as `text`: as it is when it is plain, else in single quotes.
     static func shellWord(_ text: String) -> String {
-        let plain = text.unicodeScalars.allSatisfy { $0.isASCII && (CharacterSet.alphanumerics.contains($0) || "-_./=:@%+,".unicodeScalars.contains($0)) }
-        return plain ? text : "'" + text.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        let plain = text.unicodeScalars.allSatisfy { $0.isASCII && (Character($0).isLetter || Character($0).isNumber || "-_./=:@%+,".unicodeScalars.contains($0)) }
+        return plain ? text : "'" + text.replacing("'", with: "'\\''") + "'"
     }
 }

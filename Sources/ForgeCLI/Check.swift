@@ -1,6 +1,10 @@
 import ReceiptCorpus
 import ArgumentParser
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import StoreForge
 import ReceiptModel
 import ReceiptConformance
@@ -70,7 +74,7 @@ struct CheckOptions: ParsableArguments {
         } else {
             print(VerdictSummary.lines(report, notChecked: notChecked, subscriptions: subscriptions, at: now).joined(separator: "\n"))
         }
-        if report.isUnreadable, !json { FileHandle.standardError.write(Data("forge: error: \(report.message)\n".utf8)) }
+        if report.isUnreadable, !json { StandardStream.error.write("forge: error: \(report.message)\n") }
         if let hint { note("hint: \(hint)") }
         let code = Exit.code(for: report)
         if code != .success { throw code }
@@ -237,7 +241,7 @@ struct Validate: AsyncParsableCommand {
 extension Validate {
     static func hostAndPort(_ text: String) -> (String, Int)? {
         guard let colon = text.lastIndex(of: ":"), let port = Int(text[text.index(after: colon)...]), (0...65535).contains(port) else { return nil }
-        let host = String(text[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        let host = String(text[..<colon].drop { "[]".contains($0) }.reversed().drop { "[]".contains($0) }.reversed())
         return host.isEmpty ? nil : (host, port)
     }
 
@@ -249,7 +253,7 @@ extension Validate {
         do {
             try await network.listen(listener, routes: HarnessRoutes(harness: reference)) { bound in
                 // stdout, unbuffered: scripts and tests read the port from this line.
-                FileHandle.standardOutput.write(Data("listening on http://\(bound.authority) (GET /hello, POST /validate, POST /verifyReceipt)\n".utf8))
+                StandardStream.output.write("listening on http://\(bound.authority) (GET /hello, POST /validate, POST /verifyReceipt)\n")
                 if !bound.isLoopback { note("warning: listening on \(bound.authority), not loopback: anyone who can reach it can send requests") }
             }
         } catch {
@@ -264,7 +268,7 @@ extension Validate {
         let directory = try VectorsCommand.Location.locate(vectors)
         let reference: ReferenceHarness
         do { reference = try ReferenceHarness(vectorsDirectory: directory) } catch { throw fail("cannot load trust anchors from \(directory.path): \(error)", Exit.dataError) }
-        StdioHarnessServer.serve(reference, write: { FileHandle.standardOutput.write($0) }, note: note)
+        StdioHarnessServer.serve(reference, write: { StandardStream.output.write($0) }, note: note)
     }
 }
 
@@ -287,7 +291,7 @@ struct Inspect: ParsableCommand {
         let (bytes, source) = try readInput(file)
         let report = ReferenceValidator().validate(bytes, context: try receiptChecks.context(checks))
         if report.isUnreadable {
-            throw fail(report.message.replacingOccurrences(of: "parse: ", with: ""), Exit.code(for: report))
+            throw fail(report.message.replacing("parse: ", with: ""), Exit.code(for: report))
         }
         let includeChecks = checks.hasExpectations || receiptChecks.hasExpectations
         let inspection = Inspection(receipt: report, source: source, inputSize: bytes.count, includeChecks: includeChecks)

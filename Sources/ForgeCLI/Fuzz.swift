@@ -1,5 +1,9 @@
 import ArgumentParser
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import ReceiptCorpus
 import StoreForge
 import ReceiptModel
@@ -108,7 +112,7 @@ struct Mutate: ParsableCommand {
         let elapsed = start.duration(to: clock.now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         print(
-            "wrote \(made) mutants of \(bases.count) base vector(s) to \(out!) in \(String(format: "%.2f", seconds)) s (\(Int(Double(made) / max(seconds, 1e-9))) mutants/s)"
+            "wrote \(made) mutants of \(bases.count) base vector(s) to \(out!) in \(printfFormat("%.2f", seconds)) s (\(Int(Double(made) / max(seconds, 1e-9))) mutants/s)"
         )
     }
 }

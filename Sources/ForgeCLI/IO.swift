@@ -1,5 +1,9 @@
 public import ArgumentParser
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import StoreForge
 import ReceiptModel
 import _ForgeSupport
@@ -21,12 +25,12 @@ enum Exit {
 
 /// Prints one error line to stderr and exits with `code`.
 func fail(_ message: String, _ code: ExitCode) -> ExitCode {
-    FileHandle.standardError.write(Data("forge: error: \(message)\n".utf8))
+    StandardStream.error.write("forge: error: \(message)\n")
     return code
 }
 
 func note(_ message: String) {
-    FileHandle.standardError.write(Data("forge: \(message)\n".utf8))
+    StandardStream.error.write("forge: \(message)\n")
 }
 
 /// What a command reads, for the words of its size error: a JWS over the limit is not "a receipt".
@@ -51,21 +55,21 @@ enum InputKind {
 func readInput(_ path: String, kind: InputKind = .receipt) throws -> (bytes: [UInt8], source: String) {
     let limit = ReceiptInput.maximumSize
     if path == "-" {
-        var data = Data()
-        while let chunk = try FileHandle.standardInput.read(upToCount: 1 << 16), !chunk.isEmpty {
-            data.append(chunk)
+        var data: [UInt8] = []
+        while true {
+            guard let chunk = StandardStream.input.read(upTo: 1 << 16) else { throw fail("cannot read standard input", Exit.noInput) }
+            if chunk.isEmpty { break }
+            data += chunk
             if data.count > limit {
                 throw fail("standard input is larger than \(limit) bytes; \(kind.plural) are at most \(limit) bytes (at byte \(limit))", Exit.dataError)
             }
         }
-        return ([UInt8](data), "stdin")
+        return (data, "stdin")
     }
-    var isDirectory: ObjCBool = false
-    guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+    guard let (isDirectory, size) = FileBytes.status(path) else {
         throw fail("no such file: \(path)", Exit.noInput)
     }
-    guard !isDirectory.boolValue else { throw fail("\(path) is a directory, not a file", Exit.noInput) }
-    let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+    guard !isDirectory else { throw fail("\(path) is a directory, not a file", Exit.noInput) }
     guard size <= limit else {
         throw fail("\(path) is \(size) bytes; \(kind.plural) are at most \(limit) bytes (at byte \(limit))", Exit.dataError)
     }
@@ -76,7 +80,7 @@ func readInput(_ path: String, kind: InputKind = .receipt) throws -> (bytes: [UI
 /// Writes to a file atomically, or to standard output for `-`/nil.
 func writeOutput(_ data: Data, to path: String?) throws {
     guard let path, path != "-" else {
-        FileHandle.standardOutput.write(data)
+        StandardStream.output.write(data)
         return
     }
     do { try AtomicFile.write(data, to: URL(fileURLWithPath: path)) } catch { throw fail(error.message, Exit.cannotCreate) }

@@ -1,4 +1,9 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+import Dispatch
 import ReceiptConformance
 import StoreForge
 import Synchronization
@@ -22,11 +27,11 @@ enum Interrupts {
             return try SignalWatch([SIGINT, SIGTERM, SIGHUP], queue: .global()) { number in
                 guard !stopping.raised.exchange(true, ordering: .sequentiallyConsistent) else { _exit(128 + number) }
                 let outcome = stop()
-                FileHandle.standardError.write(Data("\nforge: interrupted (signal \(number)); \(outcome)\n".utf8))
+                StandardStream.error.write("\nforge: interrupted (signal \(number)); \(outcome)\n")
                 exit(128 + number)
             }
         } catch {
-            FileHandle.standardError.write(Data("forge: warning: \(error)\n".utf8))
+            StandardStream.error.write("forge: warning: \(error)\n")
             return nil
         }
     }
@@ -91,7 +96,7 @@ enum Interrupts {
 /// then sends this process `signal`, so the server stops exactly as that signal stops it.
 enum EndOfInput {
     static func signalWhenReached(_ signal: Int32) {
-        let thread = Thread {
+        DetachedThread.start(name: "forge.stdin-watch") {
             var buffer = [UInt8](repeating: 0, count: 4096)
             while true {
                 let count = buffer.withUnsafeMutableBytes { read(STDIN_FILENO, $0.baseAddress, $0.count) }
@@ -100,7 +105,5 @@ enum EndOfInput {
             }
             kill(getpid(), signal)
         }
-        thread.name = "forge.stdin-watch"
-        thread.start()
     }
 }

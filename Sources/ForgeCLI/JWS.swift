@@ -1,5 +1,9 @@
 import ArgumentParser
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import ReceiptCorpus
 import StoreForge
 import ReceiptModel
@@ -204,7 +208,7 @@ struct InspectJWS: ParsableCommand {
 
     func run() throws {
         let (bytes, _) = try readInput(file, kind: .jws)
-        let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: bytes, as: UTF8.self).trimmingWhitespace(newlines: true)
         guard let inspection = Inspection(jws: text) else { throw fail("not a compact JWS (header.payload.signature, base64url JSON)", Exit.dataError) }
         print(json ? inspection.json().serialized() : inspection.text())
     }
@@ -245,14 +249,14 @@ struct ValidateJWS: ParsableCommand {
             let directory = try VectorsCommand.Location.locate(vectors)
             let reference: ReferenceHarness
             do { reference = try ReferenceHarness(vectorsDirectory: directory) } catch { throw fail("cannot load trust anchors from \(directory.path): \(error)", Exit.dataError) }
-            return StdioHarnessServer.serve(reference, write: { FileHandle.standardOutput.write($0) }, note: note)
+            return StdioHarnessServer.serve(reference, write: { StandardStream.output.write($0) }, note: note)
         }
         let (bytes, _) = try readInput(file ?? "-", kind: .jws)
         // The bundled JWS TEST root unless --root; the Xcode certificate when Xcode is expected.
         let roots = try checks.roots { try loadRoots([(checks.environment?.environment == .xcode ? BundledAnchor.jwsXcode : .jws).rawValue]) }
         var context = try checks.context(roots: roots)
         context.appAppleID = appAppleId
-        let text = String(decoding: bytes, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        let text = String(decoding: bytes, as: UTF8.self).trimmingWhitespace(newlines: true)
         let report = JWSVerifier().verify(text, as: kind, context: context)
         try checks.finish(
             report, notChecked: report.isUnreadable ? [] : checks.notGiven(kind: report.kind), subscriptions: SubscriptionState.of(report), at: context.now,

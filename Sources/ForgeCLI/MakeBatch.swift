@@ -1,5 +1,9 @@
 import ArgumentParser
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import StoreForge
 import ReceiptModel
 import Synchronization
@@ -72,7 +76,7 @@ extension Make {
                 index.withLock { $0[number] = line.serialized(pretty: false) }
                 let finished = done.add(1, ordering: .relaxed).newValue
                 if showProgress, finished % 500 == 0 || finished == count {
-                    FileHandle.standardError.write(Data("\rforge: \(finished)/\(count) receipts\u{1B}[K".utf8))
+                    StandardStream.error.write("\rforge: \(finished)/\(count) receipts\u{1B}[K")
                 }
             }
         } catch let error as ForgeError {
@@ -89,10 +93,10 @@ extension Make {
         } catch { throw fail(error.message, Exit.cannotCreate) }
         let elapsed = started.duration(to: .now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-        if showProgress { FileHandle.standardError.write(Data("\r\u{1B}[K".utf8)) }
+        if showProgress { StandardStream.error.write("\r\u{1B}[K") }
         if !quiet {
             let rate = Int((Double(count) / max(seconds, 1e-9)).rounded())
-            note("made \(count) \((scenario.preset ?? .appstore).rawValue) receipts in \(String(format: "%.2f", seconds)) s (\(rate)/s, \(jobs) jobs) → \(directory)")
+            note("made \(count) \((scenario.preset ?? .appstore).rawValue) receipts in \(printfFormat("%.2f", seconds)) s (\(rate)/s, \(jobs) jobs) → \(directory)")
             note("now \(ReceiptDate.format(now)), seeds \(ReceiptBatch.seed(of: 0, scenario: scenario, now: now)) + i; index: \(directory)/index.jsonl")
         }
     }

@@ -1,4 +1,9 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+import ReceiptCorpus
 package import ReceiptConformance
 package import StoreServer
 package import ReceiptValidationServer
@@ -62,7 +67,7 @@ enum Network {
     /// `forge-http` beside this executable (the build directory, an install prefix), else on PATH.
     static func helperPath() -> String? {
         var candidates: [String] = []
-        if let executable = Bundle.main.executableURL?.resolvingSymlinksInPath() {
+        if let executable = CorpusLocation.mainExecutable {
             candidates.append(executable.deletingLastPathComponent().appendingPathComponent(helperName).path)
         }
         for directory in (ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":") where !directory.isEmpty {

@@ -1,6 +1,10 @@
 import AppStoreVocabulary
 import ArgumentParser
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import StoreForge
 import StoreServer
 import _ForgeSupport

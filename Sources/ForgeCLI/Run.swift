@@ -1,5 +1,9 @@
 import ArgumentParser
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import ReceiptConformance
 import ReceiptCorpus
 import ReceiptModel
@@ -238,7 +242,7 @@ struct Run: AsyncParsableCommand {
                 manifest: manifest, vectorsDirectory: directory, profile: profile, parallelism: parallel, maxErrors: maxErrors, artifacts: artifacts?.groups)
             runner.services = [OnlineResponder.service]
             let progress = ProgressLine(enabled: !quiet && isatty(STDERR_FILENO) == 1, label: target.count > 1 ? label ?? uri.text : nil) {
-                FileHandle.standardError.write(Data($0.utf8))
+                StandardStream.error.write($0)
             }
             var outcome: RunResults
             do {
@@ -331,7 +335,7 @@ struct Run: AsyncParsableCommand {
 
     /// `a,b,c` → features; the empty list is ''.
     static func featureNames(_ list: String) -> [String] {
-        list.split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty && $0 != "''" }
+        list.split(separator: ",").map { $0.trimmingWhitespace() }.filter { !$0.isEmpty && $0 != "''" }
     }
 }
 

@@ -1,5 +1,9 @@
 import ArgumentParser
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import ReceiptConformance
 import ReceiptCorpus
 import _ForgeSupport
@@ -30,7 +34,7 @@ extension Run {
 
         func run() throws {
             let markdown = Data(MatrixReport.render(try files.map(Run.loadResults)).utf8)
-            if let output { try writeOutput(markdown, to: output) } else { FileHandle.standardOutput.write(markdown) }
+            if let output { try writeOutput(markdown, to: output) } else { StandardStream.output.write(markdown) }
         }
     }
 }

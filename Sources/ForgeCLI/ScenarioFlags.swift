@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import _ForgeSupport
 import StoreModel
 
@@ -23,7 +27,7 @@ enum ScenarioFlags {
     /// The error's message with each field it names (`'purchases[0].trial'`) said as its flag (`--trial`).
     static func message(_ error: ForgeError) -> String {
         error.fields.reduce(error.message) { message, keyPath in
-            flag(for: keyPath).map { message.replacingOccurrences(of: "'\(keyPath)'", with: $0) } ?? message
+            flag(for: keyPath).map { message.replacing("'\(keyPath)'", with: $0) } ?? message
         }
     }
 }

@@ -1,5 +1,14 @@
 import ArgumentParser
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 import ReceiptCorpus
 import StoreForge
 import ReceiptModel
@@ -274,7 +283,7 @@ struct Serve: AsyncParsableCommand {
                     lines.append("hosts       \(hosts.joined(separator: "  ")): in the certificate; point them at this server (/etc/hosts) for Apple's unpatched clients")
                 }
                 // stdout, unbuffered: the first line names the port, for scripts and tests.
-                FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))
+                StandardStream.output.write((lines.joined(separator: "\n") + "\n"))
                 if !bound.isLoopback {
                     let control =
                         controlToken == nil ? "the control routes answer loopback clients only (--control-token to open them)" : "the control routes need the --control-token"

@@ -1,5 +1,9 @@
 import ArgumentParser
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import ReceiptConformance
 import ReceiptCorpus
 import ReferenceValidation
@@ -10,7 +14,7 @@ extension TargetPlan {
     /// `Name: value` → (name, value).
     static func header(_ text: String) -> (String, String) {
         let name = text.prefix { $0 != ":" }
-        return (String(name).trimmingCharacters(in: .whitespaces), String(text.dropFirst(name.count + 1)).trimmingCharacters(in: .whitespaces))
+        return (String(name).trimmingWhitespace(), String(text.dropFirst(name.count + 1)).trimmingWhitespace())
     }
 
     /// `verifyreceipt` or a mapping file.

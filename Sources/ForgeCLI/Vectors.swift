@@ -1,5 +1,9 @@
 import ArgumentParser
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import ReceiptConformance
 import ReceiptCorpus
 import StoreForge
@@ -63,7 +67,7 @@ struct VectorsCommand: ParsableCommand {
                 ).write(to: directory, slot: interrupts.slot)
                 let elapsed = start.duration(to: clock.now)
                 let families = Dictionary(grouping: manifest.vectors, by: \.id.family).map { "\($0.key) \($0.value.count)" }.sorted()
-                print("wrote \(manifest.vectors.count) vectors to \(directory.path) in \(elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow)))")
+                print("wrote \(manifest.vectors.count) vectors to \(directory.path) in \(secondsAndMilliseconds(elapsed))")
                 print(families.joined(separator: ", "))
             } catch {
                 throw fail(error.message, Exit.code(for: error))
@@ -100,7 +104,7 @@ struct VectorsCommand: ParsableCommand {
             for vector in matching {
                 let classes = vector.expected.errorClasses.isEmpty ? "" : " [\(vector.expected.errorClasses.map(\.rawValue).joined(separator: "|"))]"
                 print(
-                    "\(vector.id.text.padding(toLength: 52, withPad: " ", startingAt: 0)) \(vector.expected.verdict.rawValue.padding(toLength: 10, withPad: " ", startingAt: 0)) \(vector.severity.rawValue.padding(toLength: 8, withPad: " ", startingAt: 0))\(classes)"
+                    "\(vector.id.text.paddedColumn(52)) \(vector.expected.verdict.rawValue.paddedColumn(10)) \(vector.severity.rawValue.paddedColumn(8))\(classes)"
                 )
             }
             if matching.isEmpty { throw fail("no vector matches '\(pattern)'", Exit.usage) }
@@ -169,3 +173,16 @@ struct VectorsCommand: ParsableCommand {
 
 /// Shell-style matching with `*` only (shared with baselines).
 func matches(_ text: String, _ pattern: String) -> Bool { IDPattern.matches(text, pattern) }
+
+/// `elapsed.formatted(.units(allowed: [.seconds, .milliseconds], width: .narrow))` ("2s 345ms", "999ms", "1,234s"),
+/// without Foundation proper (its format styles link ICU, issue 41): milliseconds rounded half to even.
+private func secondsAndMilliseconds(_ elapsed: Duration) -> String {
+    let (seconds, attoseconds) = elapsed.components
+    let total = max(0, Int((Double(seconds) * 1000 + Double(attoseconds) / 1e15).rounded(.toNearestOrEven)))
+    var grouped = String(total / 1000)
+    for index in stride(from: grouped.count - 3, to: 0, by: -3) {
+        grouped.insert(",", at: grouped.index(grouped.startIndex, offsetBy: index))
+    }
+    let parts = (total >= 1000 ? [grouped + "s"] : []) + (total % 1000 > 0 ? ["\(total % 1000)ms"] : [])
+    return parts.isEmpty ? "0ms" : parts.joined(separator: " ")
+}

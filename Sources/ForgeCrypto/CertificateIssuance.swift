@@ -1,5 +1,9 @@
 internal import COpenSSL
-internal import Foundation
+#if canImport(FoundationEssentials)
+    internal import FoundationEssentials
+#else
+    internal import Foundation
+#endif
 
 extension X509Certificate {
     /// Issues an X.509 v3 certificate certifying `subjectKey`, signed by `issuerKey` with PKCS#1 v1.5 over `template.signatureDigest`.

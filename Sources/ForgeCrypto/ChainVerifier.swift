@@ -1,5 +1,9 @@
 internal import COpenSSL
-public import Foundation
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 
 /// The outcome of ``ChainVerifier/verify(leaf:intermediates:trustedRoots:at:)``.
 public enum ChainVerificationResult: Sendable, Hashable {

@@ -1,5 +1,9 @@
 internal import COpenSSL
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The NIST curves Apple's JWS PKI uses: P-384 (Apple Root CA - G3, WWDR G6) and P-256 (the signing leaf).
 public enum ECCurve: String, Sendable, Hashable, CaseIterable {

@@ -1,5 +1,9 @@
 internal import COpenSSL
-internal import Foundation
+#if canImport(FoundationEssentials)
+    internal import FoundationEssentials
+#else
+    internal import Foundation
+#endif
 
 /// Access to OpenSSL's per-thread error queue.
 ///

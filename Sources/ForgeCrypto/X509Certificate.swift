@@ -1,5 +1,9 @@
 internal import COpenSSL
-public import Foundation
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 
 /// Owns one `X509` and is the only place that frees it.
 ///

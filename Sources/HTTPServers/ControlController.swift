@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import Hummingbird
 import HummingbirdCore
 import NIOCore
@@ -137,7 +141,7 @@ struct ControlController: Sendable {
     /// A spec line as a control POST sends it: a JSON string (`"any:close,count=1"`), or the bare line.
     static func specLine(_ body: [UInt8]) -> String {
         let text = (try? JSONValue(parsing: body))?.stringValue ?? String(decoding: body, as: UTF8.self)
-        return text.trimmingCharacters(in: .whitespacesAndNewlines)
+        return text.trimmingWhitespace(newlines: true)
     }
 
     /// A control POST: refused, or its body (at most ``ServerLimits/maximumControlBody``) handed to `answer`, whose

@@ -1,4 +1,9 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+import _ForgeSupport
 import NIOPosix
 package import StoreServer
 import ServiceLifecycle
@@ -28,7 +33,7 @@ package enum NotificationDelivery {
         do {
             client = try WebhookClient(timeoutSeconds: dispatcher.webhooks.timeoutSeconds, trustedRootsPEM: dispatcher.webhooks.trustedRootsPEM)
         } catch {
-            FileHandle.standardError.write(Data("forge: warning: no notification is delivered: the \(ServeOption.notifyCA) certificates are not PEM (\(error))\n".utf8))
+            StandardStream.error.write("forge: warning: no notification is delivered: the \(ServeOption.notifyCA) certificates are not PEM (\(error))\n")
             return
         }
         let own = worker == nil ? ThreadWorker() : nil
@@ -149,7 +154,7 @@ package enum StateCheckpoint {
         while !Task.isCancelled {
             do { try await Task.sleep(for: interval) } catch { break }
             if case .failure(let error) = await StateWriter.run({ Result { () throws(ServeError) in try state.checkpoint() } }) {
-                if !warned { FileHandle.standardError.write(Data("forge: warning: the clock is not in the state file: \(error.message)\n".utf8)) }
+                if !warned { StandardStream.error.write("forge: warning: the clock is not in the state file: \(error.message)\n") }
                 warned = true
             }
         }

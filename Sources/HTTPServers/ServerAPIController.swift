@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import HTTPTypes
 import Hummingbird
 import NIOCore
@@ -114,7 +118,7 @@ struct ServerAPIController: Sendable {
         }
         let parameters = names.map { name in
             let raw = context.parameters.get(name) ?? ""
-            return raw.removingPercentEncoding ?? raw
+            return raw.percentDecoded ?? raw
         }
         let call = ServerAPIRequest(
             environment: environment, endpoint: endpoint, parameters: parameters, query: request.uri.query ?? "", body: body,

@@ -1,5 +1,9 @@
 import Dispatch
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import Synchronization
 import _ForgeSupport
 import StoreServer
@@ -48,6 +52,6 @@ final class ShutdownSignals: Sendable {
     func cancel() { watch.cancel() }
 
     private static func say(_ message: String) {
-        FileHandle.standardError.write(Data("forge: \(message)\n".utf8))
+        StandardStream.error.write("forge: \(message)\n")
     }
 }

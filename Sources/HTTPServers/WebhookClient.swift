@@ -1,6 +1,10 @@
 import _ForgeSupport
 import ForgeTLS
-package import Foundation
+#if canImport(FoundationEssentials)
+    package import FoundationEssentials
+#else
+    package import Foundation
+#endif
 import NIOCore
 import NIOHTTP1
 import NIOPosix

@@ -1,5 +1,14 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import _ForgeSupport
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// How much a JWS may hold before it is refused, checked before the work it would cost.
 public enum JWSLimits {

@@ -1,4 +1,8 @@
-public import Foundation
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 import ReceiptCorpus
 import _ForgeSupport
 
@@ -46,7 +50,7 @@ public struct Baseline: Codable, Sendable, Hashable {
     public static func load(contentsOf url: URL) throws(ConformanceError) -> Baseline {
         let data: Data
         do { data = try Data(contentsOf: url) } catch {
-            throw ConformanceError(.invalidBaseline, "cannot read the baseline \(url.path): \(error.localizedDescription)")
+            throw ConformanceError(.invalidBaseline, "cannot read the baseline \(url.path)")
         }
         do { return try JSONDecoder().decode(Baseline.self, from: data) } catch {
             throw ConformanceError(.invalidBaseline, "\(url.path) is not a baseline file: \(error)")
@@ -58,7 +62,7 @@ public struct Baseline: Codable, Sendable, Hashable {
         var calendar = Calendar(identifier: .gregorian)
         calendar.timeZone = TimeZone(identifier: "UTC") ?? calendar.timeZone
         let date = calendar.dateComponents([.year, .month, .day], from: Date())
-        return String(format: "%04d-%02d-%02d", date.year ?? 0, date.month ?? 0, date.day ?? 0)
+        return "\(String(date.year ?? 0).leftPadded(4))-\(String(date.month ?? 0).leftPadded(2))-\(String(date.day ?? 0).leftPadded(2))"
     }
 
     /// Applies the baseline: rewrites tolerated, stale and changed outcomes; returns the expired entries.

@@ -1,4 +1,9 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+import Dispatch
 import Synchronization
 import _ForgeSupport
 #if canImport(Glibc)
@@ -120,13 +125,13 @@ final class ChildProcess: Sendable {
     /// The last lines of stderr as one line, or "" when the harness wrote nothing there.
     var stderrText: String {
         String(decoding: stderrTail.data, as: UTF8.self).split(whereSeparator: \.isNewline)
-            .map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.suffix(5).joined(separator: " | ")
+            .map { $0.trimmingWhitespace() }.filter { !$0.isEmpty }.suffix(5).joined(separator: " | ")
     }
 
     /// Waits for the harness's exit on a thread of its own: first without reaping it, to take it off the
     /// live list and record how it ended while its pid still cannot be reused, then reaping it.
     private func awaitExit() {
-        let thread = Thread { [self] in
+        DetachedThread.start(name: "receipt-forge harness waiter", stackSize: 64 << 10) { [self] in
             var info = siginfo_t()
             while waitid(P_PID, id_t(bitPattern: pid), &info, WEXITED | WNOWAIT) == -1, errno == EINTR {}
             HarnessProcesses.live.remove(pid)
@@ -138,25 +143,17 @@ final class ChildProcess: Sendable {
             }
             exit.signal()
         }
-        thread.name = "receipt-forge harness waiter"
-        thread.stackSize = 64 << 10
-        thread.start()
     }
 
     /// Reads a pipe to its end on a thread of its own.
-    private static func drain(_ handle: FileHandle, into sink: @escaping @Sendable (Data?) -> Void) {
-        let thread = Thread {
-            while true {
-                let chunk = handle.availableData
-                if chunk.isEmpty { break }
-                sink(chunk)
+    private static func drain(_ handle: OwnedDescriptor, into sink: @escaping @Sendable (Data?) -> Void) {
+        DetachedThread.start(name: "receipt-forge harness reader", stackSize: 256 << 10) {
+            while let chunk = handle.readAvailable(), !chunk.isEmpty {
+                sink(Data(chunk))
             }
             sink(nil)
-            try? handle.close()
+            handle.close()
         }
-        thread.name = "receipt-forge harness reader"
-        thread.stackSize = 256 << 10
-        thread.start()
     }
 
     /// The runner's own signal dispositions that harnesses depend on, set once for the whole process. A
@@ -196,8 +193,8 @@ private final class StdinWriter: Sendable {
     /// Counts the items queued: the writer thread sleeps on it while there is nothing to write.
     private let available = DispatchSemaphore(value: 0)
 
-    init(_ handle: FileHandle) {
-        let thread = Thread { [self] in
+    init(_ handle: OwnedDescriptor) {
+        DetachedThread.start(name: "receipt-forge harness writer", stackSize: 256 << 10) { [self] in
             var open = true
             while true {
                 available.wait()
@@ -205,18 +202,15 @@ private final class StdinWriter: Sendable {
                 switch item {
                 case .data(let data, let failed):
                     if open {
-                        do { try handle.write(contentsOf: data) } catch { open = false }
+                        open = handle.write(data)
                     }
                     if !open { failed() }
                 case .close:
-                    try? handle.close()
+                    handle.close()
                     return
                 }
             }
         }
-        thread.name = "receipt-forge harness writer"
-        thread.stackSize = 256 << 10
-        thread.start()
     }
 
     func enqueue(_ item: Item) {

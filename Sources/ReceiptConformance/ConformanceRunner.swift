@@ -1,4 +1,8 @@
-public import Foundation
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 import Synchronization
 public import ReceiptCorpus
 import _ForgeSupport
@@ -39,7 +43,7 @@ extension VectorResult {
     /// One line for a console or a test failure: outcome, id, expected against got, and the message
     /// flattened to one line (a harness may say anything, newlines and escape sequences included).
     public func summaryLine(padded: Bool) -> String {
-        let outcome = padded ? self.outcome.rawValue.padding(toLength: 16, withPad: " ", startingAt: 0) : self.outcome.rawValue
+        let outcome = padded ? self.outcome.rawValue.paddedColumn(16) : self.outcome.rawValue
         let classes = expectedErrorClasses.isEmpty ? "" : " [\(expectedErrorClasses.joined(separator: "|"))]"
         let said = message.map { " — " + Self.oneLine($0, limit: 300) } ?? ""
         return
@@ -48,7 +52,7 @@ extension VectorResult {
 
     /// Control characters become spaces, runs of blanks one space, and the text is cut at `limit` characters.
     static func oneLine(_ text: String, limit: Int) -> String {
-        let flat = String(String.UnicodeScalarView(text.unicodeScalars.map { CharacterSet.controlCharacters.contains($0) ? " " : $0 }))
+        let flat = String(String.UnicodeScalarView(text.unicodeScalars.map { [.control, .format].contains($0.properties.generalCategory) ? " " : $0 }))
             .split(separator: " ", omittingEmptySubsequences: true).joined(separator: " ")
         return flat.count > limit ? flat.prefix(limit) + "…" : flat
     }

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import ReceiptCorpus
 import _ForgeSupport
 #if canImport(Glibc)
@@ -87,7 +91,7 @@ public struct ExecValidator: ReceiptValidator {
                 }
                 return reply
             case .exitCode:
-                let firstLine = String(decoding: stdout.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self).trimmingCharacters(in: .whitespaces)
+                let firstLine = String(decoding: stdout.prefix { $0 != UInt8(ascii: "\n") }, as: UTF8.self).trimmingWhitespace()
                 switch status {
                 case 0: return .result(seq: request.seq, verdict: .accept, errorClass: nil, message: nil, decoded: nil)
                 case 1: return .result(seq: request.seq, verdict: .reject, errorClass: firstLine.isEmpty ? nil : firstLine, message: stderr.isEmpty ? nil : stderr, decoded: nil)

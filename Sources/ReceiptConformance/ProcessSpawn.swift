@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import _ForgeSupport
 #if canImport(Glibc)
     import Glibc
@@ -19,9 +23,9 @@ enum ProcessSpawn {
     /// A started process and the runner's ends of its pipes.
     struct Started: Sendable {
         let pid: pid_t
-        let stdin: FileHandle
-        let stdout: FileHandle
-        let stderr: FileHandle
+        let stdin: OwnedDescriptor
+        let stdout: OwnedDescriptor
+        let stderr: OwnedDescriptor
     }
 
     /// Starts `arguments` (the first is an absolute path) with `environment`. `name` is for error messages.
@@ -35,8 +39,7 @@ enum ProcessSpawn {
             let pid = try spawn(arguments, environment: environment, stdin: input.read, stdout: output.write, stderr: errors.write, name: name)
             for child in [input.read, output.write, errors.write] { _ = close(child) }
             return Started(
-                pid: pid, stdin: FileHandle(fileDescriptor: input.write, closeOnDealloc: true),
-                stdout: FileHandle(fileDescriptor: output.read, closeOnDealloc: true), stderr: FileHandle(fileDescriptor: errors.read, closeOnDealloc: true))
+                pid: pid, stdin: OwnedDescriptor(input.write), stdout: OwnedDescriptor(output.read), stderr: OwnedDescriptor(errors.read))
         } catch {
             for descriptor in opened { _ = close(descriptor) }
             throw error

@@ -1,4 +1,8 @@
-public import Foundation
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 import _ForgeSupport
 
 /// `--validate-protocol`: a check every raw harness message goes through before it is decoded; a

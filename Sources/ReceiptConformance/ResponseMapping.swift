@@ -1,4 +1,8 @@
-public import Foundation
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 public import ReceiptCorpus
 public import _ForgeSupport
 
@@ -128,7 +132,7 @@ public struct ResponseMapping: Codable, Sendable, Hashable {
         }
         for template in mapping.request.templates {
             var rest = Substring(template)
-            while let open = rest.range(of: "{{"), let close = rest[open.upperBound...].range(of: "}}") {
+            while let open = rest.firstRange(of: "{{"), let close = rest[open.upperBound...].firstRange(of: "}}") {
                 let name = String(rest[open.upperBound..<close.lowerBound])
                 guard placeholders.contains(name) || (name.hasPrefix("env:") && name.count > 4) else {
                     throw ConformanceError(
@@ -155,7 +159,7 @@ public struct ResponseMapping: Codable, Sendable, Hashable {
         ]
         func resolve(_ template: String) -> String? {
             var out = "", rest = Substring(template)
-            while let open = rest.range(of: "{{"), let close = rest[open.upperBound...].range(of: "}}") {
+            while let open = rest.firstRange(of: "{{"), let close = rest[open.upperBound...].firstRange(of: "}}") {
                 let name = String(rest[open.upperBound..<close.lowerBound])
                 let value = name.hasPrefix("env:") ? environment[String(name.dropFirst(4))] : values[name] ?? nil
                 if value == nil, rest[..<open.lowerBound].isEmpty, rest[close.upperBound...].isEmpty, out.isEmpty { return nil }
@@ -205,7 +209,7 @@ public struct ResponseMapping: Codable, Sendable, Hashable {
     }
 
     private static func excerpt(_ body: Data) -> String {
-        let text = String(decoding: body.prefix(120), as: UTF8.self).replacingOccurrences(of: "\n", with: " ")
+        let text = String(decoding: body.prefix(120), as: UTF8.self).replacing("\n", with: " ")
         return body.count > 120 ? text + "…" : (text.isEmpty ? "(empty body)" : text)
     }
 }

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import Synchronization
 import _ForgeSupport
 
@@ -358,7 +362,7 @@ private final class LineReader: Sendable {
         state.buffer.append(chunk)
         while let newline = state.buffer[searchFrom...].firstIndex(of: 0x0A) {
             let line = String(decoding: state.buffer[lineStart..<newline], as: UTF8.self)
-            if !line.trimmingCharacters(in: .whitespaces).isEmpty { events.append(.line(line)) }
+            if !line.trimmingWhitespace().isEmpty { events.append(.line(line)) }
             lineStart = state.buffer.index(after: newline)
             searchFrom = lineStart
         }

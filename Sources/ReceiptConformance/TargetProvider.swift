@@ -1,4 +1,8 @@
-public import Foundation
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 public import ReceiptCorpus
 import _ForgeSupport
 
@@ -87,7 +91,7 @@ public struct ProcessTargets: TargetProvider {
             return try await withRelease(body, validator) {
                 await validator.stop()
                 for line in await validator.strayLines() {
-                    FileHandle.standardError.write(Data("forge: protocol violation by \(target.command.joined(separator: " ")): \(line)\n".utf8))
+                    StandardStream.error.write("forge: protocol violation by \(target.command.joined(separator: " ")): \(line)\n")
                 }
             }
         case .exec, .exit:

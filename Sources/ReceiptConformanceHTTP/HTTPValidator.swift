@@ -1,6 +1,9 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import NIOCore
-import NIOFoundationCompat
 import NIOHTTP1
 public import ReceiptConformance
 import _ForgeSupport
@@ -101,7 +104,7 @@ public struct HTTPValidator: ReceiptValidator {
                 }
             case .mapping(let mapping):
                 let (path, mapped, body) = mapping.request(for: request, password: password, environment: ProcessInfo.processInfo.environment)
-                let (status, answer) = try await send(.POST, path, headers: [("content-type", "application/json")] + mapped, body: ByteBuffer(data: body))
+                let (status, answer) = try await send(.POST, path, headers: [("content-type", "application/json")] + mapped, body: ByteBuffer(bytes: body))
                 return mapping.reply(seq: request.seq, httpStatus: status, body: answer)
             }
         } catch {
@@ -118,7 +121,7 @@ public struct HTTPValidator: ReceiptValidator {
         guard let client else { throw .transport(setupFailure ?? url, answered: false) }
         let response = try await client.exchange(
             method, path, headers: headers + self.headers, body: body, timeout: timeout, limit: HarnessLimits.maximumMessageBytes)
-        return (response.status, Data(buffer: response.body, byteTransferStrategy: .noCopy))
+        return (response.status, Data(response.body.readableBytesView))
     }
 }
 

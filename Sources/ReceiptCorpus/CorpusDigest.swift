@@ -1,4 +1,8 @@
-public import Foundation
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 import _ForgeSupport
 
 /// SHA-256 (FIPS 180-4) in pure Swift: Foundation has none on Linux, and this target must not need OpenSSL

@@ -1,4 +1,8 @@
-public import Foundation
+#if os(Linux)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 import _ForgeSupport
 
 /// Where the corpus (`Vectors/`) is, so tools and Swift dependents find it without configuration.
@@ -17,8 +21,15 @@ public struct CorpusLocation: Sendable {
     /// calling `resolve` with the default finds this package's checkout, not its own sources.
     public static var librarySourceFile: String { #filePath }
 
-    /// This process's executable, symlinks resolved: a release unpacks as `bin/forge` beside `Vectors/`.
-    public static var mainExecutable: URL? { Bundle.main.executableURL?.resolvingSymlinksInPath() }
+    /// This process's executable, symlinks resolved: a release unpacks as `bin/forge` beside `Vectors/`. On Linux
+    /// read from /proc, as Foundation's `Bundle` does: Bundle is Foundation proper, which links ICU (issue 41).
+    public static var mainExecutable: URL? {
+        #if os(Linux)
+            URL(fileURLWithPath: "/proc/self/exe").resolvingSymlinksInPath()
+        #else
+            Bundle.main.executableURL?.resolvingSymlinksInPath()
+        #endif
+    }
 
     /// Picks the first of: the explicit path; `RECEIPT_FORGE_VECTORS`; `./Vectors` if it exists; the
     /// release's `Vectors/`, beside the `bin/` holding `executable`; the package's own `Vectors/`, two
@@ -66,7 +77,6 @@ public struct CorpusLocation: Sendable {
     }
 
     private static func isDirectory(_ url: URL) -> Bool {
-        var isDirectory: ObjCBool = false
-        return FileManager.default.fileExists(atPath: url.path, isDirectory: &isDirectory) && isDirectory.boolValue
+        FileBytes.status(url.path)?.isDirectory == true
     }
 }

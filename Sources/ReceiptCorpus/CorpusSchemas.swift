@@ -1,4 +1,8 @@
-public import Foundation
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 import _ForgeSupport
 
 /// JSON Schemas (draft 2020-12) for the corpus files, generated from the Codable models by encoding their
@@ -92,8 +96,8 @@ private struct SchemaRenderer {
             else {
                 throw ShapeRecorder.exemplarGap([], "message \(name) must encode as an object")
             }
-            let encoded = try JSONSerialization.jsonObject(with: try JSONEncoder().encode(exemplar)) as? [String: Any]
-            guard let value = encoded?[discriminator] as? String else {
+            let encoded = try JSONValue(parsing: try JSONEncoder().encode(exemplar))
+            guard let value = encoded[discriminator]?.stringValue else {
                 throw ShapeRecorder.exemplarGap([], "message \(name) has no string \"\(discriminator)\" to tell it apart")
             }
             properties[discriminator] = .object(["type": .string("string"), "const": .string(value)])

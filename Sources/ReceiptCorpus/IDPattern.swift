@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import _ForgeSupport
 
 /// Vector id patterns as users write them on command lines and in baselines: `*` matches any run of
@@ -11,7 +15,7 @@ public enum IDPattern {
         guard rest.hasPrefix(parts[0]) else { return false }
         rest = rest.dropFirst(parts[0].count)
         for part in parts.dropFirst().dropLast() where !part.isEmpty {
-            guard let range = rest.range(of: part) else { return false }
+            guard let range = rest.firstRange(of: part) else { return false }
             rest = rest[range.upperBound...]
         }
         return parts.last!.isEmpty || rest.hasSuffix(parts.last!)

@@ -1,4 +1,8 @@
-public import Foundation
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 import _ForgeSupport
 
 /// One problem in the manifest. A value, not an error: lint reports everything it finds at once.

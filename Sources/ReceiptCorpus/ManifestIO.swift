@@ -1,4 +1,8 @@
-public import Foundation
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 import _ForgeSupport
 
 /// Reads and writes `manifest.json` in its one canonical form, so regenerating the corpus diffs cleanly.
@@ -34,7 +38,7 @@ public enum ManifestIO {
         do {
             data = try Data(contentsOf: file)
         } catch {
-            throw CorpusError(.io, "cannot read \(file.path): \(error.localizedDescription)")
+            throw CorpusError(.io, "cannot read \(file.path)")
         }
         return try decode(data)
     }

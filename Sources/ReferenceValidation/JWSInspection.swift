@@ -1,6 +1,10 @@
 import AppStoreVocabulary
 import ForgeCrypto
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import ReceiptCorpus
 import ReceiptModel
 package import _ForgeSupport

@@ -1,5 +1,9 @@
 import _ForgeSupport
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// How the online check's OCSP requests reach their responders (RFC 6960 Appendix A: a POST of
 /// `application/ocsp-request`): one exchange, its answer read to its end and bounded, within one deadline. The
@@ -56,12 +60,10 @@ package struct SocketOCSPTransport: OCSPTransport {
 
     package func post(_ request: [UInt8], to url: String, timeout: Duration, maximumBytes: Int) async throws(OCSPTransportFailure) -> OCSPHTTPAnswer {
         let result = await withCheckedContinuation { (continuation: CheckedContinuation<Result<OCSPHTTPAnswer, OCSPTransportFailure>, Never>) in
-            let thread = Thread {
+            DetachedThread.start(name: "forge-ocsp") {
                 continuation.resume(
                     returning: OneShotHTTP.post(url, contentType: "application/ocsp-request", body: request, timeout: timeout, maximumBytes: maximumBytes))
             }
-            thread.name = "forge-ocsp"
-            thread.start()
         }
         return try result.get()
     }

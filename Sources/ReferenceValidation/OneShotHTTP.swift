@@ -1,5 +1,9 @@
 import _ForgeSupport
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 #if canImport(Glibc)
     import Glibc
 #elseif canImport(Darwin)
@@ -88,7 +92,7 @@ enum OneShotHTTP {
         else { return nil }
         var body = Array(response[(end + 4)...])
         for line in lines.dropFirst() where line.lowercased().hasPrefix("content-length:") {
-            if let length = Int(line.dropFirst("content-length:".count).trimmingCharacters(in: .whitespaces)), length >= 0, length <= body.count {
+            if let length = Int(line.dropFirst("content-length:".count).trimmingWhitespace()), length >= 0, length <= body.count {
                 body = Array(body.prefix(length))
             }
         }

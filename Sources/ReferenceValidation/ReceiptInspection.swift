@@ -1,6 +1,10 @@
 import ReceiptModel
 import ForgeCrypto
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import ReceiptCorpus
 package import _ForgeSupport
 import StoreModel
@@ -106,7 +110,7 @@ package struct ReceiptInspection: InspectedArtefact {
         let name = AttributeType.named(attribute.type)?.name ?? "unknown"
         let described = describe(attribute)
         let number = String(attribute.type)
-        return String(repeating: " ", count: max(0, 5 - number.count)) + number + " " + name.padding(toLength: 30, withPad: " ", startingAt: 0)
+        return String(repeating: " ", count: max(0, 5 - number.count)) + number + " " + name.paddedColumn(30)
             + " v\(attribute.version)  \(described.tag) \(described.text)"
     }
 

@@ -1,5 +1,9 @@
 package import ForgeCrypto
-package import Foundation
+#if canImport(FoundationEssentials)
+    package import FoundationEssentials
+#else
+    package import Foundation
+#endif
 import Synchronization
 import _ForgeSupport
 import StoreModel

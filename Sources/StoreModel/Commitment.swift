@@ -1,5 +1,9 @@
 public import AppStoreVocabulary
-public import Foundation
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 import _ForgeSupport
 
 /// Where one transaction of a subscription billed `MONTHLY` stands in its 12-month commitment (App Store Server API

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 public import _ForgeSupport
 
 /// The identifier the device hash binds a receipt to.
@@ -9,7 +13,7 @@ public struct DeviceID: Sendable, Hashable, CustomStringConvertible {
 
     /// Parses a UUID (16 bytes, iOS `identifierForVendor`) or a MAC address (6 bytes, macOS).
     public init?(_ text: String) {
-        let trimmed = text.trimmingCharacters(in: .whitespaces)
+        let trimmed = text.trimmingWhitespace()
         if let uuid = UUID(uuidString: trimmed) {
             bytes = withUnsafeBytes(of: uuid.uuid) { Array($0) }
             kind = .uuid

@@ -1,5 +1,9 @@
 public import AppStoreVocabulary
-public import Foundation
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 import _ForgeSupport
 
 /// An ISO 8601 subscription period: days, weeks, months or years.

@@ -1,5 +1,9 @@
 public import AppStoreVocabulary
-public import Foundation
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 import _ForgeSupport
 
 /// A receipt described declaratively: the app, the device, the purchases, the preset.

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 public import _ForgeSupport
 
 /// What `forge storekit show` prints of a `.storekit` file: lines for people, JSON for programs. Linear in the file:

@@ -1,4 +1,8 @@
-public import Foundation
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 public import AppStoreVocabulary
 
 /// `notificationType` of App Store Server Notifications V2, with Apple's raw values (storekit2-facts §3.1; Apple's

@@ -1,5 +1,9 @@
 import Dispatch
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import Synchronization
 import _ForgeSupport
 import StoreModel
@@ -17,7 +21,7 @@ package final class AnswerPool: @unchecked Sendable {
     }
 
     /// Guards `queue`, `stopped` and `busyWorkers` (the `@unchecked Sendable` above: nothing else is mutable).
-    private let condition = NSCondition()
+    private let condition = ConditionLock()
     private var queue: [Job] = []
     private var stopped = false
     /// Workers running a job; a request a free worker will take at once does not count as queued.
@@ -29,9 +33,7 @@ package final class AnswerPool: @unchecked Sendable {
         self.workers = max(1, workers)
         self.maximumQueued = max(0, maximumQueued)
         for index in 0..<self.workers {
-            let thread = Thread { [self] in work() }
-            thread.name = "forge-answer-\(index + 1)"
-            thread.start()
+            DetachedThread.start(name: "forge-answer-\(index + 1)") { [self] in work() }
         }
     }
 

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import _ForgeSupport
 
 /// Who may use the control routes (`/_forge/*`): the test that owns the server, never a web page that a browser on the
@@ -150,7 +154,7 @@ package struct ControlAccess: Sendable {
     /// `application/json`, with or without parameters (`; charset=utf-8`).
     static func isJSON(_ contentType: String) -> Bool {
         let mediaType = contentType.split(separator: ";", maxSplits: 1, omittingEmptySubsequences: false).first ?? ""
-        return mediaType.trimmingCharacters(in: .whitespaces).lowercased() == "application/json"
+        return mediaType.trimmingWhitespace().lowercased() == "application/json"
     }
 
     /// A value the client sent, quoted and cut to a length a message (and the log line that copies it) can hold.

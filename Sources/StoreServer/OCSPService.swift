@@ -1,4 +1,8 @@
-package import Foundation
+#if canImport(FoundationEssentials)
+    package import FoundationEssentials
+#else
+    package import Foundation
+#endif
 import ForgeCrypto
 import _ForgeSupport
 package import StoreForge
@@ -100,7 +104,7 @@ package final class OCSPService: Sendable {
 
     /// A GET request's DER: the last path segment, percent-decoded base64 (RFC 6960 Appendix A.1).
     package static func getRequest(path: String) -> [UInt8]? {
-        guard let last = path.split(separator: "/").last, let decoded = String(last).removingPercentEncoding else { return nil }
+        guard let last = path.split(separator: "/").last, let decoded = last.percentDecoded else { return nil }
         return Data(base64Encoded: decoded).map { Array($0) }
     }
 }

@@ -1,5 +1,10 @@
 import Dispatch
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+import _ForgeSupport
 import Synchronization
 
 #if canImport(Glibc)
@@ -76,10 +81,7 @@ final class RequestLogWriter: Sendable {
         self.maximumBytes = maximumBytes
         self.warn = warn
         // The thread holds the writer until it ends; the log holds it too and stops it in its deinit.
-        let thread = Thread { [self] in run() }
-        thread.name = "forge-request-log"
-        thread.stackSize = 256 << 10
-        thread.start()
+        DetachedThread.start(name: "forge-request-log", stackSize: 256 << 10) { [self] in run() }
     }
 
     /// How far the file is complete (every line numbered up to `written` is in it or dropped), and the lines dropped.

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// RFC 4648 §5 base64url without padding, as JWS uses it.
 public enum Base64URL {

@@ -1,8 +1,26 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// A whole file read straight into an array. `Data(contentsOf:)` and then `[UInt8](data)` copy each byte twice,
 /// and the runner reads every vector on every pass (the corpus's largest is 1.4 MB).
 public enum FileBytes {
+    /// Whether `path` names a directory, and its size in bytes (following symlinks, as FileManager does); nil when
+    /// it names nothing. FileManager's `fileExists(atPath:isDirectory:)` takes an ObjCBool on Apple platforms and a
+    /// Bool elsewhere, and its `attributesOfItem` size is an Int only with Foundation proper.
+    public static func status(_ path: String) -> (isDirectory: Bool, size: Int)? {
+        var status = stat()
+        guard stat(path, &status) == 0 else { return nil }
+        return ((status.st_mode & S_IFMT) == S_IFDIR, Int(exactly: status.st_size) ?? Int.max)
+    }
+
     /// The file's bytes to its end (one that grows while it is read is read whole); nil when it cannot be opened
     /// or a read fails.
     public static func read(_ path: String) -> [UInt8]? {
@@ -22,7 +40,7 @@ public enum FileBytes {
             let chunk = [UInt8](unsafeUninitializedCapacity: capacity) { buffer, initialized in
                 guard let base = buffer.baseAddress else { return }
                 while initialized < buffer.count {
-                    let count = Foundation.read(descriptor, base + initialized, buffer.count - initialized)
+                    let count = systemRead(descriptor, base + initialized, buffer.count - initialized)
                     if count > 0 {
                         initialized += count
                     } else if count == 0 {
@@ -40,4 +58,9 @@ public enum FileBytes {
             capacity = max(capacity, 1 << 16)
         }
     }
+}
+
+/// read(2), which ``FileBytes/read(_:)`` would otherwise shadow.
+private func systemRead(_ descriptor: Int32, _ buffer: UnsafeMutableRawPointer, _ count: Int) -> Int {
+    read(descriptor, buffer, count)
 }

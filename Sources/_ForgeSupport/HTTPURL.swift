@@ -1,4 +1,8 @@
-public import Foundation
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 
 /// An absolute `http://` or `https://` URL that a user or a peer gave (a `--notify` webhook, a `--target`, an
 /// OCSP responder, a redirect's `Location`), checked once where it is read: a host, and a port from 1 to 65535,
@@ -37,7 +41,7 @@ public struct HTTPURL: Sendable, Hashable, CustomStringConvertible {
         let names = Scheme.allCases.filter(schemes.contains).map { "\($0.rawValue)://" }.joined(separator: " or ")
         let notOne = Problem(description: "\(quoted) is not an \(names) URL")
         guard text.utf8.count <= Self.maximumLength, text.unicodeScalars.allSatisfy({ (0x21...0x7E).contains($0.value) }),
-            let separator = text.range(of: "://"), let scheme = Scheme(rawValue: text[..<separator.lowerBound].lowercased()), schemes.contains(scheme),
+            let separator = text.firstRange(of: "://"), let scheme = Scheme(rawValue: text[..<separator.lowerBound].lowercased()), schemes.contains(scheme),
             let url = URL(string: text), url.scheme?.lowercased() == scheme.rawValue
         else { throw notOne }
         // The authority as written, the user part dropped: Foundation reads a port it cannot hold as none.

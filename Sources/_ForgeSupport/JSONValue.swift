@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 /// The package's one JSON value: what it renders (verifyReceipt bodies, `inspect --json`, reports), what it
 /// reads when the shape is not known in advance (HTTP answers, mapping templates) and what the schema
@@ -231,11 +235,11 @@ public struct JSONObject: Sendable, Hashable, Sequence, ExpressibleByDictionaryL
 public enum JSONPointer {
     /// `a/b~c` → `a~1b~0c`.
     public static func escape(_ key: String) -> String {
-        key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+        key.replacing("~", with: "~0").replacing("/", with: "~1")
     }
 
     public static func unescape(_ token: some StringProtocol) -> String {
-        token.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+        String(token).replacing("~1", with: "/").replacing("~0", with: "~")
     }
 
     /// The keys a pointer names, in order: [] for "", nil for a pointer that does not start with "/".

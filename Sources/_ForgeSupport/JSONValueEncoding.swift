@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 
 extension JSONValue {
     /// `value` as its `Encodable` conformance writes it, members in the order it encodes them: for a synthesized

@@ -1,4 +1,8 @@
-public import Foundation
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 
 /// Receipt date strings: `YYYY-MM-DDThh:mm:ssZ` and the variants seen in the wild.
 ///

@@ -1,6 +1,10 @@
 import Dispatch
 import ForgeCLI
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import NIOCore
 import NIOPosix
 import ReceiptConformance

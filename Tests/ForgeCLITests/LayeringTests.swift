@@ -22,20 +22,21 @@ struct LayeringTests {
     @Test(
         "Each target imports only what its layer may",
         arguments: [
-            ("_ForgeSupport", ["Foundation", "Synchronization", "Dispatch", "Glibc", "Darwin", "CForgeSystem"]),
-            ("AppStoreVocabulary", ["Foundation"]),
-            ("StoreModel", ["Foundation", "_ForgeSupport", "AppStoreVocabulary"]),
-            ("JWSModel", ["Foundation", "_ForgeSupport"]),
-            ("ReceiptModel", ["Foundation", "_ForgeSupport", "AppStoreVocabulary"]),
-            ("ReceiptCorpus", ["Foundation", "_ForgeSupport", "AppStoreVocabulary", "Synchronization"]),
-            ("ReceiptConformance", ["Foundation", "_ForgeSupport", "ReceiptCorpus", "Synchronization", "Glibc", "Darwin", "Dispatch"]),
+            ("_ForgeSupport", ["Foundation", "FoundationEssentials", "Synchronization", "Dispatch", "Glibc", "Darwin", "CForgeSystem"]),
+            ("AppStoreVocabulary", ["Foundation", "FoundationEssentials"]),
+            ("StoreModel", ["Foundation", "FoundationEssentials", "_ForgeSupport", "AppStoreVocabulary"]),
+            ("JWSModel", ["Foundation", "FoundationEssentials", "_ForgeSupport", "Glibc", "Darwin"]),
+            ("ReceiptModel", ["Foundation", "FoundationEssentials", "_ForgeSupport", "AppStoreVocabulary"]),
+            ("ReceiptCorpus", ["Foundation", "FoundationEssentials", "_ForgeSupport", "AppStoreVocabulary", "Synchronization"]),
+            ("ReceiptConformance", ["Foundation", "FoundationEssentials", "_ForgeSupport", "ReceiptCorpus", "Synchronization", "Glibc", "Darwin", "Dispatch"]),
             // The reference validators (receipts and JWS) judge artefacts; they never import the forge that makes them, nor
             // the runner that judges validators (ReferenceHarness serves them to it from ReceiptValidationServer).
             // Glibc/Darwin: their online OCSP check is one POST over a socket (OneShotHTTP), no HTTP stack.
             (
                 "ReferenceValidation",
                 [
-                    "Foundation", "Synchronization", "_ForgeSupport", "ForgeCrypto", "StoreModel", "ReceiptModel", "JWSModel", "ReceiptCorpus", "Glibc", "Darwin",
+                    "Foundation", "FoundationEssentials", "Synchronization", "_ForgeSupport", "ForgeCrypto", "StoreModel", "ReceiptModel", "JWSModel", "ReceiptCorpus", "Glibc",
+                    "Darwin",
                     "AppStoreVocabulary",
                 ]
             ),
@@ -45,6 +46,27 @@ struct LayeringTests {
         #expect(!found.isEmpty)
         for (file, module) in found where !allowed.contains(module) {
             Issue.record("\(target)/\(file) imports \(module)")
+        }
+    }
+
+    /// Issue 41: `forge` links FoundationEssentials only. One use of Foundation proper (FileHandle, Thread, String(format:),
+    /// CharacterSet…) links ICU's 34 MB of data into it; in these targets Foundation is imported only where
+    /// FoundationEssentials cannot be (`#else` of `#if canImport(FoundationEssentials)`, or of `#if os(Linux)`: macOS).
+    @Test(
+        "forge's targets import Foundation only where FoundationEssentials is missing (macOS)",
+        arguments: [
+            "_ForgeSupport", "AppStoreVocabulary", "StoreModel", "JWSModel", "ReceiptModel", "ReceiptCorpus", "ForgeCrypto", "StoreForge",
+            "ReferenceValidation", "ReceiptConformance", "StoreServer", "ReceiptValidationServer", "ForgeCLI", "forge",
+        ])
+    func essentialsOnly(_ target: String) throws {
+        let folder = Repository.file("Sources/\(target)")
+        let files = FileManager.default.enumerator(at: folder, includingPropertiesForKeys: nil)?.compactMap { $0 as? URL }.filter { $0.pathExtension == "swift" } ?? []
+        #expect(!files.isEmpty)
+        for file in files {
+            let lines = try String(contentsOf: file, encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).map { $0.split(separator: " ") }
+            for (index, words) in lines.enumerated() where words.suffix(2) == ["import", "Foundation"] && words.count <= 3 {
+                if index == 0 || lines[index - 1] != ["#else"] { Issue.record("\(target)/\(file.lastPathComponent):\(index + 1) imports Foundation") }
+            }
         }
     }
 

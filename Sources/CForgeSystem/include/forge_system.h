@@ -15,4 +15,8 @@ int forge_signals_to_pipe(const int *signals, int count);
 /// Gives the `count` signals of `signals` their default action back. Returns 0, or -1 with errno set.
 int forge_signals_default(const int *signals, int count);
 
+/// Names the calling thread (`ps -L`, debuggers), cut to the 15 bytes Linux keeps: pthread_setname_np, which
+/// Glibc's Swift module does not export (it is a GNU extension). Returns 0, or an error number.
+int forge_name_thread(const char *name);
+
 #endif

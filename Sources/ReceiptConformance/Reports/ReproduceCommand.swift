@@ -1,5 +1,9 @@
 public import ReceiptCorpus
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import _ForgeSupport
 
 /// One shell line that sends one vector to the judged target as the run sent it, for the reports' failing rows:
@@ -55,7 +59,7 @@ public enum ReproduceCommand {
         // A marker no corpus can contain stands for the base64, then the message is cut there.
         let marker = "RF-INPUT-" + UUID().uuidString
         let message = String(decoding: ValidateRequest(seq: 0, id: vector.id.text, base64: marker, context: vector.context).jsonLine, as: UTF8.self)
-        guard let range = message.range(of: marker) else { return .text(message) }
+        guard let range = message.firstRange(of: marker) else { return .text(message) }
         return .validate(before: String(message[..<range.lowerBound]), after: String(message[range.upperBound...]))
     }
 
@@ -79,7 +83,7 @@ public enum ReproduceCommand {
     /// A shell word: bare when it is plainly safe, else single-quoted; with a control character (which would
     /// break the line), `$'…'` with escapes.
     static func quoted(_ word: String) -> String {
-        let plain = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=@%+,-")
+        let plain = Set("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_./:=@%+,-".unicodeScalars)
         if !word.isEmpty, word.unicodeScalars.allSatisfy(plain.contains) { return word }
         if word.unicodeScalars.contains(where: { $0.value < 0x20 || $0.value == 0x7F }) {
             var out = "$'"
@@ -97,6 +101,6 @@ public enum ReproduceCommand {
             }
             return out + "'"
         }
-        return "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'"
+        return "'" + word.replacing("'", with: "'\\''") + "'"
     }
 }

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import _ForgeSupport
 
 /// Turns what a user hands over (DER, base64 with or without line breaks, base64 of base64) into
@@ -27,7 +31,7 @@ public enum ReceiptInput {
         if input.starts(with: Array("-----BEGIN ".utf8)) {
             // PEM armour: PKCS7/CMS is a receipt in base64; any other label is something else.
             let firstLine = input.prefix { $0 != 0x0A }
-            let label = String(decoding: firstLine.dropFirst(11), as: UTF8.self).replacingOccurrences(of: "-", with: "").trimmingCharacters(in: .whitespacesAndNewlines)
+            let label = String(decoding: firstLine.dropFirst(11), as: UTF8.self).replacing("-", with: "").trimmingWhitespace(newlines: true)
             guard label == "PKCS7" || label == "CMS" else {
                 throw ReceiptDecodingError(.unexpectedTag, at: 0, "expected a receipt, found a PEM \(label) (a receipt is PKCS7 SignedData)")
             }

@@ -1,4 +1,8 @@
-public import Foundation
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 import _ForgeSupport
 
 /// The fields of a decoded receipt payload, read leniently: a missing or mistyped field is nil,

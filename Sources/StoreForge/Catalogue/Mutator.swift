@@ -1,5 +1,9 @@
 public import StoreModel
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import ReceiptModel
 public import ReceiptCorpus
 import _ForgeSupport
@@ -89,7 +93,7 @@ public struct MutantRecipe: Codable, Sendable, Hashable {
                 step.mutation + "(" + step.parameters.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: ",") + ")"
             }.joined(separator: ";")
         let hex = String(StableHash.fnv1a(canonical.utf8), radix: 16)
-        return "mut::\(base.replacingOccurrences(of: "::", with: "-"))::\(String(repeating: "0", count: max(0, 16 - hex.count)) + hex)".prefix(200).description
+        return "mut::\(base.replacing("::", with: "-"))::\(String(repeating: "0", count: max(0, 16 - hex.count)) + hex)".prefix(200).description
     }
 }
 
@@ -174,7 +178,7 @@ public struct Mutator: Sendable {
         spec.mutations = own + applied
         let recipe = MutantRecipe(base: drawn.base, steps: applied, oracle: MutantRecipe.oracle(for: applied))
         return Mutant(
-            name: recipe.id.replacingOccurrences(of: "::", with: "-"), fileExtension: "der", bytes: try spec.bytes(forge: forge),
+            name: recipe.id.replacing("::", with: "-"), fileExtension: "der", bytes: try spec.bytes(forge: forge),
             recipe: recipe)
     }
 
@@ -212,7 +216,7 @@ public struct Mutator: Sendable {
     /// `mut-<base>-<8 hex of the recipe's hash>`.
     private func jwsName(_ recipe: MutantRecipe) -> String {
         let digest = StableHash.fnv1a(recipe.id.utf8)
-        return "mut-" + recipe.base.replacingOccurrences(of: "::", with: "-") + "-" + hexString(withUnsafeBytes(of: digest.bigEndian, Array.init).prefix(4))
+        return "mut-" + recipe.base.replacing("::", with: "-") + "-" + hexString(withUnsafeBytes(of: digest.bigEndian, Array.init).prefix(4))
     }
 
     /// The catalogue vector a recipe starts from, with what the recipe records of it in place of the catalogue's.

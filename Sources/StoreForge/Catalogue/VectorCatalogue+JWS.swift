@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import ForgeCrypto
 import ReceiptCorpus
 import ReceiptModel
@@ -200,7 +204,7 @@ extension VectorCatalogue {
         // a one-time charge is about a consumable, not the subscription; TEST carries no transaction.
         let restated: Set<String> = ["DID_CHANGE_RENEWAL_STATUS", "EXPIRED", "DID_FAIL_TO_RENEW", "REFUND", "PRICE_INCREASE"]
         for (type, subtype) in notifications {
-            let name = (type + (subtype.map { "-" + $0 } ?? "")).lowercased().replacingOccurrences(of: "_", with: "-")
+            let name = (type + (subtype.map { "-" + $0 } ?? "")).lowercased().replacing("_", with: "-")
             let why =
                 type.hasPrefix("FUTURE")
                 ? "an unknown type and subtype: Apple's libraries keep unknown values as raw strings, so a verifier that rejects them drops the notifications Apple adds next year"

@@ -3,7 +3,11 @@ import ReceiptModel
 import _ForgeSupport
 import JWSModel
 public import StoreModel
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 public import AppStoreVocabulary
 
 /// One conformance vector as the forge describes it, whatever the artefact: which artefact (a receipt or a

@@ -1,5 +1,9 @@
 public import StoreModel
-public import Foundation
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 import _ForgeSupport
 #if canImport(Glibc)
     import Glibc

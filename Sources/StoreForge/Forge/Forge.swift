@@ -1,5 +1,9 @@
 public import AppStoreVocabulary
-public import Foundation
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 public import ForgeCrypto
 public import ReceiptModel
 import Synchronization

@@ -1,4 +1,9 @@
-public import Foundation
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
+import Dispatch
 import Synchronization
 public import StoreModel
 import _ForgeSupport

@@ -1,6 +1,10 @@
 public import StoreModel
 import CForgeSystem
-public import Foundation
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 import Synchronization
 import _ForgeSupport
 #if canImport(Glibc)

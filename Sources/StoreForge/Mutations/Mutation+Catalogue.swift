@@ -1,5 +1,9 @@
 import StoreModel
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import ForgeCrypto
 import ReceiptModel
 import _ForgeSupport
@@ -342,8 +346,8 @@ extension Mutation {
                 switch encoding {
                 case .base64: base64
                 case .lines: Data(stages.bytes).base64EncodedString(options: [.lineLength76Characters, .endLineWithLineFeed]) + "\n"
-                case .urlSafe: base64.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_").replacingOccurrences(of: "=", with: "")
-                case .unpadded: base64.replacingOccurrences(of: "=", with: "")
+                case .urlSafe: base64.replacing("+", with: "-").replacing("/", with: "_").replacing("=", with: "")
+                case .unpadded: base64.replacing("=", with: "")
                 case .double: Data(base64.utf8).base64EncodedString()
                 case .pem: "-----BEGIN PKCS7-----\n" + Data(stages.bytes).base64EncodedString(options: [.lineLength64Characters, .endLineWithLineFeed]) + "\n-----END PKCS7-----\n"
                 }
@@ -352,10 +356,10 @@ extension Mutation {
         Mutation(.jwsInstead, .encoded, "Replaces the receipt with a StoreKit 2 JWS, as clients send by mistake.", bugClass: "transport-confusion") {
             stages, _ throws(ForgeError) in
             func segment(_ json: String) -> String {
-                Data(json.utf8).base64EncodedString().replacingOccurrences(of: "=", with: "").replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                Data(json.utf8).base64EncodedString().replacing("=", with: "").replacing("+", with: "-").replacing("/", with: "_")
             }
             let signature = Data(stages.signers.first?.signature.prefix(64) ?? []).base64EncodedString()
-                .replacingOccurrences(of: "=", with: "").replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
+                .replacing("=", with: "").replacing("+", with: "-").replacing("/", with: "_")
             stages.bytes = Array((segment(#"{"alg":"ES256","kid":"TEST"}"#) + "." + segment(#"{"transactionId":"1","bundleId":"com.example.app"}"#) + "." + signature).utf8)
         },
     ]

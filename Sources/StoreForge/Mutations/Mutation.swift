@@ -1,5 +1,9 @@
 public import StoreModel
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import ForgeCrypto
 import ReceiptModel
 import _ForgeSupport

@@ -1,4 +1,8 @@
-public import Foundation
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 import _ForgeSupport
 import ReceiptCorpus
 public import StoreModel
@@ -81,7 +85,7 @@ public struct OCSPAnswer: Sendable, Hashable, CustomStringConvertible {
 
     /// Reads `KIND[,reason=R][,at=DATE][,seconds=N]`.
     public init(parsing text: String) throws(ForgeError) {
-        var parts = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingCharacters(in: .whitespaces) }
+        var parts = text.split(separator: ",", omittingEmptySubsequences: false).map { $0.trimmingWhitespace() }
         let name = parts.removeFirst()
         guard let kind = Kind(rawValue: name) else {
             throw ForgeError(.invalidScenario, "unknown OCSP answer \"\(name)\"; one of: \(Kind.allCases.map(\.rawValue).joined(separator: ", "))")

@@ -1,6 +1,10 @@
 public import ForgeCrypto
 import _ForgeSupport
-public import Foundation
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 import ReceiptCorpus
 public import StoreModel
 

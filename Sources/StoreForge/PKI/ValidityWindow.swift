@@ -1,4 +1,8 @@
-public import Foundation
+#if canImport(FoundationEssentials)
+    public import FoundationEssentials
+#else
+    public import Foundation
+#endif
 import ForgeCrypto
 
 /// The dates every certificate of a chain is valid at: from the latest notBefore to the earliest notAfter. What is

@@ -1,4 +1,8 @@
-package import Foundation
+#if canImport(FoundationEssentials)
+    package import FoundationEssentials
+#else
+    package import Foundation
+#endif
 package import _ForgeSupport
 import Synchronization
 
@@ -269,5 +273,5 @@ package final class NotificationDispatcher: Sendable {
     /// The attempts made for `key`, as Apple's history lists them.
     package func attempts(of key: String) -> [SendAttempt] { state.withLock { $0.deliveries[key]?.attempts ?? [] } }
 
-    private static func warn(_ message: String) { FileHandle.standardError.write(Data("forge: warning: \(message)\n".utf8)) }
+    private static func warn(_ message: String) { StandardStream.error.write("forge: warning: \(message)\n") }
 }

@@ -1,4 +1,8 @@
-package import Foundation
+#if canImport(FoundationEssentials)
+    package import FoundationEssentials
+#else
+    package import Foundation
+#endif
 package import _ForgeSupport
 
 /// Apple's `sendAttemptResult`: how one attempt to deliver a notification to a webhook ended (App Store Server

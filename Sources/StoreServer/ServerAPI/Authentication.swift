@@ -1,4 +1,8 @@
-package import Foundation
+#if canImport(FoundationEssentials)
+    package import FoundationEssentials
+#else
+    package import Foundation
+#endif
 package import ForgeCrypto
 import _ForgeSupport
 import JWSModel
@@ -182,7 +186,7 @@ package struct ServerAPIAuthenticator: Sendable {
 
     /// The token of `Bearer <token>`: the scheme in any case (RFC 9110 §11.1), then the token without white space.
     static func bearerToken(_ value: String) -> Substring? {
-        let trimmed = value.trimmingCharacters(in: .whitespaces)
+        let trimmed = value.trimmingWhitespace()
         guard let space = trimmed.firstIndex(of: " "), trimmed[..<space].lowercased() == "bearer" else { return nil }
         let token = trimmed[space...].drop { $0 == " " }
         guard !token.isEmpty, !token.contains(where: \.isWhitespace) else { return nil }

@@ -1,4 +1,8 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
 import _ForgeSupport
 
 /// Transaction history's `revision`: a durable cursor, not a page number (server-api-facts §2). It names the

@@ -1,4 +1,8 @@
-package import Foundation
+#if canImport(FoundationEssentials)
+    package import FoundationEssentials
+#else
+    package import Foundation
+#endif
 import Synchronization
 
 /// Apple's per-app, per-endpoint request rates (`--rate-limits apple`), the sandbox at 10 % of production's

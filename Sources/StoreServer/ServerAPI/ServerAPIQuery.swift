@@ -1,4 +1,9 @@
-import Foundation
+#if canImport(FoundationEssentials)
+    import FoundationEssentials
+#else
+    import Foundation
+#endif
+import _ForgeSupport
 
 /// A request's query string as Apple's clients send it: `name=value` pairs joined by `&`, percent-encoded,
 /// `+` for a space, a list as the name repeated (`productId=a&productId=b`). Parsed in one linear pass.
@@ -20,7 +25,7 @@ package struct ServerAPIQuery: Sendable {
 
     /// Undecodable escapes are kept as sent (they then fail the parameter's own rule).
     private static func decode(_ text: Substring) -> String {
-        let spaced = text.replacingOccurrences(of: "+", with: " ")
-        return spaced.removingPercentEncoding ?? spaced
+        let spaced = String(text).replacing("+", with: " ")
+        return spaced.percentDecoded ?? spaced
     }
 }

@@ -1,4 +1,8 @@
-package import Foundation
+#if canImport(FoundationEssentials)
+    package import FoundationEssentials
+#else
+    package import Foundation
+#endif
 package import _ForgeSupport
 package import StoreModel
 import Synchronization
@@ -232,7 +236,7 @@ package final class ServerState: Sendable {
     package static let lastInstant = ReceiptDate.writable.upperBound.addingTimeInterval(-1)
 
     /// Writes `forge: warning: …` on stderr.
-    package static let standardWarning: @Sendable (String) -> Void = { FileHandle.standardError.write(Data("forge: warning: \($0)\n".utf8)) }
+    package static let standardWarning: @Sendable (String) -> Void = { StandardStream.error.write("forge: warning: \($0)\n") }
 
     package init(customers: [Customer] = [], now: Date? = nil, timeRate: Double? = nil, warn: @escaping @Sendable (String) -> Void = ServerState.standardWarning) {
         configuredNow = now

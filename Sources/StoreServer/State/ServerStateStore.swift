@@ -1,4 +1,8 @@
-package import Foundation
+#if canImport(FoundationEssentials)
+    package import FoundationEssentials
+#else
+    package import Foundation
+#endif
 package import StoreModel
 
 /// Where `forge serve --state FILE` keeps the server state between runs. StoreServer decides what is kept and
