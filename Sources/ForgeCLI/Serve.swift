@@ -199,8 +199,7 @@ struct Serve: AsyncParsableCommand {
     /// What `--scenario` names, a folder standing for its `.json` files in name order (a container's mounted folder).
     static func scenarioFiles(_ paths: [String]) throws -> [String] {
         try paths.flatMap { path -> [String] in
-            var isFolder: ObjCBool = false
-            guard FileManager.default.fileExists(atPath: path, isDirectory: &isFolder), isFolder.boolValue else { return [path] }
+            guard FileBytes.status(path)?.isDirectory == true else { return [path] }
             let names: [String]
             do { names = try FileManager.default.contentsOfDirectory(atPath: path) } catch { throw fail("--scenario \(path): cannot list the folder", Exit.noInput) }
             let files = names.filter { $0.hasSuffix(".json") && !$0.hasPrefix(".") }.sorted().map { path.hasSuffix("/") ? path + $0 : path + "/" + $0 }
