@@ -92,7 +92,9 @@ struct Mutate: ParsableCommand {
         }
         let bases = VectorCatalogue.all.filter { matches($0.id, from) }
         guard !bases.isEmpty else { throw fail("no vector matches '\(from)'", Exit.usage) }
-        let directory = URL(fileURLWithPath: out!)
+        // validate() refuses a run with neither --replay nor --out.
+        guard let out else { throw ValidationError("give --out DIR to make mutants, or --replay RECIPE to rebuild one") }
+        let directory = URL(fileURLWithPath: out)
         do { try Folder.create(directory) } catch { throw fail(error.message, Exit.cannotCreate) }
         let clock = ContinuousClock()
         let start = clock.now
@@ -112,7 +114,7 @@ struct Mutate: ParsableCommand {
         let elapsed = start.duration(to: clock.now)
         let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
         print(
-            "wrote \(made) mutants of \(bases.count) base vector(s) to \(out!) in \(printfFormat("%.2f", seconds)) s (\(Int(Double(made) / max(seconds, 1e-9))) mutants/s)"
+            "wrote \(made) mutants of \(bases.count) base vector(s) to \(directory.path) in \(printfFormat("%.2f", seconds)) s (\(printfFormat("%.0f", Double(made) / max(seconds, 1e-9))) mutants/s)"
         )
     }
 }

@@ -178,7 +178,8 @@ func matches(_ text: String, _ pattern: String) -> Bool { IDPattern.matches(text
 /// without Foundation proper (its format styles link ICU, issue 41): milliseconds rounded half to even.
 private func secondsAndMilliseconds(_ elapsed: Duration) -> String {
     let (seconds, attoseconds) = elapsed.components
-    let total = max(0, Int((Double(seconds) * 1000 + Double(attoseconds) / 1e15).rounded(.toNearestOrEven)))
+    // Checked: a duration past Int's range (never, for a run of this command) reads as 0, not a trap.
+    let total = max(0, Int(exactly: (Double(seconds) * 1000 + Double(attoseconds) / 1e15).rounded(.toNearestOrEven)) ?? 0)
     var grouped = String(total / 1000)
     for index in stride(from: grouped.count - 3, to: 0, by: -3) {
         grouped.insert(",", at: grouped.index(grouped.startIndex, offsetBy: index))

@@ -6,7 +6,7 @@ import Testing
 /// went unnoticed once (FuzzWebhookAnswer read `SendAttempt.appleJSON` for an issue after it was gone). Each fuzzer's
 /// source is type-checked here against the modules this test run was built with, as `scripts/fuzz.sh` would build it
 /// (its `@testable import`s need those modules built for testing, which debug builds are).
-@Suite("FuzzTesting's fuzzers type-check against today's modules", .timeLimit(.minutes(3)))
+@Suite("FuzzTesting's fuzzers type-check against today's modules", .timeLimit(.minutes(2)))
 struct FuzzTargetsTypeCheckTests {
     static let swiftc = Oracle.tool("swiftc", installedBy: "the Swift toolchain")
 

@@ -7,7 +7,7 @@ import Testing
 /// requests go to `examples/receivers/realtime_endpoint.py`, which verifies each with Apple's `SignedDataVerifier`
 /// (`verify_and_decode_realtime_request`). The routes' limits and errors one by one are in
 /// `Tests/HTTPServersTests/RetentionMessagingRouteTests.swift`.
-@Suite("The Retention Messaging API, driven by Apple's Python client over a socket", .timeLimit(.minutes(3)), .requires(.appleLibrary))
+@Suite("The Retention Messaging API, driven by Apple's Python client over a socket", .timeLimit(.minutes(2)), .requires(.appleLibrary))
 struct RetentionMessagingTests {
     static let endpoint = Repository.file("examples/receivers/realtime_endpoint.py").path
     static let image = "11111111-1111-4111-8111-111111111111"
