@@ -172,10 +172,10 @@ while read -r line; do row "forge serve start-up to URLs ($(echo "$line" | cut -
 echo "== release binaries (scripts/release.sh: static Swift runtime, stripped)" >&2
 dist="$work/dist"
 if bash scripts/release.sh --out "$dist" >/dev/null 2>"$work/release.err"; then
-  tarball=$(ls "$dist"/receipt-forge-*.tar.gz)
-  mkdir -p "$work/unpacked" && tar -xzf "$tarball" -C "$work/unpacked"
+  tarball=$(ls "$dist"/receipt-forge-*-linux-*.tar.xz)
+  mkdir -p "$work/unpacked" && tar -xJf "$tarball" -C "$work/unpacked"
   static=$(ls -d "$work"/unpacked/receipt-forge-*/bin)
-  row "release tarball (MB)" "$(du -m "$tarball" | cut -f1)" "forge $(du -m "$static/forge" | cut -f1) MB, forge-http $(du -m "$static/forge-http" | cut -f1) MB stripped"
+  row "release tarball (MB)" "$(du -m "$tarball" | cut -f1)" "forge $(du -m "$static/forge" | cut -f1) MB, forge-http $(du -m "$static/forge-http" | cut -f1) MB stripped; scripts/bench-release.sh has the rest"
   if command -v hyperfine >/dev/null; then
     hyperfine -N -w 5 -r 50 --export-json "$work/start.json" "$forge --version" "$static/forge --version" >/dev/null 2>&1
     read -r dynamic_ms static_ms < <(python3 -c "import json; r=json.load(open('$work/start.json'))['results']; print(*[f'{x[\"mean\"]*1000:.1f}' for x in r])")

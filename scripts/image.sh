@@ -24,20 +24,20 @@ elif command -v podman >/dev/null; then engine=(podman)
 elif command -v docker >/dev/null; then engine=(docker)
 else echo "image.sh: neither podman nor docker is on PATH (or set CONTAINER_ENGINE)" >&2; exit 69
 fi
-for tool in tar gzip ldd sha256sum; do
+for tool in tar gzip xz ldd sha256sum; do
   command -v "$tool" >/dev/null || { echo "image.sh: $tool is needed and not on PATH" >&2; exit 69; }
 done
 
 arch=$(uname -m)
 shopt -s nullglob
-tarballs=("$dist"/receipt-forge-*-linux-"$arch".tar.gz)
+tarballs=("$dist"/receipt-forge-*-linux-"$arch".tar.xz)
 shopt -u nullglob
 [ ${#tarballs[@]} -eq 1 ] || {
-  echo "image.sh: want one receipt-forge-VERSION-linux-$arch.tar.gz in $dist (scripts/release.sh --out $dist), found ${#tarballs[@]}" >&2
+  echo "image.sh: want one receipt-forge-VERSION-linux-$arch.tar.xz in $dist (scripts/release.sh --out $dist), found ${#tarballs[@]}" >&2
   exit 66
 }
 tarball=${tarballs[0]}
-name=$(basename "$tarball" .tar.gz)
+name=$(basename "$tarball" .tar.xz)
 version=${name#receipt-forge-}
 version=${version%-linux-"$arch"}
 case "$arch" in x86_64) platform=amd64 ;; aarch64) platform=arm64 ;; *) platform=$arch ;; esac
@@ -46,7 +46,7 @@ archive=$dist/receipt-forge-$version-image-linux-$platform.tar.gz
 
 staging=$(mktemp -d "${TMPDIR:-/tmp}/receipt-forge-image.XXXXXX")
 trap 'rm -rf "$staging"' EXIT
-tar -xzf "$tarball" -C "$staging"
+tar -xJf "$tarball" -C "$staging"
 release=$staging/$name
 rootfs=$staging/rootfs
 prefix=$rootfs/opt/receipt-forge

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # What makes the shipped binaries big (issue 41): for `forge` and `forge-http` of a release build (static Swift
 # runtime, as scripts/release.sh builds them), prints
-#   - the size unstripped and stripped, and `ldd` of the stripped binary;
+#   - the size unstripped and stripped, `ldd` of the stripped binary and the newest glibc symbol it needs;
 #   - what of Foundation is linked: ICU's data (icudt*_dat) and the Swift symbols defined per Foundation module;
 #   - every object file linked (the project's and its dependencies') that references Foundation proper
 #     (`Foundation`, `FoundationInternationalization`: what brings ICU), by module, with the symbols it uses;
@@ -23,11 +23,12 @@ while [ $# -gt 0 ]; do
     *) echo "size-report.sh: unknown argument $1 (see --help)" >&2; exit 64 ;;
   esac
 done
-for tool in swift nm strip ldd; do
+for tool in swift nm strip ldd objdump; do
   command -v "$tool" >/dev/null || { echo "size-report.sh: $tool is needed and not on PATH" >&2; exit 69; }
 done
 # The same build as release.sh's, so that the figures are the release's (and its scratch path is shared).
-swiftbuild=(env -i PATH="$PATH" HOME="${HOME:-/root}" swift build -c release --static-swift-stdlib --package-path "$root" --scratch-path "$scratch")
+. "$root/scripts/release-build.sh"
+swiftbuild=("${release_build[@]}")
 if [ "$build" = yes ]; then
   echo "building forge-http and forge (release, static Swift runtime) in $scratch" >&2
   "${swiftbuild[@]}" --product forge-http >&2
@@ -51,6 +52,7 @@ for product in forge forge-http; do
     "$(stat -c %s "$work/$product")" "$(awk -v b="$(stat -c %s "$work/$product")" 'BEGIN { printf "%.1f", b / 1000000 }')"
   echo "ldd:"
   ldd "$work/$product" | sed 's/ (0x[0-9a-f]*)//; s/^\s*/  /'
+  echo "newest glibc symbol: $(objdump -T "$work/$product" | grep -o 'GLIBC_[0-9.]*' | sort -uV | tail -1)"
   nm -S "$bin/$product" >"$work/$product.nm"
   icu=$(awk '$4 ~ /^icudt[0-9]+_dat$/ { print $4, $2; exit }' "$work/$product.nm")
   if [ -n "$icu" ]; then echo "ICU data: ${icu% *} $((16#${icu#* })) bytes"; else echo "ICU data: none"; fi

@@ -79,7 +79,7 @@ struct RunCLITests {
         // The report job unpacks the release the action installs: named as scripts/release.sh names it.
         let version = try await forge("--version").text.trimmingCharacters(in: .whitespacesAndNewlines)
         let release = "receipt-forge-\(version)-linux-x86_64"
-        #expect(workflow.contains("forge-version: \(version)\n") && workflow.contains("releases/download/v\(version)/\(release).tar.gz | tar -xz"))
+        #expect(workflow.contains("forge-version: \(version)\n") && workflow.contains("releases/download/v\(version)/\(release).tar.xz | tar -xJ"))
         #expect(workflow.contains("- run: \(release)/bin/forge run merge ") && workflow.contains("--vectors \(release)/Vectors"))
         let help = try await forge("run", "--help").text
         let options = Set(workflow.matches(of: /--[a-z][a-z-]+/).map { String($0.output) })
