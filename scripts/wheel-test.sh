@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The wheel tested as a user meets it: scripts/wheel.sh builds it from DIST (what scripts/release.sh --out wrote);
 # a fresh venv gets pytest and app-store-server-library from PyPI, then the wheel from its file alone (--no-index:
-# no network, no compiler); examples/python-pytest and the package's own tests (python/tests) run from copies
-# outside the checkout, so `import receipt_forge` and its forge are the installed wheel's. Prints the wheel's size and
+# no network, no compiler); examples/python-pytest, the package's own tests (python/tests) and the Python blocks of
+# Documentation/python.md run from copies outside the checkout, so `import receipt_forge` and its forge are the
+# installed wheel's. Prints the wheel's size and
 # the seconds from `pip install` of the wheel to a passing example test.
 # Usage: scripts/wheel-test.sh DIST
 set -euo pipefail
@@ -27,6 +28,8 @@ installed=$("$work/venv/bin/python" -c 'import receipt_forge; print(receipt_forg
 case "$installed" in "$work/venv/"*) ;; *) echo "wheel-test.sh: receipt_forge runs $installed, not the wheel's forge" >&2; exit 1 ;; esac
 (cd "$work/example" && "$work/venv/bin/python" -m pytest -q -p no:cacheprovider)
 (cd "$work/package-tests" && "$work/venv/bin/python" -m pytest -q -p no:cacheprovider)
+# Every Python block of the page a Python team copies from, as the test folder it describes.
+(cd "$work" && "$work/venv/bin/python" "$root/scripts/python-doc-test.py" "$root/Documentation/python.md")
 "$work/venv/bin/forge" --version >/dev/null
 
 size=$(stat -c %s "$wheel")
