@@ -14,7 +14,11 @@ for tool in tar objdump python3; do
   command -v "$tool" >/dev/null || { echo "wheel.sh: $tool is needed and not on PATH" >&2; exit 69; }
 done
 shopt -s nullglob
-tarballs=("$dist"/receipt-forge-*-linux-*.tar.gz)
+# The release tarball, not the image archive scripts/image.sh writes beside it (receipt-forge-VERSION-image-linux-…).
+tarballs=()
+for file in "$dist"/receipt-forge-*-linux-*.tar.gz; do
+  case "$(basename "$file")" in *-image-linux-*) ;; *) tarballs+=("$file") ;; esac
+done
 [ ${#tarballs[@]} -eq 1 ] || { echo "wheel.sh: $dist must hold one receipt-forge-VERSION-linux-ARCH.tar.gz (scripts/release.sh --out), found ${#tarballs[@]}" >&2; exit 66; }
 tarball=${tarballs[0]}
 name=$(basename "$tarball" .tar.gz)

@@ -35,7 +35,7 @@ struct CA: ParsableCommand {
 
         /// Writes the anchors and the README into `out` (staged, then swapped in; a signal meanwhile leaves the old
         /// folder), and returns each anchor's PEM path: `forge ca export`, and `forge serve --export-roots` before it listens.
-        static func write(to out: String) throws -> [(anchor: BundledAnchor, pem: String)] {
+        static func write(to out: String) throws -> [(anchor: BundledAnchor, path: String)] {
             var files: [(String, Data)] = []
             var readme = Self.readmeIntro
             do throws(ForgeError) {
@@ -239,7 +239,8 @@ enum APIKeyOptions {
         return ServerAPIAuthenticator(keys: keys, issuerID: issuerID, bundleIDs: bundleIDs.isEmpty ? [Store.defaultBundleID] : bundleIDs)
     }
 
-    private static func split(_ option: String) -> (keyID: String, path: String)? {
+    /// `KEY_ID=FILE` as its two parts; nil when it is not that form.
+    static func split(_ option: String) -> (keyID: String, path: String)? {
         guard let equals = option.firstIndex(of: "=") else { return nil }
         let keyID = String(option[..<equals])
         guard printable(keyID) else { return nil }

@@ -329,16 +329,13 @@ struct Serve: AsyncParsableCommand {
 /// scrapes the text. The fields are documented in Documentation/serve.md ("Readiness for programs").
 struct ReadyLine: Sendable {
     let auth: JSONValue
-    let roots: [(anchor: BundledAnchor, pem: String)]?
+    let roots: [(anchor: BundledAnchor, path: String)]?
     let servesOCSP: Bool
     let notify: [(String, String?)]
     let controlToken: Bool
 
-    init(serve: Serve, roots: [(anchor: BundledAnchor, pem: String)]?, servesOCSP: Bool) {
-        let keys = serve.apiKey.compactMap { option -> JSONValue? in
-            guard let equals = option.firstIndex(of: "=") else { return nil }
-            return .object([("keyId", .string(String(option[..<equals]))), ("keyPath", .string(String(option[option.index(after: equals)...])))])
-        }
+    init(serve: Serve, roots: [(anchor: BundledAnchor, path: String)]?, servesOCSP: Bool) {
+        let keys = serve.apiKey.compactMap(APIKeyOptions.split).map { JSONValue.object([("keyId", .string($0.keyID)), ("keyPath", .string($0.path))]) }
         let mode = serve.noAuth ? "none" : keys.isEmpty ? "closed" : "keys"
         auth = .object([("mode", .string(mode)), ("issuerId", serve.issuerId.map(JSONValue.string) ?? .null), ("keys", .array(keys))])
         self.roots = roots
@@ -358,8 +355,8 @@ struct ReadyLine: Sendable {
             }
             return (environment == .localTesting ? "localTesting" : environment.rawValue, .object(JSONObject(urls)))
         }
-        let rootPaths: JSONValue = roots.map { .object(JSONObject($0.map { ($0.anchor.rawValue, JSONValue.string($0.pem)) })) } ?? .null
-        let tlsRoot = roots?.first { $0.anchor == .receipt }?.pem
+        let rootPaths: JSONValue = roots.map { .object(JSONObject($0.map { ($0.anchor.rawValue, JSONValue.string($0.path)) })) } ?? .null
+        let tlsRoot = roots?.first { $0.anchor == .receipt }?.path
         return .object([
             ("pid", .integer(Int64(getpid()))), ("host", .string(bound.host)), ("port", .integer(Int64(bound.port))), ("baseUrl", .string(base)),
             ("environments", .object(JSONObject(environments))), ("control", .object([("url", .string(base + "/_forge")), ("token", .bool(controlToken))])),
