@@ -29,6 +29,13 @@ struct CA: ParsableCommand {
         var out: String
 
         func run() throws {
+            let written = try Self.write(to: out)
+            for (anchor, path) in written { print("\(path)  --root \(anchor.rawValue)") }
+        }
+
+        /// Writes the anchors and the README into `out` (staged, then swapped in; a signal meanwhile leaves the old
+        /// folder), and returns each anchor's PEM path: `forge ca export`, and `forge serve --export-roots` before it listens.
+        static func write(to out: String) throws -> [(anchor: BundledAnchor, path: String)] {
             var files: [(String, Data)] = []
             var readme = Self.readmeIntro
             do throws(ForgeError) {
@@ -49,6 +56,7 @@ struct CA: ParsableCommand {
             } catch { throw fail(error.message, Exit.software) }
             files.append((Self.readmeName, Data(readme.utf8)))
             let interrupts = Interrupts.discardStagedOnSignal()
+            defer { interrupts.watch?.cancel() }
             let folder: StagedFolder
             do {
                 folder = try interrupts.slot.stage { () throws(ForgeError) in
@@ -58,7 +66,7 @@ struct CA: ParsableCommand {
                 for (name, data) in files { try folder.write(data, to: name) }
                 if let left = try folder.commit() { note("files appeared in the old \(out) meanwhile; they are in \(left.path)") }
             } catch { throw fail(error.message, Exit.cannotCreate) }
-            for anchor in BundledAnchor.allCases { print("\(out)/\(anchor.fileStem).pem  --root \(anchor.rawValue)") }
+            return BundledAnchor.allCases.map { ($0, "\(out)/\($0.fileStem).pem") }
         }
 
         static let readmeName = "README.txt"
@@ -154,13 +162,15 @@ extension CA {
                   issuer id  57246542-96fe-1a63-e053-0824d011072a
                   key file   DIR/AuthKey_2X9R4HXF34.p8
                   serve      forge serve --api-key 2X9R4HXF34=DIR/AuthKey_2X9R4HXF34.p8 --issuer-id 57246542-96fe-1a63-e053-0824d011072a
-                The key id is 10 characters of A-Z and 0-9, the issuer id a UUID; with --seed all three values are reproducible. The file is written whole or not at all and never replaces one (exit 73). TEST ONLY: the key is not protected.
+                With --json, one line for a program instead: {"keyId":"2X9R4HXF34","issuerId":"57246542-…","keyPath":"DIR/AuthKey_2X9R4HXF34.p8","serveArguments":["--api-key","2X9R4HXF34=DIR/AuthKey_2X9R4HXF34.p8","--issuer-id","57246542-…"]}. The key id is 10 characters of A-Z and 0-9, the issuer id a UUID; with --seed all three values are reproducible. The file is written whole or not at all and never replaces one (exit 73). TEST ONLY: the key is not protected.
                 """)
 
         @Option(help: ArgumentHelp("Directory to write AuthKey_<KEYID>.p8 into (created if absent).", valueName: "dir"))
         var out: String
         @Option(help: ArgumentHelp("Derive the key, key id and issuer id from this seed (the same seed, the same values). Default: random.", valueName: "n"))
         var seed: UInt64?
+        @Flag(help: "Print the values as one JSON object instead: {\"keyId\", \"issuerId\", \"keyPath\", \"serveArguments\"}.")
+        var json = false
 
         func run() throws {
             let key: IssuedAPIKey
@@ -173,12 +183,20 @@ extension CA {
             } catch {
                 throw fail(error.code == .wouldOverwrite ? "\(shown) already exists; forge never replaces a key" : error.message, Exit.cannotCreate)
             }
+            let serve = ["--api-key", "\(key.keyID)=\(shown)", "--issuer-id", key.issuerID]
+            if json {
+                let values: JSONValue = .object([
+                    ("keyId", .string(key.keyID)), ("issuerId", .string(key.issuerID)), ("keyPath", .string(shown)),
+                    ("serveArguments", .array(serve.map(JSONValue.string))),
+                ])
+                return print(values.serialized(pretty: false))
+            }
             print(
                 """
                 key id     \(key.keyID)
                 issuer id  \(key.issuerID)
                 key file   \(shown)
-                serve      forge serve --api-key \(APIKeyOptions.shellWord("\(key.keyID)=\(shown)")) --issuer-id \(key.issuerID)
+                serve      forge serve \(serve.map(APIKeyOptions.shellWord).joined(separator: " "))
                 """)
         }
     }
@@ -221,7 +239,8 @@ enum APIKeyOptions {
         return ServerAPIAuthenticator(keys: keys, issuerID: issuerID, bundleIDs: bundleIDs.isEmpty ? [Store.defaultBundleID] : bundleIDs)
     }
 
-    private static func split(_ option: String) -> (keyID: String, path: String)? {
+    /// `KEY_ID=FILE` as its two parts; nil when it is not that form.
+    static func split(_ option: String) -> (keyID: String, path: String)? {
         guard let equals = option.firstIndex(of: "=") else { return nil }
         let keyID = String(option[..<equals])
         guard printable(keyID) else { return nil }

@@ -56,7 +56,7 @@ struct Serve: AsyncParsableCommand {
     var listen = "127.0.0.1:8080"
     @Flag(
         help:
-            "Serve HTTPS with a certificate issued by the TEST root for the host, localhost and Apple's Server API host names (trust root.pem of `forge ca export` in the client)."
+            "Serve HTTPS with a certificate issued by the TEST root for the host, localhost and Apple's Server API host names (trust root.pem of `forge ca export` in the client). Every URL printed becomes https://, the control routes (/_forge/*) too: a test's own calls to them must trust root.pem as well (--export-roots writes it; --ready-json names it)."
     )
     var tls = false
     @Option(help: ArgumentHelp("The app's shared secret: receipts with auto-renewable purchases then need it as password (21004).", valueName: "secret"))
@@ -154,6 +154,21 @@ struct Serve: AsyncParsableCommand {
             "Stop as at SIGTERM once stdin reaches its end: for a program that starts forge serve as its child with a pipe as stdin (forge run's OCSP responder does), so the server never outlives it, even when it is killed."
         ))
     var stopAtStdinEof = false
+    @Flag(
+        help: ArgumentHelp(
+            "Stop as at SIGTERM once the process that started forge serve is gone (exited, killed or crashed), seen within \(ParentWatch.pollMilliseconds) ms: for a test fixture whose server must not outlive it, with no pipe to hold (--stop-at-stdin-eof is the same for a parent that holds stdin's pipe)."
+        ))
+    var exitWithParent = false
+    @Flag(
+        help: ArgumentHelp(
+            "Once listening, print one JSON line on stdout instead of the text (which goes to stderr): pid, host, port, baseUrl, each environment's URLs, the auth the Server API wants (key ids, key paths, issuer id, or none), the control URL, and with --export-roots the TEST roots' paths (with --tls, the one the serving certificate chains to). Documentation/serve.md gives its fields."
+        ))
+    var readyJson = false
+    @Option(
+        help: ArgumentHelp(
+            "Before listening, write the TEST roots into this folder as `forge ca export --out DIR` does (root.pem, jws-root-g3.pem, …): a client that verifies what the server signs, or its TLS, trusts them. --ready-json names each file.",
+            valueName: "dir"))
+    var exportRoots: String?
 
     func validate() throws {
         try APIKeyOptions.validate(apiKeys: apiKey, issuerID: issuerId)
@@ -262,8 +277,11 @@ struct Serve: AsyncParsableCommand {
         guard let (host, port) = Validate.hostAndPort(listen) else { throw ValidationError("--listen must be host:port") }
         let network = try Network.required(for: "forge serve")
         let configuration = try configuration(host: host, port: port)
+        let roots = try exportRoots.map { try CA.Export.write(to: $0) }
+        if exitWithParent { ParentWatch.signalWhenGone(SIGTERM) }
         let scheme = tls ? "https" : "http"
         let controlToken = controlToken, noAuth = noAuth, notifying = configuration.webhooks?.urls ?? [:], servesOCSP = configuration.ocsp != nil
+        let ready = readyJson ? ReadyLine(serve: self, roots: roots, servesOCSP: servesOCSP) : nil
         do {
             try await network.serve(configuration) {
                 bound in
@@ -281,8 +299,14 @@ struct Serve: AsyncParsableCommand {
                     let hosts = ServerAPIEnvironment.allCases.map { "\($0.appleHost) (\($0 == .localTesting ? "every store" : $0.rawValue))" }
                     lines.append("hosts       \(hosts.joined(separator: "  ")): in the certificate; point them at this server (/etc/hosts) for Apple's unpatched clients")
                 }
-                // stdout, unbuffered: the first line names the port, for scripts and tests.
-                StandardStream.output.write((lines.joined(separator: "\n") + "\n"))
+                // stdout, unbuffered: the first line names the port, for scripts and tests; with --ready-json, the one
+                // JSON line, the text on stderr.
+                if let ready {
+                    StandardStream.error.write(lines.joined(separator: "\n") + "\n")
+                    StandardStream.output.write(ready.json(bound: bound, scheme: scheme).serialized(pretty: false) + "\n")
+                } else {
+                    StandardStream.output.write((lines.joined(separator: "\n") + "\n"))
+                }
                 if !bound.isLoopback {
                     let control =
                         controlToken == nil ? "the control routes answer loopback clients only (--control-token to open them)" : "the control routes need the --control-token"
@@ -298,6 +322,49 @@ struct Serve: AsyncParsableCommand {
         } catch {
             throw Exit.serveFailure(error, host: host, port: port)
         }
+    }
+}
+
+/// `forge serve --ready-json`: what a test fixture needs to use the server, as one JSON object, so that no program
+/// scrapes the text. The fields are documented in Documentation/serve.md ("Readiness for programs").
+struct ReadyLine: Sendable {
+    let auth: JSONValue
+    let roots: [(anchor: BundledAnchor, path: String)]?
+    let servesOCSP: Bool
+    let notify: [(String, String?)]
+    let controlToken: Bool
+
+    init(serve: Serve, roots: [(anchor: BundledAnchor, path: String)]?, servesOCSP: Bool) {
+        let keys = serve.apiKey.compactMap(APIKeyOptions.split).map { JSONValue.object([("keyId", .string($0.keyID)), ("keyPath", .string($0.path))]) }
+        let mode = serve.noAuth ? "none" : keys.isEmpty ? "closed" : "keys"
+        auth = .object([("mode", .string(mode)), ("issuerId", serve.issuerId.map(JSONValue.string) ?? .null), ("keys", .array(keys))])
+        self.roots = roots
+        self.servesOCSP = servesOCSP
+        notify = [("production", serve.notify), ("sandbox", serve.notifySandbox)]
+        controlToken = serve.controlToken != nil
+    }
+
+    func json(bound: ServerAddress, scheme: String) -> JSONValue {
+        let base = "\(scheme)://\(bound.authority)"
+        let environments: [(String, JSONValue)] = ServerAPIEnvironment.allCases.map { environment in
+            var urls: [(String, JSONValue)] = [("serverApi", .string(base + environment.prefix))]
+            switch environment {
+            case .production: urls.insert(("verifyReceipt", .string(base + AppleEndpoint.production.path)), at: 0)
+            case .sandbox: urls.insert(("verifyReceipt", .string(base + AppleEndpoint.sandbox.path)), at: 0)
+            case .localTesting: break
+            }
+            return (environment == .localTesting ? "localTesting" : environment.rawValue, .object(JSONObject(urls)))
+        }
+        let rootPaths: JSONValue = roots.map { .object(JSONObject($0.map { ($0.anchor.rawValue, JSONValue.string($0.path)) })) } ?? .null
+        let tlsRoot = roots?.first { $0.anchor == .receipt }?.path
+        return .object([
+            ("pid", .integer(Int64(getpid()))), ("host", .string(bound.host)), ("port", .integer(Int64(bound.port))), ("baseUrl", .string(base)),
+            ("environments", .object(JSONObject(environments))), ("control", .object([("url", .string(base + "/_forge")), ("token", .bool(controlToken))])),
+            ("auth", auth), ("ocsp", servesOCSP ? .string(base + "/ocsp") : .null),
+            ("notify", .object(JSONObject(notify.map { ($0.0, $0.1.map(JSONValue.string) ?? .null) }))),
+            ("tls", scheme == "https" ? .object([("rootAnchor", .string(BundledAnchor.receipt.rawValue)), ("rootPath", tlsRoot.map(JSONValue.string) ?? .null)]) : .null),
+            ("roots", rootPaths),
+        ])
     }
 }
 

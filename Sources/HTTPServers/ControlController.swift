@@ -25,6 +25,7 @@ import StoreModel
 /// | `GET /_forge/log` | the request log in memory, JSON Lines; `X-Forge-Log-Dropped` and `X-Forge-Log-Evicted` count what is missing, `X-Forge-Log-Written` is the `seq` up to which the `--log` file is complete; `X-Forge-Requests-In-Flight` and `X-Forge-Body-Bytes-Held` what is being answered now (``Responses/load(of:)``) |
 /// | `DELETE /_forge/log` | empties the in-memory log (the `--log` file keeps everything) |
 /// | `GET /_forge/scenarios` | each customer's scenario as the server holds it: its seed pinned, the changes the Server API made appended to its timeline (`forge make --spec` and `forge jws make --spec` take each element) |
+/// | `GET /_forge/ids` | the ids to call the Server API with, per customer at the server clock: bundle id, environment, appAppleId, appTransactionId, and per purchase the original and latest transaction id, the latest's order id, every transaction id (``ServerAPIService/identifiers(now:)``) |
 /// | `GET /_forge/clock` | the server clock: `{"now":"2025-02-01T00:00:00Z"}` |
 /// | `POST /_forge/clock` | moves it forward: `{"now":"2025-03-01T00:00:00Z"}`, `{"advance":"P1M"}` (a period) or `{"advance":3600}` (seconds) |
 /// | `GET /_forge/ocsp` | with `--ocsp`: the OCSP answers set, `SERIAL=ANSWER` lines |
@@ -35,8 +36,11 @@ struct ControlController: Sendable {
     let log: RequestLog
     let runtime: ServerRuntime
     let access: ControlAccess
-    let state: ServerState
+    /// The Server API's service: its state (the customers, the clock) and the forge that renders their ids.
+    let serverAPI: ServerAPIService
     let ocsp: OCSPService?
+
+    private var state: ServerState { serverAPI.state }
 
     func addRoutes(to router: Router<ForgeRequestContext>) {
         if let ocsp {
@@ -63,6 +67,11 @@ struct ControlController: Sendable {
                 encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
                 let body = (try? encoder.encode(state.customers.map(\.scenario))) ?? Data("[]".utf8)
                 return Responses.bytes(.ok, contentType: "application/json", Array(body) + [0x0A])
+            }
+        }
+        router.get("/_forge/ids") { request, context in
+            await guarded(request, context) {
+                Responses.bytes(.ok, contentType: "application/json", Array((serverAPI.identifiers(now: state.now()).serialized(pretty: false) + "\n").utf8))
             }
         }
         router.get("/_forge/clock") { request, context in

@@ -50,7 +50,7 @@ package enum ForgeServers {
             VerifyReceiptController(service: service, faults: faults, log: log, runtime: runtime).addRoutes(to: router)
             ServerAPIController(service: serverAPI, faults: faults, log: log, runtime: runtime).addRoutes(to: router)
             let access = ControlAccess(token: controlToken, listenHost: listener.host)
-            ControlController(faults: faults, log: log, runtime: runtime, access: access, state: serverAPI.state, ocsp: ocsp).addRoutes(to: router)
+            ControlController(faults: faults, log: log, runtime: runtime, access: access, serverAPI: serverAPI, ocsp: ocsp).addRoutes(to: router)
         }
     }
 

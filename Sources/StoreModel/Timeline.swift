@@ -492,6 +492,9 @@ extension Scenario {
         guard state != .unchanged, let index = chosen else { return self }
         var purchase = purchases[index]
         let product = purchase.productID
+        // A subscription's notification implies an auto-renewable product, as subscription fields (`expired`) do;
+        // only a type the scenario states contradicts it.
+        if state.needsSubscription, purchase.type == nil { purchase.type = .autoRenewable }
         if state.needsSubscription, purchase.resolvedType != .autoRenewable {
             throw ForgeError(
                 .conflictingOptions, "\(pair) is about an auto-renewable subscription, and \(product) is \(purchase.resolvedType.rawValue): make it auto-renewable")

@@ -153,3 +153,20 @@ struct APIKeyTests {
         #expect(server.port > 0)
     }
 }
+
+extension APIKeyTests {
+    @Test("forge ca api-key --json: one JSON object with the key id, issuer id and key path the text gives for the seed, and the serve arguments")
+    func printsJSON() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let text = Self.printed(try await forge("ca", "api-key", "--out", directory.appendingPathComponent("text").path, "--seed", "9"))
+        let out = directory.appendingPathComponent("json").path
+        let result = try await forge("ca", "api-key", "--out", out, "--seed", "9", "--json")
+        #expect(result.status == 0 && result.text.split(separator: "\n").count == 1, "\(result.text) \(result.stderr)")
+        let values = try #require(try JSONSerialization.jsonObject(with: Data(result.text.utf8)) as? [String: Any], "\(result.text)")
+        let keyID = try #require(values["keyId"] as? String)
+        #expect(keyID == text["key id"] && values["issuerId"] as? String == text["issuer id"], "\(values) \(text)")
+        #expect(values["keyPath"] as? String == "\(out)/AuthKey_\(keyID).p8" && FileManager.default.fileExists(atPath: "\(out)/AuthKey_\(keyID).p8"))
+        #expect(values["serveArguments"] as? [String] == ["--api-key", "\(keyID)=\(out)/AuthKey_\(keyID).p8", "--issuer-id", text["issuer id"] ?? ""], "\(values)")
+    }
+}

@@ -277,3 +277,20 @@ struct JWSCLITests {
         #expect((payload["expiresDate"] as? Int).map(String.init) == latest["expires_date_ms"] as? String)
     }
 }
+
+extension JWSCLITests {
+    @Test(
+        "A subscription notification implies an auto-renewable product, as --expired does: DID_RENEW and EXPIRED of --product X forge without --type; a stated other type still exits 64"
+    )
+    func subscriptionNotificationImpliesAutoRenewable() async throws {
+        for (type, subtype) in [("DID_RENEW", []), ("EXPIRED", ["--subtype", "VOLUNTARY"]), ("DID_FAIL_TO_RENEW", [])] {
+            let made = try await forge(arguments: ["jws", "make", "notification", "--notification-type", type, "--product", "pro.monthly", "--now", Self.now] + subtype)
+            #expect(made.status == 0, "\(type): \(made.stderr)")
+            let data = Self.payload(made.text.trimmingCharacters(in: .whitespacesAndNewlines))["data"] as? [String: Any]
+            let transaction = Self.payload(data?["signedTransactionInfo"] as? String ?? "")
+            #expect(transaction["type"] as? String == "Auto-Renewable Subscription" && data?["signedRenewalInfo"] is String, "\(type): \(transaction)")
+        }
+        let stated = try await forge("jws", "make", "notification", "--notification-type", "DID_RENEW", "--product", "lifetime", "--type", "non-consumable", "--now", Self.now)
+        #expect(stated.status == 64 && stated.stderr.contains("make it auto-renewable"), "\(stated.stderr)")
+    }
+}

@@ -188,3 +188,71 @@ extension ServeCLITests {
         #expect(ran.text.hasPrefix("production  http://127.0.0.1:"), "\(ran.text)")
     }
 }
+
+extension ServeCLITests {
+    /// Whether `pid` has ended: gone, or a zombie its new parent has not reaped yet (a container's init may never).
+    static func ended(_ pid: pid_t) -> Bool {
+        if kill(pid, 0) != 0 { return errno == ESRCH }
+        #if os(Linux)
+            let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+            return stat.split(separator: ")").last?.split(separator: " ").first == "Z"
+        #else
+            return false
+        #endif
+    }
+
+    @Test("--exit-with-parent: a parent killed with SIGKILL (no cleanup, no pipe closed by hand) takes the server with it; it stops as at SIGTERM")
+    func exitsWithParent() async throws {
+        try await withTemporaryDirectory { directory in
+            // The parent: a shell that starts the server in the background, waits for its first line and dies at once.
+            let script =
+                #"mkfifo "$1/ready"; "$0" serve --listen 127.0.0.1:0 --now "$2" --exit-with-parent >"$1/ready" 2>"$1/stderr" & echo $!; read line <"$1/ready"; echo "$line"; kill -9 $$"#
+            let parent = try await run(URL(fileURLWithPath: "/bin/sh"), ["-c", script, Binaries.forge.path, directory.path, Self.clock], deadline: .seconds(60))
+            let said = parent.text.split(separator: "\n")
+            let pid = try #require(said.first.flatMap { pid_t($0) }, "\(parent.text) \(parent.stderr)")
+            defer { if !Self.ended(pid) { kill(pid, SIGKILL) } }
+            #expect(said.dropFirst().first?.hasPrefix("production  http://127.0.0.1:") == true, "\(parent.text)")
+            try await eventually("forge serve \(pid) ended after its parent", within: .seconds(20)) { Self.ended(pid) }
+            let stderr = (try? String(contentsOf: directory.appendingPathComponent("stderr"), encoding: .utf8)) ?? ""
+            #expect(!stderr.contains("error"), "\(stderr)")
+        }
+    }
+
+    @Test(
+        "--ready-json: the one stdout line is JSON naming the port, each environment's URLs, the control URL, the keys and, with --export-roots, the TEST roots written there; with --tls every URL is https and the TLS root is named"
+    )
+    func readyJSON() async throws {
+        try await withTemporaryDirectory { directory in
+            let keys = try await forge("ca", "api-key", "--out", directory.appendingPathComponent("keys").path, "--seed", "3", "--json")
+            let key = try #require(try JSONSerialization.jsonObject(with: Data(keys.text.utf8)) as? [String: Any], "\(keys.text) \(keys.stderr)")
+            let (keyID, keyPath, issuerID) = (key["keyId"] as? String ?? "", key["keyPath"] as? String ?? "", key["issuerId"] as? String ?? "")
+            let roots = directory.appendingPathComponent("roots").path
+            let server = try await Self.start(["--ready-json", "--export-roots", roots, "--api-key", "\(keyID)=\(keyPath)", "--issuer-id", issuerID])
+            defer { server.kill() }
+            let ready = try #require(try JSONSerialization.jsonObject(with: Data(server.firstLine.utf8)) as? [String: Any], "\(server.firstLine)")
+            let base = "http://127.0.0.1:\(server.port)"
+            #expect(ready["port"] as? Int == server.port && ready["baseUrl"] as? String == base && ready["pid"] is Int, "\(ready)")
+            let environments = ready["environments"] as? [String: [String: String]] ?? [:]
+            #expect(environments["production"] == ["verifyReceipt": base + "/verifyReceipt", "serverApi": base], "\(environments)")
+            #expect(environments["sandbox"] == ["verifyReceipt": base + "/sandbox/verifyReceipt", "serverApi": base + "/sandbox"], "\(environments)")
+            #expect(environments["localTesting"] == ["serverApi": base + "/local-testing"], "\(environments)")
+            let auth = ready["auth"] as? [String: Any] ?? [:]
+            #expect(auth["mode"] as? String == "keys" && auth["issuerId"] as? String == issuerID, "\(auth)")
+            #expect((auth["keys"] as? [[String: String]]) == [["keyId": keyID, "keyPath": keyPath]], "\(auth)")
+            #expect(ready["tls"] is NSNull, "\(ready)")
+            let paths = ready["roots"] as? [String: String] ?? [:]
+            #expect(Set(paths.keys) == ["receipt", "storekit", "jws", "jws-xcode"], "\(paths)")
+            #expect(paths["jws"] == roots + "/jws-root-g3.pem" && paths["receipt"] == roots + "/root.pem")
+            #expect(try String(contentsOfFile: paths["jws"] ?? "", encoding: .utf8).hasPrefix("-----BEGIN CERTIFICATE-----"))
+            let control = ready["control"] as? [String: Any] ?? [:]
+            let clock = try await request((control["url"] as? String ?? "") + "/clock")
+            #expect(clock.status == 200 && clock.text.contains(Self.clock), "\(clock.text)")
+
+            let secure = try await Self.start(["--ready-json", "--tls", "--no-auth", "--export-roots", roots])
+            defer { secure.kill() }
+            let tls = try #require(try JSONSerialization.jsonObject(with: Data(secure.firstLine.utf8)) as? [String: Any], "\(secure.firstLine)")
+            #expect(tls["baseUrl"] as? String == "https://127.0.0.1:\(secure.port)" && (tls["auth"] as? [String: Any])?["mode"] as? String == "none", "\(tls)")
+            #expect(tls["tls"] as? [String: String] == ["rootAnchor": "receipt", "rootPath": roots + "/root.pem"], "\(tls)")
+        }
+    }
+}
