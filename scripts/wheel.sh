@@ -4,7 +4,7 @@
 # into DIST beside the tarball it is made from. No compiler and no network at install time: `pip install FILE.whl`.
 # The platform tag's glibc floor is read from the binaries (the highest GLIBC_x.y symbol version they need), so the
 # tag says what the binaries need, not what this machine has.
-# DIST is what `scripts/release.sh --out DIST` writes (receipt-forge-VERSION-linux-ARCH.tar.gz). Prints the wheel's path.
+# DIST is what `scripts/release.sh --out DIST` writes (receipt-forge-VERSION-linux-ARCH.tar.xz). Prints the wheel's path.
 # Usage: scripts/wheel.sh DIST
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -14,20 +14,16 @@ for tool in tar objdump python3; do
   command -v "$tool" >/dev/null || { echo "wheel.sh: $tool is needed and not on PATH" >&2; exit 69; }
 done
 shopt -s nullglob
-# The release tarball, not the image archive scripts/image.sh writes beside it (receipt-forge-VERSION-image-linux-…).
-tarballs=()
-for file in "$dist"/receipt-forge-*-linux-*.tar.gz; do
-  case "$(basename "$file")" in *-image-linux-*) ;; *) tarballs+=("$file") ;; esac
-done
-[ ${#tarballs[@]} -eq 1 ] || { echo "wheel.sh: $dist must hold one receipt-forge-VERSION-linux-ARCH.tar.gz (scripts/release.sh --out), found ${#tarballs[@]}" >&2; exit 66; }
+tarballs=("$dist"/receipt-forge-*-linux-*.tar.xz)
+[ ${#tarballs[@]} -eq 1 ] || { echo "wheel.sh: $dist must hold one receipt-forge-VERSION-linux-ARCH.tar.xz (scripts/release.sh --out), found ${#tarballs[@]}" >&2; exit 66; }
 tarball=${tarballs[0]}
-name=$(basename "$tarball" .tar.gz)
+name=$(basename "$tarball" .tar.xz)
 version=${name#receipt-forge-}; version=${version%-linux-*}
 arch=${name##*-linux-}
 
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-tar -xzf "$tarball" -C "$work" "$name/bin/forge" "$name/bin/forge-http"
+tar -xJf "$tarball" -C "$work" "$name/bin/forge" "$name/bin/forge-http"
 bin=$work/$name/bin
 # The glibc floor: the newest symbol version either binary asks of glibc.
 floor=$(objdump -T "$bin/forge" "$bin/forge-http" | grep -o 'GLIBC_2\.[0-9]*' | sort -t. -k2,2n -u | tail -1)
