@@ -493,8 +493,9 @@ extension Scenario {
         var purchase = purchases[index]
         let product = purchase.productID
         // A subscription's notification implies an auto-renewable product, as subscription fields (`expired`) do;
-        // only a type the scenario states contradicts it.
-        if state.needsSubscription, purchase.type == nil { purchase.type = .autoRenewable }
+        // only a type the scenario states contradicts it. Set only where it changes the type: the scenario is the
+        // seed of every drawn value (appAppleId), so one already auto-renewable must stay the same scenario.
+        if state.needsSubscription, purchase.type == nil, purchase.resolvedType != .autoRenewable { purchase.type = .autoRenewable }
         if state.needsSubscription, purchase.resolvedType != .autoRenewable {
             throw ForgeError(
                 .conflictingOptions, "\(pair) is about an auto-renewable subscription, and \(product) is \(purchase.resolvedType.rawValue): make it auto-renewable")
