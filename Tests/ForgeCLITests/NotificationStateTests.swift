@@ -179,10 +179,10 @@ struct NotificationStateTests {
             #expect(made.status == 64, "\(implied.pair) \(flags): \(made.status) \(made.stderr)")
             #expect(words.allSatisfy(made.stderr.contains), "\(made.stderr)")
         }
-        // A subscription's state on a non-consumable.
+        // A subscription's state on a product stated consumable (with no type stated, the pair makes it auto-renewable).
         let consumable = try await forge(
-            "jws", "make", "notification", "--notification-type", "EXPIRED", "--subtype", "VOLUNTARY", "--product", "gems", "--now", Self.now, "-q", "-o",
-            directory.appendingPathComponent("n.jws").path)
+            "jws", "make", "notification", "--notification-type", "EXPIRED", "--subtype", "VOLUNTARY", "--product", "gems", "--type", "consumable", "--now",
+            Self.now, "-q", "-o", directory.appendingPathComponent("n.jws").path)
         #expect(consumable.status == 64 && consumable.stderr.contains("auto-renewable"), "\(consumable.stderr)")
         // Flags that agree with the pair are welcome: an explicit past expiry for EXPIRED, renewals for DID_RENEW.
         #expect(try await Self.make(Self.pairs[0], ["--expires", "2024-12-20T00:00:00Z"], in: directory).result.status == 0)
