@@ -1,0 +1,40 @@
+import Foundation
+import ForgeTestSupport
+import Testing
+import _ForgeSupport
+
+/// Issue 43 through the built binary: `forge make --transaction-receipt` from flags, a spec and a StoreKit file, both
+/// signature versions.
+@Suite("forge make --transaction-receipt", .timeLimit(.minutes(2)))
+struct TransactionReceiptCLITests {
+    static let now = "2015-06-01T00:00:00Z"
+    static let sources: [[String]] = [
+        ["--product", "com.example.pro.monthly", "--type", "auto-renewable", "--renewals", "1"],
+        ["--spec", Repository.file("examples/scenario.json").path],
+        ["--storekit", Repository.file("examples/storekit/Products.storekit").path, "--product", "com.example.coins"],
+    ]
+
+    @Test("Flags, a spec and a .storekit alike: both versions, the same bytes twice", arguments: sources)
+    func makes(_ source: [String]) async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        for version in ["2", "3"] {
+            let file = directory.appendingPathComponent("v\(version).plist").path
+            let arguments = ["make", "--transaction-receipt", "--signature-version", version, "--now", Self.now, "--seed", "9"] + source
+            let made = try await forge(arguments: arguments + ["-o", file])
+            #expect(made.status == 0, "\(made.stderr)")
+            #expect(made.stderr.contains("trust anchor: --root transaction-receipt-v\(version)"), "\(made.stderr)")
+            let again = try await forge(arguments: arguments + ["--format", "der", "-q"])
+            #expect(again.stdout == (try Data(contentsOf: URL(fileURLWithPath: file))), "deterministic")
+        }
+    }
+
+    @Test("--signature-version needs --transaction-receipt, --count refuses it, and an Xcode preset has none to make")
+    func refusals() async throws {
+        #expect(try await forge("make", "--signature-version", "2", "--product", "p").status == 64)
+        #expect(try await forge("make", "--transaction-receipt", "--signature-version", "4", "--product", "p").status == 64)
+        #expect(try await forge("make", "--transaction-receipt", "--count", "2", "--out", "x", "--product", "p").status == 64)
+        let xcode = try await forge("make", "--transaction-receipt", "--preset", "xcode-2023", "--product", "p", "--now", Self.now)
+        #expect(xcode.status == 64 && xcode.stderr.contains("Xcode"), "exit \(xcode.status): \(xcode.stderr)")
+    }
+}
