@@ -4,7 +4,7 @@ import Testing
 import _ForgeSupport
 
 /// Issue 43 through the built binary: `forge make --transaction-receipt` from flags, a spec and a StoreKit file, both
-/// signature versions.
+/// signature versions, and `forge inspect` / `forge validate` of what it makes.
 @Suite("forge make --transaction-receipt", .timeLimit(.minutes(2)))
 struct TransactionReceiptCLITests {
     static let now = "2015-06-01T00:00:00Z"
@@ -14,7 +14,7 @@ struct TransactionReceiptCLITests {
         ["--storekit", Repository.file("examples/storekit/Products.storekit").path, "--product", "com.example.coins"],
     ]
 
-    @Test("Flags, a spec and a .storekit alike: both versions, the same bytes twice", arguments: sources)
+    @Test("Flags, a spec and a .storekit alike: both versions, the same bytes twice, valid under the bundled anchors", arguments: sources)
     func makes(_ source: [String]) async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -26,6 +26,12 @@ struct TransactionReceiptCLITests {
             #expect(made.stderr.contains("trust anchor: --root transaction-receipt-v\(version)"), "\(made.stderr)")
             let again = try await forge(arguments: arguments + ["--format", "der", "-q"])
             #expect(again.stdout == (try Data(contentsOf: URL(fileURLWithPath: file))), "deterministic")
+            let valid = try await forge("validate", file, "--bundle-id", "com.example.app")
+            #expect(valid.status == 0, "\(valid.text)\(valid.stderr)")
+            #expect(valid.text.contains("checked: parse, structure, signature, payload, chain, bundle id"), "\(valid.text)")
+            let inspected = try await forge("inspect", file)
+            #expect(inspected.status == 0 && inspected.text.contains("signature blob: version \(version), \(version == "2" ? 128 : 256)-byte signature"), "\(inspected.text)")
+            #expect(inspected.text.contains("transaction-id = ") && inspected.text.contains("bid = \"com.example.app\""), "\(inspected.text)")
         }
     }
 
