@@ -1,7 +1,9 @@
 import Foundation
 import ForgeCrypto
 import StoreForge
+import ReceiptCorpus
 import ReceiptModel
+@testable import ReferenceValidation
 import Testing
 import _ForgeSupport
 import StoreModel
@@ -101,6 +103,49 @@ struct TransactionReceiptTests {
         #expect(!keys.contains("expires-date") && !keys.contains("web-order-line-item-id") && !keys.contains("is-in-intro-offer-period"))
         #expect(keys.contains("quantity"))
         #expect(throws: ForgeError.self) { try forge.makeTransactionReceipt(Self.scenario(.xcode2023), now: Self.now, version: .v3) }
+    }
+
+    static let vectors = VectorCatalogue.all.filter { $0.artifact == .transactionReceipt }
+
+    @Test("The corpus has both versions in both environments, and an invalid vector of every defect")
+    func corpusShape() {
+        #expect(Self.vectors.filter { $0.verdict == .valid }.count == 4)
+        let defects = Set(Self.vectors.flatMap(\.mutations).compactMap { TransactionReceiptDefect(mutationID: $0.mutation) })
+        #expect(defects == Set(TransactionReceiptDefect.allCases))
+    }
+
+    @Test("The reference validator gives every transaction-receipt vector its verdict and error class", arguments: vectors.map(\.id))
+    func oracle(id: String) throws {
+        let spec = try #require(Self.vectors.first { $0.id == id })
+        let (bytes, context) = try spec.make(forge: Forge.bundled())
+        let anchor = try #require(BundledAnchor.allCases.first { $0.corpusID == context.trustAnchor })
+        let report = TransactionReceiptValidator().validate(
+            bytes,
+            context: ValidationContext(
+                trustedRoots: [try anchor.certificate()], bundleID: context.bundleId, environment: context.environment, now: ReceiptDate.parse(context.now)!))
+        if spec.verdict == .valid {
+            #expect(report.verdict == .valid, "\(report.message)")
+            #expect(report.checks.map(\.name) == [.parse, .structure, .signature, .payload, .chain, .bundleID, .environment])
+        } else {
+            let got = try #require(report.errorClass, "\(report.message)")
+            #expect(spec.errorClasses.contains { got.isWithin($0) }, "got \(got): \(report.message)")
+        }
+    }
+
+    @Test("Hostile plists are judged in linear time and bounded depth: deep nesting, a million entries, 16 MiB of one string")
+    func hostile() {
+        let context = ValidationContext(trustedRoots: [], now: Self.now)
+        let inputs: [[UInt8]] = [
+            Array(("{a=" + String(repeating: "(", count: 1_000_000)).utf8), Array(("{" + String(repeating: "a=b;", count: 1_000_000) + "}").utf8),
+            Array(("{\"a\"=\"" + String(repeating: "x", count: 16_000_000)).utf8), Array(("{" + String(repeating: "/*", count: 100_000)).utf8),
+            Array(("{" + String(repeating: "a=<0a0b", count: 100_000)).utf8),
+        ]
+        for input in inputs {
+            let clock = ContinuousClock()
+            let elapsed = clock.measure { _ = TransactionReceiptValidator().validate(input, context: context) }
+            #expect(elapsed < .seconds(10), "\(input.prefix(8)): \(elapsed)")
+            #expect(TransactionReceiptValidator().validate(input, context: context).verdict == .invalid)
+        }
     }
 
     @Test("The old-style plist round-trips escapes, and the reader takes the whole syntax in one bounded pass")

@@ -68,7 +68,7 @@ public struct CorpusGenerator: Sendable {
                     severity: spec.severity, features: spec.features, canary: spec.canary, context: context,
                     expected: Expectation(
                         verdict: spec.verdict, errorClasses: spec.errorClasses,
-                        decoded: spec.verdict == .valid && !spec.artifact.isJWS ? Self.decoded(bytes) : nil),
+                        decoded: spec.verdict == .valid && spec.artifact == .receipt ? Self.decoded(bytes) : nil),
                     provenance: try spec.provenance()))
         }
         let manifest = Manifest(

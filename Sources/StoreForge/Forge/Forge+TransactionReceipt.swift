@@ -26,6 +26,22 @@ public enum TransactionReceiptVersion: UInt8, Sendable, Hashable, CaseIterable, 
         case .v3: (receiptPKI.privateKey(.leafSHA1), receiptPKI.certificateDER(.leafSHA1), receiptPKI.certificateDER(.intermediateSHA1))
         }
     }
+
+    /// The signer's issuer with its key, for certificates issued again from them (the vectors' variants).
+    public func issuer(receiptPKI: CertificateSet<CertificateRole>, transactionPKI: CertificateSet<TransactionReceiptRole>) -> Credential<RSAPrivateKey> {
+        switch self {
+        case .v2: transactionPKI[.iTunesStoreCA]
+        case .v3: receiptPKI[.intermediateSHA1]
+        }
+    }
+
+    /// The signer's certificate template.
+    public var signerTemplate: CertificateTemplate {
+        switch self {
+        case .v2: TransactionReceiptRole.purchaseReceipt.template
+        case .v3: CertificateRole.leafSHA1.template
+        }
+    }
 }
 
 /// One purchase of the store as a transaction receipt, before it is signed: what the vectors edit.
@@ -44,24 +60,32 @@ public struct TransactionReceiptDraft: Sendable {
     public let transaction: Transaction
     public let store: Store
 
+    /// The inner plist's bytes instead of ``purchaseInfo`` rendered (a vector's purchase-info that is not a plist of strings).
+    public var rawPurchaseInfo: [UInt8]?
+
     /// `purchase-info` as the old-style plist whose base64 the outer one carries.
-    public var purchaseInfoBytes: [UInt8] { OldStylePlist.render(purchaseInfo) }
+    public var purchaseInfoBytes: [UInt8] { rawPurchaseInfo ?? OldStylePlist.render(purchaseInfo) }
 
     /// Signs `purchaseInfoBytes` (or `signing` instead, for a receipt whose signature is of another purchase-info).
     public func signed(signing other: [UInt8]? = nil) throws(ForgeError) -> ForgedTransactionReceipt {
-        let info = purchaseInfoBytes
-        let message = TransactionReceiptSignature.signedMessage(version: version.rawValue, purchaseInfo: other ?? info)
-        let signature = try ForgeError.wrapping("signing the transaction receipt") { try key.signature(for: message, algorithm: .sha1) }
-        let blob = TransactionReceiptSignature(version: version.rawValue, signature: signature, certificate: certificate).encoded()
-        return assembled(signatureBlob: blob)
+        assembled(signatureBlob: try signature(signing: other).encoded())
     }
 
-    /// The outer plist around any signature blob (the vectors write broken ones).
-    public func assembled(signatureBlob: [UInt8]) -> ForgedTransactionReceipt {
+    /// The signature blob over `version ‖ purchase-info` (or `other`), by ``key``, embedding ``certificate``.
+    public func signature(signing other: [UInt8]? = nil) throws(ForgeError) -> TransactionReceiptSignature {
+        let message = TransactionReceiptSignature.signedMessage(version: version.rawValue, purchaseInfo: other ?? purchaseInfoBytes)
+        let signature = try ForgeError.wrapping("signing the transaction receipt") { try key.signature(for: message, algorithm: .sha1) }
+        return TransactionReceiptSignature(version: version.rawValue, signature: signature, certificate: certificate)
+    }
+
+    /// The outer plist around any signature blob (the vectors write broken ones); nil leaves `signature` out, as the
+    /// unsigned receipt of Apple's own test fixture.
+    public func assembled(signatureBlob: [UInt8]?) -> ForgedTransactionReceipt {
         let info = purchaseInfoBytes
-        let outer: [(key: String, value: String)] =
-            [(TransactionReceipt.OuterKey.signature.rawValue, Base64.encode(signatureBlob)), (TransactionReceipt.OuterKey.purchaseInfo.rawValue, Base64.encode(info))]
-            + outerTail
+        var outer: [(key: String, value: String)] = []
+        if let signatureBlob { outer.append((TransactionReceipt.OuterKey.signature.rawValue, Base64.encode(signatureBlob))) }
+        outer.append((TransactionReceipt.OuterKey.purchaseInfo.rawValue, Base64.encode(info)))
+        outer += outerTail
         return ForgedTransactionReceipt(
             bytes: OldStylePlist.render(outer), purchaseInfo: info, purchaseInfoEntries: purchaseInfo, version: version, transaction: transaction, anchor: anchor,
             store: store)
