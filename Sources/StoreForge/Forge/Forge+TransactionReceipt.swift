@@ -118,11 +118,14 @@ extension Forge {
         try transactionReceiptDraft(scenario, now: now, version: version, transactionID: transactionID).signed()
     }
 
-    /// The same, unsigned, for callers that edit it first.
+    /// The same, unsigned, for callers that edit it first. With `reissuedAt`, the store is looked at then, as
+    /// verifyReceipt's server sees it later (``Store/init(_:now:reissuedAt:)``); with `latestOf`, the purchase is the
+    /// latest period of that original transaction (a subscription's latest renewal).
     public func transactionReceiptDraft(
-        _ scenario: Scenario, now: Date, version: TransactionReceiptVersion, transactionID: String? = nil
+        _ scenario: Scenario, now: Date, version: TransactionReceiptVersion, transactionID: String? = nil, reissuedAt: Date? = nil,
+        latestOf originalTransactionID: String? = nil
     ) throws(ForgeError) -> TransactionReceiptDraft {
-        let store = try Store(scenario, now: now)
+        let store = try Store(scenario, now: now, reissuedAt: reissuedAt)
         guard !store.preset.isXcode else {
             throw ForgeError(.conflictingOptions, "a transaction receipt is iOS 6's, from the App Store or its sandbox: Xcode's StoreKit testing never made one")
         }
@@ -133,7 +136,8 @@ extension Forge {
             }
             transaction = named
         } else {
-            guard let latest = store.transactions.enumerated().max(by: { ($0.element.purchaseDate, $0.offset) < ($1.element.purchaseDate, $1.offset) }) else {
+            let candidates = store.transactions.enumerated().filter { originalTransactionID == nil || $0.element.originalTransactionID == originalTransactionID }
+            guard let latest = candidates.max(by: { ($0.element.purchaseDate, $0.offset) < ($1.element.purchaseDate, $1.offset) }) else {
                 throw ForgeError(.invalidScenario, "the scenario has no purchase at \(ReceiptDate.format(now)): a transaction receipt is of one purchase")
             }
             transaction = latest.element
