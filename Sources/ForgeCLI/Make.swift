@@ -142,9 +142,10 @@ struct Make: ParsableCommand {
             )
             note("now \(ReceiptDate.format(store.now)), seed \(store.seed), bundle id \(store.bundleID)")
             let anchor: BundledAnchor = version == .v2 ? .transactionReceiptV2 : .transactionReceiptV3
-            note(
-                "trust anchor: --root \(anchor.rawValue) (compiled in; `forge ca export` writes it as \(anchor.fileStem).pem); the chain is the embedded certificate and this issuer"
-            )
+            let anchorText =
+                certificates.map { "\($0)/\(CertificateRole.intermediateSHA1.fileStem).pem" }
+                ?? "--root \(anchor.rawValue) (compiled in; `forge ca export` writes it as \(anchor.fileStem).pem)"
+            note("trust anchor: \(anchorText); the chain is the embedded certificate and this issuer")
         }
     }
 

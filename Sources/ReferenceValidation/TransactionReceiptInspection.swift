@@ -1,5 +1,5 @@
 import ForgeCrypto
-package import ReceiptModel
+import ReceiptModel
 package import _ForgeSupport
 
 /// An iOS 6 transaction receipt as `forge inspect` shows it: the outer keys, the signature blob (version, lengths,

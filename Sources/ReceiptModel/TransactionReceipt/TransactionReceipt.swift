@@ -1,4 +1,4 @@
-public import _ForgeSupport
+import _ForgeSupport
 
 /// The iOS 6 transaction receipt (`SKPaymentTransaction.transactionReceipt`, apple-2026-facts §4) as bytes: an old-style
 /// plist of strings (``OuterKey``) whose `purchase-info` is the base64 of another (``PurchaseInfoKey``) and whose

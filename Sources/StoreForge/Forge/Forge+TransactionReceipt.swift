@@ -1,4 +1,4 @@
-public import AppStoreVocabulary
+import AppStoreVocabulary
 #if canImport(FoundationEssentials)
     public import FoundationEssentials
 #else

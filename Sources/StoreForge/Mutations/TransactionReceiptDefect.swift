@@ -1,4 +1,4 @@
-public import ForgeCrypto
+import ForgeCrypto
 public import ReceiptCorpus
 public import ReceiptModel
 import _ForgeSupport

@@ -6,7 +6,7 @@
 public import ForgeCrypto
 import ReceiptModel
 import _ForgeSupport
-public import StoreModel
+import StoreModel
 
 /// The certificates that sign version 2 of the iOS 6 transaction receipt (apple-2026-facts §4), Apple-shaped and
 /// TEST-named. Version 3 is signed by the SHA-1-era receipt-signing leaf of ``CertificateRole`` under its WWDR-like
