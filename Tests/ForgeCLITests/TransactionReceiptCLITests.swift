@@ -35,6 +35,38 @@ struct TransactionReceiptCLITests {
         }
     }
 
+    @Test("The runner over HTTP: a verifyReceipt mapping that declares transaction-receipt, against forge serve, judges every vector right")
+    func servedThroughTheRunner() async throws {
+        let server = try await BackgroundServer.start(["serve", "--listen", "127.0.0.1:0"])
+        defer { server.kill() }
+        try await withTemporaryDirectory { directory in
+            // Apple's verifyReceipt shape with the vector's context, and the artefact declared (the built-in mapping declares receipts).
+            let mapping = directory.appendingPathComponent("mapping.json")
+            try Data(
+                #"""
+                {"mappingVersion": 1, "name": "verifyreceipt-ios6",
+                 "request": {"headers": {"X-Forge-Now": "{{now}}", "X-Forge-Trust-Anchor": "{{trustAnchor}}", "X-Forge-Bundle-Id": "{{bundleId}}",
+                                         "X-Forge-Environment": "{{environment}}"},
+                             "body": {"receipt-data": "{{receipt}}"}},
+                 "response": {"verdict": "/status", "accept": ["0", "21006"],
+                              "reject": {"21002": "container", "21003": "signature", "21007": "binding.environment", "21008": "binding.environment", "21010": "binding"}},
+                 "artifacts": ["transaction-receipt"]}
+                """#.utf8
+            ).write(to: mapping)
+            let results = directory.appendingPathComponent("results.json")
+            let outcome = try await run(
+                Binaries.forge,
+                [
+                    "run", "--target", server.url + "/verifyReceipt", "--mapping", mapping.path, "--vectors", Repository.vectors.path, "--results", results.path,
+                    "--quiet",
+                ], deadline: .seconds(60))
+            #expect(outcome.status == 0, "\(outcome.text)\(outcome.stderr)")
+            let parsed = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: results)) as? [String: Any])
+            let rows = try #require(parsed["results"] as? [[String: Any]])
+            #expect(rows.count == 16 && rows.allSatisfy { $0["outcome"] as? String == "PASS" }, "\(rows.map { "\($0["id"] ?? "") \($0["outcome"] ?? "")" })")
+        }
+    }
+
     @Test("--signature-version needs --transaction-receipt, --count refuses it, and an Xcode preset has none to make")
     func refusals() async throws {
         #expect(try await forge("make", "--signature-version", "2", "--product", "p").status == 64)
