@@ -297,6 +297,7 @@ struct Inspect: ParsableCommand {
     func run() throws {
         let (bytes, source) = try readInput(file)
         if let transactionReceipt = TransactionReceiptInspection(bytes, source: source) {
+            if let unreadable = transactionReceipt.unreadable { throw fail(unreadable, Exit.dataError) }
             let report = checks.hasExpectations ? TransactionReceiptValidator().validate(bytes, context: try transactionReceiptContext(checks)) : nil
             let inspection = Inspection(transactionReceipt, report: report)
             return print(checks.json ? inspection.json().serialized() : inspection.text())

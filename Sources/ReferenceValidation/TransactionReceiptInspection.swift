@@ -42,6 +42,9 @@ package struct TransactionReceiptInspection: InspectedArtefact {
 
     package var members: JSONObject { described }
 
+    /// Why the outer plist does not read, when it does not: the input is then no transaction receipt to show.
+    package var unreadable: String? { described["outerError"]?.stringValue.map { "the outer plist \($0)" } }
+
     package var lines: [String] {
         var lines = ["\(described["source"]?.stringValue ?? ""): iOS 6 transaction receipt, \(described["bytes"]?.integerValue ?? 0) bytes (old-style plist)"]
         if let error = described["outerError"]?.stringValue { lines.append("outer plist: unreadable \(error)") }

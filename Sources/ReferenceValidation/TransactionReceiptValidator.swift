@@ -24,8 +24,9 @@ package struct TransactionReceiptFindings: ArtefactFindings {
     package var purchaseInfo: [(key: String, value: String)]?
 
     package static let validMessage = "transaction receipt is valid"
-    /// Neither an old-style plist nor its base64 (exit 65 territory).
-    package static func isUnreadable(_ errorClass: ErrorClass?) -> Bool { errorClass?.family == ErrorClass.input.rawValue }
+    /// Neither an old-style plist nor its base64, or no transaction receipt's plist and signature blob (exit 65
+    /// territory), by the receipt validator's rule: a purchase-info that is wrong under a valid signature is readable.
+    package static func isUnreadable(_ errorClass: ErrorClass?) -> Bool { ReceiptFindings.isUnreadable(errorClass) }
 }
 
 /// The reference validator of the iOS 6 transaction receipt, with Apple's recommended checks (apple-2026-facts §4,

@@ -74,5 +74,10 @@ struct TransactionReceiptCLITests {
         #expect(try await forge("make", "--transaction-receipt", "--count", "2", "--out", "x", "--product", "p").status == 64)
         let xcode = try await forge("make", "--transaction-receipt", "--preset", "xcode-2023", "--product", "p", "--now", Self.now)
         #expect(xcode.status == 64 && xcode.stderr.contains("Xcode"), "exit \(xcode.status): \(xcode.stderr)")
+        // Not a plist at all, though it starts like one: inspect and validate say so with exit 65, as for any unreadable input.
+        let broken = Data("{ \"signature\" = ".utf8)
+        let inspected = try await forge("inspect", "-", stdin: broken)
+        #expect(inspected.status == 65 && inspected.stderr.contains("outer plist"), "exit \(inspected.status): \(inspected.stderr)")
+        #expect(try await forge("validate", "-", stdin: broken).status == 65)
     }
 }
