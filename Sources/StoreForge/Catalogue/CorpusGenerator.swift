@@ -45,7 +45,7 @@ public struct CorpusGenerator: Sendable {
         ]
         let transactionReceiptAnchors = [
             (
-                TrustAnchorID.forgeITunesStoreCA, try CertificateSet<TransactionReceiptRole>.bundled().certificateDER(.iTunesStoreCA),
+                TrustAnchorID.forgeITunesStoreCA, forge.transactionReceiptPKI.certificateDER(.iTunesStoreCA),
                 "The receipt-forge TEST iTunes Store CA-like authority: the anchor of version 2 iOS 6 transaction receipts (their chain is the signer and it)."
             ),
             (

@@ -142,7 +142,7 @@ extension Forge {
             }
             transaction = latest.element
         }
-        let signer = version.signer(receiptPKI: receiptPKI, transactionPKI: try .bundled())
+        let signer = version.signer(receiptPKI: receiptPKI, transactionPKI: transactionReceiptPKI)
         let sandbox = store.environment == .sandbox
         var outerTail: [(key: String, value: String)] = []
         if sandbox { outerTail.append((TransactionReceipt.OuterKey.environment.rawValue, Environment.sandbox.rawValue)) }

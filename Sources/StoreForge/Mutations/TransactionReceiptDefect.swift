@@ -71,7 +71,7 @@ public enum TransactionReceiptDefect: String, Sendable, Hashable, CaseIterable {
         case .version2With256ByteSignature, .version3With128ByteSignature:
             // The other version's signature and certificate under this version's byte.
             let other: TransactionReceiptVersion = self == .version2With256ByteSignature ? .v3 : .v2
-            let signer = other.signer(receiptPKI: forge.receiptPKI, transactionPKI: try .bundled())
+            let signer = other.signer(receiptPKI: forge.receiptPKI, transactionPKI: forge.transactionReceiptPKI)
             draft.key = signer.key
             draft.certificate = signer.certificate
             draft.version = other
@@ -88,7 +88,7 @@ public enum TransactionReceiptDefect: String, Sendable, Hashable, CaseIterable {
             return draft.assembled(signatureBlob: Array(blob.prefix(cut)))
         case .leafExpiredAtPurchase, .chainToAnotherRoot:
             var template = draft.version.signerTemplate
-            var issuer = draft.version.issuer(receiptPKI: forge.receiptPKI, transactionPKI: try .bundled())
+            var issuer = draft.version.issuer(receiptPKI: forge.receiptPKI, transactionPKI: forge.transactionReceiptPKI)
             if self == .leafExpiredAtPurchase {
                 template.notBefore = TestPKIProfile.date(2000, 1, 1)
                 template.notAfter = TestPKIProfile.date(2001, 1, 1)
