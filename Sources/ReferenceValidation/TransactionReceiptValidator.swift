@@ -61,14 +61,12 @@ package struct TransactionReceiptValidator: ArtefactValidator {
         guard let outerBytes = TransactionReceipt.outerBytes(input) else {
             return fail(.parse, .inputEncoding, "neither an old-style plist ('{' first) nor the base64 of one")
         }
-        let outer: [(key: String, value: String)]
-        do {
-            outer = try TransactionReceipt.strings(of: try OldStylePlist.parse(outerBytes))
-        } catch let error as ReceiptDecodingError {
+        let outerPlist: OldStylePlist.Value
+        do throws(ReceiptDecodingError) { outerPlist = try OldStylePlist.parse(outerBytes) } catch {
             return fail(.parse, .containerMalformed, "the outer plist: \(error)")
-        } catch let problem as TransactionReceipt.StringsProblem {
-            return fail(.parse, .containerMalformed, "the outer plist: \(problem)")
-        } catch {
+        }
+        let outer: [(key: String, value: String)]
+        do throws(TransactionReceipt.StringsProblem) { outer = try TransactionReceipt.strings(of: outerPlist) } catch {
             return fail(.parse, .containerMalformed, "the outer plist: \(error)")
         }
         findings.outer = outer
@@ -110,14 +108,14 @@ package struct TransactionReceiptValidator: ArtefactValidator {
         checks.append(.passed(.signature, "RSASSA-PKCS1-v1_5 SHA-1 over version ‖ purchase-info verifies (RSA-\(key.bitCount))"))
 
         // Payload: a dictionary of strings with the keys the checks read.
-        let entries: [(key: String, value: String)]
-        do {
-            entries = try TransactionReceipt.strings(of: try OldStylePlist.parse(purchaseInfo, region: "purchase-info byte"))
-        } catch let problem as TransactionReceipt.StringsProblem {
-            if case .notDictionary = problem { return fail(.payload, .payloadMalformed, "purchase-info: \(problem)") }
-            return fail(.payload, .payloadInvalidField, "purchase-info: \(problem)")
-        } catch {
+        let innerPlist: OldStylePlist.Value
+        do throws(ReceiptDecodingError) { innerPlist = try OldStylePlist.parse(purchaseInfo, region: "purchase-info byte") } catch {
             return fail(.payload, .payloadMalformed, "purchase-info is not an old-style plist: \(error)")
+        }
+        let entries: [(key: String, value: String)]
+        do throws(TransactionReceipt.StringsProblem) { entries = try TransactionReceipt.strings(of: innerPlist) } catch {
+            if case .notDictionary = error { return fail(.payload, .payloadMalformed, "purchase-info: \(error)") }
+            return fail(.payload, .payloadInvalidField, "purchase-info: \(error)")
         }
         findings.purchaseInfo = entries
         func field(_ key: TransactionReceipt.PurchaseInfoKey) -> String? { entries.first { $0.key == key.rawValue }?.value }
