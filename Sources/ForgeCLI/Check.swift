@@ -162,6 +162,25 @@ struct EnvironmentArgument: ExpressibleByArgument {
 }
 
 /// The receipt-only expectations of `validate` and `inspect`.
+/// What an iOS 6 transaction receipt is bound to besides the shared checks: the transaction the app reported.
+struct TransactionReceiptCheckOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("iOS 6 transaction receipts: the transaction id the app reported (transaction-id).", valueName: "id"))
+    var transactionId: String?
+    @Option(help: ArgumentHelp("iOS 6 transaction receipts: the product the app reported (product-id).", valueName: "id"))
+    var productId: String?
+    @Option(parsing: .number, help: ArgumentHelp("iOS 6 transaction receipts: the quantity the app reported.", valueName: "n"))
+    var quantity: Int?
+
+    var hasExpectations: Bool { transactionId != nil || productId != nil || quantity != nil }
+
+    var expected: ExpectedTransaction? { hasExpectations ? ExpectedTransaction(transactionID: transactionId, productID: productId, quantity: quantity) : nil }
+
+    /// Refuses the flags for an artefact that is not a transaction receipt.
+    func refuseUnlessTransactionReceipt() throws {
+        if hasExpectations { throw fail("--transaction-id, --product-id and --quantity are checks of iOS 6 transaction receipts; this is not one", Exit.usage) }
+    }
+}
+
 struct ReceiptCheckOptions: ParsableArguments {
     @Option(help: "Expected app version (attribute 3).")
     var appVersion: String?
@@ -191,7 +210,7 @@ struct Validate: AsyncParsableCommand {
         discussion: """
             Steps: parse; signature by the embedded certificate the SignerInfo names, with the SignerInfo's digest; chain to --root at the receipt creation date (or --at), requiring the marker OIDs and a 3-certificate chain unless the signer is itself a trusted self-signed certificate (Xcode); bundle id; app version; device hash; environment; receipt expiration (type 21). Input: DER, base64 (line breaks allowed) or base64 of base64, from a file or - for stdin. Exit codes: 0 valid, 1 invalid, 65 unreadable input, 66 missing file (or a --root that is neither a file nor a bundled anchor), 64 usage.
 
-            An iOS 6 transaction receipt (an old-style plist, or its base64) is judged by Apple's recommended checks instead: the signature blob's structure; RSASSA-PKCS1-v1_5 SHA-1 over version ‖ purchase-info under the embedded certificate; that certificate issued by a --root (default: the bundled transaction-receipt-v2 and -v3 anchors, the signers' issuers) at the purchase date, the chain being exactly those two; the marker 1.2.840.113635.100.6.5.1 for version 2; purchase-info a dictionary of strings, each key once; bundle id; environment.
+            An iOS 6 transaction receipt (an old-style plist, or its base64) is judged by Apple's recommended checks instead: the signature blob's structure; RSASSA-PKCS1-v1_5 SHA-1 over version ‖ purchase-info under the embedded certificate; that certificate issued by a --root (default: the bundled transaction-receipt-v2 and -v3 anchors, the signers' issuers) at the purchase date, the chain being exactly those two; the marker 1.2.840.113635.100.6.5.1 for version 2; purchase-info a dictionary of strings, each key once; bundle id; the transaction the app reported (--transaction-id, --product-id, --quantity); environment.
 
             Output: the verdict first (valid, or invalid (error class)), then each failure (FAIL), the checks that passed (checked:), those skipped and why (skipped:, with the flag that would run them) and each subscription's state at --at or now (subscription ID: active, expires …; expired …; revoked …). --json has the same as checks and subscriptions. When a bundled anchor would trust a receipt the roots given do not (an xcode-* receipt: --root storekit), stderr says which --root to pass.
 
@@ -202,6 +221,7 @@ struct Validate: AsyncParsableCommand {
     var file: String?
     @OptionGroup(title: "Checks") var checks: CheckOptions
     @OptionGroup(title: "Receipt checks") var receiptChecks: ReceiptCheckOptions
+    @OptionGroup(title: "Transaction-receipt checks") var transactionChecks: TransactionReceiptCheckOptions
     @Flag(help: "Serve the harness protocol v1 on stdin/stdout (NDJSON) for `forge run --target stdio:…`, with the corpus's trust anchors.")
     var harness = false
     @Option(
@@ -217,6 +237,9 @@ struct Validate: AsyncParsableCommand {
 
     func validate() throws {
         if harness, listen != nil { throw ValidationError("--harness (stdio) and --listen (HTTP) are two ways to serve; choose one") }
+        if harness || listen != nil, transactionChecks.hasExpectations {
+            throw ValidationError("--transaction-id, --product-id and --quantity check one transaction receipt file, not a harness's requests")
+        }
         if harness || listen != nil, file != nil { throw ValidationError("a harness reads requests, not a receipt file; give no file with --harness or --listen") }
         if !harness, listen == nil, file == nil { throw ValidationError("give a receipt file (or - for stdin), or --harness, or --listen host:port") }
         if let listen, Self.hostAndPort(listen) == nil { throw ValidationError("--listen must be host:port (e.g. 127.0.0.1:8080, port 0 for any), not '\(listen)'") }
@@ -231,10 +254,12 @@ struct Validate: AsyncParsableCommand {
         guard let file else { throw ValidationError("give a receipt file (or - for stdin)") }
         let (bytes, source) = try readInput(file)
         if let transactionReceipt = TransactionReceiptInspection(bytes, source: source) {
-            let context = try transactionReceiptContext(checks)
+            var context = try transactionReceiptContext(checks)
+            context.transaction = transactionChecks.expected
             let report = TransactionReceiptValidator().validate(bytes, context: context)
             return try checks.finish(report, subscriptions: [], at: context.now, hint: nil, json: Inspection(transactionReceipt, report: report).json())
         }
+        try transactionChecks.refuseUnlessTransactionReceipt()
         let context = try receiptChecks.context(checks)
         let report = ReferenceValidator().validate(bytes, context: context)
         try checks.finish(

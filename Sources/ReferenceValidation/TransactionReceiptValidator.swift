@@ -33,9 +33,9 @@ package struct TransactionReceiptFindings: ArtefactFindings {
 /// `VerificationController.m`): the signature blob's structure; RSASSA-PKCS1-v1_5 SHA-1 over `version ‖ purchase-info`
 /// under the embedded certificate; the chain of exactly two certificates, the embedded one issued by a trusted anchor
 /// (its issuer, as Apple anchors on the iTunes Store CA), evaluated at the purchase date; the marker
-/// 1.2.840.113635.100.6.5.1 for version 2; then the bundle id and the environment. `purchase-info` must be a
-/// dictionary of strings with each key once. Product, quantity and replay are the caller's to bind (the context has
-/// no transaction to compare with).
+/// 1.2.840.113635.100.6.5.1 for version 2; then the bundle id, the transaction the app reported (transaction id,
+/// product, quantity: ``ValidationContext/transaction``) and the environment. `purchase-info` must be a dictionary of
+/// strings with each key once. Replay (a transaction id seen before) is the caller's: the validator keeps no state.
 package struct TransactionReceiptValidator: ArtefactValidator {
     package init() {}
 
@@ -150,6 +150,15 @@ package struct TransactionReceiptValidator: ArtefactValidator {
             let bid = field(.bundleID) ?? ""
             guard bid == bundleID else { return fail(.bundleID, .bindingBundleID, "bid \(bid), expected \(bundleID)") }
             checks.append(.passed(.bundleID, bid))
+        }
+        if let expected = context.transaction {
+            let mismatched = [
+                (TransactionReceipt.PurchaseInfoKey.transactionID, expected.transactionID), (.productID, expected.productID), (.quantity, expected.quantity.map(String.init)),
+            ].first { key, value in value.map { $0 != field(key) } ?? false }
+            if let (key, value) = mismatched {
+                return fail(.transaction, .binding, "\(key.rawValue) \(field(key) ?? ""), the app reported \(value ?? "")")
+            }
+            checks.append(.passed(.transaction, "transaction \(field(.transactionID) ?? ""), \(quantity) × \(field(.productID) ?? "") as the app reported"))
         }
         if let expected = context.environment {
             let stated = value(.environment)

@@ -67,6 +67,27 @@ struct TransactionReceiptCLITests {
         }
     }
 
+    @Test("validate binds the receipt to the transaction the app reported: --transaction-id, --product-id, --quantity")
+    func transactionBinding() async throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("t.plist").path
+        let made = try await forge(
+            "make", "--transaction-receipt", "--product", "com.example.coins", "--quantity", "3", "--now", Self.now, "--seed", "1", "-q", "-o", file)
+        #expect(made.status == 0, "\(made.stderr)")
+        let inspected = try json(try await forge("inspect", file, "--json"))
+        let id = try #require((inspected["purchaseInfo"] as? [String: Any])?["transaction-id"] as? String)
+        let bound = try await forge("validate", file, "--transaction-id", id, "--product-id", "com.example.coins", "--quantity", "3")
+        #expect(bound.status == 0 && bound.text.contains("transaction"), "\(bound.text)")
+        for (flag, value) in [("--transaction-id", "1"), ("--product-id", "com.example.gems"), ("--quantity", "30")] {
+            let other = try await forge("validate", file, flag, value)
+            #expect(other.status == 1 && other.text.hasPrefix("invalid (binding)"), "\(flag) \(value): \(other.text)")
+        }
+        let receipt = directory.appendingPathComponent("r.der").path
+        #expect(try await forge("make", "--product", "com.example.coins", "--now", Self.now, "-q", "-o", receipt).status == 0)
+        #expect(try await forge("validate", receipt, "--quantity", "1").status == 64, "the flags are a transaction receipt's")
+    }
+
     @Test("--signature-version needs --transaction-receipt, --count refuses it, and an Xcode preset has none to make")
     func refusals() async throws {
         #expect(try await forge("make", "--signature-version", "2", "--product", "p").status == 64)
