@@ -33,6 +33,8 @@ Validators (NAME: what it wraps; what is installed):
   asl-jws  app-store-server-library 3.1.2 SignedDataVerifier  asl's venv (StoreKit 2 JWS vectors only; online
                                                                    checks on for `online` vectors, against the
                                                                    OCSP responder forge run starts)
+  asl-tr   app-store-server-library 3.1.2 ReceiptUtility      asl's venv (iOS 6 transaction receipts only:
+           .extract_transaction_id_from_transaction_receipt        extract-only, it verifies nothing)
   jwtkit   vapor/jwt-kit 5.8.0 X5CVerifier                   swift build (debug) of examples/harnesses/jwtkit (JWS only)
 
 Installed, not run against the corpus (the tools of ServerAPISpecTests, the OpenAPI document of forge serve's
@@ -81,7 +83,7 @@ while [ $# -gt 0 ]; do
 done
 [ -n "$dir" ] || { usage >&2; die "give DIR, where the validators are installed (e.g. .oracles)" 64; }
 
-all=(openssl aprv iap asl asl-jws jwtkit)
+all=(openssl aprv iap asl asl-jws asl-tr jwtkit)
 installed=(aprv iap asl jwtkit openapi)  # --install-only's venvs; openapi is no validator, never run
 for name in "${only[@]}"; do
     [[ " ${all[*]} ${installed[*]} " == *" $name "* ]] || die "--only $name: not one of ${all[*]} openapi" 64
@@ -119,18 +121,21 @@ features() {
         iap) echo "device-hash,sha1,robustness,large" ;;
         asl) echo "xcode,sha1,robustness,large,transport-decoding" ;;
         asl-jws) echo "xcode,large,online" ;;  # online: SignedDataVerifier with online checks on, OCSP to forge's responder
+        asl-tr) echo "" ;;  # no transaction-receipt vector needs a feature
         jwtkit) echo "xcode,large" ;;  # Xcode JWS and JWS over 256 KiB: both verifiers read them; no OCSP
     esac
 }
 granularity() { case $1 in aprv|iap) echo coarse ;; *) echo none ;; esac; }
-# Which artefacts: StoreKit 2 JWS for a JWS verifier, receipts for the others.
-artifacts() { case $1 in asl-jws|jwtkit) echo jws ;; *) echo receipt ;; esac; }
+# Which artefacts: StoreKit 2 JWS for a JWS verifier, iOS 6 transaction receipts for their extractor, receipts for the others.
+artifacts() { case $1 in asl-jws|jwtkit) echo jws ;; asl-tr) echo transaction-receipt ;; *) echo receipt ;; esac; }
+# The venv a row runs in: the JWS and transaction-receipt rows of Apple's library run in asl's.
+venv_of() { case $1 in asl-jws|asl-tr) echo asl ;; *) echo "$1" ;; esac; }
 # The Python adapters are exit-code harnesses run through examples/harnesses/forking.py: one Python imports the
 # library once and forks a child per vector, which sees what an exit: process would (the same verdicts, a fifth of
 # the CPU). Their features and granularity go in its hello, so the run takes them from there.
-python_adapter() { case $1 in aprv|iap|asl|asl-jws) return 0 ;; *) return 1 ;; esac; }
+python_adapter() { case $1 in aprv|iap|asl|asl-jws|asl-tr) return 0 ;; *) return 1 ;; esac; }
 target() {
-    local adapter=examples/harnesses/${1/-/_}.py venv=$dir/${1%-jws}/bin/python
+    local adapter=examples/harnesses/${1/-/_}.py venv=$dir/$(venv_of "$1")/bin/python
     case $1 in
         openssl) echo "exit:examples/openssl-harness.sh" ;;
         jwtkit) echo "exit:\"$dir/jwtkit/debug/jwtkit-harness\"" ;;
@@ -183,7 +188,7 @@ for name in "${all[@]}"; do
     if [ "$name" = openssl ]; then
         command -v openssl >/dev/null || { say "openssl: not on PATH, skipped"; failed+=("openssl (not installed)"); continue; }
     else
-        install "${name%-jws}" || die "$name: installation failed"  # asl-jws runs in asl's venv
+        install "$(venv_of "$name")" || die "$name: installation failed"  # asl-jws and asl-tr run in asl's venv
     fi
     results=$dir/results/$name.json
     feature_arguments=(--granularity "$(granularity "$name")")

@@ -89,6 +89,9 @@ struct CA: ParsableCommand {
               skips verification for Environment.XCODE; a verifier that checks Xcode JWS pins jws-xcode.der.
             Xcode: receipts made with an xcode-* preset chain to storekit.pem, JWS to jws-xcode.pem, as
               Xcode's own StoreKit testing certificates do.
+            iOS 6 transaction receipts (forge make --transaction-receipt): the chain is the embedded
+              certificate and its issuer, which is the anchor: itunes-store-ca.der for signature version 2,
+              wwdr-sha1.der for version 3 (an intermediate: trust it as a partial chain).
             verifyReceipt (forge serve): judges receipts under root.pem; with --tls its serving certificate
               is issued by root.pem, so an HTTPS client trusts root.pem.
 

@@ -162,6 +162,25 @@ struct EnvironmentArgument: ExpressibleByArgument {
 }
 
 /// The receipt-only expectations of `validate` and `inspect`.
+/// What an iOS 6 transaction receipt is bound to besides the shared checks: the transaction the app reported.
+struct TransactionReceiptCheckOptions: ParsableArguments {
+    @Option(help: ArgumentHelp("iOS 6 transaction receipts: the transaction id the app reported (transaction-id).", valueName: "id"))
+    var transactionId: String?
+    @Option(help: ArgumentHelp("iOS 6 transaction receipts: the product the app reported (product-id).", valueName: "id"))
+    var productId: String?
+    @Option(parsing: .number, help: ArgumentHelp("iOS 6 transaction receipts: the quantity the app reported.", valueName: "n"))
+    var quantity: Int?
+
+    var hasExpectations: Bool { transactionId != nil || productId != nil || quantity != nil }
+
+    var expected: ExpectedTransaction? { hasExpectations ? ExpectedTransaction(transactionID: transactionId, productID: productId, quantity: quantity) : nil }
+
+    /// Refuses the flags for an artefact that is not a transaction receipt.
+    func refuseUnlessTransactionReceipt() throws {
+        if hasExpectations { throw fail("--transaction-id, --product-id and --quantity are checks of iOS 6 transaction receipts; this is not one", Exit.usage) }
+    }
+}
+
 struct ReceiptCheckOptions: ParsableArguments {
     @Option(help: "Expected app version (attribute 3).")
     var appVersion: String?
@@ -191,6 +210,8 @@ struct Validate: AsyncParsableCommand {
         discussion: """
             Steps: parse; signature by the embedded certificate the SignerInfo names, with the SignerInfo's digest; chain to --root at the receipt creation date (or --at), requiring the marker OIDs and a 3-certificate chain unless the signer is itself a trusted self-signed certificate (Xcode); bundle id; app version; device hash; environment; receipt expiration (type 21). Input: DER, base64 (line breaks allowed) or base64 of base64, from a file or - for stdin. Exit codes: 0 valid, 1 invalid, 65 unreadable input, 66 missing file (or a --root that is neither a file nor a bundled anchor), 64 usage.
 
+            An iOS 6 transaction receipt (an old-style plist, or its base64) is judged by Apple's recommended checks instead: the signature blob's structure; RSASSA-PKCS1-v1_5 SHA-1 over version ‖ purchase-info under the embedded certificate; that certificate issued by a --root (default: the bundled transaction-receipt-v2 and -v3 anchors, the signers' issuers) at the purchase date, the chain being exactly those two; the marker 1.2.840.113635.100.6.5.1 for version 2; purchase-info a dictionary of strings, each key once; bundle id; the transaction the app reported (--transaction-id, --product-id, --quantity); environment.
+
             Output: the verdict first (valid, or invalid (error class)), then each failure (FAIL), the checks that passed (checked:), those skipped and why (skipped:, with the flag that would run them) and each subscription's state at --at or now (subscription ID: active, expires …; expired …; revoked …). --json has the same as checks and subscriptions. When a bundled anchor would trust a receipt the roots given do not (an xcode-* receipt: --root storekit), stderr says which --root to pass.
 
             With --listen: \(ServerOptions.limitsHelp) A refusal is JSON {"error", "message"} with the HTTP status that says the same (413, 400, 408, 503), except on POST /verifyReceipt, which keeps Apple's shape (HTTP 200, status 21000 or 21005, forge_error, forge_message). --listen on a non-loopback address prints the address bound and warns on stderr. \(ServerOptions.listenHelp)
@@ -200,6 +221,7 @@ struct Validate: AsyncParsableCommand {
     var file: String?
     @OptionGroup(title: "Checks") var checks: CheckOptions
     @OptionGroup(title: "Receipt checks") var receiptChecks: ReceiptCheckOptions
+    @OptionGroup(title: "Transaction-receipt checks") var transactionChecks: TransactionReceiptCheckOptions
     @Flag(help: "Serve the harness protocol v1 on stdin/stdout (NDJSON) for `forge run --target stdio:…`, with the corpus's trust anchors.")
     var harness = false
     @Option(
@@ -215,6 +237,9 @@ struct Validate: AsyncParsableCommand {
 
     func validate() throws {
         if harness, listen != nil { throw ValidationError("--harness (stdio) and --listen (HTTP) are two ways to serve; choose one") }
+        if harness || listen != nil, transactionChecks.hasExpectations {
+            throw ValidationError("--transaction-id, --product-id and --quantity check one transaction receipt file, not a harness's requests")
+        }
         if harness || listen != nil, file != nil { throw ValidationError("a harness reads requests, not a receipt file; give no file with --harness or --listen") }
         if !harness, listen == nil, file == nil { throw ValidationError("give a receipt file (or - for stdin), or --harness, or --listen host:port") }
         if let listen, Self.hostAndPort(listen) == nil { throw ValidationError("--listen must be host:port (e.g. 127.0.0.1:8080, port 0 for any), not '\(listen)'") }
@@ -228,6 +253,13 @@ struct Validate: AsyncParsableCommand {
         }
         guard let file else { throw ValidationError("give a receipt file (or - for stdin)") }
         let (bytes, source) = try readInput(file)
+        if let transactionReceipt = TransactionReceiptInspection(bytes, source: source) {
+            var context = try transactionReceiptContext(checks)
+            context.transaction = transactionChecks.expected
+            let report = TransactionReceiptValidator().validate(bytes, context: context)
+            return try checks.finish(report, subscriptions: [], at: context.now, hint: nil, json: Inspection(transactionReceipt, report: report).json())
+        }
+        try transactionChecks.refuseUnlessTransactionReceipt()
         let context = try receiptChecks.context(checks)
         let report = ReferenceValidator().validate(bytes, context: context)
         try checks.finish(
@@ -275,9 +307,9 @@ extension Validate {
 struct Inspect: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "inspect",
-        abstract: "Decode any receipt: container shape, certificates, every attribute, and the checks if asked.",
+        abstract: "Decode any receipt: container shape, certificates, every attribute, and the checks if asked; iOS 6 transaction receipts too.",
         discussion: """
-            Accepts DER, base64 (with or without line breaks) and base64 of base64, from a file or - (stdin). Unknown attribute types are shown in hex. Give --root, --bundle-id, --device-id, … to also run the validator's checks; they are shown (ok, FAIL, skip) with a verdict line.
+            Accepts DER, base64 (with or without line breaks) and base64 of base64, from a file or - (stdin). Unknown attribute types are shown in hex. An iOS 6 transaction receipt (an old-style plist, or its base64) shows its outer keys, its signature blob (version, lengths, certificate) and every key of purchase-info; its checks run under --root, else both bundled transaction-receipt anchors. Give --root, --bundle-id, --device-id, … to also run the validator's checks; they are shown (ok, FAIL, skip) with a verdict line.
 
             Exit codes: inspect is a viewer, so it exits 0 whenever the input decodes, whatever its checks say (the verdict line and --json's verdict say it); gate on `forge validate`, which exits 1 when a check fails. 65 unreadable input (one line naming the byte offset and what was expected), 66 missing file, 64 usage.
             """)
@@ -289,6 +321,12 @@ struct Inspect: ParsableCommand {
 
     func run() throws {
         let (bytes, source) = try readInput(file)
+        if let transactionReceipt = TransactionReceiptInspection(bytes, source: source) {
+            if let unreadable = transactionReceipt.unreadable { throw fail(unreadable, Exit.dataError) }
+            let report = checks.hasExpectations ? TransactionReceiptValidator().validate(bytes, context: try transactionReceiptContext(checks)) : nil
+            let inspection = Inspection(transactionReceipt, report: report)
+            return print(checks.json ? inspection.json().serialized() : inspection.text())
+        }
         let report = ReferenceValidator().validate(bytes, context: try receiptChecks.context(checks))
         if report.isUnreadable {
             throw fail(report.message.replacing("parse: ", with: ""), Exit.code(for: report))
@@ -306,6 +344,12 @@ enum RootOption {
             "Trusted root: a bundled anchor by name (\(BundledAnchor.names); `forge ca export` writes them out) or a certificate file, PEM (several per file) or DER. Repeatable. A file named like an anchor: give it as ./NAME. Default: \(defaultRoot).",
             valueName: "name|file")
     }
+}
+
+/// An iOS 6 transaction receipt's context: `--root`, else both bundled transaction-receipt anchors (the issuers of
+/// version 2's and version 3's signers).
+func transactionReceiptContext(_ checks: CheckOptions) throws -> ValidationContext {
+    try checks.context(roots: try checks.roots { try loadRoots([BundledAnchor.transactionReceiptV2.rawValue, BundledAnchor.transactionReceiptV3.rawValue]) })
 }
 
 /// The certificates `--root` names: a bundled anchor by name (``BundledAnchor``, from any directory), else

@@ -100,6 +100,7 @@ func wallClock() -> Date { Date(timeIntervalSince1970: Date().timeIntervalSince1
 extension Preset: ExpressibleByArgument {}
 extension ProductType: ExpressibleByArgument {}
 extension JWSKind: ExpressibleByArgument {}
+extension TransactionReceiptVersion: ExpressibleByArgument {}
 // Apple's raw values, exactly: a miscased or unknown value is a usage error (64) that lists them.
 extension Environment: ExpressibleByArgument {}
 extension ReceiptType: ExpressibleByArgument {}

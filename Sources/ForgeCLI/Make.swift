@@ -32,6 +32,8 @@ struct Make: ParsableCommand {
 
             SPEC ERRORS: a --spec file that is not a scenario (an unknown key, a value of the wrong kind, outside its vocabulary or its range) exits 65 naming the key path ('timeline[0].event') and what the key takes; a spec that asks for what cannot be made (contradictory fields, dates out of bounds) exits 65 too, naming the file, as forge serve --scenario does; flags that do (alone or against the spec) exit 64. A negative number given to a flag gets the flag's range.
 
+            TRANSACTION RECEIPTS: --transaction-receipt makes iOS 6's SKPaymentTransaction.transactionReceipt of the scenario's latest purchase (the same ids and dates as the app receipt of the same arguments): an old-style plist of signature, purchase-info (base64 of an inner plist with every key Apple wrote that the purchase has), environment (sandbox only), pod and signing-status. The signature blob is version | RSA signature | certificate length (big-endian) | certificate, over version ‖ the decoded purchase-info with RSASSA-PKCS1-v1_5 SHA-1: version 3 by the SHA-1-era receipt-signing leaf (anchor: its WWDR-like issuer, --root transaction-receipt-v3), version 2 by an RSA-1024 PurchaseReceiptCertificate-like leaf (anchor: an iTunes Store CA-like authority, --root transaction-receipt-v2). --format json gives the answer verifyReceipt gave for it. Xcode presets refuse: Xcode never made one.
+
             Purchase options (--type, --expired, --renewals, …) apply to every --product. Subscription options imply --type auto-renewable. With --spec, flags override the spec's fields; --product replaces its purchases, and purchase options without --product apply to each of the spec's purchases. The time is the wall clock unless --now pins it, and the seed is derived from the inputs unless --seed pins it: the same arguments with --now give the same bytes. Both are reported on stderr. Trust the reported trust anchor to accept it: the anchor named receipt (storekit for xcode-*), which forge's own commands take as --root receipt and `forge ca export --out DIR` writes as root.pem and storekit.pem.
             """)
 
@@ -58,6 +60,14 @@ struct Make: ParsableCommand {
         ))
     var force = false
 
+    @Flag(
+        help: ArgumentHelp(
+            "Make the iOS 6 transaction receipt (SKPaymentTransaction.transactionReceipt) of the latest purchase instead of an app receipt: the old-style plist; --format base64 is what an app posted to verifyReceipt, der its bytes. See TRANSACTION RECEIPTS."
+        ))
+    var transactionReceipt = false
+    @Option(help: ArgumentHelp("With --transaction-receipt: the signature version, 2 (RSA-1024, until 2016) or 3 (RSA-2048). Default 3.", valueName: "2|3"))
+    var signatureVersion: TransactionReceiptVersion?
+
     enum OutputFormat: String, ExpressibleByArgument, CaseIterable { case der, base64, json }
 
     func validate() throws {
@@ -67,6 +77,11 @@ struct Make: ParsableCommand {
             guard output == nil else { throw ValidationError("--count writes into --out DIR; -o/--output is for one receipt") }
         } else if out != nil {
             throw ValidationError("--out is for a batch: give --count N too, or -o FILE for one receipt")
+        }
+        if signatureVersion != nil, !transactionReceipt { throw ValidationError("--signature-version is for a transaction receipt: add --transaction-receipt") }
+        if transactionReceipt, count != nil { throw ValidationError("--transaction-receipt makes one receipt: drop --count") }
+        if transactionReceipt, certificates != nil, signatureVersion == .v2 {
+            throw ValidationError("--certificates holds no version 2 signer: version 2 is signed by the compiled-in set only")
         }
         if force, count == nil { throw ValidationError("--force replaces a batch's --out DIR: give --count N and --out DIR too") }
         if let jobs {
@@ -78,6 +93,7 @@ struct Make: ParsableCommand {
     func run() throws {
         let (scenario, creation) = try scenarioOptions.resolved(receiptType: environment)
         let pki = try loadPKI(certificates)
+        if transactionReceipt { return try makeTransactionReceipt(scenario, now: creation, pki: pki) }
         let preset = scenario.preset ?? .appstore
         warnIfOutsideValidity(creation, of: (preset.chain + [preset.trustAnchor]).map { pki.certificateDER($0) }, making: "receipt")
         if let count, let out { return try makeBatch(scenario, now: creation, count: count, into: out, pki: pki) }
@@ -99,6 +115,37 @@ struct Make: ParsableCommand {
                 let anchor: BundledAnchor = receipt.trustAnchorRole == .storeKit ? .storekit : .receipt
                 note("trust anchor: --root \(anchor.rawValue) (compiled in; `forge ca export` writes it as \(anchor.fileStem).pem)")
             }
+        }
+    }
+
+    /// One purchase as iOS 6's transaction receipt, signed as --signature-version says.
+    func makeTransactionReceipt(_ scenario: Scenario, now: Date, pki: CertificateSet<CertificateRole>) throws {
+        let version = signatureVersion ?? .v3
+        let receipt: ForgedTransactionReceipt
+        do {
+            receipt = try Forge(receiptPKI: pki).makeTransactionReceipt(scenario, now: now, version: version)
+        } catch {
+            throw scenarioOptions.refused(error, now: now)
+        }
+        let toTerminal = (output == nil || output == "-") && isatty(STDOUT_FILENO) == 1
+        let data: Data
+        switch format ?? (toTerminal ? .base64 : .der) {
+        case .der: data = Data(receipt.bytes)
+        case .base64: data = Data((receipt.base64 + "\n").utf8)
+        case .json: data = Data((VerifyReceiptJSON.transactionReceiptResponse(status: 0, receipt: receipt.purchaseInfoEntries).serialized() + "\n").utf8)
+        }
+        try writeOutput(data, to: output)
+        if !quiet {
+            let store = receipt.store
+            note(
+                "made version \(version.rawValue) transaction receipt, \(receipt.bytes.count) bytes, transaction \(receipt.transaction.transactionID) of \(receipt.transaction.productID)\(output.map { " → \($0)" } ?? "")"
+            )
+            note("now \(ReceiptDate.format(store.now)), seed \(store.seed), bundle id \(store.bundleID)")
+            let anchor: BundledAnchor = version == .v2 ? .transactionReceiptV2 : .transactionReceiptV3
+            let anchorText =
+                certificates.map { "\($0)/\(CertificateRole.intermediateSHA1.fileStem).pem" }
+                ?? "--root \(anchor.rawValue) (compiled in; `forge ca export` writes it as \(anchor.fileStem).pem)"
+            note("trust anchor: \(anchorText); the chain is the embedded certificate and this issuer")
         }
     }
 

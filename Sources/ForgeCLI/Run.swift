@@ -135,7 +135,7 @@ struct Run: AsyncParsableCommand {
     @Option(
         name: .customLong(RunOption.artifacts.rawValue),
         help: ArgumentHelp(
-            "Which artefacts to judge, for every --target: receipt, jws (StoreKit 2) or all. Default: what the harness's hello declares, else receipt (swift:reference declares all). Vectors of the others are not sent and not counted.",
+            "Which artefacts to judge, for every --target: receipt, jws (StoreKit 2), transaction-receipt (iOS 6) or all. Default: what the harness's hello declares, else receipt (swift:reference declares all). Vectors of the others are not sent and not counted.",
             valueName: "kind"))
     var artifacts: ArtifactsOption?
     @Option(
@@ -341,12 +341,15 @@ struct Run: AsyncParsableCommand {
 
 /// `--artifacts`: one artefact group, or all of them.
 enum ArtifactsOption: String, ExpressibleByArgument, CaseIterable {
-    case receipt, jws, all
+    case receipt, jws
+    case transactionReceipt = "transaction-receipt"
+    case all
 
     var groups: [ArtifactGroup] {
         switch self {
         case .receipt: [.receipt]
         case .jws: [.jws]
+        case .transactionReceipt: [.transactionReceipt]
         case .all: ArtifactGroup.allCases
         }
     }

@@ -156,6 +156,12 @@ struct VectorsCommand: ParsableCommand {
                     }.joined())
             print("file: \(vector.file) (sha256 \(vector.sha256))\n")
             let bytes = try readInput(directory.appendingPathComponent(vector.file).path, kind: .vector).bytes
+            if context.artifactKind == .transactionReceipt {
+                print(
+                    TransactionReceiptInspection(bytes, source: vector.file).map { Inspection($0, report: nil).text() }
+                        ?? "(not a readable transaction receipt: \(bytes.count) bytes)")
+                return
+            }
             if context.artifactKind.isJWS {
                 let text = String(decoding: bytes, as: UTF8.self)
                 print(Inspection(jws: text)?.text() ?? "(not a readable JWS: \(bytes.count) bytes)")

@@ -57,14 +57,15 @@ public enum ChainVerifier {
     ///
     /// Validity is checked at `time`, or not at all when `time` is `nil` (the wall clock is never used).
     /// No purpose check, no CRLs, SHA-1 signatures allowed, no partial chains (the path must end at a
-    /// supplied root). A critical extension OpenSSL does not process fails the chain ("unhandled critical
+    /// supplied root) unless `anchorsMayBeIntermediates`. A critical extension OpenSSL does not process fails the chain ("unhandled critical
     /// extension"), as RFC 5280 §4.2 requires and Apple's own verifier does: that includes Apple's marker
     /// OIDs when marked critical, which Apple's certificates never are.
     public static func verify(
         leaf: X509Certificate,
         intermediates: [X509Certificate],
         trustedRoots: [X509Certificate],
-        at time: Date?
+        at time: Date?,
+        anchorsMayBeIntermediates: Bool = false
     ) -> ChainVerificationResult {
         OpenSSLErrorQueue.clear()
         defer { OpenSSLErrorQueue.clear() }
@@ -84,7 +85,8 @@ public enum ChainVerifier {
             return internalFailure("X509_STORE_CTX_init")
         }
         guard let parameters = X509_STORE_CTX_get0_param(context) else { return internalFailure("X509_STORE_CTX_get0_param") }
-        var flags: UInt = 0
+        // Trusting an issuer that is not self-signed, as Apple's transaction-receipt check anchors on the signer's issuer.
+        var flags: UInt = anchorsMayBeIntermediates ? UInt(X509_V_FLAG_PARTIAL_CHAIN) : 0
         if let time {
             guard let seconds = timeT(time) else {
                 return .untrusted(

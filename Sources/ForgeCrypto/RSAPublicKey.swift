@@ -44,6 +44,9 @@ public struct RSAPublicKey: Sendable, Hashable {
         PEM.encode(derRepresentation, label: "PUBLIC KEY")
     }
 
+    /// Modulus size in bits.
+    public var bitCount: Int { Int(EVP_PKEY_get_bits(backing.pointer)) }
+
     /// Whether `signature` is a valid PKCS#1 v1.5 signature over `digest` with the DigestInfo of `algorithm`.
     /// Any failure (wrong length, bad padding, other algorithm) is simply `false`.
     public func isValidSignature(_ signature: [UInt8], forDigest digest: [UInt8], algorithm: DigestAlgorithm) -> Bool {

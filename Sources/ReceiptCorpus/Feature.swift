@@ -37,20 +37,23 @@ public enum Feature: String, Codable, Sendable, Hashable, CaseIterable, Comparab
     public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
 }
 
-/// What `forge run --artifacts` and a harness's hello (`"artifacts": ["receipt", "jws"]`) select: app receipts or
-/// StoreKit 2 JWS. Every ``ArtifactKind`` belongs to one group; a run judges the vectors of the groups it selects
+/// What `forge run --artifacts` and a harness's hello (`"artifacts": ["receipt", "jws"]`) select: app receipts,
+/// StoreKit 2 JWS or iOS 6 transaction receipts. Every ``ArtifactKind`` belongs to one group; a run judges the vectors of the groups it selects
 /// and leaves the others out (not sent, not scored, not counted), so a receipt validator is never charged with JWS.
 public enum ArtifactGroup: String, Codable, Sendable, Hashable, CaseIterable, Comparable {
     /// PKCS#7 app receipts (`ArtifactKind.receipt`).
     case receipt
     /// StoreKit 2 signed data: transactions, renewal info, app transactions, notifications (`ArtifactKind` jws-*).
     case jws
+    /// iOS 6 transaction receipts (`ArtifactKind.transactionReceipt`).
+    case transactionReceipt = "transaction-receipt"
 
     /// How help texts and reports name the group in a sentence.
     public var displayName: String {
         switch self {
         case .receipt: "app receipts"
         case .jws: "StoreKit 2 JWS"
+        case .transactionReceipt: "iOS 6 transaction receipts"
         }
     }
 
@@ -75,5 +78,11 @@ extension ArtifactGroup: SchemaEnumeration {}
 
 extension ArtifactKind {
     /// The group `--artifacts` selects this kind by.
-    public var group: ArtifactGroup { isJWS ? .jws : .receipt }
+    public var group: ArtifactGroup {
+        switch self {
+        case .receipt: .receipt
+        case .transactionReceipt: .transactionReceipt
+        case .jwsTransaction, .jwsRenewal, .jwsAppTransaction, .jwsNotification, .jwsRealtime: .jws
+        }
+    }
 }

@@ -302,7 +302,7 @@ public struct OCSPContext: Codable, Sendable, Hashable {
     public static let bundledResponder = "http://127.0.0.1:\(port)"
 }
 
-/// What a vector's file holds: an app receipt (PKCS#7) or one of StoreKit 2's signed JWS.
+/// What a vector's file holds: an app receipt (PKCS#7), one of StoreKit 2's signed JWS, or iOS 6's transaction receipt.
 public enum ArtifactKind: String, Codable, Sendable, Hashable, CaseIterable {
     case receipt
     case jwsTransaction = "jws-transaction"
@@ -310,13 +310,15 @@ public enum ArtifactKind: String, Codable, Sendable, Hashable, CaseIterable {
     case jwsAppTransaction = "jws-app-transaction"
     case jwsNotification = "jws-notification"
     case jwsRealtime = "jws-realtime"
+    /// `SKPaymentTransaction.transactionReceipt`: the old-style plist's bytes (a server is sent their base64).
+    case transactionReceipt = "transaction-receipt"
 
-    public var isJWS: Bool { self != .receipt }
+    public var isJWS: Bool { jwsKind != nil }
 
-    /// The JWS kind of a StoreKit 2 artefact; nil for a receipt.
+    /// The JWS kind of a StoreKit 2 artefact; nil for a receipt of either kind.
     public var jwsKind: JWSKind? {
         switch self {
-        case .receipt: nil
+        case .receipt, .transactionReceipt: nil
         case .jwsTransaction: .transaction
         case .jwsRenewal: .renewal
         case .jwsAppTransaction: .appTransaction
@@ -457,6 +459,10 @@ public enum TrustAnchorID {
     public static let forgeJWSRoot = "forge-jws-root"
     /// The EC TEST certificate that plays Xcode's JWS signing certificate.
     public static let forgeJWSXcode = "forge-jws-xcode"
+    /// The RSA TEST authority that plays Apple iTunes Store Certification Authority: version 2 transaction receipts.
+    public static let forgeITunesStoreCA = "forge-itunes-store-ca"
+    /// The SHA-1-era TEST WWDR-like intermediate, the anchor of version 3 transaction receipts.
+    public static let forgeWWDRSHA1 = "forge-wwdr-sha1"
 }
 
 /// Ids of the profiles the bundled corpus defines (see ``TrustAnchorID`` for why these are constants).

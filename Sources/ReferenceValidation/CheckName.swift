@@ -21,6 +21,8 @@ package enum CheckName: String, Sendable, Hashable, CaseIterable, CustomStringCo
     case revocation
     case appAppleID = "appAppleId"
     case nested
+    // iOS 6 transaction receipts.
+    case transaction
 
     package var description: String { rawValue }
 }

@@ -87,6 +87,7 @@ extension ArtifactKind {
         switch self {
         case .receipt: ReferenceValidator()
         case .jwsTransaction, .jwsRenewal, .jwsAppTransaction, .jwsNotification, .jwsRealtime: JWSVerifier()
+        case .transactionReceipt: TransactionReceiptValidator()
         }
     }
 }

@@ -31,6 +31,9 @@ package struct ValidationContext: Sendable {
     /// JWS only: the app's Apple id, required to match in Production for AppTransaction, notifications and
     /// realtime requests.
     package var appAppleID: Int64?
+    /// iOS 6 transaction receipts only: the transaction the app reported (Apple's check compares `transaction-id`,
+    /// `product-id` and `quantity` with it); nil, or a nil member, skips that comparison.
+    package var transaction: ExpectedTransaction?
 
     package init(
         trustedRoots: [X509Certificate], bundleID: String? = nil, appVersion: String? = nil, deviceID: [UInt8]? = nil, appAppleID: Int64? = nil,
@@ -44,6 +47,19 @@ package struct ValidationContext: Sendable {
         self.environment = environment
         self.chainTime = chainTime
         self.now = now
+    }
+}
+
+/// What the app says it bought, for the transaction-receipt check that binds the receipt to it.
+package struct ExpectedTransaction: Sendable, Hashable {
+    package var transactionID: String?
+    package var productID: String?
+    package var quantity: Int?
+
+    package init(transactionID: String? = nil, productID: String? = nil, quantity: Int? = nil) {
+        self.transactionID = transactionID
+        self.productID = productID
+        self.quantity = quantity
     }
 }
 

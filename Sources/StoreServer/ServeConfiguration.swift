@@ -90,9 +90,18 @@ package struct ServeConfiguration: Sendable {
             let code: ServeError.Code = error.code == .invalidScenario || error.code == .conflictingOptions ? .invalidScenario : .cannotStart
             throw ServeError(code, error.description)
         }
-        let anchors = [TrustAnchorID.forgeRoot: receiptPKI.certificate(.root), TrustAnchorID.forgeStoreKit: receiptPKI.certificate(.storeKit)]
+        let transactionReceiptRoots: [X509Certificate]
+        do throws(ForgeError) {
+            transactionReceiptRoots = [try CertificateSet<TransactionReceiptRole>.bundled().certificate(.iTunesStoreCA), receiptPKI.certificate(.intermediateSHA1)]
+        } catch { throw ServeError(.cannotStart, error.description) }
+        let anchors = [
+            TrustAnchorID.forgeRoot: receiptPKI.certificate(.root), TrustAnchorID.forgeStoreKit: receiptPKI.certificate(.storeKit),
+            TrustAnchorID.forgeITunesStoreCA: transactionReceiptRoots[0], TrustAnchorID.forgeWWDRSHA1: transactionReceiptRoots[1],
+        ]
         let service = VerifyReceiptService(
-            configuration: .init(trustedRoots: trustedRoots, sharedSecret: sharedSecret, legacyExpiredStatus: legacyExpiredStatus, now: now, namedAnchors: anchors),
+            configuration: .init(
+                trustedRoots: trustedRoots, sharedSecret: sharedSecret, legacyExpiredStatus: legacyExpiredStatus, now: now, namedAnchors: anchors,
+                transactionReceiptRoots: transactionReceiptRoots),
             histories: histories)
         let plan: FaultPlan
         do { plan = try FaultPlan(faults, seed: faultSeed) } catch { throw ServeError(.invalidFault, "\(ServeOption.fault) \(error.message)") }

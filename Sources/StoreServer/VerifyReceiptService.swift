@@ -29,11 +29,16 @@ package struct VerifyReceiptService: Sendable {
         package var now: Date?
         /// The anchors a request may name in `X-Forge-Trust-Anchor` (a corpus's `forge-root`, `forge-storekit`).
         package var namedAnchors: [String: X509Certificate]
+        /// The issuers an iOS 6 transaction receipt's signer must be issued by (its chain is the two); by default the
+        /// bundled version 2 and version 3 anchors.
+        package var transactionReceiptRoots: [X509Certificate]
 
         package init(
             trustedRoots: [X509Certificate], sharedSecret: String? = nil, legacyExpiredStatus: Bool = false,
-            now: Date? = nil, namedAnchors: [String: X509Certificate] = [:]
+            now: Date? = nil, namedAnchors: [String: X509Certificate] = [:], transactionReceiptRoots: [X509Certificate]? = nil
         ) {
+            self.transactionReceiptRoots =
+                transactionReceiptRoots ?? [BundledAnchor.transactionReceiptV2, .transactionReceiptV3].compactMap { try? $0.certificate() }
             self.namedAnchors = namedAnchors
             self.trustedRoots = trustedRoots
             self.sharedSecret = sharedSecret
@@ -91,7 +96,7 @@ package struct VerifyReceiptService: Sendable {
     }
 
     package let configuration: Configuration
-    private let histories: ServerHistories
+    let histories: ServerHistories
 
     package init(configuration: Configuration, histories: ServerHistories = ServerHistories()) {
         self.configuration = configuration
@@ -116,6 +121,9 @@ package struct VerifyReceiptService: Sendable {
             return failure(.malformedReceiptData, .inputEncoding, "receipt-data is not base64", summary: summary)
         }
         summary.append(("receipt", .string(Self.fingerprint([UInt8](bytes)))))
+        if TransactionReceipt.outerBytes([UInt8](bytes)) != nil {
+            return transactionReceiptAnswer([UInt8](bytes), endpoint: endpoint, password: password, overrides: overrides, summary: summary)
+        }
         let now = overrides.now ?? histories.state?.now() ?? configuration.now ?? Date()
         let context = ValidationContext(
             trustedRoots: overrides.trustAnchor.map { configuration.namedAnchors[$0].map { [$0] } ?? [] } ?? configuration.trustedRoots, bundleID: overrides.bundleID,
@@ -195,7 +203,7 @@ package struct VerifyReceiptService: Sendable {
     }
 
     /// A failure the validator found; `forge_error_class` and `forge_message` (not Apple's) say which check failed.
-    private func failure(_ status: VerifyReceiptStatus, _ errorClass: ErrorClass, _ message: String, summary: JSONObject) -> Answer {
+    func failure(_ status: VerifyReceiptStatus, _ errorClass: ErrorClass, _ message: String, summary: JSONObject) -> Answer {
         let body: JSONValue = .object([
             ("status", .integer(status.rawValue)), ("forge_error_class", .string(errorClass.rawValue)), ("forge_message", .string(message)),
         ])

@@ -6,11 +6,17 @@ import Testing
 /// for what, checked with OpenSSL against what forge signs (issue 21, item 8).
 @Suite("CA export", .timeLimit(.minutes(2)))
 struct CAExportTests {
-    static let anchors = ["root": "receipt", "storekit": "storekit", "jws-root-g3": "jws", "jws-xcode": "jws-xcode"]
+    static let anchors = [
+        "root": "receipt", "storekit": "storekit", "jws-root-g3": "jws", "jws-xcode": "jws-xcode", "itunes-store-ca": "transaction-receipt-v2",
+        "wwdr-sha1": "transaction-receipt-v3",
+    ]
     /// The corpus's id of each anchor, by file stem: the DER is the corpus's `Vectors/anchors/ID.der`.
-    static let corpusIDs = ["root": "forge-root", "storekit": "forge-storekit", "jws-root-g3": "forge-jws-root", "jws-xcode": "forge-jws-xcode"]
+    static let corpusIDs = [
+        "root": "forge-root", "storekit": "forge-storekit", "jws-root-g3": "forge-jws-root", "jws-xcode": "forge-jws-xcode",
+        "itunes-store-ca": "forge-itunes-store-ca", "wwdr-sha1": "forge-wwdr-sha1",
+    ]
 
-    @Test("Export writes PEM and DER of the four anchors and a README naming each and its use; the bytes are the repository's", .requires(.openssl))
+    @Test("Export writes PEM and DER of the six anchors and a README naming each and its use; the bytes are the repository's", .requires(.openssl))
     func exportWritesEveryAnchor() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -24,7 +30,7 @@ struct CAExportTests {
         for (stem, name) in Self.anchors {
             #expect(readme.contains("--root \(name): \(stem).pem, \(stem).der"), "README lacks \(name)")
             // The PEM is the repository's certificate, and the DER is the same certificate.
-            let repository = stem.hasPrefix("jws") ? "jws/\(stem).pem" : "\(stem).pem"
+            let repository = stem.hasPrefix("jws") ? "jws/\(stem).pem" : stem == "itunes-store-ca" ? "transaction-receipt/\(stem).pem" : "\(stem).pem"
             let pem = try String(contentsOf: out.appendingPathComponent("\(stem).pem"), encoding: .utf8)
             #expect(pem == (try String(contentsOfFile: certificate(repository), encoding: .utf8)), "\(stem).pem")
             let converted = try await openssl(["x509", "-inform", "DER", "-in", out.appendingPathComponent("\(stem).der").path, "-outform", "PEM"])
@@ -32,7 +38,7 @@ struct CAExportTests {
             let corpus = Repository.vectors.appendingPathComponent("anchors/\(Self.corpusIDs[stem] ?? "").der")
             #expect(try Data(contentsOf: out.appendingPathComponent("\(stem).der")) == (try Data(contentsOf: corpus)), "\(stem).der is not the corpus's anchor")
         }
-        for use in ["On-device receipt validation", "SignedDataVerifier", "Xcode"] { #expect(readme.contains(use), "README lacks \(use)") }
+        for use in ["On-device receipt validation", "SignedDataVerifier", "Xcode", "iOS 6 transaction receipts"] { #expect(readme.contains(use), "README lacks \(use)") }
     }
 
     @Test(
@@ -93,6 +99,6 @@ struct CAExportTests {
         #expect(try await forge("ca", "export", "--out", out.path).status == 0)
         let again = try await forge("ca", "export", "--out", out.path)
         #expect(again.status == 0, "an earlier export is forge's own: \(again.stderr)")
-        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).count == 9)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: out.path).count == 13)
     }
 }

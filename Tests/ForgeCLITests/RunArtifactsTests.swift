@@ -58,7 +58,8 @@ struct RunArtifactsTests {
         let jwsValid = try Self.manifestVectors().filter { ($0["id"] as? String)?.hasPrefix("jws-valid::") == true }.count
         #expect(selection["excluded"] as? Int == jwsValid, "the JWS vectors left out are counted: \(selection)")
         #expect(
-            Self.unwrapped(result.text).contains("artifacts: receipt (default: the target declares none; pass --artifacts all to include StoreKit 2 JWS)"),
+            Self.unwrapped(result.text).contains(
+                "artifacts: receipt (default: the target declares none; pass --artifacts all to include StoreKit 2 JWS and iOS 6 transaction receipts)"),
             "\(result.text)")
     }
 
@@ -68,7 +69,7 @@ struct RunArtifactsTests {
         // The receipt-only validator rejects the JWS canaries: the run stops on them, as it should.
         #expect(result.status == 2, "exit \(result.status): \(result.text)")
         #expect(Self.ids(results).contains { $0.hasPrefix("jws-valid::") })
-        #expect(Self.unwrapped(result.text).contains("artifacts: receipt, jws (--artifacts all)"), "\(result.text)")
+        #expect(Self.unwrapped(result.text).contains("artifacts: receipt, jws, transaction-receipt (--artifacts all)"), "\(result.text)")
     }
 
     @Test(
@@ -87,7 +88,7 @@ struct RunArtifactsTests {
         #expect(alias == (selection[0] == "--features" ? 1 : 0), "\(result.stderr)")
     }
 
-    @Test("A stdio harness's hello declares its artifacts; swift:reference declares both", .requires(.python))
+    @Test("A stdio harness's hello declares its artifacts; swift:reference declares every one", .requires(.python))
     func helloDeclares() async throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }
@@ -115,7 +116,7 @@ struct RunArtifactsTests {
         #expect(reference.status == 0, "\(reference.text)")
         let ids = Self.ids(all)
         #expect(ids.contains { $0.hasPrefix("jws-valid::") } && ids.contains { $0.hasPrefix("valid::") })
-        #expect((all["artifacts"] as? [String: Any])?["artifacts"] as? [String] == ["receipt", "jws"])
+        #expect((all["artifacts"] as? [String: Any])?["artifacts"] as? [String] == ["receipt", "jws", "transaction-receipt"])
     }
 
     @Test("The corpus no longer asks for a `jws` feature: the artefact is the selection, and --features rejects no alias")
@@ -144,8 +145,9 @@ struct RunArtifactsTests {
         let result = try await forge(arguments: ["run", "merge"] + files + ["--vectors", Self.vectors, "--results", merged])
         let object = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: merged))) as? [String: Any])
         #expect(!Self.ids(object).contains { $0.hasPrefix("jws-") }, "merge added the unselected JWS as SKIP")
-        let jws = try Self.manifestVectors().filter(Self.isJWS).count
-        #expect((object["artifacts"] as? [String: Any])?["excluded"] as? Int == jws)
+        // Every vector of another artefact is left out: the JWS and the iOS 6 transaction receipts.
+        let others = try Self.manifestVectors().filter { ($0["context"] as? [String: Any])?["artifact"] != nil }.count
+        #expect((object["artifacts"] as? [String: Any])?["excluded"] as? Int == others)
         #expect(result.text.contains("artifacts: receipt"), "\(result.text)")
 
         // A results file written before artefacts were recorded judged every artefact: it merges, as all.

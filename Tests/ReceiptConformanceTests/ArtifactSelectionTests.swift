@@ -34,7 +34,10 @@ struct ArtifactSelectionTests {
     func summary() {
         #expect(
             ArtifactSelection(artifacts: [.receipt], source: .default, excluded: 3).summary
-                == "artifacts: receipt (default: the target declares none; pass --artifacts all to include StoreKit 2 JWS); 3 vectors of other artefacts not run")
-        #expect(ArtifactSelection(artifacts: [.jws, .receipt], source: .option).summary == "artifacts: receipt, jws (--artifacts all)")
+                == "artifacts: receipt (default: the target declares none; pass --artifacts all to include StoreKit 2 JWS and iOS 6 transaction receipts); 3 vectors of other artefacts not run"
+        )
+        #expect(ArtifactSelection(artifacts: [.jws, .receipt], source: .option).summary == "artifacts: receipt, jws (--artifacts receipt,jws)")
+        #expect(
+            ArtifactSelection(artifacts: [.transactionReceipt, .jws, .receipt], source: .option).summary == "artifacts: receipt, jws, transaction-receipt (--artifacts all)")
     }
 }

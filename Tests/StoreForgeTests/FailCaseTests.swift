@@ -50,6 +50,11 @@ struct FailCaseTests {
             let inspection = Inspection(receipt: report, source: name, inputSize: bytes.count, includeChecks: true)
             #expect(!inspection.text().isEmpty)
             _ = inspection.json().serialized(pretty: false)
+            if let transactionReceipt = TransactionReceiptInspection(bytes, source: name) {
+                let checked = Inspection(transactionReceipt, report: TransactionReceiptValidator().validate(bytes, context: context))
+                #expect(!checked.text().isEmpty)
+                _ = checked.json().serialized(pretty: false)
+            }
         case "FuzzRecipeReplay":
             let recipe = data.first == UInt8(ascii: "{") ? try JSONDecoder().decode(MutantRecipe.self, from: data) : MutantRecipe(choosingFrom: bytes)
             // Refused or rebuilt; either way the same on every replay.

@@ -16,7 +16,7 @@ import argparse, ast, base64, json, os, runpy, sys, tempfile, traceback
 
 parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
 parser.add_argument("--vectors", required=True, help="the corpus folder: its manifest names each trust anchor's file")
-parser.add_argument("--artifacts", choices=["receipt", "jws"], required=True)
+parser.add_argument("--artifacts", choices=["receipt", "jws", "transaction-receipt"], required=True)
 parser.add_argument("--features", default="", help="comma-separated, as --features of an exit target")
 parser.add_argument("--granularity", choices=["none", "coarse", "fine"], required=True)
 parser.add_argument("adapter", help="the exit-code adapter (a Python file)")

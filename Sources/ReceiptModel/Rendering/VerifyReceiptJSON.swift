@@ -244,13 +244,16 @@ public enum VerifyReceiptJSON {
 
     /// `name`, `name_ms`, `name_pst`.
     public static func triplet(_ name: String, _ date: Date) -> [(String, JSONValue)] {
+        let texts = dateTexts(date)
+        return [(name, .string(texts.gmt)), (name + "_ms", .string(texts.milliseconds)), (name + "_pst", .string(texts.pacific))]
+    }
+
+    /// A date as Apple's old servers wrote it three ways: `"2019-10-15 14:01:41 Etc/GMT"`, milliseconds since 1970 as
+    /// text, and Pacific time (`… America/Los_Angeles`). verifyReceipt's triplets and the transaction receipt's dates.
+    public static func dateTexts(_ date: Date) -> (gmt: String, milliseconds: String, pacific: String) {
         // Receipt dates are parsed from four-digit years, so always representable; anything else is written as it is.
         let milliseconds = ReceiptDate.milliseconds(date).map(String.init) ?? String(date.timeIntervalSince1970 * 1000)
-        return [
-            (name, .string(wallClock(date, offsetSeconds: 0) + " Etc/GMT")),
-            (name + "_ms", .string(milliseconds)),
-            (name + "_pst", .string(wallClock(date, offsetSeconds: pacificOffset(date)) + " America/Los_Angeles")),
-        ]
+        return (wallClock(date, offsetSeconds: 0) + " Etc/GMT", milliseconds, wallClock(date, offsetSeconds: pacificOffset(date)) + " America/Los_Angeles")
     }
 
     private static func wallClock(_ date: Date, offsetSeconds: Int) -> String {
@@ -271,6 +274,28 @@ public enum VerifyReceiptJSON {
         let start = sunday(month: 3, nth: 2).addingTimeInterval(10 * 3600)  // 02:00 PST = 10:00 UTC
         let end = sunday(month: 11, nth: 1).addingTimeInterval(9 * 3600)  // 02:00 PDT = 09:00 UTC
         return date >= start && date < end ? -7 * 3600 : -8 * 3600
+    }
+}
+
+extension VerifyReceiptJSON {
+    /// verifyReceipt's `receipt` for an iOS 6 transaction receipt (apple-2026-facts §4): flat, each `purchase-info` key
+    /// with underscores (`original_purchase_date_pst`), each value the string the receipt carries.
+    public static func transactionReceiptObject(_ purchaseInfo: [(key: String, value: String)]) -> JSONValue {
+        .object(JSONObject(purchaseInfo.map { entry -> (String, JSONValue) in (String(entry.key.map { $0 == "-" ? "_" : $0 }), .string(entry.value)) }))
+    }
+
+    /// The whole answer to a transaction receipt: `status` and the flat `receipt`; for an expired auto-renewable
+    /// subscription (21006) also `latest_receipt_info` (an object, not an array) and, where the server says so,
+    /// `latest_expired_receipt_info`.
+    public static func transactionReceiptResponse(
+        status: Int, receipt: [(key: String, value: String)], latestReceiptInfo: [(key: String, value: String)]? = nil,
+        latestExpiredReceiptInfo: [(key: String, value: String)]? = nil, latestReceipt: String? = nil
+    ) -> JSONValue {
+        var members: JSONObject = [("status", .integer(Int64(status))), ("receipt", transactionReceiptObject(receipt))]
+        if let latestReceipt { members.append(("latest_receipt", .string(latestReceipt))) }
+        if let latestReceiptInfo { members.append(("latest_receipt_info", transactionReceiptObject(latestReceiptInfo))) }
+        if let latestExpiredReceiptInfo { members.append(("latest_expired_receipt_info", transactionReceiptObject(latestExpiredReceiptInfo))) }
+        return .object(members)
     }
 }
 

@@ -43,7 +43,17 @@ public struct CorpusGenerator: Sendable {
             (TrustAnchorID.forgeJWSRoot, jwsRoot.derRepresentation, "The receipt-forge EC TEST root for StoreKit 2 JWS (plays Apple Root CA - G3)."),
             (TrustAnchorID.forgeJWSXcode, jwsXcode.derRepresentation, "The receipt-forge EC TEST certificate of Xcode-signed JWS (plays StoreKit Testing in Xcode)."),
         ]
-        for (id, der, text) in receiptAnchors + jwsAnchors {
+        let transactionReceiptAnchors = [
+            (
+                TrustAnchorID.forgeITunesStoreCA, forge.transactionReceiptPKI.certificateDER(.iTunesStoreCA),
+                "The receipt-forge TEST iTunes Store CA-like authority: the anchor of version 2 iOS 6 transaction receipts (their chain is the signer and it)."
+            ),
+            (
+                TrustAnchorID.forgeWWDRSHA1, forge.receiptPKI.certificateDER(.intermediateSHA1),
+                "The receipt-forge SHA-1-era TEST WWDR-like intermediate: the anchor of version 3 iOS 6 transaction receipts (not a root: a partial chain)."
+            ),
+        ]
+        for (id, der, text) in receiptAnchors + jwsAnchors + transactionReceiptAnchors {
             files["anchors/\(id).der"] = Data(der)
             anchors[id] = TrustAnchor(file: "anchors/\(id).der", sha256: try sha256(der), testOnly: true, description: text)
         }
@@ -58,7 +68,7 @@ public struct CorpusGenerator: Sendable {
                     severity: spec.severity, features: spec.features, canary: spec.canary, context: context,
                     expected: Expectation(
                         verdict: spec.verdict, errorClasses: spec.errorClasses,
-                        decoded: spec.verdict == .valid && !spec.artifact.isJWS ? Self.decoded(bytes) : nil),
+                        decoded: spec.verdict == .valid && spec.artifact == .receipt ? Self.decoded(bytes) : nil),
                     provenance: try spec.provenance()))
         }
         let manifest = Manifest(

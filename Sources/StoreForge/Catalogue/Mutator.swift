@@ -132,6 +132,8 @@ public struct Mutator: Sendable {
     /// `count` recipes over `bases` (already filtered by the caller): receipt and JWS bases share the count in
     /// proportion to how many of each there are; the JWS recipes come first.
     public func recipes(from bases: [VectorSpec], seed: UInt64, count: Int) -> [MutantRecipe] {
+        // Transaction receipts take no receipt or JWS mutation: their defects are the catalogue's own.
+        let bases = bases.filter { $0.artifact != .transactionReceipt }
         let jwsBases = bases.filter(\.artifact.isJWS)
         let receiptBases = bases.filter { !$0.artifact.isJWS }
         guard !bases.isEmpty else { return [] }

@@ -23,8 +23,9 @@ public enum VectorCatalogue {
     }
     static let baseScenario = Scenario(bundleID: bundleID, appVersion: "1", deviceID: deviceID, purchases: [subscription])
 
-    /// Every vector of the corpus, receipts then StoreKit 2 JWS (``jws``), in manifest order.
-    public static let all: [VectorSpec] = receipts + jws
+    /// Every vector of the corpus, receipts, StoreKit 2 JWS (``jws``), then iOS 6 transaction receipts
+    /// (``transactionReceipts``), in manifest order.
+    public static let all: [VectorSpec] = receipts + jws + transactionReceipts
     static let receipts: [VectorSpec] = valid + xcode + encoding + signature + chain + time + payload + binding + transport + resource
 
     static func scenario(

@@ -55,8 +55,11 @@ public struct VectorSpec: Sendable {
     public var notificationType = "DID_RENEW"
     public var subtype: String?
     public var appAppleID: AppID = .artefact
-    /// The file extension: `der` for bytes, `b64`/`txt` for transport vectors, `jws` for StoreKit 2.
+    /// The file extension: `der` for bytes, `b64`/`txt` for transport vectors, `jws` for StoreKit 2, `plist` for an
+    /// iOS 6 transaction receipt.
     public var fileExtension: String
+    /// An iOS 6 transaction receipt's signature version; nil for every other artefact.
+    public var transactionReceiptVersion: TransactionReceiptVersion?
 
     /// The id cut into its family (the vector's folder) and name (its file's).
     public var vectorID: VectorID { VectorID(id) }
@@ -113,7 +116,13 @@ extension VectorSpec {
     static func seed(of id: String) -> UInt64 { StableHash.fnv1a(id.utf8, basis: StableHash.offsetBasis ^ corpusSeed) }
 
     /// The scenario a vector of this artefact starts from: what the provenance leaves out when unchanged.
-    var baseScenario: Scenario { artifact.isJWS ? VectorCatalogue.jwsScenario : VectorCatalogue.baseScenario }
+    var baseScenario: Scenario {
+        switch artifact {
+        case .receipt: VectorCatalogue.baseScenario
+        case .transactionReceipt: VectorCatalogue.transactionReceiptScenario
+        case .jwsTransaction, .jwsRenewal, .jwsAppTransaction, .jwsNotification, .jwsRealtime: VectorCatalogue.jwsScenario
+        }
+    }
 
     /// The vector's bytes, made with the given forge at the pinned time.
     public func bytes(forge: Forge) throws(ForgeError) -> [UInt8] { try make(forge: forge).bytes }
@@ -125,6 +134,23 @@ extension VectorSpec {
         guard let time = ReceiptDate.parse(made ?? now) else { throw ForgeError(.invalidScenario, "\(id): bad date \(made ?? now)") }
         guard mutations.count <= MutationBounds.maxSteps else {
             throw ForgeError(.invalidRecipe, "\(mutations.count) steps; at most \(MutationBounds.maxSteps) are allowed")
+        }
+        if let version = transactionReceiptVersion {
+            let draft = try forge.transactionReceiptDraft(pinned, now: time, version: version)
+            guard mutations.count <= 1 else { throw ForgeError(.invalidRecipe, "\(id): a transaction receipt takes at most one defect, not \(mutations.count)") }
+            let forged: ForgedTransactionReceipt
+            if let step = mutations.first {
+                guard let defect = TransactionReceiptDefect(mutationID: step.mutation), step.parameters.isEmpty else {
+                    throw ForgeError(.invalidRecipe, "\(id): \(step.mutation) is not a transaction-receipt step (transaction-receipt.<defect>, no parameters)")
+                }
+                forged = try defect.apply(to: draft, forge: forge)
+            } else {
+                forged = try draft.signed()
+            }
+            let anchor = version == .v2 ? TrustAnchorID.forgeITunesStoreCA : TrustAnchorID.forgeWWDRSHA1
+            let context = Context(
+                now: now, trustAnchor: trustAnchor ?? anchor, bundleId: bundleID, environment: environment ?? draft.store.environment, artifact: artifact)
+            return (forged.bytes, context)
         }
         guard let kind = artifact.jwsKind else {
             let bytes = try forge.make(pinned, now: time, mutations: mutations).bytes
@@ -160,7 +186,8 @@ extension VectorSpec {
     /// What makes the bytes, as the manifest records it: the preset, the steps, the time made, the seed,
     /// the scenario when it is not the artefact's base scenario, and a notification's type and subtype.
     public func provenance() throws(ForgeError) -> Provenance {
-        let preset = (artifact.isJWS ? "jws-" : "") + (scenario.preset ?? .appstore).rawValue
+        let prefix = artifact.isJWS ? "jws-" : transactionReceiptVersion.map { "transaction-receipt-v\($0.rawValue)-" } ?? ""
+        let preset = prefix + (scenario.preset ?? .appstore).rawValue
         var recorded: JSONValue?
         if scenario != baseScenario {
             let encoder = JSONEncoder()

@@ -60,6 +60,8 @@ public struct Forge: Sendable {
     public let receiptPKI: CertificateSet<CertificateRole>
     /// Signs JWS.
     public let jwsPKI: CertificateSet<JWSRole>
+    /// Signs version 2 transaction receipts (version 3 is signed from ``receiptPKI``); always the compiled-in set.
+    public let transactionReceiptPKI: CertificateSet<TransactionReceiptRole>
     /// What signing needs, worked out on first use: per preset the key, the embedded certificates and the
     /// SignerInfo id (a process making one receipt parses one chain), and the JWS protected headers.
     let cache = Cache()
@@ -80,6 +82,7 @@ public struct Forge: Sendable {
     public init(receiptPKI: CertificateSet<CertificateRole>, jwsPKI: CertificateSet<JWSRole>? = nil) throws(ForgeError) {
         self.receiptPKI = receiptPKI
         if let jwsPKI { self.jwsPKI = jwsPKI } else { self.jwsPKI = try .bundled() }
+        self.transactionReceiptPKI = try .bundled()
     }
 
     /// The forge over both compiled-in sets.

@@ -19,23 +19,37 @@ public enum BundledAnchor: String, CaseIterable, Sendable {
     case jws
     /// The Xcode-like self-signed EC certificate that signs Xcode JWS (kid Apple_Xcode_Key).
     case jwsXcode = "jws-xcode"
+    /// The iTunes Store CA-like authority that issues version 2 transaction receipts' signer (their two-certificate chain's anchor).
+    case transactionReceiptV2 = "transaction-receipt-v2"
+    /// The SHA-1-era WWDR-like intermediate that issues version 3 transaction receipts' signer (their anchor).
+    case transactionReceiptV3 = "transaction-receipt-v3"
 
-    /// The names, for help texts and errors: `receipt, storekit, jws, jws-xcode`.
+    /// The names, for help texts and errors: `receipt, storekit, jws, jws-xcode, transaction-receipt-v2, transaction-receipt-v3`.
     public static var names: String { allCases.map(\.rawValue).joined(separator: ", ") }
 
-    /// The file stem in `Certificates/` (or `Certificates/jws/`), kept by `forge ca export`: `root`, `storekit`,
-    /// `jws-root-g3`, `jws-xcode`.
+    /// The file stem in `Certificates/` (or `Certificates/jws/`, `Certificates/transaction-receipt/`), kept by `forge ca
+    /// export`: `root`, `storekit`, `jws-root-g3`, `jws-xcode`, `itunes-store-ca`, `wwdr-sha1`.
     public var fileStem: String {
         switch self {
         case .receipt: CertificateRole.root.fileStem
         case .storekit: CertificateRole.storeKit.fileStem
         case .jws: JWSRole.root.fileStem
         case .jwsXcode: JWSRole.xcode.fileStem
+        case .transactionReceiptV2: TransactionReceiptRole.iTunesStoreCA.fileStem
+        case .transactionReceiptV3: CertificateRole.intermediateSHA1.fileStem
         }
     }
 
     /// Where the same certificate is in a clone of the repository.
-    public var repositoryPath: String { "Certificates/" + (self == .jws || self == .jwsXcode ? "jws/" : "") + fileStem + ".pem" }
+    public var repositoryPath: String {
+        let folder =
+            switch self {
+            case .jws, .jwsXcode: "jws/"
+            case .transactionReceiptV2: "transaction-receipt/"
+            case .receipt, .storekit, .transactionReceiptV3: ""
+            }
+        return "Certificates/" + folder + fileStem + ".pem"
+    }
 
     /// The corpus's id of the same anchor (a vector's `context.trustAnchor`).
     public var corpusID: String {
@@ -44,6 +58,8 @@ public enum BundledAnchor: String, CaseIterable, Sendable {
         case .storekit: TrustAnchorID.forgeStoreKit
         case .jws: TrustAnchorID.forgeJWSRoot
         case .jwsXcode: TrustAnchorID.forgeJWSXcode
+        case .transactionReceiptV2: TrustAnchorID.forgeITunesStoreCA
+        case .transactionReceiptV3: TrustAnchorID.forgeWWDRSHA1
         }
     }
 
@@ -58,6 +74,10 @@ public enum BundledAnchor: String, CaseIterable, Sendable {
             "StoreKit 2 JWS forged by `forge jws make`: the root a server passes to Apple's SignedDataVerifier (root_certificates) in place of Apple Root CA - G3"
         case .jwsXcode:
             "JWS forged with an xcode-* preset (kid Apple_Xcode_Key): the self-signed certificate a verifier pins for Xcode-signed data (Apple's SignedDataVerifier skips verification for Xcode)"
+        case .transactionReceiptV2:
+            "iOS 6 transaction receipts of signature version 2: the issuer of the embedded certificate, which Apple's VerificationController anchors on in place of Apple iTunes Store Certification Authority"
+        case .transactionReceiptV3:
+            "iOS 6 transaction receipts of signature version 3: the issuer of the embedded certificate, anchored on in place of Apple Worldwide Developer Relations Certification Authority (not a root: trust it as a partial chain)"
         }
     }
 
@@ -68,6 +88,8 @@ public enum BundledAnchor: String, CaseIterable, Sendable {
         case .storekit: try CertificateSet<CertificateRole>.bundled().certificate(.storeKit)
         case .jws: try CertificateSet<JWSRole>.bundled().certificate(.root)
         case .jwsXcode: try CertificateSet<JWSRole>.bundled().certificate(.xcode)
+        case .transactionReceiptV2: try CertificateSet<TransactionReceiptRole>.bundled().certificate(.iTunesStoreCA)
+        case .transactionReceiptV3: try CertificateSet<CertificateRole>.bundled().certificate(.intermediateSHA1)
         }
     }
 
