@@ -144,4 +144,28 @@ except urllib.error.HTTPError as error:
 EOF
 stop configured
 [ -s "$work/state/forge.sqlite" ] || die "FORGE_SERVE_STATE wrote no /state/forge.sqlite"
+
+# Documentation/container.md's Python Testcontainers snippet, run as written, through podman's Docker-compatible API.
+# Two settings this machine needs and a Docker host would not: no Ryuk (its image is on Docker Hub, out of reach)
+# and the connection mode (testcontainers takes this machine for a container and would ask for a gateway).
+snippet=$(awk '/^# Python \(testcontainers\)/ { inside = 1 } inside && /^```/ { exit } inside { print }' "$root/Documentation/container.md")
+[ -n "$snippet" ] || die "Documentation/container.md has no Python Testcontainers snippet"
+if [ -x "$root/.oracles/testcontainers/bin/python" ] || { python3 -m venv "$root/.oracles/testcontainers" \
+  && "$root/.oracles/testcontainers/bin/pip" install -q testcontainers==4.15.0 requests; } >/dev/null 2>&1; then
+  phase "Testcontainers (Python) through podman's Docker API, the snippet of Documentation/container.md"
+  "${podman[@]}" system service --time=0 "unix://$work/podman.sock" >"$work/service.log" 2>&1 &
+  service=$!
+  deadline=$((SECONDS + 30))
+  until [ -S "$work/podman.sock" ]; do [ $SECONDS -lt $deadline ] || die "podman system service did not listen"; sleep 0.1; done
+  printf '%s\n%s\n' "$snippet" 'import requests
+assert requests.post(base + "/verifyReceipt", json={"receipt-data": "AAAA"}, timeout=10).json()["status"] == 21002
+assert requests.get(base + "/_forge/clock", headers={"Authorization": "Bearer test"}, timeout=10).json()["now"] == "2025-01-01T00:00:00Z"
+forge.stop()' \
+    | sed "s/receipt-forge:0.1.0/$image/" >"$work/testcontainers_snippet.py"
+  DOCKER_HOST="unix://$work/podman.sock" TESTCONTAINERS_RYUK_DISABLED=true TESTCONTAINERS_CONNECTION_MODE=docker_host TC_HOST=127.0.0.1 \
+    timeout 120 "$root/.oracles/testcontainers/bin/python" "$work/testcontainers_snippet.py" || { kill "$service"; die "the Testcontainers snippet"; }
+  kill "$service"
+else
+  phase "testcontainers could not be installed from PyPI: the Testcontainers snippet is not run"
+fi
 phase "passed"

@@ -241,7 +241,7 @@ extension ServeCLITests {
             #expect((auth["keys"] as? [[String: String]]) == [["keyId": keyID, "keyPath": keyPath]], "\(auth)")
             #expect(ready["tls"] is NSNull, "\(ready)")
             let paths = ready["roots"] as? [String: String] ?? [:]
-            #expect(Set(paths.keys) == ["receipt", "storekit", "jws", "jws-xcode"], "\(paths)")
+            #expect(Set(paths.keys) == ["receipt", "storekit", "jws", "jws-xcode", "transaction-receipt-v2", "transaction-receipt-v3"], "\(paths)")
             #expect(paths["jws"] == roots + "/jws-root-g3.pem" && paths["receipt"] == roots + "/root.pem")
             #expect(try String(contentsOfFile: paths["jws"] ?? "", encoding: .utf8).hasPrefix("-----BEGIN CERTIFICATE-----"))
             let control = ready["control"] as? [String: Any] ?? [:]
