@@ -10,7 +10,7 @@
 # libraries (libc, libm, the loader) and libstdc++/libgcc_s, which every glibc Linux has: glibc 2.35 or newer
 # (Ubuntu 22.04+, Debian 12+); scripts/size-report.sh prints the newest glibc symbol they need.
 # The tarball is xz (-9, one thread, so the same bytes on any machine): its 64 MB window sees that forge-http holds
-# most of forge, and it is half the size of a gzip one (12.8 MB against 25.2 MB, measured on this release).
+# most of forge, and it is half the size of a gzip one (12.3 MB against 24.6 MB; scripts/bench-release.sh).
 # VERSION is what the built `forge --version` says. Packing is all or nothing: files appear in --out only once
 # complete, and only the three above are replaced.
 # Usage: scripts/release.sh [--out DIR] [--scratch-path DIR (default .build/static)]
